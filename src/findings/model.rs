@@ -1,0 +1,316 @@
+//! Typed agent output schemas (SPEC §5.1) and the enums shared across stages.
+//!
+//! These are public wire types: they derive `JsonSchema` and are written to
+//! `schemas/` by `arev schema --write`. Agent output is parsed leniently for
+//! unknown fields (models add keys) but strictly for enums and required keys.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Severity of a finding. Ordered: `Low < Medium < High < Critical`.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Low,
+    Medium,
+    High,
+    Critical,
+}
+
+impl Severity {
+    pub const ALL: [Severity; 4] = [Self::Critical, Self::High, Self::Medium, Self::Low];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+            Self::Critical => "critical",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The Judge's final severity: a severity, or `dismissed`.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum FinalSeverity {
+    Dismissed,
+    Low,
+    Medium,
+    High,
+    Critical,
+}
+
+impl FinalSeverity {
+    /// The severity of a ruling that was not dismissed.
+    pub fn severity(self) -> Option<Severity> {
+        match self {
+            Self::Dismissed => None,
+            Self::Low => Some(Severity::Low),
+            Self::Medium => Some(Severity::Medium),
+            Self::High => Some(Severity::High),
+            Self::Critical => Some(Severity::Critical),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Dismissed => "dismissed",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+            Self::Critical => "critical",
+        }
+    }
+}
+
+/// What kind of artefact a finding is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ArtefactType {
+    Code,
+    Config,
+    Docs,
+    Spec,
+}
+
+/// Model tier. Ordered: `Haiku < Sonnet < Opus` (the escalation ladder).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    Haiku,
+    Sonnet,
+    Opus,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Haiku => "haiku",
+            Self::Sonnet => "sonnet",
+            Self::Opus => "opus",
+        }
+    }
+
+    /// One step up the ladder, saturating at opus.
+    pub fn up(self) -> Tier {
+        match self {
+            Self::Haiku => Self::Sonnet,
+            Self::Sonnet | Self::Opus => Self::Opus,
+        }
+    }
+}
+
+impl fmt::Display for Tier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The four agent roles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Enthusiast,
+    Adversary,
+    Judge,
+    Fixer,
+}
+
+impl Role {
+    /// Lower-case name used in file names and error codes (`enthusiast_malformed_json`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Enthusiast => "enthusiast",
+            Self::Adversary => "adversary",
+            Self::Judge => "judge",
+            Self::Fixer => "fixer",
+        }
+    }
+
+    /// Capitalised name used in the prompt's first line.
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Enthusiast => "Enthusiast",
+            Self::Adversary => "Adversary",
+            Self::Judge => "Judge",
+            Self::Fixer => "Fixer",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One Enthusiast finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Finding {
+    /// `F1`, `F2`, … unique within one pass.
+    pub id: String,
+    pub severity: Severity,
+    pub target_type: ArtefactType,
+    /// Repo-relative path (code) or section path (spec); null for target-wide findings.
+    pub file: Option<String>,
+    /// 1-based line; null when not line-specific.
+    pub line: Option<u32>,
+    /// Defect class, e.g. `error-handling`, `security`, `concurrency`.
+    pub category: String,
+    pub description: String,
+    /// Quote of or pointer to the code that shows the defect.
+    pub evidence: String,
+    /// Always `enthusiast`.
+    pub source: String,
+    /// Set only when building on a finding of an earlier round.
+    #[serde(default)]
+    pub prior_finding_id: Option<String>,
+}
+
+/// The Enthusiast's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EnthusiastOutput {
+    pub findings: Vec<Finding>,
+}
+
+/// A line range in one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LineRange {
+    pub file: String,
+    pub line_start: u32,
+    pub line_end: u32,
+}
+
+/// A debunking heuristic the Adversary proved with evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Heuristic {
+    /// `H1`, `H2`, …
+    pub id: String,
+    pub claim: String,
+    pub evidence: String,
+    pub applies_to: Vec<LineRange>,
+}
+
+/// A region the Adversary proved safe.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SafeZone {
+    /// `Z1`, `Z2`, …
+    pub id: String,
+    pub file: String,
+    pub line_start: u32,
+    pub line_end: u32,
+    pub reason: String,
+    pub evidence: String,
+}
+
+/// The Adversary's map of what is provably safe.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AdversaryOutput {
+    pub heuristics: Vec<Heuristic>,
+    pub safe_zones: Vec<SafeZone>,
+}
+
+/// Who won a ruling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Winner {
+    Enthusiast,
+    Adversary,
+    Split,
+}
+
+impl Winner {
+    /// Confirmed = winner ∈ {enthusiast, split}.
+    pub fn confirms(self) -> bool {
+        matches!(self, Self::Enthusiast | Self::Split)
+    }
+}
+
+/// The Judge's ruling on one finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Ruling {
+    pub finding_id: String,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub target_type: ArtefactType,
+    pub final_severity: FinalSeverity,
+    pub winner: Winner,
+    pub resolution: String,
+    #[serde(default)]
+    pub edit_instruction: Option<String>,
+    /// Heuristic (`H…`) or safe-zone (`Z…`) ids the ruling relies on.
+    #[serde(default)]
+    pub cites: Vec<String>,
+}
+
+impl Ruling {
+    pub fn is_confirmed(&self) -> bool {
+        self.winner.confirms() && self.final_severity != FinalSeverity::Dismissed
+    }
+}
+
+/// The Judge's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct JudgeOutput {
+    pub rulings: Vec<Ruling>,
+    pub summary: String,
+    /// Advisory only: arev decides convergence deterministically.
+    #[serde(default)]
+    pub convergence: bool,
+    #[serde(default)]
+    pub next_round_model: Option<Tier>,
+}
+
+/// A finding the Fixer skipped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SkippedFix {
+    pub finding_id: String,
+    pub reason: String,
+}
+
+/// The Fixer's answer (iterate mode).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FixerOutput {
+    pub applied: Vec<String>,
+    pub skipped: Vec<SkippedFix>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn severity_orders_low_to_critical() {
+        assert!(Severity::Low < Severity::Medium);
+        assert!(Severity::High < Severity::Critical);
+        assert!(Tier::Haiku < Tier::Opus);
+        assert_eq!(Tier::Sonnet.up(), Tier::Opus);
+        assert_eq!(Tier::Opus.up(), Tier::Opus);
+    }
+
+    #[test]
+    fn judge_output_parses_with_defaults() {
+        let j: JudgeOutput = serde_json::from_str(
+            r#"{"rulings":[{"finding_id":"F1","file":"a.rs","line":3,"target_type":"code",
+            "final_severity":"high","winner":"split","resolution":"r"}],"summary":"s"}"#,
+        )
+        .unwrap();
+        assert!(j.rulings[0].is_confirmed());
+        assert_eq!(j.next_round_model, None);
+        assert!(!j.convergence);
+    }
+}

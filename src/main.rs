@@ -1,0 +1,2 @@
+//! The `arev` binary: parse, run, exit with the documented code.
+fn main() {}

@@ -1,0 +1,8 @@
+//! Run-directory persistence (SPEC §4): run ids, create-or-fail, atomic writes, meta.json.
+mod atomic;
+mod layout;
+mod meta;
+
+pub use atomic::{write_atomic, write_json_atomic};
+pub use layout::{add_git_exclude, create_run_dir, default_runs_base, RunDir, RunId};
+pub use meta::{Meta, MetaTarget, RunStatus};

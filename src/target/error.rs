@@ -1,0 +1,39 @@
+//! Target errors: every one is a usage/target error (exit 2) with a one-line message.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("no target given: pass `diff`, a file, several paths or a glob")]
+    NoTarget,
+    #[error("no such file: {0}")]
+    NoSuchFile(String),
+    #[error("glob `{0}` matched no files")]
+    GlobMatchedNothing(String),
+    #[error("invalid glob `{glob}`: {message}")]
+    InvalidGlob { glob: String, message: String },
+    #[error("`diff` needs a git repository, and {0} is not inside one")]
+    NotARepo(PathBuf),
+    #[error("`diff` must be the only target (got {0})")]
+    DiffWithOthers(String),
+    #[error("--base is only valid with the `diff` target")]
+    BaseWithoutDiff,
+    #[error("--base {rev}: {message}")]
+    BadBase { rev: String, message: String },
+    #[error("the diff is empty: nothing to review (pass --allow-empty to exit 0)")]
+    EmptyDiff { root: PathBuf },
+    #[error("cannot read {path}: {message}")]
+    Unreadable { path: String, message: String },
+    #[error("{0} is not UTF-8 text")]
+    NotUtf8(String),
+    #[error("{0} is a binary file")]
+    Binary(String),
+    #[error("{path} is {size} bytes, over the {cap}-byte size cap")]
+    TooLarge { path: String, size: u64, cap: u64 },
+    #[error("{0} is outside the repository")]
+    OutsideRepo(String),
+    #[error("git: {0}")]
+    Git(String),
+    #[error("every file of the target was skipped (binary, too large or unreadable): {0}")]
+    NothingReviewable(String),
+}

@@ -1,0 +1,188 @@
+//! The pinned target: what is reviewed, its sha256, the files agents may read, mode and type.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// How the target was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// The working tree (or a base) against HEAD, as `target/diff.patch`.
+    Diff,
+    /// One file, pinned as itself.
+    File,
+    /// Several paths or a glob, as `target/manifest.txt`.
+    Manifest,
+}
+
+impl TargetKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Diff => "diff",
+            Self::File => "file",
+            Self::Manifest => "manifest",
+        }
+    }
+}
+
+/// LIGHTWEIGHT (3 rounds) or FULL (10 rounds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Mode {
+    Lightweight,
+    Full,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Lightweight => "LIGHTWEIGHT",
+            Self::Full => "FULL",
+        }
+    }
+
+    /// Default round ceiling for the mode.
+    pub fn max_rounds(self) -> u32 {
+        match self {
+            Self::Lightweight => 3,
+            Self::Full => 10,
+        }
+    }
+
+    /// Default number of Enthusiast passes per round.
+    pub fn passes(self) -> u32 {
+        match self {
+            Self::Lightweight => 1,
+            Self::Full => 2,
+        }
+    }
+}
+
+/// `code` or `spec`: selects the agent variants and the checklist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetType {
+    Code,
+    Spec,
+}
+
+/// Why a file was left out of the review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    Binary,
+    TooLarge,
+    NotUtf8,
+    Unreadable,
+}
+
+impl SkipReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Binary => "binary",
+            Self::TooLarge => "too_large",
+            Self::NotUtf8 => "not_utf8",
+            Self::Unreadable => "unreadable",
+        }
+    }
+}
+
+/// A file that is part of the review.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TargetFile {
+    /// Repo-relative (or cwd-relative outside a repo), `/`-separated.
+    pub path: String,
+    /// Hex sha256 of the file's bytes (for diff targets: of the working-tree file,
+    /// or empty when the file was deleted).
+    pub sha256: String,
+    /// Number of lines (for the anchor gate).
+    pub lines: u32,
+}
+
+/// A file left out, with the reason (listed in the report's coverage section).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SkippedFile {
+    pub path: String,
+    pub reason: SkipReason,
+}
+
+/// New-side line ranges of one file's hunks in a diff (inclusive, 1-based).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Hunk {
+    pub start: u32,
+    pub end: u32,
+}
+
+/// The artefact written under `<run>/target/` (diff.patch or manifest.txt).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Artefact {
+    /// File name under `<run>/target/`: `diff.patch` or `manifest.txt`.
+    pub name: &'static str,
+    pub bytes: Vec<u8>,
+}
+
+/// Everything the rest of arev needs to know about the target. Immutable once built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinnedTarget {
+    pub kind: TargetKind,
+    /// The target as the user gave it (`diff`, `src/lib.rs`, `src/**/*.rs a.rs`).
+    pub display: String,
+    /// Absolute root that `files[].path` are relative to (repo workdir, or cwd outside a repo).
+    pub root: PathBuf,
+    /// Whether `root` is a git work tree.
+    pub in_repo: bool,
+    /// For `File`: absolute path of the file. For `Diff`/`Manifest`: None (the artefact
+    /// is written into the run dir and its path is known only then).
+    pub file_path: Option<PathBuf>,
+    /// The bytes to write to `<run>/target/<name>` for diff and manifest targets.
+    pub artefact: Option<Artefact>,
+    /// TARGET_SHA (SPEC §3).
+    pub sha256: String,
+    /// The reviewed files, sorted by path. ALLOWED_FILES is their paths.
+    pub files: Vec<TargetFile>,
+    /// Files left out (binary, too large, …).
+    pub skipped: Vec<SkippedFile>,
+    /// For diff targets: hunks per file (new side; old side for deleted files).
+    pub hunks: BTreeMap<String, Vec<Hunk>>,
+    /// `--base REV` as given, for diff targets.
+    pub base: Option<String>,
+    /// Lines of the target measured for mode selection (file lines, diff lines, total).
+    pub measured_lines: u64,
+    pub mode: Mode,
+    pub target_type: TargetType,
+    /// CONTEXT_BRIEF (≤ ~2 KB), computed from the target only.
+    pub brief: String,
+}
+
+impl PinnedTarget {
+    /// ALLOWED_FILES: repo-relative paths agents may read and findings may name.
+    pub fn allowed_files(&self) -> impl Iterator<Item = &str> {
+        self.files.iter().map(|f| f.path.as_str())
+    }
+
+    pub fn is_allowed(&self, rel: &str) -> bool {
+        self.files.binary_search_by(|f| f.path.as_str().cmp(rel)).is_ok()
+    }
+
+    pub fn file(&self, rel: &str) -> Option<&TargetFile> {
+        self.files
+            .binary_search_by(|f| f.path.as_str().cmp(rel))
+            .ok()
+            .map(|i| &self.files[i])
+    }
+}
+
+/// What the user asked for, before any I/O.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetRequest {
+    /// The positional TARGET arguments.
+    pub args: Vec<String>,
+    /// `--base REV` (only valid with `diff`).
+    pub base: Option<String>,
+    /// Directory relative paths and globs are resolved from.
+    pub cwd: PathBuf,
+    /// Size cap per file in bytes (default 1 MiB).
+    pub max_file_bytes: u64,
+}
