@@ -1,0 +1,23 @@
+//! Config errors: each names the file (or variable) and the key at fault; all exit 2.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{path}: unknown key `{key}`")]
+    UnknownKey { path: PathBuf, key: String },
+    #[error("cannot read config {path}: {message}")]
+    Read { path: PathBuf, message: String },
+    #[error("{var}={value}: {message}")]
+    Env {
+        var: String,
+        value: String,
+        message: String,
+    },
+    #[error("{key}: {message}")]
+    Invalid { key: String, message: String },
+    #[error("unknown agent `{name}` (configured agents: {known})")]
+    UnknownAgent { name: String, known: String },
+}

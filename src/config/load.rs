@@ -1,0 +1,299 @@
+//! Layering: embedded defaults ← user file ← repo file ← --config ← AREV_* ← flags; unknown keys rejected.
+
+use super::{Config, ConfigError};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use toml::{Table, Value};
+
+const DEFAULTS: &str = include_str!("default.toml");
+
+/// Where configuration may come from. Built by `resolve` (the only place that does I/O).
+#[derive(Debug, Clone, Default)]
+pub struct ConfigSources {
+    /// `~/.config/arev/config.toml`, if it exists.
+    pub user_file: Option<PathBuf>,
+    /// `<repo>/arev.toml` or `<repo>/.arev/config.toml`, if it exists.
+    pub repo_file: Option<PathBuf>,
+    /// `--config FILE` (must exist).
+    pub explicit_file: Option<PathBuf>,
+    /// `AREV_*` variables (name, value).
+    pub env: Vec<(String, String)>,
+}
+
+impl ConfigSources {
+    /// Discover the user and repo files for `root`, and read `AREV_*` from the environment.
+    pub fn discover(root: &Path, explicit: Option<PathBuf>) -> Self {
+        let user_file = std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+            .map(|d| d.join("arev").join("config.toml"))
+            .filter(|p| p.is_file());
+        let repo_file = [root.join("arev.toml"), root.join(".arev").join("config.toml")]
+            .into_iter()
+            .find(|p| p.is_file());
+        let env = std::env::vars()
+            .filter(|(k, _)| k.starts_with("AREV_"))
+            .collect();
+        Self {
+            user_file,
+            repo_file,
+            explicit_file: explicit,
+            env,
+        }
+    }
+}
+
+/// Load and merge every layer into one `Config`, with the digest of the result.
+pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
+    let defaults: Table = DEFAULTS.parse().map_err(|e: toml::de::Error| ConfigError::Parse {
+        path: PathBuf::from("<embedded defaults>"),
+        message: one_line(&e.to_string()),
+    })?;
+    let mut merged = defaults.clone();
+    let files = [&sources.user_file, &sources.repo_file, &sources.explicit_file];
+    for path in files.into_iter().flatten() {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        let layer: Table = text.parse().map_err(|e: toml::de::Error| ConfigError::Parse {
+            path: path.clone(),
+            message: one_line(&e.to_string()),
+        })?;
+        check_keys(&layer, &defaults, "", path)?;
+        merge(&mut merged, layer);
+        // Type errors are attributed to the layer that introduced them.
+        Config::deserialize_table(&merged).map_err(|message| ConfigError::Parse {
+            path: path.clone(),
+            message,
+        })?;
+    }
+    apply_env(&mut merged, &sources.env)?;
+    let config = Config::deserialize_table(&merged).map_err(|message| ConfigError::Parse {
+        path: PathBuf::from("<environment>"),
+        message,
+    })?;
+    config.validate()?;
+    let digest = config.digest();
+    Ok((config, digest))
+}
+
+impl Config {
+    fn deserialize_table(t: &Table) -> Result<Config, String> {
+        Value::Table(t.clone())
+            .try_into()
+            .map_err(|e: toml::de::Error| one_line(&e.to_string()))
+    }
+
+    /// Checks that cannot be expressed in the types.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.agent_timeout()?;
+        self.grace()?;
+        for role in [&self.roles.enthusiast, &self.roles.adversary, &self.roles.judge] {
+            self.agent(role)?;
+        }
+        if self.review.max_output_bytes == 0 {
+            return Err(ConfigError::Invalid {
+                key: "review.max_output_bytes".into(),
+                message: "must be greater than 0".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// `[timeouts] agent` as a Duration.
+    pub fn agent_timeout(&self) -> Result<Duration, ConfigError> {
+        parse_duration("timeouts.agent", &self.timeouts.agent)
+    }
+
+    /// `[timeouts] grace` as a Duration.
+    pub fn grace(&self) -> Result<Duration, ConfigError> {
+        parse_duration("timeouts.grace", &self.timeouts.grace)
+    }
+
+    /// The agent named `name`, or an error listing the configured ones.
+    pub fn agent(&self, name: &str) -> Result<&super::AgentConfig, ConfigError> {
+        self.agents
+            .get(name)
+            .ok_or_else(|| ConfigError::UnknownAgent {
+                name: name.to_string(),
+                known: self.agents.keys().cloned().collect::<Vec<_>>().join(", "),
+            })
+    }
+
+    /// sha256 of the canonical JSON of the resolved config.
+    pub fn digest(&self) -> String {
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        hex(&Sha256::digest(&json))
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn parse_duration(key: &str, s: &str) -> Result<Duration, ConfigError> {
+    let d = humantime::parse_duration(s).map_err(|e| ConfigError::Invalid {
+        key: key.into(),
+        message: format!("`{s}` is not a duration ({e}); use e.g. \"10m\" or \"30s\""),
+    })?;
+    if d.is_zero() {
+        return Err(ConfigError::Invalid {
+            key: key.into(),
+            message: "must be greater than zero".into(),
+        });
+    }
+    Ok(d)
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Reject keys that the defaults do not have. `agents.<name>` is open (any name) and
+/// every agent table is checked against the shape of `agents.claude`.
+fn check_keys(layer: &Table, known: &Table, prefix: &str, path: &Path) -> Result<(), ConfigError> {
+    for (k, v) in layer {
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        let shape = if prefix == "agents" {
+            known.get("claude")
+        } else {
+            known.get(k)
+        };
+        let Some(shape) = shape else {
+            return Err(ConfigError::UnknownKey {
+                path: path.to_path_buf(),
+                key,
+            });
+        };
+        if let (Value::Table(sub), Value::Table(sub_known)) = (v, shape) {
+            check_keys(sub, sub_known, &key, path)?;
+        }
+    }
+    Ok(())
+}
+
+/// Deep-merge `over` into `base` (tables merge, everything else replaces).
+fn merge(base: &mut Table, over: Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(Value::Table(b)), Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+fn apply_env(merged: &mut Table, env: &[(String, String)]) -> Result<(), ConfigError> {
+    for (var, value) in env {
+        let (table, key) = match var.as_str() {
+            "AREV_AGENT_TIMEOUT" => ("timeouts", "agent"),
+            "AREV_AGENT_GRACE" => ("timeouts", "grace"),
+            _ => continue,
+        };
+        parse_duration(key, value).map_err(|e| ConfigError::Env {
+            var: var.clone(),
+            value: value.clone(),
+            message: e.to_string(),
+        })?;
+        if let Some(Value::Table(t)) = merged.get_mut(table) {
+            t.insert(key.into(), Value::String(value.clone()));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn defaults_load() {
+        let (c, digest) = load(&ConfigSources::default()).unwrap();
+        assert_eq!(c.review.fail_on, super::super::FailOn::High);
+        assert_eq!(c.agent_timeout().unwrap(), Duration::from_secs(600));
+        assert_eq!(digest.len(), 64);
+    }
+
+    #[test]
+    fn layers_override_in_order() {
+        let d = tempfile::tempdir().unwrap();
+        let user = write(d.path(), "u.toml", "[review]\nfail_on = \"low\"\npasses = 3\n");
+        let repo = write(d.path(), "r.toml", "[review]\npasses = 4\n");
+        let src = ConfigSources {
+            user_file: Some(user),
+            repo_file: Some(repo),
+            explicit_file: None,
+            env: vec![("AREV_AGENT_TIMEOUT".into(), "2s".into())],
+        };
+        let (c, _) = load(&src).unwrap();
+        assert_eq!(c.review.passes, 4);
+        assert_eq!(c.review.fail_on, super::super::FailOn::Low);
+        assert_eq!(c.agent_timeout().unwrap(), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn unknown_key_names_key_and_file() {
+        let d = tempfile::tempdir().unwrap();
+        let f = write(d.path(), "arev.toml", "[review]\nfial_on = \"low\"\n");
+        let err = load(&ConfigSources {
+            repo_file: Some(f.clone()),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("{}: unknown key `review.fial_on`", f.display())
+        );
+        let g = write(d.path(), "b.toml", "[agents.x]\nbinary = \"x\"\nbackend = \"claude\"\nflavour = 1\n");
+        let err = load(&ConfigSources {
+            repo_file: Some(g),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(err.to_string().ends_with("unknown key `agents.x.flavour`"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_are_errors() {
+        let d = tempfile::tempdir().unwrap();
+        let f = write(d.path(), "a.toml", "[timeouts]\nagent = \"soon\"\n");
+        let err = load(&ConfigSources {
+            repo_file: Some(f),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("timeouts.agent"), "{err}");
+        let f = write(d.path(), "b.toml", "[review]\nmodel = \"gpt\"\n");
+        assert!(load(&ConfigSources {
+            repo_file: Some(f),
+            ..Default::default()
+        })
+        .is_err());
+        let f = write(d.path(), "c.toml", "[roles]\njudge = \"nobody\"\n");
+        let err = load(&ConfigSources {
+            repo_file: Some(f),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("unknown agent `nobody`"), "{err}");
+        let err = load(&ConfigSources {
+            env: vec![("AREV_AGENT_GRACE".into(), "x".into())],
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(err.to_string().starts_with("AREV_AGENT_GRACE=x"), "{err}");
+    }
+}

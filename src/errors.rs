@@ -1,0 +1,44 @@
+//! User-facing errors: one enum, each variant mapped to an exit code of SPEC §2.
+
+use crate::config::ConfigError;
+use crate::exit_codes;
+use crate::target::TargetError;
+use std::path::PathBuf;
+
+/// An error that ends the process with a one-line message and a documented exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum ExpectedError {
+    #[error("{0}")]
+    Target(#[from] TargetError),
+    #[error("{0}")]
+    Config(#[from] ConfigError),
+    #[error("{0}")]
+    Usage(String),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read run {path}: {message}")]
+    BadRun { path: PathBuf, message: String },
+}
+
+impl ExpectedError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Self::Target(_) | Self::Config(_) | Self::Usage(_) | Self::BadRun { .. } => {
+                exit_codes::USAGE
+            }
+            // A run dir that cannot be written means nothing was reviewed.
+            Self::Write { .. } => exit_codes::USAGE,
+        }
+    }
+
+    pub fn write(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Self::Write {
+            path: path.into(),
+            source,
+        }
+    }
+}

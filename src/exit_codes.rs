@@ -1,0 +1,21 @@
+//! Exit codes (SPEC §2, a contract): the one table every entry point maps to.
+
+/// Review completed; no confirmed finding at or above `--fail-on`.
+pub const OK: i32 = 0;
+/// Review completed; at least one confirmed finding at or above `--fail-on`.
+pub const FINDINGS: i32 = 1;
+/// Usage, config or target error; nothing was reviewed.
+pub const USAGE: i32 = 2;
+/// Review aborted: a gate fired or agents could not be dispatched (no verdict).
+pub const ABORTED: i32 = 3;
+/// Interrupted (Ctrl-C); the run dir records `status: interrupted`.
+pub const INTERRUPTED: i32 = 130;
+
+/// The table as printed in `--help` and the README.
+pub const TABLE: &str = "\
+Exit codes:
+  0    review completed; no confirmed finding at or above --fail-on (default high)
+  1    review completed; at least one confirmed finding at or above --fail-on
+  2    usage, config or target error; nothing was reviewed
+  3    review aborted: a gate fired or agents could not be dispatched (no verdict)
+  130  interrupted (Ctrl-C); the run dir records status: interrupted";

@@ -1,0 +1,102 @@
+//! Gates (SPEC §6): pure checks that throw away hallucinated or unauthentic reviews.
+mod anchor;
+mod membership;
+mod reads;
+mod schema;
+
+pub use anchor::anchor_ok;
+pub use membership::{normalize_finding_file, FileCheck};
+pub use reads::{ReadScope, ReadViolation};
+pub use schema::{parse_answer, AnswerSchema};
+
+use crate::dispatch::{AgentOutcome, ProcessEnd};
+use crate::findings::Role;
+
+/// Why a run aborts (recorded as meta.json `abort_reason`; exit 3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Abort {
+    /// The agent did not run, crashed without a result, or reported `is_error` (after one retry).
+    DispatchUnavailable { role: Role, detail: String },
+    /// No Read of the target in the agent's events.
+    NoToolInvocation { role: Role },
+    /// A Read/Grep/Glob outside ALLOWED_FILES ∪ target files.
+    OfftargetRead { role: Role, path: String },
+    /// A finding or ruling names a file outside ALLOWED_FILES.
+    OfftargetHallucination { role: Role, file: String },
+    /// The Judge's output was invalid after the re-dispatch: no verdict exists.
+    JudgeMalformed { detail: String },
+    /// Every Enthusiast pass of the deciding round was invalid: nothing was reviewed.
+    EnthusiastMalformed { detail: String },
+}
+
+impl Abort {
+    /// The enumerated abort reason.
+    pub fn reason(&self) -> String {
+        match self {
+            Self::DispatchUnavailable { .. } => "agent_dispatch_unavailable".into(),
+            Self::NoToolInvocation { role } => format!("{role}_no_tool_invocation"),
+            Self::OfftargetRead { role, .. } => format!("{role}_offtarget_read"),
+            Self::OfftargetHallucination { .. } => "offtarget_hallucination".into(),
+            Self::JudgeMalformed { .. } => "judge_malformed_json".into(),
+            Self::EnthusiastMalformed { .. } => "enthusiast_malformed_json".into(),
+        }
+    }
+
+    /// One line for humans.
+    pub fn detail(&self) -> String {
+        match self {
+            Self::DispatchUnavailable { role, detail } => {
+                format!("the {role} agent could not be dispatched: {detail}")
+            }
+            Self::NoToolInvocation { role } => {
+                format!("the {role} never Read the target: its review is not based on the code")
+            }
+            Self::OfftargetRead { role, path } => {
+                format!("the {role} read {path}, which is outside the target")
+            }
+            Self::OfftargetHallucination { role, file } => {
+                format!("the {role} named {file}, which is not part of the target")
+            }
+            Self::JudgeMalformed { detail } => {
+                format!("the Judge's answer was invalid twice ({detail}); findings are unresolved")
+            }
+            Self::EnthusiastMalformed { detail } => {
+                format!("every Enthusiast pass answered invalid JSON twice ({detail})")
+            }
+        }
+    }
+}
+
+/// Dispatch authenticity: Ok when the agent ran to a non-error `result` event.
+pub fn authentic(outcome: &AgentOutcome) -> Result<(), String> {
+    match &outcome.end {
+        ProcessEnd::SpawnFailed { message } => return Err(format!("could not start: {message}")),
+        ProcessEnd::TimedOut { .. } => {
+            return Err(format!("timed out after {} ms", outcome.duration_ms))
+        }
+        ProcessEnd::Cancelled { .. } => return Err("cancelled".into()),
+        ProcessEnd::Signaled { signal } => {
+            if outcome.result.is_none() {
+                return Err(format!("killed by signal {signal} without a result"));
+            }
+        }
+        ProcessEnd::Exited { code } => {
+            if outcome.result.is_none() {
+                return Err(format!("exited with code {code} without a result event"));
+            }
+        }
+    }
+    match &outcome.result {
+        Some(r) if r.is_error => Err(format!(
+            "reported is_error ({}): {}",
+            r.subtype,
+            r.text.as_deref().unwrap_or("no message").lines().next().unwrap_or("")
+        )),
+        Some(r) if r.text.is_none() => Err("result event without a result text".into()),
+        Some(_) => Ok(()),
+        None => Err("no result event".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,150 @@
+//! Unit tests of every gate.
+
+use super::*;
+use crate::dispatch::{ResultEvent, ToolUse, Usage};
+use crate::findings::{EnthusiastOutput, JudgeOutput, Tier};
+use crate::target::TargetKind;
+use crate::test_support::{finding, target, with_hunks};
+use serde_json::json;
+
+fn outcome(end: ProcessEnd, result: Option<(bool, Option<&str>)>) -> AgentOutcome {
+    AgentOutcome {
+        label: "judge".into(),
+        role: Role::Judge,
+        tier: Tier::Opus,
+        model: "opus".into(),
+        end,
+        tool_uses: vec![],
+        result: result.map(|(is_error, text)| ResultEvent {
+            is_error,
+            subtype: "success".into(),
+            text: text.map(Into::into),
+            total_cost_usd: 0.0,
+            usage: Usage::default(),
+            permission_denials: vec![],
+            num_turns: Some(2),
+        }),
+        malformed_lines: 0,
+        stdout_bytes: 0,
+        stdout_truncated: false,
+        stderr_truncated: false,
+        duration_ms: 5,
+    }
+}
+
+#[test]
+fn authenticity() {
+    let ok = outcome(ProcessEnd::Exited { code: 0 }, Some((false, Some("{}"))));
+    assert!(authentic(&ok).is_ok());
+    let crashed = outcome(ProcessEnd::Exited { code: 1 }, None);
+    assert!(authentic(&crashed).unwrap_err().contains("without a result"));
+    let err = outcome(ProcessEnd::Exited { code: 1 }, Some((true, Some("API Error: 500"))));
+    assert!(authentic(&err).unwrap_err().contains("is_error"));
+    let spawn = outcome(
+        ProcessEnd::SpawnFailed {
+            message: "ENOENT".into(),
+        },
+        None,
+    );
+    assert!(authentic(&spawn).is_err());
+    let timeout = outcome(ProcessEnd::TimedOut { killed: true }, None);
+    assert!(authentic(&timeout).unwrap_err().contains("timed out"));
+    let no_text = outcome(ProcessEnd::Exited { code: 0 }, Some((false, None)));
+    assert!(authentic(&no_text).is_err());
+}
+
+fn tool(name: &str, input: serde_json::Value) -> ToolUse {
+    ToolUse {
+        id: format!("t-{name}-{input}"),
+        name: name.into(),
+        input,
+    }
+}
+
+#[test]
+fn read_scope_normalises_paths() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/a.rs"), "fn a() {}\n").unwrap();
+    std::fs::write(root.join("secret.txt"), "x").unwrap();
+    std::os::unix::fs::symlink(root.join("secret.txt"), root.join("src/link.rs")).unwrap();
+    let manifest = root.join(".arev/runs/x/target/manifest.txt");
+    let scope = ReadScope::new(&root, ["src/a.rs"].into_iter(), &manifest, &[]);
+    let abs = root.join("src/a.rs").display().to_string();
+    let good = [
+        tool("Read", json!({"file_path": manifest.display().to_string()})),
+        tool("Read", json!({"file_path": abs})),
+        tool("Read", json!({"file_path": "src/../src/a.rs"})),
+        tool("Grep", json!({"pattern": "x", "path": "./src/a.rs"})),
+        tool("Bash", json!({"command": "ls"})),
+    ];
+    assert_eq!(scope.violation(&good), None);
+    assert!(scope.read_target(&good));
+    assert!(!scope.read_target(&good[1..]));
+    for bad in [
+        tool("Read", json!({"file_path": "secret.txt"})),
+        tool("Read", json!({"file_path": "src/../secret.txt"})),
+        tool("Read", json!({"file_path": "src/link.rs"})),
+        tool("Grep", json!({"pattern": "x"})),
+        tool("Glob", json!({"pattern": "**/*.rs", "path": root.display().to_string()})),
+        tool("Read", json!({"file_path": "/etc/passwd"})),
+    ] {
+        let v = scope.violation(std::slice::from_ref(&bad));
+        assert!(v.is_some(), "{bad:?} should violate");
+    }
+}
+
+#[test]
+fn finding_membership() {
+    let root = std::path::Path::new("/repo");
+    let t = target(root, TargetKind::Manifest, &[("src/a.rs", 10)]);
+    for ok in ["src/a.rs", "./src/a.rs", "/repo/src/a.rs"] {
+        assert_eq!(
+            normalize_finding_file(ok, &t),
+            FileCheck::Allowed("src/a.rs".into())
+        );
+    }
+    assert_eq!(
+        normalize_finding_file("src/b.rs", &t),
+        FileCheck::Offtarget("src/b.rs".into())
+    );
+}
+
+#[test]
+fn anchors() {
+    let root = std::path::Path::new("/repo");
+    let t = target(root, TargetKind::File, &[("a.rs", 10)]);
+    assert!(anchor_ok(&finding("F1", Some("a.rs"), Some(10), "x"), &t));
+    assert!(!anchor_ok(&finding("F1", Some("a.rs"), Some(11), "x"), &t));
+    assert!(anchor_ok(&finding("F1", Some("a.rs"), None, "x"), &t));
+    assert!(anchor_ok(&finding("F1", None, None, "x"), &t));
+    let d = with_hunks(target(root, TargetKind::Diff, &[("a.rs", 100)]), "a.rs", &[(5, 9), (40, 41)]);
+    assert!(anchor_ok(&finding("F1", Some("a.rs"), Some(41), "x"), &d));
+    assert!(!anchor_ok(&finding("F1", Some("a.rs"), Some(20), "x"), &d));
+}
+
+#[test]
+fn schema_gate() {
+    let fenced = "Here you go:\n```json\n{\"findings\":[]}\n```";
+    assert_eq!(
+        parse_answer::<EnthusiastOutput>(fenced).unwrap(),
+        EnthusiastOutput { findings: vec![] }
+    );
+    assert_eq!(
+        parse_answer::<EnthusiastOutput>("```json\n{\"findings\":[]}\n```").unwrap(),
+        EnthusiastOutput { findings: vec![] }
+    );
+    assert_eq!(
+        parse_answer::<EnthusiastOutput>("Result: {\"findings\":[]} done").unwrap(),
+        EnthusiastOutput { findings: vec![] }
+    );
+    assert!(parse_answer::<EnthusiastOutput>("{\"findings\": [").is_err());
+    assert!(parse_answer::<EnthusiastOutput>("").is_err());
+    let dup = r#"{"findings":[
+      {"id":"F1","severity":"low","target_type":"code","file":null,"line":null,"category":"x","description":"d","evidence":"e","source":"enthusiast"},
+      {"id":"F1","severity":"low","target_type":"code","file":null,"line":null,"category":"x","description":"d","evidence":"e","source":"enthusiast"}]}"#;
+    assert!(parse_answer::<EnthusiastOutput>(dup).unwrap_err().contains("twice"));
+    let bad_enum = r#"{"rulings":[{"finding_id":"F1","file":null,"line":null,"target_type":"code","final_severity":"huge","winner":"split","resolution":"r"}],"summary":"s"}"#;
+    assert!(parse_answer::<JudgeOutput>(bad_enum).is_err());
+}

@@ -1,0 +1,160 @@
+//! Build the `RunPlan`: the only step that reads config files and pins the target.
+
+use crate::cli::{Format, RunArgs};
+use crate::config::{load, Config, ConfigSources, FailOn};
+use crate::errors::ExpectedError;
+use crate::findings::{Role, Tier};
+use crate::target::{resolve, PinnedTarget, TargetError, TargetRequest};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The agent assigned to a role (its binary is resolved at dispatch time: a missing
+/// binary is a dispatch failure, exit 3, not a usage error).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentRef {
+    pub role: Role,
+    pub name: String,
+}
+
+/// Where reports go besides stdout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outputs {
+    pub format: Format,
+    pub out: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+/// Everything a run needs, resolved once.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    /// The pinned target, or `None` for an allowed empty diff.
+    pub target: Option<PinnedTarget>,
+    /// Root the run is about (repo workdir, or cwd).
+    pub root: PathBuf,
+    /// The git dir whose `info/exclude` gets `.arev/` (None outside a repo).
+    pub git_common_dir: Option<PathBuf>,
+    pub config: Config,
+    pub config_digest: String,
+    pub runs_base: PathBuf,
+    pub tier_start: Tier,
+    pub passes: u32,
+    pub max_rounds: u32,
+    pub fail_on: FailOn,
+    pub agents: [AgentRef; 3],
+    pub timeout: Duration,
+    pub grace: Duration,
+    pub outputs: Outputs,
+    /// The target as typed (for an empty run's record).
+    pub display: String,
+}
+
+impl RunPlan {
+    pub fn agent_for(&self, role: Role) -> &AgentRef {
+        match role {
+            Role::Enthusiast | Role::Fixer => &self.agents[0],
+            Role::Adversary => &self.agents[1],
+            Role::Judge => &self.agents[2],
+        }
+    }
+}
+
+/// Resolve `arev run` arguments relative to `cwd`.
+pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError> {
+    let (root, git_common_dir) = discover_root(cwd);
+    let sources = ConfigSources::discover(&root, args.config.clone());
+    if let Some(p) = &args.config {
+        if !p.is_file() {
+            return Err(ExpectedError::Usage(format!(
+                "--config {}: no such file",
+                p.display()
+            )));
+        }
+    }
+    let (config, config_digest) = load(&sources)?;
+    if let Some(name) = &args.agent {
+        config.agent(name)?;
+    }
+    let req = TargetRequest {
+        args: args.targets.clone(),
+        base: args.base.clone(),
+        cwd: cwd.to_path_buf(),
+        max_file_bytes: config.review.max_file_bytes,
+    };
+    let target = match resolve(&req) {
+        Ok(t) => Some(t),
+        Err(TargetError::EmptyDiff { .. }) if args.allow_empty => None,
+        Err(e) => return Err(e.into()),
+    };
+    let root = target.as_ref().map_or(root, |t| t.root.clone());
+    let runs_base = match (&args.run_dir, config.run.dir.as_str()) {
+        (Some(d), _) => absolutize(cwd, d),
+        (None, "") => crate::store::default_runs_base(&root),
+        (None, d) => absolutize(&root, Path::new(d)),
+    };
+    let mode = target.as_ref().map(|t| t.mode);
+    let passes = args
+        .passes
+        .or((config.review.passes > 0).then_some(config.review.passes))
+        .unwrap_or_else(|| mode.map_or(1, |m| m.passes()));
+    let max_rounds = args
+        .max_rounds
+        .or((config.review.max_rounds > 0).then_some(config.review.max_rounds))
+        .unwrap_or_else(|| mode.map_or(1, |m| m.max_rounds()));
+    let pick = |role: Role, configured: &str| AgentRef {
+        role,
+        name: args.agent.clone().unwrap_or_else(|| configured.to_string()),
+    };
+    let agents = [
+        pick(Role::Enthusiast, &config.roles.enthusiast),
+        pick(Role::Adversary, &config.roles.adversary),
+        pick(Role::Judge, &config.roles.judge),
+    ];
+    Ok(RunPlan {
+        root,
+        git_common_dir,
+        tier_start: args.model.map_or(config.review.model, Tier::from),
+        passes,
+        max_rounds,
+        fail_on: args.fail_on.map_or(config.review.fail_on, Into::into),
+        agents,
+        timeout: config.agent_timeout()?,
+        grace: config.grace()?,
+        outputs: Outputs {
+            format: args.format,
+            out: args.out.as_ref().map(|p| absolutize(cwd, p)),
+            markdown: args.markdown.as_ref().map(|p| absolutize(cwd, p)),
+            quiet: args.quiet,
+        },
+        display: args.targets.join(" "),
+        target,
+        config,
+        config_digest,
+        runs_base,
+    })
+}
+
+fn absolutize(base: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}
+
+/// The repo workdir and its common git dir, or (cwd, None) outside a repo.
+fn discover_root(cwd: &Path) -> (PathBuf, Option<PathBuf>) {
+    match git2::Repository::discover(cwd) {
+        Ok(repo) => match repo.workdir() {
+            Some(w) => {
+                let w = w.canonicalize().unwrap_or_else(|_| w.to_path_buf());
+                (w, Some(repo.commondir().to_path_buf()))
+            }
+            None => (cwd.to_path_buf(), None),
+        },
+        Err(_) => (
+            cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf()),
+            None,
+        ),
+    }
+}

@@ -1,0 +1,10 @@
+//! Rounds (SPEC §7): prompts, the Enthusiast∥Adversary→Judge driver, and the stop decision.
+mod decide;
+mod driver;
+mod model;
+mod prompt;
+
+pub use decide::{cluster_set, decide, DecideInput, Decision, RoundFacts};
+pub use driver::{run_review, Progress, ReviewEnd, ReviewResult};
+pub use model::*;
+pub use prompt::{first_line, render, strip_frontmatter, Assets, PromptVars};

@@ -1,0 +1,115 @@
+//! round-N.json: every dispatch, gate result, count and the decision with its reasons.
+
+use crate::dispatch::AgentOutcome;
+use crate::findings::{AdversaryOutput, Finding, JudgeOutput, Role, Tier};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Why a completed run stopped (exactly one per completed run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopReason {
+    ZeroFindings,
+    AllSelfReference,
+    AntiDivergenceHalt,
+    MaxRounds,
+    BudgetExhausted,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ZeroFindings => "zero-findings",
+            Self::AllSelfReference => "all-self-reference",
+            Self::AntiDivergenceHalt => "anti-divergence-halt",
+            Self::MaxRounds => "max-rounds",
+            Self::BudgetExhausted => "budget-exhausted",
+        }
+    }
+}
+
+/// Gate verdicts for one dispatch.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GateResults {
+    /// `ok`, or why the dispatch was not authentic.
+    pub authenticity: Option<String>,
+    pub read_target: Option<bool>,
+    /// The first off-target path, if any.
+    pub offtarget_read: Option<String>,
+    /// `ok`, or the parse/validation error.
+    pub schema: Option<String>,
+}
+
+/// One dispatch (one attempt) of one agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DispatchRecord {
+    pub role: Role,
+    pub pass: Option<u32>,
+    pub label: String,
+    /// `agents/r<N>/<label>/` relative to the run dir.
+    pub dir: String,
+    pub outcome: AgentOutcome,
+    pub gates: GateResults,
+    /// The answer text exactly as the agent gave it.
+    pub raw_answer: Option<String>,
+}
+
+/// A unioned finding as sent to the Judge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RoundFinding {
+    pub finding: Finding,
+    /// Passes that found it.
+    pub passes: Vec<u32>,
+    /// `p<pass>:<id>` of the pass findings merged into it.
+    pub merged_from: Vec<String>,
+}
+
+/// Counts of one round.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RoundCounts {
+    /// Valid findings per pass, in pass order.
+    pub per_pass: Vec<u32>,
+    pub unioned: u32,
+    pub anchor_invalid: u32,
+    pub dedup_dropped: u32,
+    /// Findings sent to the Judge (the round's yield).
+    pub novel: u32,
+    pub confirmed: u32,
+    pub debunked: u32,
+    pub unresolved: u32,
+    pub substantive: u32,
+    pub self_reference: u32,
+}
+
+/// Continue or stop, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DecisionRecord {
+    /// `continue`, `stop` or `abort`.
+    pub action: String,
+    pub stop_reason: Option<StopReason>,
+    pub abort_reason: Option<String>,
+    pub next_tier: Option<Tier>,
+    /// Every rule evaluated, in order, with the facts behind it.
+    pub reasons: Vec<String>,
+}
+
+/// round-N.json
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RoundRecord {
+    pub round: u32,
+    pub tier: Tier,
+    pub mode: String,
+    pub passes: u32,
+    pub dispatches: Vec<DispatchRecord>,
+    /// Findings after union, anchor gate and pre-adversary dedup.
+    pub findings: Vec<RoundFinding>,
+    pub adversary: Option<AdversaryOutput>,
+    pub judge: Option<JudgeOutput>,
+    /// Error codes: `enthusiast_malformed_json`, `anchor_invalid`, …
+    pub errors: Vec<String>,
+    pub counts: RoundCounts,
+    pub decision: DecisionRecord,
+    pub duration_ms: u64,
+    pub cost_usd: f64,
+    pub tokens: u64,
+}
