@@ -1,0 +1,412 @@
+//! Drives the REAL Claude Code CLI (`AREV_TEST_CLAUDE_BIN`) against [`FakeAnthropic`].
+//!
+//! Skipped (with a note on stderr) when `AREV_TEST_CLAUDE_BIN` is unset, unless
+//! `AREV_REQUIRE_REAL_CLIS=1`, in which case a missing binary is a failure. CI sets both.
+//!
+//! Findings from running Claude Code 2.1.330 against the fake (also see the
+//! `fake_anthropic.rs` module docs):
+//! * Environment: `env_clear()` + `PATH` + [`FakeAnthropic::claude_env`] (`HOME` = an EMPTY
+//!   scratch dir, `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY=sk-ant-fake-000`,
+//!   `CLAUDE_CODE_MAX_RETRIES=0`, `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`,
+//!   `DISABLE_TELEMETRY=1`) is enough: no onboarding/auth state, `~/.claude.json` or settings
+//!   file is needed for `-p`, and stderr stays empty.
+//! * The CLI only calls `POST /v1/messages?beta=true` (`stream: true`), once per agent step;
+//!   no `count_tokens`, `/v1/models` or side requests. Nothing special is needed in the
+//!   response headers.
+//! * `--model opus` is sent to the API as `claude-opus-5-5` (alias resolved client-side).
+//! * The prompt from stdin arrives as the first `user` message with plain string content;
+//!   a `role:"system"` message (environment info) follows it.
+//! * The `--append-system-prompt` text arrives inside the request's `system` blocks.
+//! * Text + parallel tool calls in one response come back as ONE `assistant` message in the
+//!   next request (but as one stream-json `assistant` line per block on stdout).
+//! * Grep with an explicit absolute `path` (and Glob with one) runs under
+//!   `--permission-mode dontAsk` + `--allowedTools Read,Grep,Glob`; Grep reports paths
+//!   relative to the cwd (`src/lib.rs:2:...`).
+//! * An HTTP 500 from the fake with `CLAUDE_CODE_MAX_RETRIES=0`: exit 1, one `result` with
+//!   `is_error:true`, `api_error_status:500` (reference §1.4).
+
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::fake_anthropic::{FakeAnthropic, Script, Step};
+
+const LIB_RS: &str = "/// The answer.\npub fn answer() -> u32 {\n    42\n}\n";
+const ROLE_PROMPT: &str = "You are the arev Enthusiast.";
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Path of the real `claude` binary, or `None` (test skipped) when not configured.
+fn claude_bin(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("AREV_TEST_CLAUDE_BIN") {
+        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+        _ => {
+            if std::env::var("AREV_REQUIRE_REAL_CLIS").as_deref() == Ok("1") {
+                panic!(
+                    "AREV_REQUIRE_REAL_CLIS=1 but AREV_TEST_CLAUDE_BIN is unset; point it at the \
+                     Claude Code CLI (e.g. .../node_modules/.bin/claude)"
+                );
+            }
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("{test}: skipped (AREV_TEST_CLAUDE_BIN unset)");
+            }
+            None
+        }
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A temp project with `src/lib.rs`; returns (dir, canonical path of lib.rs, its sha256).
+fn project() -> (tempfile::TempDir, PathBuf, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("src")).expect("mkdir src");
+    let lib = dir.path().join("src/lib.rs");
+    std::fs::write(&lib, LIB_RS).expect("write lib.rs");
+    // Canonical: /tmp may be a symlink, and the CLI reports canonical cwd paths.
+    let lib = lib.canonicalize().expect("canonicalize");
+    (dir, lib, sha256_hex(LIB_RS.as_bytes()))
+}
+
+fn prompt(target: &Path, sha: &str) -> String {
+    format!(
+        "[AR Round 1 — LIGHTWEIGHT] Enthusiast (pass 1/1)\nRead the target first.\n\
+         <target path=\"{}\" kind=\"file\" sha256=\"{sha}\" />\nAnswer with JSON only.",
+        target.display()
+    )
+}
+
+/// Outcome of one CLI run.
+pub struct ClaudeRun {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    /// Parsed stream-json lines (non-JSON lines are dropped).
+    pub events: Vec<Value>,
+    pub elapsed: Duration,
+}
+
+impl ClaudeRun {
+    /// The last `result` event.
+    pub fn result(&self) -> Option<&Value> {
+        self.events.iter().rev().find(|e| e["type"] == "result")
+    }
+
+    /// All `tool_use` blocks of `assistant` events.
+    pub fn tool_uses(&self) -> Vec<&Value> {
+        self.events
+            .iter()
+            .filter(|e| e["type"] == "assistant")
+            .filter_map(|e| e["message"]["content"].as_array())
+            .flatten()
+            .filter(|b| b["type"] == "tool_use")
+            .collect()
+    }
+
+    /// The `tool_result` block answering `tool_use_id`.
+    pub fn tool_result(&self, tool_use_id: &str) -> Option<&Value> {
+        self.events
+            .iter()
+            .filter(|e| e["type"] == "user")
+            .filter_map(|e| e["message"]["content"].as_array())
+            .flatten()
+            .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == tool_use_id)
+    }
+
+    fn debug(&self) -> String {
+        format!(
+            "status={:?} elapsed={:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.status, self.elapsed, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Text of a tool_result's `content` (string or text blocks).
+fn tool_result_text(block: &Value) -> String {
+    match &block["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Runs the real CLI with the §1.2 read-only worker flags, `prompt` on stdin, `cwd` as working
+/// directory, a cleared environment (only `PATH` kept) and a scratch `HOME`; kills it after
+/// [`TIMEOUT`].
+fn run_claude(bin: &Path, cwd: &Path, fake: &FakeAnthropic, prompt: &str) -> ClaudeRun {
+    let home = tempfile::tempdir().expect("scratch HOME");
+    let mut cmd = Command::new(bin);
+    cmd.args([
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--tools",
+        "Read,Grep,Glob",
+        "--allowedTools",
+        "Read,Grep,Glob",
+        "--permission-mode",
+        "dontAsk",
+        "--strict-mcp-config",
+        "--setting-sources",
+        "project",
+        "--no-session-persistence",
+        "--max-turns",
+        "8",
+        "--model",
+        "opus",
+        "--append-system-prompt",
+        ROLE_PROMPT,
+    ])
+    .current_dir(cwd)
+    .env_clear()
+    .envs(fake.claude_env(home.path()))
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    if let Some(path) = std::env::var_os("PATH") {
+        cmd.env("PATH", path);
+    }
+
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("spawn claude");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(prompt.as_bytes()).expect("write prompt");
+    drop(stdin);
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let out_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        if started.elapsed() > TIMEOUT {
+            let _ = child.kill();
+            let status = child.wait().expect("wait after kill");
+            let stderr = err_t.join().unwrap_or_default();
+            panic!("claude timed out after {TIMEOUT:?} ({status:?}); stderr:\n{stderr}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let elapsed = started.elapsed();
+    let stdout = out_t.join().expect("stdout thread");
+    let stderr = err_t.join().expect("stderr thread");
+    let events = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    ClaudeRun {
+        status,
+        stdout,
+        stderr,
+        events,
+        elapsed,
+    }
+}
+
+#[test]
+fn claude_cli_reads_target_and_answers_via_fake_api() {
+    let Some(bin) = claude_bin("claude_cli_reads_target_and_answers_via_fake_api") else {
+        return;
+    };
+    let (dir, lib, sha) = project();
+    let answer = json!({"findings": [], "summary": "lib.rs returns 42"});
+    let fake = FakeAnthropic::start(Script::new().answer("Enthusiast", 1, answer.clone()));
+
+    let run = run_claude(&bin, dir.path(), &fake, &prompt(&lib, &sha));
+    let dbg = run.debug();
+    assert!(run.status.success(), "claude failed: {dbg}");
+
+    // The scripted Read of the target went out as an assistant tool_use...
+    let lib_str = lib.to_str().expect("utf-8 path");
+    let reads: Vec<_> = run
+        .tool_uses()
+        .into_iter()
+        .filter(|b| b["name"] == "Read" && b["input"]["file_path"] == lib_str)
+        .collect();
+    assert_eq!(reads.len(), 1, "expected one Read of {lib_str}: {dbg}");
+    // ...and the real Read tool ran: the tool_result holds a line of the file.
+    let id = reads[0]["id"].as_str().expect("tool_use id");
+    let result = run.tool_result(id).expect("tool_result for the Read");
+    assert_ne!(result["is_error"], true, "Read failed: {result}");
+    assert!(
+        tool_result_text(result).contains("pub fn answer() -> u32 {"),
+        "Read result lacks file content: {result}"
+    );
+
+    let final_result = run.result().expect("result event");
+    assert_eq!(final_result["is_error"], false, "{dbg}");
+    assert_eq!(final_result["result"], answer.to_string(), "{dbg}");
+
+    let reqs = fake.requests();
+    assert!(
+        reqs.len() >= 2,
+        "expected >= 2 requests, got {}",
+        reqs.len()
+    );
+    for (i, r) in reqs.iter().enumerate() {
+        assert_eq!(r.role(), Some("Enthusiast"), "request {i}");
+        assert_eq!((r.round(), r.pass()), (Some(1), Some(1)), "request {i}");
+        assert_eq!(r.step, i, "request {i}");
+        assert!(r.scripted, "request {i}");
+        assert!(
+            r.system.contains(ROLE_PROMPT),
+            "request {i} system lacks role prompt"
+        );
+        assert!(r.uri.starts_with("/v1/messages"), "request {i}: {}", r.uri);
+        let target = r.turn.as_ref().and_then(|t| t.target.as_ref());
+        assert_eq!(target.map(|t| t.path.as_str()), Some(lib_str));
+        assert_eq!(target.map(|t| t.sha256.as_str()), Some(sha.as_str()));
+    }
+    assert_eq!(reqs[0].played, Step::ReadTarget);
+    assert_eq!(
+        reqs[0].model, "claude-opus-5-5",
+        "`--model opus` as sent to the API"
+    );
+    assert!(
+        fake.stray_requests().is_empty(),
+        "{:?}",
+        fake.stray_requests()
+    );
+}
+
+#[test]
+fn claude_cli_runs_scripted_grep_and_parallel_tools() {
+    let Some(bin) = claude_bin("claude_cli_runs_scripted_grep_and_parallel_tools") else {
+        return;
+    };
+    let (dir, lib, sha) = project();
+    std::fs::write(dir.path().join("README.md"), "# demo\nsee answer()\n").expect("readme");
+    let src = lib.parent().expect("src dir").to_path_buf();
+    let readme = dir.path().join("README.md").canonicalize().expect("readme");
+    let answer = json!({"findings": [{"id": "F1", "title": "magic number"}]});
+    let fake = FakeAnthropic::start(
+        Script::new()
+            .answer("Enthusiast", 1, answer.clone())
+            .steps(
+                "Enthusiast",
+                1,
+                vec![
+                    Step::ReadTarget,
+                    Step::Grep {
+                        pattern: "fn answer".to_owned(),
+                        path: src,
+                    },
+                    // Text + two parallel tool calls in one response.
+                    Step::Blocks(vec![
+                        crate::fake_anthropic::Block::Text("Checking more.".to_owned()),
+                        crate::fake_anthropic::Block::ToolUse {
+                            name: "Read".to_owned(),
+                            input: json!({"file_path": readme.to_str().expect("utf-8")}),
+                        },
+                        crate::fake_anthropic::Block::ToolUse {
+                            name: "Glob".to_owned(),
+                            input: json!({"pattern": "**/*.rs", "path": dir.path().canonicalize().expect("dir").to_str().expect("utf-8")}),
+                        },
+                    ]),
+                    Step::Answer,
+                ],
+            ),
+    );
+
+    let run = run_claude(&bin, dir.path(), &fake, &prompt(&lib, &sha));
+    let dbg = run.debug();
+    assert!(run.status.success(), "claude failed: {dbg}");
+
+    let uses = run.tool_uses();
+    let grep = uses
+        .iter()
+        .find(|b| b["name"] == "Grep")
+        .unwrap_or_else(|| panic!("no Grep tool_use: {dbg}"));
+    let grep_result = run
+        .tool_result(grep["id"].as_str().expect("id"))
+        .unwrap_or_else(|| panic!("no Grep result: {dbg}"));
+    assert_ne!(grep_result["is_error"], true, "Grep failed: {grep_result}");
+    assert!(
+        tool_result_text(grep_result).contains("pub fn answer() -> u32 {"),
+        "Grep did not find the line: {grep_result}"
+    );
+    let readme_use = uses
+        .iter()
+        .find(|b| b["name"] == "Read" && b["input"]["file_path"] == readme.to_str().expect("utf-8"))
+        .unwrap_or_else(|| panic!("no README Read: {dbg}"));
+    let readme_result = run
+        .tool_result(readme_use["id"].as_str().expect("id"))
+        .expect("README result");
+    assert!(
+        tool_result_text(readme_result).contains("see answer()"),
+        "{readme_result}"
+    );
+    let glob_use = uses
+        .iter()
+        .find(|b| b["name"] == "Glob")
+        .unwrap_or_else(|| panic!("no Glob: {dbg}"));
+    let glob_result = run
+        .tool_result(glob_use["id"].as_str().expect("id"))
+        .expect("Glob result");
+    assert!(
+        tool_result_text(glob_result).contains("lib.rs"),
+        "{glob_result}"
+    );
+
+    let final_result = run.result().expect("result event");
+    assert_eq!(final_result["is_error"], false, "{dbg}");
+    assert_eq!(final_result["result"], answer.to_string(), "{dbg}");
+
+    let steps: Vec<usize> = fake.requests().iter().map(|r| r.step).collect();
+    assert_eq!(steps, vec![0, 1, 2, 3], "{dbg}");
+    assert!(
+        fake.stray_requests().is_empty(),
+        "{:?}",
+        fake.stray_requests()
+    );
+}
+
+#[test]
+fn claude_cli_reports_http_500_from_fake_api() {
+    let Some(bin) = claude_bin("claude_cli_reports_http_500_from_fake_api") else {
+        return;
+    };
+    let (dir, lib, sha) = project();
+    let fake = FakeAnthropic::start(Script::new().steps(
+        "Enthusiast",
+        1,
+        vec![Step::HttpError {
+            status: 500,
+            message: "fake 500".to_owned(),
+        }],
+    ));
+    let run = run_claude(&bin, dir.path(), &fake, &prompt(&lib, &sha));
+    let dbg = run.debug();
+    assert_eq!(run.status.code(), Some(1), "{dbg}");
+    let result = run.result().expect("result event");
+    assert_eq!(result["is_error"], true, "{dbg}");
+    assert_eq!(result["api_error_status"], 500, "{dbg}");
+    assert_eq!(
+        fake.requests().len(),
+        1,
+        "CLAUDE_CODE_MAX_RETRIES=0 must stop retries"
+    );
+}
