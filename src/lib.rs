@@ -1,10 +1,26 @@
 //! arev — adversarial multi-agent review orchestrator.
 //!
-//! Data flow: `cli` (parse) → `resolve` (config + pinned `target` → immutable plan) →
+//! Data flow: `cli` (parse) → `resolve` (config + pinned `target` → immutable `RunPlan`) →
 //! `store` (run dir) → `round` (`dispatch` agents → `gates` → `findings` union → Judge →
-//! decision) → `report`. Only `dispatch` is async.
+//! decision) → `report`. Only `dispatch` (and the driver awaiting it) is async; merging,
+//! deciding and rendering are plain functions.
 
+mod app;
+pub mod cli;
+pub mod config;
 pub mod dispatch;
+pub mod errors;
+pub mod exit_codes;
 pub mod findings;
+pub mod gates;
+mod output;
+pub mod report;
+pub mod resolve;
+pub mod round;
+pub mod schema;
 pub mod store;
 pub mod target;
+#[cfg(test)]
+mod test_support;
+
+pub use app::main_impl;

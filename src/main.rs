@@ -1,2 +1,4 @@
-//! The `arev` binary: parse, run, exit with the documented code.
-fn main() {}
+//! The `arev` binary: everything lives in the library; this only sets the exit code.
+fn main() {
+    std::process::exit(arev::main_impl());
+}

@@ -39,7 +39,10 @@ pub(crate) fn target(root: &Path, kind: TargetKind, files: &[(&str, u32)]) -> Pi
 pub(crate) fn with_hunks(mut t: PinnedTarget, file: &str, hunks: &[(u32, u32)]) -> PinnedTarget {
     t.hunks.insert(
         file.to_string(),
-        hunks.iter().map(|&(start, end)| Hunk { start, end }).collect(),
+        hunks
+            .iter()
+            .map(|&(start, end)| Hunk { start, end })
+            .collect(),
     );
     t
 }

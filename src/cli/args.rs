@@ -161,8 +161,18 @@ mod tests {
     #[test]
     fn parses_run() {
         let c = Cli::try_parse_from([
-            "arev", "run", "src/**/*.rs", "a.rs", "--model", "sonnet", "--passes", "3", "--fail-on",
-            "never", "--format", "json",
+            "arev",
+            "run",
+            "src/**/*.rs",
+            "a.rs",
+            "--model",
+            "sonnet",
+            "--passes",
+            "3",
+            "--fail-on",
+            "never",
+            "--format",
+            "json",
         ])
         .unwrap();
         let Command::Run(r) = c.command else { panic!() };

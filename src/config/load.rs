@@ -29,9 +29,12 @@ impl ConfigSources {
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
             .map(|d| d.join("arev").join("config.toml"))
             .filter(|p| p.is_file());
-        let repo_file = [root.join("arev.toml"), root.join(".arev").join("config.toml")]
-            .into_iter()
-            .find(|p| p.is_file());
+        let repo_file = [
+            root.join("arev.toml"),
+            root.join(".arev").join("config.toml"),
+        ]
+        .into_iter()
+        .find(|p| p.is_file());
         let env = std::env::vars()
             .filter(|(k, _)| k.starts_with("AREV_"))
             .collect();
@@ -46,21 +49,29 @@ impl ConfigSources {
 
 /// Load and merge every layer into one `Config`, with the digest of the result.
 pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
-    let defaults: Table = DEFAULTS.parse().map_err(|e: toml::de::Error| ConfigError::Parse {
-        path: PathBuf::from("<embedded defaults>"),
-        message: one_line(&e.to_string()),
-    })?;
+    let defaults: Table = DEFAULTS
+        .parse()
+        .map_err(|e: toml::de::Error| ConfigError::Parse {
+            path: PathBuf::from("<embedded defaults>"),
+            message: one_line(&e.to_string()),
+        })?;
     let mut merged = defaults.clone();
-    let files = [&sources.user_file, &sources.repo_file, &sources.explicit_file];
+    let files = [
+        &sources.user_file,
+        &sources.repo_file,
+        &sources.explicit_file,
+    ];
     for path in files.into_iter().flatten() {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
             path: path.clone(),
             message: e.to_string(),
         })?;
-        let layer: Table = text.parse().map_err(|e: toml::de::Error| ConfigError::Parse {
-            path: path.clone(),
-            message: one_line(&e.to_string()),
-        })?;
+        let layer: Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| ConfigError::Parse {
+                path: path.clone(),
+                message: one_line(&e.to_string()),
+            })?;
         check_keys(&layer, &defaults, "", path)?;
         merge(&mut merged, layer);
         // Type errors are attributed to the layer that introduced them.
@@ -90,7 +101,11 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.agent_timeout()?;
         self.grace()?;
-        for role in [&self.roles.enthusiast, &self.roles.adversary, &self.roles.judge] {
+        for role in [
+            &self.roles.enthusiast,
+            &self.roles.adversary,
+            &self.roles.judge,
+        ] {
             self.agent(role)?;
         }
         if self.review.max_output_bytes == 0 {
@@ -230,7 +245,11 @@ mod tests {
     #[test]
     fn layers_override_in_order() {
         let d = tempfile::tempdir().unwrap();
-        let user = write(d.path(), "u.toml", "[review]\nfail_on = \"low\"\npasses = 3\n");
+        let user = write(
+            d.path(),
+            "u.toml",
+            "[review]\nfail_on = \"low\"\npasses = 3\n",
+        );
         let repo = write(d.path(), "r.toml", "[review]\npasses = 4\n");
         let src = ConfigSources {
             user_file: Some(user),
@@ -257,13 +276,20 @@ mod tests {
             err.to_string(),
             format!("{}: unknown key `review.fial_on`", f.display())
         );
-        let g = write(d.path(), "b.toml", "[agents.x]\nbinary = \"x\"\nbackend = \"claude\"\nflavour = 1\n");
+        let g = write(
+            d.path(),
+            "b.toml",
+            "[agents.x]\nbinary = \"x\"\nbackend = \"claude\"\nflavour = 1\n",
+        );
         let err = load(&ConfigSources {
             repo_file: Some(g),
             ..Default::default()
         })
         .unwrap_err();
-        assert!(err.to_string().ends_with("unknown key `agents.x.flavour`"), "{err}");
+        assert!(
+            err.to_string().ends_with("unknown key `agents.x.flavour`"),
+            "{err}"
+        );
     }
 
     #[test]

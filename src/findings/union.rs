@@ -34,8 +34,15 @@ fn norm_category(c: &str) -> String {
 /// Preference order for the representative of a cluster: highest severity, then the
 /// longest evidence, then the smallest description (total and order-independent).
 fn better(a: &Finding, b: &Finding) -> bool {
-    (a.severity, a.evidence.len(), std::cmp::Reverse(&a.description))
-        > (b.severity, b.evidence.len(), std::cmp::Reverse(&b.description))
+    (
+        a.severity,
+        a.evidence.len(),
+        std::cmp::Reverse(&a.description),
+    ) > (
+        b.severity,
+        b.evidence.len(),
+        std::cmp::Reverse(&b.description),
+    )
 }
 
 /// Merge the passes' findings into one list with ids F1..Fn.
@@ -49,13 +56,20 @@ pub fn union_passes(findings: Vec<PassFinding>) -> Vec<UnionedFinding> {
     let mut out: Vec<UnionedFinding> = Vec::new();
     for (_, mut members) in groups {
         members.sort_by(|a, b| {
-            (a.finding.line, &a.finding.description, &a.finding.evidence, a.pass, &a.finding.id).cmp(&(
-                b.finding.line,
-                &b.finding.description,
-                &b.finding.evidence,
-                b.pass,
-                &b.finding.id,
-            ))
+            (
+                a.finding.line,
+                &a.finding.description,
+                &a.finding.evidence,
+                a.pass,
+                &a.finding.id,
+            )
+                .cmp(&(
+                    b.finding.line,
+                    &b.finding.description,
+                    &b.finding.evidence,
+                    b.pass,
+                    &b.finding.id,
+                ))
         });
         let mut cluster: Vec<PassFinding> = Vec::new();
         let mut prev_line: Option<Option<u32>> = None;
@@ -149,7 +163,10 @@ mod tests {
         let logic = u.iter().find(|x| x.finding.category == "logic").unwrap();
         assert_eq!(logic.finding.severity, Severity::High);
         assert_eq!(logic.passes, vec![1, 2]);
-        assert!(logic.finding.evidence.contains("ev-1-10") && logic.finding.evidence.contains("ev-2-14"));
+        assert!(
+            logic.finding.evidence.contains("ev-1-10")
+                && logic.finding.evidence.contains("ev-2-14")
+        );
         let ids: Vec<_> = u.iter().map(|x| x.finding.id.as_str()).collect();
         assert_eq!(ids, ["F1", "F2"]);
     }

@@ -90,7 +90,12 @@ pub fn authentic(outcome: &AgentOutcome) -> Result<(), String> {
         Some(r) if r.is_error => Err(format!(
             "reported is_error ({}): {}",
             r.subtype,
-            r.text.as_deref().unwrap_or("no message").lines().next().unwrap_or("")
+            r.text
+                .as_deref()
+                .unwrap_or("no message")
+                .lines()
+                .next()
+                .unwrap_or("")
         )),
         Some(r) if r.text.is_none() => Err("result event without a result text".into()),
         Some(_) => Ok(()),

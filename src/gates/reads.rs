@@ -29,8 +29,9 @@ impl ReadScope {
         extra: &[PathBuf],
     ) -> Self {
         let target = canonical(target, root);
-        let mut allowed: HashSet<PathBuf> =
-            allowed_files.map(|f| canonical(&root.join(f), root)).collect();
+        let mut allowed: HashSet<PathBuf> = allowed_files
+            .map(|f| canonical(&root.join(f), root))
+            .collect();
         allowed.insert(target.clone());
         allowed.extend(extra.iter().map(|p| canonical(p, root)));
         Self {

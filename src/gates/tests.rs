@@ -37,8 +37,13 @@ fn authenticity() {
     let ok = outcome(ProcessEnd::Exited { code: 0 }, Some((false, Some("{}"))));
     assert!(authentic(&ok).is_ok());
     let crashed = outcome(ProcessEnd::Exited { code: 1 }, None);
-    assert!(authentic(&crashed).unwrap_err().contains("without a result"));
-    let err = outcome(ProcessEnd::Exited { code: 1 }, Some((true, Some("API Error: 500"))));
+    assert!(authentic(&crashed)
+        .unwrap_err()
+        .contains("without a result"));
+    let err = outcome(
+        ProcessEnd::Exited { code: 1 },
+        Some((true, Some("API Error: 500"))),
+    );
     assert!(authentic(&err).unwrap_err().contains("is_error"));
     let spawn = outcome(
         ProcessEnd::SpawnFailed {
@@ -87,7 +92,10 @@ fn read_scope_normalises_paths() {
         tool("Read", json!({"file_path": "src/../secret.txt"})),
         tool("Read", json!({"file_path": "src/link.rs"})),
         tool("Grep", json!({"pattern": "x"})),
-        tool("Glob", json!({"pattern": "**/*.rs", "path": root.display().to_string()})),
+        tool(
+            "Glob",
+            json!({"pattern": "**/*.rs", "path": root.display().to_string()}),
+        ),
         tool("Read", json!({"file_path": "/etc/passwd"})),
     ] {
         let v = scope.violation(std::slice::from_ref(&bad));
@@ -119,7 +127,11 @@ fn anchors() {
     assert!(!anchor_ok(&finding("F1", Some("a.rs"), Some(11), "x"), &t));
     assert!(anchor_ok(&finding("F1", Some("a.rs"), None, "x"), &t));
     assert!(anchor_ok(&finding("F1", None, None, "x"), &t));
-    let d = with_hunks(target(root, TargetKind::Diff, &[("a.rs", 100)]), "a.rs", &[(5, 9), (40, 41)]);
+    let d = with_hunks(
+        target(root, TargetKind::Diff, &[("a.rs", 100)]),
+        "a.rs",
+        &[(5, 9), (40, 41)],
+    );
     assert!(anchor_ok(&finding("F1", Some("a.rs"), Some(41), "x"), &d));
     assert!(!anchor_ok(&finding("F1", Some("a.rs"), Some(20), "x"), &d));
 }
@@ -144,7 +156,9 @@ fn schema_gate() {
     let dup = r#"{"findings":[
       {"id":"F1","severity":"low","target_type":"code","file":null,"line":null,"category":"x","description":"d","evidence":"e","source":"enthusiast"},
       {"id":"F1","severity":"low","target_type":"code","file":null,"line":null,"category":"x","description":"d","evidence":"e","source":"enthusiast"}]}"#;
-    assert!(parse_answer::<EnthusiastOutput>(dup).unwrap_err().contains("twice"));
+    assert!(parse_answer::<EnthusiastOutput>(dup)
+        .unwrap_err()
+        .contains("twice"));
     let bad_enum = r#"{"rulings":[{"finding_id":"F1","file":null,"line":null,"target_type":"code","final_severity":"huge","winner":"split","resolution":"r"}],"summary":"s"}"#;
     assert!(parse_answer::<JudgeOutput>(bad_enum).is_err());
 }

@@ -1,7 +1,7 @@
 //! The stop predicate and escalation of SPEC §7 3D, as one pure function over round facts.
 
 use super::StopReason;
-use crate::findings::{FinalSeverity, Ruling, Severity, Tier, Winner};
+use crate::findings::{Ruling, Severity, Tier};
 use crate::target::Mode;
 use std::collections::BTreeSet;
 
@@ -67,7 +67,10 @@ pub fn cluster_set(rulings: &[Ruling]) -> BTreeSet<(String, Option<u32>, String,
     let mut by_file: std::collections::BTreeMap<String, Vec<u32>> = Default::default();
     for r in rulings {
         if let Some(l) = r.line {
-            by_file.entry(r.file.clone().unwrap_or_default()).or_default().push(l);
+            by_file
+                .entry(r.file.clone().unwrap_or_default())
+                .or_default()
+                .push(l);
         }
     }
     let mut rep: std::collections::BTreeMap<(String, u32), u32> = Default::default();
@@ -140,7 +143,8 @@ pub fn decide(input: &DecideInput<'_>, facts: &RoundFacts) -> Decision {
     // 1. Zero findings after round 1.
     if n_confirmed == 0 && input.round > 1 {
         if at_ceiling {
-            d.reasons.push("rule 1: zero confirmed at opus → stop zero-findings".into());
+            d.reasons
+                .push("rule 1: zero confirmed at opus → stop zero-findings".into());
             d.stop = Some(StopReason::ZeroFindings);
             return d;
         }
@@ -178,7 +182,8 @@ pub fn decide(input: &DecideInput<'_>, facts: &RoundFacts) -> Decision {
         _ => d.runs_worsening = 0,
     }
     if d.runs_worsening >= 2 {
-        d.reasons.push("rule 3: two worsening rounds → stop anti-divergence-halt".into());
+        d.reasons
+            .push("rule 3: two worsening rounds → stop anti-divergence-halt".into());
         d.stop = Some(StopReason::AntiDivergenceHalt);
         return d;
     }
@@ -191,8 +196,10 @@ pub fn decide(input: &DecideInput<'_>, facts: &RoundFacts) -> Decision {
     } else if let Some(prior) = input.prior_rulings {
         let same = !facts.rulings.is_empty() && cluster_set(prior) == cluster_set(&facts.rulings);
         if same && at_ceiling {
-            d.reasons
-                .push("rule 4: rulings identical to the prior round at opus → stop all-self-reference".into());
+            d.reasons.push(
+                "rule 4: rulings identical to the prior round at opus → stop all-self-reference"
+                    .into(),
+            );
             d.stop = Some(StopReason::AllSelfReference);
             return d;
         }
@@ -266,7 +273,11 @@ pub fn decide(input: &DecideInput<'_>, facts: &RoundFacts) -> Decision {
         d.stop = Some(StopReason::BudgetExhausted);
         return d;
     }
-    d.reasons.push(format!("continue to round {} at {}", input.round + 1, d.next_tier));
+    d.reasons.push(format!(
+        "continue to round {} at {}",
+        input.round + 1,
+        d.next_tier
+    ));
     d
 }
 
@@ -278,7 +289,6 @@ pub fn confirmed_locations(rulings: &[Ruling]) -> Vec<(String, u32)> {
         .filter_map(|r| Some((r.file.clone()?, r.line?)))
         .collect()
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -326,7 +336,13 @@ mod tests {
     #[test]
     fn round_one_low_findings_stop_all_self_reference() {
         let facts = RoundFacts {
-            rulings: vec![ruling("F1", "a.rs", 3, FinalSeverity::Low, Winner::Enthusiast)],
+            rulings: vec![ruling(
+                "F1",
+                "a.rs",
+                3,
+                FinalSeverity::Low,
+                Winner::Enthusiast,
+            )],
             yield_count: 1,
             ..Default::default()
         };

@@ -55,6 +55,8 @@ pub enum ReviewEnd {
     Stopped(StopReason),
     Aborted(Abort),
     Interrupted,
+    /// An allowed empty diff: nothing was dispatched.
+    Empty,
 }
 
 /// A finding the Judge saw (or should have), with its ruling.
@@ -212,11 +214,28 @@ pub async fn run_review(
 
         // 3A ∥ 3B
         let enth_futs = (1..=plan.passes).map(|p| {
-            let prompt = enthusiast_prompt(&ctx, round, p, &confirmed_before, prior_summary.as_deref());
-            run_role::<EnthusiastOutput>(&ctx, Role::Enthusiast, Some(p), round, tier, prompt, &round_cancel)
+            let prompt =
+                enthusiast_prompt(&ctx, round, p, &confirmed_before, prior_summary.as_deref());
+            run_role::<EnthusiastOutput>(
+                &ctx,
+                Role::Enthusiast,
+                Some(p),
+                round,
+                tier,
+                prompt,
+                &round_cancel,
+            )
         });
         let adv_prompt = adversary_prompt(&ctx, round);
-        let adv_fut = run_role::<AdversaryOutput>(&ctx, Role::Adversary, None, round, tier, adv_prompt, &round_cancel);
+        let adv_fut = run_role::<AdversaryOutput>(
+            &ctx,
+            Role::Adversary,
+            None,
+            round,
+            tier,
+            adv_prompt,
+            &round_cancel,
+        );
         let (enth_runs, adv_run) = futures::join!(futures::future::join_all(enth_futs), adv_fut);
 
         let mut abort: Option<Abort> = None;
@@ -282,7 +301,14 @@ pub async fn run_review(
                             role: Role::Enthusiast,
                             file: bad,
                         };
-                        return finish_round(result, rec, started, ctx.run, meta, ReviewEnd::Aborted(a));
+                        return finish_round(
+                            result,
+                            rec,
+                            started,
+                            ctx.run,
+                            meta,
+                            ReviewEnd::Aborted(a),
+                        );
                     }
                 }
             }
@@ -332,21 +358,47 @@ pub async fn run_review(
         let mut rulings: Vec<Ruling> = vec![];
         let mut judge_out: Option<JudgeOutput> = None;
         if novel.is_empty() {
-            rec.decision.reasons.push("no findings: the Judge is skipped".into());
+            rec.decision
+                .reasons
+                .push("no findings: the Judge is skipped".into());
         } else {
-            let prompt = judge_prompt(&ctx, round, &novel, &adversary_map, &confirmed_before, prior_summary.as_deref());
-            let jr = run_role::<JudgeOutput>(&ctx, Role::Judge, None, round, tier, prompt, &round_cancel).await;
+            let prompt = judge_prompt(
+                &ctx,
+                round,
+                &novel,
+                &adversary_map,
+                &confirmed_before,
+                prior_summary.as_deref(),
+            );
+            let jr = run_role::<JudgeOutput>(
+                &ctx,
+                Role::Judge,
+                None,
+                round,
+                tier,
+                prompt,
+                &round_cancel,
+            )
+            .await;
             rec.dispatches.extend(jr.records);
             match jr.output {
                 RoleOutput::Valid(j) => {
                     for r in &j.rulings {
                         if let Some(file) = &r.file {
-                            if let FileCheck::Offtarget(bad) = normalize_finding_file(file, target) {
+                            if let FileCheck::Offtarget(bad) = normalize_finding_file(file, target)
+                            {
                                 let a = Abort::OfftargetHallucination {
                                     role: Role::Judge,
                                     file: bad,
                                 };
-                                return finish_round(result, rec, started, ctx.run, meta, ReviewEnd::Aborted(a));
+                                return finish_round(
+                                    result,
+                                    rec,
+                                    started,
+                                    ctx.run,
+                                    meta,
+                                    ReviewEnd::Aborted(a),
+                                );
                             }
                         }
                     }
@@ -363,19 +415,43 @@ pub async fn run_review(
                     }
                     rec.counts.unresolved = novel.len() as u32;
                     let a = Abort::JudgeMalformed { detail: e };
-                    return finish_round(result, rec, started, ctx.run, meta, ReviewEnd::Aborted(a));
+                    return finish_round(
+                        result,
+                        rec,
+                        started,
+                        ctx.run,
+                        meta,
+                        ReviewEnd::Aborted(a),
+                    );
                 }
                 RoleOutput::Abort(a) => {
-                    return finish_round(result, rec, started, ctx.run, meta, ReviewEnd::Aborted(a));
+                    return finish_round(
+                        result,
+                        rec,
+                        started,
+                        ctx.run,
+                        meta,
+                        ReviewEnd::Aborted(a),
+                    );
                 }
                 RoleOutput::Cancelled => {
-                    return finish_round(result, rec, started, ctx.run, meta, ReviewEnd::Interrupted);
+                    return finish_round(
+                        result,
+                        rec,
+                        started,
+                        ctx.run,
+                        meta,
+                        ReviewEnd::Interrupted,
+                    );
                 }
             }
         }
         if let Some(j) = &judge_out {
-            let by_id: BTreeMap<&str, &Ruling> =
-                j.rulings.iter().map(|r| (r.finding_id.as_str(), r)).collect();
+            let by_id: BTreeMap<&str, &Ruling> = j
+                .rulings
+                .iter()
+                .map(|r| (r.finding_id.as_str(), r))
+                .collect();
             for f in &novel {
                 let ruling = by_id.get(f.finding.id.as_str()).map(|r| {
                     let mut r = (*r).clone();
@@ -473,7 +549,14 @@ pub async fn run_review(
             }
             rec.decision.action = "stop".into();
             rec.decision.stop_reason = Some(stop);
-            return finish_round(result, rec, started, ctx.run, meta, ReviewEnd::Stopped(stop));
+            return finish_round(
+                result,
+                rec,
+                started,
+                ctx.run,
+                meta,
+                ReviewEnd::Stopped(stop),
+            );
         }
         rec.decision.action = "continue".into();
         rec.decision.next_tier = Some(d.next_tier);
@@ -483,7 +566,11 @@ pub async fn run_review(
         prior_substantive = Some(d.substantive);
         prior_yield = Some(novel.len() as u32);
         runs_worsening = d.runs_worsening;
-        sub_opus_streak = if tier < Tier::Opus { sub_opus_streak + 1 } else { 0 };
+        sub_opus_streak = if tier < Tier::Opus {
+            sub_opus_streak + 1
+        } else {
+            0
+        };
         tier = d.next_tier;
         result = push_round(result, rec, started, ctx.run, meta);
     }
@@ -544,7 +631,7 @@ fn finish_round(
             rec.decision.action = "interrupted".into();
             rec.decision.reasons.push("interrupted (Ctrl-C)".into());
         }
-        ReviewEnd::Stopped(_) => {}
+        ReviewEnd::Stopped(_) | ReviewEnd::Empty => {}
     }
     let completed = matches!(end, ReviewEnd::Stopped(_));
     let round = rec.round;
@@ -566,7 +653,11 @@ fn prior_rounds_section(confirmed: &[(String, u32)], summary: Option<&str>) -> S
         "## Earlier rounds\nBLOCKLIST — already confirmed, do not re-raise (±5 lines): {}\n\
          Prior Judge summary: {}\nReport only defects NOT in the blocklist. When a finding \
          builds on an earlier one, set `prior_finding_id`.\n",
-        if list.is_empty() { "(none)".into() } else { list.join(", ") },
+        if list.is_empty() {
+            "(none)".into()
+        } else {
+            list.join(", ")
+        },
         escape_text(summary.unwrap_or("(none)"))
     )
 }
@@ -605,7 +696,12 @@ fn enthusiast_prompt(
             format!("## Escape checklist\n{}", ctx.assets.checklist.trim()),
         );
     }
-    let header = first_line(round, ctx.target.mode.as_str(), Role::Enthusiast, Some((pass, ctx.plan.passes)));
+    let header = first_line(
+        round,
+        ctx.target.mode.as_str(),
+        Role::Enthusiast,
+        Some((pass, ctx.plan.passes)),
+    );
     render(&header, ctx.assets.template(Role::Enthusiast), &v)
 }
 
@@ -672,7 +768,8 @@ async fn run_role<T: AnswerSchema>(
             n => format!("{base}-retry{n}"),
         };
         attempt += 1;
-        let (outcome_gates, rec) = one_dispatch(ctx, role, pass, round, tier, &label, &current, cancel).await;
+        let (outcome_gates, rec) =
+            one_dispatch(ctx, role, pass, round, tier, &label, &current, cancel).await;
         records.push(rec);
         if cancel.is_cancelled() {
             return RoleRun {

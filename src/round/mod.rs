@@ -5,6 +5,6 @@ mod model;
 mod prompt;
 
 pub use decide::{cluster_set, decide, DecideInput, Decision, RoundFacts};
-pub use driver::{run_review, Progress, ReviewEnd, ReviewResult};
+pub use driver::{run_review, Judged, Progress, ReviewEnd, ReviewResult};
 pub use model::*;
 pub use prompt::{first_line, render, strip_frontmatter, Assets, PromptVars};

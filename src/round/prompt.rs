@@ -46,10 +46,13 @@ impl Assets {
         }
         let mut templates = BTreeMap::new();
         for (name, text) in TEMPLATES {
-            templates.insert(name, over("prompts", name)?.unwrap_or_else(|| text.to_string()));
+            templates.insert(
+                name,
+                over("prompts", name)?.unwrap_or_else(|| text.to_string()),
+            );
         }
-        let checklist = over("heuristics", "code-escape-categories")?
-            .unwrap_or_else(|| CHECKLIST.to_string());
+        let checklist =
+            over("heuristics", "code-escape-categories")?.unwrap_or_else(|| CHECKLIST.to_string());
         Ok(Self {
             bodies,
             templates,
@@ -82,7 +85,10 @@ pub fn strip_frontmatter(text: &str) -> &str {
 /// `[AR Round {N} — {MODE}] {Role} (pass {p}/{P})`; the pass suffix only for the Enthusiast.
 pub fn first_line(round: u32, mode: &str, role: Role, pass: Option<(u32, u32)>) -> String {
     match pass {
-        Some((p, n)) => format!("[AR Round {round} — {mode}] {} (pass {p}/{n})", role.title()),
+        Some((p, n)) => format!(
+            "[AR Round {round} — {mode}] {} (pass {p}/{n})",
+            role.title()
+        ),
         None => format!("[AR Round {round} — {mode}] {}", role.title()),
     }
 }
@@ -109,7 +115,9 @@ pub fn target_tag(path: &Path, kind: &str, sha: &str) -> String {
 }
 
 fn xml_attr(s: &str) -> String {
-    s.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;")
+    s.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
 }
 
 /// Neutralise text that could forge prompt structure (`<target`, `</findings>`).
@@ -201,7 +209,10 @@ mod tests {
         v.set("target_tag", target_tag(Path::new("/r/a.rs"), "file", "ab"));
         v.set("brief", "");
         let p = render("H", "x {{target_tag}} {{brief}}y", &v).unwrap();
-        assert_eq!(p, "H\nx <target path=\"/r/a.rs\" kind=\"file\" sha256=\"ab\" /> y");
+        assert_eq!(
+            p,
+            "H\nx <target path=\"/r/a.rs\" kind=\"file\" sha256=\"ab\" /> y"
+        );
         assert!(render("H", "{{nope}}", &v).unwrap_err().contains("nope"));
         assert!(render("H", "no tag", &v).is_err());
         assert!(render("H", "{{target_tag}}{{target_tag}}", &v).is_err());
@@ -212,12 +223,24 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let a = Assets::load(d.path()).unwrap();
         for role in [Role::Enthusiast, Role::Adversary, Role::Judge] {
-            assert!(!a.body(role).starts_with("---"), "{role} frontmatter not stripped");
+            assert!(
+                !a.body(role).starts_with("---"),
+                "{role} frontmatter not stripped"
+            );
             assert!(a.body(role).len() > 200, "{role} body too short");
             let mut v = PromptVars::default();
             for k in [
-                "round", "mode", "pass", "passes", "target_guide", "brief", "prior_rounds",
-                "checklist", "localization", "findings", "adversarial_context",
+                "round",
+                "mode",
+                "pass",
+                "passes",
+                "target_guide",
+                "brief",
+                "prior_rounds",
+                "checklist",
+                "localization",
+                "findings",
+                "adversarial_context",
             ] {
                 v.set(k, "");
             }

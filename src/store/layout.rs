@@ -72,7 +72,10 @@ impl RunDir {
         self.path.join(format!("round-{n}.json"))
     }
     pub fn agent_dir(&self, round: u32, label: &str) -> PathBuf {
-        self.path.join("agents").join(format!("r{round}")).join(label)
+        self.path
+            .join("agents")
+            .join(format!("r{round}"))
+            .join(label)
     }
     pub fn report_json(&self) -> PathBuf {
         self.path.join("report.json")

@@ -1,0 +1,29 @@
+//! The only module that prints: the report to stdout, errors and progress to stderr.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::io::Write;
+
+/// Write the report to stdout. A closed pipe (`arev … | head`) is not an error.
+pub fn report(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    if !text.ends_with('\n') {
+        let _ = out.write_all(b"\n");
+    }
+    let _ = out.flush();
+}
+
+/// A one-line error on stderr.
+pub fn error(msg: &str) {
+    eprintln!("arev: error: {msg}");
+}
+
+/// A warning on stderr.
+pub fn warn(msg: &str) {
+    eprintln!("arev: warning: {msg}");
+}
+
+/// A progress line on stderr.
+pub fn progress(msg: &str) {
+    eprintln!("{msg}");
+}

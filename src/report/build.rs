@@ -1,0 +1,238 @@
+//! Build report.json from the rounds: findings with rulings, severity counts, coverage, cost, quality.
+
+use super::*;
+use crate::round::{Judged, ReviewEnd, ReviewResult};
+use crate::store::Meta;
+use crate::target::PinnedTarget;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+/// What the report is built from.
+pub struct BuildInput<'a> {
+    pub result: &'a ReviewResult,
+    pub target: &'a PinnedTarget,
+    pub meta: &'a Meta,
+    pub run_dir: &'a Path,
+    pub enthusiast_agent: &'a str,
+    pub judge_agent: &'a str,
+    pub duration_ms: u64,
+}
+
+/// A fingerprint that survives line shifts: sha256 over the file, the category and the
+/// whitespace-normalised text of the flagged line (the description when there is no line).
+pub fn fingerprint(
+    root: &Path,
+    file: Option<&str>,
+    line: Option<u32>,
+    category: &str,
+    description: &str,
+) -> String {
+    let text = match (file, line) {
+        (Some(f), Some(l)) => std::fs::read_to_string(root.join(f))
+            .ok()
+            .and_then(|s| s.lines().nth(l as usize - 1).map(normalise))
+            .unwrap_or_else(|| normalise(description)),
+        _ => normalise(description),
+    };
+    let mut h = Sha256::new();
+    h.update(format!(
+        "v1\0{}\0{}\0{}",
+        file.unwrap_or(""),
+        category.trim().to_ascii_lowercase(),
+        text
+    ));
+    h.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn normalise(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn entry(j: &Judged, root: &Path, enthusiast: &str, judge: &str) -> ReportFinding {
+    let f = &j.finding.finding;
+    let r = j.ruling.as_ref();
+    let file = r.and_then(|r| r.file.clone()).or_else(|| f.file.clone());
+    let line = r.and_then(|r| r.line).or(f.line);
+    ReportFinding {
+        fingerprint: fingerprint(root, file.as_deref(), line, &f.category, &f.description),
+        id: f.id.clone(),
+        round: j.round,
+        severity: r
+            .and_then(|r| r.final_severity.severity())
+            .unwrap_or(f.severity),
+        enthusiast_severity: f.severity,
+        file,
+        line,
+        category: f.category.clone(),
+        description: f.description.clone(),
+        evidence: f.evidence.clone(),
+        winner: r.map(|r| r.winner),
+        resolution: r.map(|r| r.resolution.clone()),
+        edit_instruction: r.and_then(|r| r.edit_instruction.clone()),
+        cites: r.map(|r| r.cites.clone()).unwrap_or_default(),
+        found_by_passes: j.finding.passes.clone(),
+        found_by: enthusiast.to_string(),
+        ruled_by: r.map(|_| judge.to_string()),
+    }
+}
+
+/// Build the report. Pure apart from reading flagged lines for fingerprints.
+pub fn build_report(input: &BuildInput<'_>) -> Report {
+    let BuildInput {
+        result,
+        target,
+        meta,
+        ..
+    } = input;
+    let mut confirmed = vec![];
+    let mut debunked = vec![];
+    let mut unresolved = vec![];
+    for j in &result.judged {
+        let e = entry(j, &target.root, input.enthusiast_agent, input.judge_agent);
+        match &j.ruling {
+            Some(r) if r.is_confirmed() => confirmed.push(e),
+            Some(_) => debunked.push(e),
+            None => unresolved.push(e),
+        }
+    }
+    confirmed.sort_by(|a, b| {
+        (std::cmp::Reverse(a.severity), &a.file, a.line).cmp(&(
+            std::cmp::Reverse(b.severity),
+            &b.file,
+            b.line,
+        ))
+    });
+    let mut by_severity = BySeverity::default();
+    for c in &confirmed {
+        by_severity.add(c.severity);
+    }
+    let mut files: Vec<CoverageFile> = target
+        .files
+        .iter()
+        .map(|f| CoverageFile {
+            path: f.path.clone(),
+            status: CoverageStatus::Reviewed,
+            reason: None,
+        })
+        .chain(target.skipped.iter().map(|s| CoverageFile {
+            path: s.path.clone(),
+            status: CoverageStatus::Skipped,
+            reason: Some(s.reason),
+        }))
+        .collect();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let completed = matches!(result.end, ReviewEnd::Stopped(_));
+    let coverage = Coverage {
+        reviewed: if completed {
+            target.files.len() as u32
+        } else {
+            0
+        },
+        skipped: target.skipped.len() as u32,
+        files: files
+            .into_iter()
+            .map(|mut f| {
+                if !completed && f.status == CoverageStatus::Reviewed {
+                    // An aborted review covered nothing: say so instead of claiming coverage.
+                    f.status = CoverageStatus::Skipped;
+                }
+                f
+            })
+            .collect(),
+    };
+    let mut cost = Cost::default();
+    let mut agent_errors = 0;
+    for r in &result.rounds {
+        agent_errors += r.errors.len() as u32;
+        for d in &r.dispatches {
+            let usd = d.outcome.cost_usd();
+            let tokens = d.outcome.result.as_ref().map_or(0, |x| x.usage.total());
+            cost.usd += usd;
+            cost.tokens += tokens;
+            for (map, key) in [
+                (&mut cost.by_role, d.role.as_str().to_string()),
+                (&mut cost.by_tier, d.outcome.tier.as_str().to_string()),
+            ] {
+                let line = map.entry(key).or_default();
+                line.usd += usd;
+                line.tokens += tokens;
+                line.dispatches += 1;
+            }
+            if d.gates.authenticity.as_deref() != Some("ok")
+                || d.gates.schema.as_deref().is_some_and(|s| s != "ok")
+            {
+                agent_errors += 1;
+            }
+        }
+    }
+    let judged = (confirmed.len() + debunked.len()) as f64;
+    let debunk_rate = (judged > 0.0).then(|| debunked.len() as f64 / judged);
+    let band = [0.20, 0.35];
+    let quality = Quality {
+        debunk_rate,
+        healthy_band: band,
+        in_band: debunk_rate.map(|r| (band[0]..=band[1]).contains(&r)),
+        discovery_curve: result.rounds.iter().map(|r| r.counts.novel).collect(),
+        escalations: result.escalations.clone(),
+        agent_errors,
+    };
+    let (stop_reason, abort_reason, abort_detail) = match &result.end {
+        ReviewEnd::Stopped(s) => (Some(*s), None, None),
+        ReviewEnd::Aborted(a) => (None, Some(a.reason()), Some(a.detail())),
+        ReviewEnd::Interrupted | ReviewEnd::Empty => (None, None, None),
+    };
+    Report {
+        schema_version: SCHEMA_VERSION,
+        arev_version: env!("CARGO_PKG_VERSION").to_string(),
+        run_id: meta.run_id.clone(),
+        run_dir: input.run_dir.display().to_string(),
+        status: meta.status,
+        stop_reason,
+        abort_reason,
+        abort_detail,
+        target: ReportTarget {
+            kind: target.kind,
+            display: target.display.clone(),
+            sha256: target.sha256.clone(),
+            sha256_final: meta.target.sha256_final.clone(),
+            drift: meta.target.drift,
+            base: target.base.clone(),
+            target_type: target.target_type,
+            mode: target.mode,
+            allowed_files: target.allowed_files().map(String::from).collect(),
+        },
+        rounds: result
+            .rounds
+            .iter()
+            .map(|r| ReportRound {
+                round: r.round,
+                tier: r.tier,
+                per_pass: r.counts.per_pass.clone(),
+                findings: r.counts.novel,
+                confirmed: r.counts.confirmed,
+                debunked: r.counts.debunked,
+                unresolved: r.counts.unresolved,
+                errors: r.errors.clone(),
+                duration_ms: r.duration_ms,
+                cost_usd: r.cost_usd,
+                tokens: r.tokens,
+                decision: r.decision.action.clone(),
+                decision_reasons: r.decision.reasons.clone(),
+            })
+            .collect(),
+        confirmed,
+        debunked,
+        unresolved,
+        by_severity,
+        coverage,
+        cost,
+        quality,
+        warnings: result.warnings.clone(),
+        started_at: meta.started_at.clone(),
+        finished_at: meta.finished_at.clone().unwrap_or_default(),
+        duration_ms: input.duration_ms,
+    }
+}

@@ -1,0 +1,184 @@
+//! report.json (`schema_version: 1`; schema in `schemas/report.schema.json`).
+//!
+//! A worked example of the top level:
+//! `{"schema_version":1,"run_id":"20261121-180000-a1b2c3-src-lib-rs","status":"complete",
+//! "stop_reason":"zero-findings","target":{…},"rounds":[…],"confirmed":[…],"debunked":[…],
+//! "unresolved":[],"by_severity":{"critical":0,"high":1,"medium":0,"low":0},"coverage":{…},
+//! "cost":{…},"quality":{…}}`
+
+use crate::findings::{Severity, Tier, Winner};
+use crate::round::StopReason;
+use crate::store::RunStatus;
+use crate::target::{Mode, SkipReason, TargetKind, TargetType};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The final structured report of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    pub schema_version: u32,
+    pub arev_version: String,
+    pub run_id: String,
+    /// Absolute path of the run directory.
+    pub run_dir: String,
+    pub status: RunStatus,
+    pub stop_reason: Option<StopReason>,
+    pub abort_reason: Option<String>,
+    pub abort_detail: Option<String>,
+    pub target: ReportTarget,
+    pub rounds: Vec<ReportRound>,
+    pub confirmed: Vec<ReportFinding>,
+    pub debunked: Vec<ReportFinding>,
+    pub unresolved: Vec<ReportFinding>,
+    pub by_severity: BySeverity,
+    pub coverage: Coverage,
+    pub cost: Cost,
+    pub quality: Quality,
+    pub warnings: Vec<String>,
+    pub started_at: String,
+    pub finished_at: String,
+    pub duration_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportTarget {
+    pub kind: TargetKind,
+    pub display: String,
+    pub sha256: String,
+    pub sha256_final: Option<String>,
+    pub drift: bool,
+    pub base: Option<String>,
+    pub target_type: TargetType,
+    pub mode: Mode,
+    pub allowed_files: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportRound {
+    pub round: u32,
+    pub tier: Tier,
+    /// Valid findings per Enthusiast pass.
+    pub per_pass: Vec<u32>,
+    pub findings: u32,
+    pub confirmed: u32,
+    pub debunked: u32,
+    pub unresolved: u32,
+    pub errors: Vec<String>,
+    pub duration_ms: u64,
+    pub cost_usd: f64,
+    pub tokens: u64,
+    /// continue | stop | abort | interrupted
+    pub decision: String,
+    pub decision_reasons: Vec<String>,
+}
+
+/// A finding with the Judge's ruling.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportFinding {
+    /// Stable across runs for the same defect, even when lines shift.
+    pub fingerprint: String,
+    /// The finding's id in its round (`F3`).
+    pub id: String,
+    pub round: u32,
+    /// The Judge's severity (for confirmed), else the Enthusiast's.
+    pub severity: Severity,
+    pub enthusiast_severity: Severity,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub category: String,
+    pub description: String,
+    pub evidence: String,
+    pub winner: Option<Winner>,
+    pub resolution: Option<String>,
+    pub edit_instruction: Option<String>,
+    /// Adversary heuristics / safe zones the ruling cites.
+    pub cites: Vec<String>,
+    /// Enthusiast passes that found it.
+    pub found_by_passes: Vec<u32>,
+    /// Agent names: who found it and who ruled.
+    pub found_by: String,
+    pub ruled_by: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BySeverity {
+    pub critical: u32,
+    pub high: u32,
+    pub medium: u32,
+    pub low: u32,
+}
+
+impl BySeverity {
+    pub fn add(&mut self, s: Severity) {
+        match s {
+            Severity::Critical => self.critical += 1,
+            Severity::High => self.high += 1,
+            Severity::Medium => self.medium += 1,
+            Severity::Low => self.low += 1,
+        }
+    }
+}
+
+/// Coverage status of one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CoverageStatus {
+    Reviewed,
+    Skipped,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CoverageFile {
+    pub path: String,
+    pub status: CoverageStatus,
+    pub reason: Option<SkipReason>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Coverage {
+    pub reviewed: u32,
+    pub skipped: u32,
+    pub files: Vec<CoverageFile>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CostLine {
+    pub usd: f64,
+    pub tokens: u64,
+    pub dispatches: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Cost {
+    pub usd: f64,
+    pub tokens: u64,
+    pub by_role: BTreeMap<String, CostLine>,
+    pub by_tier: BTreeMap<String, CostLine>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Quality {
+    /// debunked / (confirmed + debunked); null without rulings.
+    pub debunk_rate: Option<f64>,
+    /// The healthy band [0.20, 0.35].
+    pub healthy_band: [f64; 2],
+    pub in_band: Option<bool>,
+    /// Findings sent to the Judge per round.
+    pub discovery_curve: Vec<u32>,
+    pub escalations: Vec<String>,
+    /// Dispatch errors and gate events over all rounds.
+    pub agent_errors: u32,
+}

@@ -1,0 +1,84 @@
+//! The terminal summary: status line, confirmed findings with edit instructions, coverage, cost.
+
+use super::Report;
+use crate::store::RunStatus;
+use std::fmt::Write;
+
+pub fn render_text(r: &Report) -> String {
+    let mut s = String::new();
+    let head = match r.status {
+        RunStatus::Complete => format!(
+            "arev: review complete — {} ({} round(s), stop: {})",
+            r.target.display,
+            r.rounds.len(),
+            r.stop_reason.map_or("-", |x| x.as_str())
+        ),
+        RunStatus::Aborted => format!(
+            "arev: review ABORTED — {} ({}): no verdict",
+            r.target.display,
+            r.abort_reason.as_deref().unwrap_or("unknown")
+        ),
+        RunStatus::Interrupted => format!("arev: review interrupted — {}", r.target.display),
+        RunStatus::Empty => format!("arev: nothing to review — {} is empty", r.target.display),
+        RunStatus::Running => format!("arev: review still running — {}", r.target.display),
+    };
+    let _ = writeln!(s, "{head}");
+    if let Some(d) = &r.abort_detail {
+        let _ = writeln!(s, "  {d}");
+    }
+    let b = &r.by_severity;
+    let _ = writeln!(
+        s,
+        "{} confirmed (critical {}, high {}, medium {}, low {}), {} debunked, {} unresolved",
+        r.confirmed.len(),
+        b.critical,
+        b.high,
+        b.medium,
+        b.low,
+        r.debunked.len(),
+        r.unresolved.len()
+    );
+    for f in &r.confirmed {
+        let place = match (&f.file, f.line) {
+            (Some(p), Some(l)) => format!("{p}:{l}"),
+            (Some(p), None) => p.clone(),
+            _ => "(target-wide)".into(),
+        };
+        let _ = writeln!(
+            s,
+            "  [{}] {place} {} — {}",
+            f.severity.as_str().to_uppercase(),
+            f.category,
+            f.resolution.as_deref().unwrap_or(&f.description)
+        );
+        if let Some(e) = &f.edit_instruction {
+            let _ = writeln!(s, "      fix: {e}");
+        }
+    }
+    for f in &r.unresolved {
+        let _ = writeln!(
+            s,
+            "  [UNRESOLVED] {}:{} {} — {}",
+            f.file.as_deref().unwrap_or("-"),
+            f.line.map_or("-".into(), |l| l.to_string()),
+            f.category,
+            f.description
+        );
+    }
+    let _ = writeln!(
+        s,
+        "coverage: {} file(s) reviewed, {} skipped; cost ${:.4}, {} tokens",
+        r.coverage.reviewed, r.coverage.skipped, r.cost.usd, r.cost.tokens
+    );
+    if r.target.drift {
+        let _ = writeln!(
+            s,
+            "warning: the target changed during the review (sha256 drift)"
+        );
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    let _ = writeln!(s, "run: {}", r.run_dir);
+    s
+}

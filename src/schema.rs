@@ -1,0 +1,47 @@
+//! JSON Schemas of the public wire types (`arev schema`, `schemas/`, checked for drift by a test).
+
+use schemars::schema_for;
+
+/// (file stem, pretty JSON) of every published schema.
+pub fn schemas() -> Vec<(&'static str, String)> {
+    let render = |v: schemars::Schema| {
+        let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+        s.push('\n');
+        s
+    };
+    vec![
+        ("report", render(schema_for!(crate::report::Report))),
+        ("meta", render(schema_for!(crate::store::Meta))),
+        ("round", render(schema_for!(crate::round::RoundRecord))),
+        ("config", render(schema_for!(crate::config::Config))),
+        (
+            "enthusiast",
+            render(schema_for!(crate::findings::EnthusiastOutput)),
+        ),
+        (
+            "adversary",
+            render(schema_for!(crate::findings::AdversaryOutput)),
+        ),
+        ("judge", render(schema_for!(crate::findings::JudgeOutput))),
+        ("fixer", render(schema_for!(crate::findings::FixerOutput))),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    /// `schemas/` is generated: fail when it drifts from the types (regenerate with
+    /// `cargo run -- schema --write schemas`).
+    #[test]
+    fn committed_schemas_match_the_types() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
+        for (name, text) in super::schemas() {
+            let path = dir.join(format!("{name}.schema.json"));
+            let committed = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                committed == text,
+                "{} is out of date: run `cargo run -- schema --write schemas`",
+                path.display()
+            );
+        }
+    }
+}
