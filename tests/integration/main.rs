@@ -7,3 +7,13 @@
 mod fake_anthropic;
 // End-to-end checks of the real Claude Code CLI against `fake_anthropic`.
 mod real_claude;
+// TestRepo / Arev builder, fake-agent wiring, run-dir readers.
+mod harness;
+// End-to-end reviews with the scripted fake agent.
+mod review;
+// Every gate of SPEC §6, each through the real path.
+mod gates;
+// Bad input: one line on stderr, exit 2, no run dir.
+mod inputs;
+// Ctrl-C: exit 130, status interrupted, no agent survives.
+mod interrupt;

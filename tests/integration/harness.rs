@@ -1,0 +1,264 @@
+//! Test builder: a temporary git repo, the fake agent first on PATH as `claude`, and `arev`.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A temporary git repository with one commit.
+pub struct TestRepo {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    /// Scratch space outside the repo (fake bin dir, HOME, scripts, logs).
+    pub scratch: PathBuf,
+}
+
+impl TestRepo {
+    /// A repo with `src/lib.rs` (5 lines) committed.
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = dir.path().canonicalize().expect("canonical");
+        let root = base.join("repo");
+        let scratch = base.join("scratch");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(scratch.join("home")).unwrap();
+        let r = Self {
+            _dir: dir,
+            root,
+            scratch,
+        };
+        r.git(&["init", "-q", "-b", "main"]);
+        r.git(&["config", "user.email", "t@example.com"]);
+        r.git(&["config", "user.name", "T"]);
+        r.git(&["config", "commit.gpgsign", "false"]);
+        r.write("src/lib.rs", LIB_RS);
+        r.write(".gitignore", "ignored.txt\n");
+        r.commit("init");
+        r
+    }
+
+    pub fn write(&self, rel: &str, content: &str) -> &Self {
+        self.write_bytes(rel, content.as_bytes())
+    }
+
+    pub fn write_bytes(&self, rel: &str, content: &[u8]) -> &Self {
+        let p = self.root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+        self
+    }
+
+    pub fn commit(&self, msg: &str) -> &Self {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", msg]);
+        self
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        let o = Command::new("git")
+            .args(args)
+            .current_dir(&self.root)
+            .output()
+            .expect("git");
+        assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// `arev` in this repo with the fake agent as `claude`.
+    pub fn arev(&self) -> Arev<'_> {
+        Arev {
+            repo: self,
+            args: vec![],
+            env: vec![],
+            script: None,
+            cwd: self.root.clone(),
+            fake_on_path: true,
+        }
+    }
+}
+
+pub const LIB_RS: &str = "pub fn parse(s: &str) -> u32 {\n    s.parse().unwrap()\n}\n\npub fn id(x: u32) -> u32 { x }\n";
+
+/// One `arev` invocation being built.
+pub struct Arev<'a> {
+    repo: &'a TestRepo,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    script: Option<Value>,
+    cwd: PathBuf,
+    fake_on_path: bool,
+}
+
+impl Arev<'_> {
+    pub fn args(mut self, args: &[&str]) -> Self {
+        self.args.extend(args.iter().map(|s| s.to_string()));
+        self
+    }
+
+    pub fn env(mut self, k: &str, v: &str) -> Self {
+        self.env.push((k.into(), v.into()));
+        self
+    }
+
+    /// The fake agent's script (`{"steps":[…]}`).
+    pub fn script(mut self, script: Value) -> Self {
+        self.script = Some(script);
+        self
+    }
+
+    pub fn cwd(mut self, dir: PathBuf) -> Self {
+        self.cwd = dir;
+        self
+    }
+
+    /// Leave `claude` off PATH.
+    pub fn without_agent(mut self) -> Self {
+        self.fake_on_path = false;
+        self
+    }
+
+    pub fn command(&self) -> Command {
+        let bin = self.repo.scratch.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let link = bin.join("claude");
+        if self.fake_on_path && !link.exists() {
+            std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_arev-fake-agent"), &link).unwrap();
+        }
+        if !self.fake_on_path && link.exists() {
+            std::fs::remove_file(&link).unwrap();
+        }
+        let script = self.repo.scratch.join("script.json");
+        let body = self.script.clone().unwrap_or_else(|| serde_json::json!({"steps": []}));
+        std::fs::write(&script, body.to_string()).unwrap();
+        let mut c = Command::new(env!("CARGO_BIN_EXE_arev"));
+        c.args(&self.args)
+            .current_dir(&self.cwd)
+            .env_clear()
+            .env("PATH", format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()))
+            .env("HOME", self.repo.scratch.join("home"))
+            .env("AREV_FAKE_SCRIPT", &script)
+            .env("AREV_FAKE_LOG", self.repo.scratch.join("fake.log"))
+            .stdin(Stdio::null());
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    pub fn run(&self) -> Run {
+        let start = std::time::Instant::now();
+        let out: Output = self.command().output().expect("run arev");
+        Run::new(self.repo, out, start.elapsed())
+    }
+}
+
+/// The result of one `arev` invocation.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: std::time::Duration,
+    pub runs_base: PathBuf,
+    pub log_path: PathBuf,
+}
+
+impl Run {
+    fn new(repo: &TestRepo, out: Output, elapsed: std::time::Duration) -> Self {
+        Self {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            elapsed,
+            runs_base: repo.root.join(".arev/runs"),
+            log_path: repo.scratch.join("fake.log"),
+        }
+    }
+
+    pub fn assert_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code, code,
+            "exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// Every run dir under `.arev/runs`.
+    pub fn run_dirs(&self) -> Vec<PathBuf> {
+        let Ok(rd) = std::fs::read_dir(&self.runs_base) else {
+            return vec![];
+        };
+        let mut v: Vec<PathBuf> = rd.map(|e| e.unwrap().path()).collect();
+        v.sort();
+        v
+    }
+
+    /// The one run dir this invocation made.
+    pub fn run_dir(&self) -> PathBuf {
+        let dirs = self.run_dirs();
+        assert_eq!(dirs.len(), 1, "expected one run dir, got {dirs:?}\n{}", self.stderr);
+        dirs[0].clone()
+    }
+
+    pub fn json(&self, rel: &str) -> Value {
+        let p = self.run_dir().join(rel);
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        serde_json::from_str(&text).unwrap()
+    }
+
+    pub fn meta(&self) -> Value {
+        self.json("meta.json")
+    }
+
+    pub fn report(&self) -> Value {
+        self.json("report.json")
+    }
+
+    /// Lines the fake agent logged (one per dispatch).
+    pub fn fake_log(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log_path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    pub fn abort_reason(&self) -> String {
+        self.meta()["abort_reason"].as_str().unwrap_or("").to_string()
+    }
+}
+
+/// A valid finding at `file:line`.
+pub fn finding(id: &str, file: &str, line: u32, severity: &str, category: &str) -> Value {
+    serde_json::json!({
+        "id": id, "severity": severity, "target_type": "code", "file": file, "line": line,
+        "category": category, "description": format!("{category} defect"),
+        "evidence": "s.parse().unwrap()", "source": "enthusiast", "prior_finding_id": null
+    })
+}
+
+/// A ruling.
+pub fn ruling(id: &str, file: &str, line: u32, sev: &str, winner: &str) -> Value {
+    serde_json::json!({
+        "finding_id": id, "file": file, "line": line, "target_type": "code",
+        "final_severity": sev, "winner": winner, "resolution": "checked the code",
+        "edit_instruction": if winner == "adversary" { Value::Null } else { Value::String(format!("{file}:{line} — replace \"unwrap()\" with \"?\"")) },
+        "cites": []
+    })
+}
+
+/// Process ids in process group `pgid` that are still alive (zombies excluded).
+pub fn group_members(pgid: i64) -> Vec<i64> {
+    let mut out = vec![];
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i64>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+        // pid (comm) state ppid pgrp ...
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { continue };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.len() > 2 && fields[0] != "Z" && fields[2].parse::<i64>() == Ok(pgid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
