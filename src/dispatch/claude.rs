@@ -1,13 +1,315 @@
 //! The `claude` backend: read-only argv (reference/agent-clis.md §1.2) and the stream-json parser.
 
-use super::{AgentSpec, DispatchRequest, ResultEvent, ToolUse};
+use super::{AgentSpec, DispatchRequest, ResultEvent, ToolUse, Usage};
+use serde_json::Value;
+use std::collections::HashSet;
+
+/// The only tools a reviewer gets; also the only allow rules.
+const READ_ONLY_TOOLS: &str = "Read,Grep,Glob";
 
 /// The argv (without the program) for a read-only Claude Code worker; the prompt goes on stdin.
-pub fn claude_args(_agent: &AgentSpec, _req: &DispatchRequest) -> Vec<String> {
-    todo!("helper: claude argv")
+///
+/// `--allowedTools` is variadic in the real CLI, so it is always followed by another flag
+/// (`--permission-mode`), never by a free-standing value.
+pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--tools",
+        READ_ONLY_TOOLS,
+        "--allowedTools",
+        READ_ONLY_TOOLS,
+        "--permission-mode",
+        "dontAsk",
+        "--strict-mcp-config",
+        "--setting-sources",
+        "project",
+        "--no-session-persistence",
+        "--max-turns",
+    ]
+    .iter()
+    .map(|s| (*s).to_string())
+    .collect();
+    args.push(agent.max_turns.to_string());
+    args.push("--model".into());
+    args.push(agent.models.get(req.tier).to_string());
+    args.push("--append-system-prompt".into());
+    args.push(req.system_prompt.clone());
+    args.extend(agent.extra_args.iter().cloned());
+    args
 }
 
 /// Parsed stream-json: tool uses (dedup by id), the last result, count of non-JSON lines.
-pub fn parse_stream_json(_stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>, u64) {
-    todo!("helper: stream-json parser")
+///
+/// One JSON object per line. Blank lines are ignored; lines that are not a JSON object
+/// (including a truncated last line) are counted as malformed. Unknown event types and
+/// unknown fields are ignored. Tool uses come from every `assistant` event's
+/// `message.content[]` `tool_use` blocks (subagent traffic included), first-seen order.
+pub fn parse_stream_json(stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>, u64) {
+    let mut tool_uses = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut result = None;
+    let mut malformed = 0u64;
+
+    for raw in stdout.split(|b| *b == b'\n') {
+        let line = raw.trim_ascii();
+        if line.is_empty() {
+            continue;
+        }
+        let event: Value = match serde_json::from_slice(line) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => {
+                malformed += 1;
+                continue;
+            }
+        };
+        match event.get("type").and_then(Value::as_str) {
+            Some("assistant") => collect_tool_uses(&event, &mut seen, &mut tool_uses),
+            Some("result") => result = Some(parse_result(&event)),
+            _ => {}
+        }
+    }
+    (tool_uses, result, malformed)
+}
+
+fn collect_tool_uses(event: &Value, seen: &mut HashSet<String>, out: &mut Vec<ToolUse>) {
+    let Some(blocks) = event
+        .get("message")
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+    else {
+        return;
+    };
+    for block in blocks {
+        if block.get("type").and_then(Value::as_str) != Some("tool_use") {
+            continue;
+        }
+        let Some(id) = block.get("id").and_then(Value::as_str) else {
+            continue;
+        };
+        if !seen.insert(id.to_string()) {
+            continue;
+        }
+        out.push(ToolUse {
+            id: id.to_string(),
+            name: block
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            input: block.get("input").cloned().unwrap_or(Value::Null),
+        });
+    }
+}
+
+fn parse_result(event: &Value) -> ResultEvent {
+    let subtype = event
+        .get("subtype")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    // Key on `is_error` (an API error reports subtype "success"); if the field is missing,
+    // only an explicit "success" subtype counts as success.
+    let is_error = event
+        .get("is_error")
+        .and_then(Value::as_bool)
+        .unwrap_or(subtype != "success");
+    let u = event.get("usage");
+    let tok = |k: &str| {
+        u.and_then(|u| u.get(k))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    ResultEvent {
+        is_error,
+        subtype,
+        text: event
+            .get("result")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        total_cost_usd: event
+            .get("total_cost_usd")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0),
+        usage: Usage {
+            input_tokens: tok("input_tokens"),
+            output_tokens: tok("output_tokens"),
+            cache_creation_input_tokens: tok("cache_creation_input_tokens"),
+            cache_read_input_tokens: tok("cache_read_input_tokens"),
+        },
+        permission_denials: event
+            .get("permission_denials")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+        num_turns: event.get("num_turns").and_then(Value::as_u64),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::{BackendKind, TierModels};
+    use crate::findings::{Role, Tier};
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    const INIT: &str = r#"{"type":"system","subtype":"init","cwd":"/repo","session_id":"5f0c","tools":["Read","Grep","Glob"],"mcp_servers":[],"model":"claude-opus-5-5","permissionMode":"dontAsk","slash_commands":[],"agents":[],"skills":[],"plugins":[],"apiKeySource":"ANTHROPIC_API_KEY","claude_code_version":"2.1.330","output_style":"default","uuid":"u1"}"#;
+    const READ: &str = r#"{"type":"assistant","message":{"id":"msg_01","type":"message","role":"assistant","model":"claude-opus-5-5","content":[{"type":"tool_use","id":"toolu_01A","name":"Read","input":{"file_path":"/repo/src/lib.rs"}}],"stop_reason":null,"usage":{"input_tokens":10,"output_tokens":5}},"parent_tool_use_id":null,"session_id":"5f0c","uuid":"u2"}"#;
+    const TEXT: &str = r#"{"type":"assistant","message":{"id":"msg_01","type":"message","role":"assistant","model":"claude-opus-5-5","content":[{"type":"text","text":"Reading the target."}],"stop_reason":null},"parent_tool_use_id":null,"session_id":"5f0c","uuid":"u3"}"#;
+    const TOOL_RESULT: &str = r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01A","content":"1\tfn main() {}"}]},"parent_tool_use_id":null,"tool_use_result":{"type":"text","file":{"filePath":"/repo/src/lib.rs","content":"fn main() {}","numLines":1,"startLine":1,"totalLines":1}},"tool_result_meta":[{"id":"toolu_01A","permission_decision":{"decision":"accept","source":"config","reason_type":"rule"}}],"session_id":"5f0c"}"#;
+    const SUB_GREP: &str = r#"{"type":"assistant","message":{"id":"msg_02","type":"message","role":"assistant","content":[{"type":"tool_use","id":"toolu_02B","name":"Grep","input":{"pattern":"unsafe","path":"/repo/src","output_mode":"content","-n":true}},{"type":"tool_use","id":"toolu_01A","name":"Read","input":{"file_path":"/repo/src/lib.rs"}}]},"parent_tool_use_id":"toolu_00X","agent_id":"a1","session_id":"5f0c"}"#;
+    const RESULT0: &str = r#"{"type":"result","subtype":"success","is_error":false,"result":"first","stop_reason":"end_turn","terminal_reason":"completed","num_turns":2,"duration_ms":1200,"session_id":"5f0c","total_cost_usd":0.0032,"usage":{"input_tokens":400,"output_tokens":80,"cache_creation_input_tokens":0,"cache_read_input_tokens":12,"server_tool_use":{"web_search_requests":0},"service_tier":"standard"},"modelUsage":{},"permission_denials":[],"result_index":0,"uuid":"r0"}"#;
+    const RESULT1: &str = r#"{"type":"result","subtype":"success","is_error":false,"result":"{\"findings\":[]}","num_turns":5,"session_id":"5f0c","total_cost_usd":0.0071,"usage":{"input_tokens":900,"output_tokens":120},"permission_denials":[{"tool_name":"Bash","tool_use_id":"toolu_09","tool_input":{"command":"touch x"}}],"result_index":1,"uuid":"r1"}"#;
+
+    fn lines(ls: &[&str]) -> Vec<u8> {
+        let mut s = ls.join("\n");
+        s.push('\n');
+        s.into_bytes()
+    }
+
+    #[test]
+    fn parses_a_normal_run() {
+        let out = lines(&[INIT, TEXT, READ, TOOL_RESULT, RESULT0]);
+        let (tools, result, bad) = parse_stream_json(&out);
+        assert_eq!(bad, 0);
+        assert_eq!(tools.len(), 1);
+        assert_eq!(tools[0].id, "toolu_01A");
+        assert_eq!(tools[0].name, "Read");
+        assert_eq!(tools[0].input["file_path"], "/repo/src/lib.rs");
+        let r = result.unwrap();
+        assert!(!r.is_error);
+        assert_eq!(r.subtype, "success");
+        assert_eq!(r.text.as_deref(), Some("first"));
+        assert_eq!(r.usage.input_tokens, 400);
+        assert_eq!(r.usage.cache_read_input_tokens, 12);
+        assert_eq!(r.num_turns, Some(2));
+        assert!((r.total_cost_usd - 0.0032).abs() < 1e-12);
+    }
+
+    #[test]
+    fn last_result_wins_and_missing_usage_fields_are_zero() {
+        let out = lines(&[INIT, READ, RESULT0, RESULT1]);
+        let (_, result, _) = parse_stream_json(&out);
+        let r = result.unwrap();
+        assert_eq!(r.text.as_deref(), Some("{\"findings\":[]}"));
+        assert_eq!(r.num_turns, Some(5));
+        assert_eq!(r.usage.output_tokens, 120);
+        assert_eq!(r.usage.cache_creation_input_tokens, 0);
+        assert_eq!(r.permission_denials.len(), 1);
+        assert_eq!(r.permission_denials[0]["tool_name"], "Bash");
+    }
+
+    #[test]
+    fn duplicate_tool_ids_are_deduplicated_in_first_seen_order() {
+        let out = lines(&[INIT, READ, READ, SUB_GREP, RESULT0]);
+        let (tools, _, _) = parse_stream_json(&out);
+        let ids: Vec<&str> = tools.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["toolu_01A", "toolu_02B"]);
+        assert_eq!(tools[1].name, "Grep");
+        assert_eq!(tools[1].input["pattern"], "unsafe");
+    }
+
+    #[test]
+    fn api_error_with_success_subtype_is_an_error() {
+        let api_err = r#"{"type":"result","subtype":"success","is_error":true,"terminal_reason":"api_error","api_error_status":500,"api_error_type":"api_error","result":"API Error: 500 fake 500.","session_id":"5f0c","total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0},"permission_denials":[]}"#;
+        let (_, result, _) = parse_stream_json(&lines(&[INIT, api_err]));
+        let r = result.unwrap();
+        assert!(r.is_error);
+        assert_eq!(r.subtype, "success");
+        assert_eq!(r.text.as_deref(), Some("API Error: 500 fake 500."));
+    }
+
+    #[test]
+    fn max_turns_result_without_text() {
+        let mt = r#"{"type":"result","subtype":"error_max_turns","is_error":true,"terminal_reason":"max_turns","errors":["Reached maximum number of turns (1)"],"result":null,"session_id":"5f0c","total_cost_usd":0.001}"#;
+        let (_, result, _) = parse_stream_json(&lines(&[INIT, mt]));
+        let r = result.unwrap();
+        assert!(r.is_error);
+        assert_eq!(r.subtype, "error_max_turns");
+        assert_eq!(r.text, None);
+        assert_eq!(r.usage, Usage::default());
+        assert!(r.permission_denials.is_empty());
+        assert_eq!(r.num_turns, None);
+    }
+
+    #[test]
+    fn truncated_last_line_garbage_and_blank_lines() {
+        let mut out = lines(&[INIT, "", "not json at all", "  ", READ, "[1,2]", "42"]);
+        out.extend_from_slice(&RESULT1.as_bytes()[..RESULT1.len() / 2]);
+        let (tools, result, bad) = parse_stream_json(&out);
+        assert_eq!(tools.len(), 1);
+        assert!(result.is_none(), "a truncated result line is not a result");
+        assert_eq!(bad, 4);
+    }
+
+    #[test]
+    fn unknown_events_and_crlf_are_tolerated() {
+        let odd = r#"{"type":"stream_event","event":{"type":"message_start"},"session_id":"5f0c"}"#;
+        let weird_assistant = r#"{"type":"assistant","message":{"content":"plain string"}}"#;
+        let no_id = r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Read","input":{}}]}}"#;
+        let s = format!("{INIT}\r\n{odd}\r\n{weird_assistant}\n{no_id}\n{RESULT0}\r\n");
+        let (tools, result, bad) = parse_stream_json(s.as_bytes());
+        assert!(tools.is_empty());
+        assert_eq!(bad, 0);
+        assert_eq!(result.unwrap().text.as_deref(), Some("first"));
+    }
+
+    #[test]
+    fn argv_is_read_only_and_prompt_free() {
+        let agent = AgentSpec {
+            name: "claude".into(),
+            backend: BackendKind::Claude,
+            binary: PathBuf::from("/usr/bin/claude"),
+            extra_args: vec!["--effort".into(), "high".into()],
+            models: TierModels::default(),
+            max_turns: 8,
+        };
+        let req = DispatchRequest {
+            role: Role::Adversary,
+            label: "adversary".into(),
+            prompt: "THE PROMPT".into(),
+            system_prompt: "You are the Adversary.".into(),
+            tier: Tier::Sonnet,
+            cwd: PathBuf::from("/repo"),
+            out_dir: PathBuf::from("/tmp/x"),
+            timeout: Duration::from_secs(1),
+            grace: Duration::from_secs(1),
+            output_cap: 1024,
+        };
+        let args = claude_args(&agent, &req);
+        let expected: Vec<&str> = vec![
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--tools",
+            "Read,Grep,Glob",
+            "--allowedTools",
+            "Read,Grep,Glob",
+            "--permission-mode",
+            "dontAsk",
+            "--strict-mcp-config",
+            "--setting-sources",
+            "project",
+            "--no-session-persistence",
+            "--max-turns",
+            "8",
+            "--model",
+            "sonnet",
+            "--append-system-prompt",
+            "You are the Adversary.",
+            "--effort",
+            "high",
+        ];
+        assert_eq!(args, expected);
+        assert!(!args.iter().any(|a| a.contains("THE PROMPT")));
+        assert!(!args.iter().any(|a| a == "acceptEdits"
+            || a == "bypassPermissions"
+            || a.starts_with("--dangerously")));
+        let i = args.iter().position(|a| a == "--allowedTools").unwrap();
+        assert!(args[i + 2].starts_with("--"));
+    }
 }

@@ -1,1 +1,473 @@
-fn main() {}
+//! `arev-fake-agent`: a test-only impersonation of the `claude` CLI (never shipped).
+//!
+//! It reads the whole prompt from stdin, recognises the dispatch from the prompt's first line
+//! `[AR Round {N} — {MODE}] {Role} (pass {p}/{P})` (the pass suffix is optional) and its
+//! `<target path="…" kind="…" sha256="…" />` tag, and prints realistic Claude stream-json
+//! (`system/init`, one `assistant` event per content block, `user` tool results, a final
+//! `result`). A prompt containing `Your previous answer was rejected` is a retry.
+//!
+//! `--version` prints `2.1.330 (Claude Code) [arev fake]`.
+//!
+//! # Environment
+//! - `AREV_FAKE_LOG`: if set, one JSON line per invocation is appended to this file:
+//!   `{"argv":[…args after the program name…],"role":"enthusiast","round":1,"pass":1,
+//!   "retry":false,"target_path":"…","target_kind":"file","model":"opus","pid":123}`
+//!   (`round`/`pass`/`target_*` are `null` when absent from the prompt).
+//! - `AREV_FAKE_SCRIPT`: a JSON script file (unreadable or invalid → stderr message, exit 2):
+//!
+//! ```json
+//! {"steps": [
+//!   {"role": "enthusiast", "round": 1, "pass": 2, "retry": false, "answer": {"findings": []}},
+//!   {"role": "judge", "answer_text": "```json\n{oops\n```"}
+//! ]}
+//! ```
+//!
+//! The first step whose selectors match is used: `role` (required; lower-case role name),
+//! `round`, `pass`, `retry` (optional; compared only when present). No match (or no script)
+//! → default behaviour: Read the target, answer with the role's empty valid answer
+//! (`{"findings":[]}`, `{"heuristics":[],"safe_zones":[]}`,
+//! `{"rulings":[],"summary":"No findings to arbitrate.","convergence":false,"next_round_model":null}`,
+//! `{"applied":[],"skipped":[]}`).
+//!
+//! Behaviour fields (all optional), in the order they take effect:
+//! - `stderr` (string): written to stderr first.
+//! - `hang` (bool): after init, sleep forever.
+//! - `ignore_sigterm` (bool): like `hang`, but SIGTERM is blocked (stays pending, never
+//!   delivered), so only SIGKILL ends it; a `spawn_grandchild` inherits the blocked mask.
+//! - `spawn_grandchild` (bool): right after init, spawn `sleep 1000` (same process group,
+//!   inheriting stdout/stderr). Without `hang`/`ignore_sigterm` the run then continues
+//!   normally and exits, leaving the grandchild holding the pipes.
+//! - `read_target` (bool, default true): an assistant `tool_use` Read of the tag's path,
+//!   then a `user` tool_result.
+//! - `reads` (list of paths): extra Read tool uses (relative paths emitted as given).
+//! - `greps` (list of `{"pattern","path"}`): Grep tool uses.
+//! - `crash` (bool): after the tool uses, print an assistant text event and exit 1 with no
+//!   result event.
+//! - `garbage_lines` (n): n non-JSON lines on stdout.
+//! - `flood_bytes` (n): about n bytes (exactly n when n ≥ 64) of JSON filler lines
+//!   (`{"type":"fake_filler","pad":"…"}`) on stdout.
+//! - `delay_ms` (n): sleep before the answer.
+//! - `answer` (any JSON, serialized compactly) or `answer_text` (verbatim string; wins over
+//!   `answer`): the result text (an assistant text event, then the `result` event).
+//! - `is_error` (bool): the result has `is_error:true` (subtype stays `"success"`, like an
+//!   API error of the real CLI).
+//! - `cost_usd` (default 0.01), `usage` (`{input_tokens, output_tokens}`, default 100/50).
+//! - `exit_code`: exit status after printing (default 1 when `is_error`, else 0).
+
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+const SESSION: &str = "fa4e0000-0000-4000-8000-00000000fa4e";
+
+struct Dispatch {
+    role: String,
+    round: Option<u64>,
+    pass: Option<u64>,
+    retry: bool,
+    target_path: Option<String>,
+    target_kind: Option<String>,
+}
+
+fn parse_first_line(line: &str) -> (String, Option<u64>, Option<u64>) {
+    let digits = |s: &str| -> Option<u64> {
+        let d: String = s
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        d.parse().ok()
+    };
+    let round = line.find("Round ").and_then(|i| digits(&line[i + 6..]));
+    let after = line.find(']').map_or(line, |i| &line[i + 1..]);
+    let role = after
+        .split_whitespace()
+        .next()
+        .unwrap_or("unknown")
+        .to_ascii_lowercase();
+    let pass = after.find("(pass").and_then(|i| digits(&after[i + 5..]));
+    (role, round, pass)
+}
+
+fn attr(tag: &str, name: &str) -> Option<String> {
+    let key = format!("{name}=\"");
+    let start = tag.find(&key)? + key.len();
+    let end = tag[start..].find('"')? + start;
+    Some(tag[start..end].to_string())
+}
+
+fn parse_prompt(prompt: &str) -> Dispatch {
+    let first = prompt.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let (role, round, pass) = parse_first_line(first);
+    let tag = prompt.find("<target path=\"").map(|i| {
+        let rest = &prompt[i..];
+        &rest[..rest.find("/>").unwrap_or(rest.len())]
+    });
+    Dispatch {
+        role,
+        round,
+        pass,
+        retry: prompt.contains("Your previous answer was rejected"),
+        target_path: tag.and_then(|t| attr(t, "path")),
+        target_kind: tag.and_then(|t| attr(t, "kind")),
+    }
+}
+
+fn default_answer(role: &str) -> Value {
+    match role {
+        "adversary" => json!({"heuristics": [], "safe_zones": []}),
+        "judge" => json!({
+            "rulings": [],
+            "summary": "No findings to arbitrate.",
+            "convergence": false,
+            "next_round_model": null
+        }),
+        "fixer" => json!({"applied": [], "skipped": []}),
+        _ => json!({"findings": []}),
+    }
+}
+
+fn fail(msg: &str) -> ! {
+    let _ = writeln!(std::io::stderr(), "arev-fake-agent: {msg}");
+    std::process::exit(2);
+}
+
+fn load_step(d: &Dispatch) -> Value {
+    let Some(path) = std::env::var_os("AREV_FAKE_SCRIPT") else {
+        return json!({});
+    };
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        fail(&format!(
+            "cannot read script {}: {e}",
+            path.to_string_lossy()
+        ))
+    });
+    let script: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| fail(&format!("invalid script: {e}")));
+    let steps = script
+        .get("steps")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    steps
+        .into_iter()
+        .find(|s| {
+            s.get("role").and_then(Value::as_str) == Some(d.role.as_str())
+                && s.get("round")
+                    .is_none_or(|r| r.is_null() || r.as_u64() == d.round)
+                && s.get("pass")
+                    .is_none_or(|p| p.is_null() || p.as_u64() == d.pass)
+                && s.get("retry")
+                    .is_none_or(|r| r.is_null() || r.as_bool() == Some(d.retry))
+        })
+        .unwrap_or_else(|| json!({}))
+}
+
+fn log_invocation(args: &[String], d: &Dispatch, model: &str) {
+    let Some(path) = std::env::var_os("AREV_FAKE_LOG") else {
+        return;
+    };
+    let line = json!({
+        "argv": args,
+        "role": d.role,
+        "round": d.round,
+        "pass": d.pass,
+        "retry": d.retry,
+        "target_path": d.target_path,
+        "target_kind": d.target_kind,
+        "model": model,
+        "pid": std::process::id(),
+    });
+    let mut bytes = serde_json::to_vec(&line).unwrap_or_default();
+    bytes.push(b'\n');
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(&bytes));
+    if let Err(e) = written {
+        fail(&format!("cannot append to {}: {e}", path.to_string_lossy()));
+    }
+}
+
+/// One stdout line, flushed. A closed stdout ends the fake quietly.
+fn emit_raw(line: &str) {
+    let mut out = std::io::stdout().lock();
+    if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+        std::process::exit(141);
+    }
+}
+
+fn emit(event: &Value) {
+    emit_raw(&event.to_string());
+}
+
+struct Stream {
+    model: String,
+    next_tool: u32,
+    next_msg: u32,
+    turns: u64,
+}
+
+impl Stream {
+    fn assistant(&mut self, block: Value) {
+        self.next_msg += 1;
+        emit(&json!({
+            "type": "assistant",
+            "message": {
+                "id": format!("msg_fake_{}", self.next_msg),
+                "type": "message",
+                "role": "assistant",
+                "model": self.model,
+                "content": [block],
+                "stop_reason": null,
+                "usage": {"input_tokens": 10, "output_tokens": 5}
+            },
+            "parent_tool_use_id": null,
+            "session_id": SESSION,
+            "uuid": format!("fake-uuid-a{}", self.next_msg)
+        }));
+    }
+
+    fn tool(&mut self, name: &str, input: Value, result: &str, is_error: bool) {
+        self.next_tool += 1;
+        self.turns += 1;
+        let id = format!("toolu_fake_{}", self.next_tool);
+        self.assistant(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
+        emit(&json!({
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{
+                    "type": "tool_result",
+                    "tool_use_id": id,
+                    "content": result,
+                    "is_error": is_error
+                }]
+            },
+            "parent_tool_use_id": null,
+            "tool_result_meta": [{
+                "id": id,
+                "permission_decision": {"decision": "accept", "source": "config", "reason_type": "rule"}
+            }],
+            "session_id": SESSION,
+            "uuid": format!("fake-uuid-u{}", self.next_tool)
+        }));
+    }
+
+    fn read(&mut self, path: &str) {
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                let numbered: String = text
+                    .lines()
+                    .take(200)
+                    .enumerate()
+                    .map(|(i, l)| format!("{}\t{l}\n", i + 1))
+                    .collect();
+                self.tool("Read", json!({"file_path": path}), &numbered, false);
+            }
+            Err(e) => self.tool(
+                "Read",
+                json!({"file_path": path}),
+                &format!("<tool_use_error>{e}</tool_use_error>"),
+                true,
+            ),
+        }
+    }
+}
+
+fn sleep_forever() -> ! {
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
+fn main() {
+    let started = Instant::now();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--version") {
+        emit_raw("2.1.330 (Claude Code) [arev fake]");
+        return;
+    }
+    let model = args
+        .iter()
+        .position(|a| a == "--model")
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_else(|| "claude-opus-5-5".into());
+
+    let mut prompt = String::new();
+    if let Err(e) = std::io::stdin().read_to_string(&mut prompt) {
+        fail(&format!("cannot read the prompt from stdin: {e}"));
+    }
+    let d = parse_prompt(&prompt);
+    log_invocation(&args, &d, &model);
+    let step = load_step(&d);
+    let flag = |k: &str| step.get(k).and_then(Value::as_bool).unwrap_or(false);
+    let num = |k: &str| step.get(k).and_then(Value::as_u64);
+
+    if let Some(text) = step.get("stderr").and_then(Value::as_str) {
+        let _ = std::io::stderr().write_all(text.as_bytes());
+    }
+
+    emit(&json!({
+        "type": "system",
+        "subtype": "init",
+        "cwd": std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
+        "session_id": SESSION,
+        "tools": ["Read", "Grep", "Glob"],
+        "mcp_servers": [],
+        "model": model,
+        "permissionMode": "dontAsk",
+        "slash_commands": [],
+        "agents": [],
+        "skills": [],
+        "plugins": [],
+        "apiKeySource": "ANTHROPIC_API_KEY",
+        "claude_code_version": "2.1.330",
+        "output_style": "default",
+        "uuid": "fake-uuid-init"
+    }));
+
+    if flag("ignore_sigterm") {
+        // Blocked, not handled: SIGTERM stays pending forever (single-threaded process),
+        // and children inherit the mask.
+        let mask = nix::sys::signal::SigSet::from(nix::sys::signal::Signal::SIGTERM);
+        if let Err(e) = mask.thread_block() {
+            fail(&format!("cannot block SIGTERM: {e}"));
+        }
+    }
+    if flag("spawn_grandchild") {
+        if let Err(e) = std::process::Command::new("sleep").arg("1000").spawn() {
+            fail(&format!("cannot spawn grandchild: {e}"));
+        }
+    }
+    if flag("hang") || flag("ignore_sigterm") {
+        sleep_forever();
+    }
+
+    let mut s = Stream {
+        model,
+        next_tool: 0,
+        next_msg: 0,
+        turns: 1,
+    };
+    if step
+        .get("read_target")
+        .and_then(Value::as_bool)
+        .unwrap_or(true)
+    {
+        if let Some(path) = d.target_path.as_deref() {
+            s.read(path);
+        }
+    }
+    for r in step
+        .get("reads")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(path) = r.as_str() {
+            s.read(path);
+        }
+    }
+    for g in step
+        .get("greps")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let mut input = json!({"pattern": g.get("pattern").cloned().unwrap_or(json!(""))});
+        if let Some(p) = g.get("path") {
+            input["path"] = p.clone();
+        }
+        input["output_mode"] = json!("files_with_matches");
+        s.tool("Grep", input, "No files found", false);
+    }
+
+    if flag("crash") {
+        s.assistant(json!({"type": "text", "text": "Reviewing the target…"}));
+        std::process::exit(1);
+    }
+    for i in 0..num("garbage_lines").unwrap_or(0) {
+        emit_raw(&format!("fake garbage line {i}: not json <<<"));
+    }
+    if let Some(n) = num("flood_bytes") {
+        flood(n);
+    }
+    if let Some(ms) = num("delay_ms") {
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+
+    let text = match step.get("answer_text").and_then(Value::as_str) {
+        Some(t) => t.to_string(),
+        None => step
+            .get("answer")
+            .cloned()
+            .unwrap_or_else(|| default_answer(&d.role))
+            .to_string(),
+    };
+    s.assistant(json!({"type": "text", "text": text}));
+
+    let is_error = flag("is_error");
+    let input_tokens = step
+        .get("usage")
+        .and_then(|u| u.get("input_tokens"))
+        .and_then(Value::as_u64)
+        .unwrap_or(100);
+    let output_tokens = step
+        .get("usage")
+        .and_then(|u| u.get("output_tokens"))
+        .and_then(Value::as_u64)
+        .unwrap_or(50);
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    emit(&json!({
+        "type": "result",
+        "subtype": "success",
+        "is_error": is_error,
+        "result": text,
+        "stop_reason": "end_turn",
+        "terminal_reason": if is_error { "api_error" } else { "completed" },
+        "num_turns": s.turns,
+        "duration_ms": duration_ms,
+        "duration_api_ms": duration_ms,
+        "session_id": SESSION,
+        "total_cost_usd": step.get("cost_usd").and_then(Value::as_f64).unwrap_or(0.01),
+        "usage": {
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "service_tier": "standard"
+        },
+        "modelUsage": {},
+        "permission_denials": [],
+        "result_index": 0,
+        "uuid": "fake-uuid-result"
+    }));
+
+    let code = step
+        .get("exit_code")
+        .and_then(Value::as_i64)
+        .and_then(|c| i32::try_from(c).ok())
+        .unwrap_or(i32::from(is_error));
+    std::process::exit(code);
+}
+
+/// About `n` bytes of JSON filler lines (exactly `n` when `n` is at least 64).
+fn flood(n: u64) {
+    const PREFIX: &str = r#"{"type":"fake_filler","pad":""#;
+    const SUFFIX: &str = "\"}";
+    let overhead = (PREFIX.len() + SUFFIX.len() + 1) as u64;
+    let mut left = n;
+    while left > 0 {
+        let line_len = if left > 4096 + overhead + 64 {
+            4096
+        } else {
+            left
+        };
+        let pad = line_len.saturating_sub(overhead) as usize;
+        emit_raw(&format!("{PREFIX}{}{SUFFIX}", "x".repeat(pad)));
+        left = left.saturating_sub((pad as u64) + overhead);
+    }
+}
