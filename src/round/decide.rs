@@ -293,7 +293,7 @@ pub fn confirmed_locations(rulings: &[Ruling]) -> Vec<(String, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::findings::ArtefactType;
+    use crate::findings::{ArtefactType, FinalSeverity, Winner};
 
     fn ruling(id: &str, file: &str, line: u32, sev: FinalSeverity, winner: Winner) -> Ruling {
         Ruling {

@@ -1,7 +1,7 @@
 //! Test builder: a temporary git repo, the fake agent first on PATH as `claude`, and `arev`.
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 /// A temporary git repository with one commit.
@@ -220,10 +220,6 @@ impl Run {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
-    }
-
-    pub fn abort_reason(&self) -> String {
-        self.meta()["abort_reason"].as_str().unwrap_or("").to_string()
     }
 }
 

@@ -410,3 +410,71 @@ fn claude_cli_reports_http_500_from_fake_api() {
         "CLAUDE_CODE_MAX_RETRIES=0 must stop retries"
     );
 }
+
+/// A whole arev review driven through the real Claude Code CLI: round 1 Enthusiast finds a
+/// defect, the Adversary maps a safe zone, the Judge confirms; round 2 finds nothing and the
+/// run stops with `zero-findings`. Every agent really Reads the target through the CLI.
+#[test]
+fn arev_round_with_real_claude_cli() {
+    let Some(bin) = claude_bin("arev_round_with_real_claude_cli") else {
+        return;
+    };
+    let repo = crate::harness::TestRepo::new();
+    let finding = crate::harness::finding("F1", "src/lib.rs", 2, "high", "error-handling");
+    let script = Script::new()
+        .answer("Enthusiast", 1, json!({"findings": [finding]}))
+        .answer(
+            "Adversary",
+            1,
+            json!({"heuristics": [], "safe_zones": [{"id": "Z1", "file": "src/lib.rs",
+                "line_start": 5, "line_end": 5, "reason": "pure identity",
+                "evidence": "pub fn id(x: u32) -> u32 { x }"}]}),
+        )
+        .answer(
+            "Judge",
+            1,
+            json!({"rulings": [crate::harness::ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
+                "summary": "1 confirmed, 0 debunked.", "convergence": false, "next_round_model": null}),
+        )
+        .answer("Enthusiast", 2, json!({"findings": []}))
+        .answer("Adversary", 2, json!({"heuristics": [], "safe_zones": []}));
+    let fake = FakeAnthropic::start(script);
+    // Configure the real CLI as the `claude` agent by path.
+    repo.write(
+        "arev.toml",
+        &format!("[agents.claude]\nbackend = \"claude\"\nbinary = \"{}\"\n", bin.display()),
+    );
+    repo.commit("config");
+    let mut arev = repo.arev().args(&["run", "src/lib.rs", "--format", "json"]);
+    for (k, v) in fake.claude_env(&repo.scratch.join("home")) {
+        arev = arev.env(k, &v);
+    }
+    arev = arev.env("AREV_AGENT_TIMEOUT", "120s");
+    let run = arev.run();
+    run.assert_code(1);
+    let report: Value = serde_json::from_str(&run.stdout).expect("json report");
+    assert_eq!(report["status"], "complete");
+    assert_eq!(report["stop_reason"], "zero-findings");
+    assert_eq!(report["confirmed"][0]["file"], "src/lib.rs");
+    assert_eq!(report["confirmed"][0]["line"], 2);
+    assert_eq!(report["rounds"].as_array().unwrap().len(), 2);
+    assert!(report["cost"]["usd"].as_f64().unwrap() > 0.0, "cost from the CLI's result events");
+    // The fake saw every role of round 1 and the Enthusiast + Adversary of round 2, each
+    // reading the target first and answering second.
+    let reqs = fake.requests();
+    for (role, round) in [("Enthusiast", 1), ("Adversary", 1), ("Judge", 1), ("Enthusiast", 2), ("Adversary", 2)] {
+        let steps: Vec<usize> = reqs
+            .iter()
+            .filter(|r| r.role() == Some(role) && r.round() == Some(round))
+            .map(|r| r.step)
+            .collect();
+        assert!(steps.contains(&0) && steps.contains(&1), "{role} r{round}: steps {steps:?}");
+    }
+    assert!(fake.stray_requests().is_empty(), "{:?}", fake.stray_requests());
+    // The role body went in as the system prompt; the real Read ran (the events show it).
+    assert!(reqs.iter().any(|r| r.role() == Some("Judge") && r.system.contains("Judge")));
+    let dir = run.run_dir();
+    let events = std::fs::read_to_string(dir.join("agents/r1/judge/events.jsonl")).unwrap();
+    assert!(events.contains("\"tool_use\"") && events.contains("tool_result"));
+    assert!(events.contains("s.parse().unwrap()"), "the real Read returned the file content");
+}
