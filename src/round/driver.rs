@@ -691,10 +691,7 @@ fn enthusiast_prompt(
         .set("passes", ctx.plan.passes.to_string())
         .set("prior_rounds", prior_rounds_section(confirmed, summary));
     if ctx.target.target_type == TargetType::Code {
-        v.set(
-            "checklist",
-            format!("## Escape checklist\n{}", ctx.assets.checklist.trim()),
-        );
+        v.set("checklist", ctx.assets.checklist.trim());
     }
     let header = first_line(
         round,
