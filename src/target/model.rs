@@ -163,7 +163,9 @@ impl PinnedTarget {
     }
 
     pub fn is_allowed(&self, rel: &str) -> bool {
-        self.files.binary_search_by(|f| f.path.as_str().cmp(rel)).is_ok()
+        self.files
+            .binary_search_by(|f| f.path.as_str().cmp(rel))
+            .is_ok()
     }
 
     pub fn file(&self, rel: &str) -> Option<&TargetFile> {
