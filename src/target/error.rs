@@ -32,6 +32,10 @@ pub enum TargetError {
     TooLarge { path: String, size: u64, cap: u64 },
     #[error("{0} is outside the repository")]
     OutsideRepo(String),
+    #[error(
+        "{0} is outside the current directory (outside a git repository, targets must be under it)"
+    )]
+    OutsideCwd(String),
     #[error("git: {0}")]
     Git(String),
     #[error("every file of the target was skipped (binary, too large or unreadable): {0}")]

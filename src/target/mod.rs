@@ -1,9 +1,15 @@
 //! Target resolution and pinning (SPEC §3): diff, file or manifest → an immutable pinned target.
 mod brief;
+mod diff;
 mod error;
+mod manifest;
 mod model;
 mod resolve;
+mod scan;
 
 pub use error::TargetError;
 pub use model::*;
-pub use resolve::{repin, resolve};
+pub use resolve::{repin, resolve, LIGHTWEIGHT_DIFF_LINES};
+
+#[cfg(test)]
+mod tests;

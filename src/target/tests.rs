@@ -1,0 +1,703 @@
+//! End-to-end tests of target resolution and pinning against temporary git repositories.
+
+use super::*;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tempfile::TempDir;
+
+const CAP: u64 = 1024 * 1024;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=arev test",
+            "-c",
+            "user.email=arev@example.invalid",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf8")
+}
+
+fn write(dir: &Path, rel: &str, content: impl AsRef<[u8]>) {
+    let p = dir.join(rel);
+    fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+    fs::write(p, content).expect("write");
+}
+
+/// A repository with one commit holding `files`.
+fn repo_with(files: &[(&str, &str)]) -> TempDir {
+    let dir = TempDir::new().expect("tempdir");
+    git(dir.path(), &["init", "-q"]);
+    for (rel, content) in files {
+        write(dir.path(), rel, content);
+    }
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "init", "--allow-empty"]);
+    dir
+}
+
+fn req(cwd: &Path, args: &[&str]) -> TargetRequest {
+    TargetRequest {
+        args: args.iter().map(|s| (*s).to_owned()).collect(),
+        base: None,
+        cwd: cwd.to_path_buf(),
+        max_file_bytes: CAP,
+    }
+}
+
+fn resolve_in(cwd: &Path, args: &[&str]) -> Result<PinnedTarget, TargetError> {
+    resolve(&req(cwd, args))
+}
+
+fn paths(t: &PinnedTarget) -> Vec<&str> {
+    t.files.iter().map(|f| f.path.as_str()).collect()
+}
+
+fn sha(bytes: &[u8]) -> String {
+    scan::sha256_hex(bytes)
+}
+
+fn canon(p: &Path) -> PathBuf {
+    p.canonicalize().expect("canonicalize")
+}
+
+/// `sha256sum` over `sh -c` (the reference implementation of the manifest digest).
+fn sha256sum_of(dir: &Path, script: &str) -> String {
+    let out = Command::new("sh")
+        .args(["-c", script])
+        .current_dir(dir)
+        .output()
+        .expect("sh");
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).expect("utf8")[..64].to_owned()
+}
+
+// ---------------------------------------------------------------- argument errors
+
+#[test]
+fn argument_errors() {
+    let dir = repo_with(&[("a.rs", "fn a() {}\n")]);
+    assert!(matches!(
+        resolve_in(dir.path(), &[]),
+        Err(TargetError::NoTarget)
+    ));
+    assert!(matches!(
+        resolve_in(dir.path(), &["diff", "a.rs"]),
+        Err(TargetError::DiffWithOthers(s)) if s == "diff a.rs"
+    ));
+    let mut r = req(dir.path(), &["a.rs"]);
+    r.base = Some("main".into());
+    assert!(matches!(resolve(&r), Err(TargetError::BaseWithoutDiff)));
+}
+
+// ---------------------------------------------------------------- diff
+
+#[test]
+fn diff_includes_modified_and_untracked_but_not_ignored() {
+    let dir = repo_with(&[
+        ("src/a.rs", "fn a() {}\nfn b() {}\nfn c() {}\n"),
+        (".gitignore", "ignored.txt\n"),
+    ]);
+    let root = dir.path();
+    write(
+        root,
+        "src/a.rs",
+        "fn a() {}\nfn b2() {} // TODO rename\nfn c() {}\n",
+    );
+    write(root, "src/new.rs", "pub fn fresh() {}\nline two\n");
+    write(root, "ignored.txt", "secret\n");
+
+    let t = resolve_in(&root.join("src"), &["diff"]).expect("diff");
+    assert_eq!(t.kind, TargetKind::Diff);
+    assert_eq!(t.display, "diff");
+    assert_eq!(t.root, canon(root));
+    assert!(t.in_repo);
+    assert_eq!(t.file_path, None);
+    assert_eq!(paths(&t), ["src/a.rs", "src/new.rs"]);
+    let art = t.artefact.as_ref().expect("artefact");
+    assert_eq!(art.name, "diff.patch");
+    let patch = String::from_utf8(art.bytes.clone()).expect("utf8");
+    assert!(
+        patch.contains("diff --git a/src/a.rs b/src/a.rs\n"),
+        "{patch}"
+    );
+    assert!(patch.contains("\n-fn b() {}\n+fn b2() {} // TODO rename\n fn c() {}\n"));
+    assert!(patch.contains("+++ b/src/new.rs\n"), "{patch}");
+    assert!(patch.contains("new file mode 100644"), "{patch}");
+    assert!(
+        patch.contains("\n+pub fn fresh() {}\n+line two\n"),
+        "{patch}"
+    );
+    assert!(!patch.contains("ignored.txt"));
+    assert!(!paths(&t).contains(&"ignored.txt"));
+
+    // TARGET_SHA is the sha256 of the written patch.
+    let written = root.join("written.patch");
+    fs::write(&written, &art.bytes).expect("write");
+    assert_eq!(t.sha256, sha256sum_of(root, "sha256sum written.patch"));
+    fs::remove_file(written).expect("rm");
+    assert_eq!(t.sha256, sha(&art.bytes));
+    assert_eq!(t.measured_lines, u64::from(scan::count_lines(&art.bytes)));
+
+    let a = t.file("src/a.rs").expect("a.rs");
+    assert_eq!(
+        a.sha256,
+        sha(&fs::read(root.join("src/a.rs")).expect("read"))
+    );
+    assert_eq!(a.lines, 3);
+    assert_eq!(t.hunks["src/a.rs"], vec![Hunk { start: 1, end: 3 }]);
+    assert_eq!(t.hunks["src/new.rs"], vec![Hunk { start: 1, end: 2 }]);
+    assert_eq!(t.mode, Mode::Lightweight);
+    assert_eq!(t.target_type, TargetType::Code);
+    assert!(t.brief.contains("### src/a.rs (+1/-1)"), "{}", t.brief);
+    assert!(t.brief.contains("TODO rename"), "{}", t.brief);
+    assert!(t.brief.contains("### src/new.rs (+2/-0)"), "{}", t.brief);
+    assert!(t.is_allowed("src/new.rs"));
+}
+
+#[test]
+fn diff_patch_matches_git_diff_for_tracked_changes() {
+    let dir = repo_with(&[("a.txt", "1\n2\n3\n4\n5\n6\n7\n8\n9\n"), ("b.txt", "x")]);
+    let root = dir.path();
+    write(root, "a.txt", "1\n2\n3\nfour\n5\n6\n7\n8\n9\nten\n");
+    write(root, "b.txt", "y");
+    let t = resolve_in(root, &["diff"]).expect("diff");
+    let ours = String::from_utf8(t.artefact.expect("artefact").bytes).expect("utf8");
+    let theirs = git(root, &["diff", "--no-color", "--no-ext-diff", "HEAD"]);
+    // Index lines may abbreviate differently; everything else must be identical.
+    let strip = |s: &str| -> String {
+        s.lines()
+            .filter(|l| !l.starts_with("index "))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    assert_eq!(strip(&ours), strip(&theirs));
+    assert!(ours.contains("\\ No newline at end of file\n"));
+}
+
+#[test]
+fn diff_falls_back_to_the_staged_diff() {
+    let dir = repo_with(&[("a.txt", "one\n")]);
+    let root = dir.path();
+    write(root, "a.txt", "two\n");
+    git(root, &["add", "a.txt"]);
+    write(root, "a.txt", "one\n");
+    let t = resolve_in(root, &["diff"]).expect("staged diff");
+    let patch = String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8");
+    assert!(patch.contains("-one\n+two\n"), "{patch}");
+    assert_eq!(paths(&t), ["a.txt"]);
+}
+
+#[test]
+fn diff_with_base_uses_the_merge_base() {
+    let dir = repo_with(&[("a.txt", "a\n")]);
+    let root = dir.path();
+    git(root, &["checkout", "-q", "-b", "feature"]);
+    write(root, "b.txt", "b\n");
+    git(root, &["add", "b.txt"]);
+    git(root, &["commit", "-q", "-m", "b"]);
+    // main moves on after the fork: its change must not show up.
+    git(root, &["checkout", "-q", "main"]);
+    write(root, "c.txt", "c\n");
+    git(root, &["add", "c.txt"]);
+    git(root, &["commit", "-q", "-m", "c"]);
+    git(root, &["checkout", "-q", "feature"]);
+    write(root, "a.txt", "a2\n");
+
+    let mut r = req(root, &["diff"]);
+    r.base = Some("main".into());
+    let t = resolve(&r).expect("diff --base");
+    assert_eq!(paths(&t), ["a.txt", "b.txt"]);
+    assert_eq!(t.base.as_deref(), Some("main"));
+    assert_eq!(repin(&t).expect("repin"), t.sha256);
+
+    let plain = resolve_in(root, &["diff"]).expect("diff");
+    assert_eq!(paths(&plain), ["a.txt"]);
+
+    r.base = Some("no-such-rev".into());
+    assert!(matches!(resolve(&r), Err(TargetError::BadBase { rev, .. }) if rev == "no-such-rev"));
+}
+
+#[test]
+fn empty_diff_and_non_repo() {
+    let dir = repo_with(&[("a.txt", "a\n")]);
+    let err = resolve_in(dir.path(), &["diff"]).expect_err("empty");
+    assert!(matches!(err, TargetError::EmptyDiff { root } if root == canon(dir.path())));
+
+    let plain = TempDir::new().expect("tempdir");
+    let err = resolve_in(plain.path(), &["diff"]).expect_err("not a repo");
+    assert!(matches!(err, TargetError::NotARepo(_)), "{err:?}");
+}
+
+#[test]
+fn diff_on_unborn_head_lists_new_files() {
+    let dir = TempDir::new().expect("tempdir");
+    git(dir.path(), &["init", "-q"]);
+    write(dir.path(), "first.rs", "fn main() {}\n");
+    let t = resolve_in(dir.path(), &["diff"]).expect("diff");
+    assert_eq!(paths(&t), ["first.rs"]);
+    let patch = String::from_utf8(t.artefact.expect("artefact").bytes).expect("utf8");
+    assert!(patch.contains("+fn main() {}\n"), "{patch}");
+}
+
+#[test]
+fn diff_binary_deleted_and_run_dir() {
+    let dir = repo_with(&[("gone.txt", "1\n2\n3\n"), ("keep.txt", "k\n")]);
+    let root = dir.path();
+    fs::remove_file(root.join("gone.txt")).expect("rm");
+    write(root, "img.bin", [0u8, 1, 2, 3, 0, 5]);
+    write(root, ".arev/runs/x/meta.json", "{}\n");
+    write(root, "newdir/sub/n.txt", "nested\n");
+    let t = resolve_in(root, &["diff"]).expect("diff");
+    assert_eq!(paths(&t), ["gone.txt", "newdir/sub/n.txt"]);
+    let gone = t.file("gone.txt").expect("gone");
+    assert_eq!(gone.sha256, "");
+    assert_eq!(gone.lines, 3);
+    assert_eq!(t.hunks["gone.txt"], vec![Hunk { start: 1, end: 3 }]);
+    assert_eq!(
+        t.skipped,
+        vec![SkippedFile {
+            path: "img.bin".into(),
+            reason: SkipReason::Binary
+        }]
+    );
+    let patch = String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8");
+    assert!(patch.contains("Binary files"), "{patch}");
+    assert!(!patch.contains(".arev"), "{patch}");
+    assert!(
+        t.brief.contains("### gone.txt (deleted, -3)"),
+        "{}",
+        t.brief
+    );
+    assert!(t.brief.contains("### img.bin (binary)"), "{}", t.brief);
+}
+
+#[test]
+fn long_diff_is_full_mode() {
+    let dir = repo_with(&[("a.txt", "")]);
+    let body: String = (0..200).map(|i| format!("line {i}\n")).collect();
+    write(dir.path(), "a.txt", body);
+    let t = resolve_in(dir.path(), &["diff"]).expect("diff");
+    assert!(t.measured_lines > LIGHTWEIGHT_DIFF_LINES);
+    assert_eq!(t.mode, Mode::Full);
+}
+
+// ---------------------------------------------------------------- file
+
+#[test]
+fn single_file_from_a_subdirectory() {
+    let dir = repo_with(&[("src/lib.rs", "pub fn a() {}\n// FIXME x\n")]);
+    let t = resolve_in(&dir.path().join("src"), &["lib.rs"]).expect("file");
+    assert_eq!(t.kind, TargetKind::File);
+    assert_eq!(t.display, "lib.rs");
+    assert_eq!(t.file_path, Some(canon(&dir.path().join("src/lib.rs"))));
+    assert!(t.artefact.is_none());
+    let bytes = fs::read(dir.path().join("src/lib.rs")).expect("read");
+    assert_eq!(t.sha256, sha(&bytes));
+    assert_eq!(
+        t.files,
+        vec![TargetFile {
+            path: "src/lib.rs".into(),
+            sha256: sha(&bytes),
+            lines: 2
+        }]
+    );
+    assert_eq!(t.measured_lines, 2);
+    assert_eq!(t.mode, Mode::Lightweight);
+    assert_eq!(t.target_type, TargetType::Code);
+    assert_eq!(t.brief, "### src/lib.rs\nL1: pub fn a() {}\nL2: FIXME x\n");
+}
+
+#[test]
+fn single_file_errors() {
+    let dir = repo_with(&[("ok.rs", "x\n")]);
+    let root = dir.path();
+    write(root, "bin.dat", b"abc\0def");
+    write(root, "latin1.txt", [b'c', b'a', b'f', 0xe9, b'\n']);
+    write(root, "big.txt", "x".repeat(100));
+    assert!(matches!(
+        resolve_in(root, &["missing.rs"]),
+        Err(TargetError::NoSuchFile(s)) if s == "missing.rs"
+    ));
+    assert!(matches!(
+        resolve_in(root, &["bin.dat"]),
+        Err(TargetError::Binary(_))
+    ));
+    assert!(matches!(
+        resolve_in(root, &["latin1.txt"]),
+        Err(TargetError::NotUtf8(_))
+    ));
+    let mut r = req(root, &["big.txt"]);
+    r.max_file_bytes = 10;
+    assert!(matches!(
+        resolve(&r),
+        Err(TargetError::TooLarge {
+            size: 100,
+            cap: 10,
+            ..
+        })
+    ));
+    let other = TempDir::new().expect("tempdir");
+    write(other.path(), "out.rs", "x\n");
+    let abs = other.path().join("out.rs");
+    assert!(matches!(
+        resolve_in(root, &[abs.to_str().expect("utf8")]),
+        Err(TargetError::OutsideRepo(_))
+    ));
+    // Outside a repository, the root is the cwd.
+    assert!(matches!(
+        resolve_in(&other.path().join("."), &["../nowhere/x"]),
+        Err(TargetError::NoSuchFile(_))
+    ));
+}
+
+#[cfg(unix)]
+#[test]
+fn unreadable_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = repo_with(&[("secret.rs", "x\n")]);
+    let p = dir.path().join("secret.rs");
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o000)).expect("chmod");
+    if fs::read(&p).is_ok() {
+        // Running as root: permissions do not stop reads; nothing to test.
+        return;
+    }
+    assert!(matches!(
+        resolve_in(dir.path(), &["secret.rs"]),
+        Err(TargetError::Unreadable { .. })
+    ));
+    let t = resolve_in(dir.path(), &["secret.rs", "."]);
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o644)).expect("chmod");
+    let t = t.expect_err("only file unreadable");
+    assert!(matches!(t, TargetError::NothingReviewable(_)), "{t:?}");
+}
+
+#[test]
+fn file_outside_a_repo_resolves_against_cwd() {
+    let dir = TempDir::new().expect("tempdir");
+    write(dir.path(), "notes/a.py", "def f():\n    pass\n");
+    let t = resolve_in(dir.path(), &["notes/a.py"]).expect("file");
+    assert!(!t.in_repo);
+    assert_eq!(t.root, canon(dir.path()));
+    assert_eq!(paths(&t), ["notes/a.py"]);
+    let sub = dir.path().join("notes");
+    write(dir.path(), "top.py", "x\n");
+    assert!(matches!(
+        resolve_in(&sub, &["../top.py"]),
+        Err(TargetError::OutsideCwd(_))
+    ));
+}
+
+#[test]
+fn markdown_mode_and_type() {
+    let dir = repo_with(&[]);
+    let root = dir.path();
+    write(
+        root,
+        "plan.md",
+        "# Title\n\n## Implementation Plan\n\nDo it. Then more.\n\nPhase 2 adds X.\n",
+    );
+    write(root, "design.md", "# T\n## Design: caching\nBody.\n");
+    write(
+        root,
+        "readme.md",
+        "# Readme\n## Specification\nNot a spec heading.\n",
+    );
+    let late: String = (0..25).map(|i| format!("line {i}\n")).collect::<String>() + "## Plan\n";
+    write(root, "late.md", late);
+    write(root, "docs/superpowers/x.md", "# anything\n");
+    write(root, "docs/superpowers/y.rs", "fn y() {}\n");
+
+    let plan = resolve_in(root, &["plan.md"]).expect("plan");
+    assert_eq!(
+        (plan.mode, plan.target_type),
+        (Mode::Full, TargetType::Spec)
+    );
+    assert_eq!(
+        plan.brief,
+        "L1: # Title\nL3: ## Implementation Plan — Do it.\nL7: Phase 2 adds X.\n"
+    );
+    let design = resolve_in(root, &["design.md"]).expect("design");
+    assert_eq!(design.target_type, TargetType::Spec);
+    let readme = resolve_in(root, &["readme.md"]).expect("readme");
+    assert_eq!(
+        (readme.mode, readme.target_type),
+        (Mode::Full, TargetType::Code)
+    );
+    let late = resolve_in(root, &["late.md"]).expect("late");
+    assert_eq!(late.target_type, TargetType::Code);
+    let sp = resolve_in(root, &["docs/superpowers/x.md"]).expect("superpowers");
+    assert_eq!(sp.target_type, TargetType::Spec);
+    let code = resolve_in(root, &["docs/superpowers/y.rs"]).expect("rs");
+    assert_eq!(
+        (code.mode, code.target_type),
+        (Mode::Lightweight, TargetType::Code)
+    );
+}
+
+// ---------------------------------------------------------------- manifest
+
+fn manifest_repo() -> TempDir {
+    let dir = repo_with(&[
+        (".gitignore", "target/\n*.log\n"),
+        ("src/lib.rs", "pub mod a;\n"),
+        ("src/a.rs", "pub fn a() {}\n"),
+        ("src/sub/deep.rs", "fn deep() {}\n"),
+        ("src/notes.txt", "notes\n"),
+        ("README.md", "# r\n"),
+    ]);
+    let root = dir.path();
+    write(root, "src/.hidden.rs", "fn hidden() {}\n");
+    write(root, "src/debug.log", "log\n");
+    write(root, "target/gen.rs", "fn gen() {}\n");
+    write(root, "src/untracked.rs", "fn u() {}\n");
+    dir
+}
+
+#[test]
+fn glob_manifest_respects_gitignore_and_includes_hidden() {
+    let dir = manifest_repo();
+    let root = dir.path();
+    let t = resolve_in(root, &["src/**/*.rs"]).expect("manifest");
+    assert_eq!(t.kind, TargetKind::Manifest);
+    assert_eq!(
+        paths(&t),
+        [
+            "src/.hidden.rs",
+            "src/a.rs",
+            "src/lib.rs",
+            "src/sub/deep.rs",
+            "src/untracked.rs"
+        ]
+    );
+    let art = t.artefact.as_ref().expect("artefact");
+    assert_eq!(art.name, "manifest.txt");
+    assert_eq!(
+        String::from_utf8(art.bytes.clone()).expect("utf8"),
+        "src/.hidden.rs\nsrc/a.rs\nsrc/lib.rs\nsrc/sub/deep.rs\nsrc/untracked.rs\n"
+    );
+    assert_eq!(t.mode, Mode::Full);
+    assert_eq!(t.target_type, TargetType::Code);
+    assert_eq!(t.measured_lines, 5);
+    // TARGET_SHA equals what sha256sum prints for the listed files, hashed.
+    let expected = sha256sum_of(
+        root,
+        "find src -type f -name '*.rs' | LC_ALL=C sort | xargs sha256sum | sha256sum",
+    );
+    assert_eq!(t.sha256, expected);
+    for f in &t.files {
+        assert_eq!(f.sha256, sha(&fs::read(root.join(&f.path)).expect("read")));
+    }
+    assert!(
+        t.brief
+            .starts_with("### src/.hidden.rs\nL1: fn hidden() {}\n"),
+        "{}",
+        t.brief
+    );
+}
+
+#[test]
+fn glob_is_relative_to_cwd() {
+    let dir = manifest_repo();
+    let src = dir.path().join("src");
+    let t = resolve_in(&src, &["*.rs"]).expect("manifest");
+    assert_eq!(
+        paths(&t),
+        [
+            "src/.hidden.rs",
+            "src/a.rs",
+            "src/lib.rs",
+            "src/untracked.rs"
+        ]
+    );
+    let t = resolve_in(&src.join("sub"), &["../*.rs"]).expect("manifest");
+    assert_eq!(paths(&t).len(), 4);
+    let t = resolve_in(&src, &["./sub/*.rs"]).expect("manifest");
+    assert_eq!(paths(&t), ["src/sub/deep.rs"]);
+    let abs = format!("{}/src/sub/*.rs", canon(dir.path()).display());
+    let t = resolve_in(&src, &[abs.as_str()]).expect("absolute glob");
+    assert_eq!(paths(&t), ["src/sub/deep.rs"]);
+    assert!(matches!(
+        resolve_in(&src, &["../../*.rs"]),
+        Err(TargetError::OutsideRepo(_))
+    ));
+}
+
+#[test]
+fn paths_dirs_and_globs_are_merged_and_deduplicated() {
+    let dir = manifest_repo();
+    let root = dir.path();
+    let t = resolve_in(root, &["src/sub", "src/a.rs", "src/*.rs", "README.md"]).expect("m");
+    assert_eq!(
+        paths(&t),
+        [
+            "README.md",
+            "src/.hidden.rs",
+            "src/a.rs",
+            "src/lib.rs",
+            "src/sub/deep.rs",
+            "src/untracked.rs"
+        ]
+    );
+    assert_eq!(t.display, "src/sub src/a.rs src/*.rs README.md");
+    // Two plain files: a manifest, not a file.
+    let two = resolve_in(root, &["src/a.rs", "src/lib.rs"]).expect("two");
+    assert_eq!(two.kind, TargetKind::Manifest);
+    assert_eq!(paths(&two), ["src/a.rs", "src/lib.rs"]);
+    // A directory alone, ignored files excluded, .git never listed.
+    let all = resolve_in(root, &["."]).expect("dir");
+    assert!(all.files.iter().all(|f| !f.path.starts_with(".git/")));
+    assert!(paths(&all).contains(&".gitignore"));
+    assert!(!paths(&all).contains(&"target/gen.rs"));
+    assert!(!paths(&all).contains(&"src/debug.log"));
+    // An explicitly named ignored file is taken.
+    let named = resolve_in(root, &["target/gen.rs", "src/a.rs"]).expect("named");
+    assert_eq!(paths(&named), ["src/a.rs", "target/gen.rs"]);
+}
+
+#[test]
+fn manifest_errors() {
+    let dir = manifest_repo();
+    let root = dir.path();
+    assert!(matches!(
+        resolve_in(root, &["src/*.py"]),
+        Err(TargetError::GlobMatchedNothing(g)) if g == "src/*.py"
+    ));
+    assert!(matches!(
+        resolve_in(root, &["src/*.rs", "nope/*.rs"]),
+        Err(TargetError::GlobMatchedNothing(g)) if g == "nope/*.rs"
+    ));
+    assert!(matches!(
+        resolve_in(root, &["src/a.rs", "missing.rs"]),
+        Err(TargetError::NoSuchFile(s)) if s == "missing.rs"
+    ));
+    assert!(matches!(
+        resolve_in(root, &["src/[a.rs"]),
+        Err(TargetError::InvalidGlob { glob, .. }) if glob == "src/[a.rs"
+    ));
+    assert!(matches!(
+        resolve_in(root, &["missing_dir"]),
+        Err(TargetError::NoSuchFile(_))
+    ));
+}
+
+#[test]
+fn manifest_skips_unreviewable_files() {
+    let dir = repo_with(&[("ok.rs", "fn ok() {}\n")]);
+    let root = dir.path();
+    write(root, "data/bin.rs", b"\0\0\0");
+    write(root, "data/big.rs", "x".repeat(64));
+    write(root, "data/latin.rs", [0xffu8, 0xfe, b'\n']);
+    let mut r = req(root, &["**/*.rs"]);
+    r.max_file_bytes = 32;
+    let t = resolve(&r).expect("manifest");
+    assert_eq!(paths(&t), ["ok.rs"]);
+    assert_eq!(
+        t.skipped,
+        vec![
+            SkippedFile {
+                path: "data/big.rs".into(),
+                reason: SkipReason::TooLarge
+            },
+            SkippedFile {
+                path: "data/bin.rs".into(),
+                reason: SkipReason::Binary
+            },
+            SkippedFile {
+                path: "data/latin.rs".into(),
+                reason: SkipReason::NotUtf8
+            },
+        ]
+    );
+    // Skipped files are not in the manifest nor in its digest.
+    assert_eq!(t.artefact.as_ref().expect("art").bytes, b"ok.rs\n");
+    let ok_sha = sha(b"fn ok() {}\n");
+    assert_eq!(t.sha256, sha(format!("{ok_sha}  ok.rs\n").as_bytes()));
+
+    let mut r = req(root, &["data"]);
+    r.max_file_bytes = 32;
+    assert!(matches!(
+        resolve(&r),
+        Err(TargetError::NothingReviewable(_))
+    ));
+}
+
+#[test]
+fn manifest_outside_a_repo() {
+    let dir = TempDir::new().expect("tempdir");
+    write(dir.path(), "a/x.rs", "fn x() {}\n");
+    write(dir.path(), "a/y.rs", "fn y() {}\n");
+    write(dir.path(), ".gitignore", "a/y.rs\n");
+    let t = resolve_in(dir.path(), &["a/*.rs"]).expect("manifest");
+    assert!(!t.in_repo);
+    assert_eq!(paths(&t), ["a/x.rs"]);
+}
+
+#[test]
+fn manifest_brief_is_capped() {
+    let dir = TempDir::new().expect("tempdir");
+    for i in 0..200 {
+        let body: String = (0..30)
+            .map(|j| format!("pub fn function_number_{j}_in_file_{i}() {{}}\n"))
+            .collect();
+        write(dir.path(), &format!("f{i:03}.rs"), body);
+    }
+    let t = resolve_in(dir.path(), &["*.rs"]).expect("manifest");
+    assert_eq!(t.files.len(), 200);
+    assert!(t.brief.len() <= 2048, "{}", t.brief.len());
+    assert!(t.brief.ends_with("…\n"));
+    assert!(t
+        .brief
+        .starts_with("### f000.rs\nL1: pub fn function_number_0_in_file_0() {}\n"));
+    // Deterministic.
+    assert_eq!(
+        resolve_in(dir.path(), &["*.rs"]).expect("again").brief,
+        t.brief
+    );
+}
+
+// ---------------------------------------------------------------- repin
+
+#[test]
+fn repin_detects_drift_for_every_kind() {
+    let dir = manifest_repo();
+    let root = dir.path();
+
+    let file = resolve_in(root, &["src/a.rs"]).expect("file");
+    let manifest = resolve_in(root, &["src/**/*.rs"]).expect("manifest");
+    write(root, "src/a.rs", "pub fn a() { changed }\n");
+    let diff = resolve_in(root, &["diff"]).expect("diff");
+    assert_eq!(repin(&diff).expect("repin"), diff.sha256);
+
+    assert_ne!(repin(&file).expect("repin"), file.sha256);
+    assert_ne!(repin(&manifest).expect("repin"), manifest.sha256);
+    // A new file matching the glob is not picked up: the file list is fixed.
+    let before = repin(&manifest).expect("repin");
+    write(root, "src/later.rs", "fn later() {}\n");
+    assert_eq!(repin(&manifest).expect("repin"), before);
+
+    write(root, "src/a.rs", "pub fn a() { changed again }\n");
+    assert_ne!(repin(&diff).expect("repin"), diff.sha256);
+
+    write(root, "src/a.rs", "pub fn a() {}\n");
+    assert_eq!(repin(&file).expect("repin"), file.sha256);
+    fs::remove_file(root.join("src/a.rs")).expect("rm");
+    assert!(matches!(repin(&file), Err(TargetError::NoSuchFile(_))));
+    assert!(repin(&manifest).is_err());
+}
