@@ -7,7 +7,12 @@ use std::path::Path;
 use std::process::Command;
 
 fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git").args(args).current_dir(dir).status().unwrap().success();
+    let ok = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .unwrap()
+        .success();
     assert!(ok, "git {args:?}");
 }
 
@@ -23,12 +28,26 @@ fn repo(dir: &Path, files: usize) {
 
 fn run(dir: &Path, bin: &Path, target: &str) -> (u64, u64, usize) {
     let out = Command::new(env!("CARGO_BIN_EXE_arev"))
-        .args(["run", target, "--passes", "1", "--max-rounds", "1", "-q", "--format", "json"])
+        .args([
+            "run",
+            target,
+            "--passes",
+            "1",
+            "--max-rounds",
+            "1",
+            "-q",
+            "--format",
+            "json",
+        ])
         .current_dir(dir)
         .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
         .output()
         .unwrap();
-    assert!(out.status.code() == Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.code() == Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let run = Path::new(report["run_dir"].as_str().unwrap()).to_path_buf();
     let size = |rel: &str| std::fs::metadata(run.join(rel)).unwrap().len();
@@ -37,7 +56,11 @@ fn run(dir: &Path, bin: &Path, target: &str) -> (u64, u64, usize) {
         .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
         .and_then(|m| m["target"]["path"].as_str().map(str::len))
         .unwrap_or(0);
-    (size("agents/r1/enthusiast-p1/prompt.md"), size("agents/r1/adversary/prompt.md"), tag_path_len)
+    (
+        size("agents/r1/enthusiast-p1/prompt.md"),
+        size("agents/r1/adversary/prompt.md"),
+        tag_path_len,
+    )
 }
 
 fn main() {

@@ -13,8 +13,15 @@ fn assert_aborted(run: &crate::harness::Run, reason: &str) {
     assert!(meta["finished_at"].is_string());
     let report = run.report();
     assert_eq!(report["abort_reason"], reason);
-    assert_eq!(report["coverage"]["reviewed"], 0, "an aborted review covers nothing");
-    assert!(run.stderr.contains(reason), "stderr names the reason: {}", run.stderr);
+    assert_eq!(
+        report["coverage"]["reviewed"], 0,
+        "an aborted review covers nothing"
+    );
+    assert!(
+        run.stderr.contains(reason),
+        "stderr names the reason: {}",
+        run.stderr
+    );
     assert!(run.stdout.contains("ABORTED"), "{}", run.stdout);
 }
 
@@ -32,7 +39,8 @@ fn missing_read_of_the_target() {
 #[test]
 fn read_outside_the_target() {
     let repo = TestRepo::new();
-    repo.write("secret.rs", "const KEY: &str = \"x\";\n").commit("secret");
+    repo.write("secret.rs", "const KEY: &str = \"x\";\n")
+        .commit("secret");
     let run = repo
         .arev()
         .args(&["run", "src/lib.rs"])
@@ -40,8 +48,16 @@ fn read_outside_the_target() {
         .run();
     assert_aborted(&run, "adversary_offtarget_read");
     let r1 = run.json("round-1.json");
-    let adv = r1["dispatches"].as_array().unwrap().iter().find(|d| d["role"] == "adversary").unwrap();
-    assert!(adv["gates"]["offtarget_read"].as_str().unwrap().ends_with("secret.rs"));
+    let adv = r1["dispatches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["role"] == "adversary")
+        .unwrap();
+    assert!(adv["gates"]["offtarget_read"]
+        .as_str()
+        .unwrap()
+        .ends_with("secret.rs"));
 }
 
 #[test]
@@ -64,7 +80,10 @@ fn finding_naming_an_offtarget_file() {
         .script(json!({"steps": [{"role": "enthusiast", "answer": {"findings": [finding("F1", "src/other.rs", 1, "high", "logic")]}}]}))
         .run();
     assert_aborted(&run, "offtarget_hallucination");
-    assert!(run.report()["confirmed"].as_array().unwrap().is_empty(), "all findings discarded");
+    assert!(
+        run.report()["confirmed"].as_array().unwrap().is_empty(),
+        "all findings discarded"
+    );
 }
 
 #[test]
@@ -92,7 +111,11 @@ fn anchor_beyond_the_file_is_dropped_not_aborted() {
     run.assert_code(0);
     let r1 = run.json("round-1.json");
     assert_eq!(r1["counts"]["anchor_invalid"], 1);
-    assert!(r1["errors"].as_array().unwrap().iter().any(|e| e == "anchor_invalid"));
+    assert!(r1["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e == "anchor_invalid"));
     assert!(!run.run_dir().join("agents/r1/judge").exists());
 }
 
@@ -110,8 +133,12 @@ fn malformed_json_is_redispatched_once_with_the_error() {
         .run();
     run.assert_code(1);
     let dir = run.run_dir();
-    let retry = std::fs::read_to_string(dir.join("agents/r1/enthusiast-p1-retry/prompt.md")).unwrap();
-    assert!(retry.contains("Your previous answer was rejected: invalid JSON"), "{retry}");
+    let retry =
+        std::fs::read_to_string(dir.join("agents/r1/enthusiast-p1-retry/prompt.md")).unwrap();
+    assert!(
+        retry.contains("Your previous answer was rejected: invalid JSON"),
+        "{retry}"
+    );
     assert!(retry.starts_with("[AR Round 1 — LIGHTWEIGHT] Enthusiast (pass 1/1)"));
 }
 
@@ -121,7 +148,9 @@ fn malformed_twice_in_every_pass_is_no_verdict() {
     let run = repo
         .arev()
         .args(&["run", "src/lib.rs"])
-        .script(json!({"steps": [{"role": "enthusiast", "answer_text": "I found nothing, all good!"}]}))
+        .script(
+            json!({"steps": [{"role": "enthusiast", "answer_text": "I found nothing, all good!"}]}),
+        )
         .run();
     assert_aborted(&run, "enthusiast_malformed_json");
 }
@@ -136,7 +165,11 @@ fn adversary_malformed_falls_back_to_an_empty_map() {
         .run();
     run.assert_code(0);
     let r1 = run.json("round-1.json");
-    assert!(r1["errors"].as_array().unwrap().iter().any(|e| e == "adversary_malformed_json"));
+    assert!(r1["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e == "adversary_malformed_json"));
 }
 
 #[test]
@@ -163,7 +196,10 @@ fn crash_without_result_is_retried_then_unavailable() {
         .script(json!({"steps": [{"role": "judge", "crash": true}, {"role": "enthusiast", "answer": {"findings": [finding("F1", "src/lib.rs", 2, "high", "logic")]}}]}))
         .run();
     assert_aborted(&run, "agent_dispatch_unavailable");
-    assert!(run.run_dir().join("agents/r1/judge-retry/events.jsonl").is_file());
+    assert!(run
+        .run_dir()
+        .join("agents/r1/judge-retry/events.jsonl")
+        .is_file());
 }
 
 #[test]
@@ -180,9 +216,16 @@ fn is_error_result_is_unavailable() {
 #[test]
 fn missing_agent_binary_is_unavailable() {
     let repo = TestRepo::new();
-    let run = repo.arev().args(&["run", "src/lib.rs"]).without_agent().run();
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs"])
+        .without_agent()
+        .run();
     assert_aborted(&run, "agent_dispatch_unavailable");
-    assert!(run.meta()["abort_detail"].as_str().unwrap().contains("not found"));
+    assert!(run.meta()["abort_detail"]
+        .as_str()
+        .unwrap()
+        .contains("not found"));
 }
 
 #[test]
@@ -197,17 +240,30 @@ fn hanging_agent_is_killed_within_timeout_plus_grace() {
         .run();
     assert_aborted(&run, "agent_dispatch_unavailable");
     // Two attempts (the retry), each bounded by timeout + grace, plus process overhead.
-    assert!(run.elapsed < Duration::from_secs(6), "took {:?}", run.elapsed);
+    assert!(
+        run.elapsed < Duration::from_secs(6),
+        "took {:?}",
+        run.elapsed
+    );
     let dir = run.run_dir();
     for label in ["adversary", "adversary-retry"] {
-        let o: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("agents/r1").join(label).join("outcome.json")).unwrap()).unwrap();
+        let o: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("agents/r1").join(label).join("outcome.json"))
+                .unwrap(),
+        )
+        .unwrap();
         assert_eq!(o["end"]["kind"], "timed_out", "{o}");
-        assert_eq!(o["end"]["killed"], true, "SIGTERM was ignored, so SIGKILL was needed");
+        assert_eq!(
+            o["end"]["killed"], true,
+            "SIGTERM was ignored, so SIGKILL was needed"
+        );
         assert!(o["duration_ms"].as_u64().unwrap() < 1500 + 700, "{o}");
     }
     for l in run.fake_log() {
         let pid = l["pid"].as_i64().unwrap();
-        assert!(group_members(pid).is_empty(), "process group {pid} survived");
+        assert!(
+            group_members(pid).is_empty(),
+            "process group {pid} survived"
+        );
     }
 }

@@ -59,7 +59,11 @@ impl TestRepo {
             .current_dir(&self.root)
             .output()
             .expect("git");
-        assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
 
@@ -76,7 +80,8 @@ impl TestRepo {
     }
 }
 
-pub const LIB_RS: &str = "pub fn parse(s: &str) -> u32 {\n    s.parse().unwrap()\n}\n\npub fn id(x: u32) -> u32 { x }\n";
+pub const LIB_RS: &str =
+    "pub fn parse(s: &str) -> u32 {\n    s.parse().unwrap()\n}\n\npub fn id(x: u32) -> u32 { x }\n";
 
 /// One `arev` invocation being built.
 pub struct Arev<'a> {
@@ -127,13 +132,19 @@ impl Arev<'_> {
             std::fs::remove_file(&link).unwrap();
         }
         let script = self.repo.scratch.join("script.json");
-        let body = self.script.clone().unwrap_or_else(|| serde_json::json!({"steps": []}));
+        let body = self
+            .script
+            .clone()
+            .unwrap_or_else(|| serde_json::json!({"steps": []}));
         std::fs::write(&script, body.to_string()).unwrap();
         let mut c = Command::new(env!("CARGO_BIN_EXE_arev"));
         c.args(&self.args)
             .current_dir(&self.cwd)
             .env_clear()
-            .env("PATH", format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()))
+            .env(
+                "PATH",
+                format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
+            )
             .env("HOME", self.repo.scratch.join("home"))
             .env("AREV_FAKE_SCRIPT", &script)
             .env("AREV_FAKE_LOG", self.repo.scratch.join("fake.log"))
@@ -195,7 +206,12 @@ impl Run {
     /// The one run dir this invocation made.
     pub fn run_dir(&self) -> PathBuf {
         let dirs = self.run_dirs();
-        assert_eq!(dirs.len(), 1, "expected one run dir, got {dirs:?}\n{}", self.stderr);
+        assert_eq!(
+            dirs.len(),
+            1,
+            "expected one run dir, got {dirs:?}\n{}",
+            self.stderr
+        );
         dirs[0].clone()
     }
 
@@ -246,10 +262,16 @@ pub fn ruling(id: &str, file: &str, line: u32, sev: &str, winner: &str) -> Value
 pub fn group_members(pgid: i64) -> Vec<i64> {
     let mut out = vec![];
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i64>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i64>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
         // pid (comm) state ppid pgrp ...
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { continue };
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
         let fields: Vec<&str> = rest.split_whitespace().collect();
         if fields.len() > 2 && fields[0] != "Z" && fields[2].parse::<i64>() == Ok(pgid) {
             out.push(pid);
@@ -257,4 +279,3 @@ pub fn group_members(pgid: i64) -> Vec<i64> {
     }
     out
 }
-

@@ -15,13 +15,19 @@ fn assert_usage(run: &crate::harness::Run, needle: &str) {
 #[test]
 fn no_such_file() {
     let repo = TestRepo::new();
-    assert_usage(&repo.arev().args(&["run", "src/nope.rs"]).run(), "no such file: src/nope.rs");
+    assert_usage(
+        &repo.arev().args(&["run", "src/nope.rs"]).run(),
+        "no such file: src/nope.rs",
+    );
 }
 
 #[test]
 fn glob_matching_nothing() {
     let repo = TestRepo::new();
-    assert_usage(&repo.arev().args(&["run", "src/**/*.py"]).run(), "matched no files");
+    assert_usage(
+        &repo.arev().args(&["run", "src/**/*.py"]).run(),
+        "matched no files",
+    );
 }
 
 #[test]
@@ -29,7 +35,11 @@ fn diff_outside_a_repo() {
     let repo = TestRepo::new();
     let outside = repo.scratch.join("plain");
     std::fs::create_dir_all(&outside).unwrap();
-    let run = repo.arev().args(&["run", "diff"]).cwd(outside.clone()).run();
+    let run = repo
+        .arev()
+        .args(&["run", "diff"])
+        .cwd(outside.clone())
+        .run();
     run.assert_code(2);
     assert!(run.stderr.contains("not inside one"), "{}", run.stderr);
     assert!(!outside.join(".arev").exists());
@@ -38,7 +48,10 @@ fn diff_outside_a_repo() {
 #[test]
 fn empty_diff_and_allow_empty() {
     let repo = TestRepo::new();
-    assert_usage(&repo.arev().args(&["run", "diff"]).run(), "the diff is empty");
+    assert_usage(
+        &repo.arev().args(&["run", "diff"]).run(),
+        "the diff is empty",
+    );
     let run = repo.arev().args(&["run", "diff", "--allow-empty"]).run();
     run.assert_code(0);
     assert_eq!(run.meta()["status"], "empty");
@@ -59,27 +72,58 @@ fn binary_and_non_utf8_single_files() {
 fn bad_base_and_base_without_diff() {
     let repo = TestRepo::new();
     repo.write("src/lib.rs", "changed\n");
-    assert_usage(&repo.arev().args(&["run", "diff", "--base", "no-such-rev"]).run(), "--base no-such-rev");
-    assert_usage(&repo.arev().args(&["run", "src/lib.rs", "--base", "main"]).run(), "--base is only valid");
+    assert_usage(
+        &repo
+            .arev()
+            .args(&["run", "diff", "--base", "no-such-rev"])
+            .run(),
+        "--base no-such-rev",
+    );
+    assert_usage(
+        &repo
+            .arev()
+            .args(&["run", "src/lib.rs", "--base", "main"])
+            .run(),
+        "--base is only valid",
+    );
 }
 
 #[test]
 fn config_errors_name_key_and_file() {
     let repo = TestRepo::new();
     repo.write("arev.toml", "[review]\nfial_on = \"low\"\n");
-    assert_usage(&repo.arev().args(&["run", "src/lib.rs"]).run(), "arev.toml: unknown key `review.fial_on`");
+    assert_usage(
+        &repo.arev().args(&["run", "src/lib.rs"]).run(),
+        "arev.toml: unknown key `review.fial_on`",
+    );
     repo.write("arev.toml", "[review\n");
     assert_usage(&repo.arev().args(&["run", "src/lib.rs"]).run(), "arev.toml");
     std::fs::remove_file(repo.root.join("arev.toml")).unwrap();
-    assert_usage(&repo.arev().args(&["run", "src/lib.rs", "--agent", "nobody"]).run(), "unknown agent `nobody`");
-    assert_usage(&repo.arev().args(&["run", "src/lib.rs"]).env("AREV_AGENT_TIMEOUT", "soon").run(), "AREV_AGENT_TIMEOUT=soon");
+    assert_usage(
+        &repo
+            .arev()
+            .args(&["run", "src/lib.rs", "--agent", "nobody"])
+            .run(),
+        "unknown agent `nobody`",
+    );
+    assert_usage(
+        &repo
+            .arev()
+            .args(&["run", "src/lib.rs"])
+            .env("AREV_AGENT_TIMEOUT", "soon")
+            .run(),
+        "AREV_AGENT_TIMEOUT=soon",
+    );
 }
 
 #[test]
 fn usage_errors_exit_two() {
     let repo = TestRepo::new();
     repo.arev().args(&["run"]).run().assert_code(2);
-    repo.arev().args(&["run", "src/lib.rs", "--passes", "0"]).run().assert_code(2);
+    repo.arev()
+        .args(&["run", "src/lib.rs", "--passes", "0"])
+        .run()
+        .assert_code(2);
     repo.arev().args(&["frobnicate"]).run().assert_code(2);
     let help = repo.arev().args(&["run", "--help"]).run();
     help.assert_code(0);

@@ -442,7 +442,10 @@ fn arev_round_with_real_claude_cli() {
     // Configure the real CLI as the `claude` agent by path.
     repo.write(
         "arev.toml",
-        &format!("[agents.claude]\nbackend = \"claude\"\nbinary = \"{}\"\n", bin.display()),
+        &format!(
+            "[agents.claude]\nbackend = \"claude\"\nbinary = \"{}\"\n",
+            bin.display()
+        ),
     );
     repo.commit("config");
     let mut arev = repo.arev().args(&["run", "src/lib.rs", "--format", "json"]);
@@ -458,23 +461,44 @@ fn arev_round_with_real_claude_cli() {
     assert_eq!(report["confirmed"][0]["file"], "src/lib.rs");
     assert_eq!(report["confirmed"][0]["line"], 2);
     assert_eq!(report["rounds"].as_array().unwrap().len(), 2);
-    assert!(report["cost"]["usd"].as_f64().unwrap() > 0.0, "cost from the CLI's result events");
+    assert!(
+        report["cost"]["usd"].as_f64().unwrap() > 0.0,
+        "cost from the CLI's result events"
+    );
     // The fake saw every role of round 1 and the Enthusiast + Adversary of round 2, each
     // reading the target first and answering second.
     let reqs = fake.requests();
-    for (role, round) in [("Enthusiast", 1), ("Adversary", 1), ("Judge", 1), ("Enthusiast", 2), ("Adversary", 2)] {
+    for (role, round) in [
+        ("Enthusiast", 1),
+        ("Adversary", 1),
+        ("Judge", 1),
+        ("Enthusiast", 2),
+        ("Adversary", 2),
+    ] {
         let steps: Vec<usize> = reqs
             .iter()
             .filter(|r| r.role() == Some(role) && r.round() == Some(round))
             .map(|r| r.step)
             .collect();
-        assert!(steps.contains(&0) && steps.contains(&1), "{role} r{round}: steps {steps:?}");
+        assert!(
+            steps.contains(&0) && steps.contains(&1),
+            "{role} r{round}: steps {steps:?}"
+        );
     }
-    assert!(fake.stray_requests().is_empty(), "{:?}", fake.stray_requests());
+    assert!(
+        fake.stray_requests().is_empty(),
+        "{:?}",
+        fake.stray_requests()
+    );
     // The role body went in as the system prompt; the real Read ran (the events show it).
-    assert!(reqs.iter().any(|r| r.role() == Some("Judge") && r.system.contains("Judge")));
+    assert!(reqs
+        .iter()
+        .any(|r| r.role() == Some("Judge") && r.system.contains("Judge")));
     let dir = run.run_dir();
     let events = std::fs::read_to_string(dir.join("agents/r1/judge/events.jsonl")).unwrap();
     assert!(events.contains("\"tool_use\"") && events.contains("tool_result"));
-    assert!(events.contains("s.parse().unwrap()"), "the real Read returned the file content");
+    assert!(
+        events.contains("s.parse().unwrap()"),
+        "the real Read returned the file content"
+    );
 }

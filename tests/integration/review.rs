@@ -17,23 +17,46 @@ fn confirmed_script() -> Value {
 #[test]
 fn file_review_writes_the_run_dir_and_reports_confirmed_findings() {
     let repo = TestRepo::new();
-    let run = repo.arev().args(&["run", "src/lib.rs"]).script(confirmed_script()).run();
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs"])
+        .script(confirmed_script())
+        .run();
     run.assert_code(1);
     let dir = run.run_dir();
     let id = dir.file_name().unwrap().to_string_lossy().to_string();
     // YYYYMMDD-HHMMSS-<6 hex>-<slug>
     let parts: Vec<&str> = id.splitn(4, '-').collect();
-    assert_eq!((parts[0].len(), parts[1].len(), parts[2].len()), (8, 6, 6), "{id}");
+    assert_eq!(
+        (parts[0].len(), parts[1].len(), parts[2].len()),
+        (8, 6, 6),
+        "{id}"
+    );
     assert_eq!(parts[3], "src-lib-rs");
-    for f in ["meta.json", "brief.md", "round-1.json", "round-2.json", "report.json", "report.md"] {
+    for f in [
+        "meta.json",
+        "brief.md",
+        "round-1.json",
+        "round-2.json",
+        "report.json",
+        "report.md",
+    ] {
         assert!(dir.join(f).is_file(), "missing {f}");
     }
-    for a in ["agents/r1/enthusiast-p1", "agents/r1/adversary", "agents/r1/judge", "agents/r2/enthusiast-p1"] {
+    for a in [
+        "agents/r1/enthusiast-p1",
+        "agents/r1/adversary",
+        "agents/r1/judge",
+        "agents/r2/enthusiast-p1",
+    ] {
         for f in ["prompt.md", "events.jsonl", "stderr.log", "outcome.json"] {
             assert!(dir.join(a).join(f).is_file(), "missing {a}/{f}");
         }
     }
-    assert!(!dir.join("agents/r2/judge").exists(), "no findings in round 2: Judge skipped");
+    assert!(
+        !dir.join("agents/r2/judge").exists(),
+        "no findings in round 2: Judge skipped"
+    );
     let meta = run.meta();
     assert_eq!(meta["status"], "complete");
     assert_eq!(meta["stop_reason"], "zero-findings");
@@ -59,53 +82,101 @@ fn file_review_writes_the_run_dir_and_reports_confirmed_findings() {
     // .arev/ is excluded from git without touching .gitignore.
     let exclude = std::fs::read_to_string(repo.root.join(".git/info/exclude")).unwrap();
     assert!(exclude.lines().any(|l| l == ".arev/"));
-    assert_eq!(std::fs::read_to_string(repo.root.join(".gitignore")).unwrap(), "ignored.txt\n");
-    assert_eq!(repo.git(&["status", "--porcelain"]), "", "arev must not dirty the tree");
+    assert_eq!(
+        std::fs::read_to_string(repo.root.join(".gitignore")).unwrap(),
+        "ignored.txt\n"
+    );
+    assert_eq!(
+        repo.git(&["status", "--porcelain"]),
+        "",
+        "arev must not dirty the tree"
+    );
 }
 
 #[test]
 fn prompts_meet_the_dispatch_contract() {
     let repo = TestRepo::new();
-    let run = repo.arev().args(&["run", "src/lib.rs"]).script(confirmed_script()).run();
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs"])
+        .script(confirmed_script())
+        .run();
     run.assert_code(1);
     let dir = run.run_dir();
     let lib = repo.root.join("src/lib.rs");
     let sha = run.meta()["target"]["sha256"].as_str().unwrap().to_string();
     for (agent, first) in [
-        ("agents/r1/enthusiast-p1", "[AR Round 1 — LIGHTWEIGHT] Enthusiast (pass 1/1)"),
-        ("agents/r1/adversary", "[AR Round 1 — LIGHTWEIGHT] Adversary"),
+        (
+            "agents/r1/enthusiast-p1",
+            "[AR Round 1 — LIGHTWEIGHT] Enthusiast (pass 1/1)",
+        ),
+        (
+            "agents/r1/adversary",
+            "[AR Round 1 — LIGHTWEIGHT] Adversary",
+        ),
         ("agents/r1/judge", "[AR Round 1 — LIGHTWEIGHT] Judge"),
     ] {
         let p = std::fs::read_to_string(dir.join(agent).join("prompt.md")).unwrap();
         assert_eq!(p.lines().next().unwrap(), first);
-        let tag = format!("<target path=\"{}\" kind=\"file\" sha256=\"{sha}\" />", lib.display());
+        let tag = format!(
+            "<target path=\"{}\" kind=\"file\" sha256=\"{sha}\" />",
+            lib.display()
+        );
         assert_eq!(p.matches("<target ").count(), 1, "{agent}");
         assert!(p.contains(&tag), "{agent} lacks {tag}");
-        assert!(!p.contains("s.parse().unwrap()") || agent.ends_with("judge"), "{agent} inlines target text");
+        assert!(
+            !p.contains("s.parse().unwrap()") || agent.ends_with("judge"),
+            "{agent} inlines target text"
+        );
     }
     let judge = std::fs::read_to_string(dir.join("agents/r1/judge/prompt.md")).unwrap();
     assert!(judge.contains("<findings>") && judge.contains("<adversarial_context>"));
     // Round 2 carries the blocklist.
     let e2 = std::fs::read_to_string(dir.join("agents/r2/enthusiast-p1/prompt.md")).unwrap();
-    assert!(e2.contains("src/lib.rs:2"), "round 2 prompt lacks the blocklist");
+    assert!(
+        e2.contains("src/lib.rs:2"),
+        "round 2 prompt lacks the blocklist"
+    );
     // The CLI got the read-only flags and the tier.
     let log = run.fake_log();
     assert_eq!(log.len(), 5, "{log:?}");
     for l in &log {
-        let argv: Vec<&str> = l["argv"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
-        for flag in ["-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "dontAsk", "--no-session-persistence", "--strict-mcp-config"] {
+        let argv: Vec<&str> = l["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        for flag in [
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-mode",
+            "dontAsk",
+            "--no-session-persistence",
+            "--strict-mcp-config",
+        ] {
             assert!(argv.contains(&flag), "missing {flag} in {argv:?}");
         }
-        let model = argv.iter().position(|a| *a == "--model").map(|i| argv[i + 1]);
+        let model = argv
+            .iter()
+            .position(|a| *a == "--model")
+            .map(|i| argv[i + 1]);
         assert_eq!(model, Some("opus"));
-        assert!(!argv.iter().any(|a| a.contains("bypassPermissions") || a.contains("dangerously") || *a == "acceptEdits"));
+        assert!(!argv.iter().any(|a| a.contains("bypassPermissions")
+            || a.contains("dangerously")
+            || *a == "acceptEdits"));
     }
 }
 
 #[test]
 fn model_flag_sets_the_tier_the_cli_receives() {
     let repo = TestRepo::new();
-    let run = repo.arev().args(&["run", "src/lib.rs", "--model", "sonnet"]).run();
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--model", "sonnet"])
+        .run();
     run.assert_code(0);
     for l in run.fake_log() {
         let argv: Vec<String> = serde_json::from_value(l["argv"].clone()).unwrap();
@@ -121,7 +192,11 @@ fn zero_findings_exit_zero_with_round2_gate() {
     run.assert_code(0);
     assert_eq!(run.meta()["stop_reason"], "zero-findings");
     let r1 = run.json("round-1.json");
-    assert!(r1["errors"].as_array().unwrap().iter().any(|e| e == "round2_skipped"));
+    assert!(r1["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e == "round2_skipped"));
     assert_eq!(r1["decision"]["action"], "stop");
     assert!(!r1["decision"]["reasons"].as_array().unwrap().is_empty());
     assert_eq!(run.meta()["rounds_completed"], 1);
@@ -154,7 +229,16 @@ fn json_format_and_out_file() {
     let md = repo.scratch.join("r.md");
     let run = repo
         .arev()
-        .args(&["run", "src/lib.rs", "--format", "json", "--out", out.to_str().unwrap(), "--markdown", md.to_str().unwrap()])
+        .args(&[
+            "run",
+            "src/lib.rs",
+            "--format",
+            "json",
+            "--out",
+            out.to_str().unwrap(),
+            "--markdown",
+            md.to_str().unwrap(),
+        ])
         .script(confirmed_script())
         .run();
     run.assert_code(1);
@@ -169,7 +253,10 @@ fn json_format_and_out_file() {
 #[test]
 fn diff_target_includes_untracked_files() {
     let repo = TestRepo::new();
-    repo.write("src/lib.rs", &format!("{}pub fn two() -> u32 {{ 2 }}\n", crate::harness::LIB_RS));
+    repo.write(
+        "src/lib.rs",
+        &format!("{}pub fn two() -> u32 {{ 2 }}\n", crate::harness::LIB_RS),
+    );
     repo.write("src/new.rs", "pub fn fresh() {\n    todo!()\n}\n");
     repo.write("ignored.txt", "secret\n");
     let script = json!({"steps": [
@@ -180,15 +267,24 @@ fn diff_target_includes_untracked_files() {
     run.assert_code(0);
     let dir = run.run_dir();
     let patch = std::fs::read_to_string(dir.join("target/diff.patch")).unwrap();
-    assert!(patch.contains("+++ b/src/new.rs") && patch.contains("+    todo!()"), "{patch}");
+    assert!(
+        patch.contains("+++ b/src/new.rs") && patch.contains("+    todo!()"),
+        "{patch}"
+    );
     assert!(!patch.contains("secret"));
     let report = run.report();
     assert_eq!(report["target"]["kind"], "diff");
-    assert_eq!(report["target"]["allowed_files"], json!(["src/lib.rs", "src/new.rs"]));
+    assert_eq!(
+        report["target"]["allowed_files"],
+        json!(["src/lib.rs", "src/new.rs"])
+    );
     assert_eq!(report["confirmed"][0]["file"], "src/new.rs");
     let log = run.fake_log();
     assert_eq!(log[0]["target_kind"], "diff");
-    assert_eq!(log[0]["target_path"].as_str().unwrap(), dir.join("target/diff.patch").to_str().unwrap());
+    assert_eq!(
+        log[0]["target_path"].as_str().unwrap(),
+        dir.join("target/diff.patch").to_str().unwrap()
+    );
 }
 
 #[test]
@@ -215,7 +311,11 @@ fn glob_target_pins_a_manifest_and_lists_skipped_files() {
         .current_dir(&repo.root)
         .output()
         .unwrap();
-    let expected = String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap().to_string();
+    let expected = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
     assert_eq!(report["target"]["sha256"], expected);
     // FULL mode: two Enthusiast passes by default.
     assert!(dir.join("agents/r1/enthusiast-p2/prompt.md").is_file());
@@ -230,12 +330,20 @@ fn passes_run_concurrently_and_union() {
         {"role": "enthusiast", "round": 1, "pass": 3, "answer_text": "not json at all"},
         {"role": "judge", "round": 1, "answer": {"rulings": [ruling("F1", "src/lib.rs", 2, "high", "enthusiast"), ruling("F2", "src/lib.rs", 5, "low", "adversary")], "summary": "s", "convergence": false, "next_round_model": null}}
     ]});
-    let run = repo.arev().args(&["run", "src/lib.rs", "--passes", "3", "--max-rounds", "1"]).script(script).run();
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--passes", "3", "--max-rounds", "1"])
+        .script(script)
+        .run();
     run.assert_code(1);
     let r1 = run.json("round-1.json");
     assert_eq!(r1["counts"]["per_pass"], json!([1, 2, 0]));
     assert_eq!(r1["counts"]["unioned"], 2);
-    assert!(r1["errors"].as_array().unwrap().iter().any(|e| e == "enthusiast_malformed_json"));
+    assert!(r1["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e == "enthusiast_malformed_json"));
     let f1 = &r1["findings"][0];
     assert_eq!(f1["passes"], json!([1, 2]));
     assert_eq!(f1["finding"]["severity"], "high");
