@@ -290,7 +290,7 @@ fn init_run_dir(
             write_atomic(&p, &a.bytes).map_err(|e| ExpectedError::write(&p, e))?;
             p
         }
-        (None, None) => tdir.clone(),
+        (None, None) => tdir,
     };
     let mut brief = format!(
         "# Context brief\n\nTarget: `{}` ({}, {} file(s), mode {}, type {:?})\n\n",
