@@ -323,3 +323,21 @@ mod tests {
         assert!(err.to_string().starts_with("AREV_AGENT_GRACE=x"), "{err}");
     }
 }
+
+#[cfg(test)]
+mod example_tests {
+    use super::*;
+
+    /// The documented example config must load (docs match behaviour).
+    #[test]
+    fn example_config_loads() {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/arev.toml");
+        let (c, _) = load(&ConfigSources {
+            explicit_file: Some(p),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(c.roles.judge, "claude-pinned");
+        assert_eq!(c.review.fail_on, super::super::FailOn::Medium);
+    }
+}

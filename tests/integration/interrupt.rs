@@ -13,6 +13,8 @@ fn sigint_cancels_agents_and_records_interrupted() {
         .env("AREV_AGENT_GRACE", "300ms")
         .script(json!({"steps": [{"role": "enthusiast", "ignore_sigterm": true, "spawn_grandchild": true}, {"role": "adversary", "hang": true}]}))
         .command()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     // Wait until both agents have started (they log on start).

@@ -350,3 +350,27 @@ fn passes_run_concurrently_and_union() {
     assert_eq!(run.meta()["stop_reason"], "max-rounds");
     assert_eq!(run.report()["debunked"].as_array().unwrap().len(), 1);
 }
+
+/// The whole report.json and the text summary of a scripted review, with run ids, paths,
+/// timestamps and durations redacted.
+#[test]
+fn report_snapshots() {
+    let repo = TestRepo::new();
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs"])
+        .script(confirmed_script())
+        .run();
+    run.assert_code(1);
+    insta::assert_json_snapshot!("file_review_report", run.report(), {
+        ".run_id" => "[run_id]",
+        ".run_dir" => "[run_dir]",
+        ".started_at" => "[timestamp]",
+        ".finished_at" => "[timestamp]",
+        ".duration_ms" => "[ms]",
+        ".rounds[].duration_ms" => "[ms]",
+        ".arev_version" => "[version]",
+    });
+    let dir = run.run_dir().display().to_string();
+    insta::assert_snapshot!("file_review_text", run.stdout.replace(&dir, "[run_dir]"));
+}
