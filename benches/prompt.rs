@@ -26,7 +26,15 @@ fn repo(dir: &Path, files: usize) {
     }
 }
 
-fn run(dir: &Path, bin: &Path, target: &str) -> (u64, u64, usize) {
+/// Bytes between `<brief>` and `</brief>` in a prompt.
+fn brief_bytes(prompt: &str) -> u64 {
+    match (prompt.find("<brief>"), prompt.find("</brief>")) {
+        (Some(a), Some(b)) if a < b => (b - a - "<brief>".len()) as u64,
+        _ => 0,
+    }
+}
+
+fn run(dir: &Path, bin: &Path, target: &str) -> (u64, u64, usize, u64) {
     let out = Command::new(env!("CARGO_BIN_EXE_arev"))
         .args([
             "run",
@@ -56,10 +64,13 @@ fn run(dir: &Path, bin: &Path, target: &str) -> (u64, u64, usize) {
         .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
         .and_then(|m| m["target"]["path"].as_str().map(str::len))
         .unwrap_or(0);
+    let brief =
+        brief_bytes(&std::fs::read_to_string(run.join("agents/r1/adversary/prompt.md")).unwrap());
     (
         size("agents/r1/enthusiast-p1/prompt.md"),
         size("agents/r1/adversary/prompt.md"),
         tag_path_len,
+        brief,
     )
 }
 
@@ -72,16 +83,26 @@ fn main() {
     let many = tmp.path().join("many");
     repo(&one, 1);
     repo(&many, 20_000);
-    let (e1, a1, p1) = run(&one, &bin, "src/d000/f00000.rs");
-    let (e2, a2, p2) = run(&many, &bin, "src/**/*.rs");
+    let (e1, a1, p1, b1) = run(&one, &bin, "src/d000/f00000.rs");
+    let (e2, a2, p2, b2) = run(&many, &bin, "src/**/*.rs");
     println!("prompt bytes per dispatch (enthusiast / adversary):");
-    println!("  1 file        : {e1} / {a1}   (target path {p1} bytes)");
-    println!("  20,000 files  : {e2} / {a2}   (target path {p2} bytes)");
+    println!("  1 file        : {e1} / {a1}   (target path {p1} B, brief {b1} B)");
+    println!("  20,000 files  : {e2} / {a2}   (target path {p2} B, brief {b2} B)");
     println!(
-        "  ratio 20k/1   : {:.3} / {:.3}   (difference {} / {} bytes; the bounded ≤2 KB brief and the path account for it)",
+        "  ratio 20k/1   : {:.3} / {:.3}   (difference {} / {} B)",
         e2 as f64 / e1 as f64,
         a2 as f64 / a1 as f64,
         e2 as i64 - e1 as i64,
         a2 as i64 - a1 as i64
+    );
+    // The brief is capped at 2 KB whatever the target size; the path appears twice (tag and
+    // guide). What is left is the kind-specific guide wording (file vs manifest).
+    let rest = |e: u64, p: usize, b: u64| e as i64 - 2 * p as i64 - b as i64;
+    println!(
+        "  without path and brief: {} vs {} B (enthusiast), {} vs {} B (adversary)",
+        rest(e1, p1, b1),
+        rest(e2, p2, b2),
+        rest(a1, p1, b1),
+        rest(a2, p2, b2)
     );
 }
