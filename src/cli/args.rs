@@ -69,6 +69,12 @@ pub struct RunArgs {
     /// Round ceiling (default: FULL 10, LIGHTWEIGHT 3).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=50))]
     pub max_rounds: Option<u32>,
+    /// Stop with `budget-exhausted` once the run has cost this many USD.
+    #[arg(long, value_name = "USD")]
+    pub budget_usd: Option<f64>,
+    /// Stop with `budget-exhausted` once the run has used this many tokens.
+    #[arg(long, value_name = "N")]
+    pub budget_tokens: Option<u64>,
     /// Use this configured agent for every role.
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,

@@ -52,6 +52,22 @@ pub struct TimeoutsConfig {
     pub grace: String,
 }
 
+/// `[budget]`: 0 means no limit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetConfig {
+    pub usd: f64,
+    pub tokens: u64,
+}
+
+/// `[localization]`: empty `primary` = no instruction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LocalizationConfig {
+    pub primary: String,
+    pub allowed: Vec<String>,
+}
+
 /// `[run]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -91,6 +107,8 @@ pub struct RolesConfig {
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub review: ReviewConfig,
+    pub budget: BudgetConfig,
+    pub localization: LocalizationConfig,
     pub timeouts: TimeoutsConfig,
     pub run: RunConfig,
     pub agents: BTreeMap<String, AgentConfig>,

@@ -44,6 +44,9 @@ pub struct RunPlan {
     pub agents: [AgentRef; 3],
     pub timeout: Duration,
     pub grace: Duration,
+    /// Spend limits (None = unlimited).
+    pub budget_usd: Option<f64>,
+    pub budget_tokens: Option<u64>,
     pub outputs: Outputs,
     /// The target as typed (for an empty run's record).
     pub display: String,
@@ -72,6 +75,18 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         }
     }
     let (config, config_digest) = load(&sources)?;
+    if let Some(usd) = args.budget_usd {
+        if !(usd > 0.0 && usd.is_finite()) {
+            return Err(ExpectedError::Usage(format!(
+                "--budget-usd {usd}: must be a positive number"
+            )));
+        }
+    }
+    if args.budget_tokens == Some(0) {
+        return Err(ExpectedError::Usage(
+            "--budget-tokens 0: must be positive".into(),
+        ));
+    }
     if let Some(name) = &args.agent {
         config.agent(name)?;
     }
@@ -120,6 +135,12 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         agents,
         timeout: config.agent_timeout()?,
         grace: config.grace()?,
+        budget_usd: args
+            .budget_usd
+            .or((config.budget.usd > 0.0).then_some(config.budget.usd)),
+        budget_tokens: args
+            .budget_tokens
+            .or((config.budget.tokens > 0).then_some(config.budget.tokens)),
         outputs: Outputs {
             format: args.format,
             out: args.out.as_ref().map(|p| absolutize(cwd, p)),

@@ -1,6 +1,6 @@
-//! Entry points: each subcommand from parsed arguments to an exit code.
+//! `arev run`: resolve, create the run dir, drive the rounds, finalise meta and the report.
 
-use crate::cli::{Cli, Command, Format, RunArgs, SchemaArgs};
+use crate::cli::{Format, RunArgs};
 use crate::errors::ExpectedError;
 use crate::exit_codes;
 use crate::output;
@@ -12,84 +12,10 @@ use crate::store::{
     RunStatus,
 };
 use crate::target::{Mode, PinnedTarget, TargetKind, TargetType};
-use clap::Parser;
 use sha2::{Digest, Sha256};
 
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
-
-/// Parse `std::env::args`, run, and return the process exit code.
-pub fn main_impl() -> i32 {
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() {
-                exit_codes::USAGE
-            } else {
-                exit_codes::OK
-            };
-            let _ = e.print();
-            return code;
-        }
-    };
-    match cli.command {
-        Command::Run(args) => {
-            init_tracing(args.verbose, args.quiet);
-            match run_command(&args) {
-                Ok(code) => code,
-                Err(e) => {
-                    output::error(&e.to_string());
-                    e.exit_code()
-                }
-            }
-        }
-        Command::Schema(args) => match schema_command(&args) {
-            Ok(()) => exit_codes::OK,
-            Err(e) => {
-                output::error(&e.to_string());
-                e.exit_code()
-            }
-        },
-    }
-}
-
-fn init_tracing(verbose: u8, quiet: bool) {
-    let default = match (quiet, verbose) {
-        (true, _) => "error",
-        (false, 0) => "warn",
-        (false, 1) => "info",
-        (false, _) => "debug",
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("AREV_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("arev={default}")));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .without_time()
-        .try_init();
-}
-
-fn schema_command(args: &SchemaArgs) -> Result<(), ExpectedError> {
-    let all = crate::schema::schemas();
-    match &args.write {
-        Some(dir) => {
-            std::fs::create_dir_all(dir).map_err(|e| ExpectedError::write(dir, e))?;
-            for (name, text) in all {
-                let p = dir.join(format!("{name}.schema.json"));
-                write_atomic(&p, text.as_bytes()).map_err(|e| ExpectedError::write(&p, e))?;
-            }
-        }
-        None => {
-            let joined: serde_json::Map<String, serde_json::Value> = all
-                .into_iter()
-                .map(|(n, t)| (n.to_string(), serde_json::from_str(&t).unwrap_or_default()))
-                .collect();
-            output::report(&serde_json::to_string_pretty(&joined).unwrap_or_default());
-        }
-    }
-    Ok(())
-}
 
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
@@ -122,7 +48,7 @@ fn empty_target(plan: &RunPlan) -> PinnedTarget {
     }
 }
 
-fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
+pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
     let started = Instant::now();
     let cwd = std::env::current_dir()
         .map_err(|e| ExpectedError::Usage(format!("cannot read the current directory: {e}")))?;

@@ -1,0 +1,60 @@
+//! Entry points: each subcommand from parsed arguments to an exit code (one file each).
+mod run;
+mod schema;
+
+use crate::cli::{Cli, Command};
+use crate::exit_codes;
+use crate::output;
+use clap::Parser;
+
+/// Parse `std::env::args`, run, and return the process exit code.
+pub fn main_impl() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                exit_codes::USAGE
+            } else {
+                exit_codes::OK
+            };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match cli.command {
+        Command::Run(args) => {
+            init_tracing(args.verbose, args.quiet);
+            match run::run_command(&args) {
+                Ok(code) => code,
+                Err(e) => {
+                    output::error(&e.to_string());
+                    e.exit_code()
+                }
+            }
+        }
+        Command::Schema(args) => match schema::schema_command(&args) {
+            Ok(()) => exit_codes::OK,
+            Err(e) => {
+                output::error(&e.to_string());
+                e.exit_code()
+            }
+        },
+    }
+}
+
+fn init_tracing(verbose: u8, quiet: bool) {
+    let default = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "warn",
+        (false, 1) => "info",
+        (false, _) => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("AREV_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("arev={default}")));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .try_init();
+}
