@@ -22,14 +22,18 @@ pub enum ExpectedError {
     },
     #[error("cannot read run {path}: {message}")]
     BadRun { path: PathBuf, message: String },
+    #[error("cannot read report {path}: {message}")]
+    BadReport { path: PathBuf, message: String },
 }
 
 impl ExpectedError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            Self::Target(_) | Self::Config(_) | Self::Usage(_) | Self::BadRun { .. } => {
-                exit_codes::USAGE
-            }
+            Self::Target(_)
+            | Self::Config(_)
+            | Self::Usage(_)
+            | Self::BadRun { .. }
+            | Self::BadReport { .. } => exit_codes::USAGE,
             // A run dir that cannot be written means nothing was reviewed.
             Self::Write { .. } => exit_codes::USAGE,
         }

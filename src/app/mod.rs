@@ -1,5 +1,9 @@
 //! Entry points: each subcommand from parsed arguments to an exit code (one file each).
+mod emit;
+mod merge;
+mod report;
 mod run;
+mod runs;
 mod schema;
 
 use crate::cli::{Cli, Command};
@@ -39,6 +43,20 @@ pub fn main_impl() -> i32 {
                 e.exit_code()
             }
         },
+        Command::Report(args) => finish(report::report_command(&args)),
+        Command::Runs(args) => finish(runs::runs_command(&args).map(|()| exit_codes::OK)),
+        Command::Merge(args) => finish(merge::merge_command(&args)),
+    }
+}
+
+/// The exit code of a command result; an error is one line on stderr.
+fn finish(r: Result<i32, crate::errors::ExpectedError>) -> i32 {
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            output::error(&e.to_string());
+            e.exit_code()
+        }
     }
 }
 

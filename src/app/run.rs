@@ -1,10 +1,10 @@
 //! `arev run`: resolve, create the run dir, drive the rounds, finalise meta and the report.
 
+use super::emit::{emit, verdict, Emit};
 use crate::cli::{Format, RunArgs};
 use crate::errors::ExpectedError;
-use crate::exit_codes;
 use crate::output;
-use crate::report::{build_report, render_markdown, render_text, BuildInput, Report};
+use crate::report::{build_report, render_markdown, render_sarif, BuildInput, Report};
 use crate::resolve::{resolve_run, RunPlan};
 use crate::round::{run_review, Progress, ReviewEnd, ReviewResult};
 use crate::store::{
@@ -53,7 +53,16 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
     let cwd = std::env::current_dir()
         .map_err(|e| ExpectedError::Usage(format!("cannot read the current directory: {e}")))?;
     let plan = resolve_run(args, &cwd)?;
-    let empty = plan.target.is_none();
+    // An allowed empty diff, or a shard whose slice of the manifest has no files.
+    let empty = plan.target.as_ref().is_none_or(|t| t.files.is_empty());
+    if let (true, Some(sh)) = (empty, &plan.shard) {
+        output::warn(&format!(
+            "shard {}/{} has none of the manifest's {} file(s): nothing to review",
+            sh.index,
+            sh.count,
+            sh.manifest_files.len()
+        ));
+    }
     let target = plan.target.clone().unwrap_or_else(|| empty_target(&plan));
 
     // The run dir: created only after everything was resolved; removed again if it cannot
@@ -134,7 +143,7 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
         ReviewEnd::Interrupted | ReviewEnd::Empty => {}
     }
     meta.finished_at = Some(now());
-    let report = build_report(&BuildInput {
+    let mut report = build_report(&BuildInput {
         result: &result,
         target: &target,
         meta: &meta,
@@ -143,6 +152,7 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
         judge_agent: &plan.agent_for(crate::findings::Role::Judge).name,
         duration_ms: started.elapsed().as_millis() as u64,
     });
+    report.shard = plan.shard.clone();
     let markdown = render_markdown(&report);
     write_json_atomic(&run.report_json(), &report)
         .map_err(|e| ExpectedError::write(run.report_json(), e))?;
@@ -150,14 +160,21 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
         .map_err(|e| ExpectedError::write(run.report_md(), e))?;
     write_json_atomic(&run.meta(), &meta).map_err(|e| ExpectedError::write(run.meta(), e))?;
 
-    let rendered = render(&report, plan.outputs.format);
-    output::report(&rendered);
-    if let Some(p) = &plan.outputs.out {
-        write_atomic(p, rendered.as_bytes()).map_err(|e| ExpectedError::write(p, e))?;
+    let sarif_requested = plan.outputs.sarif.is_some() || plan.outputs.format == Format::Sarif;
+    if sarif_requested {
+        let p = run.path.join("report.sarif");
+        write_atomic(&p, render_sarif(&report).as_bytes())
+            .map_err(|e| ExpectedError::write(&p, e))?;
     }
-    if let Some(p) = &plan.outputs.markdown {
-        write_atomic(p, markdown.as_bytes()).map_err(|e| ExpectedError::write(p, e))?;
-    }
+    emit(
+        &report,
+        &Emit {
+            format: plan.outputs.format,
+            out: plan.outputs.out.as_deref(),
+            sarif: plan.outputs.sarif.as_deref(),
+            markdown: plan.outputs.markdown.as_deref(),
+        },
+    )?;
     if let ReviewEnd::Aborted(a) = &result.end {
         output::error(&format!(
             "review aborted ({}): {} — run dir {}",
@@ -169,36 +186,9 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
     Ok(exit_code(&report, &plan))
 }
 
-fn render(report: &Report, format: Format) -> String {
-    match format {
-        Format::Text => render_text(report),
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(report).unwrap_or_default();
-            s.push('\n');
-            s
-        }
-        Format::Markdown => render_markdown(report),
-    }
-}
-
 /// SPEC §2: aborted → 3, interrupted → 130, findings at/above --fail-on → 1, else 0.
 fn exit_code(report: &Report, plan: &RunPlan) -> i32 {
-    match report.status {
-        RunStatus::Aborted => exit_codes::ABORTED,
-        RunStatus::Interrupted | RunStatus::Running => exit_codes::INTERRUPTED,
-        RunStatus::Empty => exit_codes::OK,
-        RunStatus::Complete => {
-            if report
-                .confirmed
-                .iter()
-                .any(|f| plan.fail_on.fails(f.severity))
-            {
-                exit_codes::FINDINGS
-            } else {
-                exit_codes::OK
-            }
-        }
-    }
+    verdict(report, plan.fail_on)
 }
 
 fn init_run_dir(

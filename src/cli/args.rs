@@ -25,7 +25,33 @@ pub enum Command {
     Run(RunArgs),
     /// Print the JSON Schemas of arev's wire types, or write them into DIR.
     Schema(SchemaArgs),
+    /// Re-render a finished run's report (any format) without re-running it.
+    #[command(after_help = REPORT_HELP)]
+    Report(ReportArgs),
+    /// List runs, newest first, with status and stop reason.
+    Runs(RunsArgs),
+    /// Combine the report.json files of `--shard` runs into one report.
+    #[command(after_help = MERGE_HELP)]
+    Merge(MergeArgs),
 }
+
+const REPORT_HELP: &str = "\
+Examples:
+  arev report 20261121-180000-a1b2c3-src-lib-rs --format sarif --out arev.sarif
+  arev report .arev/runs/20261121-180000-a1b2c3-src-lib-rs --format markdown
+
+RUN_ID is looked up under the runs base (<repo>/.arev/runs, or --run-dir); a unique prefix
+of an id is enough. Exit code: 0 once rendered; with --fail-on, the run's verdict instead
+(0 / 1 findings at or above it / 3 aborted / 130 interrupted). A run that is not finished,
+or an unreadable report.json, exits 2.";
+
+const MERGE_HELP: &str = "\
+Example (a CI matrix of 4 jobs, each `arev run 'src/**/*.rs' --shard i/4 --out shard-i.json`):
+  arev merge shard-*.json --sarif arev.sarif --out arev.json --fail-on high
+
+Refuses (exit 2) when the reports are not shards of the same manifest (sha256 and file
+list), or when a manifest file is covered by no shard or by two. Otherwise exits like
+`arev run`: 3 if a shard aborted, 1 if a confirmed finding is at or above --fail-on.";
 
 const RUN_HELP: &str = "\
 Examples:
@@ -50,6 +76,10 @@ pub enum Format {
     Json,
     /// Markdown, as for a PR comment.
     Markdown,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF consumers.
+    Sarif,
+    /// GitHub Actions workflow commands (`::error file=…,line=…::…` annotations).
+    Github,
 }
 
 #[derive(Debug, Args)]
@@ -87,9 +117,16 @@ pub struct RunArgs {
     /// Also write the Markdown report to FILE.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Also write the SARIF 2.1.0 report to FILE (and `report.sarif` in the run dir).
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
     /// Exit 1 when a confirmed finding is at or above this severity.
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOnArg>,
+    /// Review only slice i of n of a manifest (glob / several paths), by path hash; combine
+    /// the shards' reports with `arev merge`.
+    #[arg(long, value_name = "i/n")]
+    pub shard: Option<crate::target::ShardSpec>,
     /// Base directory for the run dir (default: <repo>/.arev/runs).
     #[arg(long, value_name = "DIR")]
     pub run_dir: Option<PathBuf>,
@@ -112,6 +149,63 @@ pub struct SchemaArgs {
     /// Write one `<name>.schema.json` per wire type into DIR instead of printing.
     #[arg(long, value_name = "DIR")]
     pub write: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A run directory, or a run id (or unique prefix) under the runs base.
+    #[arg(value_name = "RUN_DIR|RUN_ID")]
+    pub run: String,
+    /// Report format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Also write the report (in --format) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Also write the SARIF 2.1.0 report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
+    /// Also write the Markdown report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Exit with the run's verdict: 1 when a confirmed finding is at or above this severity.
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOnArg>,
+    /// Runs base to look RUN_ID up in (default: <repo>/.arev/runs).
+    #[arg(long, value_name = "DIR")]
+    pub run_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    /// One JSON array (schemas/runs.schema.json) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Runs base to list (default: <repo>/.arev/runs).
+    #[arg(long, value_name = "DIR")]
+    pub run_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' report.json files.
+    #[arg(required = true, value_name = "REPORT")]
+    pub reports: Vec<PathBuf>,
+    /// Report format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Also write the merged report (in --format) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Also write the merged SARIF 2.1.0 report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
+    /// Also write the merged Markdown report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Exit 1 when a confirmed finding is at or above this severity (default: config, high).
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOnArg>,
 }
 
 /// `--model` values.

@@ -1,10 +1,10 @@
 //! Build report.json from the rounds: findings with rulings, severity counts, coverage, cost, quality.
 
+use super::fingerprint::fingerprint;
 use super::*;
 use crate::round::{Judged, ReviewEnd, ReviewResult};
 use crate::store::Meta;
 use crate::target::PinnedTarget;
-use sha2::{Digest, Sha256};
 use std::path::Path;
 
 /// What the report is built from.
@@ -16,39 +16,6 @@ pub struct BuildInput<'a> {
     pub enthusiast_agent: &'a str,
     pub judge_agent: &'a str,
     pub duration_ms: u64,
-}
-
-/// A fingerprint that survives line shifts: sha256 over the file, the category and the
-/// whitespace-normalised text of the flagged line (the description when there is no line).
-pub fn fingerprint(
-    root: &Path,
-    file: Option<&str>,
-    line: Option<u32>,
-    category: &str,
-    description: &str,
-) -> String {
-    let text = match (file, line) {
-        (Some(f), Some(l)) => std::fs::read_to_string(root.join(f))
-            .ok()
-            .and_then(|s| s.lines().nth(l as usize - 1).map(normalise))
-            .unwrap_or_else(|| normalise(description)),
-        _ => normalise(description),
-    };
-    let mut h = Sha256::new();
-    h.update(format!(
-        "v1\0{}\0{}\0{}",
-        file.unwrap_or(""),
-        category.trim().to_ascii_lowercase(),
-        text
-    ));
-    h.finalize()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-fn normalise(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn entry(j: &Judged, root: &Path, enthusiast: &str, judge: &str) -> ReportFinding {
@@ -231,6 +198,8 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
         cost,
         quality,
         warnings: result.warnings.clone(),
+        shard: None,
+        merged_from: vec![],
         started_at: meta.started_at.clone(),
         finished_at: meta.finished_at.clone().unwrap_or_default(),
         duration_ms: input.duration_ms,

@@ -3,8 +3,24 @@
 use super::{Report, ReportFinding};
 use std::fmt::Write;
 
+/// One table cell / list item: pipes escaped, newlines folded (code spans stay readable).
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    s.replace('|', "\\|")
+        .replace("\r\n", " ")
+        .replace(['\n', '\r'], " ")
+}
+
+/// The defect as the Enthusiast described it, then the Judge's resolution.
+fn finding_cell(f: &ReportFinding) -> String {
+    match f
+        .resolution
+        .as_deref()
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+    {
+        Some(r) => format!("{}<br>*Judge:* {}", cell(&f.description), cell(r)),
+        None => cell(&f.description),
+    }
 }
 
 fn place(f: &ReportFinding) -> String {
@@ -17,6 +33,8 @@ fn place(f: &ReportFinding) -> String {
 
 pub fn render_markdown(r: &Report) -> String {
     let mut s = String::new();
+    // A marker a CI job can search for to update its previous PR comment in place.
+    let _ = writeln!(s, "<!-- arev-report -->");
     let _ = writeln!(s, "## arev review — `{}`\n", r.target.display);
     let status = match (&r.stop_reason, &r.abort_reason) {
         (Some(sr), _) => format!("complete, stop reason `{}`", sr.as_str()),
@@ -44,7 +62,7 @@ pub fn render_markdown(r: &Report) -> String {
                 f.severity,
                 place(f),
                 cell(&f.category),
-                cell(f.resolution.as_deref().unwrap_or(&f.description)),
+                finding_cell(f),
                 cell(f.edit_instruction.as_deref().unwrap_or("—"))
             );
         }
@@ -96,6 +114,47 @@ pub fn render_markdown(r: &Report) -> String {
         &r.target.sha256[..r.target.sha256.len().min(12)],
         if r.target.drift { " (**changed during the review**)" } else { "" }
     );
+    if let Some(rate) = r.quality.debunk_rate {
+        let [lo, hi] = r.quality.healthy_band;
+        let _ = writeln!(
+            s,
+            "\nDebunk rate {:.0} % (healthy band {:.0}–{:.0} %).",
+            rate * 100.0,
+            lo * 100.0,
+            hi * 100.0
+        );
+    }
+    if let Some(sh) = &r.shard {
+        let _ = writeln!(
+            s,
+            "\nShard {}/{} of a {}-file manifest (sha256 `{}`): {} file(s) in this shard.",
+            sh.index,
+            sh.count,
+            sh.manifest_files.len(),
+            &sh.manifest_sha256[..sh.manifest_sha256.len().min(12)],
+            sh.files.len()
+        );
+    }
+    if !r.merged_from.is_empty() {
+        let parts: Vec<String> = r
+            .merged_from
+            .iter()
+            .map(|m| {
+                let why = m
+                    .stop_reason
+                    .map(|x| x.as_str().to_string())
+                    .or_else(|| m.abort_reason.clone())
+                    .unwrap_or_else(|| m.status.as_str().to_string());
+                format!("{}/{} {} ({why})", m.index, m.count, m.status.as_str())
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "\nMerged from {} shard(s): {}.",
+            r.merged_from.len(),
+            parts.join(", ")
+        );
+    }
     let skipped: Vec<String> = r
         .coverage
         .files

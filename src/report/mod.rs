@@ -1,10 +1,18 @@
 //! Reports (SPEC §8): the report.json wire type, built from the rounds, and its renderings.
 mod build;
+mod fingerprint;
+mod github;
 mod markdown;
+mod merge;
 mod model;
+mod sarif;
 mod text;
 
-pub use build::{build_report, fingerprint, BuildInput};
+pub use build::{build_report, BuildInput};
+pub use fingerprint::fingerprint;
+pub use github::{escape_data, escape_property, render_github};
 pub use markdown::render_markdown;
+pub use merge::{merge_reports, MergeError, MergeInput};
 pub use model::*;
+pub use sarif::{render_sarif, sarif_level, SARIF_SCHEMA_URI};
 pub use text::render_text;

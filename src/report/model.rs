@@ -9,7 +9,7 @@
 use crate::findings::{Severity, Tier, Winner};
 use crate::round::StopReason;
 use crate::store::RunStatus;
-use crate::target::{Mode, SkipReason, TargetKind, TargetType};
+use crate::target::{Mode, ShardInfo, SkipReason, TargetKind, TargetType};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -39,6 +39,12 @@ pub struct Report {
     pub cost: Cost,
     pub quality: Quality,
     pub warnings: Vec<String>,
+    /// For a `--shard i/n` run: the slice, the full manifest's identity, the files covered.
+    #[serde(default)]
+    pub shard: Option<ShardInfo>,
+    /// For a report made by `arev merge`: the shard runs it combines (empty otherwise).
+    #[serde(default)]
+    pub merged_from: Vec<MergedShard>,
     pub started_at: String,
     pub finished_at: String,
     pub duration_ms: u64,
@@ -181,4 +187,20 @@ pub struct Quality {
     pub escalations: Vec<String>,
     /// Dispatch errors and gate events over all rounds.
     pub agent_errors: u32,
+}
+
+/// One shard run combined into a merged report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MergedShard {
+    pub run_id: String,
+    pub run_dir: String,
+    /// 1-based slice index and the slice count.
+    pub index: u32,
+    pub count: u32,
+    pub status: RunStatus,
+    pub stop_reason: Option<StopReason>,
+    pub abort_reason: Option<String>,
+    /// Files this shard reviewed.
+    pub files: Vec<String>,
 }

@@ -4,7 +4,7 @@ use crate::cli::{Format, RunArgs};
 use crate::config::{load, Config, ConfigSources, FailOn};
 use crate::errors::ExpectedError;
 use crate::findings::{Role, Tier};
-use crate::target::{resolve, PinnedTarget, TargetError, TargetRequest};
+use crate::target::{apply_shard, resolve, PinnedTarget, ShardInfo, TargetError, TargetRequest};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -22,6 +22,7 @@ pub struct Outputs {
     pub format: Format,
     pub out: Option<PathBuf>,
     pub markdown: Option<PathBuf>,
+    pub sarif: Option<PathBuf>,
     pub quiet: bool,
 }
 
@@ -50,6 +51,9 @@ pub struct RunPlan {
     pub outputs: Outputs,
     /// The target as typed (for an empty run's record).
     pub display: String,
+    /// `--shard i/n`: the slice reviewed and the full manifest's identity (the target above
+    /// is already restricted to the slice).
+    pub shard: Option<ShardInfo>,
 }
 
 impl RunPlan {
@@ -101,6 +105,15 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         Err(TargetError::EmptyDiff { .. }) if args.allow_empty => None,
         Err(e) => return Err(e.into()),
     };
+    // Sharding applies to the pinned manifest: the slice becomes the target.
+    let (target, shard) = match (target, args.shard) {
+        (Some(t), Some(spec)) => {
+            let (t, info) = apply_shard(t, spec)?;
+            (Some(t), Some(info))
+        }
+        (None, Some(_)) => return Err(TargetError::ShardNeedsManifest("diff").into()),
+        (t, None) => (t, None),
+    };
     let root = target.as_ref().map_or(root, |t| t.root.clone());
     let runs_base = match (&args.run_dir, config.run.dir.as_str()) {
         (Some(d), _) => absolutize(cwd, d),
@@ -145,9 +158,11 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
             format: args.format,
             out: args.out.as_ref().map(|p| absolutize(cwd, p)),
             markdown: args.markdown.as_ref().map(|p| absolutize(cwd, p)),
+            sarif: args.sarif.as_ref().map(|p| absolutize(cwd, p)),
             quiet: args.quiet,
         },
         display: args.targets.join(" "),
+        shard,
         target,
         config,
         config_digest,
@@ -164,7 +179,7 @@ fn absolutize(base: &Path, p: &Path) -> PathBuf {
 }
 
 /// The repo workdir and its common git dir, or (cwd, None) outside a repo.
-fn discover_root(cwd: &Path) -> (PathBuf, Option<PathBuf>) {
+pub(crate) fn discover_root(cwd: &Path) -> (PathBuf, Option<PathBuf>) {
     match git2::Repository::discover(cwd) {
         Ok(repo) => match repo.workdir() {
             Some(w) => {

@@ -38,6 +38,8 @@ pub enum TargetError {
     OutsideCwd(String),
     #[error("git: {0}")]
     Git(String),
+    #[error("--shard splits a manifest (a glob or several paths); a {0} target cannot be sharded")]
+    ShardNeedsManifest(&'static str),
     #[error("every file of the target was skipped (binary, too large or unreadable): {0}")]
     NothingReviewable(String),
 }

@@ -6,10 +6,12 @@ mod manifest;
 mod model;
 mod resolve;
 mod scan;
+mod shard;
 
 pub use error::TargetError;
 pub use model::*;
 pub use resolve::{repin, resolve, LIGHTWEIGHT_DIFF_LINES};
+pub use shard::{apply_shard, partition, ShardInfo, ShardSpec};
 
 #[cfg(test)]
 mod tests;

@@ -17,3 +17,7 @@ mod gates;
 mod inputs;
 // Ctrl-C: exit 130, status interrupted, no agent survives.
 mod interrupt;
+// CI outputs: SARIF (schema-validated), Markdown, GitHub annotations, `report`, `runs`, fingerprints.
+mod outputs;
+// `--shard i/n` and `arev merge`: partition, coverage checks, merge equals an unsharded run.
+mod shard;

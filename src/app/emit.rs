@@ -1,0 +1,97 @@
+//! Rendering a report in the chosen format, writing it to stdout and the requested files, and
+//! the exit code a report stands for (shared by `run`, `report` and `merge`).
+
+use crate::cli::Format;
+use crate::config::{load, ConfigSources, FailOn};
+use crate::errors::ExpectedError;
+use crate::exit_codes;
+use crate::output;
+use crate::report::{render_github, render_markdown, render_sarif, render_text, Report};
+use crate::store::{write_atomic, RunStatus};
+use std::path::{Path, PathBuf};
+
+/// Where a rendered report goes.
+pub(crate) struct Emit<'a> {
+    pub format: Format,
+    pub out: Option<&'a Path>,
+    pub sarif: Option<&'a Path>,
+    pub markdown: Option<&'a Path>,
+}
+
+/// The report in `format`, ending with a newline.
+pub(crate) fn render(report: &Report, format: Format) -> String {
+    match format {
+        Format::Text => render_text(report),
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(report).unwrap_or_default();
+            s.push('\n');
+            s
+        }
+        Format::Markdown => render_markdown(report),
+        Format::Sarif => render_sarif(report),
+        Format::Github => render_github(report),
+    }
+}
+
+/// Print the report on stdout and write `--out` / `--sarif` / `--markdown`.
+pub(crate) fn emit(report: &Report, to: &Emit<'_>) -> Result<(), ExpectedError> {
+    let rendered = render(report, to.format);
+    for (path, format) in [
+        (to.out, to.format),
+        (to.sarif, Format::Sarif),
+        (to.markdown, Format::Markdown),
+    ] {
+        if let Some(p) = path {
+            let text = if format == to.format {
+                rendered.clone()
+            } else {
+                render(report, format)
+            };
+            write_atomic(p, text.as_bytes()).map_err(|e| ExpectedError::write(p, e))?;
+        }
+    }
+    output::report(&rendered);
+    Ok(())
+}
+
+/// SPEC §2: aborted → 3, interrupted → 130, a confirmed finding at/above `fail_on` → 1, else 0.
+pub(crate) fn verdict(report: &Report, fail_on: FailOn) -> i32 {
+    match report.status {
+        RunStatus::Aborted => exit_codes::ABORTED,
+        RunStatus::Interrupted | RunStatus::Running => exit_codes::INTERRUPTED,
+        RunStatus::Empty => exit_codes::OK,
+        RunStatus::Complete => {
+            if report.confirmed.iter().any(|f| fail_on.fails(f.severity)) {
+                exit_codes::FINDINGS
+            } else {
+                exit_codes::OK
+            }
+        }
+    }
+}
+
+/// The current directory (a usage error if it cannot be read).
+pub(crate) fn cwd() -> Result<PathBuf, ExpectedError> {
+    std::env::current_dir()
+        .map_err(|e| ExpectedError::Usage(format!("cannot read the current directory: {e}")))
+}
+
+/// The layered config of the repo containing `cwd` (for the runs base and fail-on default).
+pub(crate) fn repo_config(cwd: &Path) -> Result<(PathBuf, crate::config::Config), ExpectedError> {
+    let (root, _) = crate::resolve::discover_root(cwd);
+    let (config, _) = load(&ConfigSources::discover(&root, None))?;
+    Ok((root, config))
+}
+
+/// `--run-dir DIR`, else the configured `[run] dir`, else `<repo>/.arev/runs`.
+pub(crate) fn runs_base(cwd: &Path, flag: Option<&Path>) -> Result<PathBuf, ExpectedError> {
+    if let Some(d) = flag {
+        return Ok(cwd.join(d));
+    }
+    let (root, config) = repo_config(cwd)?;
+    Ok(match config.run.dir.as_str() {
+        "" => crate::store::default_runs_base(&root),
+        d if Path::new(d).is_absolute() => PathBuf::from(d),
+        d => root.join(d),
+    })
+}

@@ -1,0 +1,117 @@
+//! Finding fingerprints: stable across runs for the same defect, even when lines shift.
+//!
+//! Rule (v2; also SARIF `partialFingerprints["arev/v2"]` and `primaryLocationLineHash`):
+//! the first 16 bytes, as hex, of
+//! `sha256("v2\0" + file + "\0" + category + "\0" + anchor + "\0" + occurrence)`, where
+//! - `file` is the repo-relative path (empty for a target-wide finding);
+//! - `category` is trimmed and lower-cased;
+//! - `anchor` is the flagged line's text with runs of whitespace collapsed to one space and
+//!   the ends trimmed; a blank flagged line is replaced by the nearest non-blank line below it
+//!   (else above it). Without a readable file/line the anchor is the normalised description;
+//! - `occurrence` is how many earlier lines of the file have the same normalised text, so two
+//!   identical lines (`}` or a repeated call) flagged for the same category stay distinct.
+//!
+//! So an unrelated edit that moves the line (lines added or removed elsewhere, re-indentation)
+//! keeps the fingerprint; editing the flagged line itself, renaming the file, or adding an
+//! identical line above it changes it. The line number and the agent's wording (which vary
+//! between runs) are deliberately not part of it.
+
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+fn normalise(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// (anchor text, occurrence) of 1-based `line` in `text`, or None when out of range.
+fn anchor(text: &str, line: u32) -> Option<(String, usize)> {
+    let lines: Vec<String> = text.lines().map(normalise).collect();
+    let at = (line as usize)
+        .checked_sub(1)
+        .filter(|i| *i < lines.len())?;
+    let pick = (at..lines.len())
+        .chain((0..at).rev())
+        .find(|i| !lines[*i].is_empty())?;
+    let occurrence = lines[..pick].iter().filter(|l| **l == lines[pick]).count();
+    Some((lines[pick].clone(), occurrence))
+}
+
+/// The fingerprint of a finding (see the module docs for the rule). Reads `root/file`.
+pub fn fingerprint(
+    root: &Path,
+    file: Option<&str>,
+    line: Option<u32>,
+    category: &str,
+    description: &str,
+) -> String {
+    let located = match (file, line) {
+        (Some(f), Some(l)) => std::fs::read_to_string(root.join(f))
+            .ok()
+            .and_then(|s| anchor(&s, l)),
+        _ => None,
+    };
+    let (text, occurrence) = located.unwrap_or_else(|| (normalise(description), 0));
+    let mut h = Sha256::new();
+    h.update(format!(
+        "v2\0{}\0{}\0{}\0{}",
+        file.unwrap_or(""),
+        category.trim().to_ascii_lowercase(),
+        text,
+        occurrence
+    ));
+    h.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fp_in(text: &str, line: u32, category: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/a.rs"), text).unwrap();
+        fingerprint(dir.path(), Some("src/a.rs"), Some(line), category, "desc")
+    }
+
+    const SRC: &str = "fn a() {\n    x.unwrap();\n}\n\nfn b() {\n    x.unwrap();\n}\n";
+
+    #[test]
+    fn survives_line_shifts_and_reindentation() {
+        let base = fp_in(SRC, 2, "error-handling");
+        let shifted = format!("{}{SRC}", "// unrelated\n".repeat(10));
+        assert_eq!(base, fp_in(&shifted, 12, "error-handling"));
+        let reindented = SRC.replace("    x.unwrap();", "\tx.unwrap(); ");
+        assert_eq!(base, fp_in(&reindented, 2, "error-handling"));
+        assert_eq!(base, fp_in(SRC, 2, " Error-Handling "));
+    }
+
+    #[test]
+    fn distinguishes_identical_lines_categories_and_edits() {
+        let first = fp_in(SRC, 2, "error-handling");
+        assert_ne!(first, fp_in(SRC, 6, "error-handling"), "second occurrence");
+        assert_ne!(first, fp_in(SRC, 2, "logic"), "category");
+        let edited = SRC.replacen("x.unwrap()", "x.expect(\"x\")", 1);
+        assert_ne!(
+            first,
+            fp_in(&edited, 2, "error-handling"),
+            "flagged line edited"
+        );
+        // The second occurrence becomes the first when the first is edited away: a known,
+        // documented limit.
+        assert_eq!(first, fp_in(&edited, 6, "error-handling"));
+    }
+
+    #[test]
+    fn blank_lines_anchor_to_the_next_code_and_out_of_range_uses_the_description() {
+        assert_eq!(fp_in(SRC, 4, "style"), fp_in(SRC, 5, "style"));
+        let dir = tempfile::tempdir().unwrap();
+        let a = fingerprint(dir.path(), Some("missing.rs"), Some(3), "c", "Some  text");
+        let b = fingerprint(dir.path(), Some("missing.rs"), Some(9), "c", "Some text");
+        assert_eq!(a, b);
+        assert_ne!(a, fingerprint(dir.path(), None, None, "c", "Some text"));
+        assert_eq!(fp_in(SRC, 99, "c"), fp_in(SRC, 0, "c"));
+    }
+}

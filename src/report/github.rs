@@ -1,0 +1,145 @@
+//! GitHub Actions workflow commands: one annotation per confirmed finding, ranked by severity.
+//!
+//! `::error file=src/lib.rs,line=2,title=arev high · error-handling::message`; critical/high →
+//! `error`, medium → `warning`, low → `notice`; unresolved findings → `notice`. An aborted or
+//! interrupted review is one file-less `::error` (no verdict). GitHub keeps at most 10
+//! annotations of each level per step, so each level is capped at 10 and a plain log line
+//! says how many were left out (they are all in the JSON/SARIF/Markdown reports).
+//!
+//! Escaping (workflow-command rules): in the message `%`→`%25`, `\r`→`%0D`, `\n`→`%0A`; in
+//! property values additionally `:`→`%3A` and `,`→`%2C`.
+
+use super::{Report, ReportFinding};
+use crate::findings::Severity;
+use crate::store::RunStatus;
+use std::fmt::Write;
+
+/// Annotations GitHub shows per level and step.
+pub const PER_LEVEL_LIMIT: usize = 10;
+
+/// Escape workflow-command data (the message).
+pub fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Escape a workflow-command property value (`file=`, `title=`).
+pub fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+fn level(s: Severity) -> &'static str {
+    match s {
+        Severity::Critical | Severity::High => "error",
+        Severity::Medium => "warning",
+        Severity::Low => "notice",
+    }
+}
+
+fn command(kind: &str, f: &ReportFinding, title: &str) -> String {
+    let mut props = Vec::new();
+    if let Some(file) = &f.file {
+        props.push(format!("file={}", escape_property(file)));
+        if let Some(l) = f.line.filter(|l| *l >= 1) {
+            props.push(format!("line={l}"));
+        }
+    }
+    props.push(format!("title={}", escape_property(title)));
+    let mut msg = f.description.trim().to_string();
+    if let Some(r) = f.resolution.as_deref().filter(|r| !r.trim().is_empty()) {
+        msg.push_str("\nJudge: ");
+        msg.push_str(r.trim());
+    }
+    if let Some(e) = f
+        .edit_instruction
+        .as_deref()
+        .filter(|e| !e.trim().is_empty())
+    {
+        msg.push_str("\nFix: ");
+        msg.push_str(e.trim());
+    }
+    format!("::{kind} {}::{}", props.join(","), escape_data(&msg))
+}
+
+/// Render the report as workflow commands (one per line) plus a plain summary line.
+pub fn render_github(r: &Report) -> String {
+    let mut s = String::new();
+    if !matches!(r.status, RunStatus::Complete | RunStatus::Empty) {
+        let why = match (&r.abort_reason, &r.abort_detail) {
+            (Some(a), Some(d)) => format!("review aborted ({a}): {d}. No verdict."),
+            (Some(a), None) => format!("review aborted ({a}). No verdict."),
+            _ => format!("review {}. No verdict.", r.status.as_str()),
+        };
+        let _ = writeln!(
+            s,
+            "::error title={}::{}",
+            escape_property("arev: no verdict"),
+            escape_data(&why)
+        );
+    }
+    let mut shown = [0usize; 3];
+    let mut dropped = 0usize;
+    let mut emit = |s: &mut String, kind: &'static str, line: String| {
+        let slot = match kind {
+            "error" => 0,
+            "warning" => 1,
+            _ => 2,
+        };
+        if shown[slot] < PER_LEVEL_LIMIT {
+            shown[slot] += 1;
+            let _ = writeln!(s, "{line}");
+        } else {
+            dropped += 1;
+        }
+    };
+    // `confirmed` is sorted by severity, highest first.
+    for f in &r.confirmed {
+        let kind = level(f.severity);
+        let title = format!("arev {} · {}", f.severity, f.category);
+        emit(&mut s, kind, command(kind, f, &title));
+    }
+    for f in &r.unresolved {
+        let title = format!("arev unresolved · {}", f.category);
+        emit(&mut s, "notice", command("notice", f, &title));
+    }
+    let b = &r.by_severity;
+    let _ = writeln!(
+        s,
+        "arev: {} confirmed (critical {}, high {}, medium {}, low {}), {} debunked, {} unresolved; {} file(s) reviewed, {} skipped; status {}",
+        r.confirmed.len(),
+        b.critical,
+        b.high,
+        b.medium,
+        b.low,
+        r.debunked.len(),
+        r.unresolved.len(),
+        r.coverage.reviewed,
+        r.coverage.skipped,
+        r.status.as_str()
+    );
+    if dropped > 0 {
+        let _ = writeln!(
+            s,
+            "arev: {dropped} more finding(s) not annotated (GitHub shows {PER_LEVEL_LIMIT} annotations per level per step); see the JSON, SARIF or Markdown report"
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_data_and_properties() {
+        assert_eq!(escape_data("50% a\r\nb: c, d"), "50%25 a%0D%0Ab: c, d");
+        assert_eq!(
+            escape_property("a:b,c%\nd"),
+            "a%3Ab%2Cc%25%0Ad",
+            "properties also escape : and ,"
+        );
+        // `%` is escaped first, so an input that looks escaped is not decoded by GitHub.
+        assert_eq!(escape_data("%0A"), "%250A");
+    }
+}

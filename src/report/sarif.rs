@@ -1,0 +1,241 @@
+//! SARIF 2.1.0 (GitHub code scanning): one rule per category, one result per confirmed or
+//! unresolved finding (debunked ones are omitted), stable `partialFingerprints`.
+//!
+//! - `ruleId` = the finding's category; `level` from the severity: critical/high → `error`,
+//!   medium → `warning`, low → `note`. Unresolved findings (no ruling) are `kind: "review"`
+//!   with `level: "none"`, as SARIF requires for a non-`fail` kind.
+//! - Locations are repo-relative URIs (percent-encoded) with `uriBaseId: "%SRCROOT%"`;
+//!   `region.startLine` when the finding has a line.
+//! - `partialFingerprints`: `arev/v2` and `primaryLocationLineHash` both carry the finding's
+//!   fingerprint (see `fingerprint.rs`), so GitHub matches alerts across runs even when lines
+//!   move, and `upload-sarif` does not substitute its own line-based hash.
+//! - `automationDetails.id` = `arev/<run id>` (category `arev/`); the invocation says whether
+//!   the review produced a verdict: an aborted run is `executionSuccessful: false` with the
+//!   abort reason as an error notification, never a clean-looking empty result list.
+
+use super::{Report, ReportFinding};
+use crate::findings::Severity;
+use crate::store::RunStatus;
+use serde_json::{json, Map, Value};
+
+/// The SARIF schema URI written into `$schema`.
+pub const SARIF_SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+/// SARIF `level` of a confirmed finding's severity.
+pub fn sarif_level(s: Severity) -> &'static str {
+    match s {
+        Severity::Critical | Severity::High => "error",
+        Severity::Medium => "warning",
+        Severity::Low => "note",
+    }
+}
+
+/// Percent-encode a repo-relative path as a URI reference (`/` kept).
+fn uri(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        let keep = b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=:@".contains(&b);
+        if keep {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn message(f: &ReportFinding) -> String {
+    let mut m = f.description.trim().to_string();
+    if let Some(r) = f.resolution.as_deref().filter(|r| !r.trim().is_empty()) {
+        m.push_str("\n\nJudge: ");
+        m.push_str(r.trim());
+    }
+    if let Some(e) = f
+        .edit_instruction
+        .as_deref()
+        .filter(|e| !e.trim().is_empty())
+    {
+        m.push_str("\n\nFix: ");
+        m.push_str(e.trim());
+    }
+    m
+}
+
+fn result(f: &ReportFinding, rule_index: usize, confirmed: bool) -> Value {
+    let mut r = Map::new();
+    r.insert("ruleId".into(), json!(f.category));
+    r.insert("ruleIndex".into(), json!(rule_index));
+    if confirmed {
+        r.insert("kind".into(), json!("fail"));
+        r.insert("level".into(), json!(sarif_level(f.severity)));
+    } else {
+        r.insert("kind".into(), json!("review"));
+        r.insert("level".into(), json!("none"));
+    }
+    r.insert("message".into(), json!({ "text": message(f) }));
+    if let Some(file) = &f.file {
+        let mut loc = json!({
+            "physicalLocation": {
+                "artifactLocation": { "uri": uri(file), "uriBaseId": "%SRCROOT%" }
+            }
+        });
+        if let Some(line) = f.line.filter(|l| *l >= 1) {
+            loc["physicalLocation"]["region"] = json!({ "startLine": line });
+        }
+        r.insert("locations".into(), json!([loc]));
+    }
+    r.insert(
+        "partialFingerprints".into(),
+        json!({ "arev/v2": f.fingerprint, "primaryLocationLineHash": f.fingerprint }),
+    );
+    let mut props = json!({
+        "arev.status": if confirmed { "confirmed" } else { "unresolved" },
+        "arev.severity": f.severity.as_str(),
+        "arev.enthusiastSeverity": f.enthusiast_severity.as_str(),
+        "arev.findingId": f.id,
+        "arev.round": f.round,
+        "arev.foundByPasses": f.found_by_passes,
+    });
+    if let Some(w) = f.winner {
+        props["arev.winner"] = serde_json::to_value(w).unwrap_or(Value::Null);
+    }
+    if !f.cites.is_empty() {
+        props["arev.cites"] = json!(f.cites);
+    }
+    r.insert("properties".into(), props);
+    Value::Object(r)
+}
+
+/// Render the report as a SARIF 2.1.0 log (pretty JSON, trailing newline).
+pub fn render_sarif(r: &Report) -> String {
+    let included: Vec<(&ReportFinding, bool)> = r
+        .confirmed
+        .iter()
+        .map(|f| (f, true))
+        .chain(r.unresolved.iter().map(|f| (f, false)))
+        .collect();
+    // Rules: one per category, in first-seen order (confirmed are severity-sorted).
+    let mut categories: Vec<&str> = Vec::new();
+    for (f, _) in &included {
+        if !categories.contains(&f.category.as_str()) {
+            categories.push(&f.category);
+        }
+    }
+    let rules: Vec<Value> = categories
+        .iter()
+        .map(|c| {
+            json!({
+                "id": c,
+                "name": c,
+                "shortDescription": { "text": format!("arev: {c}") },
+                "fullDescription": { "text": format!(
+                    "Findings of category `{c}` raised by arev's Enthusiast reviewers and upheld by its Judge \
+                     (or not yet ruled on, for results of kind `review`)."
+                ) },
+                "help": { "text": "Each result carries the Judge's resolution and, for confirmed findings, an edit instruction." },
+                "properties": { "tags": ["arev", c] }
+            })
+        })
+        .collect();
+    let results: Vec<Value> = included
+        .iter()
+        .map(|(f, confirmed)| {
+            let idx = categories
+                .iter()
+                .position(|c| *c == f.category)
+                .unwrap_or(0);
+            result(f, idx, *confirmed)
+        })
+        .collect();
+
+    let mut driver = json!({
+        "name": "arev",
+        "version": r.arev_version,
+        "semanticVersion": r.arev_version,
+        "rules": rules,
+    });
+    let repo = env!("CARGO_PKG_REPOSITORY");
+    if !repo.is_empty() {
+        driver["informationUri"] = json!(repo);
+    }
+
+    let verdict = matches!(r.status, RunStatus::Complete | RunStatus::Empty);
+    let mut invocation = json!({ "executionSuccessful": verdict });
+    if !r.started_at.is_empty() {
+        invocation["startTimeUtc"] = json!(r.started_at);
+    }
+    if !r.finished_at.is_empty() {
+        invocation["endTimeUtc"] = json!(r.finished_at);
+    }
+    if !verdict {
+        let why = match (&r.abort_reason, &r.abort_detail) {
+            (Some(a), Some(d)) => format!("review aborted ({a}): {d} — no verdict"),
+            (Some(a), None) => format!("review aborted ({a}) — no verdict"),
+            _ => format!("review {}: no verdict", r.status.as_str()),
+        };
+        invocation["toolExecutionNotifications"] =
+            json!([{ "level": "error", "message": { "text": why } }]);
+    }
+
+    let mut props = json!({
+        "arev.runId": r.run_id,
+        "arev.status": r.status.as_str(),
+        "arev.target": {
+            "kind": r.target.kind.as_str(),
+            "display": r.target.display,
+            "sha256": r.target.sha256,
+            "drift": r.target.drift,
+        },
+        "arev.coverage": { "reviewed": r.coverage.reviewed, "skipped": r.coverage.skipped },
+        "arev.debunked": r.debunked.len(),
+        "arev.costUsd": r.cost.usd,
+    });
+    if let Some(s) = r.stop_reason {
+        props["arev.stopReason"] = json!(s.as_str());
+    }
+    if let Some(s) = &r.shard {
+        props["arev.shard"] = json!(format!("{}/{}", s.index, s.count));
+    }
+    if !r.merged_from.is_empty() {
+        props["arev.mergedFrom"] = json!(r
+            .merged_from
+            .iter()
+            .map(|m| m.run_id.as_str())
+            .collect::<Vec<_>>());
+    }
+
+    let log = json!({
+        "$schema": SARIF_SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": driver },
+            "automationDetails": { "id": format!("arev/{}", r.run_id) },
+            "originalUriBaseIds": {
+                "%SRCROOT%": { "description": { "text": "The root of the repository that was reviewed." } }
+            },
+            "invocations": [invocation],
+            "results": results,
+            "columnKind": "unicodeCodePoints",
+            "properties": props,
+        }]
+    });
+    let mut s = serde_json::to_string_pretty(&log).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_and_uris() {
+        assert_eq!(sarif_level(Severity::Critical), "error");
+        assert_eq!(sarif_level(Severity::High), "error");
+        assert_eq!(sarif_level(Severity::Medium), "warning");
+        assert_eq!(sarif_level(Severity::Low), "note");
+        assert_eq!(uri("src/a b/c%d.rs"), "src/a%20b/c%25d.rs");
+        assert_eq!(uri("src/lib.rs"), "src/lib.rs");
+        assert_eq!(uri("d/é.rs"), "d/%C3%A9.rs");
+    }
+}

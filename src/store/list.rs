@@ -1,0 +1,183 @@
+//! Reading finished runs back: `arev runs` (list a runs base, newest first) and `arev report`
+//! (find a run by directory, id or unique id prefix, and load its report.json).
+
+use super::{Meta, RunStatus};
+use crate::report::Report;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// One line of `arev runs --json` (schemas/runs.schema.json holds an array of these).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunSummary {
+    pub run_id: String,
+    pub run_dir: String,
+    /// null when meta.json is missing or unreadable (see `error`).
+    pub status: Option<RunStatus>,
+    pub stop_reason: Option<String>,
+    pub abort_reason: Option<String>,
+    /// The target as given on the command line.
+    pub target: Option<String>,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    /// Confirmed findings, from report.json (null without a readable report).
+    pub confirmed: Option<u32>,
+    /// `i/n` for a `--shard` run.
+    pub shard: Option<String>,
+    /// Why meta.json could not be read.
+    pub error: Option<String>,
+}
+
+fn read_meta(dir: &Path) -> Result<Meta, String> {
+    let p = dir.join("meta.json");
+    let text = std::fs::read_to_string(&p).map_err(|e| format!("meta.json: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("meta.json: {e}"))
+}
+
+/// Every run directory under `base`, newest first (by start time, then id). A missing base
+/// is an empty list.
+pub fn list_runs(base: &Path) -> std::io::Result<Vec<RunSummary>> {
+    let rd = match std::fs::read_dir(base) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for entry in rd {
+        let entry = entry?;
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let dir = entry.path();
+        let run_id = entry.file_name().to_string_lossy().into_owned();
+        let report: Option<Report> = std::fs::read_to_string(dir.join("report.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        let mut s = RunSummary {
+            run_id,
+            run_dir: dir.display().to_string(),
+            status: None,
+            stop_reason: None,
+            abort_reason: None,
+            target: None,
+            started_at: None,
+            finished_at: None,
+            confirmed: report.as_ref().map(|r| r.confirmed.len() as u32),
+            shard: report
+                .as_ref()
+                .and_then(|r| r.shard.as_ref())
+                .map(|s| format!("{}/{}", s.index, s.count)),
+            error: None,
+        };
+        match read_meta(&dir) {
+            Ok(m) => {
+                s.status = Some(m.status);
+                s.stop_reason = m.stop_reason;
+                s.abort_reason = m.abort_reason;
+                s.target = Some(m.target.display);
+                s.started_at = Some(m.started_at);
+                s.finished_at = m.finished_at;
+            }
+            Err(e) => s.error = Some(e),
+        }
+        out.push(s);
+    }
+    out.sort_by(|a, b| {
+        (b.started_at.as_deref(), b.run_id.as_str()).cmp(&(a.started_at.as_deref(), &a.run_id))
+    });
+    Ok(out)
+}
+
+/// Why a run cannot be re-rendered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoadRunError {
+    #[error("no run `{id}` under {base}")]
+    NotFound { id: String, base: String },
+    #[error("`{id}` matches {n} runs under {base}; give more of the id")]
+    Ambiguous { id: String, n: usize, base: String },
+    #[error(
+        "{0}: the run is not finished (status running); wait for it, or look at its round-N.json"
+    )]
+    NotFinished(String),
+    #[error("{path}: {message}")]
+    Corrupt { path: String, message: String },
+}
+
+/// The run directory named by `arg`: an existing directory, else a run id (or unique prefix
+/// of one) under `base`.
+pub fn find_run(arg: &str, base: &Path) -> Result<PathBuf, LoadRunError> {
+    let direct = Path::new(arg);
+    if direct.is_dir() && (direct.join("meta.json").exists() || direct.join("report.json").exists())
+    {
+        return Ok(direct.to_path_buf());
+    }
+    let exact = base.join(arg);
+    if !arg.contains('/') && exact.is_dir() {
+        return Ok(exact);
+    }
+    let not_found = || LoadRunError::NotFound {
+        id: arg.to_string(),
+        base: base.display().to_string(),
+    };
+    if arg.is_empty() || arg.contains('/') {
+        return Err(not_found());
+    }
+    let matches: Vec<PathBuf> = std::fs::read_dir(base)
+        .map_err(|_| not_found())?
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(arg))
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    match matches.len() {
+        0 => Err(not_found()),
+        1 => Ok(matches[0].clone()),
+        n => Err(LoadRunError::Ambiguous {
+            id: arg.to_string(),
+            n,
+            base: base.display().to_string(),
+        }),
+    }
+}
+
+/// The report of the finished run in `dir`.
+pub fn load_report(dir: &Path) -> Result<Report, LoadRunError> {
+    let shown = dir.display().to_string();
+    if let Ok(m) = read_meta(dir) {
+        if m.status == RunStatus::Running {
+            return Err(LoadRunError::NotFinished(shown));
+        }
+    }
+    let p = dir.join("report.json");
+    let text = match std::fs::read_to_string(&p) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let why = match read_meta(dir) {
+                Ok(m) => format!(
+                    "no report.json (meta.json says status {})",
+                    m.status.as_str()
+                ),
+                Err(m) => format!("no report.json, and {m}"),
+            };
+            return Err(LoadRunError::Corrupt {
+                path: shown,
+                message: why,
+            });
+        }
+        Err(e) => {
+            return Err(LoadRunError::Corrupt {
+                path: p.display().to_string(),
+                message: e.to_string(),
+            })
+        }
+    };
+    let report: Report = serde_json::from_str(&text).map_err(|e| LoadRunError::Corrupt {
+        path: p.display().to_string(),
+        message: format!("not a valid arev report: {e}"),
+    })?;
+    if report.status == RunStatus::Running {
+        return Err(LoadRunError::NotFinished(shown));
+    }
+    Ok(report)
+}
