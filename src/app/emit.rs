@@ -33,11 +33,29 @@ pub(crate) fn render(report: &Report, format: Format) -> String {
     }
 }
 
+/// The format `--out FILE` is written in: by the extension (`.json`, `.sarif`, `.md`), so
+/// that `--out arev.json` next to a text report on stdout is JSON; else `--format`.
+pub(crate) fn out_format(path: &Path, format: Format) -> Format {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("json") => Format::Json,
+        Some("sarif") => Format::Sarif,
+        Some("md" | "markdown") => Format::Markdown,
+        _ => format,
+    }
+}
+
 /// Print the report on stdout and write `--out` / `--sarif` / `--markdown`.
 pub(crate) fn emit(report: &Report, to: &Emit<'_>) -> Result<(), ExpectedError> {
     let rendered = render(report, to.format);
     for (path, format) in [
-        (to.out, to.format),
+        (
+            to.out,
+            to.out.map_or(to.format, |p| out_format(p, to.format)),
+        ),
         (to.sarif, Format::Sarif),
         (to.markdown, Format::Markdown),
     ] {
@@ -94,4 +112,19 @@ pub(crate) fn runs_base(cwd: &Path, flag: Option<&Path>) -> Result<PathBuf, Expe
         d if Path::new(d).is_absolute() => PathBuf::from(d),
         d => root.join(d),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn out_format_follows_the_extension() {
+        let f = |p: &str, fmt| out_format(Path::new(p), fmt);
+        assert_eq!(f("arev.json", Format::Text), Format::Json);
+        assert_eq!(f("a/arev.SARIF", Format::Text), Format::Sarif);
+        assert_eq!(f("r.md", Format::Json), Format::Markdown);
+        assert_eq!(f("r.txt", Format::Json), Format::Json);
+        assert_eq!(f("annotations", Format::Github), Format::Github);
+    }
 }

@@ -111,7 +111,8 @@ pub struct RunArgs {
     /// Report format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Also write the report (in --format) to FILE.
+    /// Also write the report to FILE: JSON for `.json`, SARIF for `.sarif`, Markdown for `.md`,
+    /// else in --format.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Also write the Markdown report to FILE.
@@ -153,13 +154,15 @@ pub struct SchemaArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A run directory, or a run id (or unique prefix) under the runs base.
+    /// A run directory, a run id (or unique prefix) under the runs base, or a report.json
+    /// file (e.g. from `--out` or `arev merge`).
     #[arg(value_name = "RUN_DIR|RUN_ID")]
     pub run: String,
     /// Report format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Also write the report (in --format) to FILE.
+    /// Also write the report to FILE: JSON for `.json`, SARIF for `.sarif`, Markdown for `.md`,
+    /// else in --format.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Also write the SARIF 2.1.0 report to FILE.
@@ -194,7 +197,7 @@ pub struct MergeArgs {
     /// Report format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Also write the merged report (in --format) to FILE.
+    /// Also write the merged report to FILE (format by extension as for `run`, else --format).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Also write the merged SARIF 2.1.0 report to FILE.

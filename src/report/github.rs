@@ -142,4 +142,32 @@ mod tests {
         // `%` is escaped first, so an input that looks escaped is not decoded by GitHub.
         assert_eq!(escape_data("%0A"), "%250A");
     }
+
+    #[test]
+    fn at_most_ten_annotations_per_level_ranked_by_severity() {
+        use crate::report::fixtures::{finding, shard};
+        let mut r = shard(1, 1, &[], RunStatus::Complete);
+        r.confirmed = (0..12)
+            .map(|i| finding(&format!("h{i:02}.rs"), Severity::High))
+            .chain((0..3).map(|i| finding(&format!("m{i}.rs"), Severity::Medium)))
+            .collect();
+        let out = render_github(&r);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines.iter().filter(|l| l.starts_with("::error ")).count(),
+            10
+        );
+        assert_eq!(
+            lines.iter().filter(|l| l.starts_with("::warning ")).count(),
+            3
+        );
+        assert!(lines[0].starts_with("::error file=h00.rs,line=2,title=arev high · logic::d"));
+        assert!(
+            lines
+                .last()
+                .unwrap()
+                .starts_with("arev: 2 more finding(s) not annotated"),
+            "{out}"
+        );
+    }
 }

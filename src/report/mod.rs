@@ -1,6 +1,8 @@
 //! Reports (SPEC §8): the report.json wire type, built from the rounds, and its renderings.
 mod build;
 mod fingerprint;
+#[cfg(test)]
+mod fixtures;
 mod github;
 mod markdown;
 mod merge;

@@ -238,4 +238,50 @@ mod tests {
         assert_eq!(uri("src/lib.rs"), "src/lib.rs");
         assert_eq!(uri("d/é.rs"), "d/%C3%A9.rs");
     }
+
+    /// Edge cases the integration tests do not reach, checked against the official schema:
+    /// a target-wide finding (no location), a file-level one (no region), odd paths, a
+    /// merged report, an aborted run.
+    #[test]
+    fn edge_cases_validate_against_the_schema() {
+        use crate::report::fixtures::{finding, shard};
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../shared/sarif-schema-2.1.0.json"
+        );
+        let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let v = jsonschema::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .unwrap();
+        let mut r = shard(1, 2, &["a b%.rs"], RunStatus::Complete);
+        let mut wide = finding("x", Severity::Critical);
+        wide.file = None;
+        wide.line = None;
+        let mut file_level = finding("y.rs", Severity::Low);
+        file_level.line = None;
+        r.confirmed.extend([wide, file_level]);
+        r.unresolved.push(finding("z.rs", Severity::Medium));
+        let sarif: Value = serde_json::from_str(&render_sarif(&r)).unwrap();
+        let errors: Vec<String> = v.iter_errors(&sarif).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        let results = sarif["runs"][0]["results"].as_array().unwrap();
+        assert_eq!(
+            results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "a%20b%25.rs"
+        );
+        assert!(results[1].get("locations").is_none(), "target-wide");
+        assert!(results[2]["locations"][0]["physicalLocation"]
+            .get("region")
+            .is_none());
+        assert_eq!(sarif["runs"][0]["properties"]["arev.shard"], "1/2");
+
+        let aborted = shard(1, 1, &[], RunStatus::Aborted);
+        let sarif: Value = serde_json::from_str(&render_sarif(&aborted)).unwrap();
+        assert!(v.is_valid(&sarif));
+        assert_eq!(
+            sarif["runs"][0]["invocations"][0]["executionSuccessful"],
+            false
+        );
+    }
 }

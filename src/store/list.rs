@@ -172,12 +172,25 @@ pub fn load_report(dir: &Path) -> Result<Report, LoadRunError> {
             })
         }
     };
-    let report: Report = serde_json::from_str(&text).map_err(|e| LoadRunError::Corrupt {
+    parse_report(&p, &text)
+}
+
+fn parse_report(p: &Path, text: &str) -> Result<Report, LoadRunError> {
+    let report: Report = serde_json::from_str(text).map_err(|e| LoadRunError::Corrupt {
         path: p.display().to_string(),
         message: format!("not a valid arev report: {e}"),
     })?;
     if report.status == RunStatus::Running {
-        return Err(LoadRunError::NotFinished(shown));
+        return Err(LoadRunError::NotFinished(p.display().to_string()));
     }
     Ok(report)
+}
+
+/// A report.json given as a file (outside its run dir, or written by `arev merge`).
+pub fn load_report_file(p: &Path) -> Result<Report, LoadRunError> {
+    let text = std::fs::read_to_string(p).map_err(|e| LoadRunError::Corrupt {
+        path: p.display().to_string(),
+        message: e.to_string(),
+    })?;
+    parse_report(p, &text)
 }

@@ -362,6 +362,20 @@ fn report_command_finds_runs_and_refuses_unfinished_or_corrupt_ones() {
         .args(&["report", &id, "--format", "sarif"])
         .run();
     assert_eq!(std::fs::read_to_string(&sarif).unwrap(), direct.stdout);
+    // `--out x.json` is JSON whatever --format is, and a report.json file can be re-rendered.
+    let as_json = repo.scratch.join("copied.json");
+    repo.arev()
+        .args(&["report", &id, "--out", as_json.to_str().unwrap()])
+        .run()
+        .assert_code(0);
+    let copied: Value = serde_json::from_str(&std::fs::read_to_string(&as_json).unwrap()).unwrap();
+    assert_eq!(copied, run.report());
+    let from_file = repo
+        .arev()
+        .args(&["report", as_json.to_str().unwrap(), "--format", "sarif"])
+        .run();
+    from_file.assert_code(0);
+    assert_eq!(from_file.stdout, direct.stdout);
 
     let one_line_error = |r: &Run, needle: &str| {
         r.assert_code(2);

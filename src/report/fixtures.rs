@@ -1,0 +1,120 @@
+//! Test fixtures: hand-built reports for the pure report functions (merge, renderers).
+
+use super::*;
+use crate::findings::{Severity, Tier};
+use crate::round::StopReason;
+use crate::store::RunStatus;
+use crate::target::{Mode, ShardInfo, TargetKind, TargetType};
+
+/// The manifest of the fixture shards.
+pub(crate) const ALL: [&str; 4] = ["a.rs", "b.rs", "c.rs", "d.rs"];
+
+/// A confirmed finding at `file:2`, category `logic`.
+pub(crate) fn finding(file: &str, sev: Severity) -> ReportFinding {
+    ReportFinding {
+        fingerprint: format!("fp-{file}"),
+        id: "F1".into(),
+        round: 1,
+        severity: sev,
+        enthusiast_severity: sev,
+        file: Some(file.into()),
+        line: Some(2),
+        category: "logic".into(),
+        description: "d".into(),
+        evidence: "e".into(),
+        winner: None,
+        resolution: None,
+        edit_instruction: None,
+        cites: vec![],
+        found_by_passes: vec![1],
+        found_by: "claude".into(),
+        ruled_by: None,
+    }
+}
+
+/// Shard `index/count` of `ALL` covering `files`, one high finding per file.
+pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -> Report {
+    let strings = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    Report {
+        schema_version: SCHEMA_VERSION,
+        arev_version: "0".into(),
+        run_id: format!("run-{index}"),
+        run_dir: format!("/runs/run-{index}"),
+        status,
+        stop_reason: (status == RunStatus::Complete).then_some(StopReason::ZeroFindings),
+        abort_reason: (status == RunStatus::Aborted).then(|| "authenticity".into()),
+        abort_detail: (status == RunStatus::Aborted).then(|| "no Read".into()),
+        target: ReportTarget {
+            kind: TargetKind::Manifest,
+            display: "*.rs".into(),
+            sha256: format!("slice-{index}"),
+            sha256_final: Some(format!("slice-{index}")),
+            drift: false,
+            base: None,
+            target_type: TargetType::Code,
+            mode: Mode::Full,
+            allowed_files: strings(files),
+        },
+        rounds: vec![ReportRound {
+            round: 1,
+            tier: Tier::Opus,
+            per_pass: vec![1, 0],
+            findings: 1,
+            confirmed: 1,
+            debunked: 0,
+            unresolved: 0,
+            errors: vec![],
+            duration_ms: 5,
+            cost_usd: 0.5,
+            tokens: 10,
+            decision: "stop".into(),
+            decision_reasons: vec!["r".into()],
+        }],
+        confirmed: files.iter().map(|f| finding(f, Severity::High)).collect(),
+        debunked: vec![],
+        unresolved: vec![],
+        by_severity: BySeverity::default(),
+        coverage: Coverage {
+            reviewed: files.len() as u32,
+            skipped: 1,
+            files: files
+                .iter()
+                .map(|f| CoverageFile {
+                    path: f.to_string(),
+                    status: CoverageStatus::Reviewed,
+                    reason: None,
+                })
+                .chain(std::iter::once(CoverageFile {
+                    path: "blob.bin".into(),
+                    status: CoverageStatus::Skipped,
+                    reason: Some(crate::target::SkipReason::Binary),
+                }))
+                .collect(),
+        },
+        cost: Cost {
+            usd: 0.5,
+            tokens: 10,
+            ..Cost::default()
+        },
+        quality: Quality {
+            debunk_rate: Some(0.0),
+            healthy_band: [0.2, 0.35],
+            in_band: Some(false),
+            discovery_curve: vec![1],
+            escalations: vec![],
+            agent_errors: 0,
+        },
+        warnings: vec![],
+        shard: Some(ShardInfo {
+            index,
+            count,
+            manifest_sha256: "full".into(),
+            manifest_files: strings(&ALL),
+            files: strings(files),
+        }),
+        merged_from: vec![],
+        started_at: format!("2026-01-01T00:00:0{index}Z"),
+        finished_at: format!("2026-01-01T00:01:0{index}Z"),
+        duration_ms: 100 * u64::from(index),
+    }
+}
