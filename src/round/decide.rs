@@ -42,6 +42,8 @@ pub struct DecideInput<'a> {
     /// Sub-opus rounds in a row before this one.
     pub sub_opus_streak: u32,
     pub budget_exhausted: bool,
+    /// The spend behind `budget_exhausted`, for the record ("" without a budget).
+    pub budget_note: String,
 }
 
 /// The outcome of 3D for one round.
@@ -269,7 +271,10 @@ pub fn decide(input: &DecideInput<'_>, facts: &RoundFacts) -> Decision {
         return d;
     }
     if input.budget_exhausted {
-        d.reasons.push("rule 7: budget exhausted → stop".into());
+        d.reasons.push(format!(
+            "rule 7: budget exhausted ({}) → stop budget-exhausted",
+            input.budget_note
+        ));
         d.stop = Some(StopReason::BudgetExhausted);
         return d;
     }
@@ -323,6 +328,7 @@ mod tests {
             prior_yield: None,
             sub_opus_streak: 0,
             budget_exhausted: false,
+            budget_note: String::new(),
         }
     }
 

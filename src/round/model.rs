@@ -100,6 +100,8 @@ pub struct RoundRecord {
     pub tier: Tier,
     pub mode: String,
     pub passes: u32,
+    /// The RELEVANT_FILES budget of this round (null = the whole target).
+    pub relevant_files: Option<Vec<String>>,
     pub dispatches: Vec<DispatchRecord>,
     /// Findings after union, anchor gate and pre-adversary dedup.
     pub findings: Vec<RoundFinding>,
