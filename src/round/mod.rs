@@ -6,7 +6,7 @@ mod model;
 mod prompt;
 mod role;
 
-pub use decide::{cluster_set, decide, DecideInput, Decision, RoundFacts};
+pub use decide::{cluster_set, decide, same_rulings, DecideInput, Decision, RoundFacts};
 pub use driver::{run_review, Judged, Progress, ReviewEnd, ReviewResult};
 pub use model::*;
 pub use prompt::{first_line, render, strip_frontmatter, Assets, PromptVars};

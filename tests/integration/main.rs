@@ -17,3 +17,5 @@ mod gates;
 mod inputs;
 // Ctrl-C: exit 130, status interrupted, no agent survives.
 mod interrupt;
+// Multi-round protocol: every stop reason, tiers per round, budgets, spec targets.
+mod protocol;
