@@ -86,9 +86,10 @@ impl SymbolIndex {
         if ind == usize::MAX {
             return None;
         }
-        syms.iter()
+        let upto = syms.partition_point(|(l, _, _)| *l <= line);
+        syms[..upto]
+            .iter()
             .rev()
-            .filter(|(l, _, _)| *l <= line)
             .find(|(l, si, _)| *l == line || *si < ind)
             .map(|(_, _, n)| n.as_str())
     }

@@ -27,19 +27,34 @@ pub fn fingerprint(
     category: &str,
     description: &str,
 ) -> String {
-    let text = match (file, line) {
-        (Some(f), Some(l)) => std::fs::read_to_string(root.join(f))
+    let lines: Option<Vec<String>> = match (file, line) {
+        (Some(f), Some(_)) => std::fs::read_to_string(root.join(f))
             .ok()
-            .and_then(|s| s.lines().nth(l as usize - 1).map(normalise))
-            .unwrap_or_else(|| normalise(description)),
-        _ => normalise(description),
+            .map(|t| t.lines().map(String::from).collect()),
+        _ => None,
     };
+    fingerprint_with(lines.as_deref(), line, file, category, description)
+}
+
+/// The fingerprint given the file's lines (read and split once per file by the caller).
+fn fingerprint_with(
+    text: Option<&[String]>,
+    line: Option<u32>,
+    file: Option<&str>,
+    category: &str,
+    description: &str,
+) -> String {
+    let flagged = match (text, line) {
+        (Some(t), Some(l)) if l >= 1 => t.get(l as usize - 1).map(|s| normalise(s)),
+        _ => None,
+    }
+    .unwrap_or_else(|| normalise(description));
     let mut h = Sha256::new();
     h.update(format!(
         "v1\0{}\0{}\0{}",
         file.unwrap_or(""),
         category.trim().to_ascii_lowercase(),
-        text
+        flagged
     ));
     h.finalize()[..16]
         .iter()
@@ -47,17 +62,50 @@ pub fn fingerprint(
         .collect()
 }
 
+/// File lines, read and split once per file for fingerprinting.
+#[derive(Default)]
+struct Texts(std::collections::HashMap<String, Option<std::rc::Rc<Vec<String>>>>);
+
+impl Texts {
+    fn get(&mut self, root: &Path, file: &str) -> Option<std::rc::Rc<Vec<String>>> {
+        self.0
+            .entry(file.to_string())
+            .or_insert_with(|| {
+                std::fs::read_to_string(root.join(file))
+                    .ok()
+                    .map(|t| std::rc::Rc::new(t.lines().map(String::from).collect()))
+            })
+            .clone()
+    }
+}
+
 fn normalise(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn entry(j: &Judged, root: &Path, enthusiast: &str, judge: &str) -> ReportFinding {
+fn entry(
+    j: &Judged,
+    root: &Path,
+    texts: &mut Texts,
+    enthusiast: &str,
+    judge: &str,
+) -> ReportFinding {
     let f = &j.finding.finding;
     let r = j.ruling.as_ref();
     let file = r.and_then(|r| r.file.clone()).or_else(|| f.file.clone());
     let line = r.and_then(|r| r.line).or(f.line);
+    let text = match (&file, line) {
+        (Some(p), Some(_)) => texts.get(root, p),
+        _ => None,
+    };
     ReportFinding {
-        fingerprint: fingerprint(root, file.as_deref(), line, &f.category, &f.description),
+        fingerprint: fingerprint_with(
+            text.as_deref().map(Vec::as_slice),
+            line,
+            file.as_deref(),
+            &f.category,
+            &f.description,
+        ),
         id: f.id.clone(),
         round: j.round,
         severity: r
@@ -90,8 +138,15 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
     let mut confirmed = vec![];
     let mut debunked = vec![];
     let mut unresolved = vec![];
+    let mut texts = Texts::default();
     for j in &result.judged {
-        let e = entry(j, &target.root, input.enthusiast_agent, input.judge_agent);
+        let e = entry(
+            j,
+            &target.root,
+            &mut texts,
+            input.enthusiast_agent,
+            input.judge_agent,
+        );
         match &j.ruling {
             Some(r) if r.is_confirmed() => confirmed.push(e),
             Some(_) => debunked.push(e),

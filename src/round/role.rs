@@ -189,7 +189,6 @@ async fn one_dispatch(
             duration_ms: 0,
         },
         gates: GateResults::default(),
-        raw_answer: None,
     };
     let outcome = match dispatch(spec, &req, cancel).await {
         Ok(o) => o,
@@ -204,7 +203,6 @@ async fn one_dispatch(
             return (Step::Abort(a), rec);
         }
     };
-    rec.raw_answer = outcome.result.as_ref().and_then(|r| r.text.clone());
     let step = match authentic(&outcome) {
         Err(detail) => {
             rec.gates.authenticity = Some(detail.clone());
