@@ -4,6 +4,7 @@
 //! 2. arev's own CPU for a round whose passes report 3 × 1,000 findings that union to 1,000
 //!    (read from /proc/<pid>/stat of the exited arev process: its own utime + stime, the
 //!    agents excluded).
+//!
 //! Run: `cargo bench --features fake-agent --bench round`.
 #![allow(clippy::print_stdout)]
 
