@@ -1,6 +1,8 @@
 //! Findings: the agents' wire schemas and the union of Enthusiast passes.
 mod model;
+mod symbols;
 mod union;
 
 pub use model::*;
-pub use union::{union_passes, PassFinding, UnionedFinding};
+pub use symbols::SymbolIndex;
+pub use union::{union_passes, PassFinding, UnionRules, UnionedFinding, SAME_DEFECT_LINES};

@@ -1,11 +1,13 @@
-//! Union of Enthusiast passes: same-defect merging, highest severity kept, F1..Fn re-numbered.
+//! Union of Enthusiast passes: same-defect merging, highest severity kept, evidence merged,
+//! F1..Fn re-numbered, and the passes that found each finding recorded.
 //!
-//! Two findings are the same defect when they have the same category and the same file and
-//! their lines are within ±5 (clustered deterministically: sorted by line, a new cluster
-//! starts when the gap to the previous line exceeds 5), or both have no line. The result
-//! does not depend on the order of the passes.
+//! Two findings are the same defect only when they have the same category and (SPEC §7):
+//! (a) code: the same enclosing symbol; (b) spec: the same section (the `file` of a spec
+//! finding is its section path); (c) otherwise the same file and lines within ±5, clustered
+//! deterministically (sorted by line; a new cluster when the gap exceeds 5). Relations are
+//! merged with a union-find, so the result does not depend on the order of the passes.
 
-use super::Finding;
+use super::{Finding, SymbolIndex};
 use std::collections::BTreeMap;
 
 /// Line distance under which two findings of one category in one file are the same defect.
@@ -27,12 +29,29 @@ pub struct UnionedFinding {
     pub merged_from: Vec<String>,
 }
 
+/// What the union knows about the target.
+#[derive(Debug, Clone, Copy)]
+pub enum UnionRules<'a> {
+    /// Code: enclosing symbols (rule a) and ±5 lines (rule c).
+    Code(&'a SymbolIndex),
+    /// Spec: the same section (rule b).
+    Spec,
+}
+
 fn norm_category(c: &str) -> String {
     c.trim().to_ascii_lowercase().replace([' ', '_'], "-")
 }
 
-/// Preference order for the representative of a cluster: highest severity, then the
-/// longest evidence, then the smallest description (total and order-independent).
+fn norm_section(s: &str) -> String {
+    s.split('/')
+        .map(|p| p.trim().trim_start_matches('#').trim().to_lowercase())
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(" / ")
+}
+
+/// Preference order for a cluster's representative: highest severity, then the longest
+/// evidence, then the smallest description (total and order-independent).
 fn better(a: &Finding, b: &Finding) -> bool {
     (
         a.severity,
@@ -45,58 +64,125 @@ fn better(a: &Finding, b: &Finding) -> bool {
     )
 }
 
+fn find(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
+}
+
+fn join(parent: &mut [usize], a: usize, b: usize) {
+    let (ra, rb) = (find(parent, a), find(parent, b));
+    if ra != rb {
+        let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
+        parent[hi] = lo;
+    }
+}
+
 /// Merge the passes' findings into one list with ids F1..Fn.
-pub fn union_passes(findings: Vec<PassFinding>) -> Vec<UnionedFinding> {
-    // Group by (file, category); within a group cluster by line.
-    let mut groups: BTreeMap<(Option<String>, String), Vec<PassFinding>> = BTreeMap::new();
-    for pf in findings {
-        let key = (pf.finding.file.clone(), norm_category(&pf.finding.category));
-        groups.entry(key).or_default().push(pf);
+pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<UnionedFinding> {
+    // Canonical order first: everything below depends only on content, not on pass order.
+    let mut all = findings;
+    all.sort_by(|a, b| {
+        (
+            &a.finding.file,
+            a.finding.line,
+            &a.finding.category,
+            &a.finding.description,
+            &a.finding.evidence,
+            a.pass,
+            &a.finding.id,
+        )
+            .cmp(&(
+                &b.finding.file,
+                b.finding.line,
+                &b.finding.category,
+                &b.finding.description,
+                &b.finding.evidence,
+                b.pass,
+                &b.finding.id,
+            ))
+    });
+    let n = all.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    // Group by (file key, category).
+    let mut groups: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    for (i, pf) in all.iter().enumerate() {
+        let file = pf.finding.file.as_deref().unwrap_or("");
+        let key = match rules {
+            UnionRules::Spec => norm_section(file),
+            UnionRules::Code(_) => file.to_string(),
+        };
+        groups
+            .entry((key, norm_category(&pf.finding.category)))
+            .or_default()
+            .push(i);
     }
-    let mut out: Vec<UnionedFinding> = Vec::new();
-    for (_, mut members) in groups {
-        members.sort_by(|a, b| {
-            (
-                a.finding.line,
-                &a.finding.description,
-                &a.finding.evidence,
-                a.pass,
-                &a.finding.id,
-            )
-                .cmp(&(
-                    b.finding.line,
-                    &b.finding.description,
-                    &b.finding.evidence,
-                    b.pass,
-                    &b.finding.id,
-                ))
-        });
-        let mut cluster: Vec<PassFinding> = Vec::new();
-        let mut prev_line: Option<Option<u32>> = None;
-        for pf in members {
-            let line = pf.finding.line;
-            let same = match (prev_line, line) {
-                (None, _) => true,
-                (Some(None), None) => true,
-                (Some(Some(p)), Some(l)) => l - p <= SAME_DEFECT_LINES,
-                _ => false,
-            };
-            if !same {
-                out.push(merge(std::mem::take(&mut cluster)));
+    for ((file, _), members) in &groups {
+        match rules {
+            // (b) the same section and category: one defect.
+            UnionRules::Spec => {
+                for w in members.windows(2) {
+                    join(&mut parent, w[0], w[1]);
+                }
             }
-            prev_line = Some(line);
-            cluster.push(pf);
-        }
-        if !cluster.is_empty() {
-            out.push(merge(cluster));
+            UnionRules::Code(symbols) => {
+                // (c) ±5 lines, chained in line order; findings without a line together.
+                let mut with_line: Vec<(u32, usize)> = vec![];
+                let mut without: Vec<usize> = vec![];
+                for &i in members {
+                    match all[i].finding.line {
+                        Some(l) => with_line.push((l, i)),
+                        None => without.push(i),
+                    }
+                }
+                with_line.sort_unstable();
+                for w in with_line.windows(2) {
+                    if w[1].0 - w[0].0 <= SAME_DEFECT_LINES {
+                        join(&mut parent, w[0].1, w[1].1);
+                    }
+                }
+                for w in without.windows(2) {
+                    join(&mut parent, w[0], w[1]);
+                }
+                // (a) the same enclosing symbol.
+                let mut by_symbol: BTreeMap<&str, usize> = BTreeMap::new();
+                for &(l, i) in &with_line {
+                    if let Some(sym) = symbols.enclosing(file, l) {
+                        match by_symbol.get(sym) {
+                            Some(&first) => join(&mut parent, first, i),
+                            None => {
+                                by_symbol.insert(sym, i);
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
+    let mut clusters: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for i in 0..n {
+        let r = find(&mut parent, i);
+        clusters.entry(r).or_default().push(i);
+    }
+    let mut out: Vec<UnionedFinding> = clusters
+        .into_values()
+        .map(|idx| merge(idx.iter().map(|&i| &all[i]).collect()))
+        .collect();
     out.sort_by(|a, b| {
-        (&a.finding.file, a.finding.line, &a.finding.category).cmp(&(
-            &b.finding.file,
-            b.finding.line,
-            &b.finding.category,
-        ))
+        (
+            &a.finding.file,
+            a.finding.line,
+            &a.finding.category,
+            &a.merged_from,
+        )
+            .cmp(&(
+                &b.finding.file,
+                b.finding.line,
+                &b.finding.category,
+                &b.merged_from,
+            ))
     });
     for (i, u) in out.iter_mut().enumerate() {
         u.finding.id = format!("F{}", i + 1);
@@ -104,14 +190,14 @@ pub fn union_passes(findings: Vec<PassFinding>) -> Vec<UnionedFinding> {
     out
 }
 
-fn merge(cluster: Vec<PassFinding>) -> UnionedFinding {
+fn merge(cluster: Vec<&PassFinding>) -> UnionedFinding {
     let mut rep = cluster[0].finding.clone();
     for pf in &cluster[1..] {
         if better(&pf.finding, &rep) {
             rep = pf.finding.clone();
         }
     }
-    let mut evidence: Vec<&str> = Vec::new();
+    let mut evidence: Vec<&str> = vec![];
     for pf in &cluster {
         let e = pf.finding.evidence.trim();
         if !e.is_empty() && !evidence.contains(&e) {
@@ -152,9 +238,13 @@ mod tests {
         PassFinding { pass, finding: f }
     }
 
+    fn code(findings: Vec<PassFinding>) -> Vec<UnionedFinding> {
+        union_passes(findings, UnionRules::Code(&SymbolIndex::default()))
+    }
+
     #[test]
     fn merges_within_five_lines_same_category_keeping_highest_severity() {
-        let u = union_passes(vec![
+        let u = code(vec![
             pf(1, "F1", 10, "logic", Severity::Low),
             pf(2, "F1", 14, "logic", Severity::High),
             pf(2, "F2", 10, "security", Severity::Medium),
@@ -167,18 +257,98 @@ mod tests {
             logic.finding.evidence.contains("ev-1-10")
                 && logic.finding.evidence.contains("ev-2-14")
         );
+        assert_eq!(logic.merged_from, vec!["p1:F1", "p2:F1"]);
         let ids: Vec<_> = u.iter().map(|x| x.finding.id.as_str()).collect();
         assert_eq!(ids, ["F1", "F2"]);
     }
 
     #[test]
     fn same_line_different_category_stays_apart_and_far_lines_split() {
-        let u = union_passes(vec![
+        let u = code(vec![
             pf(1, "F1", 10, "logic", Severity::Low),
             pf(1, "F2", 10, "security", Severity::Low),
             pf(2, "F1", 16, "logic", Severity::Low),
         ]);
         assert_eq!(u.len(), 3);
+    }
+
+    #[test]
+    fn five_apart_merges_six_apart_does_not_and_chains() {
+        assert_eq!(
+            code(vec![
+                pf(1, "F1", 10, "x", Severity::Low),
+                pf(2, "F1", 15, "x", Severity::Low)
+            ])
+            .len(),
+            1
+        );
+        assert_eq!(
+            code(vec![
+                pf(1, "F1", 10, "x", Severity::Low),
+                pf(2, "F1", 16, "x", Severity::Low)
+            ])
+            .len(),
+            2
+        );
+        // 10–15–20 chain into one cluster (deterministic clustering by gaps).
+        assert_eq!(
+            code(vec![
+                pf(1, "F1", 10, "x", Severity::Low),
+                pf(2, "F1", 15, "x", Severity::Low),
+                pf(3, "F1", 20, "x", Severity::Low)
+            ])
+            .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn same_enclosing_symbol_merges_far_apart_lines() {
+        let mut idx = SymbolIndex::default();
+        let body: String = (0..40).map(|i| format!("    let v{i} = {i};\n")).collect();
+        idx.add_file(
+            "a.rs",
+            &format!("fn big() {{\n{body}}}\nfn other() {{\n    x();\n}}\n"),
+        );
+        let u = union_passes(
+            vec![
+                pf(1, "F1", 3, "logic", Severity::Low),
+                pf(2, "F1", 30, "logic", Severity::Medium),
+                pf(2, "F2", 44, "logic", Severity::Low),
+            ],
+            UnionRules::Code(&idx),
+        );
+        assert_eq!(u.len(), 2, "{u:?}");
+        assert_eq!(u[0].passes, vec![1, 2]);
+    }
+
+    #[test]
+    fn spec_same_section_and_category_merge() {
+        let mut a = finding("F1", Some("## Design / ### Cache"), Some(10), "ambiguity");
+        a.target_type = crate::findings::ArtefactType::Spec;
+        let mut b = a.clone();
+        b.file = Some("## design / ### cache ".into());
+        b.line = Some(60);
+        let mut c = a.clone();
+        c.category = "contradiction".into();
+        let u = union_passes(
+            vec![
+                PassFinding {
+                    pass: 1,
+                    finding: a,
+                },
+                PassFinding {
+                    pass: 2,
+                    finding: b,
+                },
+                PassFinding {
+                    pass: 2,
+                    finding: c,
+                },
+            ],
+            UnionRules::Spec,
+        );
+        assert_eq!(u.len(), 2);
     }
 
     #[test]
@@ -188,9 +358,13 @@ mod tests {
             pf(2, "F1", 12, "logic", Severity::Medium),
             pf(3, "F1", 40, "leak", Severity::High),
             pf(3, "F2", 44, "leak", Severity::High),
+            pf(1, "F2", 44, "leak", Severity::High),
         ];
         let mut b = a.clone();
         b.reverse();
-        assert_eq!(union_passes(a), union_passes(b));
+        let mut c = a.clone();
+        c.rotate_left(2);
+        assert_eq!(code(a.clone()), code(b));
+        assert_eq!(code(a), code(c));
     }
 }

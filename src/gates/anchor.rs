@@ -4,10 +4,14 @@ use crate::findings::Finding;
 use crate::target::{PinnedTarget, TargetKind, TargetType};
 
 /// Whether the finding's (file, line) is a real place in the target. Findings without a
-/// file or line, and spec targets (lines are counted within sections), always pass.
+/// file or line always pass. Spec findings name a section as `file` and a line of the
+/// (single) spec document.
 pub fn anchor_ok(f: &Finding, target: &PinnedTarget) -> bool {
     if target.target_type == TargetType::Spec {
-        return true;
+        return match (f.line, target.files.first()) {
+            (Some(line), Some(doc)) => line >= 1 && line <= doc.lines,
+            _ => true,
+        };
     }
     let (Some(file), Some(line)) = (f.file.as_deref(), f.line) else {
         return true;

@@ -1,6 +1,6 @@
 //! Build report.json from the rounds: findings with rulings, severity counts, coverage, cost, quality.
 
-use super::fingerprint::fingerprint;
+use super::fingerprint::{fingerprint_with, Texts};
 use super::*;
 use crate::round::{Judged, ReviewEnd, ReviewResult};
 use crate::store::Meta;
@@ -18,13 +18,29 @@ pub struct BuildInput<'a> {
     pub duration_ms: u64,
 }
 
-fn entry(j: &Judged, root: &Path, enthusiast: &str, judge: &str) -> ReportFinding {
+fn entry(
+    j: &Judged,
+    root: &Path,
+    texts: &mut Texts,
+    enthusiast: &str,
+    judge: &str,
+) -> ReportFinding {
     let f = &j.finding.finding;
     let r = j.ruling.as_ref();
     let file = r.and_then(|r| r.file.clone()).or_else(|| f.file.clone());
     let line = r.and_then(|r| r.line).or(f.line);
+    let text = match (&file, line) {
+        (Some(p), Some(_)) => texts.get(root, p),
+        _ => None,
+    };
     ReportFinding {
-        fingerprint: fingerprint(root, file.as_deref(), line, &f.category, &f.description),
+        fingerprint: fingerprint_with(
+            text.as_deref().map(Vec::as_slice),
+            line,
+            file.as_deref(),
+            &f.category,
+            &f.description,
+        ),
         id: f.id.clone(),
         round: j.round,
         severity: r
@@ -57,8 +73,15 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
     let mut confirmed = vec![];
     let mut debunked = vec![];
     let mut unresolved = vec![];
+    let mut texts = Texts::default();
     for j in &result.judged {
-        let e = entry(j, &target.root, input.enthusiast_agent, input.judge_agent);
+        let e = entry(
+            j,
+            &target.root,
+            &mut texts,
+            input.enthusiast_agent,
+            input.judge_agent,
+        );
         match &j.ruling {
             Some(r) if r.is_confirmed() => confirmed.push(e),
             Some(_) => debunked.push(e),

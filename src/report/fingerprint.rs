@@ -17,15 +17,22 @@
 //! between runs) are deliberately not part of it.
 
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 use std::path::Path;
+use std::rc::Rc;
 
 fn normalise(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// (anchor text, occurrence) of 1-based `line` in `text`, or None when out of range.
-fn anchor(text: &str, line: u32) -> Option<(String, usize)> {
-    let lines: Vec<String> = text.lines().map(normalise).collect();
+/// A file's lines, whitespace-normalised.
+fn normalised_lines(text: &str) -> Vec<String> {
+    text.lines().map(normalise).collect()
+}
+
+/// (anchor text, occurrence) of 1-based `line` in the normalised `lines`, or None when out
+/// of range or when every line is blank.
+fn anchor(lines: &[String], line: u32) -> Option<(&str, usize)> {
     let at = (line as usize)
         .checked_sub(1)
         .filter(|i| *i < lines.len())?;
@@ -33,7 +40,24 @@ fn anchor(text: &str, line: u32) -> Option<(String, usize)> {
         .chain((0..at).rev())
         .find(|i| !lines[*i].is_empty())?;
     let occurrence = lines[..pick].iter().filter(|l| **l == lines[pick]).count();
-    Some((lines[pick].clone(), occurrence))
+    Some((lines[pick].as_str(), occurrence))
+}
+
+/// Normalised file lines, read and split once per file while a report is built.
+#[derive(Default)]
+pub(crate) struct Texts(HashMap<String, Option<Rc<Vec<String>>>>);
+
+impl Texts {
+    pub(crate) fn get(&mut self, root: &Path, file: &str) -> Option<Rc<Vec<String>>> {
+        self.0
+            .entry(file.to_string())
+            .or_insert_with(|| {
+                std::fs::read_to_string(root.join(file))
+                    .ok()
+                    .map(|t| Rc::new(normalised_lines(&t)))
+            })
+            .clone()
+    }
 }
 
 /// The fingerprint of a finding (see the module docs for the rule). Reads `root/file`.
@@ -44,13 +68,35 @@ pub fn fingerprint(
     category: &str,
     description: &str,
 ) -> String {
-    let located = match (file, line) {
-        (Some(f), Some(l)) => std::fs::read_to_string(root.join(f))
+    let lines = match (file, line) {
+        (Some(f), Some(_)) => std::fs::read_to_string(root.join(f))
             .ok()
-            .and_then(|s| anchor(&s, l)),
+            .map(|t| normalised_lines(&t)),
         _ => None,
     };
-    let (text, occurrence) = located.unwrap_or_else(|| (normalise(description), 0));
+    fingerprint_with(lines.as_deref(), line, file, category, description)
+}
+
+/// The fingerprint given the file's normalised lines (from `Texts`).
+pub(crate) fn fingerprint_with(
+    lines: Option<&[String]>,
+    line: Option<u32>,
+    file: Option<&str>,
+    category: &str,
+    description: &str,
+) -> String {
+    let located = match (lines, line) {
+        (Some(t), Some(l)) => anchor(t, l),
+        _ => None,
+    };
+    let described;
+    let (text, occurrence) = match located {
+        Some(x) => x,
+        None => {
+            described = normalise(description);
+            (described.as_str(), 0)
+        }
+    };
     let mut h = Sha256::new();
     h.update(format!(
         "v2\0{}\0{}\0{}\0{}",

@@ -42,6 +42,8 @@ pub struct DecideInput<'a> {
     /// Sub-opus rounds in a row before this one.
     pub sub_opus_streak: u32,
     pub budget_exhausted: bool,
+    /// The spend behind `budget_exhausted`, for the record ("" without a budget).
+    pub budget_note: String,
 }
 
 /// The outcome of 3D for one round.
@@ -60,10 +62,15 @@ pub struct Decision {
     pub escalated: bool,
 }
 
-/// The (file, clustered line, winner, severity) set of a round's rulings. Lines of one
-/// file are sorted and a new cluster starts when the gap to the previous line exceeds 5;
-/// each line is represented by its cluster's first line.
-pub fn cluster_set(rulings: &[Ruling]) -> BTreeSet<(String, Option<u32>, String, String)> {
+/// (file, clustered line, winner, severity) tuples of `rulings`, with lines replaced by the
+/// first line of their cluster in `clusters` (or kept when no cluster is known).
+type ClusterKey = (String, Option<u32>, String, String);
+
+/// Cluster lines per file deterministically: sort, start a new cluster when the gap to the
+/// previous line exceeds 5; every line maps to its cluster's first line.
+fn clusters<'a>(
+    rulings: impl Iterator<Item = &'a Ruling>,
+) -> std::collections::BTreeMap<(String, u32), u32> {
     let mut by_file: std::collections::BTreeMap<String, Vec<u32>> = Default::default();
     for r in rulings {
         if let Some(l) = r.line {
@@ -73,11 +80,10 @@ pub fn cluster_set(rulings: &[Ruling]) -> BTreeSet<(String, Option<u32>, String,
                 .push(l);
         }
     }
-    let mut rep: std::collections::BTreeMap<(String, u32), u32> = Default::default();
+    let mut rep = std::collections::BTreeMap::new();
     for (file, mut lines) in by_file {
         lines.sort_unstable();
-        let mut start = lines[0];
-        let mut prev = lines[0];
+        let (mut start, mut prev) = (lines[0], lines[0]);
         for l in lines {
             if l - prev > NEAR {
                 start = l;
@@ -86,11 +92,20 @@ pub fn cluster_set(rulings: &[Ruling]) -> BTreeSet<(String, Option<u32>, String,
             prev = l;
         }
     }
+    rep
+}
+
+fn keyed(
+    rulings: &[Ruling],
+    rep: &std::collections::BTreeMap<(String, u32), u32>,
+) -> BTreeSet<ClusterKey> {
     rulings
         .iter()
         .map(|r| {
             let file = r.file.clone().unwrap_or_default();
-            let line = r.line.map(|l| rep[&(file.clone(), l)]);
+            let line = r
+                .line
+                .map(|l| rep.get(&(file.clone(), l)).copied().unwrap_or(l));
             (
                 file,
                 line,
@@ -99,6 +114,18 @@ pub fn cluster_set(rulings: &[Ruling]) -> BTreeSet<(String, Option<u32>, String,
             )
         })
         .collect()
+}
+
+/// The clustered (file, line, winner, final_severity) set of one round's rulings.
+pub fn cluster_set(rulings: &[Ruling]) -> BTreeSet<ClusterKey> {
+    keyed(rulings, &clusters(rulings.iter()))
+}
+
+/// Identity check (rule 4): the two rounds' sets are equal when lines are clustered over
+/// both rounds together, so a ruling that moved by ≤ 5 lines is the same ruling.
+pub fn same_rulings(prior: &[Ruling], current: &[Ruling]) -> bool {
+    let rep = clusters(prior.iter().chain(current.iter()));
+    keyed(prior, &rep) == keyed(current, &rep)
 }
 
 fn is_self_reference(r: &Ruling, with_prior: &[String], before: &[(String, u32)]) -> bool {
@@ -194,7 +221,7 @@ pub fn decide(input: &DecideInput<'_>, facts: &RoundFacts) -> Decision {
                 .push("rule 4: the Judge claimed convergence in round 1; round 1 never converges (overridden)".into());
         }
     } else if let Some(prior) = input.prior_rulings {
-        let same = !facts.rulings.is_empty() && cluster_set(prior) == cluster_set(&facts.rulings);
+        let same = !facts.rulings.is_empty() && same_rulings(prior, &facts.rulings);
         if same && at_ceiling {
             d.reasons.push(
                 "rule 4: rulings identical to the prior round at opus → stop all-self-reference"
@@ -269,7 +296,10 @@ pub fn decide(input: &DecideInput<'_>, facts: &RoundFacts) -> Decision {
         return d;
     }
     if input.budget_exhausted {
-        d.reasons.push("rule 7: budget exhausted → stop".into());
+        d.reasons.push(format!(
+            "rule 7: budget exhausted ({}) → stop budget-exhausted",
+            input.budget_note
+        ));
         d.stop = Some(StopReason::BudgetExhausted);
         return d;
     }
@@ -294,6 +324,9 @@ pub fn confirmed_locations(rulings: &[Ruling]) -> Vec<(String, u32)> {
 mod tests {
     use super::*;
     use crate::findings::{ArtefactType, FinalSeverity, Winner};
+    use FinalSeverity::{High, Low, Medium};
+    use StopReason::*;
+    use Tier::{Haiku, Opus, Sonnet};
 
     fn ruling(id: &str, file: &str, line: u32, sev: FinalSeverity, winner: Winner) -> Ruling {
         Ruling {
@@ -309,13 +342,17 @@ mod tests {
         }
     }
 
+    fn conf(id: &str, line: u32, sev: FinalSeverity) -> Ruling {
+        ruling(id, "a.rs", line, sev, Winner::Enthusiast)
+    }
+
     fn input(round: u32) -> DecideInput<'static> {
         DecideInput {
             round,
-            max_rounds: 3,
-            mode: Mode::Lightweight,
-            tier: Tier::Opus,
-            tier_start: Tier::Opus,
+            max_rounds: 10,
+            mode: Mode::Full,
+            tier: Opus,
+            tier_start: Opus,
             confirmed_before: &[],
             prior_rulings: None,
             prior_substantive: None,
@@ -323,64 +360,428 @@ mod tests {
             prior_yield: None,
             sub_opus_streak: 0,
             budget_exhausted: false,
+            budget_note: String::new(),
+        }
+    }
+
+    fn facts(rulings: Vec<Ruling>, yield_count: u32) -> RoundFacts {
+        RoundFacts {
+            rulings,
+            yield_count,
+            ..Default::default()
+        }
+    }
+
+    /// One row: a name, the input, the facts, the expected stop and next tier.
+    struct Case {
+        name: &'static str,
+        input: DecideInput<'static>,
+        facts: RoundFacts,
+        stop: Option<StopReason>,
+        next: Tier,
+    }
+
+    fn before() -> &'static [(String, u32)] {
+        // A confirmed location at a.rs:100 from an earlier round.
+        Box::leak(Box::new([("a.rs".to_string(), 100u32)]))
+    }
+    fn prior(rulings: Vec<Ruling>) -> Option<&'static [Ruling]> {
+        Some(Box::leak(rulings.into_boxed_slice()))
+    }
+
+    fn cases() -> Vec<Case> {
+        vec![
+            // Rule 1.
+            Case {
+                name: "r1 zero at opus stops",
+                input: input(2),
+                facts: facts(vec![], 0),
+                stop: Some(ZeroFindings),
+                next: Opus,
+            },
+            Case {
+                name: "r1 zero below opus jumps to opus",
+                input: DecideInput {
+                    tier: Haiku,
+                    tier_start: Haiku,
+                    ..input(2)
+                },
+                facts: facts(vec![], 0),
+                stop: None,
+                next: Opus,
+            },
+            Case {
+                name: "r1 zero below opus at the ceiling round stops max-rounds",
+                input: DecideInput {
+                    tier: Sonnet,
+                    tier_start: Sonnet,
+                    max_rounds: 2,
+                    ..input(2)
+                },
+                facts: facts(vec![], 0),
+                stop: Some(MaxRounds),
+                next: Opus,
+            },
+            // Rule 2.
+            Case {
+                name: "r2 self-reference (±5 of earlier) at opus stops",
+                input: DecideInput {
+                    confirmed_before: before(),
+                    ..input(2)
+                },
+                facts: facts(vec![conf("F1", 103, High)], 1),
+                stop: Some(AllSelfReference),
+                next: Opus,
+            },
+            Case {
+                name: "r2 self-reference by prior_finding_id at opus stops",
+                input: input(2),
+                facts: RoundFacts {
+                    with_prior_id: vec!["F1".into()],
+                    ..facts(vec![conf("F1", 40, High)], 1)
+                },
+                stop: Some(AllSelfReference),
+                next: Opus,
+            },
+            Case {
+                name: "r2 self-reference below opus jumps",
+                input: DecideInput {
+                    confirmed_before: before(),
+                    tier: Sonnet,
+                    tier_start: Sonnet,
+                    ..input(2)
+                },
+                facts: facts(vec![conf("F1", 104, High)], 1),
+                stop: None,
+                next: Opus,
+            },
+            Case {
+                name: "r2 six lines away is substantive",
+                input: DecideInput {
+                    confirmed_before: before(),
+                    prior_substantive: Some(1),
+                    ..input(2)
+                },
+                facts: facts(vec![conf("F1", 106, High)], 1),
+                stop: None,
+                next: Opus,
+            },
+            // Rule 3.
+            Case {
+                name: "r3 first worsening round continues",
+                input: DecideInput {
+                    prior_substantive: Some(1),
+                    ..input(2)
+                },
+                facts: facts(vec![conf("F1", 10, High), conf("F2", 40, High)], 2),
+                stop: None,
+                next: Opus,
+            },
+            Case {
+                name: "r3 second worsening round halts",
+                input: DecideInput {
+                    prior_substantive: Some(1),
+                    runs_worsening: 1,
+                    ..input(3)
+                },
+                facts: facts(vec![conf("F1", 10, High), conf("F2", 40, High)], 2),
+                stop: Some(AntiDivergenceHalt),
+                next: Opus,
+            },
+            Case {
+                name: "r3 no growth resets",
+                input: DecideInput {
+                    prior_substantive: Some(2),
+                    runs_worsening: 1,
+                    ..input(3)
+                },
+                facts: facts(vec![conf("F1", 10, High), conf("F2", 40, High)], 2),
+                stop: None,
+                next: Opus,
+            },
+            // Rule 4.
+            Case {
+                name: "r4 identical clustered rulings at opus stop",
+                input: DecideInput {
+                    prior_rulings: prior(vec![conf("F1", 10, High), conf("F2", 40, Medium)]),
+                    prior_substantive: Some(2),
+                    ..input(2)
+                },
+                facts: facts(vec![conf("F1", 12, High), conf("F2", 41, Medium)], 2),
+                stop: Some(AllSelfReference),
+                next: Opus,
+            },
+            Case {
+                name: "r4 identical below opus continues",
+                input: DecideInput {
+                    tier: Sonnet,
+                    tier_start: Sonnet,
+                    prior_rulings: prior(vec![conf("F1", 10, High)]),
+                    prior_substantive: Some(1),
+                    prior_yield: Some(1),
+                    ..input(2)
+                },
+                facts: facts(vec![conf("F1", 11, High)], 1),
+                stop: None,
+                next: Sonnet,
+            },
+            Case {
+                name: "r4 severity differs continues",
+                input: DecideInput {
+                    prior_rulings: prior(vec![conf("F1", 10, High)]),
+                    prior_substantive: Some(1),
+                    ..input(2)
+                },
+                facts: facts(vec![conf("F1", 10, Medium)], 1),
+                stop: None,
+                next: Opus,
+            },
+            // Rule 5.
+            Case {
+                name: "r5 malformed escalates one tier",
+                input: DecideInput {
+                    tier: Haiku,
+                    tier_start: Haiku,
+                    ..input(1)
+                },
+                facts: RoundFacts {
+                    malformed: true,
+                    ..facts(vec![conf("F1", 10, High)], 1)
+                },
+                stop: None,
+                next: Sonnet,
+            },
+            Case {
+                name: "r5 judge asks higher",
+                input: DecideInput {
+                    tier: Haiku,
+                    tier_start: Haiku,
+                    ..input(1)
+                },
+                facts: RoundFacts {
+                    judge_next_model: Some(Opus),
+                    ..facts(vec![conf("F1", 10, High)], 1)
+                },
+                stop: None,
+                next: Opus,
+            },
+            Case {
+                name: "r5 judge asks lower is ignored",
+                input: DecideInput {
+                    tier: Sonnet,
+                    tier_start: Sonnet,
+                    ..input(1)
+                },
+                facts: RoundFacts {
+                    judge_next_model: Some(Haiku),
+                    ..facts(vec![conf("F1", 10, High)], 1)
+                },
+                stop: None,
+                next: Sonnet,
+            },
+            Case {
+                name: "r5 near-convergence escalates",
+                input: DecideInput {
+                    tier: Haiku,
+                    tier_start: Haiku,
+                    prior_yield: Some(10),
+                    prior_substantive: Some(5),
+                    ..input(2)
+                },
+                facts: facts(vec![conf("F1", 10, High)], 2),
+                stop: None,
+                next: Sonnet,
+            },
+            Case {
+                name: "r5 not near (3 findings) stays",
+                input: DecideInput {
+                    tier: Haiku,
+                    tier_start: Haiku,
+                    prior_yield: Some(10),
+                    prior_substantive: Some(5),
+                    ..input(2)
+                },
+                facts: facts(vec![conf("F1", 10, High)], 3),
+                stop: None,
+                next: Haiku,
+            },
+            Case {
+                name: "r5 LIGHTWEIGHT never escalates",
+                input: DecideInput {
+                    mode: Mode::Lightweight,
+                    tier: Haiku,
+                    tier_start: Haiku,
+                    ..input(1)
+                },
+                facts: RoundFacts {
+                    malformed: true,
+                    ..facts(vec![conf("F1", 10, High)], 1)
+                },
+                stop: None,
+                next: Haiku,
+            },
+            // Rule 6.
+            Case {
+                name: "r6 round-2 gate: nothing confirmed",
+                input: input(1),
+                facts: facts(vec![], 0),
+                stop: Some(ZeroFindings),
+                next: Opus,
+            },
+            Case {
+                name: "r6 round-2 gate: two lows",
+                input: input(1),
+                facts: facts(vec![conf("F1", 10, Low), conf("F2", 50, Low)], 2),
+                stop: Some(AllSelfReference),
+                next: Opus,
+            },
+            Case {
+                name: "r6 three lows get round 2",
+                input: input(1),
+                facts: facts(
+                    vec![
+                        conf("F1", 10, Low),
+                        conf("F2", 50, Low),
+                        conf("F3", 90, Low),
+                    ],
+                    3,
+                ),
+                stop: None,
+                next: Opus,
+            },
+            Case {
+                name: "r6 one medium gets round 2",
+                input: input(1),
+                facts: facts(vec![conf("F1", 10, Medium)], 1),
+                stop: None,
+                next: Opus,
+            },
+            Case {
+                name: "r6 debunked findings do not count",
+                input: input(1),
+                facts: facts(
+                    vec![ruling(
+                        "F1",
+                        "a.rs",
+                        10,
+                        FinalSeverity::Dismissed,
+                        Winner::Adversary,
+                    )],
+                    1,
+                ),
+                stop: Some(ZeroFindings),
+                next: Opus,
+            },
+            // Rule 7.
+            Case {
+                name: "r7 max rounds",
+                input: DecideInput {
+                    max_rounds: 1,
+                    ..input(1)
+                },
+                facts: facts(vec![conf("F1", 10, High)], 1),
+                stop: Some(MaxRounds),
+                next: Opus,
+            },
+            Case {
+                name: "r7 budget exhausted",
+                input: DecideInput {
+                    budget_exhausted: true,
+                    ..input(1)
+                },
+                facts: facts(vec![conf("F1", 10, High)], 1),
+                stop: Some(BudgetExhausted),
+                next: Opus,
+            },
+        ]
+    }
+
+    #[test]
+    fn every_rule_branch() {
+        for c in cases() {
+            let d = decide(&c.input, &c.facts);
+            assert_eq!(d.stop, c.stop, "{}: {:?}", c.name, d.reasons);
+            assert_eq!(d.next_tier, c.next, "{}: {:?}", c.name, d.reasons);
+            assert!(
+                d.reasons.len() >= 2,
+                "{}: every decision states its reasons",
+                c.name
+            );
+            assert!(
+                d.next_tier >= c.input.tier_start,
+                "{}: never below --model",
+                c.name
+            );
         }
     }
 
     #[test]
-    fn round_one_without_findings_stops_zero_findings_via_round2_gate() {
-        let d = decide(&input(1), &RoundFacts::default());
-        assert_eq!(d.stop, Some(StopReason::ZeroFindings));
-        assert!(d.round2_skipped);
-    }
-
-    #[test]
-    fn round_one_low_findings_stop_all_self_reference() {
-        let facts = RoundFacts {
-            rulings: vec![ruling(
-                "F1",
-                "a.rs",
-                3,
-                FinalSeverity::Low,
-                Winner::Enthusiast,
-            )],
-            yield_count: 1,
-            ..Default::default()
-        };
-        let d = decide(&input(1), &facts);
-        assert_eq!(d.stop, Some(StopReason::AllSelfReference));
-    }
-
-    #[test]
-    fn medium_finding_continues_then_max_rounds() {
-        let facts = RoundFacts {
-            rulings: vec![ruling("F1", "a.rs", 3, FinalSeverity::High, Winner::Split)],
-            yield_count: 1,
-            ..Default::default()
-        };
-        let d = decide(&input(1), &facts);
+    fn judge_convergence_is_advisory_and_logged() {
+        let d = decide(
+            &input(1),
+            &RoundFacts {
+                judge_convergence: true,
+                ..facts(vec![conf("F1", 10, High)], 1)
+            },
+        );
         assert_eq!(d.stop, None);
-        let mut i = input(3);
-        i.prior_substantive = Some(1);
-        let facts3 = RoundFacts {
-            rulings: vec![ruling("F1", "b.rs", 30, FinalSeverity::High, Winner::Split)],
-            yield_count: 1,
-            ..Default::default()
+        assert!(d
+            .reasons
+            .iter()
+            .any(|r| r.contains("round 1 never converges")));
+        let i = DecideInput {
+            prior_rulings: prior(vec![conf("F1", 10, High)]),
+            prior_substantive: Some(1),
+            ..input(2)
         };
-        assert_eq!(decide(&i, &facts3).stop, Some(StopReason::MaxRounds));
+        let d = decide(
+            &i,
+            &RoundFacts {
+                judge_convergence: true,
+                ..facts(vec![conf("F1", 30, High)], 1)
+            },
+        );
+        assert_eq!(d.stop, None);
+        assert!(
+            d.reasons.iter().any(|r| r.contains("advisory overridden")),
+            "{:?}",
+            d.reasons
+        );
+    }
+
+    #[test]
+    fn cost_warning_after_three_sub_opus_rounds() {
+        let i = DecideInput {
+            tier: Sonnet,
+            tier_start: Sonnet,
+            sub_opus_streak: 2,
+            prior_substantive: Some(1),
+            ..input(3)
+        };
+        let d = decide(&i, &facts(vec![conf("F1", 10, High)], 1));
+        assert!(d.cost_warning);
+        let i = DecideInput {
+            sub_opus_streak: 1,
+            ..i
+        };
+        assert!(!decide(&i, &facts(vec![conf("F1", 10, High)], 1)).cost_warning);
     }
 
     #[test]
     fn clusters_are_deterministic() {
-        let a = vec![
-            ruling("F1", "a.rs", 10, FinalSeverity::High, Winner::Split),
-            ruling("F2", "a.rs", 14, FinalSeverity::High, Winner::Split),
-        ];
-        let b = vec![
-            ruling("F1", "a.rs", 12, FinalSeverity::High, Winner::Split),
-            ruling("F2", "a.rs", 16, FinalSeverity::High, Winner::Split),
-        ];
+        let a = vec![conf("F1", 10, High), conf("F2", 14, High)];
+        let b = vec![conf("F1", 12, High), conf("F2", 16, High)];
         assert_eq!(cluster_set(&a).len(), 1);
         assert_eq!(cluster_set(&b).len(), 1);
         assert_ne!(cluster_set(&a), cluster_set(&b));
+        assert!(same_rulings(&a, &b), "±5 across rounds is the same ruling");
+        assert!(!same_rulings(&a, &[conf("F1", 12, Medium)]));
+        assert!(!same_rulings(
+            &a,
+            &[conf("F1", 12, High), conf("F2", 30, High)]
+        ));
+        let mut rev = a.clone();
+        rev.reverse();
+        assert_eq!(cluster_set(&a), cluster_set(&rev));
     }
 }

@@ -1,10 +1,12 @@
 //! Rounds (SPEC §7): prompts, the Enthusiast∥Adversary→Judge driver, and the stop decision.
+mod context;
 mod decide;
 mod driver;
 mod model;
 mod prompt;
+mod role;
 
-pub use decide::{cluster_set, decide, DecideInput, Decision, RoundFacts};
+pub use decide::{cluster_set, decide, same_rulings, DecideInput, Decision, RoundFacts};
 pub use driver::{run_review, Judged, Progress, ReviewEnd, ReviewResult};
 pub use model::*;
 pub use prompt::{first_line, render, strip_frontmatter, Assets, PromptVars};

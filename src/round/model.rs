@@ -48,10 +48,10 @@ pub struct DispatchRecord {
     pub label: String,
     /// `agents/r<N>/<label>/` relative to the run dir.
     pub dir: String,
+    /// Everything arev parsed from the agent; `outcome.result.text` is the answer exactly as
+    /// the agent gave it (the raw events are in `<dir>/events.jsonl`).
     pub outcome: AgentOutcome,
     pub gates: GateResults,
-    /// The answer text exactly as the agent gave it.
-    pub raw_answer: Option<String>,
 }
 
 /// A unioned finding as sent to the Judge.
@@ -100,6 +100,8 @@ pub struct RoundRecord {
     pub tier: Tier,
     pub mode: String,
     pub passes: u32,
+    /// The RELEVANT_FILES budget of this round (null = the whole target).
+    pub relevant_files: Option<Vec<String>>,
     pub dispatches: Vec<DispatchRecord>,
     /// Findings after union, anchor gate and pre-adversary dedup.
     pub findings: Vec<RoundFinding>,

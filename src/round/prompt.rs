@@ -6,10 +6,19 @@ use crate::target::{PinnedTarget, TargetKind};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-const AGENTS: [(&str, &str); 3] = [
+const AGENTS: [(&str, &str); 6] = [
     ("enthusiast", include_str!("../../agents/enthusiast.md")),
     ("adversary", include_str!("../../agents/adversary.md")),
     ("judge", include_str!("../../agents/judge.md")),
+    (
+        "enthusiast-spec",
+        include_str!("../../agents/enthusiast-spec.md"),
+    ),
+    (
+        "adversary-spec",
+        include_str!("../../agents/adversary-spec.md"),
+    ),
+    ("judge-spec", include_str!("../../agents/judge-spec.md")),
 ];
 const TEMPLATES: [(&str, &str); 3] = [
     ("enthusiast", include_str!("../../prompts/enthusiast.md")),
@@ -60,9 +69,13 @@ impl Assets {
         })
     }
 
-    /// The role's system prompt (body without frontmatter).
-    pub fn body(&self, role: Role) -> &str {
-        self.bodies.get(role.as_str()).map_or("", String::as_str)
+    /// The role's system prompt (body without frontmatter); the `-spec` variant for spec targets.
+    pub fn body(&self, role: Role, spec: bool) -> &str {
+        let key = format!("{}{}", role.as_str(), if spec { "-spec" } else { "" });
+        self.bodies
+            .get(key.as_str())
+            .or_else(|| self.bodies.get(role.as_str()))
+            .map_or("", String::as_str)
     }
 
     /// The role's per-dispatch template.
@@ -223,11 +236,18 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let a = Assets::load(d.path()).unwrap();
         for role in [Role::Enthusiast, Role::Adversary, Role::Judge] {
-            assert!(
-                !a.body(role).starts_with("---"),
-                "{role} frontmatter not stripped"
+            for spec in [false, true] {
+                assert!(
+                    !a.body(role, spec).starts_with("---"),
+                    "{role} frontmatter not stripped"
+                );
+                assert!(a.body(role, spec).len() > 200, "{role} body too short");
+            }
+            assert_ne!(
+                a.body(role, false),
+                a.body(role, true),
+                "{role}: spec variant missing"
             );
-            assert!(a.body(role).len() > 200, "{role} body too short");
             let mut v = PromptVars::default();
             for k in [
                 "round",

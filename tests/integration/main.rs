@@ -21,3 +21,5 @@ mod interrupt;
 mod outputs;
 // `--shard i/n` and `arev merge`: partition, coverage checks, merge equals an unsharded run.
 mod shard;
+// Multi-round protocol: every stop reason, tiers per round, budgets, spec targets.
+mod protocol;

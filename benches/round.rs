@@ -1,0 +1,161 @@
+//! Round benchmark (SPEC §7, issue #3), through the real `arev` binary and the fake agent:
+//! 1. wall time of one round with agents of fixed latency L and PASSES = 3 against the ideal
+//!    critical path 2·L (Enthusiasts ∥ Adversary, then the Judge);
+//! 2. arev's own CPU for a round whose passes report 3 × 1,000 findings that union to 1,000
+//!    (read from /proc/<pid>/stat of the exited arev process: its own utime + stime, the
+//!    agents excluded).
+//!
+//! Run: `cargo bench --features fake-agent --bench round`.
+#![allow(clippy::print_stdout)]
+
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn git(dir: &Path, args: &[&str]) {
+    assert!(Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .unwrap()
+        .success());
+}
+
+fn repo(dir: &Path, lines: usize) {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    git(dir, &["init", "-q"]);
+    let body: String = (1..=lines)
+        .map(|i| format!("pub fn f{i}() -> u32 {{ {i} }}\n"))
+        .collect();
+    std::fs::write(dir.join("src/lib.rs"), body).unwrap();
+}
+
+fn finding(id: usize, line: usize) -> Value {
+    json!({"id": format!("F{id}"), "severity": "low", "target_type": "code", "file": "src/lib.rs",
+        "line": line, "category": "logic", "description": format!("defect {id}"),
+        "evidence": format!("pub fn f{line}()"), "source": "enthusiast", "prior_finding_id": null})
+}
+
+fn ruling(id: usize, line: usize) -> Value {
+    json!({"finding_id": format!("F{id}"), "file": "src/lib.rs", "line": line, "target_type": "code",
+        "final_severity": "low", "winner": "enthusiast", "resolution": "r", "edit_instruction": null, "cites": []})
+}
+
+struct Measured {
+    wall: Duration,
+    round_ms: u64,
+    cpu_ms: f64,
+}
+
+/// Run arev once; read its own CPU from /proc while it is a zombie, before reaping it.
+fn run(dir: &Path, bin: &Path, script: &Path) -> Measured {
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arev"))
+        .args([
+            "run",
+            "src/lib.rs",
+            "--passes",
+            "3",
+            "--max-rounds",
+            "1",
+            "-q",
+            "--format",
+            "json",
+        ])
+        .current_dir(dir)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .env("AREV_FAKE_SCRIPT", script)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stat_path = format!("/proc/{}/stat", child.id());
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut s).unwrap();
+        s
+    });
+    let ticks = loop {
+        let stat = std::fs::read_to_string(&stat_path).unwrap();
+        let rest = stat.rsplit_once(')').unwrap().1;
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        // f[0] = state; utime, stime are fields 14 and 15 of stat (f[11], f[12] here).
+        if f[0] == "Z" {
+            break f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    };
+    let status = child.wait().unwrap();
+    let wall = start.elapsed();
+    let out = reader.join().unwrap();
+    assert!(
+        status.success() || status.code() == Some(1),
+        "arev failed: {status:?}"
+    );
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let round_ms = report["rounds"][0]["duration_ms"].as_u64().unwrap();
+    // USER_HZ is 100 on Linux.
+    Measured {
+        wall,
+        round_ms,
+        cpu_ms: ticks as f64 * 10.0,
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn main() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_arev-fake-agent"), bin.join("claude")).unwrap();
+
+    // 1. Latency L per agent, PASSES = 3.
+    for l_ms in [500u64, 2000] {
+        let dir = tmp.path().join(format!("lat{l_ms}"));
+        repo(&dir, 10);
+        let script = dir.join("script.json");
+        let s = json!({"steps": [
+            {"role": "enthusiast", "delay_ms": l_ms, "answer": {"findings": [finding(1, 3)]}},
+            {"role": "adversary", "delay_ms": l_ms},
+            {"role": "judge", "delay_ms": l_ms, "answer": {"rulings": [ruling(1, 3)], "summary": "s", "convergence": false, "next_round_model": null}}
+        ]});
+        std::fs::write(&script, s.to_string()).unwrap();
+        let runs: Vec<Measured> = (0..5).map(|_| run(&dir, &bin, &script)).collect();
+        let ideal = 2.0 * l_ms as f64;
+        let round = median(runs.iter().map(|m| m.round_ms as f64).collect());
+        let wall = median(runs.iter().map(|m| m.wall.as_secs_f64() * 1000.0).collect());
+        println!(
+            "L = {l_ms} ms, PASSES = 3: round median {round:.0} ms, ideal 2·L = {ideal:.0} ms, ratio {:.3} (goal ≤ 1.05); whole process {wall:.0} ms",
+            round / ideal
+        );
+    }
+
+    // 2. 3 passes × 1,000 findings → 1,000 after the union; no latency.
+    let dir = tmp.path().join("cpu");
+    repo(&dir, 10_010);
+    let script = dir.join("script.json");
+    let steps: Vec<Value> = (1..=3u32)
+        .map(|p| {
+            let fs: Vec<Value> = (1..=1000)
+                .map(|i| finding(i, 10 * i + p as usize))
+                .collect();
+            json!({"role": "enthusiast", "pass": p, "answer": {"findings": fs}})
+        })
+        .chain(std::iter::once(json!({"role": "judge", "answer": {
+            "rulings": (1..=1000).map(|i| ruling(i, 10 * i + 1)).collect::<Vec<_>>(),
+            "summary": "s", "convergence": false, "next_round_model": null}})))
+        .collect();
+    std::fs::write(&script, json!({"steps": steps}).to_string()).unwrap();
+    let runs: Vec<Measured> = (0..5).map(|_| run(&dir, &bin, &script)).collect();
+    let cpu = median(runs.iter().map(|m| m.cpu_ms).collect());
+    let round = median(runs.iter().map(|m| m.round_ms as f64).collect());
+    println!(
+        "1,000 findings to union (3 passes × 1,000): arev's own CPU median {cpu:.0} ms for the whole process (1 round; goal < 50 ms per round), round wall {round:.0} ms"
+    );
+}

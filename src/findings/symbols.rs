@@ -1,0 +1,121 @@
+//! Enclosing-symbol index for the union's "same enclosing symbol" rule: a cheap, language-
+//! agnostic scan of function/method/class starts by keyword and indentation.
+
+use std::collections::BTreeMap;
+
+/// Symbol starts per file: (1-based line, indentation, name).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SymbolIndex {
+    files: BTreeMap<String, Vec<(u32, usize, String)>>,
+    indents: BTreeMap<String, Vec<usize>>,
+}
+
+const KEYWORDS: [&str; 7] = [
+    "fn ",
+    "def ",
+    "class ",
+    "function ",
+    "func ",
+    "sub ",
+    "trait ",
+];
+const PREFIXES: [&str; 12] = [
+    "pub(crate) ",
+    "pub(super) ",
+    "pub ",
+    "export default ",
+    "export ",
+    "async ",
+    "static ",
+    "private ",
+    "public ",
+    "protected ",
+    "unsafe ",
+    "const ",
+];
+
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// The symbol a line starts, if any (`fn parse`, `def run`, `class Foo`).
+fn symbol_start(line: &str) -> Option<String> {
+    let mut t = line.trim_start();
+    while let Some(p) = PREFIXES.iter().find(|p| t.starts_with(*p)) {
+        t = &t[p.len()..];
+    }
+    let kw = KEYWORDS.iter().find(|k| t.starts_with(*k))?;
+    let mut rest = t[kw.len()..].trim_start();
+    // Go methods: `func (r *T) Name(`.
+    if kw.starts_with("func") && rest.starts_with('(') {
+        rest = rest.split_once(')').map(|(_, r)| r.trim_start())?;
+    }
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+        .collect();
+    (!name.is_empty()).then(|| format!("{} {name}", kw.trim_end()))
+}
+
+impl SymbolIndex {
+    /// Index one file's text.
+    pub fn add_file(&mut self, path: &str, text: &str) {
+        let mut syms = vec![];
+        let mut indents = vec![];
+        for (i, line) in text.lines().enumerate() {
+            let ind = if line.trim().is_empty() {
+                usize::MAX
+            } else {
+                indent(line)
+            };
+            indents.push(ind);
+            if let Some(name) = symbol_start(line) {
+                syms.push((i as u32 + 1, indent(line), name));
+            }
+        }
+        self.files.insert(path.to_string(), syms);
+        self.indents.insert(path.to_string(), indents);
+    }
+
+    /// The innermost symbol whose body holds `line`: the nearest preceding symbol start that
+    /// is `line` itself or less indented than it. Blank lines and top-level lines after a
+    /// body belong to no symbol.
+    pub fn enclosing(&self, file: &str, line: u32) -> Option<&str> {
+        let syms = self.files.get(file)?;
+        let ind = *self.indents.get(file)?.get(line.checked_sub(1)? as usize)?;
+        if ind == usize::MAX {
+            return None;
+        }
+        let upto = syms.partition_point(|(l, _, _)| *l <= line);
+        syms[..upto]
+            .iter()
+            .rev()
+            .find(|(l, si, _)| *l == line || *si < ind)
+            .map(|(_, _, n)| n.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_enclosing_functions_across_languages() {
+        let mut idx = SymbolIndex::default();
+        idx.add_file(
+            "a.rs",
+            "pub fn parse(s: &str) -> u32 {\n    let x = 1;\n\n    s.parse().unwrap()\n}\nconst K: u32 = 1;\nimpl A {\n    pub(crate) async fn go(&self) {\n        todo!()\n    }\n}\n",
+        );
+        assert_eq!(idx.enclosing("a.rs", 1), Some("fn parse"));
+        assert_eq!(idx.enclosing("a.rs", 4), Some("fn parse"));
+        assert_eq!(idx.enclosing("a.rs", 3), None, "blank line");
+        assert_eq!(idx.enclosing("a.rs", 6), None, "top level after the body");
+        assert_eq!(idx.enclosing("a.rs", 9), Some("fn go"));
+        idx.add_file("b.py", "class C:\n    def run(self):\n        return 1\n");
+        assert_eq!(idx.enclosing("b.py", 3), Some("def run"));
+        idx.add_file("c.go", "func (r *T) Serve(x int) {\n\treturn\n}\n");
+        assert_eq!(idx.enclosing("c.go", 2), Some("func Serve"));
+        assert_eq!(idx.enclosing("missing.rs", 1), None);
+        assert_eq!(idx.enclosing("a.rs", 0), None);
+    }
+}

@@ -1,0 +1,337 @@
+//! The per-run dispatch context (agents, assets, symbols) and the per-round view of the
+//! target (tag, guide, read scope, RELEVANT_FILES budget), plus prompt building.
+
+use super::prompt::{
+    embed_json, escape_text, first_line, render, target_guide, target_tag, PromptVars,
+};
+use super::{Assets, RoundFinding};
+use crate::config::AgentConfig;
+use crate::dispatch::{resolve_binary, AgentSpec};
+use crate::findings::{AdversaryOutput, Role, SymbolIndex};
+use crate::gates::ReadScope;
+use crate::resolve::RunPlan;
+use crate::store::{write_atomic, RunDir};
+use crate::target::{PinnedTarget, TargetKind, TargetType};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+/// Everything that stays fixed for a run.
+pub(super) struct Ctx<'a> {
+    pub plan: &'a RunPlan,
+    pub target: &'a PinnedTarget,
+    pub run: &'a RunDir,
+    pub assets: Assets,
+    specs: BTreeMap<&'static str, AgentSpec>,
+    /// Enclosing symbols of the target's files (union rule a).
+    pub symbols: SymbolIndex,
+    /// The rendered `<localization>` block per role ("" when not configured).
+    localization: BTreeMap<&'static str, String>,
+}
+
+/// What one round's agents are pointed at.
+pub(super) struct RoundView {
+    pub tag: String,
+    pub guide: String,
+    pub scope: ReadScope,
+    /// The files of a RELEVANT_FILES budget (None = the whole target).
+    pub relevant: Option<Vec<String>>,
+}
+
+/// What earlier rounds established, for prompts.
+#[derive(Debug, Clone, Default)]
+pub(super) struct History {
+    /// (round, finding id, file, line) of every confirmed ruling.
+    pub confirmed: Vec<(u32, String, String, u32)>,
+    pub prior_summary: Option<String>,
+}
+
+impl History {
+    pub fn locations(&self) -> Vec<(String, u32)> {
+        self.confirmed
+            .iter()
+            .map(|(_, _, f, l)| (f.clone(), *l))
+            .collect()
+    }
+}
+
+fn agent_spec(name: &str, cfg: &AgentConfig) -> Result<AgentSpec, String> {
+    let binary = resolve_binary(&cfg.binary).map_err(|e| e.to_string())?;
+    Ok(AgentSpec {
+        name: name.to_string(),
+        backend: cfg.backend,
+        binary,
+        extra_args: cfg.extra_args.clone(),
+        models: cfg.models.clone(),
+        max_turns: cfg.max_turns,
+    })
+}
+
+fn localization_block(role: Role, primary: &str, allowed: &[String]) -> String {
+    if primary.trim().is_empty() {
+        return String::new();
+    }
+    let allowed_list = allowed.join(", ");
+    let mandate = match role {
+        Role::Enthusiast => "Flag content written in a language other than the primary one (category `localization`): a mix inside one file, or a whole file",
+        Role::Adversary => "Map content that is legitimately in another language as safe zones with evidence",
+        Role::Judge => "Rule localization findings on their merit, like any other",
+        Role::Fixer => "Write new comments and text in the primary language",
+    };
+    format!(
+        "<localization primary=\"{}\" allowed=\"{}\">{mandate}. Exempt: i18n and locale \
+         resources, quoted foreign text and error messages, proper nouns, identifiers, and the \
+         allowed languages. Write your own descriptions and resolutions in {}.</localization>",
+        escape_text(primary),
+        escape_text(&allowed_list),
+        escape_text(primary)
+    )
+}
+
+impl<'a> Ctx<'a> {
+    /// Resolve every agent binary and load the assets; a failure is a dispatch failure.
+    pub fn new(
+        plan: &'a RunPlan,
+        target: &'a PinnedTarget,
+        run: &'a RunDir,
+    ) -> Result<Self, (Role, String)> {
+        let mut specs = BTreeMap::new();
+        for role in [Role::Enthusiast, Role::Adversary, Role::Judge] {
+            let agent = plan.agent_for(role);
+            let spec = plan
+                .config
+                .agent(&agent.name)
+                .map_err(|e| e.to_string())
+                .and_then(|cfg| agent_spec(&agent.name, cfg))
+                .map_err(|e| (role, e))?;
+            specs.insert(role.as_str(), spec);
+        }
+        let assets = Assets::load(&target.root).map_err(|e| {
+            (
+                Role::Enthusiast,
+                format!("cannot read prompt overrides under .arev/: {e}"),
+            )
+        })?;
+        let mut symbols = SymbolIndex::default();
+        if target.target_type == TargetType::Code {
+            for f in &target.files {
+                if let Ok(text) = std::fs::read_to_string(target.root.join(&f.path)) {
+                    symbols.add_file(&f.path, &text);
+                }
+            }
+        }
+        let loc = &plan.config.localization;
+        let localization = [Role::Enthusiast, Role::Adversary, Role::Judge]
+            .into_iter()
+            .map(|r| {
+                (
+                    r.as_str(),
+                    localization_block(r, &loc.primary, &loc.allowed),
+                )
+            })
+            .collect();
+        Ok(Self {
+            plan,
+            target,
+            run,
+            assets,
+            specs,
+            symbols,
+            localization,
+        })
+    }
+
+    /// The agent that plays `role` (in pass `pass`).
+    pub fn agent(&self, role: Role, _pass: Option<u32>) -> &AgentSpec {
+        let key = match role {
+            Role::Fixer => "enthusiast",
+            other => other.as_str(),
+        };
+        &self.specs[key]
+    }
+
+    fn spec_track(&self) -> bool {
+        self.target.target_type == TargetType::Spec
+    }
+
+    /// The role's system prompt (the `-spec` variant for spec targets).
+    pub fn body(&self, role: Role) -> &str {
+        self.assets.body(role, self.spec_track())
+    }
+
+    fn mode(&self) -> &'static str {
+        self.target.mode.as_str()
+    }
+
+    /// The path in the `<target>` tag for the whole target.
+    pub fn target_path(&self) -> PathBuf {
+        match (&self.target.file_path, &self.target.artefact) {
+            (Some(p), _) => p.clone(),
+            (None, Some(a)) => self.run.target_dir().join(a.name),
+            (None, None) => self.run.target_dir(),
+        }
+    }
+
+    /// The round's view: the whole target, or (round > 1, multi-file manifest) only
+    /// RELEVANT_FILES via `target/relevant-<N>.txt`.
+    pub fn view(&self, round: u32, relevant: Option<Vec<String>>) -> std::io::Result<RoundView> {
+        let root = &self.target.root;
+        let relevant = relevant.filter(|r| {
+            self.target.kind == TargetKind::Manifest
+                && !r.is_empty()
+                && r.len() < self.target.files.len()
+        });
+        let Some(files) = relevant else {
+            let path = self.target_path();
+            return Ok(RoundView {
+                tag: target_tag(&path, self.target.kind.as_str(), &self.target.sha256),
+                guide: target_guide(self.target, &path),
+                scope: ReadScope::new(root, self.target.allowed_files(), &path, &[]),
+                relevant: None,
+            });
+        };
+        let path = self.run.target_dir().join(format!("relevant-{round}.txt"));
+        let mut listing = String::new();
+        let mut sums = String::new();
+        for f in &files {
+            listing.push_str(f);
+            listing.push('\n');
+            let sha = self.target.file(f).map_or("", |t| t.sha256.as_str());
+            sums.push_str(&format!("{sha}  {f}\n"));
+        }
+        write_atomic(&path, listing.as_bytes())?;
+        let sha: String = Sha256::digest(sums.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let guide = format!(
+            "This round reviews only RELEVANT_FILES: the {} file(s) listed at {} (files with \
+             confirmed findings so far), a subset of the target. Read that list first, then \
+             Read each listed file at {}/<path>. Only the target's files may be read.",
+            files.len(),
+            path.display(),
+            root.display()
+        );
+        let whole = self.target_path();
+        Ok(RoundView {
+            tag: target_tag(&path, "relevant_manifest", &sha),
+            guide,
+            scope: ReadScope::new(root, self.target.allowed_files(), &path, &[whole]),
+            relevant: Some(files),
+        })
+    }
+
+    fn base_vars(&self, view: &RoundView, round: u32, role: Role) -> PromptVars {
+        let mut v = PromptVars::default();
+        v.set("round", round.to_string())
+            .set("mode", self.mode())
+            .set("target_tag", view.tag.clone())
+            .set("target_guide", view.guide.clone())
+            .set("brief", escape_text(&self.target.brief))
+            .set(
+                "localization",
+                self.localization
+                    .get(role.as_str())
+                    .cloned()
+                    .unwrap_or_default(),
+            )
+            .set("prior_rounds", "")
+            .set("checklist", "")
+            .set("findings", "[]")
+            .set("adversarial_context", "{}")
+            .set("pass", "1")
+            .set("passes", "1");
+        v
+    }
+
+    pub fn enthusiast_prompt(
+        &self,
+        view: &RoundView,
+        round: u32,
+        pass: u32,
+        history: &History,
+    ) -> Result<String, String> {
+        let mut v = self.base_vars(view, round, Role::Enthusiast);
+        v.set("pass", pass.to_string())
+            .set("passes", self.plan.passes.to_string())
+            .set(
+                "prior_rounds",
+                prior_rounds_section(history, Role::Enthusiast),
+            );
+        if !self.spec_track() {
+            v.set("checklist", self.assets.checklist.trim());
+        }
+        let header = first_line(
+            round,
+            self.mode(),
+            Role::Enthusiast,
+            Some((pass, self.plan.passes)),
+        );
+        render(&header, self.assets.template(Role::Enthusiast), &v)
+    }
+
+    pub fn adversary_prompt(&self, view: &RoundView, round: u32) -> Result<String, String> {
+        let v = self.base_vars(view, round, Role::Adversary);
+        let header = first_line(round, self.mode(), Role::Adversary, None);
+        render(&header, self.assets.template(Role::Adversary), &v)
+    }
+
+    pub fn judge_prompt(
+        &self,
+        view: &RoundView,
+        round: u32,
+        findings: &[RoundFinding],
+        map: &AdversaryOutput,
+        history: &History,
+    ) -> Result<String, String> {
+        let mut v = self.base_vars(view, round, Role::Judge);
+        let list: Vec<_> = findings.iter().map(|f| &f.finding).collect();
+        v.set("findings", embed_json(&list))
+            .set("adversarial_context", embed_json(map))
+            .set("prior_rounds", prior_rounds_section(history, Role::Judge));
+        let header = first_line(round, self.mode(), Role::Judge, None);
+        render(&header, self.assets.template(Role::Judge), &v)
+    }
+}
+
+/// RELEVANT_FILES for round > 1: files with confirmed findings ∪ files never reviewed.
+pub(super) fn relevant_files(
+    target: &PinnedTarget,
+    file_finding_counts: &BTreeMap<String, u32>,
+    reviewed: &BTreeSet<String>,
+) -> Vec<String> {
+    target
+        .allowed_files()
+        .filter(|f| file_finding_counts.get(*f).is_some_and(|n| *n > 0) || !reviewed.contains(*f))
+        .map(String::from)
+        .collect()
+}
+
+fn prior_rounds_section(h: &History, role: Role) -> String {
+    if h.confirmed.is_empty() && h.prior_summary.is_none() {
+        return String::new();
+    }
+    let list: Vec<String> = h
+        .confirmed
+        .iter()
+        .map(|(r, id, f, l)| format!("{f}:{l} (round {r} {id})"))
+        .collect();
+    let list = if list.is_empty() {
+        "(none)".to_string()
+    } else {
+        list.join(", ")
+    };
+    let summary = escape_text(h.prior_summary.as_deref().unwrap_or("(none)"));
+    match role {
+        Role::Judge => format!(
+            "## Earlier rounds\nConfirmed before this round: {list}\nPrior Judge summary: {summary}\n\
+             A finding within ±5 lines of one of these, or with `prior_finding_id`, builds on \
+             earlier work: rule on it on its own merit.\n"
+        ),
+        _ => format!(
+            "## Earlier rounds\nBLOCKLIST — already confirmed, do not re-raise (±5 lines): {list}\n\
+             Prior Judge summary: {summary}\nReport only defects NOT in the blocklist. When a \
+             finding builds on an earlier one, set `prior_finding_id` to that id.\n"
+        ),
+    }
+}

@@ -1,0 +1,228 @@
+//! One role's dispatch: the authenticity retry, the read gates, and the schema re-dispatch
+//! with the parse error (SPEC §6). Returns a typed output or the reason there is none.
+
+use super::context::{Ctx, RoundView};
+use super::{DispatchRecord, GateResults};
+use crate::dispatch::{dispatch, AgentOutcome, ProcessEnd};
+use crate::findings::{Role, Tier};
+use crate::gates::{authentic, parse_answer, Abort, AnswerSchema};
+use tokio_util::sync::CancellationToken;
+
+/// The line a re-dispatch after a schema error starts its note with.
+pub(crate) const RETRY_NOTE: &str = "Your previous answer was rejected";
+
+/// What one role produced.
+pub(super) enum RoleOutput<T> {
+    Valid(T),
+    /// Invalid twice: the role's fallback applies.
+    Malformed(String),
+    Abort(Abort),
+    Cancelled,
+}
+
+pub(super) struct RoleRun<T> {
+    pub output: RoleOutput<T>,
+    pub records: Vec<DispatchRecord>,
+}
+
+/// Who dispatches: role, pass, round and tier.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Who {
+    pub role: Role,
+    pub pass: Option<u32>,
+    pub round: u32,
+    pub tier: Tier,
+}
+
+enum Step {
+    NotAuthentic(String),
+    Abort(Abort),
+    Answer(String),
+}
+
+/// Dispatch one role with the authenticity retry, the read gates and the schema re-dispatch.
+pub(super) async fn run_role<T: AnswerSchema>(
+    ctx: &Ctx<'_>,
+    view: &RoundView,
+    who: Who,
+    prompt: Result<String, String>,
+    cancel: &CancellationToken,
+) -> RoleRun<T> {
+    let mut records = vec![];
+    let role = who.role;
+    let prompt = match prompt {
+        Ok(p) => p,
+        Err(e) => {
+            return RoleRun {
+                output: RoleOutput::Abort(Abort::DispatchUnavailable {
+                    role,
+                    detail: format!("cannot render the {role} prompt: {e}"),
+                }),
+                records,
+            }
+        }
+    };
+    let base = match who.pass {
+        Some(p) => format!("{role}-p{p}"),
+        None => role.as_str().to_string(),
+    };
+    let mut attempt = 0u32;
+    let mut schema_retried = false;
+    let mut auth_retried = false;
+    let mut current = prompt.clone();
+    loop {
+        let label = match attempt {
+            0 => base.clone(),
+            1 => format!("{base}-retry"),
+            n => format!("{base}-retry{n}"),
+        };
+        attempt += 1;
+        let (step, rec) = one_dispatch(ctx, view, who, &label, &current, cancel).await;
+        records.push(rec);
+        if cancel.is_cancelled() {
+            return RoleRun {
+                output: RoleOutput::Cancelled,
+                records,
+            };
+        }
+        match step {
+            Step::NotAuthentic(detail) => {
+                if auth_retried {
+                    return RoleRun {
+                        output: RoleOutput::Abort(Abort::DispatchUnavailable { role, detail }),
+                        records,
+                    };
+                }
+                auth_retried = true;
+                tracing::warn!("{label}: not authentic ({detail}); retrying once");
+            }
+            Step::Abort(a) => {
+                // No verdict can come from this round: stop the other agents now.
+                cancel.cancel();
+                return RoleRun {
+                    output: RoleOutput::Abort(a),
+                    records,
+                };
+            }
+            Step::Answer(text) => {
+                let parsed = parse_answer::<T>(&text);
+                if let Some(rec) = records.last_mut() {
+                    rec.gates.schema = Some(match &parsed {
+                        Ok(_) => "ok".into(),
+                        Err(e) => e.clone(),
+                    });
+                }
+                match parsed {
+                    Ok(v) => {
+                        return RoleRun {
+                            output: RoleOutput::Valid(v),
+                            records,
+                        }
+                    }
+                    Err(e) if schema_retried => {
+                        return RoleRun {
+                            output: RoleOutput::Malformed(e),
+                            records,
+                        }
+                    }
+                    Err(e) => {
+                        schema_retried = true;
+                        current = format!(
+                            "{prompt}\n\n{RETRY_NOTE}: {e}\nAnswer again, from a fresh Read of \
+                             the target, with ONLY the JSON object of the schema: no prose, no \
+                             code fences.\n"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+async fn one_dispatch(
+    ctx: &Ctx<'_>,
+    view: &RoundView,
+    who: Who,
+    label: &str,
+    prompt: &str,
+    cancel: &CancellationToken,
+) -> (Step, DispatchRecord) {
+    let role = who.role;
+    let spec = ctx.agent(role, who.pass);
+    let out_dir = ctx.run.agent_dir(who.round, label);
+    let req = crate::dispatch::DispatchRequest {
+        role,
+        label: label.to_string(),
+        prompt: prompt.to_string(),
+        system_prompt: ctx.body(role).to_string(),
+        tier: who.tier,
+        cwd: ctx.target.root.clone(),
+        out_dir: out_dir.clone(),
+        timeout: ctx.plan.timeout,
+        grace: ctx.plan.grace,
+        output_cap: ctx.plan.config.review.max_output_bytes,
+    };
+    let dir = out_dir
+        .strip_prefix(&ctx.run.path)
+        .unwrap_or(&out_dir)
+        .display()
+        .to_string();
+    let mut rec = DispatchRecord {
+        role,
+        pass: who.pass,
+        label: label.to_string(),
+        dir,
+        outcome: AgentOutcome {
+            label: label.to_string(),
+            role,
+            tier: who.tier,
+            model: spec.models.get(who.tier).to_string(),
+            end: ProcessEnd::SpawnFailed {
+                message: String::new(),
+            },
+            tool_uses: vec![],
+            result: None,
+            malformed_lines: 0,
+            stdout_bytes: 0,
+            stdout_truncated: false,
+            stderr_truncated: false,
+            duration_ms: 0,
+        },
+        gates: GateResults::default(),
+    };
+    let outcome = match dispatch(spec, &req, cancel).await {
+        Ok(o) => o,
+        Err(e) => {
+            rec.outcome.end = ProcessEnd::SpawnFailed {
+                message: e.to_string(),
+            };
+            let a = Abort::DispatchUnavailable {
+                role,
+                detail: e.to_string(),
+            };
+            return (Step::Abort(a), rec);
+        }
+    };
+    let step = match authentic(&outcome) {
+        Err(detail) => {
+            rec.gates.authenticity = Some(detail.clone());
+            Step::NotAuthentic(detail)
+        }
+        Ok(()) => {
+            rec.gates.authenticity = Some("ok".into());
+            let violation = view.scope.violation(&outcome.tool_uses);
+            let read_target = view.scope.read_target(&outcome.tool_uses);
+            rec.gates.read_target = Some(read_target);
+            rec.gates.offtarget_read = violation.as_ref().map(|v| v.path.clone());
+            if let Some(v) = violation {
+                Step::Abort(Abort::OfftargetRead { role, path: v.path })
+            } else if !read_target {
+                Step::Abort(Abort::NoToolInvocation { role })
+            } else {
+                Step::Answer(outcome.answer().unwrap_or_default().to_string())
+            }
+        }
+    };
+    rec.outcome = outcome;
+    (step, rec)
+}
