@@ -1,4 +1,6 @@
 //! Entry points: each subcommand from parsed arguments to an exit code (one file each).
+mod hook;
+mod install;
 mod run;
 mod schema;
 
@@ -33,6 +35,14 @@ pub fn main_impl() -> i32 {
             }
         }
         Command::Schema(args) => match schema::schema_command(&args) {
+            Ok(()) => exit_codes::OK,
+            Err(e) => {
+                output::error(&e.to_string());
+                e.exit_code()
+            }
+        },
+        Command::Hook(args) => hook::hook_command(&args),
+        Command::Install(args) => match install::install_command(&args) {
             Ok(()) => exit_codes::OK,
             Err(e) => {
                 output::error(&e.to_string());

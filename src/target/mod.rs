@@ -9,7 +9,7 @@ mod scan;
 
 pub use error::TargetError;
 pub use model::*;
-pub use resolve::{repin, resolve, LIGHTWEIGHT_DIFF_LINES};
+pub use resolve::{diff_sha, repin, resolve, LIGHTWEIGHT_DIFF_LINES};
 
 #[cfg(test)]
 mod tests;

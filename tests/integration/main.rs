@@ -17,3 +17,5 @@ mod gates;
 mod inputs;
 // Ctrl-C: exit 130, status interrupted, no agent survives.
 mod interrupt;
+// `arev hook prompt|stop`: hook JSON on stdin, every branch of the Stop-hook decision table.
+mod hook;
