@@ -425,7 +425,7 @@ mod tests {
         assert_eq!(v["permissions"]["allow"][0], "Bash(ls:*)");
         let cmd = std::fs::read_to_string(dir.join("commands/adversarial-review.md")).unwrap();
         assert!(
-            cmd.contains("!`/opt/bin/arev run $ARGUMENTS --format markdown`"),
+            cmd.contains("!`/opt/bin/arev run $ARGUMENTS --format markdown; echo"),
             "{cmd}"
         );
         assert!(cmd.contains("Bash(/opt/bin/arev run:*)"), "{cmd}");

@@ -19,3 +19,5 @@ mod inputs;
 mod interrupt;
 // `arev hook prompt|stop`: hook JSON on stdin, every branch of the Stop-hook decision table.
 mod hook;
+// The repo as a Claude Code plugin through the real CLI: validate, Stop-hook loop, slash command.
+mod claude_plugin;
