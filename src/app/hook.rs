@@ -8,12 +8,15 @@ use std::io::Read;
 
 pub(crate) fn hook_command(args: &HookArgs) -> i32 {
     let env = HookEnv::from_process();
-    // AREV_DISABLE=1: nothing at all, not even reading stdin.
+    // The input is always drained (also when disabled) so Claude Code never writes into a
+    // closed pipe.
+    let mut stdin = Vec::new();
+    let read = std::io::stdin().read_to_end(&mut stdin);
+    // AREV_DISABLE=1: nothing at all.
     if env.disabled {
         return crate::exit_codes::OK;
     }
-    let mut stdin = Vec::new();
-    if let Err(e) = std::io::stdin().read_to_end(&mut stdin) {
+    if let Err(e) = read {
         output::hook_response(&system_message(&format!(
             "arev: hook {} did not run: cannot read stdin ({e})",
             args.event.as_str()

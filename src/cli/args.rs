@@ -33,6 +33,7 @@ pub enum Command {
 }
 
 const HOOK_HELP: &str = "\
+Events:
   prompt  UserPromptSubmit: a prompt starting with #arev turns review on for the session and
           records the baseline (HEAD and the diff); `#arev off` turns it off.
   stop    Stop: reviews the session's changes (once per diff sha) and blocks on confirmed

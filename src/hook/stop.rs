@@ -109,14 +109,8 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
         };
         let outcome = review(&req);
         if let ReviewOutcome::Reviewed(v) = &outcome {
-            // Cached under the sha that was actually pinned and under the sha looked up
-            // (they differ only if the tree changed while the review ran).
+            // Cached under the sha that was pinned: that diff is never reviewed again.
             let _ = store.save_verdict(v);
-            if v.sha != sha {
-                let mut alias = v.clone();
-                alias.sha = sha.clone();
-                let _ = store.save_verdict(&alias);
-            }
         }
         facts.review = Some(outcome);
         decision = decide(&facts);

@@ -356,3 +356,52 @@ fn slash_command_runs_arev_and_returns_the_markdown_report() {
         "the target reached the command: {sent}"
     );
 }
+
+/// `arev install claude` wiring (no plugin): the real CLI loads the hooks from the project's
+/// `.claude/settings.json`; `#arev` turns review on and an unchanged session stops quietly.
+#[test]
+fn installed_project_hooks_fire_in_the_real_cli() {
+    let Some(bin) = claude_bin("installed_project_hooks_fire_in_the_real_cli") else {
+        return;
+    };
+    let repo = repo_with_real_reviewers(&bin);
+    repo.arev()
+        .args(&["install", "claude"])
+        .run()
+        .assert_code(0);
+    repo.commit("wire arev into .claude");
+    let fake =
+        FakeAnthropic::start(Script::new().session(vec![Step::Text("Nothing to do.".into())]));
+    let home = repo.scratch.join("session-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let o = Command::new(&bin)
+        .args(["-p", "#arev just look around", "--output-format", "json"])
+        .current_dir(&repo.root)
+        .env_clear()
+        .envs(fake.claude_env(&home))
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sessions = repo.root.join(".arev/sessions");
+    let dir = std::fs::read_dir(&sessions)
+        .unwrap_or_else(|e| {
+            panic!(
+                "no session dir ({e}): {}",
+                String::from_utf8_lossy(&o.stdout)
+            )
+        })
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["enabled_by"], "prefix");
+    let log = std::fs::read_to_string(dir.join("log.jsonl")).unwrap();
+    assert!(log.contains("\"decision\":\"silent:no_change\""), "{log}");
+    assert!(
+        fake.requests().iter().all(|r| r.turn.is_none()),
+        "no review of an unchanged diff"
+    );
+}

@@ -21,3 +21,5 @@ mod interrupt;
 mod hook;
 // The repo as a Claude Code plugin through the real CLI: validate, Stop-hook loop, slash command.
 mod claude_plugin;
+// `arev install claude`: merge into settings.json, idempotence, uninstall.
+mod install;
