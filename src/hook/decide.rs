@@ -65,8 +65,7 @@ pub enum ReviewOutcome {
 }
 
 /// Why the hook stays silent (exit 0, no output).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SilentWhy {
     Disabled,
     Off,
@@ -77,13 +76,46 @@ pub enum SilentWhy {
 }
 
 /// Why a blocker ends the agent's turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlockerWhy {
     Critical,
     StoppedWithoutChange,
     ConcernStanding,
     MaxBlocks,
+}
+
+impl Decision {
+    /// Name in the session log, e.g. `block`, `blocker:max_blocks`, `silent:no_change`.
+    pub fn log_name(&self) -> &'static str {
+        match self {
+            Self::Silent(SilentWhy::Disabled) => "silent:disabled",
+            Self::Silent(SilentWhy::Off) => "silent:off",
+            Self::Silent(SilentWhy::NotEnabled) => "silent:not_enabled",
+            Self::Silent(SilentWhy::NoChange) => "silent:no_change",
+            Self::Silent(SilentWhy::HandedOver) => "silent:handed_over",
+            Self::Silent(SilentWhy::NothingNew) => "silent:nothing_new",
+            Self::Review => "review",
+            Self::Approve => "approve",
+            Self::FailOpen(_) => "fail_open",
+            Self::Block(_) => "block",
+            Self::Blocker {
+                why: BlockerWhy::Critical,
+                ..
+            } => "blocker:critical",
+            Self::Blocker {
+                why: BlockerWhy::StoppedWithoutChange,
+                ..
+            } => "blocker:stopped_without_change",
+            Self::Blocker {
+                why: BlockerWhy::ConcernStanding,
+                ..
+            } => "blocker:concern_standing",
+            Self::Blocker {
+                why: BlockerWhy::MaxBlocks,
+                ..
+            } => "blocker:max_blocks",
+        }
+    }
 }
 
 /// The decision of one Stop-hook invocation.

@@ -135,7 +135,7 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
         "event": "stop",
         "stop_hook_active": input.stop_hook_active,
         "sha": sha,
-        "decision": log_name(&decision),
+        "decision": decision.log_name(),
         "reviewed_now": fresh,
         "run_id": verdict.as_ref().map(|v| v.run_id.clone()),
         "why": match &decision { Decision::FailOpen(w) => Some(w.clone()), _ => None },
@@ -167,27 +167,4 @@ fn review_request(
         timeout: config.hook_timeout().map_err(|e| e.to_string())?,
         grace: config.grace().map_err(|e| e.to_string())?,
     })
-}
-
-fn log_name(d: &Decision) -> String {
-    match d {
-        Decision::Silent(w) => format!(
-            "silent:{}",
-            serde_json::to_value(w)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default()
-        ),
-        Decision::Review => "review".into(),
-        Decision::Approve => "approve".into(),
-        Decision::FailOpen(_) => "fail_open".into(),
-        Decision::Block(_) => "block".into(),
-        Decision::Blocker { why, .. } => format!(
-            "blocker:{}",
-            serde_json::to_value(why)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default()
-        ),
-    }
 }

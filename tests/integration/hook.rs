@@ -35,6 +35,28 @@ impl HookRun {
 }
 
 /// Run `arev hook <event>` in `repo` with `input` on stdin.
+/// `arev hook stop` with a Stop input (`stop_hook_active` = `active`).
+fn stop(repo: &TestRepo, active: bool, script: Value) -> HookRun {
+    hook(repo, "stop", &stop_input(repo, active), script, &[])
+}
+
+/// Run a prepared `arev` invocation with `stdin`.
+fn feed(a: crate::harness::Arev<'_>, stdin: &[u8]) -> HookRun {
+    let mut c = a.command();
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().expect("spawn arev hook");
+    // arev drains stdin; ignore a race with an early exit all the same.
+    let _ = child.stdin.take().unwrap().write_all(stdin);
+    let out = child.wait_with_output().unwrap();
+    HookRun {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
 pub fn hook(
     repo: &TestRepo,
     event: &str,
@@ -46,23 +68,7 @@ pub fn hook(
     for (k, v) in env {
         a = a.env(k, v);
     }
-    let mut c = a.command();
-    c.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().expect("spawn arev hook");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    HookRun {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    feed(a, input.to_string().as_bytes())
 }
 
 fn prompt_input(repo: &TestRepo, prompt: &str) -> Value {
@@ -131,14 +137,7 @@ fn not_enabled_is_silent_and_touches_nothing() {
         &[],
     )
     .silent();
-    hook(
-        &repo,
-        "stop",
-        &stop_input(&repo, false),
-        defect_script("high"),
-        &[],
-    )
-    .silent();
+    stop(&repo, false, defect_script("high")).silent();
     assert!(
         !repo.root.join(".arev").exists(),
         "no state for a session that never opted in"
@@ -175,14 +174,7 @@ fn prompt_prefix_enables_review_and_records_the_baseline() {
     let exclude = std::fs::read_to_string(repo.root.join(".git/info/exclude")).unwrap();
     assert!(exclude.contains(".arev/"));
     // Nothing changed since the baseline (the pre-existing wip is part of it): silent.
-    hook(
-        &repo,
-        "stop",
-        &stop_input(&repo, false),
-        defect_script("high"),
-        &[],
-    )
-    .silent();
+    stop(&repo, false, defect_script("high")).silent();
     assert_eq!(dispatches(&repo), 0, "no review of an unchanged diff");
     // `#arev off` turns it off again.
     let off = hook(
@@ -198,14 +190,7 @@ fn prompt_prefix_enables_review_and_records_the_baseline() {
         .contains("off"));
     assert_eq!(state(&repo)["enabled"], false);
     repo.write("src/calc.rs", CALC);
-    hook(
-        &repo,
-        "stop",
-        &stop_input(&repo, false),
-        defect_script("high"),
-        &[],
-    )
-    .silent();
+    stop(&repo, false, defect_script("high")).silent();
 }
 
 #[test]
@@ -213,13 +198,7 @@ fn concern_blocks_then_unchanged_stop_hands_over_and_the_verdict_is_cached() {
     let repo = TestRepo::new();
     enable(&repo);
     repo.write("src/calc.rs", CALC);
-    let r = hook(
-        &repo,
-        "stop",
-        &stop_input(&repo, false),
-        defect_script("high"),
-        &[],
-    );
+    let r = stop(&repo, false, defect_script("high"));
     let out = r.json();
     assert_eq!(out["decision"], "block", "{out}");
     let reason = out["reason"].as_str().unwrap();
@@ -255,13 +234,7 @@ fn concern_blocks_then_unchanged_stop_hands_over_and_the_verdict_is_cached() {
     assert_eq!(state(&repo)["chain"]["consecutive_blocks"], 1);
 
     // The agent stops again without changing anything: a blocker for the human, no review.
-    let r = hook(
-        &repo,
-        "stop",
-        &stop_input(&repo, true),
-        defect_script("high"),
-        &[],
-    );
+    let r = stop(&repo, true, defect_script("high"));
     let out = r.json();
     assert_eq!(out["continue"], false, "{out}");
     assert!(out["stopReason"]
@@ -278,14 +251,7 @@ fn concern_blocks_then_unchanged_stop_hands_over_and_the_verdict_is_cached() {
         "the same diff is never reviewed twice"
     );
     // Handed over: a further stop on the same diff stays silent.
-    hook(
-        &repo,
-        "stop",
-        &stop_input(&repo, true),
-        defect_script("high"),
-        &[],
-    )
-    .silent();
+    stop(&repo, true, defect_script("high")).silent();
 
     // A new human prompt and a new diff with the same defect: reviewed again (new sha);
     // the prompt reset the chain, so it blocks again.
@@ -299,13 +265,7 @@ fn concern_blocks_then_unchanged_stop_hands_over_and_the_verdict_is_cached() {
     .silent();
     assert_eq!(state(&repo)["chain"]["consecutive_blocks"], 0);
     repo.write("src/calc.rs", &format!("{CALC}// touched\n"));
-    let r = hook(
-        &repo,
-        "stop",
-        &stop_input(&repo, false),
-        defect_script("high"),
-        &[],
-    );
+    let r = stop(&repo, false, defect_script("high"));
     assert_eq!(r.json()["decision"], "block");
     assert!(dispatches(&repo) > reviewed);
 
@@ -314,7 +274,7 @@ fn concern_blocks_then_unchanged_stop_hands_over_and_the_verdict_is_cached() {
         "src/calc.rs",
         "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
     );
-    let r = hook(&repo, "stop", &stop_input(&repo, true), clean_script(), &[]);
+    let r = stop(&repo, true, clean_script());
     let out = r.json();
     assert!(
         out.get("decision").is_none() && out.get("continue").is_none(),
@@ -330,14 +290,7 @@ fn concern_blocks_then_unchanged_stop_hands_over_and_the_verdict_is_cached() {
     assert_eq!(state(&repo)["chain"]["consecutive_blocks"], 0);
     // Cached clean verdict: silent, no dispatch.
     let n = dispatches(&repo);
-    hook(
-        &repo,
-        "stop",
-        &stop_input(&repo, false),
-        defect_script("high"),
-        &[],
-    )
-    .silent();
+    stop(&repo, false, defect_script("high")).silent();
     assert_eq!(dispatches(&repo), n);
     let log = std::fs::read_to_string(session_dir(&repo).join("log.jsonl")).unwrap();
     assert!(
@@ -351,14 +304,7 @@ fn critical_is_a_blocker_at_once() {
     let repo = TestRepo::new();
     enable(&repo);
     repo.write("src/calc.rs", CALC);
-    let out = hook(
-        &repo,
-        "stop",
-        &stop_input(&repo, false),
-        defect_script("critical"),
-        &[],
-    )
-    .json();
+    let out = stop(&repo, false, defect_script("critical")).json();
     assert_eq!(out["continue"], false, "{out}");
     assert!(out["stopReason"].as_str().unwrap().contains("critical"));
     let m = out["systemMessage"].as_str().unwrap();
@@ -373,14 +319,7 @@ fn low_findings_are_asides_logged_not_blocks() {
     let repo = TestRepo::new();
     enable(&repo);
     repo.write("src/calc.rs", CALC);
-    let out = hook(
-        &repo,
-        "stop",
-        &stop_input(&repo, false),
-        defect_script("low"),
-        &[],
-    )
-    .json();
+    let out = stop(&repo, false, defect_script("low")).json();
     assert!(out.get("decision").is_none(), "{out}");
     assert!(
         out["systemMessage"]
@@ -406,14 +345,7 @@ fn concern_standing_after_max_nudges_and_max_blocks_circuit_breaker() {
     let mut decisions = vec![];
     for i in 0..4 {
         repo.write("src/calc.rs", &format!("{CALC}// attempt {i}\n"));
-        let out = hook(
-            &repo,
-            "stop",
-            &stop_input(&repo, i > 0),
-            defect_script("medium"),
-            &[],
-        )
-        .json();
+        let out = stop(&repo, i > 0, defect_script("medium")).json();
         let end = out["continue"] == false;
         decisions.push(out);
         if end {
@@ -440,16 +372,7 @@ fn concern_standing_after_max_nudges_and_max_blocks_circuit_breaker() {
     for i in 0..3 {
         let body = format!("pub fn add(a: i32, b: i32) -> i32 {{\n    a - b - {i}\n}}\n");
         repo.write("src/calc.rs", &body);
-        outs.push(
-            hook(
-                &repo,
-                "stop",
-                &stop_input(&repo, i > 0),
-                defect_script("high"),
-                &[],
-            )
-            .json(),
-        );
+        outs.push(stop(&repo, i > 0, defect_script("high")).json());
     }
     assert_eq!(outs[0]["decision"], "block");
     assert_eq!(outs[1]["decision"], "block");
@@ -508,14 +431,7 @@ fn mode_off_and_mode_always_from_config() {
     )
     .silent();
     repo.write("src/calc.rs", CALC);
-    hook(
-        &repo,
-        "stop",
-        &stop_input(&repo, false),
-        defect_script("high"),
-        &[],
-    )
-    .silent();
+    stop(&repo, false, defect_script("high")).silent();
     assert!(!session_dir(&repo).exists());
 
     let repo = TestRepo::new();
@@ -532,14 +448,7 @@ fn mode_off_and_mode_always_from_config() {
     .silent();
     assert_eq!(state(&repo)["enabled_by"], "always");
     repo.write("src/calc.rs", CALC);
-    let out = hook(
-        &repo,
-        "stop",
-        &stop_input(&repo, false),
-        defect_script("high"),
-        &[],
-    )
-    .json();
+    let out = stop(&repo, false, defect_script("high")).json();
     assert_eq!(out["decision"], "block", "{out}");
 }
 
@@ -553,14 +462,7 @@ fn corrupt_state_fails_open_visibly_and_is_moved_aside() {
         "{\"schema_version\": 1, \"enab",
     )
     .unwrap();
-    let out = hook(
-        &repo,
-        "stop",
-        &stop_input(&repo, false),
-        defect_script("high"),
-        &[],
-    )
-    .json();
+    let out = stop(&repo, false, defect_script("high")).json();
     let m = out["systemMessage"].as_str().unwrap();
     assert!(m.contains("did NOT run") && m.contains("corrupt"), "{m}");
     assert!(out.get("decision").is_none() && out.get("continue").is_none());
@@ -576,14 +478,7 @@ fn corrupt_state_fails_open_visibly_and_is_moved_aside() {
     assert!(aside);
     assert_eq!(dispatches(&repo), 0);
     // The next stop: the session has no state any more, so it is simply not enabled.
-    hook(
-        &repo,
-        "stop",
-        &stop_input(&repo, false),
-        defect_script("high"),
-        &[],
-    )
-    .silent();
+    stop(&repo, false, defect_script("high")).silent();
     // And `#arev` re-enables it with a fresh baseline.
     assert_eq!(
         enable(&repo).json()["hookSpecificOutput"]["hookEventName"],
@@ -596,22 +491,10 @@ fn missing_claude_fails_open_with_the_reason() {
     let repo = TestRepo::new();
     enable(&repo);
     repo.write("src/calc.rs", CALC);
-    let mut a = repo.arev().args(&["hook", "stop"]).without_agent();
-    a = a.env("AREV_LOG", "off");
-    let mut c = a.command();
-    c.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stop_input(&repo, false).to_string().as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(0));
-    let out: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let a = repo.arev().args(&["hook", "stop"]).without_agent();
+    let r = feed(a, stop_input(&repo, false).to_string().as_bytes());
+    assert_eq!(r.code, 0);
+    let out = r.json();
     let m = out["systemMessage"].as_str().unwrap();
     assert!(
         m.contains("did NOT run") && m.contains("agent_dispatch_unavailable"),
@@ -621,22 +504,16 @@ fn missing_claude_fails_open_with_the_reason() {
     // Not cached: a failed review is no verdict.
     assert!(!session_dir(&repo).join("verdicts").exists());
     // stop_hook_active on the same diff: arev does not retry in a loop.
-    let r = hook(&repo, "stop", &stop_input(&repo, true), clean_script(), &[]);
+    let r = stop(&repo, true, clean_script());
     r.silent();
 }
 
 #[test]
 fn bad_input_and_no_repository_fail_open() {
     let repo = TestRepo::new();
-    let mut a = repo.arev().args(&["hook", "stop"]);
-    a = a.env("X", "1");
-    let mut c = a.command();
-    c.stdin(Stdio::piped()).stdout(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(b"{not json").unwrap();
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(0));
-    let out: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = feed(repo.arev().args(&["hook", "stop"]), b"{not json");
+    assert_eq!(r.code, 0);
+    let out = r.json();
     assert!(
         out["systemMessage"]
             .as_str()
