@@ -13,6 +13,8 @@ pub mod errors;
 pub mod exit_codes;
 pub mod findings;
 pub mod gates;
+pub mod hook;
+pub mod install;
 mod output;
 pub mod report;
 pub mod resolve;

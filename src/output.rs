@@ -27,3 +27,10 @@ pub fn warn(msg: &str) {
 pub fn progress(msg: &str) {
     eprintln!("{msg}");
 }
+
+/// A Claude Code hook's answer: one JSON object on stdout (reference/agent-clis.md §3.2).
+pub fn hook_response(json: &serde_json::Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{json}");
+    let _ = out.flush();
+}

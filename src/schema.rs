@@ -25,6 +25,11 @@ pub fn schemas() -> Vec<(&'static str, String)> {
         ),
         ("judge", render(schema_for!(crate::findings::JudgeOutput))),
         ("fixer", render(schema_for!(crate::findings::FixerOutput))),
+        (
+            "hook-session",
+            render(schema_for!(crate::hook::SessionState)),
+        ),
+        ("hook-verdict", render(schema_for!(crate::hook::Verdict))),
     ]
 }
 

@@ -1,5 +1,7 @@
 //! Entry points: each subcommand from parsed arguments to an exit code (one file each).
 mod emit;
+mod hook;
+mod install;
 mod merge;
 mod report;
 mod run;
@@ -37,6 +39,14 @@ pub fn main_impl() -> i32 {
             }
         }
         Command::Schema(args) => match schema::schema_command(&args) {
+            Ok(()) => exit_codes::OK,
+            Err(e) => {
+                output::error(&e.to_string());
+                e.exit_code()
+            }
+        },
+        Command::Hook(args) => hook::hook_command(&args),
+        Command::Install(args) => match install::install_command(&args) {
             Ok(()) => exit_codes::OK,
             Err(e) => {
                 output::error(&e.to_string());

@@ -33,6 +33,82 @@ pub enum Command {
     /// Combine the report.json files of `--shard` runs into one report.
     #[command(after_help = MERGE_HELP)]
     Merge(MergeArgs),
+    /// Claude Code hooks: hook JSON on stdin, hook JSON on stdout, always exit 0.
+    #[command(after_help = HOOK_HELP)]
+    Hook(HookArgs),
+    /// Wire the slash command, subagents and hooks into Claude Code's own configuration.
+    Install(InstallArgs),
+}
+
+const HOOK_HELP: &str = "\
+Events:
+  prompt  UserPromptSubmit: a prompt starting with #arev turns review on for the session and
+          records the baseline (HEAD and the diff); `#arev off` turns it off.
+  stop    Stop: reviews the session's changes (once per diff sha) and blocks on confirmed
+          medium/high findings, ends the turn on critical ones or when the agent stops again
+          without a change; any internal error lets the agent stop, with a message saying why.
+AREV_DISABLE=1 turns every hook off. Config: the [hook] section (mode prefix|always|off,
+prefix, max_nudges, max_blocks, timeout).";
+
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// Which hook event this invocation answers.
+    #[arg(value_enum)]
+    pub event: HookEvent,
+}
+
+/// `arev hook` events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HookEvent {
+    /// The Stop hook.
+    Stop,
+    /// The UserPromptSubmit hook.
+    Prompt,
+}
+
+impl HookEvent {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stop => "stop",
+            Self::Prompt => "prompt",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// The agent to wire arev into.
+    #[arg(value_enum)]
+    pub agent: InstallAgent,
+    /// `project`: <repo>/.claude; `user`: ~/.claude.
+    #[arg(long, value_enum, default_value_t = Scope::Project)]
+    pub scope: Scope,
+    /// Remove exactly what a previous install added.
+    #[arg(long)]
+    pub uninstall: bool,
+}
+
+/// `arev install` targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InstallAgent {
+    /// Claude Code.
+    Claude,
+}
+
+/// `arev install --scope` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Scope {
+    Project,
+    User,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Project => "project",
+            Self::User => "user",
+        }
+    }
 }
 
 const REPORT_HELP: &str = "\

@@ -108,6 +108,24 @@ impl Config {
         ] {
             self.agent(role)?;
         }
+        self.hook_timeout()?;
+        for (key, v) in [
+            ("hook.max_nudges", self.hook.max_nudges),
+            ("hook.max_blocks", self.hook.max_blocks),
+        ] {
+            if v == 0 {
+                return Err(ConfigError::Invalid {
+                    key: key.into(),
+                    message: "must be at least 1".into(),
+                });
+            }
+        }
+        if self.hook.prefix.trim().is_empty() || self.hook.prefix.contains(char::is_whitespace) {
+            return Err(ConfigError::Invalid {
+                key: "hook.prefix".into(),
+                message: "must be one word, e.g. \"#arev\"".into(),
+            });
+        }
         if self.review.max_output_bytes == 0 {
             return Err(ConfigError::Invalid {
                 key: "review.max_output_bytes".into(),
@@ -125,6 +143,11 @@ impl Config {
     /// `[timeouts] grace` as a Duration.
     pub fn grace(&self) -> Result<Duration, ConfigError> {
         parse_duration("timeouts.grace", &self.timeouts.grace)
+    }
+
+    /// `[hook] timeout` as a Duration.
+    pub fn hook_timeout(&self) -> Result<Duration, ConfigError> {
+        parse_duration("hook.timeout", &self.hook.timeout)
     }
 
     /// The agent named `name`, or an error listing the configured ones.

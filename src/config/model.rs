@@ -75,6 +75,30 @@ pub struct RunConfig {
     pub dir: String,
 }
 
+/// `[hook] mode`: when the Stop hook reviews.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HookMode {
+    /// Only sessions opted in with a prompt starting with `prefix`.
+    Prefix,
+    /// Every session.
+    Always,
+    /// Never.
+    Off,
+}
+
+/// `[hook]`: the Claude Code Stop/UserPromptSubmit hooks (SPEC §10).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HookConfig {
+    pub mode: HookMode,
+    pub prefix: String,
+    pub max_nudges: u32,
+    pub max_blocks: u32,
+    /// humantime, e.g. "50m".
+    pub timeout: String,
+}
+
 /// `[agents.<name>]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -110,6 +134,7 @@ pub struct Config {
     pub budget: BudgetConfig,
     pub localization: LocalizationConfig,
     pub timeouts: TimeoutsConfig,
+    pub hook: HookConfig,
     pub run: RunConfig,
     pub agents: BTreeMap<String, AgentConfig>,
     pub roles: RolesConfig,

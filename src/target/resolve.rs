@@ -245,6 +245,15 @@ fn has_spec_heading(text: &str) -> bool {
     })
 }
 
+/// The TARGET_SHA `arev run diff [--base BASE]` would pin in the repository whose work tree
+/// is `root`: sha256 of the patch (the sha256 of the empty patch when nothing changed).
+/// Cheaper than `resolve`: no brief, no per-file hashing.
+pub fn diff_sha(root: &Path, base: Option<&str>) -> Result<String, TargetError> {
+    let repo = Repository::open(root).map_err(|_| TargetError::NotARepo(root.to_path_buf()))?;
+    let patch = diff::patch_bytes(&repo, base)?;
+    Ok(sha256_hex(&patch))
+}
+
 /// Re-compute TARGET_SHA for an already pinned target (same rules, same file list).
 ///
 /// A diff that has become empty hashes to the sha256 of the empty patch. A file of the

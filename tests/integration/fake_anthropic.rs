@@ -39,7 +39,13 @@
 //!   fake answers with the role's scripted answer (or `{}`), so a run always terminates.
 //!   Without explicit steps: step 0 → `Read {"file_path": <target path>}`; step ≥ 1 → one text
 //!   block with the scripted answer (or `{}` if the role/round was never scripted).
-//! * A request without an arev prompt gets a plain `ok` text with `end_turn`.
+//! * **Reviews**: each distinct target sha256 seen in a turn's `<target>` tag starts a new
+//!   *review* (0, 1, … in first-seen order), so a session that gets reviewed twice (e.g. by
+//!   the Stop hook, before and after a fix) can be scripted per review with
+//!   [`Script::answer_review`]; those entries win over the plain ones.
+//! * A request without an arev prompt is a *session* turn (the Claude Code session a user
+//!   drives, e.g. with the arev plugin loaded): it plays [`Script::session`]'s steps by step
+//!   index (past the end, or without session steps: a plain `ok` text with `end_turn`).
 //!
 //! Tool-use ids are `toolu_fake_<n>`, unique for the whole server lifetime.
 //!
@@ -119,6 +125,10 @@ struct ScriptKey {
 pub struct Script {
     answers: HashMap<ScriptKey, String>,
     steps: HashMap<ScriptKey, Vec<Step>>,
+    /// Answers for one review (by first-seen target sha order).
+    review_answers: HashMap<(usize, ScriptKey), String>,
+    /// Steps of the session's own agent (requests without an arev prompt).
+    session: Vec<Step>,
 }
 
 impl Script {
@@ -139,6 +149,21 @@ impl Script {
     /// Final answer as raw text (e.g. malformed JSON, or JSON wrapped in prose).
     pub fn answer_text(mut self, role: &str, round: u32, pass: Option<u32>, text: String) -> Self {
         self.answers.insert(key(role, round, pass), text);
+        self
+    }
+
+    /// Final answer for `role` in `round` of review number `review` only (0 = the first
+    /// distinct target sha the fake saw); wins over [`Script::answer`].
+    pub fn answer_review(mut self, review: usize, role: &str, round: u32, answer: Value) -> Self {
+        self.review_answers
+            .insert((review, key(role, round, None)), answer.to_string());
+        self
+    }
+
+    /// Steps of the session agent: request `i` without an arev prompt plays step `i`
+    /// (by assistant turns already in the conversation).
+    pub fn session(mut self, steps: Vec<Step>) -> Self {
+        self.session = steps;
         self
     }
 
@@ -178,10 +203,22 @@ impl Script {
         (s, scripted)
     }
 
-    fn answer_for(&self, turn: &Turn) -> String {
-        Self::lookup(&self.answers, turn)
+    fn answer_for(&self, turn: &Turn, review: Option<usize>) -> String {
+        review
+            .and_then(|r| {
+                self.review_answers
+                    .get(&(r, key(&turn.role, turn.round, None)))
+            })
+            .or_else(|| Self::lookup(&self.answers, turn))
             .cloned()
             .unwrap_or_else(|| "{}".to_owned())
+    }
+
+    fn session_step(&self, step: usize) -> Step {
+        self.session
+            .get(step)
+            .cloned()
+            .unwrap_or_else(|| Step::Text("ok".to_owned()))
     }
 }
 
@@ -385,6 +422,8 @@ pub struct RecordedRequest {
     pub system: String,
     /// Whether the turn's role/round had a scripted answer or step list.
     pub scripted: bool,
+    /// Review number of the turn's target sha (first-seen order); `None` without a target.
+    pub review: Option<usize>,
     /// The step that was played.
     pub played: Step,
 }
@@ -415,6 +454,8 @@ impl RecordedRequest {
 
 struct Shared {
     script: Script,
+    /// Distinct target sha256s in first-seen order: the review numbers.
+    reviews: Mutex<Vec<String>>,
     requests: Mutex<Vec<RecordedRequest>>,
     stray: Mutex<Vec<String>>,
     next_id: AtomicU64,
@@ -440,6 +481,7 @@ impl FakeAnthropic {
         let addr = listener.local_addr().expect("local_addr");
         let shared = Arc::new(Shared {
             script,
+            reviews: Mutex::new(Vec::new()),
             requests: Mutex::new(Vec::new()),
             stray: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
@@ -574,8 +616,18 @@ async fn messages(
     let step = step_index(&body);
     let (played, scripted) = match &turn {
         Some(t) => shared.script.step_for(t, step),
-        None => (Step::Text("ok".to_owned()), false),
+        None => (shared.script.session_step(step), false),
     };
+    let review = turn.as_ref().and_then(|t| t.target.as_ref()).map(|t| {
+        let mut seen = shared.reviews.lock().expect("lock");
+        match seen.iter().position(|s| *s == t.sha256) {
+            Some(i) => i,
+            None => {
+                seen.push(t.sha256.clone());
+                seen.len() - 1
+            }
+        }
+    });
     shared.requests.lock().expect("lock").push(RecordedRequest {
         uri: uri.to_string(),
         headers: headers
@@ -593,6 +645,7 @@ async fn messages(
         step,
         system: system_text(&body),
         scripted,
+        review,
         played: played.clone(),
     });
 
@@ -617,7 +670,7 @@ async fn messages(
                 .map(|t| t.path.clone());
             let answer = turn
                 .as_ref()
-                .map(|t| shared.script.answer_for(t))
+                .map(|t| shared.script.answer_for(t, review))
                 .unwrap_or_else(|| "ok".to_owned());
             step_blocks(other, target.as_deref(), &answer)
         }
@@ -823,12 +876,21 @@ mod tests {
             target: None,
         };
         assert_eq!(
-            script.answer_for(&turn("Enthusiast", Some(1))),
+            script.answer_for(&turn("Enthusiast", Some(1)), None),
             r#"{"a":1}"#
         );
         assert_eq!(
-            script.answer_for(&turn("Enthusiast", Some(2))),
+            script.answer_for(&turn("Enthusiast", Some(2)), None),
             r#"{"a":2}"#
+        );
+        let script = script.answer_review(1, "Enthusiast", 1, json!({"a": 3}));
+        assert_eq!(
+            script.answer_for(&turn("Enthusiast", Some(1)), Some(1)),
+            r#"{"a":3}"#
+        );
+        assert_eq!(
+            script.answer_for(&turn("Enthusiast", Some(1)), Some(0)),
+            r#"{"a":1}"#
         );
         assert_eq!(
             script.step_for(&turn("Enthusiast", None), 0),

@@ -23,3 +23,9 @@ mod outputs;
 mod shard;
 // Multi-round protocol: every stop reason, tiers per round, budgets, spec targets.
 mod protocol;
+// `arev hook prompt|stop`: hook JSON on stdin, every branch of the Stop-hook decision table.
+mod hook;
+// The repo as a Claude Code plugin through the real CLI: validate, Stop-hook loop, slash command.
+mod claude_plugin;
+// `arev install claude`: merge into settings.json, idempotence, uninstall.
+mod install;

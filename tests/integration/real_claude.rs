@@ -40,7 +40,7 @@ const ROLE_PROMPT: &str = "You are the arev Enthusiast.";
 const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Path of the real `claude` binary, or `None` (test skipped) when not configured.
-fn claude_bin(test: &str) -> Option<PathBuf> {
+pub fn claude_bin(test: &str) -> Option<PathBuf> {
     match std::env::var_os("AREV_TEST_CLAUDE_BIN") {
         Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
         _ => {

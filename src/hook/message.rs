@@ -1,0 +1,238 @@
+//! What the hooks print (reference/agent-clis.md §3.2): `{"decision":"block","reason"}` for a
+//! concern, `{"continue":false,"stopReason","systemMessage"}` for a blocker, a lone
+//! `systemMessage` when the review did not run (fail open) — pointers, not payloads: each
+//! finding in one line plus its edit instruction, and the report's path.
+
+use super::decide::{BlockerWhy, Decision, FindingBrief, Verdict};
+use serde_json::{json, Value};
+
+/// One finding as a list item: `[high] src/a.rs:2 (error-handling) — description` and the
+/// edit instruction on the next line.
+fn item(n: usize, f: &FindingBrief) -> String {
+    let loc = match (&f.file, f.line) {
+        (Some(file), Some(line)) => format!("{file}:{line}"),
+        (Some(file), None) => file.clone(),
+        _ => "(no location)".to_string(),
+    };
+    let desc = f.description.lines().next().unwrap_or("").trim();
+    let mut s = format!(
+        "{n}. [{}] {loc} ({}) — {desc}",
+        f.severity.as_str(),
+        f.category
+    );
+    if let Some(e) = f
+        .edit_instruction
+        .as_deref()
+        .filter(|e| !e.trim().is_empty())
+    {
+        s.push_str(&format!("\n   Edit: {}", e.trim()));
+    }
+    s
+}
+
+fn list(findings: &[FindingBrief]) -> String {
+    findings
+        .iter()
+        .enumerate()
+        .map(|(i, f)| item(i + 1, f))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The hook's stdout for a Stop decision; `None` = print nothing.
+///
+/// `verdict` is the one decided on (for the report path); `fresh` is true when this very
+/// invocation ran the review (an approve then says so once).
+pub fn stop_output(
+    d: &Decision,
+    verdict: Option<&Verdict>,
+    fresh: bool,
+    max_nudges: u32,
+    max_blocks: u32,
+) -> Option<Value> {
+    let report = verdict.map_or_else(|| "(no report)".to_string(), |v| v.report.clone());
+    match d {
+        Decision::Silent(_) | Decision::Review => None,
+        Decision::Approve => {
+            let v = verdict?;
+            if !fresh {
+                return None;
+            }
+            let asides = if v.asides.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} logged (low): {}",
+                    plural(v.asides.len(), "aside", "asides"),
+                    report
+                )
+            };
+            Some(json!({
+                "systemMessage": format!(
+                    "arev: reviewed the session's changes (run {}): no concerns{asides}",
+                    v.run_id
+                )
+            }))
+        }
+        Decision::FailOpen(why) => Some(json!({
+            "systemMessage": format!(
+                "arev: the review did NOT run: {why}. The agent was allowed to stop unreviewed."
+            )
+        })),
+        Decision::Block(concerns) => Some(json!({
+            "decision": "block",
+            "reason": format!(
+                "arev reviewed your changes and confirmed {}. Fix each one, then stop again:\n\
+                 {}\n\
+                 Full report: {report}\n\
+                 If you are sure a finding is wrong, say why in your reply instead of changing \
+                 code: stopping again without changing the diff hands the decision to the user.",
+                plural(concerns.len(), "concern", "concerns"),
+                list(concerns)
+            ),
+        })),
+        Decision::Blocker { why, findings } => {
+            let (stop, detail) = match why {
+                BlockerWhy::Critical => (
+                    "arev: a critical finding in the session's changes needs you".to_string(),
+                    "arev confirmed a critical finding; the agent's turn was ended so that \
+                     you decide what happens next"
+                        .to_string(),
+                ),
+                BlockerWhy::StoppedWithoutChange => (
+                    "arev: the agent stopped again without changing the diff".to_string(),
+                    "the agent was blocked on the findings below and tried to stop again \
+                     without changing anything; over to you"
+                        .to_string(),
+                ),
+                BlockerWhy::ConcernStanding => (
+                    "arev: a concern is still standing after the agent was nudged".to_string(),
+                    format!(
+                        "a concern is still confirmed after {} (max_nudges); over to you",
+                        plural(max_nudges as usize, "block", "blocks")
+                    ),
+                ),
+                BlockerWhy::MaxBlocks => (
+                    "arev: too many blocks in a row".to_string(),
+                    format!(
+                        "arev blocked {} in a row (max_blocks) and will not block again; \
+                         over to you",
+                        plural(max_blocks as usize, "time", "times")
+                    ),
+                ),
+            };
+            let findings = if findings.is_empty() {
+                String::new()
+            } else {
+                format!("\n{}", list(findings))
+            };
+            Some(json!({
+                "continue": false,
+                "stopReason": stop,
+                "systemMessage": format!("arev: {detail}.{findings}\nReport: {report}"),
+            }))
+        }
+    }
+}
+
+/// A `systemMessage`-only output (for the prompt hook and fail-open paths).
+pub fn system_message(text: &str) -> Value {
+    json!({ "systemMessage": text })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::Severity;
+
+    fn f(sev: Severity) -> FindingBrief {
+        FindingBrief {
+            fingerprint: "fp".into(),
+            severity: sev,
+            file: Some("src/calc.rs".into()),
+            line: Some(2),
+            category: "arithmetic".into(),
+            description: "subtracts instead of adding\nmore".into(),
+            edit_instruction: Some("src/calc.rs:2 — replace `a - b` with `a + b`".into()),
+        }
+    }
+
+    fn v() -> Verdict {
+        Verdict {
+            sha: "s".into(),
+            run_id: "RUN".into(),
+            report: "/repo/.arev/runs/RUN/report.md".into(),
+            critical: vec![],
+            concerns: vec![f(Severity::High)],
+            asides: vec![f(Severity::Low)],
+        }
+    }
+
+    #[test]
+    fn block_names_each_finding_its_edit_and_the_report() {
+        let out = stop_output(
+            &Decision::Block(vec![f(Severity::High)]),
+            Some(&v()),
+            true,
+            3,
+            5,
+        )
+        .unwrap();
+        assert_eq!(out["decision"], "block");
+        let r = out["reason"].as_str().unwrap();
+        assert!(r.contains("1 concern."), "{r}");
+        assert!(r.contains("1. [high] src/calc.rs:2 (arithmetic) — subtracts instead of adding\n   Edit: src/calc.rs:2 — replace `a - b` with `a + b`"), "{r}");
+        assert!(
+            r.contains("Full report: /repo/.arev/runs/RUN/report.md"),
+            "{r}"
+        );
+        assert!(!r.contains("more"), "only the first line of a description");
+        assert_eq!(out.as_object().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn blocker_ends_the_turn_with_a_message_for_the_human() {
+        let d = Decision::Blocker {
+            why: BlockerWhy::MaxBlocks,
+            findings: vec![f(Severity::Medium)],
+        };
+        let out = stop_output(&d, Some(&v()), false, 3, 5).unwrap();
+        assert_eq!(out["continue"], false);
+        assert!(out["stopReason"].as_str().unwrap().starts_with("arev: "));
+        let m = out["systemMessage"].as_str().unwrap();
+        assert!(
+            m.contains("5 times in a row") && m.contains("[medium] src/calc.rs:2"),
+            "{m}"
+        );
+        assert!(m.ends_with("Report: /repo/.arev/runs/RUN/report.md"), "{m}");
+        assert!(out.get("decision").is_none());
+    }
+
+    #[test]
+    fn fail_open_says_the_review_did_not_run_and_approve_speaks_once() {
+        let out = stop_output(
+            &Decision::FailOpen("claude not found".into()),
+            None,
+            false,
+            3,
+            5,
+        )
+        .unwrap();
+        let m = out["systemMessage"].as_str().unwrap();
+        assert!(m.contains("did NOT run: claude not found"), "{m}");
+        assert!(out.get("decision").is_none() && out.get("continue").is_none());
+        let a = stop_output(&Decision::Approve, Some(&v()), true, 3, 5).unwrap();
+        assert!(a["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("1 aside logged"));
+        assert_eq!(
+            stop_output(&Decision::Approve, Some(&v()), false, 3, 5),
+            None
+        );
+    }
+}

@@ -1,0 +1,506 @@
+//! `arev install claude [--scope project|user] [--uninstall]`: the plugin's wiring for users
+//! who do not install plugins — the slash command, the three roles as subagents
+//! (`arev-<role>`), and the two hooks merged into `settings.json` (other keys kept, in their
+//! order). What was added is recorded in `arev-install.json`, so `--uninstall` removes
+//! exactly that. Idempotent.
+
+use super::ordered_json::OJson;
+use crate::store::write_atomic;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+const COMMAND_MD: &str = include_str!("../../commands/adversarial-review.md");
+const AGENTS: &[(&str, &str)] = &[
+    ("enthusiast", include_str!("../../agents/enthusiast.md")),
+    ("adversary", include_str!("../../agents/adversary.md")),
+    ("judge", include_str!("../../agents/judge.md")),
+];
+/// Hook subcommands, their Claude Code event and timeout (seconds), as in hooks/hooks.json.
+const HOOKS: &[(&str, &str, u64)] = &[("UserPromptSubmit", "prompt", 30), ("Stop", "stop", 3600)];
+const MANIFEST: &str = "arev-install.json";
+
+/// What one install added, so that uninstall removes exactly that.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstallRecord {
+    /// Files written, relative to the `.claude` dir.
+    pub files: Vec<String>,
+    /// Directories created, relative to the `.claude` dir (deepest last).
+    pub dirs: Vec<String>,
+    /// `settings.json` did not exist before.
+    pub created_settings: bool,
+    /// The `hooks` key did not exist before.
+    pub created_hooks_key: bool,
+    /// Hook events whose arrays did not exist before.
+    pub created_events: Vec<String>,
+    /// The program the hooks and the command call.
+    pub program: String,
+}
+
+/// What happened, one line per change, for the user.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub lines: Vec<String>,
+}
+
+fn err(path: &Path, e: impl std::fmt::Display) -> String {
+    format!("{}: {e}", path.display())
+}
+
+/// The command line token for `program` (quoted when it has spaces).
+fn program_token(program: &str) -> String {
+    if program.contains(char::is_whitespace) {
+        format!("\"{program}\"")
+    } else {
+        program.to_string()
+    }
+}
+
+/// Whether `cmd` is arev's `hook <sub>` command, whatever path the program has.
+fn is_arev_hook(cmd: &str, sub: &str) -> bool {
+    let Some(prog) = cmd.trim().strip_suffix(&format!(" hook {sub}")) else {
+        return false;
+    };
+    let prog = prog.trim().trim_matches('"');
+    Path::new(prog).file_name().is_some_and(|n| n == "arev")
+}
+
+fn files_for(program: &str) -> Vec<(String, String)> {
+    let mut v = vec![(
+        "commands/adversarial-review.md".to_string(),
+        COMMAND_MD
+            .replace("Bash(arev run:*)", &format!("Bash({program} run:*)"))
+            .replace("!`arev run ", &format!("!`{program} run ")),
+    )];
+    for (role, body) in AGENTS {
+        v.push((
+            format!("agents/arev-{role}.md"),
+            body.replacen(
+                &format!("name: {role}\n"),
+                &format!("name: arev-{role}\n"),
+                1,
+            ),
+        ));
+    }
+    v
+}
+
+fn read_record(dir: &Path) -> Result<Option<InstallRecord>, String> {
+    let p = dir.join(MANIFEST);
+    match std::fs::read(&p) {
+        Ok(b) => serde_json::from_slice(&b)
+            .map(Some)
+            .map_err(|e| err(&p, format!("not an arev install record ({e})"))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(err(&p, e)),
+    }
+}
+
+fn read_settings(path: &Path) -> Result<Option<OJson>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(t) if t.trim().is_empty() => Ok(Some(OJson::Obj(vec![]))),
+        Ok(t) => {
+            let v: OJson = serde_json::from_str(&t)
+                .map_err(|e| err(path, format!("not valid JSON ({e}); nothing was changed")))?;
+            if !matches!(v, OJson::Obj(_)) {
+                return Err(err(path, "is not a JSON object; nothing was changed"));
+            }
+            Ok(Some(v))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(err(path, e)),
+    }
+}
+
+fn hook_entry(command: &str, timeout: u64) -> OJson {
+    OJson::Obj(vec![(
+        "hooks".into(),
+        OJson::Arr(vec![OJson::Obj(vec![
+            ("type".into(), OJson::str("command")),
+            ("command".into(), OJson::str(command)),
+            ("timeout".into(), OJson::Num(timeout.into())),
+        ])]),
+    )])
+}
+
+/// Visit every hook command string of `event`'s array.
+fn commands_mut(groups: &mut OJson) -> Vec<&mut OJson> {
+    let mut out = vec![];
+    if let OJson::Arr(groups) = groups {
+        for g in groups {
+            if let Some(OJson::Arr(hooks)) = g.get_mut("hooks") {
+                for h in hooks {
+                    if let Some(c) = h.get_mut("command") {
+                        out.push(c);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Install into `claude_dir` (`<repo>/.claude` or `~/.claude`) calling `program`.
+pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
+    let mut summary = Summary::default();
+    let old = read_record(claude_dir)?;
+    let mut rec = InstallRecord {
+        program: program.to_string(),
+        ..old.clone().unwrap_or_default()
+    };
+    let token = program_token(program);
+    // Refuse to overwrite files arev did not write (checked before any change).
+    let files = files_for(&token);
+    for (rel, body) in &files {
+        let p = claude_dir.join(rel);
+        let ours = old.as_ref().is_some_and(|r| r.files.contains(rel));
+        if !ours && p.exists() && std::fs::read_to_string(&p).ok().as_deref() != Some(body) {
+            return Err(format!(
+                "refusing to overwrite {} (not written by arev install); move it away first",
+                p.display()
+            ));
+        }
+    }
+    let settings_path = claude_dir.join("settings.json");
+    let existing = read_settings(&settings_path)?;
+    if let Some(hooks) = existing.as_ref().and_then(|s| s.get("hooks")) {
+        let bad = !matches!(hooks, OJson::Obj(_))
+            || HOOKS.iter().any(|(event, _, _)| {
+                hooks
+                    .get(event)
+                    .is_some_and(|g| !matches!(g, OJson::Arr(_)))
+            });
+        if bad {
+            return Err(err(
+                &settings_path,
+                "`hooks` is not an object of arrays; nothing was changed",
+            ));
+        }
+    }
+    for sub in ["", "commands", "agents"] {
+        let d = if sub.is_empty() {
+            claude_dir.to_path_buf()
+        } else {
+            claude_dir.join(sub)
+        };
+        if !d.exists() {
+            std::fs::create_dir_all(&d).map_err(|e| err(&d, e))?;
+            let rel = if sub.is_empty() {
+                ".".to_string()
+            } else {
+                sub.to_string()
+            };
+            if !rec.dirs.contains(&rel) {
+                rec.dirs.push(rel);
+            }
+        }
+    }
+    for (rel, body) in &files {
+        let p = claude_dir.join(rel);
+        if std::fs::read_to_string(&p).ok().as_deref() == Some(body.as_str()) {
+            summary.lines.push(format!("unchanged {}", p.display()));
+        } else {
+            write_atomic(&p, body.as_bytes()).map_err(|e| err(&p, e))?;
+            summary.lines.push(format!("wrote     {}", p.display()));
+        }
+        if !rec.files.contains(rel) {
+            rec.files.push(rel.clone());
+        }
+    }
+    // settings.json: add (or update in place) the two hook entries.
+    if existing.is_none() {
+        rec.created_settings = true;
+    }
+    let mut settings = existing.unwrap_or(OJson::Obj(vec![]));
+    if settings.get("hooks").is_none() {
+        settings.push("hooks", OJson::Obj(vec![]));
+        rec.created_hooks_key = true;
+    }
+    let before = settings.clone();
+    let hooks = settings.get_mut("hooks").ok_or("unreachable")?;
+    if !matches!(hooks, OJson::Obj(_)) {
+        return Err(err(
+            &settings_path,
+            "`hooks` is not an object; nothing was changed",
+        ));
+    }
+    for (event, sub, timeout) in HOOKS {
+        let command = format!("{token} hook {sub}");
+        if hooks.get(event).is_none() {
+            hooks.push(event, OJson::Arr(vec![]));
+            if !rec.created_events.iter().any(|e| e == event) {
+                rec.created_events.push(event.to_string());
+            }
+        }
+        let groups = hooks.get_mut(event).ok_or("unreachable")?;
+        if !matches!(groups, OJson::Arr(_)) {
+            return Err(err(
+                &settings_path,
+                format!("`hooks.{event}` is not an array; nothing was changed"),
+            ));
+        }
+        let mut found = false;
+        for c in commands_mut(groups) {
+            if c.as_str().is_some_and(|s| is_arev_hook(s, sub)) {
+                *c = OJson::str(&command);
+                found = true;
+            }
+        }
+        if !found {
+            if let OJson::Arr(v) = groups {
+                v.push(hook_entry(&command, *timeout));
+            }
+        }
+    }
+    if settings != before || rec.created_settings {
+        write_atomic(&settings_path, settings.to_pretty().as_bytes())
+            .map_err(|e| err(&settings_path, e))?;
+        summary.lines.push(format!(
+            "merged    {} (hooks Stop, UserPromptSubmit)",
+            settings_path.display()
+        ));
+    } else {
+        summary
+            .lines
+            .push(format!("unchanged {}", settings_path.display()));
+    }
+    let mp = claude_dir.join(MANIFEST);
+    let mut bytes = serde_json::to_vec_pretty(&rec).map_err(|e| err(&mp, e))?;
+    bytes.push(b'\n');
+    write_atomic(&mp, &bytes).map_err(|e| err(&mp, e))?;
+    Ok(summary)
+}
+
+/// Remove exactly what `install` recorded in `claude_dir`.
+pub fn uninstall(claude_dir: &Path) -> Result<Summary, String> {
+    let mut summary = Summary::default();
+    let Some(rec) = read_record(claude_dir)? else {
+        summary.lines.push(format!(
+            "nothing to remove: no {} in {}",
+            MANIFEST,
+            claude_dir.display()
+        ));
+        return Ok(summary);
+    };
+    let settings_path = claude_dir.join("settings.json");
+    if let Some(mut settings) = read_settings(&settings_path)? {
+        if let Some(hooks) = settings.get_mut("hooks") {
+            for (event, sub, _) in HOOKS {
+                let Some(OJson::Arr(groups)) = hooks.get_mut(event) else {
+                    continue;
+                };
+                for g in groups.iter_mut() {
+                    if let Some(OJson::Arr(hs)) = g.get_mut("hooks") {
+                        hs.retain(|h| {
+                            !h.get("command")
+                                .and_then(OJson::as_str)
+                                .is_some_and(|c| is_arev_hook(c, sub))
+                        });
+                    }
+                }
+                // Drop groups that held only arev's hook.
+                groups.retain(|g| !g.get("hooks").is_some_and(OJson::is_empty_container));
+                if groups.is_empty() && rec.created_events.iter().any(|e| e == event) {
+                    hooks.remove(event);
+                }
+            }
+            if hooks.is_empty_container() && rec.created_hooks_key {
+                settings.remove("hooks");
+            }
+        }
+        if settings.is_empty_container() && rec.created_settings {
+            std::fs::remove_file(&settings_path).map_err(|e| err(&settings_path, e))?;
+            summary
+                .lines
+                .push(format!("removed   {}", settings_path.display()));
+        } else {
+            write_atomic(&settings_path, settings.to_pretty().as_bytes())
+                .map_err(|e| err(&settings_path, e))?;
+            summary.lines.push(format!(
+                "cleaned   {} (arev hooks removed)",
+                settings_path.display()
+            ));
+        }
+    }
+    for rel in &rec.files {
+        let p = claude_dir.join(rel);
+        match std::fs::remove_file(&p) {
+            Ok(()) => summary.lines.push(format!("removed   {}", p.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(err(&p, e)),
+        }
+    }
+    let mp = claude_dir.join(MANIFEST);
+    std::fs::remove_file(&mp).map_err(|e| err(&mp, e))?;
+    // Directories arev created, deepest first, only when empty.
+    let mut dirs: Vec<PathBuf> = rec
+        .dirs
+        .iter()
+        .map(|d| {
+            if d == "." {
+                claude_dir.to_path_buf()
+            } else {
+                claude_dir.join(d)
+            }
+        })
+        .collect();
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    for d in dirs {
+        if std::fs::remove_dir(&d).is_ok() {
+            summary.lines.push(format!("removed   {}/", d.display()));
+        }
+    }
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const USER_SETTINGS: &str = r#"{
+  "zModel": "opus",
+  "permissions": {"allow": ["Bash(ls:*)"], "deny": []},
+  "hooks": {
+    "Stop": [{"hooks": [{"type": "command", "command": "my-linter --stop"}]}]
+  },
+  "aFinal": true
+}
+"#;
+
+    fn snapshot(dir: &Path) -> Vec<(String, String)> {
+        let mut out = vec![];
+        for e in walk(dir) {
+            let rel = e.strip_prefix(dir).unwrap().display().to_string();
+            out.push((rel, std::fs::read_to_string(&e).unwrap_or_default()));
+        }
+        out.sort();
+        out
+    }
+
+    fn walk(dir: &Path) -> Vec<PathBuf> {
+        let mut v = vec![];
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    v.push(p.clone());
+                    v.extend(walk(&p));
+                } else {
+                    v.push(p);
+                }
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn merges_keeps_order_is_idempotent_and_uninstalls_exactly() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join(".claude");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("settings.json"), USER_SETTINGS).unwrap();
+        let before = snapshot(&dir);
+
+        install(&dir, "/opt/bin/arev").unwrap();
+        let text = std::fs::read_to_string(dir.join("settings.json")).unwrap();
+        let order: Vec<usize> = ["zModel", "permissions", "hooks", "aFinal"]
+            .iter()
+            .map(|k| text.find(&format!("\"{k}\"")).unwrap())
+            .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            v["hooks"]["Stop"][0]["hooks"][0]["command"],
+            "my-linter --stop"
+        );
+        assert_eq!(
+            v["hooks"]["Stop"][1]["hooks"][0]["command"],
+            "/opt/bin/arev hook stop"
+        );
+        assert_eq!(v["hooks"]["Stop"][1]["hooks"][0]["timeout"], 3600);
+        assert_eq!(
+            v["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"],
+            "/opt/bin/arev hook prompt"
+        );
+        assert_eq!(v["permissions"]["allow"][0], "Bash(ls:*)");
+        let cmd = std::fs::read_to_string(dir.join("commands/adversarial-review.md")).unwrap();
+        assert!(
+            cmd.contains("!`/opt/bin/arev run $ARGUMENTS --format markdown; echo"),
+            "{cmd}"
+        );
+        assert!(cmd.contains("Bash(/opt/bin/arev run:*)"), "{cmd}");
+        let judge = std::fs::read_to_string(dir.join("agents/arev-judge.md")).unwrap();
+        assert!(judge.starts_with("---\nname: arev-judge\n"), "{judge}");
+
+        // Idempotent: a second install changes nothing.
+        let once = snapshot(&dir);
+        install(&dir, "/opt/bin/arev").unwrap();
+        assert_eq!(snapshot(&dir), once);
+        // A moved binary updates the entries in place, never duplicates them.
+        install(&dir, "/usr/local/bin/arev").unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("settings.json")).unwrap())
+                .unwrap();
+        assert_eq!(v["hooks"]["Stop"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            v["hooks"]["Stop"][1]["hooks"][0]["command"],
+            "/usr/local/bin/arev hook stop"
+        );
+
+        uninstall(&dir).unwrap();
+        let after = snapshot(&dir);
+        let parsed = |s: &[(String, String)]| -> serde_json::Value {
+            serde_json::from_str(&s.iter().find(|(p, _)| p == "settings.json").unwrap().1).unwrap()
+        };
+        assert_eq!(parsed(&after), parsed(&before));
+        assert_eq!(
+            after.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>(),
+            before.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>(),
+            "the same files and dirs as before"
+        );
+    }
+
+    #[test]
+    fn fresh_dir_install_and_uninstall_leave_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join(".claude");
+        install(&dir, "arev").unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("settings.json")).unwrap())
+                .unwrap();
+        assert_eq!(
+            v["hooks"]["Stop"][0]["hooks"][0]["command"],
+            "arev hook stop"
+        );
+        uninstall(&dir).unwrap();
+        assert!(!dir.exists(), "{:?}", snapshot(&dir));
+        // Uninstalling again is a no-op, not an error.
+        assert!(uninstall(&dir).unwrap().lines[0].starts_with("nothing to remove"));
+    }
+
+    #[test]
+    fn refuses_foreign_files_and_bad_settings() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join(".claude");
+        std::fs::create_dir_all(dir.join("commands")).unwrap();
+        std::fs::write(dir.join("commands/adversarial-review.md"), "mine").unwrap();
+        let e = install(&dir, "arev").unwrap_err();
+        assert!(e.contains("refusing to overwrite"), "{e}");
+        std::fs::remove_file(dir.join("commands/adversarial-review.md")).unwrap();
+        std::fs::write(dir.join("settings.json"), "{oops").unwrap();
+        let e = install(&dir, "arev").unwrap_err();
+        assert!(e.contains("not valid JSON"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("settings.json")).unwrap(),
+            "{oops"
+        );
+    }
+
+    #[test]
+    fn recognises_arev_hook_commands() {
+        assert!(is_arev_hook("arev hook stop", "stop"));
+        assert!(is_arev_hook("\"/a b/arev\" hook stop", "stop"));
+        assert!(!is_arev_hook("arev hook prompt", "stop"));
+        assert!(!is_arev_hook("notarev hook stop", "stop"));
+    }
+}

@@ -1,0 +1,413 @@
+//! The repository as a Claude Code plugin, through the REAL Claude Code CLI
+//! (`AREV_TEST_CLAUDE_BIN`, skipped when unset unless `AREV_REQUIRE_REAL_CLIS=1`):
+//! `claude plugin validate --strict`, the `#arev` Stop-hook loop (block → fix → approve) with
+//! the plugin loaded by `--plugin-dir`, and `/arev:adversarial-review <file>` in `-p` mode.
+//! The session agent and arev's reviewers are the same real CLI, both talking to one
+//! loopback [`FakeAnthropic`].
+
+use crate::fake_anthropic::{FakeAnthropic, Script, Step};
+use crate::harness::{finding, ruling, TestRepo};
+use crate::real_claude::claude_bin;
+use serde_json::{json, Value};
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TIMEOUT: Duration = Duration::from_secs(300);
+const CALC_BAD: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n";
+const CALC_GOOD: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
+
+fn plugin_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `claude -p <prompt>` as a user session with the plugin loaded; `arev` (this build) first
+/// on PATH, the fake API in the environment. Returns (success, stdout events, stderr).
+fn session(
+    bin: &Path,
+    repo: &TestRepo,
+    fake: &FakeAnthropic,
+    prompt: &str,
+) -> (bool, Vec<Value>, String) {
+    let arev_dir = Path::new(env!("CARGO_BIN_EXE_arev"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!(
+        "{}:{}",
+        arev_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let home = repo.scratch.join("session-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut cmd = Command::new(bin);
+    cmd.args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
+        .args(["--include-hook-events", "--plugin-dir"])
+        .arg(plugin_root())
+        .args([
+            "--permission-mode",
+            "acceptEdits",
+            "--max-turns",
+            "12",
+            "--model",
+            "opus",
+        ])
+        .current_dir(&repo.root)
+        .env_clear()
+        .envs(fake.claude_env(&home))
+        .env("PATH", path)
+        .env("AREV_AGENT_TIMEOUT", "120s")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("spawn claude");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "claude session timed out; stderr: {}",
+                err_t.join().unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let stdout = out_t.join().unwrap();
+    let stderr = err_t.join().unwrap();
+    let events = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    (
+        status.success(),
+        events,
+        format!("{stderr}\n--- stdout ---\n{stdout}"),
+    )
+}
+
+/// A repo whose arev config points the reviewers at the real CLI (committed: not in the diff).
+fn repo_with_real_reviewers(bin: &Path) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write(
+        "arev.toml",
+        &format!(
+            "[agents.claude]\nbackend = \"claude\"\nbinary = \"{}\"\n",
+            bin.display()
+        ),
+    );
+    repo.commit("config");
+    repo
+}
+
+fn empty_map() -> Value {
+    json!({"heuristics": [], "safe_zones": []})
+}
+
+#[test]
+fn plugin_validates_strict_with_the_real_cli() {
+    let Some(bin) = claude_bin("plugin_validates_strict_with_the_real_cli") else {
+        return;
+    };
+    for target in [
+        plugin_root(),
+        plugin_root().join(".claude-plugin/plugin.json"),
+    ] {
+        let o = Command::new(&bin)
+            .args(["plugin", "validate", "--strict", "--json"])
+            .arg(&target)
+            .env("HOME", tempfile::tempdir().unwrap().path())
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{}: {text}\n{}",
+            target.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["success"], true, "{v}");
+        assert_eq!(v["manifest"]["errors"], json!([]), "{v}");
+        assert_eq!(v["manifest"]["warnings"], json!([]), "{v}");
+        let hooks = &v["provides"]["hooks"];
+        assert!(
+            hooks
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|h| h["event"] == "Stop" && h["command"] == "arev hook stop"),
+            "{hooks}"
+        );
+        assert!(
+            hooks
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|h| h["event"] == "UserPromptSubmit" && h["command"] == "arev hook prompt"),
+            "{hooks}"
+        );
+        assert_eq!(
+            v["provides"]["commands"],
+            json!(["arev:adversarial-review"])
+        );
+        // Every role file under agents/ is a plugin subagent.
+        let mut expected: Vec<String> = std::fs::read_dir(plugin_root().join("agents"))
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.unwrap().file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".md").map(|n| format!("arev:{n}"))
+            })
+            .collect();
+        expected.sort();
+        assert_eq!(v["provides"]["agents"], json!(expected));
+    }
+}
+
+/// The whole advisor loop: `#arev` prompt → the agent writes a defect and stops → the Stop
+/// hook's review (the real CLI as Enthusiast/Adversary/Judge) blocks with the finding → the
+/// agent fixes it and stops again → the second review is clean and the hook lets it stop.
+#[test]
+fn stop_hook_blocks_the_defect_and_approves_the_fix() {
+    let Some(bin) = claude_bin("stop_hook_blocks_the_defect_and_approves_the_fix") else {
+        return;
+    };
+    let repo = repo_with_real_reviewers(&bin);
+    let calc = repo.root.join("src/calc.rs");
+    let calc_s = calc.to_str().unwrap().to_string();
+    let script = Script::new()
+        .session(vec![
+            Step::Tool {
+                name: "Write".into(),
+                input: json!({"file_path": calc_s, "content": CALC_BAD}),
+            },
+            Step::Text("Done: src/calc.rs has add().".into()),
+            Step::Read(calc.clone()),
+            Step::Tool {
+                name: "Write".into(),
+                input: json!({"file_path": calc_s, "content": CALC_GOOD}),
+            },
+            Step::Text("Fixed: add() adds.".into()),
+        ])
+        // Every review: empty Adversary map, nothing new after round 1.
+        .answer("Adversary", 1, empty_map())
+        .answer("Adversary", 2, empty_map())
+        .answer("Enthusiast", 1, json!({"findings": []}))
+        .answer("Enthusiast", 2, json!({"findings": []}))
+        // Review 0 (the defective diff): one confirmed high finding.
+        .answer_review(
+            0,
+            "Enthusiast",
+            1,
+            json!({"findings": [finding("F1", "src/calc.rs", 2, "high", "arithmetic")]}),
+        )
+        .answer_review(
+            0,
+            "Judge",
+            1,
+            json!({"rulings": [ruling("F1", "src/calc.rs", 2, "high", "enthusiast")],
+                   "summary": "1 confirmed", "convergence": false, "next_round_model": null}),
+        );
+    let fake = FakeAnthropic::start(script);
+    let (ok, events, dbg) = session(&bin, &repo, &fake, "#arev add an adder in src/calc.rs");
+    assert!(ok, "{dbg}");
+    let result = events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "result")
+        .expect("result");
+    assert_eq!(result["is_error"], false, "{dbg}");
+    assert_eq!(
+        std::fs::read_to_string(&calc).unwrap(),
+        CALC_GOOD,
+        "the agent fixed it"
+    );
+
+    // The block reached the agent as Stop hook feedback naming the finding and its edit.
+    let reqs = fake.requests();
+    let session_reqs: Vec<_> = reqs.iter().filter(|r| r.turn.is_none()).collect();
+    let fed_back = session_reqs
+        .iter()
+        .find(|r| r.body["messages"].to_string().contains("src/calc.rs:2"))
+        .unwrap_or_else(|| panic!("no request carried the Stop hook feedback: {dbg}"));
+    let msgs = fed_back.body["messages"].to_string();
+    assert!(msgs.contains("[high] src/calc.rs:2 (arithmetic)"), "{msgs}");
+    assert!(msgs.contains("Edit: src/calc.rs:2"), "{msgs}");
+    assert!(msgs.contains("report.md"), "{msgs}");
+    // The prompt hook's context for the agent arrived too.
+    assert!(session_reqs[0].body["messages"]
+        .to_string()
+        .contains("arev review is on for this session"));
+    // Two reviews (the defect, then the fix), both through the real CLI.
+    for review in [0, 1] {
+        assert!(
+            reqs.iter()
+                .any(|r| r.role() == Some("Enthusiast") && r.review == Some(review)),
+            "review {review} missing"
+        );
+    }
+    assert_eq!(session_reqs.len(), 5, "write, stop, read, fix, stop");
+    // The session log: enable, block, approve.
+    let sessions = repo.root.join(".arev/sessions");
+    let dir = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let log = std::fs::read_to_string(dir.join("log.jsonl")).unwrap();
+    let decisions: Vec<String> = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["event"] == "stop")
+        .map(|v| v["decision"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(decisions, ["block", "approve"], "{log}");
+    // The approval told the human, once.
+    let out = events
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(out.contains("reviewed the session's changes"), "{dbg}");
+    assert!(
+        fake.stray_requests().is_empty(),
+        "{:?}",
+        fake.stray_requests()
+    );
+}
+
+/// `/arev:adversarial-review src/lib.rs` in `-p` mode: the command runs `arev run src/lib.rs
+/// --format markdown` and the Markdown report is what the session's model gets.
+#[test]
+fn slash_command_runs_arev_and_returns_the_markdown_report() {
+    let Some(bin) = claude_bin("slash_command_runs_arev_and_returns_the_markdown_report") else {
+        return;
+    };
+    let repo = repo_with_real_reviewers(&bin);
+    let script = Script::new()
+        .session(vec![Step::Text(
+            "Review done; see the report above.".into(),
+        )])
+        .answer(
+            "Enthusiast",
+            1,
+            json!({"findings": [finding("F1", "src/lib.rs", 2, "high", "error-handling")]}),
+        )
+        .answer("Adversary", 1, empty_map())
+        .answer(
+            "Judge",
+            1,
+            json!({"rulings": [ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
+                   "summary": "1 confirmed", "convergence": false, "next_round_model": null}),
+        )
+        .answer("Enthusiast", 2, json!({"findings": []}))
+        .answer("Adversary", 2, empty_map());
+    let fake = FakeAnthropic::start(script);
+    let (ok, events, dbg) = session(&bin, &repo, &fake, "/arev:adversarial-review src/lib.rs");
+    assert!(ok, "{dbg}");
+    let result = events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "result")
+        .expect("result");
+    assert_eq!(result["is_error"], false, "{dbg}");
+    let reqs = fake.requests();
+    assert!(
+        reqs.iter().any(|r| r.role() == Some("Judge")),
+        "arev ran a review"
+    );
+    let runs: Vec<_> = std::fs::read_dir(repo.root.join(".arev/runs"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(runs.len(), 1);
+    let report_md = std::fs::read_to_string(runs[0].path().join("report.md")).unwrap();
+    let first = reqs.iter().find(|r| r.turn.is_none()).unwrap_or_else(|| {
+        let seen: Vec<_> = reqs.iter().map(|r| (r.role(), r.round(), r.step)).collect();
+        panic!("no session request: {seen:?}\n{dbg}")
+    });
+    let sent = first.body["messages"].to_string();
+    // The report, as arev rendered it, is in the expanded command the model got.
+    let heading = report_md.lines().next().unwrap();
+    let esc = serde_json::to_string(heading).unwrap();
+    assert!(sent.contains(&esc[1..esc.len() - 1]), "{heading}\n{sent}");
+    assert!(
+        sent.contains("(arev exit code 1)"),
+        "exit code line: {sent}"
+    );
+    assert!(
+        sent.contains("(target: `src/lib.rs`)"),
+        "$0 is the first argument: {sent}"
+    );
+    assert!(
+        sent.contains("arev run src/lib.rs"),
+        "the target reached the command: {sent}"
+    );
+}
+
+/// `arev install claude` wiring (no plugin): the real CLI loads the hooks from the project's
+/// `.claude/settings.json`; `#arev` turns review on and an unchanged session stops quietly.
+#[test]
+fn installed_project_hooks_fire_in_the_real_cli() {
+    let Some(bin) = claude_bin("installed_project_hooks_fire_in_the_real_cli") else {
+        return;
+    };
+    let repo = repo_with_real_reviewers(&bin);
+    repo.arev()
+        .args(&["install", "claude"])
+        .run()
+        .assert_code(0);
+    repo.commit("wire arev into .claude");
+    let fake =
+        FakeAnthropic::start(Script::new().session(vec![Step::Text("Nothing to do.".into())]));
+    let home = repo.scratch.join("session-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let o = Command::new(&bin)
+        .args(["-p", "#arev just look around", "--output-format", "json"])
+        .current_dir(&repo.root)
+        .env_clear()
+        .envs(fake.claude_env(&home))
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sessions = repo.root.join(".arev/sessions");
+    let dir = std::fs::read_dir(&sessions)
+        .unwrap_or_else(|e| {
+            panic!(
+                "no session dir ({e}): {}",
+                String::from_utf8_lossy(&o.stdout)
+            )
+        })
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["enabled_by"], "prefix");
+    let log = std::fs::read_to_string(dir.join("log.jsonl")).unwrap();
+    assert!(log.contains("\"decision\":\"silent:no_change\""), "{log}");
+    assert!(
+        fake.requests().iter().all(|r| r.turn.is_none()),
+        "no review of an unchanged diff"
+    );
+}
