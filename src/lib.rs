@@ -13,6 +13,7 @@ pub mod errors;
 pub mod exit_codes;
 pub mod findings;
 pub mod gates;
+pub mod iterate;
 mod output;
 pub mod report;
 pub mod resolve;

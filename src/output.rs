@@ -27,3 +27,8 @@ pub fn warn(msg: &str) {
 pub fn progress(msg: &str) {
     eprintln!("{msg}");
 }
+
+/// An informational line on stderr (e.g. where iterate mode left its branch).
+pub fn note(msg: &str) {
+    eprintln!("arev: {msg}");
+}

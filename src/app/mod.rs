@@ -1,4 +1,6 @@
 //! Entry points: each subcommand from parsed arguments to an exit code (one file each).
+mod iterate;
+mod review;
 mod run;
 mod schema;
 

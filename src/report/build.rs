@@ -286,6 +286,7 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
         cost,
         quality,
         warnings: result.warnings.clone(),
+        iterate: None,
         started_at: meta.started_at.clone(),
         finished_at: meta.finished_at.clone().unwrap_or_default(),
         duration_ms: input.duration_ms,

@@ -5,4 +5,4 @@ mod meta;
 
 pub use atomic::{write_atomic, write_json_atomic};
 pub use layout::{add_git_exclude, create_run_dir, default_runs_base, RunDir, RunId};
-pub use meta::{Meta, MetaTarget, RunStatus};
+pub use meta::{Meta, MetaIterate, MetaTarget, RunStatus};

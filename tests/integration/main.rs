@@ -19,3 +19,5 @@ mod inputs;
 mod interrupt;
 // Multi-round protocol: every stop reason, tiers per round, budgets, spec targets.
 mod protocol;
+// Iterate mode: review → fix in a worktree → re-review; every outer stop reason.
+mod iterate;
