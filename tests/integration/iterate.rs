@@ -586,3 +586,59 @@ fn iterate_outside_a_git_repository_is_a_usage_error() {
                 .is_none()
     );
 }
+
+#[test]
+fn ctrl_c_during_the_fix_keeps_and_names_the_worktree() {
+    use std::time::{Duration, Instant};
+    let repo = repo_with_marker();
+    let before = repo.state();
+    let script = steps(vec![
+        confirm_while("unwrap()", &["error-handling"]),
+        vec![json!({"role": "fixer", "hang": true})],
+    ]);
+    let child = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--iterate"])
+        .env("AREV_AGENT_GRACE", "300ms")
+        .script(script)
+        .command()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let log = repo.scratch.join("fake.log");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("\"role\":\"fixer\"")
+    {
+        assert!(Instant::now() < deadline, "the Fixer never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    repo.assert_untouched(&before);
+    let dirs: Vec<_> = std::fs::read_dir(repo.root.join(".arev/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(dirs[0].join("meta.json")).unwrap())
+            .unwrap();
+    assert_eq!(meta["status"], "interrupted");
+    let b = meta["iterate"]["branch"].as_str().unwrap();
+    assert!(PathBuf::from(meta["iterate"]["worktree"].as_str().unwrap()).is_dir());
+    assert!(stderr.contains("the worktree is kept"), "{stderr}");
+    assert!(stderr.contains(&format!("branch -D {b}")), "{stderr}");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dirs[0].join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["iterate"]["iterations"][0]["decision"], "interrupted");
+}
