@@ -571,6 +571,11 @@ async fn iteration(
         &serde_json::json!({"output": output, "schema_error": error, "records": fr.records}),
     );
     let known: BTreeSet<&str> = items.iter().map(|(it, _)| it.id.as_str()).collect();
+    for p in &fr.denied_writes {
+        output::warn(&format!(
+            "iteration {i}: the Fixer tried to write {p}; the agent CLI denied it"
+        ));
+    }
     let mut fix = FixReport {
         applied: vec![],
         skipped: vec![],
@@ -582,6 +587,11 @@ async fn iteration(
         cost_usd: fcost.usd,
         tokens: fcost.tokens,
     };
+    fix.errors.extend(
+        fr.denied_writes
+            .iter()
+            .map(|p| format!("fixer_write_denied:{p}")),
+    );
     match &fr.end {
         FixerEnd::Answered(out) => {
             for id in &out.applied {

@@ -9,6 +9,11 @@ const READ_ONLY_TOOLS: &str = "Read,Grep,Glob";
 /// The Fixer's tools (iterate mode; cwd = the isolated worktree): read plus Edit and Write,
 /// still under `dontAsk`, so anything else (Bash, WebFetch, …) is denied.
 const FIXER_TOOLS: &str = "Read,Grep,Glob,Edit,Write";
+/// The Fixer's allow rules: Edit and Write only below its cwd (the worktree). A bare `Edit`
+/// or `Write` allow rule lets Claude Code 2.1.330 write ANY path under `dontAsk` — verified
+/// against the real CLI: it created files in the user's own working tree and outside the
+/// repository. With the rules scoped, such writes are denied.
+const FIXER_ALLOW: &str = "Read,Grep,Glob,Edit(./**),Write(./**)";
 
 /// The argv (without the program) for a read-only Claude Code worker; the prompt goes on stdin.
 ///
@@ -17,9 +22,9 @@ const FIXER_TOOLS: &str = "Read,Grep,Glob,Edit,Write";
 /// The Fixer alone gets Edit and Write; never `acceptEdits`, `bypassPermissions` or
 /// `--dangerously-*`, for any role.
 pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
-    let tools = match req.role {
-        crate::findings::Role::Fixer => FIXER_TOOLS,
-        _ => READ_ONLY_TOOLS,
+    let (tools, allow) = match req.role {
+        crate::findings::Role::Fixer => (FIXER_TOOLS, FIXER_ALLOW),
+        _ => (READ_ONLY_TOOLS, READ_ONLY_TOOLS),
     };
     let mut args: Vec<String> = [
         "-p",
@@ -29,7 +34,7 @@ pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
         "--tools",
         tools,
         "--allowedTools",
-        tools,
+        allow,
         "--permission-mode",
         "dontAsk",
         "--strict-mcp-config",
@@ -356,7 +361,13 @@ mod tests {
                 "Read,Grep,Glob"
             };
             assert_eq!(after("--tools"), want, "{role}");
-            assert_eq!(after("--allowedTools"), want, "{role}");
+            let allow = if role == Role::Fixer {
+                // Bare Edit/Write rules would allow writes anywhere: scoped to the cwd.
+                "Read,Grep,Glob,Edit(./**),Write(./**)"
+            } else {
+                "Read,Grep,Glob"
+            };
+            assert_eq!(after("--allowedTools"), allow, "{role}");
             assert_eq!(after("--permission-mode"), "dontAsk", "{role}");
             assert!(
                 !args.iter().any(|a| a.contains("acceptEdits")

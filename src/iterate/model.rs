@@ -120,7 +120,8 @@ pub struct FixReport {
     /// The Fixer's own account (`applied` ids, `skipped` with reasons).
     pub applied: Vec<String>,
     pub skipped: Vec<SkippedFix>,
-    /// `fixer_malformed_json`, `fixer_unknown_id:<id>`, …
+    /// `fixer_malformed_json`, `fixer_unknown_id:<id>`, `fixer_write_denied:<path>` (an
+    /// Edit/Write outside the worktree that the agent CLI refused), …
     pub errors: Vec<String>,
     /// Paths changed inside ALLOWED_FILES and committed.
     pub changed: Vec<String>,

@@ -28,6 +28,8 @@ pub enum FixerEnd {
 pub struct FixerRun {
     pub end: FixerEnd,
     pub records: Vec<DispatchRecord>,
+    /// Edit/Write attempts the agent CLI denied (listed in `permission_denials`): paths.
+    pub denied_writes: Vec<String>,
 }
 
 /// Tools that write files, and the input key holding the path.
@@ -61,6 +63,7 @@ pub async fn run_fixer<T: serde::Serialize>(
                     detail,
                 }),
                 records: vec![],
+                denied_writes: vec![],
             }
         }
     };
@@ -73,6 +76,7 @@ pub async fn run_fixer<T: serde::Serialize>(
                     detail: format!("cannot prepare the target view: {e}"),
                 }),
                 records: vec![],
+                denied_writes: vec![],
             }
         }
     };
@@ -103,27 +107,56 @@ pub async fn run_fixer<T: serde::Serialize>(
             },
         },
     };
+    let denied_writes = write_attempts(&target.root, &r.records)
+        .into_iter()
+        .filter(|(_, denied)| *denied)
+        .map(|(p, _)| p)
+        .collect();
     FixerRun {
         end,
         records: r.records,
+        denied_writes,
     }
 }
 
-/// The first Edit/Write path (over every attempt) outside `root`.
-fn write_violation(root: &Path, records: &[DispatchRecord]) -> Option<String> {
+/// Every Edit/Write (over every attempt): (resolved path, denied by the CLI's permissions).
+fn write_attempts(root: &Path, records: &[DispatchRecord]) -> Vec<(String, bool)> {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    records
-        .iter()
-        .flat_map(|r| r.outcome.tool_uses.iter())
-        .find_map(|t| {
-            let key = WRITE_TOOLS
+    let mut out = vec![];
+    for r in records {
+        let denied: Vec<&str> = r
+            .outcome
+            .result
+            .iter()
+            .flat_map(|res| res.permission_denials.iter())
+            .filter_map(|d| d.get("tool_use_id").and_then(|v| v.as_str()))
+            .collect();
+        for t in &r.outcome.tool_uses {
+            let Some(key) = WRITE_TOOLS
                 .iter()
                 .find(|(name, _)| *name == t.name)
-                .map(|(_, k)| *k)?;
+                .map(|(_, k)| *k)
+            else {
+                continue;
+            };
             let raw = t.input.get(key).and_then(|v| v.as_str()).unwrap_or("");
-            let p = resolve(Path::new(raw), &root);
-            (raw.is_empty() || !p.starts_with(&root)).then(|| p.display().to_string())
-        })
+            out.push((
+                resolve(Path::new(raw), &root).display().to_string(),
+                denied.contains(&t.id.as_str()),
+            ));
+        }
+    }
+    out
+}
+
+/// The first Edit/Write outside `root` that the CLI did not deny. (A denied attempt wrote
+/// nothing: it is recorded, not an abort.)
+fn write_violation(root: &Path, records: &[DispatchRecord]) -> Option<String> {
+    let canon = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    write_attempts(root, records)
+        .into_iter()
+        .find(|(p, denied)| !denied && !Path::new(p).starts_with(&canon))
+        .map(|(p, _)| p)
 }
 
 /// Absolute, `.`/`..` resolved lexically, then the longest existing prefix canonicalised
@@ -224,6 +257,26 @@ mod tests {
             serde_json::json!({"file_path": "/tmp/x.rs"}),
         )]);
         assert_eq!(write_violation(&root, &[abs]).as_deref(), Some("/tmp/x.rs"));
+        let mut denied = rec(vec![(
+            "Write",
+            serde_json::json!({"file_path": "/tmp/x.rs"}),
+        )]);
+        denied.outcome.result = Some(crate::dispatch::ResultEvent {
+            is_error: false,
+            subtype: "success".into(),
+            text: Some("{}".into()),
+            total_cost_usd: 0.0,
+            usage: Default::default(),
+            permission_denials: vec![
+                serde_json::json!({"tool_name": "Write", "tool_use_id": "t0"}),
+            ],
+            num_turns: None,
+        });
+        assert_eq!(write_violation(&root, std::slice::from_ref(&denied)), None);
+        assert_eq!(
+            write_attempts(&root, &[denied]),
+            [("/tmp/x.rs".to_string(), true)]
+        );
         std::os::unix::fs::symlink(d.path(), root.join("link")).unwrap();
         let via_link = rec(vec![(
             "Write",

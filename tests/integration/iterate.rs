@@ -630,8 +630,7 @@ fn ctrl_c_during_the_fix_keeps_and_names_the_worktree() {
         .map(|e| e.unwrap().path())
         .collect();
     let meta: Value =
-        serde_json::from_str(&std::fs::read_to_string(dirs[0].join("meta.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dirs[0].join("meta.json")).unwrap()).unwrap();
     assert_eq!(meta["status"], "interrupted");
     let b = meta["iterate"]["branch"].as_str().unwrap();
     assert!(PathBuf::from(meta["iterate"]["worktree"].as_str().unwrap()).is_dir());
@@ -640,5 +639,8 @@ fn ctrl_c_during_the_fix_keeps_and_names_the_worktree() {
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(dirs[0].join("report.json")).unwrap())
             .unwrap();
-    assert_eq!(report["iterate"]["iterations"][0]["decision"], "interrupted");
+    assert_eq!(
+        report["iterate"]["iterations"][0]["decision"],
+        "interrupted"
+    );
 }
