@@ -15,6 +15,7 @@ pub mod findings;
 pub mod gates;
 pub mod hook;
 pub mod install;
+pub mod iterate;
 mod output;
 pub mod report;
 pub mod resolve;

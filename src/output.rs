@@ -34,3 +34,8 @@ pub fn hook_response(json: &serde_json::Value) {
     let _ = writeln!(out, "{json}");
     let _ = out.flush();
 }
+
+/// An informational line on stderr (e.g. where iterate mode left its branch).
+pub fn note(msg: &str) {
+    eprintln!("arev: {msg}");
+}

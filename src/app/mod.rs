@@ -2,8 +2,10 @@
 mod emit;
 mod hook;
 mod install;
+mod iterate;
 mod merge;
 mod report;
+mod review;
 mod run;
 mod runs;
 mod schema;

@@ -18,6 +18,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process: the size of `RunArgs` does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Review a file, several paths, a glob, or `diff` (the working tree against HEAD).
@@ -135,13 +137,18 @@ Examples:
   arev run diff --base origin/main      review everything since the merge-base with main
   arev run src/lib.rs --format json     one file, JSON report on stdout
   arev run 'src/**/*.rs' --out r.json   a glob; report also written to r.json
+  arev run diff --iterate --verify 'cargo test'
+                                        review, fix in a worktree, re-review until clean
 
 Exit codes:
   0    review completed; no confirmed finding at or above --fail-on (default high)
   1    review completed; at least one confirmed finding at or above --fail-on
   2    usage, config or target error; nothing was reviewed
   3    review aborted: a gate fired or agents could not be dispatched (no verdict)
-  130  interrupted (Ctrl-C); the run dir records status: interrupted";
+  130  interrupted (Ctrl-C); the run dir records status: interrupted
+
+With --iterate: 0 when the final review is clean, 1 when findings remain or --verify
+failed, 3 on abort, 130 on Ctrl-C (the worktree and its branch are kept either way).";
 
 /// Output formats of the report on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -213,6 +220,20 @@ pub struct RunArgs {
     /// An empty diff exits 0 with status `empty` instead of exit 2.
     #[arg(long)]
     pub allow_empty: bool,
+    /// Review, fix in an isolated git worktree (`.arev/worktrees/<run-id>`, branch
+    /// `arev/iterate/<run-id>`), re-review, until the review is clean. Never merges.
+    #[arg(long)]
+    pub iterate: bool,
+    /// With --iterate: at most this many reviews (default 5); the last one is never fixed.
+    #[arg(long, value_name = "N", requires = "iterate", value_parser = clap::value_parser!(u32).range(1..=50))]
+    pub max_iterations: Option<u32>,
+    /// With --iterate: every round of every review runs at opus.
+    #[arg(long, requires = "iterate")]
+    pub quality_critical: bool,
+    /// With --iterate: run `sh -c CMD` in the worktree after each fix commit; non-zero stops
+    /// the loop (verify-failed).
+    #[arg(long, value_name = "CMD", requires = "iterate")]
+    pub verify: Option<String>,
     /// No progress on stderr.
     #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,
@@ -360,5 +381,34 @@ mod tests {
         assert_eq!(r.format, Format::Json);
         assert!(Cli::try_parse_from(["arev", "run"]).is_err());
         assert!(Cli::try_parse_from(["arev", "run", "x", "--passes", "0"]).is_err());
+    }
+
+    #[test]
+    fn iterate_flags_require_iterate() {
+        for extra in [
+            &["--max-iterations", "3"][..],
+            &["--quality-critical"][..],
+            &["--verify", "true"][..],
+        ] {
+            let mut argv = vec!["arev", "run", "diff"];
+            argv.extend_from_slice(extra);
+            assert!(
+                Cli::try_parse_from(&argv).is_err(),
+                "{extra:?} without --iterate"
+            );
+            argv.push("--iterate");
+            assert!(
+                Cli::try_parse_from(&argv).is_ok(),
+                "{extra:?} with --iterate"
+            );
+        }
+        let c = Cli::try_parse_from(["arev", "run", "diff", "--iterate"]).unwrap();
+        let Command::Run(r) = c.command else { panic!() };
+        assert!(r.iterate);
+        assert_eq!(r.max_iterations, None);
+        assert!(
+            Cli::try_parse_from(["arev", "run", "d", "--iterate", "--max-iterations", "0"])
+                .is_err()
+        );
     }
 }

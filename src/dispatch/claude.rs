@@ -6,21 +6,35 @@ use std::collections::HashSet;
 
 /// The only tools a reviewer gets; also the only allow rules.
 const READ_ONLY_TOOLS: &str = "Read,Grep,Glob";
+/// The Fixer's tools (iterate mode; cwd = the isolated worktree): read plus Edit and Write,
+/// still under `dontAsk`, so anything else (Bash, WebFetch, …) is denied.
+const FIXER_TOOLS: &str = "Read,Grep,Glob,Edit,Write";
+/// The Fixer's allow rules: Edit and Write only below its cwd (the worktree). A bare `Edit`
+/// or `Write` allow rule lets Claude Code 2.1.330 write ANY path under `dontAsk` — verified
+/// against the real CLI: it created files in the user's own working tree and outside the
+/// repository. With the rules scoped, such writes are denied.
+const FIXER_ALLOW: &str = "Read,Grep,Glob,Edit(./**),Write(./**)";
 
 /// The argv (without the program) for a read-only Claude Code worker; the prompt goes on stdin.
 ///
 /// `--allowedTools` is variadic in the real CLI, so it is always followed by another flag
 /// (`--permission-mode`), never by a free-standing value.
+/// The Fixer alone gets Edit and Write; never `acceptEdits`, `bypassPermissions` or
+/// `--dangerously-*`, for any role.
 pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
+    let (tools, allow) = match req.role {
+        crate::findings::Role::Fixer => (FIXER_TOOLS, FIXER_ALLOW),
+        _ => (READ_ONLY_TOOLS, READ_ONLY_TOOLS),
+    };
     let mut args: Vec<String> = [
         "-p",
         "--output-format",
         "stream-json",
         "--verbose",
         "--tools",
-        READ_ONLY_TOOLS,
+        tools,
         "--allowedTools",
-        READ_ONLY_TOOLS,
+        allow,
         "--permission-mode",
         "dontAsk",
         "--strict-mcp-config",
@@ -311,5 +325,57 @@ mod tests {
             || a.starts_with("--dangerously")));
         let i = args.iter().position(|a| a == "--allowedTools").unwrap();
         assert!(args[i + 2].starts_with("--"));
+    }
+
+    #[test]
+    fn only_the_fixer_may_edit_and_nobody_bypasses_permissions() {
+        let agent = AgentSpec {
+            name: "claude".into(),
+            backend: BackendKind::Claude,
+            binary: PathBuf::from("/usr/bin/claude"),
+            extra_args: vec![],
+            models: TierModels::default(),
+            max_turns: 8,
+        };
+        for role in [Role::Enthusiast, Role::Adversary, Role::Judge, Role::Fixer] {
+            let req = DispatchRequest {
+                role,
+                label: role.as_str().into(),
+                prompt: "P".into(),
+                system_prompt: "S".into(),
+                tier: Tier::Opus,
+                cwd: PathBuf::from("/repo/.arev/worktrees/x"),
+                out_dir: PathBuf::from("/tmp/x"),
+                timeout: Duration::from_secs(1),
+                grace: Duration::from_secs(1),
+                output_cap: 1024,
+            };
+            let args = claude_args(&agent, &req);
+            let after = |flag: &str| {
+                let i = args.iter().position(|a| a == flag).unwrap();
+                args[i + 1].as_str()
+            };
+            let want = if role == Role::Fixer {
+                "Read,Grep,Glob,Edit,Write"
+            } else {
+                "Read,Grep,Glob"
+            };
+            assert_eq!(after("--tools"), want, "{role}");
+            let allow = if role == Role::Fixer {
+                // Bare Edit/Write rules would allow writes anywhere: scoped to the cwd.
+                "Read,Grep,Glob,Edit(./**),Write(./**)"
+            } else {
+                "Read,Grep,Glob"
+            };
+            assert_eq!(after("--allowedTools"), allow, "{role}");
+            assert_eq!(after("--permission-mode"), "dontAsk", "{role}");
+            assert!(
+                !args.iter().any(|a| a.contains("acceptEdits")
+                    || a.contains("bypassPermissions")
+                    || a.starts_with("--dangerously")
+                    || a.starts_with("--allow-dangerously")),
+                "{role}: {args:?}"
+            );
+        }
     }
 }

@@ -27,6 +27,8 @@ pub enum Abort {
     JudgeMalformed { detail: String },
     /// Every Enthusiast pass of the deciding round was invalid: nothing was reviewed.
     EnthusiastMalformed { detail: String },
+    /// The Fixer (iterate mode) edited or wrote a path outside its worktree.
+    OfftargetWrite { role: Role, path: String },
 }
 
 impl Abort {
@@ -39,6 +41,7 @@ impl Abort {
             Self::OfftargetHallucination { .. } => "offtarget_hallucination".into(),
             Self::JudgeMalformed { .. } => "judge_malformed_json".into(),
             Self::EnthusiastMalformed { .. } => "enthusiast_malformed_json".into(),
+            Self::OfftargetWrite { role, .. } => format!("{role}_offtarget_write"),
         }
     }
 
@@ -62,6 +65,9 @@ impl Abort {
             }
             Self::EnthusiastMalformed { detail } => {
                 format!("every Enthusiast pass answered invalid JSON twice ({detail})")
+            }
+            Self::OfftargetWrite { role, path } => {
+                format!("the {role} wrote {path}, which is outside its worktree")
             }
         }
     }

@@ -223,6 +223,7 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
         warnings: result.warnings.clone(),
         shard: None,
         merged_from: vec![],
+        iterate: None,
         started_at: meta.started_at.clone(),
         finished_at: meta.finished_at.clone().unwrap_or_default(),
         duration_ms: input.duration_ms,

@@ -113,6 +113,7 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
             files: strings(files),
         }),
         merged_from: vec![],
+        iterate: None,
         started_at: format!("2026-01-01T00:00:0{index}Z"),
         finished_at: format!("2026-01-01T00:01:0{index}Z"),
         duration_ms: 100 * u64::from(index),

@@ -50,6 +50,9 @@ pub fn render_markdown(r: &Report) -> String {
     if let Some(d) = &r.abort_detail {
         let _ = writeln!(s, "> {}\n", cell(d));
     }
+    if let Some(it) = &r.iterate {
+        s.push_str(&crate::iterate::markdown_section(it));
+    }
     if !r.confirmed.is_empty() {
         let _ = writeln!(
             s,

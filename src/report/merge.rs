@@ -460,6 +460,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
         warnings,
         shard: None,
         merged_from,
+        iterate: None,
         started_at: reports
             .iter()
             .map(|r| r.started_at.as_str())

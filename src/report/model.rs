@@ -26,6 +26,8 @@ pub struct Report {
     /// Absolute path of the run directory.
     pub run_dir: String,
     pub status: RunStatus,
+    /// How the review stopped. Null for an iterate run: its outer loop's reason is
+    /// `iterate.stop_reason`, each review's is in `iterate.iterations[]`.
     pub stop_reason: Option<StopReason>,
     pub abort_reason: Option<String>,
     pub abort_detail: Option<String>,
@@ -45,6 +47,11 @@ pub struct Report {
     /// For a report made by `arev merge`: the shard runs it combines (empty otherwise).
     #[serde(default)]
     pub merged_from: Vec<MergedShard>,
+    /// `arev run --iterate` only: the review → fix loop in an isolated worktree. The
+    /// findings, rounds, coverage and quality above are those of its last review; `cost`
+    /// covers every review and every fix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterate: Option<crate::iterate::IterateReport>,
     pub started_at: String,
     pub finished_at: String,
     pub duration_ms: u64,

@@ -11,7 +11,10 @@ pub fn render_text(r: &Report) -> String {
             "arev: review complete — {} ({} round(s), stop: {})",
             r.target.display,
             r.rounds.len(),
-            r.stop_reason.map_or("-", |x| x.as_str())
+            r.stop_reason
+                .map(|x| x.as_str())
+                .or_else(|| r.iterate.as_ref()?.stop_reason.map(|x| x.as_str()))
+                .unwrap_or("-")
         ),
         RunStatus::Aborted => format!(
             "arev: review ABORTED — {} ({}): no verdict",
@@ -78,6 +81,9 @@ pub fn render_text(r: &Report) -> String {
     }
     for w in &r.warnings {
         let _ = writeln!(s, "warning: {w}");
+    }
+    if let Some(it) = &r.iterate {
+        s.push_str(&crate::iterate::text_section(it));
     }
     let _ = writeln!(s, "run: {}", r.run_dir);
     s

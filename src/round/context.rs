@@ -106,7 +106,9 @@ impl<'a> Ctx<'a> {
                 .map_err(|e| (role, e))?;
             specs.insert(role.as_str(), spec);
         }
-        let assets = Assets::load(&target.root).map_err(|e| {
+        // The repository's overrides live under the run's root (for iterate mode the user's
+        // repository, not the worktree the target was pinned in).
+        let assets = Assets::load(&plan.root).map_err(|e| {
             (
                 Role::Enthusiast,
                 format!("cannot read prompt overrides under .arev/: {e}"),
@@ -121,7 +123,7 @@ impl<'a> Ctx<'a> {
             }
         }
         let loc = &plan.config.localization;
-        let localization = [Role::Enthusiast, Role::Adversary, Role::Judge]
+        let localization = [Role::Enthusiast, Role::Adversary, Role::Judge, Role::Fixer]
             .into_iter()
             .map(|r| {
                 (
@@ -291,6 +293,33 @@ impl<'a> Ctx<'a> {
             .set("prior_rounds", prior_rounds_section(history, Role::Judge));
         let header = first_line(round, self.mode(), Role::Judge, None);
         render(&header, self.assets.template(Role::Judge), &v)
+    }
+}
+
+impl Ctx<'_> {
+    /// The Fixer's prompt (iterate mode): first line `[AR Round {iteration} — {MODE}] Fixer`,
+    /// the target tag, and the confirmed rulings as JSON inside `<rulings>…</rulings>`.
+    pub fn fixer_prompt<T: serde::Serialize>(
+        &self,
+        view: &RoundView,
+        iteration: u32,
+        rulings: &T,
+        fix_files: &[String],
+    ) -> Result<String, String> {
+        let mut v = self.base_vars(view, iteration, Role::Fixer);
+        let files = if fix_files.is_empty() {
+            "(none named)".to_string()
+        } else {
+            fix_files
+                .iter()
+                .map(|f| format!("`{}`", escape_text(f)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        v.set("rulings", embed_json(rulings))
+            .set("fix_files", files);
+        let header = first_line(iteration, self.mode(), Role::Fixer, None);
+        render(&header, self.assets.template(Role::Fixer), &v)
     }
 }
 

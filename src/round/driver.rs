@@ -40,7 +40,7 @@ impl Progress {
         Self { enabled: false }
     }
 
-    fn line(&self, s: &str) {
+    pub fn line(&self, s: &str) {
         if self.enabled {
             crate::output::progress(s);
         }

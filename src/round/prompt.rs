@@ -6,7 +6,7 @@ use crate::target::{PinnedTarget, TargetKind};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-const AGENTS: [(&str, &str); 6] = [
+const AGENTS: [(&str, &str); 7] = [
     ("enthusiast", include_str!("../../agents/enthusiast.md")),
     ("adversary", include_str!("../../agents/adversary.md")),
     ("judge", include_str!("../../agents/judge.md")),
@@ -19,11 +19,13 @@ const AGENTS: [(&str, &str); 6] = [
         include_str!("../../agents/adversary-spec.md"),
     ),
     ("judge-spec", include_str!("../../agents/judge-spec.md")),
+    ("fixer", include_str!("../../agents/fixer.md")),
 ];
-const TEMPLATES: [(&str, &str); 3] = [
+const TEMPLATES: [(&str, &str); 4] = [
     ("enthusiast", include_str!("../../prompts/enthusiast.md")),
     ("adversary", include_str!("../../prompts/adversary.md")),
     ("judge", include_str!("../../prompts/judge.md")),
+    ("fixer", include_str!("../../prompts/fixer.md")),
 ];
 const CHECKLIST: &str = include_str!("../../heuristics/code-escape-categories.md");
 
@@ -269,6 +271,41 @@ mod tests {
             assert!(p.contains("Read"), "{role} prompt must order a Read");
         }
         assert!(a.checklist.contains("[semantic — PRIORITY]"));
+    }
+
+    #[test]
+    fn fixer_assets_load_and_render() {
+        let d = tempfile::tempdir().unwrap();
+        let a = Assets::load(d.path()).unwrap();
+        let body = a.body(Role::Fixer, false);
+        assert!(!body.starts_with("---") && body.contains("# Role: Fixer"));
+        assert_eq!(
+            a.body(Role::Fixer, true),
+            body,
+            "no spec variant: same body"
+        );
+        let mut v = PromptVars::default();
+        for k in [
+            "round",
+            "mode",
+            "target_guide",
+            "brief",
+            "localization",
+            "fix_files",
+        ] {
+            v.set(k, "");
+        }
+        v.set("rulings", "[{\"id\":\"F1\"}]");
+        v.set("target_tag", target_tag(Path::new("/w/a.rs"), "file", "ab"));
+        let p = render(
+            &first_line(2, "LIGHTWEIGHT", Role::Fixer, None),
+            a.template(Role::Fixer),
+            &v,
+        )
+        .unwrap();
+        assert!(p.starts_with("[AR Round 2 — LIGHTWEIGHT] Fixer\n"), "{p}");
+        assert!(p.contains("<rulings>\n[{\"id\":\"F1\"}]\n</rulings>"));
+        assert_eq!(p.matches("<target ").count(), 1);
     }
 
     #[test]

@@ -149,7 +149,10 @@ async fn one_dispatch(
 ) -> (Step, DispatchRecord) {
     let role = who.role;
     let spec = ctx.agent(role, who.pass);
-    let out_dir = ctx.run.agent_dir(who.round, label);
+    let out_dir = match role {
+        Role::Fixer => ctx.run.fixer_dir(label),
+        _ => ctx.run.agent_dir(who.round, label),
+    };
     let req = crate::dispatch::DispatchRequest {
         role,
         label: label.to_string(),

@@ -77,6 +77,22 @@ impl RunDir {
             .join(format!("r{round}"))
             .join(label)
     }
+    /// The Fixer's dispatch dir (iterate mode): `agents/fix/<label>`.
+    pub fn fixer_dir(&self, label: &str) -> PathBuf {
+        self.path.join("agents").join("fix").join(label)
+    }
+    /// Create the nested run dir `<self>/<rel>` (create-or-fail), e.g. `iterations/2`.
+    pub fn child(&self, rel: &str) -> std::io::Result<RunDir> {
+        let path = self.path.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::create_dir(&path)?;
+        Ok(RunDir {
+            id: RunId(format!("{}/{rel}", self.id)),
+            path,
+        })
+    }
     pub fn report_json(&self) -> PathBuf {
         self.path.join("report.json")
     }

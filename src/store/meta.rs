@@ -70,4 +70,17 @@ pub struct Meta {
     pub config_digest: String,
     pub started_at: String,
     pub finished_at: Option<String>,
+    /// `arev run --iterate` only: where the fixes are (kept on abort and Ctrl-C too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterate: Option<MetaIterate>,
+}
+
+/// The iterate run's branch and worktree, and how far it got.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MetaIterate {
+    pub branch: String,
+    pub worktree: String,
+    pub base_commit: String,
+    pub iterations_completed: u32,
+    pub max_iterations: u32,
 }

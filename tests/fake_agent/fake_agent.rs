@@ -22,8 +22,11 @@
 //! ]}
 //! ```
 //!
-//! The first step whose selectors match is used: `role` (required; lower-case role name),
-//! `round`, `pass`, `retry` (optional; compared only when present). No match (or no script)
+//! The first step whose selectors match is used: `role` (required; lower-case role name,
+//! `fixer` for iterate mode's Fixer), `round`, `pass`, `retry` (optional; compared only when
+//! present), `if_file_contains` / `unless_file_contains` (optional
+//! `{"path": "src/lib.rs", "text": "…"}`: the file, relative to the agent's cwd, contains /
+//! does not contain the text; a missing file contains nothing). No match (or no script)
 //! → default behaviour: Read the target, answer with the role's empty valid answer
 //! (`{"findings":[]}`, `{"heuristics":[],"safe_zones":[]}`,
 //! `{"rulings":[],"summary":"No findings to arbitrate.","convergence":false,"next_round_model":null}`,
@@ -41,6 +44,10 @@
 //!   then a `user` tool_result.
 //! - `reads` (list of paths): extra Read tool uses (relative paths emitted as given).
 //! - `greps` (list of `{"pattern","path"}`): Grep tool uses.
+//! - `edits` (list of `{"path","find","replace"}`): Edit tool uses, applied to the file
+//!   relative to the cwd (first occurrence of `find`; not found → an error tool result and
+//!   no change). `writes` (list of `{"path","content"}`): Write tool uses, creating parent
+//!   directories. Paths may be absolute; the tool use carries the absolute path.
 //! - `crash` (bool): after the tool uses, print an assistant text event and exit 1 with no
 //!   result event.
 //! - `garbage_lines` (n): n non-JSON lines on stdout.
@@ -132,6 +139,13 @@ fn fail(msg: &str) -> ! {
     std::process::exit(2);
 }
 
+/// `{"path","text"}`: whether the file (relative to the cwd) contains the text.
+fn file_contains(sel: &Value) -> bool {
+    let path = sel.get("path").and_then(Value::as_str).unwrap_or("");
+    let text = sel.get("text").and_then(Value::as_str).unwrap_or("");
+    std::fs::read_to_string(path).is_ok_and(|t| t.contains(text))
+}
+
 fn load_step(d: &Dispatch) -> Value {
     let Some(path) = std::env::var_os("AREV_FAKE_SCRIPT") else {
         return json!({});
@@ -159,6 +173,10 @@ fn load_step(d: &Dispatch) -> Value {
                     .is_none_or(|p| p.is_null() || p.as_u64() == d.pass)
                 && s.get("retry")
                     .is_none_or(|r| r.is_null() || r.as_bool() == Some(d.retry))
+                && s.get("if_file_contains")
+                    .is_none_or(|c| c.is_null() || file_contains(c))
+                && s.get("unless_file_contains")
+                    .is_none_or(|c| c.is_null() || !file_contains(c))
         })
         .unwrap_or_else(|| json!({}))
 }
@@ -383,6 +401,55 @@ fn main() {
         }
         input["output_mode"] = json!("files_with_matches");
         s.tool("Grep", input, "No files found", false);
+    }
+
+    let cwd = std::env::current_dir().unwrap_or_default();
+    for e in step
+        .get("edits")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let path = cwd.join(e.get("path").and_then(Value::as_str).unwrap_or(""));
+        let find = e.get("find").and_then(Value::as_str).unwrap_or("");
+        let replace = e.get("replace").and_then(Value::as_str).unwrap_or("");
+        let input = json!({"file_path": path, "old_string": find, "new_string": replace});
+        match std::fs::read_to_string(&path) {
+            Ok(text) if !find.is_empty() && text.contains(find) => {
+                let next = text.replacen(find, replace, 1);
+                if let Err(err) = std::fs::write(&path, next) {
+                    fail(&format!("cannot edit {}: {err}", path.display()));
+                }
+                s.tool("Edit", input, "The file has been updated.", false);
+            }
+            _ => s.tool(
+                "Edit",
+                input,
+                "<tool_use_error>String to replace not found in file.</tool_use_error>",
+                true,
+            ),
+        }
+    }
+    for w in step
+        .get("writes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let path = cwd.join(w.get("path").and_then(Value::as_str).unwrap_or(""));
+        let content = w.get("content").and_then(Value::as_str).unwrap_or("");
+        if let Some(parent) = path.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        if let Err(err) = std::fs::write(&path, content) {
+            fail(&format!("cannot write {}: {err}", path.display()));
+        }
+        s.tool(
+            "Write",
+            json!({"file_path": path, "content": content}),
+            "File created successfully.",
+            false,
+        );
     }
 
     if flag("crash") {

@@ -1,7 +1,8 @@
 //! Test builder: a temporary git repo, the fake agent first on PATH as `claude`, and `arev`.
 
 use serde_json::Value;
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// A temporary git repository with one commit.
@@ -77,6 +78,86 @@ impl TestRepo {
             cwd: self.root.clone(),
             fake_on_path: true,
         }
+    }
+}
+
+/// What the user sees of their repository: every file outside `.git/` and `.arev/` with
+/// its bytes, `.git/index` bytes, `.git/HEAD` bytes and the commit it resolves to, and
+/// every branch except `arev/iterate/*` with its commit.
+#[derive(Debug, PartialEq, Eq)]
+pub struct RepoState {
+    pub files: BTreeMap<String, Vec<u8>>,
+    pub index: Vec<u8>,
+    pub head: Vec<u8>,
+    pub head_commit: String,
+    pub branches: Vec<String>,
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        if rel == ".git" || rel == ".arev" {
+            continue;
+        }
+        let ft = e.file_type().unwrap();
+        if ft.is_dir() {
+            walk(root, &p, out);
+        } else if ft.is_symlink() {
+            out.insert(
+                rel,
+                std::fs::read_link(&p)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+                    .into_bytes(),
+            );
+        } else {
+            out.insert(rel, std::fs::read(&p).unwrap());
+        }
+    }
+}
+
+impl TestRepo {
+    /// Snapshot the user's working tree, index, HEAD and branches (read-only: no git
+    /// command that could refresh the index).
+    pub fn state(&self) -> RepoState {
+        let mut files = BTreeMap::new();
+        walk(&self.root, &self.root, &mut files);
+        let branches = self
+            .git(&[
+                "for-each-ref",
+                "--format=%(refname) %(objectname)",
+                "refs/heads",
+            ])
+            .lines()
+            .filter(|l| !l.starts_with("refs/heads/arev/iterate/"))
+            .map(String::from)
+            .collect();
+        RepoState {
+            files,
+            index: std::fs::read(self.root.join(".git/index")).unwrap_or_default(),
+            head: std::fs::read(self.root.join(".git/HEAD")).unwrap(),
+            head_commit: self.git(&["rev-parse", "HEAD"]).trim().to_string(),
+            branches,
+        }
+    }
+
+    /// Assert the user's working tree, index, HEAD and branches are byte-identical to `before`.
+    pub fn assert_untouched(&self, before: &RepoState) {
+        let now = self.state();
+        assert_eq!(
+            now.files.keys().collect::<Vec<_>>(),
+            before.files.keys().collect::<Vec<_>>(),
+            "working tree file list changed"
+        );
+        for (k, v) in &before.files {
+            assert!(now.files[k] == *v, "working tree file {k} changed");
+        }
+        assert!(now.index == before.index, ".git/index changed");
+        assert_eq!(now.head, before.head, ".git/HEAD changed");
+        assert_eq!(now.head_commit, before.head_commit, "HEAD commit changed");
+        assert_eq!(now.branches, before.branches, "branches changed");
     }
 }
 

@@ -29,3 +29,5 @@ mod hook;
 mod claude_plugin;
 // `arev install claude`: merge into settings.json, idempotence, uninstall.
 mod install;
+// Iterate mode: review → fix in a worktree → re-review; every outer stop reason.
+mod iterate;

@@ -502,3 +502,123 @@ fn arev_round_with_real_claude_cli() {
         "the real Read returned the file content"
     );
 }
+
+#[test]
+fn arev_iterate_with_real_claude_cli_as_fixer() {
+    let Some(bin) = claude_bin("arev_iterate_with_real_claude_cli_as_fixer") else {
+        return;
+    };
+    let repo = crate::harness::TestRepo::new();
+    repo.write(
+        "arev.toml",
+        &format!(
+            "[agents.claude]\nbackend = \"claude\"\nbinary = \"{}\"\n",
+            bin.display()
+        ),
+    );
+    repo.commit("config");
+    let before = repo.state();
+    let finding = crate::harness::finding("F1", "src/lib.rs", 2, "high", "error-handling");
+    let ruling = crate::harness::ruling("F1", "src/lib.rs", 2, "high", "enthusiast");
+    let outside = repo.scratch.join("escaped.txt");
+    let in_user_tree = repo.root.join("src/escaped.rs");
+    // Every review confirms F1 in round 1; the Fixer (round = iteration 1) really Edits the
+    // file, by a path relative to its cwd (the worktree). With --max-iterations 2 the
+    // second review is the last one: max-iterations.
+    let script = Script::new()
+        .answer("Enthusiast", 1, json!({"findings": [finding]}))
+        .answer("Adversary", 1, json!({"heuristics": [], "safe_zones": []}))
+        .answer(
+            "Judge",
+            1,
+            json!({"rulings": [ruling], "summary": "1 confirmed.", "convergence": false, "next_round_model": null}),
+        )
+        .answer("Enthusiast", 2, json!({"findings": []}))
+        .answer("Adversary", 2, json!({"heuristics": [], "safe_zones": []}))
+        .answer("Fixer", 1, json!({"applied": ["F1"], "skipped": []}))
+        .steps(
+            "Fixer",
+            1,
+            vec![
+                Step::ReadTarget,
+                // Both refused by the CLI (Edit/Write are allowed only below the cwd): the
+                // user's own working tree and a path outside the repository stay untouched.
+                Step::Tool {
+                    name: "Write".into(),
+                    input: json!({"file_path": outside, "content": "escaped"}),
+                },
+                Step::Tool {
+                    name: "Write".into(),
+                    input: json!({"file_path": in_user_tree, "content": "escaped"}),
+                },
+                Step::Tool {
+                    name: "Edit".into(),
+                    input: json!({"file_path": "src/lib.rs", "old_string": "s.parse().unwrap()",
+                                  "new_string": "s.parse().unwrap_or(0)"}),
+                },
+                Step::Answer,
+            ],
+        );
+    let fake = FakeAnthropic::start(script);
+    let mut arev = repo.arev().args(&[
+        "run",
+        "src/lib.rs",
+        "--iterate",
+        "--max-iterations",
+        "2",
+        "--format",
+        "json",
+    ]);
+    for (k, v) in fake.claude_env(&repo.scratch.join("home")) {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.env("AREV_AGENT_TIMEOUT", "120s").run();
+    run.assert_code(1);
+    repo.assert_untouched(&before);
+    let report: Value = serde_json::from_str(&run.stdout).expect("json report");
+    let it = &report["iterate"];
+    assert_eq!(it["stop_reason"], "max-iterations", "{}", run.stderr);
+    let fix = &it["iterations"][0]["fix"];
+    assert_eq!(fix["applied"], json!(["F1"]));
+    assert_eq!(fix["changed"], json!(["src/lib.rs"]), "{fix}");
+    assert!(
+        !outside.exists() && !in_user_tree.exists(),
+        "a denied write happened"
+    );
+    assert_eq!(
+        fix["errors"],
+        json!([
+            format!("fixer_write_denied:{}", outside.display()),
+            format!("fixer_write_denied:{}", in_user_tree.display())
+        ])
+    );
+    let wt = PathBuf::from(it["worktree"].as_str().unwrap());
+    let fixed = std::fs::read_to_string(wt.join("src/lib.rs")).unwrap();
+    assert!(fixed.contains("s.parse().unwrap_or(0)"), "{fixed}");
+    let branch = it["branch"].as_str().unwrap();
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%s", branch]).trim(),
+        "arev: fix F1 (iteration 1)"
+    );
+    // The real CLI was started with Edit/Write allowed under dontAsk, in the worktree.
+    let events = std::fs::read_to_string(
+        run.run_dir()
+            .join("iterations/1/agents/fix/fixer/events.jsonl"),
+    )
+    .unwrap();
+    let init: Value = serde_json::from_str(events.lines().next().unwrap()).unwrap();
+    assert_eq!(init["permissionMode"], "dontAsk");
+    assert_eq!(init["cwd"], wt.display().to_string());
+    let tools: Vec<&str> = init["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        tools.contains(&"Edit") && tools.contains(&"Write"),
+        "{tools:?}"
+    );
+    assert!(!tools.contains(&"Bash"), "{tools:?}");
+    assert!(fake.stray_requests().is_empty());
+}

@@ -1,0 +1,170 @@
+//! The `iterate` section of report.json: the outer loop's stop reason and every iteration's
+//! confirmed findings, fix, reverted paths, commit and verify result (wire types).
+
+use crate::findings::SkippedFix;
+use crate::report::ReportFinding;
+use crate::round::StopReason;
+use crate::store::RunStatus;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Why an iterate run stopped (exactly one per completed iterate run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum IterateStop {
+    /// The last review confirmed nothing at or above the fix threshold (`--fail-on`).
+    Clean,
+    /// The Fixer changed nothing (after reverts), or two reviews confirmed the same set.
+    NoProgress,
+    /// The number of confirmed findings grew two iterations in a row.
+    AntiDivergenceHalt,
+    /// `--max-iterations` reviews ran (default 5); the last one is not fixed.
+    MaxIterations,
+    /// `--verify CMD` exited non-zero after a fix commit.
+    VerifyFailed,
+    /// `--budget-usd` / `--budget-tokens` spent (reviews and fixes together).
+    BudgetExhausted,
+}
+
+impl IterateStop {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Clean => "clean",
+            Self::NoProgress => "no-progress",
+            Self::AntiDivergenceHalt => "anti-divergence-halt",
+            Self::MaxIterations => "max-iterations",
+            Self::VerifyFailed => "verify-failed",
+            Self::BudgetExhausted => "budget-exhausted",
+        }
+    }
+}
+
+impl std::fmt::Display for IterateStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The iterate run: the outer loop of review → fix → commit → verify (SPEC §9).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IterateReport {
+    /// Null when the run was aborted or interrupted.
+    pub stop_reason: Option<IterateStop>,
+    /// `arev/iterate/<run-id>`; never merged.
+    pub branch: String,
+    /// Absolute path of the worktree (`<repo>/.arev/worktrees/<run-id>`).
+    pub worktree: String,
+    /// The commit the branch started from (the user's HEAD).
+    pub base_commit: String,
+    /// The snapshot commit of the user's uncommitted and untracked changes, if any.
+    pub snapshot_commit: Option<String>,
+    /// The branch tip at the end.
+    pub head_commit: String,
+    pub max_iterations: u32,
+    /// Confirmed findings at or above this severity are fixed (`--fail-on`).
+    pub fix_threshold: crate::config::FailOn,
+    /// `--quality-critical`: every round of every review at opus.
+    pub quality_critical: bool,
+    /// `--verify CMD`.
+    pub verify_command: Option<String>,
+    /// `git diff <base_commit>...<branch>` as a command line.
+    pub diff_command: String,
+    pub iterations: Vec<IterationReport>,
+}
+
+/// One iteration: a full review of the worktree, then (unless it stops) a fix.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IterationReport {
+    pub iteration: u32,
+    /// The review's run dir, relative to the iterate run dir (`iterations/<i>`).
+    pub run_dir: String,
+    pub review_status: RunStatus,
+    pub review_stop_reason: Option<StopReason>,
+    pub review_abort_reason: Option<String>,
+    /// TARGET_SHA of the worktree's target for this review.
+    pub target_sha256: String,
+    /// Every confirmed finding of this review.
+    pub confirmed: Vec<ReportFinding>,
+    /// The confirmed findings at or above the fix threshold, as numbered for the Fixer.
+    pub to_fix: Vec<FixItem>,
+    /// Null when the loop stopped before a fix.
+    pub fix: Option<FixReport>,
+    /// Null without `--verify` or without a commit.
+    pub verify: Option<VerifyReport>,
+    /// continue | stop | abort | interrupted
+    pub decision: String,
+    pub decision_reasons: Vec<String>,
+    pub cost_usd: f64,
+    pub tokens: u64,
+}
+
+/// A ruling as sent to the Fixer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FixItem {
+    /// The id the Fixer sees (`F1`…), unique within the iteration.
+    pub id: String,
+    /// The finding's report fingerprint.
+    pub fingerprint: String,
+    /// The review round and the finding's id in it.
+    pub round: u32,
+    pub round_finding_id: String,
+}
+
+/// What the Fixer did and what arev made of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FixReport {
+    /// The Fixer's own account (`applied` ids, `skipped` with reasons).
+    pub applied: Vec<String>,
+    pub skipped: Vec<SkippedFix>,
+    /// `fixer_malformed_json`, `fixer_unknown_id:<id>`, `fixer_write_denied:<path>` (an
+    /// Edit/Write outside the worktree that the agent CLI refused), …
+    pub errors: Vec<String>,
+    /// Paths changed inside ALLOWED_FILES and committed.
+    pub changed: Vec<String>,
+    /// Paths changed outside ALLOWED_FILES, reverted before the commit.
+    pub reverted: Vec<RevertedPath>,
+    /// The fix commit on the branch (null when nothing changed).
+    pub commit: Option<String>,
+    /// The Fixer's dispatch dir, relative to the iterate run dir.
+    pub dir: String,
+    pub cost_usd: f64,
+    pub tokens: u64,
+}
+
+/// A change outside ALLOWED_FILES and how it was undone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RevertedPath {
+    /// Repository-relative path.
+    pub path: String,
+    pub action: RevertAction,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RevertAction {
+    /// A tracked file, restored from the worktree's HEAD.
+    Restored,
+    /// A new (untracked) file, deleted.
+    Deleted,
+}
+
+/// The `--verify` command's result for one fix commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyReport {
+    pub command: String,
+    /// Null when it was killed by a signal (or by Ctrl-C).
+    pub exit_code: Option<i32>,
+    pub ok: bool,
+    /// stdout and stderr, relative to the iterate run dir (`iterations/<i>/verify.log`).
+    pub log: String,
+    pub duration_ms: u64,
+    /// Changes the command left in the worktree, discarded so the branch only holds
+    /// reviewed commits (ignored files such as build output are kept).
+    pub discarded: Vec<String>,
+}

@@ -1,0 +1,89 @@
+//! The iterate section of the text and Markdown reports: the outer stop reason, the branch,
+//! and one line per iteration (confirmed, fixed, reverted, commit, verify).
+
+use super::{IterateReport, IterationReport};
+use std::fmt::Write;
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(10)]
+}
+
+fn iteration_line(it: &IterationReport) -> String {
+    let mut s = format!(
+        "iteration {}: {} confirmed ({} to fix), review {}",
+        it.iteration,
+        it.confirmed.len(),
+        it.to_fix.len(),
+        it.review_stop_reason.map_or_else(
+            || it.review_status.as_str().to_string(),
+            |r| r.as_str().to_string()
+        )
+    );
+    if let Some(f) = &it.fix {
+        let _ = write!(
+            s,
+            "; fixed [{}], skipped {}",
+            f.applied.join(", "),
+            f.skipped.len()
+        );
+        if !f.reverted.is_empty() {
+            let paths: Vec<&str> = f.reverted.iter().map(|r| r.path.as_str()).collect();
+            let _ = write!(s, ", reverted outside the target: {}", paths.join(", "));
+        }
+        if !f.errors.is_empty() {
+            let _ = write!(s, ", errors: {}", f.errors.join(", "));
+        }
+        match &f.commit {
+            Some(c) => {
+                let _ = write!(s, "; commit {}", short(c));
+            }
+            None => s.push_str("; no change"),
+        }
+    }
+    if let Some(v) = &it.verify {
+        let _ = write!(
+            s,
+            "; verify {} (exit {})",
+            if v.ok { "passed" } else { "FAILED" },
+            v.exit_code.map_or("-".into(), |c| c.to_string())
+        );
+    }
+    let _ = write!(s, " → {}", it.decision);
+    s
+}
+
+/// Lines for the terminal report.
+pub fn text_section(r: &IterateReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "iterate: {} after {} iteration(s) (max {}), branch {} — never merged",
+        r.stop_reason.map_or("no verdict", |x| x.as_str()),
+        r.iterations.len(),
+        r.max_iterations,
+        r.branch
+    );
+    for it in &r.iterations {
+        let _ = writeln!(s, "  {}", iteration_line(it));
+    }
+    let _ = writeln!(s, "  changes: {}", r.diff_command);
+    s
+}
+
+/// A Markdown section.
+pub fn markdown_section(r: &IterateReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "### Iterate: `{}` after {} iteration(s)\n\nBranch `{}` (never merged) · `{}`\n",
+        r.stop_reason.map_or("no verdict", |x| x.as_str()),
+        r.iterations.len(),
+        r.branch,
+        r.diff_command
+    );
+    for it in &r.iterations {
+        let _ = writeln!(s, "- {}", iteration_line(it).replace('|', "\\|"));
+    }
+    s.push('\n');
+    s
+}

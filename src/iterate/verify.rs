@@ -1,0 +1,128 @@
+//! `--verify CMD`: `sh -c CMD` in the worktree in its own process group, stdout and stderr
+//! into one log file; Ctrl-C stops the whole group (SIGTERM, then SIGKILL after the grace).
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// How the command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifyOutcome {
+    /// None when killed by a signal.
+    pub exit_code: Option<i32>,
+    pub cancelled: bool,
+    pub duration_ms: u64,
+}
+
+impl VerifyOutcome {
+    pub fn ok(&self) -> bool {
+        !self.cancelled && self.exit_code == Some(0)
+    }
+}
+
+/// Run `sh -c command` in `cwd`, writing its output to `log`.
+pub async fn run_verify(
+    command: &str,
+    cwd: &Path,
+    log: &Path,
+    grace: Duration,
+    cancel: &CancellationToken,
+) -> std::io::Result<VerifyOutcome> {
+    let started = Instant::now();
+    let out = std::fs::File::create(log)?;
+    let err = out.try_clone()?;
+    let mut child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err))
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()?;
+    let pgid = child.id().map(|p| Pid::from_raw(p as i32));
+    let (status, cancelled) = tokio::select! {
+        s = child.wait() => (s?, false),
+        () = cancel.cancelled() => {
+            if let Some(g) = pgid {
+                let _ = killpg(g, Signal::SIGTERM);
+            }
+            let s = match tokio::time::timeout(grace, child.wait()).await {
+                Ok(s) => s?,
+                Err(_) => {
+                    if let Some(g) = pgid {
+                        let _ = killpg(g, Signal::SIGKILL);
+                    }
+                    child.wait().await?
+                }
+            };
+            (s, true)
+        }
+    };
+    // Whatever the command left running in its group goes too.
+    if let Some(g) = pgid {
+        let _ = killpg(g, Signal::SIGKILL);
+    }
+    Ok(VerifyOutcome {
+        exit_code: status.code(),
+        cancelled,
+        duration_ms: started.elapsed().as_millis() as u64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn exit_codes_and_log() {
+        let d = tempfile::tempdir().unwrap();
+        let log = d.path().join("v.log");
+        let c = CancellationToken::new();
+        let o = run_verify(
+            "echo out; echo err >&2; pwd",
+            d.path(),
+            &log,
+            Duration::from_secs(1),
+            &c,
+        )
+        .await
+        .unwrap();
+        assert!(o.ok());
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains("out\n") && text.contains("err\n"), "{text}");
+        let o = run_verify("exit 3", d.path(), &log, Duration::from_secs(1), &c)
+            .await
+            .unwrap();
+        assert_eq!(o.exit_code, Some(3));
+        assert!(!o.ok());
+    }
+
+    #[tokio::test]
+    async fn cancel_stops_the_group() {
+        let d = tempfile::tempdir().unwrap();
+        let log = d.path().join("v.log");
+        let c = CancellationToken::new();
+        let c2 = c.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            c2.cancel();
+        });
+        let t = Instant::now();
+        let o = run_verify(
+            "trap '' TERM; sleep 30",
+            d.path(),
+            &log,
+            Duration::from_millis(200),
+            &c,
+        )
+        .await
+        .unwrap();
+        assert!(o.cancelled && !o.ok());
+        assert!(t.elapsed() < Duration::from_secs(10));
+    }
+}

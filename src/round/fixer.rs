@@ -1,0 +1,287 @@
+//! The Fixer's dispatch (iterate mode, SPEC §9): the same context, prompt contract and gates
+//! as the reviewers (authenticity retry, Read of the target, read membership, schema
+//! re-dispatch), plus a write gate — every Edit/Write must land inside the worktree.
+
+use super::context::Ctx;
+use super::role::{run_role, RoleOutput, RoleRun, Who};
+use super::DispatchRecord;
+use crate::findings::{FixerOutput, Role, Tier};
+use crate::gates::Abort;
+use crate::resolve::RunPlan;
+use crate::store::RunDir;
+use crate::target::PinnedTarget;
+use std::path::{Component, Path, PathBuf};
+use tokio_util::sync::CancellationToken;
+
+/// How the Fixer's dispatch ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FixerEnd {
+    Answered(FixerOutput),
+    /// Invalid twice: the changes it made still count, its account does not.
+    Malformed(String),
+    Aborted(Abort),
+    Interrupted,
+}
+
+/// The Fixer's result and every dispatch attempt.
+#[derive(Debug, Clone)]
+pub struct FixerRun {
+    pub end: FixerEnd,
+    pub records: Vec<DispatchRecord>,
+    /// Edit/Write attempts the agent CLI denied (listed in `permission_denials`): paths.
+    pub denied_writes: Vec<String>,
+}
+
+/// Tools that write files, and the input key holding the path.
+const WRITE_TOOLS: &[(&str, &str)] = &[
+    ("Edit", "file_path"),
+    ("MultiEdit", "file_path"),
+    ("Write", "file_path"),
+    ("NotebookEdit", "notebook_path"),
+];
+
+/// Dispatch the Fixer for `iteration` on `target` (pinned inside the worktree; cwd = its
+/// root), with `rulings` rendered as JSON into `<rulings>`. Its agent dir is
+/// `<run>/agents/fix/fixer[-retry]/`.
+#[allow(clippy::too_many_arguments)]
+pub async fn run_fixer<T: serde::Serialize>(
+    plan: &RunPlan,
+    target: &PinnedTarget,
+    run: &RunDir,
+    iteration: u32,
+    tier: Tier,
+    rulings: &T,
+    fix_files: &[String],
+    cancel: &CancellationToken,
+) -> FixerRun {
+    let ctx = match Ctx::new(plan, target, run) {
+        Ok(c) => c,
+        Err((_, detail)) => {
+            return FixerRun {
+                end: FixerEnd::Aborted(Abort::DispatchUnavailable {
+                    role: Role::Fixer,
+                    detail,
+                }),
+                records: vec![],
+                denied_writes: vec![],
+            }
+        }
+    };
+    let view = match ctx.view(iteration, None) {
+        Ok(v) => v,
+        Err(e) => {
+            return FixerRun {
+                end: FixerEnd::Aborted(Abort::DispatchUnavailable {
+                    role: Role::Fixer,
+                    detail: format!("cannot prepare the target view: {e}"),
+                }),
+                records: vec![],
+                denied_writes: vec![],
+            }
+        }
+    };
+    let prompt = ctx.fixer_prompt(&view, iteration, rulings, fix_files);
+    let who = Who {
+        role: Role::Fixer,
+        pass: None,
+        round: iteration,
+        tier,
+    };
+    // A gate abort cancels the token it is given: keep that local to this dispatch.
+    let local = cancel.child_token();
+    let r: RoleRun<FixerOutput> = run_role(&ctx, &view, who, prompt, &local).await;
+    let end = match r.output {
+        _ if cancel.is_cancelled() => FixerEnd::Interrupted,
+        RoleOutput::Cancelled => FixerEnd::Interrupted,
+        RoleOutput::Abort(a) => FixerEnd::Aborted(a),
+        out => match write_violation(&target.root, &r.records) {
+            Some(path) => FixerEnd::Aborted(Abort::OfftargetWrite {
+                role: Role::Fixer,
+                path,
+            }),
+            None => match out {
+                RoleOutput::Valid(o) => FixerEnd::Answered(o),
+                RoleOutput::Malformed(e) => FixerEnd::Malformed(e),
+                RoleOutput::Abort(a) => FixerEnd::Aborted(a),
+                RoleOutput::Cancelled => FixerEnd::Interrupted,
+            },
+        },
+    };
+    let denied_writes = write_attempts(&target.root, &r.records)
+        .into_iter()
+        .filter(|(_, denied)| *denied)
+        .map(|(p, _)| p)
+        .collect();
+    FixerRun {
+        end,
+        records: r.records,
+        denied_writes,
+    }
+}
+
+/// Every Edit/Write (over every attempt): (resolved path, denied by the CLI's permissions).
+fn write_attempts(root: &Path, records: &[DispatchRecord]) -> Vec<(String, bool)> {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let mut out = vec![];
+    for r in records {
+        let denied: Vec<&str> = r
+            .outcome
+            .result
+            .iter()
+            .flat_map(|res| res.permission_denials.iter())
+            .filter_map(|d| d.get("tool_use_id").and_then(|v| v.as_str()))
+            .collect();
+        for t in &r.outcome.tool_uses {
+            let Some(key) = WRITE_TOOLS
+                .iter()
+                .find(|(name, _)| *name == t.name)
+                .map(|(_, k)| *k)
+            else {
+                continue;
+            };
+            let raw = t.input.get(key).and_then(|v| v.as_str()).unwrap_or("");
+            out.push((
+                resolve(Path::new(raw), &root).display().to_string(),
+                denied.contains(&t.id.as_str()),
+            ));
+        }
+    }
+    out
+}
+
+/// The first Edit/Write outside `root` that the CLI did not deny. (A denied attempt wrote
+/// nothing: it is recorded, not an abort.)
+fn write_violation(root: &Path, records: &[DispatchRecord]) -> Option<String> {
+    let canon = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    write_attempts(root, records)
+        .into_iter()
+        .find(|(p, denied)| !denied && !Path::new(p).starts_with(&canon))
+        .map(|(p, _)| p)
+}
+
+/// Absolute, `.`/`..` resolved lexically, then the longest existing prefix canonicalised
+/// (the file itself may not exist yet).
+fn resolve(p: &Path, cwd: &Path) -> PathBuf {
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    };
+    let mut lexical = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::ParentDir => {
+                lexical.pop();
+            }
+            Component::CurDir => {}
+            other => lexical.push(other.as_os_str()),
+        }
+    }
+    let mut base = lexical.clone();
+    let mut rest = vec![];
+    while !base.exists() {
+        match (base.file_name().map(|n| n.to_os_string()), base.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                base = parent.to_path_buf();
+            }
+            _ => return lexical,
+        }
+    }
+    let mut out = base.canonicalize().unwrap_or(base);
+    for n in rest.into_iter().rev() {
+        out.push(n);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::{AgentOutcome, ProcessEnd, ToolUse};
+
+    fn rec(tools: Vec<(&str, serde_json::Value)>) -> DispatchRecord {
+        DispatchRecord {
+            role: Role::Fixer,
+            pass: None,
+            label: "fixer".into(),
+            dir: "agents/fix/fixer".into(),
+            outcome: AgentOutcome {
+                label: "fixer".into(),
+                role: Role::Fixer,
+                tier: Tier::Opus,
+                model: "opus".into(),
+                end: ProcessEnd::Exited { code: 0 },
+                tool_uses: tools
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (n, input))| ToolUse {
+                        id: format!("t{i}"),
+                        name: n.into(),
+                        input,
+                    })
+                    .collect(),
+                result: None,
+                malformed_lines: 0,
+                stdout_bytes: 0,
+                stdout_truncated: false,
+                stderr_truncated: false,
+                duration_ms: 0,
+            },
+            gates: Default::default(),
+        }
+    }
+
+    #[test]
+    fn writes_must_stay_inside_the_worktree() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("wt");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        let root = root.canonicalize().unwrap();
+        let ok = rec(vec![
+            ("Read", serde_json::json!({"file_path": "/etc/passwd"})),
+            (
+                "Edit",
+                serde_json::json!({"file_path": root.join("src/lib.rs")}),
+            ),
+            ("Write", serde_json::json!({"file_path": "src/new/x.rs"})),
+        ]);
+        assert_eq!(write_violation(&root, std::slice::from_ref(&ok)), None);
+        let up = rec(vec![(
+            "Write",
+            serde_json::json!({"file_path": "../../x.rs"}),
+        )]);
+        assert!(write_violation(&root, &[ok, up]).is_some());
+        let abs = rec(vec![(
+            "Edit",
+            serde_json::json!({"file_path": "/tmp/x.rs"}),
+        )]);
+        assert_eq!(write_violation(&root, &[abs]).as_deref(), Some("/tmp/x.rs"));
+        let mut denied = rec(vec![(
+            "Write",
+            serde_json::json!({"file_path": "/tmp/x.rs"}),
+        )]);
+        denied.outcome.result = Some(crate::dispatch::ResultEvent {
+            is_error: false,
+            subtype: "success".into(),
+            text: Some("{}".into()),
+            total_cost_usd: 0.0,
+            usage: Default::default(),
+            permission_denials: vec![
+                serde_json::json!({"tool_name": "Write", "tool_use_id": "t0"}),
+            ],
+            num_turns: None,
+        });
+        assert_eq!(write_violation(&root, std::slice::from_ref(&denied)), None);
+        assert_eq!(
+            write_attempts(&root, &[denied]),
+            [("/tmp/x.rs".to_string(), true)]
+        );
+        std::os::unix::fs::symlink(d.path(), root.join("link")).unwrap();
+        let via_link = rec(vec![(
+            "Write",
+            serde_json::json!({"file_path": "link/y.rs"}),
+        )]);
+        assert!(write_violation(&root, &[via_link]).is_some());
+    }
+}
