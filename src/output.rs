@@ -27,3 +27,9 @@ pub fn warn(msg: &str) {
 pub fn progress(msg: &str) {
     eprintln!("{msg}");
 }
+
+/// A question on stderr (no newline), for interactive prompts on a TTY.
+pub fn prompt(msg: &str) {
+    eprint!("{msg}");
+    let _ = std::io::stderr().flush();
+}

@@ -25,6 +25,8 @@ pub enum Command {
     Run(RunArgs),
     /// Print the JSON Schemas of arev's wire types, or write them into DIR.
     Schema(SchemaArgs),
+    /// Write a commented arev.toml at the repository root (never overwrites one).
+    Init(InitArgs),
 }
 
 const RUN_HELP: &str = "\
@@ -112,6 +114,13 @@ pub struct SchemaArgs {
     /// Write one `<name>.schema.json` per wire type into DIR instead of printing.
     #[arg(long, value_name = "DIR")]
     pub write: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Primary language of the agents' prose (asked on a TTY when not given).
+    #[arg(long, value_name = "LANG")]
+    pub language: Option<String>,
 }
 
 /// `--model` values.

@@ -7,8 +7,7 @@ use super::{
     decide, Assets, DecideInput, DecisionRecord, DispatchRecord, GateResults, PromptVars,
     RoundCounts, RoundFacts, RoundFinding, RoundRecord, StopReason,
 };
-use crate::config::AgentConfig;
-use crate::dispatch::{dispatch, resolve_binary, AgentSpec, DispatchRequest};
+use crate::dispatch::{dispatch, DispatchRequest};
 use crate::findings::{
     union_passes, AdversaryOutput, EnthusiastOutput, JudgeOutput, PassFinding, Role, Ruling, Tier,
 };
@@ -16,7 +15,7 @@ use crate::gates::{
     anchor_ok, authentic, normalize_finding_file, parse_answer, Abort, AnswerSchema, FileCheck,
     ReadScope,
 };
-use crate::resolve::RunPlan;
+use crate::resolve::{Panel, RunPlan};
 use crate::store::{write_json_atomic, Meta, RunDir};
 use crate::target::{PinnedTarget, TargetType};
 use std::collections::BTreeMap;
@@ -95,22 +94,10 @@ struct Ctx<'a> {
     target: &'a PinnedTarget,
     run: &'a RunDir,
     assets: Assets,
-    specs: BTreeMap<&'static str, AgentSpec>,
+    panel: Panel,
     scope: ReadScope,
     tag: String,
     guide: String,
-}
-
-fn agent_spec(name: &str, cfg: &AgentConfig) -> Result<AgentSpec, String> {
-    let binary = resolve_binary(&cfg.binary).map_err(|e| e.to_string())?;
-    Ok(AgentSpec {
-        name: name.to_string(),
-        backend: cfg.backend,
-        binary,
-        extra_args: cfg.extra_args.clone(),
-        models: cfg.models.clone(),
-        max_turns: cfg.max_turns,
-    })
 }
 
 /// Run rounds until a stop reason, an abort or Ctrl-C. Writes round-N.json and keeps
@@ -130,24 +117,13 @@ pub async fn run_review(
         escalations: vec![],
         warnings: vec![],
     };
-    let mut specs = BTreeMap::new();
-    for role in [Role::Enthusiast, Role::Adversary, Role::Judge] {
-        let agent = plan.agent_for(role);
-        let spec = plan
-            .config
-            .agent(&agent.name)
-            .map_err(|e| e.to_string())
-            .and_then(|cfg| agent_spec(&agent.name, cfg));
-        match spec {
-            Ok(s) => {
-                specs.insert(role.as_str(), s);
-            }
-            Err(detail) => {
-                result.end = ReviewEnd::Aborted(Abort::DispatchUnavailable { role, detail });
-                return result;
-            }
+    let panel = match Panel::resolve(plan) {
+        Ok(p) => p,
+        Err((role, detail)) => {
+            result.end = ReviewEnd::Aborted(Abort::DispatchUnavailable { role, detail });
+            return result;
         }
-    }
+    };
     let assets = match Assets::load(&target.root) {
         Ok(a) => a,
         Err(e) => {
@@ -165,7 +141,7 @@ pub async fn run_review(
         target,
         run,
         assets,
-        specs,
+        panel,
         scope,
         tag: target_tag(&tag_path, target.kind.as_str(), &target.sha256),
         guide: target_guide(target, &tag_path),
@@ -838,11 +814,7 @@ async fn one_dispatch(
     prompt: &str,
     cancel: &CancellationToken,
 ) -> (Step, DispatchRecord) {
-    let spec_key = match role {
-        Role::Fixer => "enthusiast",
-        other => other.as_str(),
-    };
-    let spec = &ctx.specs[spec_key];
+    let spec = ctx.panel.agent(role, pass);
     let out_dir = ctx.run.agent_dir(round, label);
     let req = DispatchRequest {
         role,
@@ -852,7 +824,7 @@ async fn one_dispatch(
         tier,
         cwd: ctx.target.root.clone(),
         out_dir: out_dir.clone(),
-        timeout: ctx.plan.timeout,
+        timeout: spec.timeout.unwrap_or(ctx.plan.timeout),
         grace: ctx.plan.grace,
         output_cap: ctx.plan.config.review.max_output_bytes,
     };
@@ -875,6 +847,7 @@ async fn one_dispatch(
                 dir,
                 outcome: crate::dispatch::AgentOutcome {
                     label: label.to_string(),
+                    agent: spec.name.clone(),
                     role,
                     tier,
                     model: spec.models.get(tier).to_string(),
