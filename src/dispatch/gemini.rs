@@ -145,10 +145,8 @@ pub fn parse_gemini_stream(stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>,
                     input,
                 });
             }
-            "error" => {
-                if s("severity") != "warning" {
-                    last_error = Some(s("message").to_string());
-                }
+            "error" if s("severity") != "warning" => {
+                last_error = Some(s("message").to_string());
             }
             "result" => {
                 let ok = s("status") == "success";

@@ -21,6 +21,8 @@ mod harness;
 mod review;
 // Every gate of SPEC §6, each through the real path.
 mod gates;
+// Agent configuration with the fake agent: command agents, round-robin, timeouts, init, errors.
+mod backends;
 // Bad input: one line on stderr, exit 2, no run dir.
 mod inputs;
 // Ctrl-C: exit 130, status interrupted, no agent survives.

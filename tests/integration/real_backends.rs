@@ -234,7 +234,7 @@ fn mixed_panel_with_three_real_clis() {
     naming["evidence"] = json!("pub fn id(x: u32) -> u32 { x }");
     let anthropic = FakeAnthropic::start(
         ClaudeScript::new()
-            .answer_pass("Enthusiast", 1, 1, json!({"findings": [unwrap.clone()]}))
+            .answer_pass("Enthusiast", 1, 1, json!({"findings": [unwrap]}))
             .answer_pass("Enthusiast", 2, 1, json!({"findings": []}))
             .answer(
                 "Judge",
@@ -371,4 +371,38 @@ fn mixed_panel_with_three_real_clis() {
             "{label} on {agent}: {agents:?}"
         );
     }
+}
+
+/// The real Gemini CLI's exit codes become clear errors: without the `gemini-api-key` auth
+/// type in `~/.gemini/settings.json`, `GOOGLE_GEMINI_BASE_URL` selects an auth method that
+/// headless mode rejects (exit 41); arev retries once, then aborts naming the cause.
+#[test]
+fn real_gemini_auth_failure_is_a_clear_dispatch_error() {
+    let Some(bin) = real_bin(
+        "AREV_TEST_GEMINI_BIN",
+        "real_gemini_auth_failure_is_a_clear_dispatch_error",
+    ) else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let fake = FakeGemini::start(Script::new());
+    repo.write("arev.toml", &gemini_agent(&bin));
+    repo.commit("config");
+    let home = repo.scratch.join("home");
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--agent", "gemini", "-q"])
+        .env("AREV_AGENT_TIMEOUT", "120s")
+        .env("HOME", &home.display().to_string())
+        .env("GOOGLE_GEMINI_BASE_URL", &fake.base_url)
+        .run();
+    run.assert_code(3);
+    let meta = run.meta();
+    assert_eq!(meta["abort_reason"], "agent_dispatch_unavailable");
+    let detail = meta["abort_detail"].as_str().unwrap();
+    assert!(
+        detail.contains("Gemini CLI: authentication failed (exit 41)"),
+        "{detail}"
+    );
+    assert!(fake.requests().is_empty(), "it never reached the model");
 }
