@@ -24,7 +24,8 @@ use std::collections::HashSet;
 /// The argv (without the program) for a read-only Codex worker. The prompt is the last
 /// argument, after `--` (a prompt equal to a subcommand name would otherwise be parsed as
 /// one); stdin must be `/dev/null` (a piped stdin is appended to the prompt). The role body
-/// goes in as `developer_instructions`.
+/// goes in as `developer_instructions`. A prompt too long for one argument is passed as `-`
+/// with the text on stdin instead (`dispatch::invocation`).
 pub fn codex_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     let mut args: Vec<String> = [
         "exec",

@@ -34,7 +34,8 @@ pub fn prompt_with_role(prompt: &str, system_prompt: &str) -> String {
 }
 
 /// The argv (without the program) for a read-only Gemini worker; stdin must be `/dev/null`
-/// (`-p` text is appended to any stdin input).
+/// (`-p` text is appended to any stdin input). A prompt too long for one argument goes on
+/// stdin instead (`dispatch::invocation`).
 pub fn gemini_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     let mut args = vec![
         "-p".to_string(),
