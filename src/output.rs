@@ -39,3 +39,9 @@ pub fn hook_response(json: &serde_json::Value) {
 pub fn note(msg: &str) {
     eprintln!("arev: {msg}");
 }
+
+/// A question on stderr (no newline), for interactive prompts on a TTY.
+pub fn prompt(msg: &str) {
+    eprint!("{msg}");
+    let _ = std::io::stderr().flush();
+}

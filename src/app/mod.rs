@@ -1,6 +1,7 @@
 //! Entry points: each subcommand from parsed arguments to an exit code (one file each).
 mod emit;
 mod hook;
+mod init;
 mod install;
 mod iterate;
 mod merge;
@@ -40,6 +41,13 @@ pub fn main_impl() -> i32 {
                 }
             }
         }
+        Command::Init(args) => match init::init_command(&args) {
+            Ok(()) => exit_codes::OK,
+            Err(e) => {
+                output::error(&e.to_string());
+                e.exit_code()
+            }
+        },
         Command::Schema(args) => match schema::schema_command(&args) {
             Ok(()) => exit_codes::OK,
             Err(e) => {

@@ -40,6 +40,8 @@ pub enum Command {
     Hook(HookArgs),
     /// Wire the slash command, subagents and hooks into Claude Code's own configuration.
     Install(InstallArgs),
+    /// Write a commented arev.toml at the repository root (never overwrites one).
+    Init(InitArgs),
 }
 
 const HOOK_HELP: &str = "\
@@ -306,6 +308,13 @@ pub struct MergeArgs {
     /// Exit 1 when a confirmed finding is at or above this severity (default: config, high).
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOnArg>,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Primary language of the agents' prose (asked on a TTY when not given).
+    #[arg(long, value_name = "LANG")]
+    pub language: Option<String>,
 }
 
 /// `--model` values.

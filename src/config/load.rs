@@ -8,6 +8,35 @@ use toml::{Table, Value};
 
 const DEFAULTS: &str = include_str!("default.toml");
 
+/// Every key an `[agents.<name>]` table may have (values are only placeholders).
+const AGENT_SHAPE: &str = r#"
+backend = ""
+binary = ""
+format = ""
+max_turns = 0
+extra_args = []
+timeout = ""
+pass_env = []
+[models]
+haiku = ""
+sonnet = ""
+opus = ""
+"#;
+
+/// The embedded, commented defaults (what `arev init` starts from).
+pub fn default_toml() -> &'static str {
+    DEFAULTS
+}
+
+/// The `AREV_*` variables that set config keys: (variable, table, key).
+pub const ENV_KEYS: &[(&str, &str, &str)] = &[
+    ("AREV_AGENT_TIMEOUT", "timeouts", "agent"),
+    ("AREV_AGENT_GRACE", "timeouts", "grace"),
+    ("AREV_MODEL", "review", "model"),
+    ("AREV_FAIL_ON", "review", "fail_on"),
+    ("AREV_RUN_DIR", "run", "dir"),
+];
+
 /// Where configuration may come from. Built by `resolve` (the only place that does I/O).
 #[derive(Debug, Clone, Default)]
 pub struct ConfigSources {
@@ -101,11 +130,46 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.agent_timeout()?;
         self.grace()?;
-        for role in [
-            &self.roles.enthusiast,
-            &self.roles.adversary,
-            &self.roles.judge,
-        ] {
+        for (name, a) in &self.agents {
+            match (a.backend, a.format) {
+                (crate::dispatch::BackendKind::Command, None) => {
+                    return Err(ConfigError::Invalid {
+                        key: format!("agents.{name}.format"),
+                        message: "a `command` agent must declare the event format it prints: \
+                                  \"claude\", \"codex\" or \"gemini\""
+                            .into(),
+                    })
+                }
+                (crate::dispatch::BackendKind::Command, Some(_)) | (_, None) => {}
+                (b, Some(_)) => {
+                    return Err(ConfigError::Invalid {
+                        key: format!("agents.{name}.format"),
+                        message: format!(
+                            "only for backend = \"command\" (backend `{}` prints its own format)",
+                            b.as_str()
+                        ),
+                    })
+                }
+            }
+            if a.binary.trim().is_empty() {
+                return Err(ConfigError::Invalid {
+                    key: format!("agents.{name}.binary"),
+                    message: "must name an executable (on PATH or a path)".into(),
+                });
+            }
+            self.agent_timeout_of(name)?;
+        }
+        let enthusiasts = self.roles.enthusiast.names();
+        if enthusiasts.is_empty() {
+            return Err(ConfigError::Invalid {
+                key: "roles.enthusiast".into(),
+                message: "must name at least one agent".into(),
+            });
+        }
+        for role in enthusiasts
+            .iter()
+            .chain([&self.roles.adversary, &self.roles.judge])
+        {
             self.agent(role)?;
         }
         self.hook_timeout()?;
@@ -138,6 +202,14 @@ impl Config {
     /// `[timeouts] agent` as a Duration.
     pub fn agent_timeout(&self) -> Result<Duration, ConfigError> {
         parse_duration("timeouts.agent", &self.timeouts.agent)
+    }
+
+    /// The per-dispatch timeout of agent `name`, when it sets its own.
+    pub fn agent_timeout_of(&self, name: &str) -> Result<Option<Duration>, ConfigError> {
+        match self.agents.get(name).and_then(|a| a.timeout.as_deref()) {
+            Some(t) => parse_duration(&format!("agents.{name}.timeout"), t).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// `[timeouts] grace` as a Duration.
@@ -190,8 +262,9 @@ fn one_line(s: &str) -> String {
 }
 
 /// Reject keys that the defaults do not have. `agents.<name>` is open (any name) and
-/// every agent table is checked against the shape of `agents.claude`.
+/// every agent table is checked against `AGENT_SHAPE`.
 fn check_keys(layer: &Table, known: &Table, prefix: &str, path: &Path) -> Result<(), ConfigError> {
+    let agent_shape: Value = Value::Table(AGENT_SHAPE.parse().unwrap_or_default());
     for (k, v) in layer {
         let key = if prefix.is_empty() {
             k.clone()
@@ -199,7 +272,7 @@ fn check_keys(layer: &Table, known: &Table, prefix: &str, path: &Path) -> Result
             format!("{prefix}.{k}")
         };
         let shape = if prefix == "agents" {
-            known.get("claude")
+            Some(&agent_shape)
         } else {
             known.get(k)
         };
@@ -230,18 +303,40 @@ fn merge(base: &mut Table, over: Table) {
 
 fn apply_env(merged: &mut Table, env: &[(String, String)]) -> Result<(), ConfigError> {
     for (var, value) in env {
-        let (table, key) = match var.as_str() {
-            "AREV_AGENT_TIMEOUT" => ("timeouts", "agent"),
-            "AREV_AGENT_GRACE" => ("timeouts", "grace"),
-            _ => continue,
+        let Some((_, table, key)) = ENV_KEYS.iter().find(|(v, _, _)| v == var) else {
+            continue;
         };
-        parse_duration(key, value).map_err(|e| ConfigError::Env {
+        let env_err = |message: String| ConfigError::Env {
             var: var.clone(),
             value: value.clone(),
-            message: e.to_string(),
-        })?;
-        if let Some(Value::Table(t)) = merged.get_mut(table) {
-            t.insert(key.into(), Value::String(value.clone()));
+            message,
+        };
+        match *table {
+            "timeouts" => {
+                parse_duration(key, value).map_err(|e| env_err(e.to_string()))?;
+            }
+            "review" => {
+                let ok = match *key {
+                    "model" => Value::String(value.clone())
+                        .try_into::<crate::findings::Tier>()
+                        .is_ok(),
+                    _ => Value::String(value.clone())
+                        .try_into::<super::FailOn>()
+                        .is_ok(),
+                };
+                if !ok {
+                    let allowed = if *key == "model" {
+                        "haiku, sonnet, opus"
+                    } else {
+                        "critical, high, medium, low, never"
+                    };
+                    return Err(env_err(format!("expected one of {allowed}")));
+                }
+            }
+            _ => {}
+        }
+        if let Some(Value::Table(t)) = merged.get_mut(*table) {
+            t.insert((*key).into(), Value::String(value.clone()));
         }
     }
     Ok(())

@@ -4,5 +4,5 @@ mod load;
 mod model;
 
 pub use error::ConfigError;
-pub use load::{load, ConfigSources};
+pub use load::{default_toml, load, ConfigSources, ENV_KEYS};
 pub use model::*;

@@ -1,6 +1,6 @@
 //! The resolved configuration types (public wire type: `schemas/config.schema.json`).
 
-use crate::dispatch::{BackendKind, TierModels};
+use crate::dispatch::{BackendKind, EventFormat, TierModels};
 use crate::findings::Tier;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -103,25 +103,92 @@ pub struct HookConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {
+    /// `claude` | `codex` | `gemini` | `command`.
     pub backend: BackendKind,
+    /// A name on PATH or a path.
     pub binary: String,
+    /// The event format a `command` agent prints (`claude` | `codex` | `gemini`); only
+    /// for `backend = "command"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<EventFormat>,
+    /// `--max-turns` (claude backend only).
     #[serde(default = "default_max_turns")]
     pub max_turns: u32,
+    /// Appended after arev's own flags (for `command`: the whole argv; `{model}` is
+    /// replaced by the tier's model).
     #[serde(default)]
     pub extra_args: Vec<String>,
+    /// Model per tier; default: the backend's own tier map.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub models: Option<TierModels>,
+    /// Wall-clock limit per dispatch of this agent (humantime); default `[timeouts] agent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<String>,
+    /// Further environment variables (exact names) passed to this agent, e.g. the
+    /// `env_key` of a custom Codex model provider.
     #[serde(default)]
-    pub models: TierModels,
+    pub pass_env: Vec<String>,
 }
 
 fn default_max_turns() -> u32 {
     40
 }
 
-/// `[roles]`: agent name per role.
+impl AgentConfig {
+    /// The event format it prints.
+    pub fn event_format(&self) -> Option<EventFormat> {
+        self.backend.native_format().or(self.format)
+    }
+
+    /// Model per tier: the configured map or the backend's default.
+    pub fn tier_models(&self) -> TierModels {
+        self.models
+            .clone()
+            .unwrap_or_else(|| default_models(self.backend))
+    }
+}
+
+/// The default tier → model map of each backend.
+pub fn default_models(backend: BackendKind) -> TierModels {
+    let (h, s, o) = match backend {
+        BackendKind::Claude | BackendKind::Command => ("haiku", "sonnet", "opus"),
+        BackendKind::Codex => ("gpt-5.4", "gpt-5.5", "gpt-5.5"),
+        BackendKind::Gemini => (
+            "gemini-2.5-flash-lite",
+            "gemini-2.5-flash",
+            "gemini-2.5-pro",
+        ),
+    };
+    TierModels {
+        haiku: h.into(),
+        sonnet: s.into(),
+        opus: o.into(),
+    }
+}
+
+/// One agent name, or a list of them (the Enthusiast's round-robin over passes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AgentNames {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl AgentNames {
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            Self::One(n) => vec![n.clone()],
+            Self::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// `[roles]`: agent name per role; `enthusiast` may list several agents, used round-robin
+/// across passes (pass p uses list[(p-1) % len]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RolesConfig {
-    pub enthusiast: String,
+    pub enthusiast: AgentNames,
     pub adversary: String,
     pub judge: String,
 }

@@ -1,6 +1,6 @@
 //! The `claude` backend: read-only argv (reference/agent-clis.md §1.2) and the stream-json parser.
 
-use super::{AgentSpec, DispatchRequest, ResultEvent, ToolUse, Usage};
+use super::{AgentSpec, DispatchRequest, FileAccess, ResultEvent, ToolUse, Usage};
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -106,15 +106,37 @@ fn collect_tool_uses(event: &Value, seen: &mut HashSet<String>, out: &mut Vec<To
         if !seen.insert(id.to_string()) {
             continue;
         }
+        let name = block
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let input = block.get("input").cloned().unwrap_or(Value::Null);
         out.push(ToolUse {
             id: id.to_string(),
-            name: block
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            input: block.get("input").cloned().unwrap_or(Value::Null),
+            access: claude_access(&name, &input),
+            name,
+            input,
         });
+    }
+}
+
+/// The file access of a Claude Code tool use. Only `Read`, `Grep` and `Glob` are file tools:
+/// a reviewer runs with `--tools Read,Grep,Glob`, so no other tool can have run (an attempt
+/// is refused by the CLI and lands in `permission_denials`). A search without a path
+/// searches the working directory.
+pub fn claude_access(name: &str, input: &Value) -> FileAccess {
+    let arg = |k: &str| {
+        input
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    match name {
+        "Read" => FileAccess::read(arg("file_path")),
+        "Grep" | "Glob" => FileAccess::search(arg("path")),
+        _ => FileAccess::none(),
     }
 }
 
@@ -276,10 +298,13 @@ mod tests {
         let agent = AgentSpec {
             name: "claude".into(),
             backend: BackendKind::Claude,
+            format: crate::dispatch::EventFormat::Claude,
             binary: PathBuf::from("/usr/bin/claude"),
             extra_args: vec!["--effort".into(), "high".into()],
             models: TierModels::default(),
             max_turns: 8,
+            timeout: None,
+            pass_env: vec![],
         };
         let req = DispatchRequest {
             role: Role::Adversary,
@@ -336,6 +361,9 @@ mod tests {
             extra_args: vec![],
             models: TierModels::default(),
             max_turns: 8,
+            format: crate::dispatch::EventFormat::Claude,
+            timeout: None,
+            pass_env: vec![],
         };
         for role in [Role::Enthusiast, Role::Adversary, Role::Judge, Role::Fixer] {
             let req = DispatchRequest {

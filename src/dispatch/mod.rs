@@ -1,9 +1,17 @@
 //! Dispatch: running agent CLIs as subprocesses (process groups, caps, timeouts, cancellation)
 //! and parsing their event streams into an `AgentOutcome`.
+mod backend;
 mod claude;
+mod codex;
+mod gemini;
 mod model;
 mod process;
+mod shell;
 
-pub use claude::{claude_args, parse_stream_json};
+pub use backend::{interpret_exit, invocation, parse_events, Invocation};
+pub use claude::{claude_access, claude_args, parse_stream_json};
+pub use codex::{codex_args, parse_codex_jsonl};
+pub use gemini::{gemini_access, gemini_args, parse_gemini_stream};
 pub use model::*;
 pub use process::{dispatch, resolve_binary};
+pub use shell::shell_access;

@@ -6,11 +6,51 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Which event format an agent prints.
+/// Which CLI an agent is: decides the argv, how the prompt is delivered and the event format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BackendKind {
+    /// Claude Code (`claude -p`), prompt on stdin, stream-json events.
     Claude,
+    /// OpenAI Codex (`codex exec --json`), prompt as the last argument, JSONL events.
+    Codex,
+    /// Gemini CLI (`gemini -p <prompt> -o stream-json`), stream-json events.
+    Gemini,
+    /// Any executable: `extra_args` only, prompt on stdin, events in the declared `format`.
+    Command,
+}
+
+/// The event format an agent prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EventFormat {
+    /// Claude Code `--output-format stream-json --verbose`.
+    Claude,
+    /// Codex `exec --json` JSONL.
+    Codex,
+    /// Gemini CLI `-o stream-json`.
+    Gemini,
+}
+
+impl BackendKind {
+    /// The event format of a built-in backend (`None` for `command`, which declares one).
+    pub fn native_format(self) -> Option<EventFormat> {
+        match self {
+            Self::Claude => Some(EventFormat::Claude),
+            Self::Codex => Some(EventFormat::Codex),
+            Self::Gemini => Some(EventFormat::Gemini),
+            Self::Command => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Claude => "claude",
+            Self::Codex => "codex",
+            Self::Gemini => "gemini",
+            Self::Command => "command",
+        }
+    }
 }
 
 /// A configured agent: backend, binary and tier → model map.
@@ -19,6 +59,8 @@ pub struct AgentSpec {
     /// Agent name from config (`claude` by default).
     pub name: String,
     pub backend: BackendKind,
+    /// The event format it prints (the backend's own, or the declared one for `command`).
+    pub format: EventFormat,
     /// Absolute path of the executable (already resolved from PATH or config).
     pub binary: PathBuf,
     /// Extra arguments appended after arev's own flags.
@@ -27,6 +69,10 @@ pub struct AgentSpec {
     pub models: TierModels,
     /// `--max-turns` for the claude backend.
     pub max_turns: u32,
+    /// This agent's wall-clock limit per dispatch (`None` = the run's `[timeouts] agent`).
+    pub timeout: Option<Duration>,
+    /// Further environment variables passed to this agent besides the allowlist.
+    pub pass_env: Vec<String>,
 }
 
 /// Model string per tier.
@@ -84,8 +130,69 @@ pub struct DispatchRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolUse {
     pub id: String,
+    /// The backend's tool name (`Read`, `read_file`, `shell` for a Codex command, …).
     pub name: String,
+    /// The tool's input verbatim (for a Codex command: `{"command": …}`).
     pub input: serde_json::Value,
+    /// What it did to the file system, in backend-neutral terms (what the read gates check).
+    pub access: FileAccess,
+}
+
+/// The file-system effect of one tool use, normalised across backends (what the read gates
+/// check). Paths are as the agent wrote them: relative to the agent's working directory
+/// unless absolute; the gates normalise them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FileAccess {
+    /// Files read, in whole or in part (`Read`, `read_file`, `cat`, `sed -n`, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read: Vec<String>,
+    /// Paths searched or listed (`Grep`, `Glob`, `grep_search`, `rg`, `ls`, …); an empty
+    /// string is the working directory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub search: Vec<String>,
+    /// Paths written or edited (a reviewer never may).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write: Vec<String>,
+    /// Set when the tool's file accesses cannot be derived (e.g. `find`, a script, `$(…)`);
+    /// the read membership gate treats such a tool use as off-target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown: Option<String>,
+}
+
+impl FileAccess {
+    /// Not a file tool.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    pub fn read(path: impl Into<String>) -> Self {
+        Self {
+            read: vec![path.into()],
+            ..Self::default()
+        }
+    }
+
+    pub fn search(path: impl Into<String>) -> Self {
+        Self {
+            search: vec![path.into()],
+            ..Self::default()
+        }
+    }
+
+    pub fn unknown(reason: impl Into<String>) -> Self {
+        Self {
+            unknown: Some(reason.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Whether the tool touched the file system at all (or might have).
+    pub fn is_file_tool(&self) -> bool {
+        !(self.read.is_empty()
+            && self.search.is_empty()
+            && self.write.is_empty()
+            && self.unknown.is_none())
+    }
 }
 
 /// Token usage as reported by the agent.
@@ -140,6 +247,8 @@ pub enum ProcessEnd {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AgentOutcome {
     pub label: String,
+    /// The configured agent name that ran (e.g. `claude`, `codex`).
+    pub agent: String,
     pub role: Role,
     pub tier: Tier,
     /// The model string passed to the CLI.

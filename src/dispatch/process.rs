@@ -2,8 +2,8 @@
 //! timeout and cancellation with SIGTERM → grace → SIGKILL to the whole group.
 
 use super::{
-    claude_args, parse_stream_json, AgentOutcome, AgentSpec, BackendKind, DispatchError,
-    DispatchRequest, ProcessEnd,
+    interpret_exit, invocation, parse_events, AgentOutcome, AgentSpec, DispatchError,
+    DispatchRequest, EventFormat, Invocation, ProcessEnd,
 };
 use crate::store::{write_atomic, write_json_atomic};
 use nix::errno::Errno;
@@ -30,7 +30,7 @@ const REAP_AFTER_KILL: Duration = Duration::from_secs(5);
 /// Spawn retries on ETXTBSY (the executable is still open for writing somewhere).
 const SPAWN_ATTEMPTS: u32 = 5;
 
-/// Environment variables passed to agents by exact name.
+/// Environment variables passed to every agent by exact name.
 const ENV_EXACT: &[&str] = &[
     "HOME",
     "PATH",
@@ -45,28 +45,49 @@ const ENV_EXACT: &[&str] = &[
     "SSL_CERT_FILE",
     "SSL_CERT_DIR",
 ];
-/// Environment variables passed to agents by prefix.
-const ENV_PREFIXES: &[&str] = &[
-    "LC_",
-    "XDG_",
+/// Environment variables passed to every agent by prefix.
+const ENV_PREFIXES: &[&str] = &["LC_", "XDG_", "AREV_", "DISABLE_"];
+/// Passed in any letter case.
+const ENV_ANY_CASE: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"];
+/// Provider prefixes, by the event format (= the vendor) of the agent: an agent only gets
+/// its own vendor's credentials and settings.
+const CLAUDE_PREFIXES: &[&str] = &[
     "ANTHROPIC_",
     "CLAUDE_",
-    "AREV_",
-    "DISABLE_",
     "AWS_",
     "GOOGLE_",
     "CLOUD_ML_",
     "VERTEX_",
 ];
-/// Passed in any letter case.
-const ENV_ANY_CASE: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"];
+const CODEX_PREFIXES: &[&str] = &["OPENAI_", "CODEX_", "AZURE_OPENAI_"];
+const GEMINI_PREFIXES: &[&str] = &["GEMINI_", "GOOGLE_", "CLOUD_ML_", "VERTEX_"];
 
-/// Whether an environment variable of arev's may be passed to an agent (an allowlist:
-/// secrets unrelated to the agent's own provider never reach it).
+fn provider_prefixes(format: EventFormat) -> &'static [&'static str] {
+    match format {
+        EventFormat::Claude => CLAUDE_PREFIXES,
+        EventFormat::Codex => CODEX_PREFIXES,
+        EventFormat::Gemini => GEMINI_PREFIXES,
+    }
+}
+
+/// Whether an environment variable of arev's may be passed to a Claude agent (see
+/// [`env_allowed_for`]).
+#[cfg(test)]
 pub(crate) fn env_allowed(name: &str) -> bool {
+    env_allowed_for(EventFormat::Claude, &[], name)
+}
+
+/// Whether an environment variable of arev's may be passed to an agent of `format` (an
+/// allowlist: secrets unrelated to the agent's own provider never reach it). `pass_env`
+/// names further variables by exact name (the agent's `pass_env` config key).
+pub(crate) fn env_allowed_for(format: EventFormat, pass_env: &[String], name: &str) -> bool {
     ENV_EXACT.contains(&name)
         || ENV_PREFIXES.iter().any(|p| name.starts_with(p))
         || ENV_ANY_CASE.iter().any(|v| name.eq_ignore_ascii_case(v))
+        || provider_prefixes(format)
+            .iter()
+            .any(|p| name.starts_with(p))
+        || pass_env.iter().any(|v| v == name)
 }
 
 fn is_executable_file(p: &Path) -> bool {
@@ -210,7 +231,7 @@ async fn terminate_group(child: &mut Child, pgid: Option<i32>, grace: Duration) 
 
 async fn spawn_child(
     agent: &AgentSpec,
-    args: &[String],
+    inv: &Invocation,
     req: &DispatchRequest,
     env: &[(OsString, OsString)],
 ) -> std::io::Result<Child> {
@@ -218,13 +239,18 @@ async fn spawn_child(
     loop {
         attempt += 1;
         let mut cmd = Command::new(&agent.binary);
-        cmd.args(args)
+        let stdin = if inv.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        };
+        cmd.args(&inv.args)
             .current_dir(&req.cwd)
             .process_group(0)
             .kill_on_drop(true)
             .env_clear()
             .envs(env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
+            .stdin(stdin)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         match cmd.spawn() {
@@ -246,7 +272,10 @@ pub(crate) async fn dispatch_with_env(
 ) -> Result<AgentOutcome, DispatchError> {
     let env: Vec<(OsString, OsString)> = parent_env
         .into_iter()
-        .filter(|(k, _)| k.to_str().is_some_and(env_allowed))
+        .filter(|(k, _)| {
+            k.to_str()
+                .is_some_and(|k| env_allowed_for(agent.format, &agent.pass_env, k))
+        })
         .collect();
     let out = &req.out_dir;
     std::fs::create_dir_all(out).map_err(io_err(out))?;
@@ -254,13 +283,12 @@ pub(crate) async fn dispatch_with_env(
     write_atomic(&prompt_path, req.prompt.as_bytes()).map_err(io_err(&prompt_path))?;
 
     let model = agent.models.get(req.tier).to_string();
-    let args = match agent.backend {
-        BackendKind::Claude => claude_args(agent, req),
-    };
+    let inv = invocation(agent, req);
 
     let started = Instant::now();
     let mut outcome = AgentOutcome {
         label: req.label.clone(),
+        agent: agent.name.clone(),
         role: req.role,
         tier: req.tier,
         model,
@@ -274,7 +302,7 @@ pub(crate) async fn dispatch_with_env(
         duration_ms: 0,
     };
 
-    let mut child = match spawn_child(agent, &args, req, &env).await {
+    let mut child = match spawn_child(agent, &inv, req, &env).await {
         Ok(c) => c,
         Err(e) => {
             let message = format!("cannot start {}: {e}", agent.binary.display());
@@ -290,9 +318,10 @@ pub(crate) async fn dispatch_with_env(
     let _group_guard = GroupGuard(pgid);
     debug!(label = %req.label, ?pgid, binary = %agent.binary.display(), "agent spawned");
 
-    // stdin: the whole prompt, then EOF. An agent that exits early gives EPIPE: ignored.
+    // stdin: the whole prompt, then EOF (or /dev/null when the prompt is an argument). An
+    // agent that exits early gives EPIPE: ignored.
     let stdin_task = child.stdin.take().map(|mut stdin| {
-        let prompt = req.prompt.clone().into_bytes();
+        let prompt = inv.stdin.clone().unwrap_or_default();
         tokio::spawn(async move {
             let _ = stdin.write_all(&prompt).await;
             let _ = stdin.shutdown().await;
@@ -362,7 +391,8 @@ pub(crate) async fn dispatch_with_env(
     let stderr = caps.pop().unwrap_or_default();
     let stdout = caps.pop().unwrap_or_default();
 
-    let (tool_uses, result, malformed) = parse_stream_json(&stdout.kept);
+    let (tool_uses, mut result, malformed) = parse_events(agent.format, &stdout.kept);
+    interpret_exit(agent.format, &outcome.end, &mut result, &stderr.kept);
     outcome.tool_uses = tool_uses;
     outcome.result = result;
     outcome.malformed_lines = malformed;
@@ -394,7 +424,7 @@ fn write_outputs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dispatch::TierModels;
+    use crate::dispatch::{claude_args, BackendKind, TierModels};
     use crate::findings::{Role, Tier};
 
     const RESULT: &str = r#"{"type":"result","subtype":"success","is_error":false,"result":"{\"findings\":[]}","num_turns":2,"session_id":"s","total_cost_usd":0.01,"usage":{"input_tokens":100,"output_tokens":50},"permission_denials":[]}"#;
@@ -410,10 +440,13 @@ mod tests {
         AgentSpec {
             name: "claude".into(),
             backend: BackendKind::Claude,
+            format: EventFormat::Claude,
             binary,
             extra_args: Vec::new(),
             models: TierModels::default(),
             max_turns: 8,
+            timeout: None,
+            pass_env: Vec::new(),
         }
     }
 
@@ -770,6 +803,108 @@ mod tests {
         }
     }
 
+    fn codex_spec(binary: PathBuf) -> AgentSpec {
+        AgentSpec {
+            name: "codex".into(),
+            backend: crate::dispatch::BackendKind::Codex,
+            format: EventFormat::Codex,
+            pass_env: vec!["MY_PROVIDER_KEY".into()],
+            ..spec(binary)
+        }
+    }
+
+    #[tokio::test]
+    async fn codex_gets_the_prompt_as_an_argument_and_stdin_dev_null() {
+        let dir = tempfile::tempdir().unwrap();
+        let cmd = r#"{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"cat /x","exit_code":0,"status":"completed"}}"#;
+        let msg = r#"{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"{\"findings\":[]}"}}"#;
+        let done = r#"{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":5}}"#;
+        let body = format!(
+            "cat > stdin.txt\nprintf '%s\\n' \"$@\" > argv.txt\nenv > env.txt\nprintf '%s\\n' '{cmd}' '{msg}' '{done}'\nexit 0"
+        );
+        let agent = codex_spec(script(dir.path(), &body));
+        let req = request(dir.path(), 10_000, 200, 1 << 20);
+        let mut env = base_env();
+        for (k, v) in [
+            ("OPENAI_API_KEY", "sk-openai"),
+            ("CODEX_HOME", "/c"),
+            ("MY_PROVIDER_KEY", "k"),
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("GEMINI_API_KEY", "g"),
+        ] {
+            env.push((k.into(), v.into()));
+        }
+        let o = dispatch_with_env(&agent, &req, &CancellationToken::new(), env)
+            .await
+            .unwrap();
+        assert_eq!(o.end, ProcessEnd::Exited { code: 0 });
+        assert_eq!(o.agent, "codex");
+        assert_eq!(o.answer(), Some("{\"findings\":[]}"));
+        assert_eq!(o.tool_uses[0].access.read, ["/x"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("stdin.txt")).unwrap(),
+            "",
+            "stdin is /dev/null"
+        );
+        let argv = std::fs::read_to_string(dir.path().join("argv.txt")).unwrap();
+        assert!(argv.ends_with(&format!("--\n{}\n", req.prompt)), "{argv}");
+        let seen = std::fs::read_to_string(dir.path().join("env.txt")).unwrap();
+        for passed in [
+            "OPENAI_API_KEY=sk-openai",
+            "CODEX_HOME=/c",
+            "MY_PROVIDER_KEY=k",
+        ] {
+            assert!(seen.lines().any(|l| l == passed), "{passed} missing");
+        }
+        for blocked in ["ANTHROPIC_API_KEY", "GEMINI_API_KEY"] {
+            assert!(!seen.contains(blocked), "{blocked} leaked to codex");
+        }
+    }
+
+    #[tokio::test]
+    async fn gemini_exit_codes_become_clear_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let body = "echo 'Error: Invalid auth method selected.' >&2\nexit 41";
+        let agent = AgentSpec {
+            name: "gemini".into(),
+            backend: crate::dispatch::BackendKind::Gemini,
+            format: EventFormat::Gemini,
+            ..spec(script(dir.path(), body))
+        };
+        let o = run(&agent, &request(dir.path(), 10_000, 200, 4096)).await;
+        assert_eq!(o.end, ProcessEnd::Exited { code: 41 });
+        let r = o.result.unwrap();
+        assert!(r.is_error);
+        let text = r.text.unwrap();
+        assert!(
+            text.contains("authentication failed") && text.contains("Invalid auth method"),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn command_agent_gets_its_args_and_the_prompt_on_stdin() {
+        let dir = tempfile::tempdir().unwrap();
+        let body = format!(
+            "cat > stdin.txt\nprintf '%s\\n' \"$@\" > argv.txt\nprintf '%s\\n' '{RESULT}'\nexit 0"
+        );
+        let agent = AgentSpec {
+            name: "wrapper".into(),
+            backend: crate::dispatch::BackendKind::Command,
+            format: EventFormat::Claude,
+            extra_args: vec!["--model".into(), "{model}".into(), "-x".into()],
+            ..spec(script(dir.path(), &body))
+        };
+        let req = request(dir.path(), 10_000, 200, 4096);
+        let o = run(&agent, &req).await;
+        assert_eq!(o.answer(), Some("{\"findings\":[]}"));
+        let argv = std::fs::read_to_string(dir.path().join("argv.txt")).unwrap();
+        assert_eq!(argv, "--model\nopus\n-x\n");
+        let stdin = std::fs::read_to_string(dir.path().join("stdin.txt")).unwrap();
+        assert!(stdin.starts_with(&req.prompt.trim_end().to_string()));
+        assert!(stdin.contains("<role_instructions>\nYou are an Enthusiast."));
+    }
+
     #[test]
     fn env_allowlist_rules() {
         for ok in [
@@ -794,6 +929,22 @@ mod tests {
         ] {
             assert!(env_allowed(ok), "{ok}");
         }
+        assert!(env_allowed_for(EventFormat::Codex, &[], "OPENAI_BASE_URL"));
+        assert!(env_allowed_for(
+            EventFormat::Gemini,
+            &[],
+            "GOOGLE_GEMINI_BASE_URL"
+        ));
+        assert!(!env_allowed_for(
+            EventFormat::Gemini,
+            &[],
+            "ANTHROPIC_API_KEY"
+        ));
+        assert!(env_allowed_for(
+            EventFormat::Claude,
+            &["X_KEY".into()],
+            "X_KEY"
+        ));
         for no in [
             "SECRET_X",
             "OPENAI_API_KEY",

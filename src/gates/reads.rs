@@ -1,4 +1,11 @@
 //! Read membership and tool-use gates: which paths an agent touched, normalised and checked.
+//!
+//! Backend-neutral: every backend's parser fills `ToolUse::access` (Claude `Read`/`Grep`/
+//! `Glob`, Codex shell commands, Gemini `read_file`/`grep_search`/`glob`/`list_directory`),
+//! and the rules here are the same for all: every read or searched path must be in scope, a
+//! write is always a violation, and a tool use whose accesses cannot be derived (e.g. a Codex
+//! `find` or a script) is a violation too — fail closed, since arev cannot show it stayed
+//! inside the target.
 
 use crate::dispatch::ToolUse;
 use std::collections::HashSet;
@@ -41,38 +48,50 @@ impl ReadScope {
         }
     }
 
-    /// Paths a tool use touches (`None` = the tool is not a file tool).
-    fn touched(&self, t: &ToolUse) -> Option<PathBuf> {
-        let key = match t.name.as_str() {
-            "Read" => "file_path",
-            // A search without a path searches the working directory: outside the target.
-            "Grep" | "Glob" => "path",
-            _ => return None,
-        };
-        let p = t.input.get(key).and_then(|v| v.as_str()).unwrap_or("");
-        Some(if p.is_empty() {
+    fn resolve(&self, p: &str) -> PathBuf {
+        if p.is_empty() {
             self.cwd.clone()
         } else {
             canonical(Path::new(p), &self.cwd)
-        })
+        }
     }
 
-    /// The first file-tool use outside the scope, if any.
+    /// The first tool use that touched (or may have touched) something outside the scope.
     pub fn violation(&self, uses: &[ToolUse]) -> Option<ReadViolation> {
         uses.iter().find_map(|t| {
-            let p = self.touched(t)?;
-            (!self.allowed.contains(&p)).then(|| ReadViolation {
-                tool: t.name.clone(),
-                path: p.display().to_string(),
+            let a = &t.access;
+            if let Some(reason) = &a.unknown {
+                let what = t
+                    .input
+                    .get("command")
+                    .and_then(|c| c.as_str())
+                    .map_or_else(|| t.name.clone(), |c| format!("`{c}`"));
+                return Some(ReadViolation {
+                    tool: t.name.clone(),
+                    path: format!("{what} (unverifiable: {reason})"),
+                });
+            }
+            if let Some(w) = a.write.first() {
+                return Some(ReadViolation {
+                    tool: t.name.clone(),
+                    path: format!("{} (a write)", self.resolve(w).display()),
+                });
+            }
+            a.read.iter().chain(&a.search).find_map(|p| {
+                let p = self.resolve(p);
+                (!self.allowed.contains(&p)).then(|| ReadViolation {
+                    tool: t.name.clone(),
+                    path: p.display().to_string(),
+                })
             })
         })
     }
 
-    /// Whether some Read targets the pinned target itself.
+    /// Whether some tool use read the pinned target itself.
     pub fn read_target(&self, uses: &[ToolUse]) -> bool {
         uses.iter()
-            .filter(|t| t.name == "Read")
-            .any(|t| self.touched(t).as_deref() == Some(self.target.as_path()))
+            .flat_map(|t| &t.access.read)
+            .any(|p| self.resolve(p) == self.target)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Unit tests of every gate.
 
 use super::*;
-use crate::dispatch::{ResultEvent, ToolUse, Usage};
+use crate::dispatch::{claude_access, gemini_access, shell_access, ResultEvent, ToolUse, Usage};
 use crate::findings::{EnthusiastOutput, JudgeOutput, Tier};
 use crate::target::TargetKind;
 use crate::test_support::{finding, target, with_hunks};
@@ -10,6 +10,7 @@ use serde_json::json;
 fn outcome(end: ProcessEnd, result: Option<(bool, Option<&str>)>) -> AgentOutcome {
     AgentOutcome {
         label: "judge".into(),
+        agent: "claude".into(),
         role: Role::Judge,
         tier: Tier::Opus,
         model: "opus".into(),
@@ -62,8 +63,89 @@ fn tool(name: &str, input: serde_json::Value) -> ToolUse {
     ToolUse {
         id: format!("t-{name}-{input}"),
         name: name.into(),
+        access: claude_access(name, &input),
         input,
     }
+}
+
+fn shell(cmd: &str) -> ToolUse {
+    ToolUse {
+        id: format!("s-{cmd}"),
+        name: "shell".into(),
+        input: json!({ "command": cmd }),
+        access: shell_access(cmd),
+    }
+}
+
+fn gemini(name: &str, input: serde_json::Value) -> ToolUse {
+    ToolUse {
+        id: format!("g-{name}-{input}"),
+        name: name.into(),
+        access: gemini_access(name, &input),
+        input,
+    }
+}
+
+/// Codex shell reads and Gemini tools face the same membership rules as Claude's tools.
+#[test]
+fn read_scope_is_backend_neutral() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/a.rs"), "fn a() {}\n").unwrap();
+    std::fs::write(root.join("secret.txt"), "x").unwrap();
+    let target = root.join("src/a.rs");
+    let scope = ReadScope::new(&root, ["src/a.rs"].into_iter(), &target, &[]);
+    let abs = target.display().to_string();
+    let good = [
+        shell("/bin/bash -lc 'cat src/a.rs'"),
+        shell(&format!("/bin/bash -lc \"nl -ba {abs} | sed -n '1,80p'\"")),
+        shell("/bin/bash -lc 'rg -n unwrap src/a.rs'"),
+        shell("/bin/bash -lc 'cd src && grep -n fn a.rs'"),
+        gemini("read_file", json!({"file_path": abs})),
+        gemini(
+            "grep_search",
+            json!({"pattern": "x", "dir_path": "src/a.rs"}),
+        ),
+        gemini("google_web_search", json!({"query": "x"})),
+    ];
+    assert_eq!(scope.violation(&good), None);
+    assert!(
+        scope.read_target(&good[..1]),
+        "a cat of the target is a Read"
+    );
+    assert!(scope.read_target(&good[1..2]));
+    assert!(scope.read_target(&good[4..5]));
+    assert!(!scope.read_target(&good[2..4]), "a search is not a Read");
+    for bad in [
+        shell("/bin/bash -lc 'cat secret.txt'"),
+        shell("/bin/bash -lc 'rg -n unwrap'"),
+        shell("/bin/bash -lc 'ls'"),
+        shell("/bin/bash -lc 'cd .. && cat a.rs'"),
+        shell("/bin/bash -lc 'cat src/a.rs > /tmp/copy'"),
+        gemini("read_file", json!({"file_path": "secret.txt"})),
+        gemini(
+            "list_directory",
+            json!({"dir_path": root.display().to_string()}),
+        ),
+        gemini("glob", json!({"pattern": "**/*"})),
+        gemini(
+            "write_file",
+            json!({"file_path": "src/a.rs", "content": ""}),
+        ),
+    ] {
+        assert!(
+            scope.violation(std::slice::from_ref(&bad)).is_some(),
+            "{bad:?} should violate"
+        );
+    }
+    let v = scope
+        .violation(&[shell("/bin/bash -lc 'find . -name \"*.rs\"'")])
+        .unwrap();
+    assert!(
+        v.path.contains("unverifiable") && v.path.contains("find"),
+        "{v:?}"
+    );
 }
 
 #[test]

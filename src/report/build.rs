@@ -18,13 +18,54 @@ pub struct BuildInput<'a> {
     pub duration_ms: u64,
 }
 
+/// Who found `j` and who ruled on it, from the round's dispatch records (the attempt of each
+/// pass, and of the Judge, whose answer passed the schema gate); the plan's names when the
+/// records are missing.
+fn attribution(
+    j: &Judged,
+    rounds: &[crate::round::RoundRecord],
+    enthusiast: &str,
+    judge: &str,
+) -> (Vec<String>, Option<String>) {
+    use crate::findings::Role;
+    let rec = rounds.iter().find(|r| r.round == j.round);
+    let answered = |role: Role, pass: Option<u32>| {
+        rec.and_then(|r| {
+            r.dispatches
+                .iter()
+                .rev()
+                .find(|d| {
+                    d.role == role && d.pass == pass && d.gates.schema.as_deref() == Some("ok")
+                })
+                .map(|d| d.outcome.agent.clone())
+        })
+    };
+    let mut found_by: Vec<String> = vec![];
+    for p in &j.finding.passes {
+        let name = answered(Role::Enthusiast, Some(*p)).unwrap_or_else(|| enthusiast.to_string());
+        if !found_by.contains(&name) {
+            found_by.push(name);
+        }
+    }
+    if found_by.is_empty() {
+        found_by.push(enthusiast.to_string());
+    }
+    let ruled_by = j
+        .ruling
+        .as_ref()
+        .map(|_| answered(Role::Judge, None).unwrap_or_else(|| judge.to_string()));
+    (found_by, ruled_by)
+}
+
 fn entry(
     j: &Judged,
     root: &Path,
     texts: &mut Texts,
+    rounds: &[crate::round::RoundRecord],
     enthusiast: &str,
     judge: &str,
 ) -> ReportFinding {
+    let (found_by, ruled_by) = attribution(j, rounds, enthusiast, judge);
     let f = &j.finding.finding;
     let r = j.ruling.as_ref();
     let file = r.and_then(|r| r.file.clone()).or_else(|| f.file.clone());
@@ -57,8 +98,8 @@ fn entry(
         edit_instruction: r.and_then(|r| r.edit_instruction.clone()),
         cites: r.map(|r| r.cites.clone()).unwrap_or_default(),
         found_by_passes: j.finding.passes.clone(),
-        found_by: enthusiast.to_string(),
-        ruled_by: r.map(|_| judge.to_string()),
+        found_by,
+        ruled_by,
     }
 }
 
@@ -79,6 +120,7 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
             j,
             &target.root,
             &mut texts,
+            &result.rounds,
             input.enthusiast_agent,
             input.judge_agent,
         );
@@ -145,6 +187,7 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
             for (map, key) in [
                 (&mut cost.by_role, d.role.as_str().to_string()),
                 (&mut cost.by_tier, d.outcome.tier.as_str().to_string()),
+                (&mut cost.by_agent, d.outcome.agent.clone()),
             ] {
                 let line = map.entry(key).or_default();
                 line.usd += usd;

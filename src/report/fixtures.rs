@@ -27,7 +27,7 @@ pub(crate) fn finding(file: &str, sev: Severity) -> ReportFinding {
         edit_instruction: None,
         cites: vec![],
         found_by_passes: vec![1],
-        found_by: "claude".into(),
+        found_by: vec!["claude".into()],
         ruled_by: None,
     }
 }

@@ -115,8 +115,10 @@ pub struct ReportFinding {
     pub cites: Vec<String>,
     /// Enthusiast passes that found it.
     pub found_by_passes: Vec<u32>,
-    /// Agent names: who found it and who ruled.
-    pub found_by: String,
+    /// The configured agents whose passes found it (in pass order, each once): with
+    /// `roles.enthusiast` a list, passes run on different agents.
+    pub found_by: Vec<String>,
+    /// The configured agent that ruled on it (null when unresolved).
     pub ruled_by: Option<String>,
 }
 
@@ -179,6 +181,8 @@ pub struct Cost {
     pub tokens: u64,
     pub by_role: BTreeMap<String, CostLine>,
     pub by_tier: BTreeMap<String, CostLine>,
+    /// Per configured agent name.
+    pub by_agent: BTreeMap<String, CostLine>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

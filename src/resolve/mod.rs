@@ -1,5 +1,7 @@
-//! Resolve: arguments + config + pinned target → one immutable `RunPlan`.
+//! Resolve: arguments + config + pinned target → one immutable `RunPlan`; its agents → a `Panel`.
+mod panel;
 mod plan;
 
+pub use panel::{agent_spec, Panel};
 pub(crate) use plan::discover_root;
 pub use plan::{resolve_run, AgentRef, Outputs, RunPlan};

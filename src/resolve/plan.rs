@@ -43,6 +43,8 @@ pub struct RunPlan {
     pub max_rounds: u32,
     pub fail_on: FailOn,
     pub agents: [AgentRef; 3],
+    /// The Enthusiast agents, used round-robin across passes (`agents[0]` is the first).
+    pub enthusiasts: Vec<String>,
     pub timeout: Duration,
     pub grace: Duration,
     /// Spend limits (None = unlimited).
@@ -62,6 +64,18 @@ impl RunPlan {
             Role::Enthusiast | Role::Fixer => &self.agents[0],
             Role::Adversary => &self.agents[1],
             Role::Judge => &self.agents[2],
+        }
+    }
+
+    /// The agent that plays `role` (for an Enthusiast: pass `p` runs
+    /// `enthusiasts[(p-1) % len]`; no pass = the first).
+    pub fn agent_name(&self, role: Role, pass: Option<u32>) -> &str {
+        match (role, pass) {
+            (Role::Enthusiast, Some(p)) if !self.enthusiasts.is_empty() => {
+                let i = (p.max(1) - 1) as usize % self.enthusiasts.len();
+                &self.enthusiasts[i]
+            }
+            _ => &self.agent_for(role).name,
         }
     }
 }
@@ -133,8 +147,12 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         role,
         name: args.agent.clone().unwrap_or_else(|| configured.to_string()),
     };
+    let enthusiasts = match &args.agent {
+        Some(name) => vec![name.clone()],
+        None => config.roles.enthusiast.names(),
+    };
     let agents = [
-        pick(Role::Enthusiast, &config.roles.enthusiast),
+        pick(Role::Enthusiast, &enthusiasts[0]),
         pick(Role::Adversary, &config.roles.adversary),
         pick(Role::Judge, &config.roles.judge),
     ];
@@ -146,6 +164,7 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         max_rounds,
         fail_on: args.fail_on.map_or(config.review.fail_on, Into::into),
         agents,
+        enthusiasts,
         timeout: config.agent_timeout()?,
         grace: config.grace()?,
         budget_usd: args

@@ -5,11 +5,10 @@ use super::prompt::{
     embed_json, escape_text, first_line, render, target_guide, target_tag, PromptVars,
 };
 use super::{Assets, RoundFinding};
-use crate::config::AgentConfig;
-use crate::dispatch::{resolve_binary, AgentSpec};
+use crate::dispatch::AgentSpec;
 use crate::findings::{AdversaryOutput, Role, SymbolIndex};
 use crate::gates::ReadScope;
-use crate::resolve::RunPlan;
+use crate::resolve::{Panel, RunPlan};
 use crate::store::{write_atomic, RunDir};
 use crate::target::{PinnedTarget, TargetKind, TargetType};
 use sha2::{Digest, Sha256};
@@ -22,7 +21,7 @@ pub(super) struct Ctx<'a> {
     pub target: &'a PinnedTarget,
     pub run: &'a RunDir,
     pub assets: Assets,
-    specs: BTreeMap<&'static str, AgentSpec>,
+    panel: Panel,
     /// Enclosing symbols of the target's files (union rule a).
     pub symbols: SymbolIndex,
     /// The rendered `<localization>` block per role ("" when not configured).
@@ -55,18 +54,6 @@ impl History {
     }
 }
 
-fn agent_spec(name: &str, cfg: &AgentConfig) -> Result<AgentSpec, String> {
-    let binary = resolve_binary(&cfg.binary).map_err(|e| e.to_string())?;
-    Ok(AgentSpec {
-        name: name.to_string(),
-        backend: cfg.backend,
-        binary,
-        extra_args: cfg.extra_args.clone(),
-        models: cfg.models.clone(),
-        max_turns: cfg.max_turns,
-    })
-}
-
 fn localization_block(role: Role, primary: &str, allowed: &[String]) -> String {
     if primary.trim().is_empty() {
         return String::new();
@@ -95,17 +82,7 @@ impl<'a> Ctx<'a> {
         target: &'a PinnedTarget,
         run: &'a RunDir,
     ) -> Result<Self, (Role, String)> {
-        let mut specs = BTreeMap::new();
-        for role in [Role::Enthusiast, Role::Adversary, Role::Judge] {
-            let agent = plan.agent_for(role);
-            let spec = plan
-                .config
-                .agent(&agent.name)
-                .map_err(|e| e.to_string())
-                .and_then(|cfg| agent_spec(&agent.name, cfg))
-                .map_err(|e| (role, e))?;
-            specs.insert(role.as_str(), spec);
-        }
+        let panel = Panel::resolve(plan)?;
         // The repository's overrides live under the run's root (for iterate mode the user's
         // repository, not the worktree the target was pinned in).
         let assets = Assets::load(&plan.root).map_err(|e| {
@@ -137,19 +114,15 @@ impl<'a> Ctx<'a> {
             target,
             run,
             assets,
-            specs,
+            panel,
             symbols,
             localization,
         })
     }
 
-    /// The agent that plays `role` (in pass `pass`).
-    pub fn agent(&self, role: Role, _pass: Option<u32>) -> &AgentSpec {
-        let key = match role {
-            Role::Fixer => "enthusiast",
-            other => other.as_str(),
-        };
-        &self.specs[key]
+    /// The agent that plays `role` (in pass `pass`: Enthusiast agents round-robin).
+    pub fn agent(&self, role: Role, pass: Option<u32>) -> &AgentSpec {
+        self.panel.agent(role, pass)
     }
 
     fn spec_track(&self) -> bool {

@@ -208,6 +208,7 @@ mod tests {
             dir: "agents/fix/fixer".into(),
             outcome: AgentOutcome {
                 label: "fixer".into(),
+                agent: "claude".into(),
                 role: Role::Fixer,
                 tier: Tier::Opus,
                 model: "opus".into(),
@@ -217,6 +218,7 @@ mod tests {
                     .enumerate()
                     .map(|(i, (n, input))| ToolUse {
                         id: format!("t{i}"),
+                        access: crate::dispatch::claude_access(n, &input),
                         name: n.into(),
                         input,
                     })

@@ -161,7 +161,7 @@ async fn one_dispatch(
         tier: who.tier,
         cwd: ctx.target.root.clone(),
         out_dir: out_dir.clone(),
-        timeout: ctx.plan.timeout,
+        timeout: spec.timeout.unwrap_or(ctx.plan.timeout),
         grace: ctx.plan.grace,
         output_cap: ctx.plan.config.review.max_output_bytes,
     };
@@ -177,6 +177,7 @@ async fn one_dispatch(
         dir,
         outcome: AgentOutcome {
             label: label.to_string(),
+            agent: spec.name.clone(),
             role,
             tier: who.tier,
             model: spec.models.get(who.tier).to_string(),

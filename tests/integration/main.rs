@@ -7,12 +7,22 @@
 mod fake_anthropic;
 // End-to-end checks of the real Claude Code CLI against `fake_anthropic`.
 mod real_claude;
+// Script, request log and server thread shared by `fake_openai` and `fake_gemini`.
+mod fake_llm;
+// Loopback fake OpenAI Responses API that the real `codex` CLI can be pointed at.
+mod fake_openai;
+// Loopback fake Gemini API that the real `gemini` CLI can be pointed at.
+mod fake_gemini;
+// Real Codex and Gemini CLIs through whole rounds, and the mixed three-vendor panel.
+mod real_backends;
 // TestRepo / Arev builder, fake-agent wiring, run-dir readers.
 mod harness;
 // End-to-end reviews with the scripted fake agent.
 mod review;
 // Every gate of SPEC §6, each through the real path.
 mod gates;
+// Agent configuration with the fake agent: command agents, round-robin, timeouts, init, errors.
+mod backends;
 // Bad input: one line on stderr, exit 2, no run dir.
 mod inputs;
 // Ctrl-C: exit 130, status interrupted, no agent survives.

@@ -73,7 +73,7 @@ fn file_review_writes_the_run_dir_and_reports_confirmed_findings() {
     assert_eq!(c[0]["line"], 2);
     assert_eq!(c[0]["severity"], "high");
     assert_eq!(c[0]["found_by_passes"], json!([1]));
-    assert_eq!(c[0]["found_by"], "claude");
+    assert_eq!(c[0]["found_by"], json!(["claude"]));
     assert_eq!(c[0]["ruled_by"], "claude");
     assert_eq!(report["by_severity"]["high"], 1);
     assert_eq!(report["coverage"]["reviewed"], 1);

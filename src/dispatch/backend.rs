@@ -1,0 +1,168 @@
+//! Per-backend glue: the argv and prompt delivery of each backend, the parser of each event
+//! format, and backend-specific post-processing of the exit status.
+
+use super::claude::{claude_args, parse_stream_json};
+use super::codex::{codex_args, parse_codex_jsonl};
+use super::gemini::{apply_exit_code, gemini_args, parse_gemini_stream, prompt_with_role};
+use super::{
+    AgentSpec, BackendKind, DispatchRequest, EventFormat, ProcessEnd, ResultEvent, ToolUse,
+};
+
+/// Prompts longer than this go on stdin even for backends that take the prompt as an
+/// argument: Linux caps one argument at 128 KiB (`MAX_ARG_STRLEN`), and a Judge prompt
+/// carrying many findings can approach that.
+pub const MAX_ARG_PROMPT: usize = 100 * 1024;
+
+/// How to start one agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    /// Arguments after the program.
+    pub args: Vec<String>,
+    /// Bytes written to stdin before closing it; `None` = stdin is `/dev/null` (the prompt
+    /// is an argument).
+    pub stdin: Option<Vec<u8>>,
+}
+
+/// The argv and stdin of `agent` for `req`.
+///
+/// `command` agents get exactly their `extra_args`, with `{model}` replaced by the tier's
+/// model, and the prompt (with the role body appended in `<role_instructions>`) on stdin.
+pub fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
+    match agent.backend {
+        BackendKind::Claude => Invocation {
+            args: claude_args(agent, req),
+            stdin: Some(req.prompt.clone().into_bytes()),
+        },
+        // `codex exec … -- -` reads the prompt from stdin.
+        BackendKind::Codex if req.prompt.len() > MAX_ARG_PROMPT => {
+            let mut args = codex_args(agent, req);
+            if let Some(last) = args.last_mut() {
+                *last = "-".into();
+            }
+            Invocation {
+                args,
+                stdin: Some(req.prompt.clone().into_bytes()),
+            }
+        }
+        BackendKind::Codex => Invocation {
+            args: codex_args(agent, req),
+            stdin: None,
+        },
+        // Gemini appends the `-p` text to its stdin input: the prompt goes on stdin and `-p`
+        // carries only the role instructions, so the header stays the first line.
+        BackendKind::Gemini if req.prompt.len() > MAX_ARG_PROMPT => {
+            let mut args = gemini_args(agent, req);
+            let role = prompt_with_role("", &req.system_prompt);
+            args[1] = if role.trim().is_empty() {
+                " ".into()
+            } else {
+                role
+            };
+            Invocation {
+                args,
+                stdin: Some(req.prompt.clone().into_bytes()),
+            }
+        }
+        BackendKind::Gemini => Invocation {
+            args: gemini_args(agent, req),
+            stdin: None,
+        },
+        BackendKind::Command => {
+            let model = agent.models.get(req.tier);
+            Invocation {
+                args: agent
+                    .extra_args
+                    .iter()
+                    .map(|a| a.replace("{model}", model))
+                    .collect(),
+                stdin: Some(prompt_with_role(&req.prompt, &req.system_prompt).into_bytes()),
+            }
+        }
+    }
+}
+
+/// Parse stdout in `format`: tool uses, the result, the count of non-JSON lines.
+pub fn parse_events(
+    format: EventFormat,
+    stdout: &[u8],
+) -> (Vec<ToolUse>, Option<ResultEvent>, u64) {
+    match format {
+        EventFormat::Claude => parse_stream_json(stdout),
+        EventFormat::Codex => parse_codex_jsonl(stdout),
+        EventFormat::Gemini => parse_gemini_stream(stdout),
+    }
+}
+
+/// Backend-specific meaning of the exit status (Gemini's exit codes 41–55).
+pub fn interpret_exit(
+    format: EventFormat,
+    end: &ProcessEnd,
+    result: &mut Option<ResultEvent>,
+    stderr: &[u8],
+) {
+    if let (EventFormat::Gemini, ProcessEnd::Exited { code }) = (format, end) {
+        apply_exit_code(*code, result, stderr);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::TierModels;
+    use crate::findings::{Role, Tier};
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    fn agent(backend: BackendKind) -> AgentSpec {
+        AgentSpec {
+            name: backend.as_str().into(),
+            backend,
+            format: backend.native_format().unwrap_or(EventFormat::Claude),
+            binary: PathBuf::from("/bin/true"),
+            extra_args: vec![],
+            models: TierModels::default(),
+            max_turns: 4,
+            timeout: None,
+            pass_env: vec![],
+        }
+    }
+
+    fn req(prompt: String) -> DispatchRequest {
+        DispatchRequest {
+            role: Role::Judge,
+            label: "judge".into(),
+            prompt,
+            system_prompt: "You are the Judge.".into(),
+            tier: Tier::Opus,
+            cwd: PathBuf::from("/repo"),
+            out_dir: PathBuf::from("/tmp/x"),
+            timeout: Duration::from_secs(1),
+            grace: Duration::from_secs(1),
+            output_cap: 1,
+        }
+    }
+
+    #[test]
+    fn prompt_delivery_per_backend() {
+        let small = req("[AR Round 1 — FULL] Judge\nx".into());
+        let i = invocation(&agent(BackendKind::Claude), &small);
+        assert_eq!(i.stdin.as_deref(), Some(small.prompt.as_bytes()));
+        for b in [BackendKind::Codex, BackendKind::Gemini] {
+            let i = invocation(&agent(b), &small);
+            assert_eq!(i.stdin, None, "{b:?}: stdin /dev/null");
+            assert!(i.args.iter().any(|a| a.starts_with(&small.prompt)), "{b:?}");
+        }
+        let big = req(format!(
+            "[AR Round 1 — FULL] Judge\n{}",
+            "x".repeat(MAX_ARG_PROMPT)
+        ));
+        let i = invocation(&agent(BackendKind::Codex), &big);
+        assert_eq!(i.args.last().map(String::as_str), Some("-"));
+        assert_eq!(i.args[i.args.len() - 2], "--");
+        assert_eq!(i.stdin.as_deref(), Some(big.prompt.as_bytes()));
+        let i = invocation(&agent(BackendKind::Gemini), &big);
+        assert_eq!(i.stdin.as_deref(), Some(big.prompt.as_bytes()));
+        assert!(i.args.iter().all(|a| a.len() < MAX_ARG_PROMPT));
+        assert!(i.args[1].contains("<role_instructions>"));
+    }
+}

@@ -1,0 +1,399 @@
+//! The `codex` backend: read-only `codex exec` argv (reference/agent-clis.md §4, §7) and the
+//! `--json` JSONL parser.
+//!
+//! Events (one JSON object per line): `command_execution` items become tool uses (deduplicated
+//! by item id; `item.started` already carries the command, so a command that was still
+//! running when the agent was killed is counted too) whose file accesses are derived from the
+//! command line by `dispatch::shell` (what cannot be derived is documented there);
+//! `file_change` items are writes; `mcp_tool_call` items have underivable accesses;
+//! `web_search` items touch no file. The text of the LAST `agent_message` item is the answer.
+//! `turn.completed` carries the usage. `turn.failed` is a dispatch failure (a `result` with
+//! `is_error: true`, subtype `turn_failed`); an `error` event is one too unless a
+//! `turn.completed` follows it (Codex reports transient "Reconnecting… n/5" errors that it
+//! then recovers from). `error`-type *items* are non-fatal warnings and are ignored.
+//!
+//! Codex reports no cost; `total_cost_usd` is 0. Its `input_tokens` include the cached ones,
+//! which are reported as `cache_read_input_tokens` instead, so that `Usage::total` counts each
+//! token once.
+
+use super::shell::shell_access;
+use super::{AgentSpec, DispatchRequest, FileAccess, ResultEvent, ToolUse, Usage};
+use serde_json::{json, Value};
+use std::collections::HashSet;
+
+/// The argv (without the program) for a read-only Codex worker. The prompt is the last
+/// argument, after `--` (a prompt equal to a subcommand name would otherwise be parsed as
+/// one); stdin must be `/dev/null` (a piped stdin is appended to the prompt). The role body
+/// goes in as `developer_instructions`. A prompt too long for one argument is passed as `-`
+/// with the text on stdin instead (`dispatch::invocation`).
+pub fn codex_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "exec",
+        "--json",
+        "--sandbox",
+        "read-only",
+        "--skip-git-repo-check",
+        "--ephemeral",
+        "-C",
+    ]
+    .iter()
+    .map(|s| (*s).to_string())
+    .collect();
+    args.push(req.cwd.display().to_string());
+    args.push("-m".into());
+    args.push(agent.models.get(req.tier).to_string());
+    if !req.system_prompt.is_empty() {
+        args.push("-c".into());
+        args.push(format!(
+            "developer_instructions={}",
+            toml_basic_string(&req.system_prompt)
+        ));
+    }
+    args.extend(agent.extra_args.iter().cloned());
+    args.push("--".into());
+    args.push(req.prompt.clone());
+    args
+}
+
+/// `s` as a one-line TOML basic string (`-c` values are parsed as TOML). JSON string
+/// escapes are all valid TOML escapes; DEL is the one character TOML also wants escaped.
+fn toml_basic_string(s: &str) -> String {
+    serde_json::Value::String(s.to_string())
+        .to_string()
+        .replace('\u{7f}', "\\u007f")
+}
+
+/// Parsed `codex exec --json` output: tool uses, the synthesised result, non-JSON lines.
+pub fn parse_codex_jsonl(stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>, u64) {
+    let mut tool_uses = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut malformed = 0u64;
+    let mut last_message: Option<String> = None;
+    let mut usage = Usage::default();
+    let mut turns = 0u64;
+    let mut failed: Option<String> = None;
+    let mut pending_error: Option<String> = None;
+
+    for raw in stdout.split(|b| *b == b'\n') {
+        let line = raw.trim_ascii();
+        if line.is_empty() {
+            continue;
+        }
+        let event: Value = match serde_json::from_slice(line) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => {
+                malformed += 1;
+                continue;
+            }
+        };
+        match event.get("type").and_then(Value::as_str) {
+            Some("item.started" | "item.updated" | "item.completed") => {
+                let Some(item) = event.get("item") else {
+                    continue;
+                };
+                let completed = event["type"] == "item.completed";
+                match item.get("type").and_then(Value::as_str) {
+                    Some("agent_message") if completed => {
+                        if let Some(t) = item.get("text").and_then(Value::as_str) {
+                            last_message = Some(t.to_string());
+                        }
+                    }
+                    Some(kind) => {
+                        if let Some(t) = item_tool_use(kind, item) {
+                            if seen.insert(t.id.clone()) {
+                                tool_uses.push(t);
+                            }
+                        }
+                    }
+                    None => {}
+                }
+            }
+            Some("turn.completed") => {
+                turns += 1;
+                pending_error = None;
+                add_usage(&mut usage, event.get("usage"));
+            }
+            Some("turn.failed") => {
+                let msg = event
+                    .get("error")
+                    .and_then(|e| e.get("message"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("turn failed")
+                    .to_string();
+                failed = Some(msg);
+            }
+            Some("error") => {
+                pending_error = Some(
+                    event
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("error")
+                        .to_string(),
+                );
+            }
+            _ => {}
+        }
+    }
+    let result = if let Some(msg) = failed {
+        Some(error_result("turn_failed", msg, usage, turns))
+    } else if let Some(msg) = pending_error {
+        Some(error_result("error", msg, usage, turns))
+    } else if turns > 0 {
+        Some(ResultEvent {
+            is_error: false,
+            subtype: "success".into(),
+            text: last_message,
+            total_cost_usd: 0.0,
+            usage,
+            permission_denials: vec![],
+            num_turns: Some(turns),
+        })
+    } else {
+        None
+    };
+    (tool_uses, result, malformed)
+}
+
+fn error_result(subtype: &str, msg: String, usage: Usage, turns: u64) -> ResultEvent {
+    ResultEvent {
+        is_error: true,
+        subtype: subtype.into(),
+        text: Some(msg),
+        total_cost_usd: 0.0,
+        usage,
+        permission_denials: vec![],
+        num_turns: Some(turns),
+    }
+}
+
+fn add_usage(total: &mut Usage, u: Option<&Value>) {
+    let tok = |k: &str| {
+        u.and_then(|u| u.get(k))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    let cached = tok("cached_input_tokens");
+    total.input_tokens += tok("input_tokens").saturating_sub(cached);
+    total.cache_read_input_tokens += cached;
+    total.cache_creation_input_tokens += tok("cache_write_input_tokens");
+    total.output_tokens += tok("output_tokens");
+}
+
+fn item_tool_use(kind: &str, item: &Value) -> Option<ToolUse> {
+    let id = item.get("id").and_then(Value::as_str)?.to_string();
+    let (name, input, access) = match kind {
+        "command_execution" => {
+            let cmd = item.get("command").and_then(Value::as_str).unwrap_or("");
+            (
+                "shell".to_string(),
+                json!({ "command": cmd }),
+                shell_access(cmd),
+            )
+        }
+        "file_change" => {
+            let paths: Vec<String> = item
+                .get("changes")
+                .and_then(Value::as_array)
+                .map(|cs| {
+                    cs.iter()
+                        .filter_map(|c| c.get("path").and_then(Value::as_str))
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let access = FileAccess {
+                write: if paths.is_empty() {
+                    vec![String::new()]
+                } else {
+                    paths
+                },
+                ..FileAccess::default()
+            };
+            (
+                "file_change".to_string(),
+                item.get("changes").cloned().unwrap_or(Value::Null),
+                access,
+            )
+        }
+        "mcp_tool_call" => {
+            let server = item.get("server").and_then(Value::as_str).unwrap_or("");
+            let tool = item.get("tool").and_then(Value::as_str).unwrap_or("");
+            (
+                format!("mcp:{server}/{tool}"),
+                item.get("arguments").cloned().unwrap_or(Value::Null),
+                FileAccess::unknown("an MCP tool's file accesses cannot be derived"),
+            )
+        }
+        "web_search" => (
+            "web_search".to_string(),
+            json!({ "query": item.get("query").cloned().unwrap_or(Value::Null) }),
+            FileAccess::none(),
+        ),
+        _ => return None,
+    };
+    Some(ToolUse {
+        id,
+        name,
+        input,
+        access,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::{BackendKind, EventFormat, TierModels};
+    use crate::findings::{Role, Tier};
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    const STARTED: &str = r#"{"type":"thread.started","thread_id":"01a1ff39"}"#;
+    const TURN: &str = r#"{"type":"turn.started"}"#;
+    const REASONING: &str = r#"{"type":"item.completed","item":{"id":"item_0","type":"reasoning","text":"**Planning**"}}"#;
+    const CMD_START: &str = r#"{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc 'cat src/lib.rs'","aggregated_output":"","exit_code":null,"status":"in_progress"}}"#;
+    const CMD_DONE: &str = r#"{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc 'cat src/lib.rs'","aggregated_output":"fn a() {}\n","exit_code":0,"status":"completed"}}"#;
+    const WARN: &str = r#"{"type":"item.completed","item":{"id":"item_2","type":"error","message":"Model metadata for `fake-model` not found"}}"#;
+    const MSG1: &str = r#"{"type":"item.completed","item":{"id":"item_3","type":"agent_message","text":"Reading."}}"#;
+    const MSG2: &str = r#"{"type":"item.completed","item":{"id":"item_4","type":"agent_message","text":"{\"findings\":[]}"}}"#;
+    const DONE: &str = r#"{"type":"turn.completed","usage":{"input_tokens":300,"cached_input_tokens":30,"cache_write_input_tokens":5,"output_tokens":60,"reasoning_output_tokens":15}}"#;
+
+    fn lines(ls: &[&str]) -> Vec<u8> {
+        let mut s = ls.join("\n");
+        s.push('\n');
+        s.into_bytes()
+    }
+
+    #[test]
+    fn parses_a_normal_run() {
+        let out = lines(&[
+            STARTED, TURN, REASONING, CMD_START, CMD_DONE, WARN, MSG1, MSG2, DONE,
+        ]);
+        let (tools, result, bad) = parse_codex_jsonl(&out);
+        assert_eq!(bad, 0);
+        assert_eq!(tools.len(), 1, "{tools:?}");
+        assert_eq!(tools[0].id, "item_1");
+        assert_eq!(tools[0].name, "shell");
+        assert_eq!(tools[0].access.read, ["src/lib.rs"]);
+        let r = result.unwrap();
+        assert!(!r.is_error);
+        assert_eq!(r.text.as_deref(), Some("{\"findings\":[]}"));
+        assert_eq!(r.usage.input_tokens, 270);
+        assert_eq!(r.usage.cache_read_input_tokens, 30);
+        assert_eq!(r.usage.cache_creation_input_tokens, 5);
+        assert_eq!(r.usage.output_tokens, 60);
+        assert_eq!(r.usage.total(), 365);
+        assert_eq!(r.num_turns, Some(1));
+    }
+
+    #[test]
+    fn turn_failed_and_error_are_failures_but_recovered_errors_are_not() {
+        let err =
+            r#"{"type":"error","message":"unexpected status 400 Bad Request: {\"error\":\"no\"}"}"#;
+        let failed =
+            r#"{"type":"turn.failed","error":{"message":"unexpected status 400 Bad Request"}}"#;
+        let (_, r, _) = parse_codex_jsonl(&lines(&[STARTED, TURN, err, failed]));
+        let r = r.unwrap();
+        assert!(r.is_error);
+        assert_eq!(r.subtype, "turn_failed");
+        assert_eq!(r.text.as_deref(), Some("unexpected status 400 Bad Request"));
+
+        let (_, r, _) = parse_codex_jsonl(&lines(&[STARTED, TURN, err]));
+        let r = r.unwrap();
+        assert!(r.is_error);
+        assert_eq!(r.subtype, "error");
+
+        let reconnect = r#"{"type":"error","message":"Reconnecting... 1/5 (stream disconnected)"}"#;
+        let (_, r, _) = parse_codex_jsonl(&lines(&[STARTED, TURN, reconnect, MSG2, DONE]));
+        let r = r.unwrap();
+        assert!(!r.is_error, "{r:?}");
+        assert_eq!(r.text.as_deref(), Some("{\"findings\":[]}"));
+    }
+
+    #[test]
+    fn no_turn_completed_is_no_result_and_garbage_is_counted() {
+        let mut out = lines(&[STARTED, TURN, CMD_START, "not json", "[1]"]);
+        out.extend_from_slice(&DONE.as_bytes()[..20]);
+        let (tools, r, bad) = parse_codex_jsonl(&out);
+        assert!(r.is_none());
+        assert_eq!(bad, 3);
+        assert_eq!(tools.len(), 1, "a started command counts");
+    }
+
+    #[test]
+    fn other_items_map_to_accesses() {
+        let fc = r#"{"type":"item.completed","item":{"id":"i5","type":"file_change","changes":[{"path":"/abs/p","kind":"add"}],"status":"completed"}}"#;
+        let mcp = r#"{"type":"item.completed","item":{"id":"i6","type":"mcp_tool_call","server":"fs","tool":"read","arguments":{"p":1},"status":"completed"}}"#;
+        let web =
+            r#"{"type":"item.completed","item":{"id":"i7","type":"web_search","query":"rust"}}"#;
+        let find = r#"{"type":"item.completed","item":{"id":"i8","type":"command_execution","command":"/bin/bash -lc 'find . -name x'","exit_code":0,"status":"completed"}}"#;
+        let (tools, _, _) = parse_codex_jsonl(&lines(&[fc, mcp, web, find, DONE]));
+        assert_eq!(tools[0].access.write, ["/abs/p"]);
+        assert!(tools[1].access.unknown.is_some());
+        assert_eq!(tools[1].name, "mcp:fs/read");
+        assert!(!tools[2].access.is_file_tool());
+        assert!(tools[3].access.unknown.as_deref().unwrap().contains("find"));
+    }
+
+    #[test]
+    fn argv_is_read_only_with_the_prompt_last() {
+        let agent = AgentSpec {
+            name: "codex".into(),
+            backend: BackendKind::Codex,
+            format: EventFormat::Codex,
+            binary: PathBuf::from("/usr/bin/codex"),
+            extra_args: vec!["-c".into(), "model_provider=fake".into()],
+            models: TierModels {
+                haiku: "m-small".into(),
+                sonnet: "m-mid".into(),
+                opus: "m-big".into(),
+            },
+            max_turns: 8,
+            timeout: None,
+            pass_env: vec![],
+        };
+        let req = DispatchRequest {
+            role: Role::Judge,
+            label: "judge".into(),
+            prompt: "review".into(),
+            system_prompt: "You are the \"Judge\".\nRule.".into(),
+            tier: Tier::Sonnet,
+            cwd: PathBuf::from("/repo"),
+            out_dir: PathBuf::from("/tmp/x"),
+            timeout: Duration::from_secs(1),
+            grace: Duration::from_secs(1),
+            output_cap: 1024,
+        };
+        let args = codex_args(&agent, &req);
+        assert_eq!(
+            args,
+            [
+                "exec",
+                "--json",
+                "--sandbox",
+                "read-only",
+                "--skip-git-repo-check",
+                "--ephemeral",
+                "-C",
+                "/repo",
+                "-m",
+                "m-mid",
+                "-c",
+                "developer_instructions=\"You are the \\\"Judge\\\".\\nRule.\"",
+                "-c",
+                "model_provider=fake",
+                "--",
+                "review",
+            ]
+        );
+        // The -c value is valid TOML that round-trips the role body.
+        let (_, v) = args[11].split_once('=').unwrap();
+        let t: toml::Table = format!("x = {v}").parse().unwrap();
+        assert_eq!(t["x"].as_str(), Some(req.system_prompt.as_str()));
+        assert!(!args
+            .iter()
+            .any(|a| a.contains("danger") || a == "--full-auto"));
+        let odd = "tab\there \u{7f} ünï \\ \"q\" \u{1}";
+        let t: toml::Table = format!("x = {}", toml_basic_string(odd)).parse().unwrap();
+        assert_eq!(t["x"].as_str(), Some(odd));
+    }
+}

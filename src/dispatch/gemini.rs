@@ -1,0 +1,410 @@
+//! The `gemini` backend: read-only Gemini CLI argv (reference/agent-clis.md §5, §7), its
+//! `-o stream-json` parser and its exit codes.
+//!
+//! Events: `tool_use` (`tool_name`, `tool_id`, `parameters`) become tool uses, deduplicated
+//! by `tool_id`, with file accesses: `read_file` reads `file_path`; `read_many_files` reads
+//! its `include` entries (patterns never match a target file, so they fail the read gate);
+//! `grep_search`, `glob` and `list_directory` search `dir_path` (the working directory when
+//! absent); `run_shell_command` is derived like a Codex command (`dispatch::shell`);
+//! `write_file`/`replace` write `file_path`; other tools (`update_topic`, `google_web_search`,
+//! `enter_plan_mode`, …) touch no file. In `--approval-mode default` only the read tools are
+//! registered at all. Assistant `message` events (text deltas) after the last tool use are
+//! the answer. The `result` event ends the run: `status: "success"` or `"error"` (the reason
+//! is in a preceding `error` event or in `result.error.message`); `stats` is the usage.
+//!
+//! The Gemini CLI has no option to append to its system prompt (`GEMINI_SYSTEM_MD` would
+//! replace its tool instructions), so the role body is appended to the prompt inside
+//! `<role_instructions>`; the prompt's first line stays arev's header line.
+
+use super::shell::shell_access;
+use super::{AgentSpec, DispatchRequest, FileAccess, ResultEvent, ToolUse, Usage};
+use serde_json::Value;
+use std::collections::HashSet;
+
+/// The prompt text with the role body appended (for backends without a system-prompt flag).
+pub fn prompt_with_role(prompt: &str, system_prompt: &str) -> String {
+    if system_prompt.trim().is_empty() {
+        return prompt.to_string();
+    }
+    format!(
+        "{}\n\n<role_instructions>\n{}\n</role_instructions>\n",
+        prompt.trim_end(),
+        system_prompt.trim()
+    )
+}
+
+/// The argv (without the program) for a read-only Gemini worker; stdin must be `/dev/null`
+/// (`-p` text is appended to any stdin input). A prompt too long for one argument goes on
+/// stdin instead (`dispatch::invocation`).
+pub fn gemini_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
+    let mut args = vec![
+        "-p".to_string(),
+        prompt_with_role(&req.prompt, &req.system_prompt),
+        "-o".into(),
+        "stream-json".into(),
+        "--approval-mode".into(),
+        "default".into(),
+        "--skip-trust".into(),
+        "-m".into(),
+        agent.models.get(req.tier).to_string(),
+    ];
+    args.extend(agent.extra_args.iter().cloned());
+    args
+}
+
+/// What a Gemini CLI exit code means (its FatalError subclasses), for codes with a meaning.
+pub fn exit_meaning(code: i32) -> Option<&'static str> {
+    Some(match code {
+        41 => "authentication failed (exit 41): log in with `gemini` once, or set GEMINI_API_KEY",
+        42 => "invalid input (exit 42)",
+        44 => "sandbox error (exit 44)",
+        52 => "configuration error (exit 52): check ~/.gemini/settings.json",
+        53 => "turn limit reached (exit 53)",
+        54 => "tool execution failed (exit 54)",
+        55 => "untrusted workspace (exit 55)",
+        130 => "cancelled (exit 130)",
+        _ => return None,
+    })
+}
+
+/// Turn a known Gemini exit code into an error result with a clear message (keeping the
+/// CLI's own message, when it printed one, after ours).
+pub fn apply_exit_code(code: i32, result: &mut Option<ResultEvent>, stderr: &[u8]) {
+    let Some(meaning) = exit_meaning(code) else {
+        return;
+    };
+    let detail = result
+        .as_ref()
+        .filter(|r| r.is_error)
+        .and_then(|r| r.text.clone())
+        .or_else(|| {
+            String::from_utf8_lossy(stderr)
+                .lines()
+                .map(str::trim)
+                .rfind(|l| !l.is_empty())
+                .map(str::to_string)
+        });
+    let text = match detail {
+        Some(d) => format!("Gemini CLI: {meaning}: {d}"),
+        None => format!("Gemini CLI: {meaning}"),
+    };
+    let usage = result.as_ref().map(|r| r.usage.clone()).unwrap_or_default();
+    *result = Some(ResultEvent {
+        is_error: true,
+        subtype: format!("exit_{code}"),
+        text: Some(text),
+        total_cost_usd: 0.0,
+        usage,
+        permission_denials: vec![],
+        num_turns: None,
+    });
+}
+
+/// Parsed `-o stream-json` output: tool uses, the result, non-JSON lines.
+pub fn parse_gemini_stream(stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>, u64) {
+    let mut tool_uses = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut malformed = 0u64;
+    let mut turn_text = String::new();
+    let mut last_error: Option<String> = None;
+    let mut result = None;
+    let mut tool_calls = 0u64;
+
+    for raw in stdout.split(|b| *b == b'\n') {
+        let line = raw.trim_ascii();
+        if line.is_empty() {
+            continue;
+        }
+        let event: Value = match serde_json::from_slice(line) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => {
+                malformed += 1;
+                continue;
+            }
+        };
+        let s = |k: &str| event.get(k).and_then(Value::as_str).unwrap_or_default();
+        match s("type") {
+            "message" if s("role") == "assistant" => {
+                if event.get("delta").and_then(Value::as_bool) != Some(true) {
+                    turn_text.clear();
+                }
+                turn_text.push_str(s("content"));
+            }
+            "tool_use" => {
+                tool_calls += 1;
+                turn_text.clear();
+                let id = s("tool_id").to_string();
+                if id.is_empty() || !seen.insert(id.clone()) {
+                    continue;
+                }
+                let name = s("tool_name").to_string();
+                let input = event.get("parameters").cloned().unwrap_or(Value::Null);
+                tool_uses.push(ToolUse {
+                    id,
+                    access: gemini_access(&name, &input),
+                    name,
+                    input,
+                });
+            }
+            "error" if s("severity") != "warning" => {
+                last_error = Some(s("message").to_string());
+            }
+            "result" => {
+                let ok = s("status") == "success";
+                let err_msg = event
+                    .get("error")
+                    .and_then(|e| e.get("message"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .or_else(|| last_error.clone());
+                let stats = event.get("stats");
+                let tok = |k: &str| {
+                    stats
+                        .and_then(|u| u.get(k))
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0)
+                };
+                let cached = tok("cached");
+                result = Some(ResultEvent {
+                    is_error: !ok,
+                    subtype: if ok {
+                        "success".into()
+                    } else {
+                        event
+                            .get("error")
+                            .and_then(|e| e.get("type"))
+                            .and_then(Value::as_str)
+                            .unwrap_or("error")
+                            .to_string()
+                    },
+                    text: if ok {
+                        (!turn_text.trim().is_empty()).then(|| turn_text.clone())
+                    } else {
+                        Some(err_msg.unwrap_or_else(|| "the Gemini CLI reported an error".into()))
+                    },
+                    total_cost_usd: 0.0,
+                    usage: Usage {
+                        input_tokens: tok("input_tokens").saturating_sub(cached),
+                        output_tokens: tok("output_tokens"),
+                        cache_creation_input_tokens: 0,
+                        cache_read_input_tokens: cached,
+                    },
+                    permission_denials: vec![],
+                    num_turns: Some(
+                        stats
+                            .and_then(|s| s.get("tool_calls"))
+                            .and_then(Value::as_u64)
+                            .unwrap_or(tool_calls)
+                            + 1,
+                    ),
+                });
+            }
+            _ => {}
+        }
+    }
+    (tool_uses, result, malformed)
+}
+
+/// The file access of a Gemini CLI tool call (see the module docs).
+pub fn gemini_access(name: &str, input: &Value) -> FileAccess {
+    let arg = |k: &str| {
+        input
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    match name {
+        "read_file" => FileAccess::read(arg("file_path")),
+        "read_many_files" => {
+            let paths: Vec<String> = input
+                .get("include")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            if paths.is_empty() {
+                FileAccess::unknown("read_many_files without include paths")
+            } else {
+                FileAccess {
+                    read: paths,
+                    ..FileAccess::default()
+                }
+            }
+        }
+        "grep_search" | "glob" | "list_directory" => FileAccess::search(arg("dir_path")),
+        "run_shell_command" => shell_access(&arg("command")),
+        "write_file" | "replace" => FileAccess {
+            write: vec![arg("file_path")],
+            ..FileAccess::default()
+        },
+        _ => FileAccess::none(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::{BackendKind, EventFormat, TierModels};
+    use crate::findings::{Role, Tier};
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    const INIT: &str =
+        r#"{"type":"init","timestamp":"t","session_id":"s","model":"gemini-2.5-flash"}"#;
+    const USER: &str = r#"{"type":"message","timestamp":"t","role":"user","content":"look"}"#;
+    const SAY: &str = r#"{"type":"message","role":"assistant","content":"Reading.","delta":true}"#;
+    const READ: &str = r#"{"type":"tool_use","tool_name":"read_file","tool_id":"read_file_1","parameters":{"file_path":"src/lib.rs"}}"#;
+    const READ_RES: &str =
+        r#"{"type":"tool_result","tool_id":"read_file_1","status":"success","output":""}"#;
+    const ANS1: &str =
+        r#"{"type":"message","role":"assistant","content":"{\"findings\":","delta":true}"#;
+    const ANS2: &str = r#"{"type":"message","role":"assistant","content":"[]}","delta":true}"#;
+    const RESULT: &str = r#"{"type":"result","status":"success","stats":{"total_tokens":360,"input_tokens":300,"output_tokens":60,"cached":20,"input":280,"duration_ms":190,"tool_calls":1}}"#;
+
+    fn lines(ls: &[&str]) -> Vec<u8> {
+        let mut s = ls.join("\n");
+        s.push('\n');
+        s.into_bytes()
+    }
+
+    #[test]
+    fn parses_a_normal_run() {
+        let (tools, r, bad) = parse_gemini_stream(&lines(&[
+            INIT, USER, SAY, READ, READ, READ_RES, ANS1, ANS2, RESULT,
+        ]));
+        assert_eq!(bad, 0);
+        assert_eq!(tools.len(), 1);
+        assert_eq!(tools[0].name, "read_file");
+        assert_eq!(tools[0].access.read, ["src/lib.rs"]);
+        let r = r.unwrap();
+        assert!(!r.is_error);
+        assert_eq!(
+            r.text.as_deref(),
+            Some("{\"findings\":[]}"),
+            "text after the last tool use"
+        );
+        assert_eq!(r.usage.input_tokens, 280);
+        assert_eq!(r.usage.cache_read_input_tokens, 20);
+        assert_eq!(r.usage.output_tokens, 60);
+        assert_eq!(r.num_turns, Some(2));
+    }
+
+    #[test]
+    fn error_results_carry_the_error_event_message() {
+        let err =
+            r#"{"type":"error","timestamp":"t","severity":"error","message":"quota exceeded"}"#;
+        let warn = r#"{"type":"error","severity":"warning","message":"slow"}"#;
+        let res = r#"{"type":"result","status":"error","stats":{}}"#;
+        let (_, r, _) = parse_gemini_stream(&lines(&[INIT, warn, err, res]));
+        let r = r.unwrap();
+        assert!(r.is_error);
+        assert_eq!(r.text.as_deref(), Some("quota exceeded"));
+        let res2 = r#"{"type":"result","status":"error","error":{"type":"FatalTurnLimitedError","message":"Reached max turns"},"stats":{}}"#;
+        let (_, r, _) = parse_gemini_stream(&lines(&[INIT, res2]));
+        let r = r.unwrap();
+        assert_eq!(r.subtype, "FatalTurnLimitedError");
+        assert_eq!(r.text.as_deref(), Some("Reached max turns"));
+        let (_, r, _) = parse_gemini_stream(&lines(&[INIT, SAY]));
+        assert!(r.is_none(), "no result event, no result");
+    }
+
+    #[test]
+    fn exit_codes_become_clear_errors() {
+        let mut r = None;
+        apply_exit_code(41, &mut r, b"Error: Invalid auth method selected.\n\n");
+        let r = r.unwrap();
+        assert!(r.is_error);
+        assert_eq!(r.subtype, "exit_41");
+        let text = r.text.unwrap();
+        assert!(text.contains("authentication failed"), "{text}");
+        assert!(text.ends_with("Invalid auth method selected."), "{text}");
+        for code in [42, 44, 52, 53, 54, 55] {
+            let mut r = None;
+            apply_exit_code(code, &mut r, b"");
+            assert!(r.unwrap().text.unwrap().contains(&format!("exit {code}")));
+        }
+        let mut ok = None;
+        apply_exit_code(0, &mut ok, b"");
+        apply_exit_code(1, &mut ok, b"");
+        assert!(ok.is_none());
+    }
+
+    #[test]
+    fn tool_accesses() {
+        use serde_json::json;
+        assert_eq!(
+            gemini_access("grep_search", &json!({"pattern": "x"})).search,
+            [""]
+        );
+        assert_eq!(
+            gemini_access("list_directory", &json!({"dir_path": "/etc"})).search,
+            ["/etc"]
+        );
+        assert_eq!(
+            gemini_access("glob", &json!({"pattern": "*.rs", "dir_path": "src"})).search,
+            ["src"]
+        );
+        assert_eq!(
+            gemini_access("run_shell_command", &json!({"command": "cat a.rs"})).read,
+            ["a.rs"]
+        );
+        assert_eq!(
+            gemini_access("write_file", &json!({"file_path": "a.rs", "content": ""})).write,
+            ["a.rs"]
+        );
+        assert!(!gemini_access("google_web_search", &json!({"query": "x"})).is_file_tool());
+    }
+
+    #[test]
+    fn argv_is_read_only() {
+        let agent = AgentSpec {
+            name: "gemini".into(),
+            backend: BackendKind::Gemini,
+            format: EventFormat::Gemini,
+            binary: PathBuf::from("/usr/bin/gemini"),
+            extra_args: vec!["--debug".into()],
+            models: TierModels::default(),
+            max_turns: 8,
+            timeout: None,
+            pass_env: vec![],
+        };
+        let req = DispatchRequest {
+            role: Role::Adversary,
+            label: "adversary".into(),
+            prompt: "[AR Round 1 — FULL] Adversary\nbody".into(),
+            system_prompt: "You are the Adversary.".into(),
+            tier: Tier::Haiku,
+            cwd: PathBuf::from("/repo"),
+            out_dir: PathBuf::from("/tmp/x"),
+            timeout: Duration::from_secs(1),
+            grace: Duration::from_secs(1),
+            output_cap: 1024,
+        };
+        let args = gemini_args(&agent, &req);
+        assert_eq!(args[0], "-p");
+        assert!(args[1].starts_with(
+            "[AR Round 1 — FULL] Adversary\nbody\n\n<role_instructions>\nYou are the Adversary."
+        ));
+        assert_eq!(
+            &args[2..],
+            [
+                "-o",
+                "stream-json",
+                "--approval-mode",
+                "default",
+                "--skip-trust",
+                "-m",
+                "haiku",
+                "--debug"
+            ]
+        );
+        assert!(!args
+            .iter()
+            .any(|a| a == "yolo" || a == "-y" || a == "--yolo"));
+    }
+}

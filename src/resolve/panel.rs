@@ -1,0 +1,89 @@
+//! The reviewer panel of one run: every agent a role or pass uses, resolved to an
+//! `AgentSpec` (binary found, models, per-agent timeout) once, at the start of the review.
+
+use super::RunPlan;
+use crate::config::{AgentConfig, Config};
+use crate::dispatch::{resolve_binary, AgentSpec};
+use crate::findings::Role;
+use std::collections::BTreeMap;
+
+/// Resolved agents by name, and the plan's role → agent assignment.
+#[derive(Debug, Clone)]
+pub struct Panel {
+    specs: BTreeMap<String, AgentSpec>,
+    enthusiasts: Vec<String>,
+    adversary: String,
+    judge: String,
+}
+
+/// The dispatchable spec of agent `name`. A missing binary is an error here (at dispatch,
+/// so that it aborts the run with `agent_dispatch_unavailable`, exit 3).
+pub fn agent_spec(config: &Config, name: &str, cfg: &AgentConfig) -> Result<AgentSpec, String> {
+    let binary = resolve_binary(&cfg.binary)
+        .map_err(|e| format!("agent `{name}` ({} backend): {e}", cfg.backend.as_str()))?;
+    let format = cfg
+        .event_format()
+        .ok_or_else(|| format!("agent `{name}`: a command agent needs `format`"))?;
+    Ok(AgentSpec {
+        name: name.to_string(),
+        backend: cfg.backend,
+        format,
+        binary,
+        extra_args: cfg.extra_args.clone(),
+        models: cfg.tier_models(),
+        max_turns: cfg.max_turns,
+        timeout: config.agent_timeout_of(name).map_err(|e| e.to_string())?,
+        pass_env: cfg.pass_env.clone(),
+    })
+}
+
+impl Panel {
+    /// Resolve every agent the plan uses. On failure: the first role whose agent cannot be
+    /// dispatched, and why.
+    pub fn resolve(plan: &RunPlan) -> Result<Panel, (Role, String)> {
+        let adversary = plan.agent_name(Role::Adversary, None).to_string();
+        let judge = plan.agent_name(Role::Judge, None).to_string();
+        let enthusiasts = if plan.enthusiasts.is_empty() {
+            vec![plan.agent_name(Role::Enthusiast, None).to_string()]
+        } else {
+            plan.enthusiasts.clone()
+        };
+        let mut specs = BTreeMap::new();
+        let uses = enthusiasts
+            .iter()
+            .map(|n| (Role::Enthusiast, n))
+            .chain([(Role::Adversary, &adversary), (Role::Judge, &judge)]);
+        for (role, name) in uses {
+            if specs.contains_key(name) {
+                continue;
+            }
+            let spec = plan
+                .config
+                .agent(name)
+                .map_err(|e| e.to_string())
+                .and_then(|cfg| agent_spec(&plan.config, name, cfg))
+                .map_err(|e| (role, e))?;
+            specs.insert(name.clone(), spec);
+        }
+        Ok(Panel {
+            specs,
+            enthusiasts,
+            adversary,
+            judge,
+        })
+    }
+
+    /// The agent for one dispatch: Enthusiast pass `p` uses `enthusiasts[(p-1) % len]`;
+    /// the Fixer uses the first Enthusiast agent.
+    pub fn agent(&self, role: Role, pass: Option<u32>) -> &AgentSpec {
+        let name = match role {
+            Role::Enthusiast | Role::Fixer => {
+                let i = pass.map_or(0, |p| (p.max(1) - 1) as usize % self.enthusiasts.len());
+                &self.enthusiasts[i]
+            }
+            Role::Adversary => &self.adversary,
+            Role::Judge => &self.judge,
+        };
+        &self.specs[name]
+    }
+}

@@ -1,0 +1,224 @@
+//! Loopback fake of the Gemini API (`POST /v1beta/models/<m>:streamGenerateContent?alt=sse`)
+//! for driving the REAL Gemini CLI in tests (reference/agent-clis.md §5.4).
+//!
+//! The CLI is pointed at it with `GOOGLE_GEMINI_BASE_URL` + `GEMINI_API_KEY` and a scratch
+//! `HOME` whose `~/.gemini/settings.json` selects the `gemini-api-key` auth type (without
+//! it the base URL alone selects a "gateway" auth that headless mode rejects, exit 41) and
+//! turns off usage statistics and update checks ([`FakeGemini::prepare_home`]).
+//!
+//! The arev turn is decoded from the `user` entries of `contents` (their `text` parts); the
+//! step index is the number of `model` entries already in `contents`. "Read the target" is a
+//! `read_file {file_path}` function call; an answer is one text part. Each reply is one SSE
+//! `data:` chunk with `finishReason: STOP` and `usageMetadata`. `:generateContent` (non-
+//! streaming) gets the same candidate as JSON and `:countTokens` a count; anything else →
+//! 404, recorded in `stray_requests`.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use serde_json::{json, Value};
+
+use crate::fake_llm::{
+    fill_target, header_pairs, turn_from_texts, Recorded, Script, Server, Shared, Step,
+};
+
+pub struct FakeGemini {
+    pub server: Server,
+    /// `http://127.0.0.1:<port>`.
+    pub base_url: String,
+}
+
+impl FakeGemini {
+    pub fn start(script: Script) -> Self {
+        let server = Server::start("fake-gemini", script, |shared| {
+            Router::new()
+                .route("/v1beta/models/{*rest}", post(models))
+                .fallback(not_found)
+                .layer(DefaultBodyLimit::disable())
+                .with_state(shared)
+        });
+        let base_url = format!("http://{}", server.addr);
+        Self { server, base_url }
+    }
+
+    /// Write `~/.gemini/settings.json` into the scratch `home`.
+    pub fn prepare_home(home: &Path) {
+        let dir = home.join(".gemini");
+        std::fs::create_dir_all(&dir).expect("mkdir .gemini");
+        let settings = json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": false},
+            "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+            "telemetry": {"enabled": false}
+        });
+        std::fs::write(dir.join("settings.json"), settings.to_string()).expect("settings.json");
+    }
+
+    /// Environment for the CLI (call [`prepare_home`](Self::prepare_home) on `home` too).
+    pub fn gemini_env(&self, home: &Path) -> Vec<(&'static str, String)> {
+        Self::prepare_home(home);
+        vec![
+            ("HOME", home.to_string_lossy().into_owned()),
+            ("GOOGLE_GEMINI_BASE_URL", self.base_url.clone()),
+            ("GEMINI_API_KEY", "fake-gemini-key-000".into()),
+        ]
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.server.requests()
+    }
+
+    pub fn stray_requests(&self) -> Vec<String> {
+        self.server.stray_requests()
+    }
+}
+
+async fn not_found(
+    State(shared): State<Arc<Shared>>,
+    method: axum::http::Method,
+    uri: Uri,
+) -> Response {
+    shared
+        .stray
+        .lock()
+        .expect("lock")
+        .push(format!("{method} {uri}"));
+    error(
+        StatusCode::NOT_FOUND,
+        &format!("fake-gemini: no route for {method} {uri}"),
+    )
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        [("content-type", "application/json")],
+        json!({"error": {"code": status.as_u16(), "message": message, "status": "NOT_FOUND"}})
+            .to_string(),
+    )
+        .into_response()
+}
+
+fn user_texts(body: &Value) -> Vec<String> {
+    body["contents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["role"] == "user")
+        .flat_map(|c| c["parts"].as_array().cloned().unwrap_or_default())
+        .filter_map(|p| p["text"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn step_index(body: &Value) -> usize {
+    body["contents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["role"] == "model")
+        .count()
+}
+
+async fn models(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let path = uri.path().to_owned();
+    let Some((model, method)) = path
+        .strip_prefix("/v1beta/models/")
+        .and_then(|r| r.rsplit_once(':'))
+    else {
+        shared
+            .stray
+            .lock()
+            .expect("lock")
+            .push(format!("POST {uri}"));
+        return error(StatusCode::NOT_FOUND, "fake-gemini: bad model path");
+    };
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if method == "countTokens" {
+        return (
+            StatusCode::OK,
+            [("content-type", "application/json")],
+            json!({"totalTokens": (body.to_string().len() / 4).max(1)}).to_string(),
+        )
+            .into_response();
+    }
+    if method != "streamGenerateContent" && method != "generateContent" {
+        shared
+            .stray
+            .lock()
+            .expect("lock")
+            .push(format!("POST {uri}"));
+        return error(StatusCode::NOT_FOUND, "fake-gemini: unknown method");
+    }
+    let texts = user_texts(&body);
+    let turn = turn_from_texts(texts.iter().map(String::as_str));
+    let step = step_index(&body);
+    let played = match &turn {
+        Some(t) => shared.script.step_for(t, step),
+        None => Step::Text("ok".into()),
+    };
+    shared.requests.lock().expect("lock").push(Recorded {
+        uri: uri.to_string(),
+        headers: header_pairs(&headers),
+        model: model.to_owned(),
+        body: body.clone(),
+        turn: turn.clone(),
+        step,
+        played: played.clone(),
+    });
+    let target = turn
+        .as_ref()
+        .and_then(|t| t.target.as_ref())
+        .map(|t| t.path.clone())
+        .unwrap_or_default();
+    let part = match played {
+        Step::HttpError { status, message } => {
+            return error(
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                &message,
+            )
+        }
+        Step::ReadTarget => {
+            json!({"functionCall": {"name": "read_file", "args": {"file_path": target}}})
+        }
+        Step::Tool { name, args } => {
+            json!({"functionCall": {"name": name, "args": fill_target(&args, &target)}})
+        }
+        Step::Answer => {
+            json!({"text": turn.as_ref().map(|t| shared.script.answer_for(t)).unwrap_or_default()})
+        }
+        Step::Text(t) => json!({"text": t}),
+    };
+    let prompt_tokens = (body.to_string().len() / 4).max(1);
+    let chunk = json!({
+        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": prompt_tokens, "candidatesTokenCount": 20, "totalTokenCount": prompt_tokens + 20},
+        "modelVersion": model,
+    });
+    if method == "generateContent" {
+        return (
+            StatusCode::OK,
+            [("content-type", "application/json")],
+            chunk.to_string(),
+        )
+            .into_response();
+    }
+    (
+        StatusCode::OK,
+        [("content-type", "text/event-stream")],
+        format!("data: {chunk}\r\n\r\n"),
+    )
+        .into_response()
+}

@@ -1,0 +1,266 @@
+//! Shared scaffolding of the loopback fake model APIs for the Codex and Gemini CLIs
+//! (`fake_openai.rs`, `fake_gemini.rs`): the per-role script, the request log and the
+//! server thread. Prompt decoding reuses `fake_anthropic`'s helpers.
+//!
+//! A [`Script`] maps (role, round, optional pass) to a list of [`Step`]s; step `i` answers
+//! the request that already carries `i` tool results. Without explicit steps: step 0 reads
+//! the target (each fake decides how: a Codex shell `nl -ba <path>`, a Gemini `read_file`),
+//! every later step answers with the scripted answer (or `{}`).
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use axum::Router;
+use serde_json::Value;
+
+pub use crate::fake_anthropic::{parse_header_line, parse_target_tag, Turn};
+
+/// One scripted model response.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// The backend's own "read the target" tool call.
+    ReadTarget,
+    /// A tool call by name with JSON arguments; `{target}` in string arguments is replaced
+    /// by the target path.
+    Tool { name: String, args: Value },
+    /// Final text = the scripted answer.
+    Answer,
+    /// Final text, verbatim.
+    Text(String),
+    /// An HTTP error instead of a response.
+    HttpError { status: u16, message: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Key {
+    role: String,
+    round: u32,
+    pass: Option<u32>,
+}
+
+/// What the fake model does, keyed by (role, round, optional pass).
+#[derive(Debug, Clone, Default)]
+pub struct Script {
+    answers: HashMap<Key, String>,
+    steps: HashMap<Key, Vec<Step>>,
+}
+
+fn key(role: &str, round: u32, pass: Option<u32>) -> Key {
+    Key {
+        role: role.to_owned(),
+        round,
+        pass,
+    }
+}
+
+impl Script {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn answer(mut self, role: &str, round: u32, answer: Value) -> Self {
+        self.answers
+            .insert(key(role, round, None), answer.to_string());
+        self
+    }
+
+    pub fn answer_pass(mut self, role: &str, round: u32, pass: u32, answer: Value) -> Self {
+        self.answers
+            .insert(key(role, round, Some(pass)), answer.to_string());
+        self
+    }
+
+    pub fn steps(mut self, role: &str, round: u32, steps: Vec<Step>) -> Self {
+        self.steps.insert(key(role, round, None), steps);
+        self
+    }
+
+    fn lookup<'a, T>(map: &'a HashMap<Key, T>, turn: &Turn) -> Option<&'a T> {
+        turn.pass
+            .and_then(|p| map.get(&key(&turn.role, turn.round, Some(p))))
+            .or_else(|| map.get(&key(&turn.role, turn.round, None)))
+    }
+
+    /// The step for `turn` at `step`.
+    pub fn step_for(&self, turn: &Turn, step: usize) -> Step {
+        match Self::lookup(&self.steps, turn) {
+            Some(list) => list.get(step).cloned().unwrap_or(Step::Answer),
+            None if step == 0 => Step::ReadTarget,
+            None => Step::Answer,
+        }
+    }
+
+    pub fn answer_for(&self, turn: &Turn) -> String {
+        Self::lookup(&self.answers, turn)
+            .cloned()
+            .unwrap_or_else(|| "{}".to_owned())
+    }
+}
+
+/// The arev turn decoded from the user texts of a request (the last header line wins).
+pub fn turn_from_texts<'a>(texts: impl IntoIterator<Item = &'a str>) -> Option<Turn> {
+    let mut found = None;
+    for text in texts {
+        let Some(h) = text.lines().find_map(parse_header_line) else {
+            continue;
+        };
+        found = Some(Turn {
+            role: h.role,
+            round: h.round,
+            mode: h.mode,
+            pass: h.pass.map(|p| p.0),
+            passes: h.pass.map(|p| p.1),
+            target: parse_target_tag(text),
+        });
+    }
+    found
+}
+
+/// Replace `{target}` in every string of `v`.
+pub fn fill_target(v: &Value, target: &str) -> Value {
+    match v {
+        Value::String(s) => Value::String(s.replace("{target}", target)),
+        Value::Array(a) => Value::Array(a.iter().map(|x| fill_target(x, target)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), fill_target(x, target)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// One request the fake answered.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub uri: String,
+    pub headers: Vec<(String, String)>,
+    pub model: String,
+    pub body: Value,
+    pub turn: Option<Turn>,
+    pub step: usize,
+    pub played: Step,
+}
+
+impl Recorded {
+    pub fn role(&self) -> Option<&str> {
+        self.turn.as_ref().map(|t| t.role.as_str())
+    }
+    pub fn round(&self) -> Option<u32> {
+        self.turn.as_ref().map(|t| t.round)
+    }
+    pub fn pass(&self) -> Option<u32> {
+        self.turn.as_ref().and_then(|t| t.pass)
+    }
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// State shared by a fake's handlers.
+pub struct Shared {
+    pub script: Script,
+    pub requests: Mutex<Vec<Recorded>>,
+    pub stray: Mutex<Vec<String>>,
+    pub next_id: std::sync::atomic::AtomicU64,
+}
+
+/// A fake server on `127.0.0.1:<random port>`, serving from its own thread; stops on drop.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub shared: Arc<Shared>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    done: mpsc::Receiver<()>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    pub fn start(name: &str, script: Script, app: impl FnOnce(Arc<Shared>) -> Router) -> Server {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        listener.set_nonblocking(true).expect("set_nonblocking");
+        let addr = listener.local_addr().expect("local_addr");
+        let shared = Arc::new(Shared {
+            script,
+            requests: Mutex::new(Vec::new()),
+            stray: Mutex::new(Vec::new()),
+            next_id: std::sync::atomic::AtomicU64::new(1),
+        });
+        let app = app(Arc::clone(&shared));
+        let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name(format!("{name}-{}", addr.port()))
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("tokio runtime");
+                rt.block_on(async move {
+                    let listener =
+                        tokio::net::TcpListener::from_std(listener).expect("tokio listener");
+                    let server = axum::serve(listener, app).with_graceful_shutdown(async {
+                        let _ = shutdown_rx.await;
+                    });
+                    let _ = server.await;
+                });
+                rt.shutdown_timeout(Duration::from_millis(100));
+                let _ = done_tx.send(());
+            })
+            .expect("spawn fake server thread");
+        Server {
+            addr,
+            shared,
+            shutdown: Some(shutdown_tx),
+            done: done_rx,
+            thread: Some(thread),
+        }
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.shared.requests.lock().expect("lock").clone()
+    }
+
+    pub fn stray_requests(&self) -> Vec<String> {
+        self.shared.stray.lock().expect("lock").clone()
+    }
+
+    pub fn next_id(&self) -> u64 {
+        self.shared
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if self.done.recv_timeout(Duration::from_secs(5)).is_ok() {
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+/// Header pairs with lower-cased names.
+pub fn header_pairs(h: &axum::http::HeaderMap) -> Vec<(String, String)> {
+    h.iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}

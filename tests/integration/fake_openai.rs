@@ -1,0 +1,237 @@
+//! Loopback fake of the OpenAI Responses API (`POST /v1/responses`, SSE) for driving the
+//! REAL Codex CLI in tests (reference/agent-clis.md §4.4).
+//!
+//! Point Codex at it with a custom model provider passed as `-c` arguments (see
+//! [`FakeOpenAi::codex_args`]) and export the provider's key variable
+//! ([`FakeOpenAi::codex_env`]). The arev turn is decoded from the `input` user messages'
+//! `input_text` parts; the step index is the number of `function_call_output` /
+//! `custom_tool_call_output` items already in `input`. Step "read the target" is an
+//! `exec_command` function call running `nl -ba <target path>`; an answer is an assistant
+//! `message` with one `output_text`. Each reply is `response.created`, per output item
+//! `response.output_item.added` (+ `response.output_text.delta` for messages) and
+//! `response.output_item.done`, then `response.completed` with usage.
+//! Anything else → 404, recorded in `stray_requests`.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use serde_json::{json, Value};
+
+use crate::fake_llm::{
+    fill_target, header_pairs, turn_from_texts, Recorded, Script, Server, Shared, Step,
+};
+
+/// The env var Codex reads the fake provider's key from (arev passes it via `pass_env`).
+pub const KEY_VAR: &str = "FAKE_OPENAI_KEY";
+
+pub struct FakeOpenAi {
+    pub server: Server,
+    /// `http://127.0.0.1:<port>/v1`.
+    pub base_url: String,
+}
+
+impl FakeOpenAi {
+    pub fn start(script: Script) -> Self {
+        let server = Server::start("fake-openai", script, |shared| {
+            Router::new()
+                .route("/v1/responses", post(responses))
+                .fallback(not_found)
+                .layer(DefaultBodyLimit::disable())
+                .with_state(shared)
+        });
+        let base_url = format!("http://{}/v1", server.addr);
+        Self { server, base_url }
+    }
+
+    /// `-c` arguments selecting this fake as Codex's model provider (no retries).
+    pub fn codex_args(&self) -> Vec<String> {
+        vec![
+            "-c".into(),
+            "model_provider=\"arevfake\"".into(),
+            "-c".into(),
+            format!(
+                "model_providers.arevfake={{name=\"arevfake\",base_url=\"{}\",env_key=\"{KEY_VAR}\",wire_api=\"responses\",request_max_retries=0,stream_max_retries=0}}",
+                self.base_url
+            ),
+        ]
+    }
+
+    /// Environment for the CLI: a scratch HOME (Codex keeps its state in `~/.codex`) and
+    /// the provider key.
+    pub fn codex_env(&self, home: &Path) -> Vec<(&'static str, String)> {
+        // Codex refuses a CODEX_HOME that does not exist.
+        std::fs::create_dir_all(home.join(".codex")).expect("mkdir CODEX_HOME");
+        vec![
+            ("HOME", home.to_string_lossy().into_owned()),
+            (
+                "CODEX_HOME",
+                home.join(".codex").to_string_lossy().into_owned(),
+            ),
+            (KEY_VAR, "sk-fake-openai-000".into()),
+        ]
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.server.requests()
+    }
+
+    pub fn stray_requests(&self) -> Vec<String> {
+        self.server.stray_requests()
+    }
+}
+
+async fn not_found(
+    State(shared): State<Arc<Shared>>,
+    method: axum::http::Method,
+    uri: Uri,
+) -> Response {
+    shared
+        .stray
+        .lock()
+        .expect("lock")
+        .push(format!("{method} {uri}"));
+    (
+        StatusCode::NOT_FOUND,
+        [("content-type", "application/json")],
+        json!({"error": {"message": format!("fake-openai: no route for {method} {uri}"), "type": "invalid_request_error"}}).to_string(),
+    )
+        .into_response()
+}
+
+fn user_texts(body: &Value) -> Vec<String> {
+    let mut out = vec![];
+    for item in body["input"].as_array().into_iter().flatten() {
+        if item["type"] != "message" || item["role"] != "user" {
+            continue;
+        }
+        match &item["content"] {
+            Value::String(s) => out.push(s.clone()),
+            Value::Array(parts) => out.extend(
+                parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .map(str::to_owned),
+            ),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn step_index(body: &Value) -> usize {
+    body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| {
+            matches!(
+                i["type"].as_str(),
+                Some("function_call_output" | "custom_tool_call_output")
+            )
+        })
+        .count()
+}
+
+async fn responses(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let model = body["model"].as_str().unwrap_or_default().to_owned();
+    let texts = user_texts(&body);
+    let turn = turn_from_texts(texts.iter().map(String::as_str));
+    let step = step_index(&body);
+    let played = match &turn {
+        Some(t) => shared.script.step_for(t, step),
+        None => Step::Text("ok".into()),
+    };
+    shared.requests.lock().expect("lock").push(Recorded {
+        uri: uri.to_string(),
+        headers: header_pairs(&headers),
+        model: model.clone(),
+        body: body.clone(),
+        turn: turn.clone(),
+        step,
+        played: played.clone(),
+    });
+    let target = turn
+        .as_ref()
+        .and_then(|t| t.target.as_ref())
+        .map(|t| t.path.clone())
+        .unwrap_or_default();
+    let n = shared
+        .next_id
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let item = match played {
+        Step::HttpError { status, message } => {
+            return (
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                [("content-type", "application/json")],
+                json!({"error": {"message": message, "type": "invalid_request_error"}}).to_string(),
+            )
+                .into_response();
+        }
+        Step::ReadTarget => function_call(
+            n,
+            "exec_command",
+            json!({"cmd": format!("nl -ba {target}")}),
+        ),
+        Step::Tool { name, args } => function_call(n, &name, fill_target(&args, &target)),
+        Step::Answer => message(
+            n,
+            &turn
+                .as_ref()
+                .map(|t| shared.script.answer_for(t))
+                .unwrap_or_default(),
+        ),
+        Step::Text(t) => message(n, &t),
+    };
+    let mut sse = String::new();
+    let mut event = |data: Value| {
+        sse.push_str(&format!(
+            "event: {}\ndata: {data}\n\n",
+            data["type"].as_str().unwrap_or("")
+        ));
+    };
+    let resp_id = format!("resp_fake_{n}");
+    event(
+        json!({"type": "response.created", "response": {"id": resp_id, "object": "response", "status": "in_progress", "model": model, "output": []}}),
+    );
+    let mut added = item.clone();
+    if added["type"] == "message" {
+        added["content"] = json!([]);
+    }
+    event(json!({"type": "response.output_item.added", "output_index": 0, "item": added}));
+    if item["type"] == "message" {
+        let text = item["content"][0]["text"].clone();
+        event(
+            json!({"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0, "content_index": 0, "delta": text}),
+        );
+    }
+    event(json!({"type": "response.output_item.done", "output_index": 0, "item": item}));
+    let input_tokens = (body.to_string().len() / 4).max(1);
+    event(
+        json!({"type": "response.completed", "response": {"id": resp_id, "object": "response", "status": "completed", "model": model, "output": [item],
+        "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": input_tokens + 20}}}),
+    );
+    (StatusCode::OK, [("content-type", "text/event-stream")], sse).into_response()
+}
+
+fn function_call(n: u64, name: &str, args: Value) -> Value {
+    json!({"type": "function_call", "id": format!("fc_fake_{n}"), "call_id": format!("call_fake_{n}"), "name": name, "arguments": args.to_string(), "status": "completed"})
+}
+
+fn message(n: u64, text: &str) -> Value {
+    json!({"type": "message", "id": format!("msg_fake_{n}"), "role": "assistant", "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}]})
+}
