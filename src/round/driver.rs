@@ -176,13 +176,34 @@ async fn run_round(
     cancel: &CancellationToken,
     progress: Progress,
 ) -> Option<ReviewEnd> {
+    meta.model_current = st.tier;
+    meta.model_history.push(st.tier);
+    let started = Instant::now();
+    let mut rec = new_record(round, st.tier, ctx);
+    let end = round_body(ctx, st, result, &mut rec, round, cancel, progress).await;
+    match end {
+        Some(end) => Some(finish(ctx, result, rec, started, meta, end)),
+        None => {
+            push_round(ctx, result, rec, started, meta);
+            None
+        }
+    }
+}
+
+/// The round itself: `Some(end)` when the run ends with it (stop, abort, Ctrl-C), `None` to
+/// continue (the run state is then updated for the next round).
+async fn round_body(
+    ctx: &Ctx<'_>,
+    st: &mut State,
+    result: &mut ReviewResult,
+    rec: &mut RoundRecord,
+    round: u32,
+    cancel: &CancellationToken,
+    progress: Progress,
+) -> Option<ReviewEnd> {
     let plan = ctx.plan;
     let target = ctx.target;
     let tier = st.tier;
-    meta.model_current = tier;
-    meta.model_history.push(tier);
-    let started = Instant::now();
-    let mut rec = new_record(round, tier, ctx);
     let round_cancel = cancel.child_token();
 
     // RELEVANT_FILES (round > 1, multi-file targets).
@@ -195,15 +216,7 @@ async fn run_round(
                 role: Role::Enthusiast,
                 detail: format!("cannot write target/relevant-{round}.txt: {e}"),
             };
-            return Some(finish(
-                ctx,
-                st,
-                result,
-                rec,
-                started,
-                meta,
-                ReviewEnd::Aborted(a),
-            ));
+            return Some(ReviewEnd::Aborted(a));
         }
     };
     match &view.relevant {
@@ -330,26 +343,10 @@ async fn run_round(
         }
     };
     if interrupted {
-        return Some(finish(
-            ctx,
-            st,
-            result,
-            rec,
-            started,
-            meta,
-            ReviewEnd::Interrupted,
-        ));
+        return Some(ReviewEnd::Interrupted);
     }
     if let Some(a) = abort {
-        return Some(finish(
-            ctx,
-            st,
-            result,
-            rec,
-            started,
-            meta,
-            ReviewEnd::Aborted(a),
-        ));
+        return Some(ReviewEnd::Aborted(a));
     }
 
     // Finding membership (all-or-nothing), then anchors.
@@ -362,15 +359,7 @@ async fn run_round(
                         role: Role::Enthusiast,
                         file: bad,
                     };
-                    return Some(finish(
-                        ctx,
-                        st,
-                        result,
-                        rec,
-                        started,
-                        meta,
-                        ReviewEnd::Aborted(a),
-                    ));
+                    return Some(ReviewEnd::Aborted(a));
                 }
             }
         }
@@ -453,15 +442,7 @@ async fn run_round(
                                 role: Role::Judge,
                                 file: bad,
                             };
-                            return Some(finish(
-                                ctx,
-                                st,
-                                result,
-                                rec,
-                                started,
-                                meta,
-                                ReviewEnd::Aborted(a),
-                            ));
+                            return Some(ReviewEnd::Aborted(a));
                         }
                     }
                 }
@@ -476,38 +457,10 @@ async fn run_round(
                 }));
                 rec.counts.unresolved = novel.len() as u32;
                 let a = Abort::JudgeMalformed { detail: e };
-                return Some(finish(
-                    ctx,
-                    st,
-                    result,
-                    rec,
-                    started,
-                    meta,
-                    ReviewEnd::Aborted(a),
-                ));
+                return Some(ReviewEnd::Aborted(a));
             }
-            RoleOutput::Abort(a) => {
-                return Some(finish(
-                    ctx,
-                    st,
-                    result,
-                    rec,
-                    started,
-                    meta,
-                    ReviewEnd::Aborted(a),
-                ))
-            }
-            RoleOutput::Cancelled => {
-                return Some(finish(
-                    ctx,
-                    st,
-                    result,
-                    rec,
-                    started,
-                    meta,
-                    ReviewEnd::Interrupted,
-                ))
-            }
+            RoleOutput::Abort(a) => return Some(ReviewEnd::Aborted(a)),
+            RoleOutput::Cancelled => return Some(ReviewEnd::Interrupted),
         }
     }
     if let Some(j) = &judge_out {
@@ -559,7 +512,7 @@ async fn run_round(
     rec.judge = judge_out.clone();
 
     // Spend so far (this round included).
-    let (usd, tokens) = spend(&rec);
+    let (usd, tokens) = spend(rec);
     st.spent_usd += usd;
     st.spent_tokens += tokens;
     let budget_exhausted = plan.budget_usd.is_some_and(|b| st.spent_usd >= b)
@@ -615,27 +568,11 @@ async fn run_round(
             let a = Abort::EnthusiastMalformed {
                 detail: format!("round {round}: all {} pass(es) invalid", plan.passes),
             };
-            return Some(finish(
-                ctx,
-                st,
-                result,
-                rec,
-                started,
-                meta,
-                ReviewEnd::Aborted(a),
-            ));
+            return Some(ReviewEnd::Aborted(a));
         }
         rec.decision.action = "stop".into();
         rec.decision.stop_reason = Some(stop);
-        return Some(finish(
-            ctx,
-            st,
-            result,
-            rec,
-            started,
-            meta,
-            ReviewEnd::Stopped(stop),
-        ));
+        return Some(ReviewEnd::Stopped(stop));
     }
     rec.decision.action = "continue".into();
     rec.decision.next_tier = Some(d.next_tier);
@@ -669,7 +606,6 @@ async fn run_round(
         0
     };
     st.tier = d.next_tier;
-    push_round(ctx, result, rec, started, meta);
     None
 }
 
@@ -717,7 +653,6 @@ fn push_round(
 /// Record the final round (stopped, aborted or interrupted) and return how the run ends.
 fn finish(
     ctx: &Ctx<'_>,
-    _st: &State,
     result: &mut ReviewResult,
     mut rec: RoundRecord,
     started: Instant,
