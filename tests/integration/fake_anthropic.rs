@@ -60,13 +60,12 @@
 // by every test yet.
 #![allow(dead_code)]
 
+use crate::background::{bind, Background};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
@@ -467,18 +466,14 @@ pub struct FakeAnthropic {
     pub base_url: String,
     pub addr: SocketAddr,
     shared: Arc<Shared>,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    done: mpsc::Receiver<()>,
-    thread: Option<JoinHandle<()>>,
+    _background: Background,
 }
 
 impl FakeAnthropic {
     /// Binds `127.0.0.1:0` and serves `script` from a dedicated thread with its own tokio
     /// runtime, so it works from plain `#[test]` functions (and from async tests).
     pub fn start(script: Script) -> FakeAnthropic {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        listener.set_nonblocking(true).expect("set_nonblocking");
-        let addr = listener.local_addr().expect("local_addr");
+        let (listener, addr) = bind();
         let shared = Arc::new(Shared {
             script,
             reviews: Mutex::new(Vec::new()),
@@ -486,40 +481,16 @@ impl FakeAnthropic {
             stray: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
         });
-        let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
-        let (done_tx, done_rx) = mpsc::channel::<()>();
         let app = Router::new()
             .route("/v1/messages", post(messages))
             .fallback(not_found)
             .layer(DefaultBodyLimit::disable())
             .with_state(Arc::clone(&shared));
-        let thread = std::thread::Builder::new()
-            .name(format!("fake-anthropic-{}", addr.port()))
-            .spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("tokio runtime");
-                rt.block_on(async move {
-                    let listener =
-                        tokio::net::TcpListener::from_std(listener).expect("tokio listener");
-                    let server = axum::serve(listener, app).with_graceful_shutdown(async {
-                        let _ = shutdown_rx.await;
-                    });
-                    let _ = server.await;
-                });
-                // Connections still open (e.g. a CLI that was never killed) are dropped here.
-                rt.shutdown_timeout(Duration::from_millis(100));
-                let _ = done_tx.send(());
-            })
-            .expect("spawn fake-anthropic thread");
         FakeAnthropic {
             base_url: format!("http://{addr}"),
             addr,
             shared,
-            shutdown: Some(shutdown_tx),
-            done: done_rx,
-            thread: Some(thread),
+            _background: Background::spawn("fake-anthropic", listener, app),
         }
     }
 
@@ -547,20 +518,6 @@ impl FakeAnthropic {
     /// `METHOD uri` of every request that hit a path other than `POST /v1/messages`.
     pub fn stray_requests(&self) -> Vec<String> {
         self.shared.stray.lock().expect("lock").clone()
-    }
-}
-
-impl Drop for FakeAnthropic {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        // Graceful shutdown waits for in-flight requests; never hang a test on it.
-        if self.done.recv_timeout(Duration::from_secs(5)).is_ok() {
-            if let Some(t) = self.thread.take() {
-                let _ = t.join();
-            }
-        }
     }
 }
 

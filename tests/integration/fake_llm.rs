@@ -11,13 +11,12 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{mpsc, Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use serde_json::Value;
 
+use crate::background::{bind, Background};
 pub use crate::fake_anthropic::{parse_header_line, parse_target_tag, Turn};
 
 /// One scripted model response.
@@ -178,16 +177,12 @@ pub struct Shared {
 pub struct Server {
     pub addr: SocketAddr,
     pub shared: Arc<Shared>,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    done: mpsc::Receiver<()>,
-    thread: Option<JoinHandle<()>>,
+    _background: Background,
 }
 
 impl Server {
     pub fn start(name: &str, script: Script, app: impl FnOnce(Arc<Shared>) -> Router) -> Server {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        listener.set_nonblocking(true).expect("set_nonblocking");
-        let addr = listener.local_addr().expect("local_addr");
+        let (listener, addr) = bind();
         let shared = Arc::new(Shared {
             script,
             requests: Mutex::new(Vec::new()),
@@ -195,33 +190,10 @@ impl Server {
             next_id: std::sync::atomic::AtomicU64::new(1),
         });
         let app = app(Arc::clone(&shared));
-        let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
-        let (done_tx, done_rx) = mpsc::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name(format!("{name}-{}", addr.port()))
-            .spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("tokio runtime");
-                rt.block_on(async move {
-                    let listener =
-                        tokio::net::TcpListener::from_std(listener).expect("tokio listener");
-                    let server = axum::serve(listener, app).with_graceful_shutdown(async {
-                        let _ = shutdown_rx.await;
-                    });
-                    let _ = server.await;
-                });
-                rt.shutdown_timeout(Duration::from_millis(100));
-                let _ = done_tx.send(());
-            })
-            .expect("spawn fake server thread");
         Server {
             addr,
             shared,
-            shutdown: Some(shutdown_tx),
-            done: done_rx,
-            thread: Some(thread),
+            _background: Background::spawn(name, listener, app),
         }
     }
 
@@ -237,19 +209,6 @@ impl Server {
         self.shared
             .next_id
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if self.done.recv_timeout(Duration::from_secs(5)).is_ok() {
-            if let Some(t) = self.thread.take() {
-                let _ = t.join();
-            }
-        }
     }
 }
 
