@@ -76,7 +76,7 @@ fn entry(
     };
     ReportFinding {
         fingerprint: fingerprint_with(
-            text.as_deref().map(Vec::as_slice),
+            text.as_deref(),
             line,
             file.as_deref(),
             &f.category,

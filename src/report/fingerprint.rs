@@ -25,36 +25,54 @@ fn normalise(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// A file's lines, whitespace-normalised.
-fn normalised_lines(text: &str) -> Vec<String> {
-    text.lines().map(normalise).collect()
+/// A file's lines, whitespace-normalised, with each line's occurrence number (how many
+/// earlier lines have the same text), computed once per file.
+pub(crate) struct FileLines {
+    lines: Vec<String>,
+    occurrence: Vec<usize>,
 }
 
-/// (anchor text, occurrence) of 1-based `line` in the normalised `lines`, or None when out
-/// of range or when every line is blank.
-fn anchor(lines: &[String], line: u32) -> Option<(&str, usize)> {
+impl FileLines {
+    fn new(text: &str) -> Self {
+        let lines: Vec<String> = text.lines().map(normalise).collect();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let occurrence = lines
+            .iter()
+            .map(|l| {
+                let n = seen.entry(l.as_str()).or_insert(0);
+                *n += 1;
+                *n - 1
+            })
+            .collect();
+        Self { lines, occurrence }
+    }
+}
+
+/// (anchor text, occurrence) of 1-based `line`, or None when out of range or when every
+/// line is blank.
+fn anchor(f: &FileLines, line: u32) -> Option<(&str, usize)> {
+    let lines = &f.lines;
     let at = (line as usize)
         .checked_sub(1)
         .filter(|i| *i < lines.len())?;
     let pick = (at..lines.len())
         .chain((0..at).rev())
         .find(|i| !lines[*i].is_empty())?;
-    let occurrence = lines[..pick].iter().filter(|l| **l == lines[pick]).count();
-    Some((lines[pick].as_str(), occurrence))
+    Some((lines[pick].as_str(), f.occurrence[pick]))
 }
 
 /// Normalised file lines, read and split once per file while a report is built.
 #[derive(Default)]
-pub(crate) struct Texts(HashMap<String, Option<Rc<Vec<String>>>>);
+pub(crate) struct Texts(HashMap<String, Option<Rc<FileLines>>>);
 
 impl Texts {
-    pub(crate) fn get(&mut self, root: &Path, file: &str) -> Option<Rc<Vec<String>>> {
+    pub(crate) fn get(&mut self, root: &Path, file: &str) -> Option<Rc<FileLines>> {
         self.0
             .entry(file.to_string())
             .or_insert_with(|| {
                 std::fs::read_to_string(root.join(file))
                     .ok()
-                    .map(|t| Rc::new(normalised_lines(&t)))
+                    .map(|t| Rc::new(FileLines::new(&t)))
             })
             .clone()
     }
@@ -71,15 +89,15 @@ pub fn fingerprint(
     let lines = match (file, line) {
         (Some(f), Some(_)) => std::fs::read_to_string(root.join(f))
             .ok()
-            .map(|t| normalised_lines(&t)),
+            .map(|t| FileLines::new(&t)),
         _ => None,
     };
-    fingerprint_with(lines.as_deref(), line, file, category, description)
+    fingerprint_with(lines.as_ref(), line, file, category, description)
 }
 
 /// The fingerprint given the file's normalised lines (from `Texts`).
 pub(crate) fn fingerprint_with(
-    lines: Option<&[String]>,
+    lines: Option<&FileLines>,
     line: Option<u32>,
     file: Option<&str>,
     category: &str,
