@@ -173,6 +173,14 @@ impl Config {
             self.agent(role)?;
         }
         self.hook_timeout()?;
+        for role in [
+            crate::findings::Role::Enthusiast,
+            crate::findings::Role::Adversary,
+            crate::findings::Role::Judge,
+            crate::findings::Role::Fixer,
+        ] {
+            self.role_timeouts(role)?;
+        }
         for (key, v) in [
             ("hook.max_nudges", self.hook.max_nudges),
             ("hook.max_blocks", self.hook.max_blocks),
@@ -215,6 +223,22 @@ impl Config {
     /// `[timeouts] grace` as a Duration.
     pub fn grace(&self) -> Result<Duration, ConfigError> {
         parse_duration("timeouts.grace", &self.timeouts.grace)
+    }
+
+    /// `[timeouts.<role>] agent` and `grace`, when set.
+    pub fn role_timeouts(
+        &self,
+        role: crate::findings::Role,
+    ) -> Result<(Option<Duration>, Option<Duration>), ConfigError> {
+        let t = self.timeouts.of(role);
+        let parse = |key: &str, v: &str| -> Result<Option<Duration>, ConfigError> {
+            if v.trim().is_empty() {
+                Ok(None)
+            } else {
+                parse_duration(&format!("timeouts.{}.{key}", role.as_str()), v).map(Some)
+            }
+        };
+        Ok((parse("agent", &t.agent)?, parse("grace", &t.grace)?))
     }
 
     /// `[hook] timeout` as a Duration.
@@ -457,5 +481,45 @@ mod example_tests {
         .unwrap();
         assert_eq!(c.roles.judge, "claude-pinned");
         assert_eq!(c.review.fail_on, super::super::FailOn::Medium);
+    }
+}
+
+#[cfg(test)]
+mod role_timeout_tests {
+    use super::*;
+    use crate::findings::Role;
+
+    #[test]
+    fn role_tables_override_and_are_validated() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("a.toml");
+        std::fs::write(&f, "[timeouts.judge]\nagent = \"2m\"\ngrace = \"1s\"\n").unwrap();
+        let (c, _) = load(&ConfigSources {
+            repo_file: Some(f.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(
+            c.role_timeouts(Role::Judge).unwrap(),
+            (Some(Duration::from_secs(120)), Some(Duration::from_secs(1)))
+        );
+        assert_eq!(c.role_timeouts(Role::Enthusiast).unwrap(), (None, None));
+        std::fs::write(&f, "[timeouts.judge]\nagent = \"later\"\n").unwrap();
+        let err = load(&ConfigSources {
+            repo_file: Some(f.clone()),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("timeouts.judge.agent"), "{err}");
+        std::fs::write(&f, "[timeouts.auditor]\nagent = \"1m\"\n").unwrap();
+        let err = load(&ConfigSources {
+            repo_file: Some(f),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(
+            err.to_string().ends_with("unknown key `timeouts.auditor`"),
+            "{err}"
+        );
     }
 }

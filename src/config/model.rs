@@ -50,6 +50,33 @@ pub struct ReviewConfig {
 pub struct TimeoutsConfig {
     pub agent: String,
     pub grace: String,
+    pub enthusiast: RoleTimeouts,
+    pub adversary: RoleTimeouts,
+    pub judge: RoleTimeouts,
+    pub fixer: RoleTimeouts,
+}
+
+/// `[timeouts.<role>]`: empty strings mean "not overridden".
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoleTimeouts {
+    #[serde(default)]
+    pub agent: String,
+    #[serde(default)]
+    pub grace: String,
+}
+
+impl TimeoutsConfig {
+    /// The override table of `role`.
+    pub fn of(&self, role: crate::findings::Role) -> &RoleTimeouts {
+        use crate::findings::Role;
+        match role {
+            Role::Enthusiast => &self.enthusiast,
+            Role::Adversary => &self.adversary,
+            Role::Judge => &self.judge,
+            Role::Fixer => &self.fixer,
+        }
+    }
 }
 
 /// `[budget]`: 0 means no limit.

@@ -153,6 +153,8 @@ async fn one_dispatch(
         Role::Fixer => ctx.run.fixer_dir(label),
         _ => ctx.run.agent_dir(who.round, label),
     };
+    // `[timeouts.<role>]` > the agent's own timeout > `[timeouts] agent` (validated at load).
+    let (role_timeout, role_grace) = ctx.plan.config.role_timeouts(role).unwrap_or_default();
     let req = crate::dispatch::DispatchRequest {
         role,
         label: label.to_string(),
@@ -161,8 +163,8 @@ async fn one_dispatch(
         tier: who.tier,
         cwd: ctx.target.root.clone(),
         out_dir: out_dir.clone(),
-        timeout: spec.timeout.unwrap_or(ctx.plan.timeout),
-        grace: ctx.plan.grace,
+        timeout: role_timeout.or(spec.timeout).unwrap_or(ctx.plan.timeout),
+        grace: role_grace.unwrap_or(ctx.plan.grace),
         output_cap: ctx.plan.config.review.max_output_bytes,
     };
     let dir = out_dir

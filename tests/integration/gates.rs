@@ -267,3 +267,36 @@ fn hanging_agent_is_killed_within_timeout_plus_grace() {
         );
     }
 }
+
+#[test]
+fn a_role_timeout_table_applies_to_that_role_only() {
+    let repo = TestRepo::new();
+    repo.write(
+        "arev.toml",
+        "[timeouts.adversary]\nagent = \"1s\"\ngrace = \"200ms\"\n",
+    )
+    .commit("cfg");
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs"])
+        .script(json!({"steps": [{"role": "adversary", "hang": true}]}))
+        .run();
+    assert_aborted(&run, "agent_dispatch_unavailable");
+    assert!(
+        run.elapsed < Duration::from_secs(5),
+        "took {:?}",
+        run.elapsed
+    );
+    let o: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(run.run_dir().join("agents/r1/adversary/outcome.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(o["end"]["kind"], "timed_out", "{o}");
+    // The Enthusiast (default 10 min limit) answered normally.
+    let e: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(run.run_dir().join("agents/r1/enthusiast-p1/outcome.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(e["end"]["kind"], "exited", "{e}");
+}
