@@ -671,7 +671,8 @@ async fn iteration(
         } else {
             s.wt.path.as_path()
         };
-        let out = match run_verify(cmd, dir, &log, plan.grace, cancel).await {
+        let limit = plan.config.verify_timeout().unwrap_or(plan.timeout);
+        let out = match run_verify(cmd, dir, &log, limit, plan.grace, cancel).await {
             Ok(out) => out,
             Err(e) => {
                 let end = End::aborted(
@@ -686,6 +687,7 @@ async fn iteration(
             command: cmd.clone(),
             exit_code: out.exit_code,
             ok: out.ok(),
+            timed_out: out.timed_out,
             log: format!("{rel_dir}/verify.log"),
             duration_ms: out.duration_ms,
             discarded,

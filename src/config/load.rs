@@ -173,6 +173,7 @@ impl Config {
             self.agent(role)?;
         }
         self.hook_timeout()?;
+        self.verify_timeout()?;
         for role in [
             crate::findings::Role::Enthusiast,
             crate::findings::Role::Adversary,
@@ -223,6 +224,11 @@ impl Config {
     /// `[timeouts] grace` as a Duration.
     pub fn grace(&self) -> Result<Duration, ConfigError> {
         parse_duration("timeouts.grace", &self.timeouts.grace)
+    }
+
+    /// `[timeouts] verify` as a Duration.
+    pub fn verify_timeout(&self) -> Result<Duration, ConfigError> {
+        parse_duration("timeouts.verify", &self.timeouts.verify)
     }
 
     /// `[timeouts.<role>] agent` and `grace`, when set.

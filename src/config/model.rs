@@ -50,6 +50,7 @@ pub struct ReviewConfig {
 pub struct TimeoutsConfig {
     pub agent: String,
     pub grace: String,
+    pub verify: String,
     pub enthusiast: RoleTimeouts,
     pub adversary: RoleTimeouts,
     pub judge: RoleTimeouts,

@@ -161,6 +161,9 @@ pub struct VerifyReport {
     /// Null when it was killed by a signal (or by Ctrl-C).
     pub exit_code: Option<i32>,
     pub ok: bool,
+    /// Killed after `[timeouts] verify`.
+    #[serde(default)]
+    pub timed_out: bool,
     /// stdout and stderr, relative to the iterate run dir (`iterations/<i>/verify.log`).
     pub log: String,
     pub duration_ms: u64,

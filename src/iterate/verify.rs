@@ -14,20 +14,24 @@ pub struct VerifyOutcome {
     /// None when killed by a signal.
     pub exit_code: Option<i32>,
     pub cancelled: bool,
+    /// Killed after `[timeouts] verify`.
+    pub timed_out: bool,
     pub duration_ms: u64,
 }
 
 impl VerifyOutcome {
     pub fn ok(&self) -> bool {
-        !self.cancelled && self.exit_code == Some(0)
+        !self.cancelled && !self.timed_out && self.exit_code == Some(0)
     }
 }
 
-/// Run `sh -c command` in `cwd`, writing its output to `log`.
+/// Run `sh -c command` in `cwd`, writing its output to `log`. After `limit`, or on Ctrl-C,
+/// its process group gets SIGTERM, then SIGKILL after `grace`.
 pub async fn run_verify(
     command: &str,
     cwd: &Path,
     log: &Path,
+    limit: Duration,
     grace: Duration,
     cancel: &CancellationToken,
 ) -> std::io::Result<VerifyOutcome> {
@@ -45,9 +49,15 @@ pub async fn run_verify(
         .kill_on_drop(true)
         .spawn()?;
     let pgid = child.id().map(|p| Pid::from_raw(p as i32));
-    let (status, cancelled) = tokio::select! {
-        s = child.wait() => (s?, false),
-        () = cancel.cancelled() => {
+    let stop = async {
+        tokio::select! {
+            () = cancel.cancelled() => true,
+            () = tokio::time::sleep(limit) => false,
+        }
+    };
+    let (status, cancelled, timed_out) = tokio::select! {
+        s = child.wait() => (s?, false, false),
+        by_cancel = stop => {
             if let Some(g) = pgid {
                 let _ = killpg(g, Signal::SIGTERM);
             }
@@ -60,7 +70,7 @@ pub async fn run_verify(
                     child.wait().await?
                 }
             };
-            (s, true)
+            (s, by_cancel, !by_cancel)
         }
     };
     // Whatever the command left running in its group goes too.
@@ -70,6 +80,7 @@ pub async fn run_verify(
     Ok(VerifyOutcome {
         exit_code: status.code(),
         cancelled,
+        timed_out,
         duration_ms: started.elapsed().as_millis() as u64,
     })
 }
@@ -87,6 +98,7 @@ mod tests {
             "echo out; echo err >&2; pwd",
             d.path(),
             &log,
+            Duration::from_secs(60),
             Duration::from_secs(1),
             &c,
         )
@@ -95,9 +107,16 @@ mod tests {
         assert!(o.ok());
         let text = std::fs::read_to_string(&log).unwrap();
         assert!(text.contains("out\n") && text.contains("err\n"), "{text}");
-        let o = run_verify("exit 3", d.path(), &log, Duration::from_secs(1), &c)
-            .await
-            .unwrap();
+        let o = run_verify(
+            "exit 3",
+            d.path(),
+            &log,
+            Duration::from_secs(60),
+            Duration::from_secs(1),
+            &c,
+        )
+        .await
+        .unwrap();
         assert_eq!(o.exit_code, Some(3));
         assert!(!o.ok());
     }
@@ -117,6 +136,7 @@ mod tests {
             "trap '' TERM; sleep 30",
             d.path(),
             &log,
+            Duration::from_secs(60),
             Duration::from_millis(200),
             &c,
         )
@@ -124,5 +144,25 @@ mod tests {
         .unwrap();
         assert!(o.cancelled && !o.ok());
         assert!(t.elapsed() < Duration::from_secs(10));
+    }
+
+    #[tokio::test]
+    async fn a_verify_over_its_limit_is_killed_and_fails() {
+        let d = tempfile::tempdir().unwrap();
+        let log = d.path().join("v.log");
+        let c = CancellationToken::new();
+        let t = Instant::now();
+        let o = run_verify(
+            "trap '' TERM; sleep 30",
+            d.path(),
+            &log,
+            Duration::from_millis(300),
+            Duration::from_millis(200),
+            &c,
+        )
+        .await
+        .unwrap();
+        assert!(o.timed_out && !o.cancelled && !o.ok(), "{o:?}");
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     }
 }
