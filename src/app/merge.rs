@@ -28,10 +28,10 @@ pub(crate) fn merge_command(args: &MergeArgs) -> Result<i32, ExpectedError> {
     emit(
         &merged,
         &Emit {
-            format: args.format,
-            out: args.out.as_deref(),
-            sarif: args.sarif.as_deref(),
-            markdown: args.markdown.as_deref(),
+            format: args.output.format,
+            out: args.output.out.as_deref(),
+            sarif: args.output.sarif.as_deref(),
+            markdown: args.output.markdown.as_deref(),
         },
     )?;
     Ok(verdict(&merged, fail_on))

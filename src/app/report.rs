@@ -24,10 +24,10 @@ pub(crate) fn report_command(args: &ReportArgs) -> Result<i32, ExpectedError> {
     emit(
         &report,
         &Emit {
-            format: args.format,
-            out: args.out.as_deref(),
-            sarif: args.sarif.as_deref(),
-            markdown: args.markdown.as_deref(),
+            format: args.output.format,
+            out: args.output.out.as_deref(),
+            sarif: args.output.sarif.as_deref(),
+            markdown: args.output.markdown.as_deref(),
         },
     )?;
     Ok(match args.fail_on {

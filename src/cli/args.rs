@@ -193,19 +193,8 @@ pub struct RunArgs {
     /// Use this configured agent for every role.
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
-    /// Report format on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Also write the report to FILE: JSON for `.json`, SARIF for `.sarif`, Markdown for `.md`,
-    /// else in --format.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Also write the Markdown report to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
-    /// Also write the SARIF 2.1.0 report to FILE (and `report.sarif` in the run dir).
-    #[arg(long, value_name = "FILE")]
-    pub sarif: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Exit 1 when a confirmed finding is at or above this severity.
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOnArg>,
@@ -244,6 +233,25 @@ pub struct RunArgs {
     pub verbose: u8,
 }
 
+/// Where the report goes: stdout in `--format`, plus the files asked for (shared by `run`,
+/// `report` and `merge`).
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
+    /// Report format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Also write the report to FILE: JSON for `.json`, SARIF for `.sarif`, Markdown for `.md`,
+    /// else in --format.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Also write the SARIF 2.1.0 report to FILE (for `run`: also `report.sarif` in the run dir).
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
+    /// Also write the Markdown report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
     /// Write one `<name>.schema.json` per wire type into DIR instead of printing.
@@ -257,19 +265,8 @@ pub struct ReportArgs {
     /// file (e.g. from `--out` or `arev merge`).
     #[arg(value_name = "RUN_DIR|RUN_ID")]
     pub run: String,
-    /// Report format on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Also write the report to FILE: JSON for `.json`, SARIF for `.sarif`, Markdown for `.md`,
-    /// else in --format.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Also write the SARIF 2.1.0 report to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub sarif: Option<PathBuf>,
-    /// Also write the Markdown report to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Exit with the run's verdict: 1 when a confirmed finding is at or above this severity.
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOnArg>,
@@ -293,18 +290,8 @@ pub struct MergeArgs {
     /// The shards' report.json files.
     #[arg(required = true, value_name = "REPORT")]
     pub reports: Vec<PathBuf>,
-    /// Report format on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Also write the merged report to FILE (format by extension as for `run`, else --format).
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Also write the merged SARIF 2.1.0 report to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub sarif: Option<PathBuf>,
-    /// Also write the merged Markdown report to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Exit 1 when a confirmed finding is at or above this severity (default: config, high).
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOnArg>,
@@ -387,7 +374,7 @@ mod tests {
         let Command::Run(r) = c.command else { panic!() };
         assert_eq!(r.targets, ["src/**/*.rs", "a.rs"]);
         assert_eq!(r.model, Some(TierArg::Sonnet));
-        assert_eq!(r.format, Format::Json);
+        assert_eq!(r.output.format, Format::Json);
         assert!(Cli::try_parse_from(["arev", "run"]).is_err());
         assert!(Cli::try_parse_from(["arev", "run", "x", "--passes", "0"]).is_err());
     }

@@ -174,10 +174,10 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
             .budget_tokens
             .or((config.budget.tokens > 0).then_some(config.budget.tokens)),
         outputs: Outputs {
-            format: args.format,
-            out: args.out.as_ref().map(|p| absolutize(cwd, p)),
-            markdown: args.markdown.as_ref().map(|p| absolutize(cwd, p)),
-            sarif: args.sarif.as_ref().map(|p| absolutize(cwd, p)),
+            format: args.output.format,
+            out: args.output.out.as_ref().map(|p| absolutize(cwd, p)),
+            markdown: args.output.markdown.as_ref().map(|p| absolutize(cwd, p)),
+            sarif: args.output.sarif.as_ref().map(|p| absolutize(cwd, p)),
             quiet: args.quiet,
         },
         display: args.targets.join(" "),
