@@ -10,9 +10,10 @@ fn cell(s: &str) -> String {
         .replace(['\n', '\r'], " ")
 }
 
-/// The defect as the Enthusiast described it, then the Judge's resolution.
-fn finding_cell(f: &ReportFinding) -> String {
-    match f
+/// The defect as the Enthusiast described it, then the Judge's resolution (and, for a
+/// mixed panel, who found and who ruled).
+fn finding_cell(f: &ReportFinding, mixed: bool) -> String {
+    let mut c = match f
         .resolution
         .as_deref()
         .map(str::trim)
@@ -20,7 +21,11 @@ fn finding_cell(f: &ReportFinding) -> String {
     {
         Some(r) => format!("{}<br>*Judge:* {}", cell(&f.description), cell(r)),
         None => cell(&f.description),
+    };
+    if mixed {
+        c.push_str(&format!("<br><sub>{}</sub>", cell(&f.attribution())));
     }
+    c
 }
 
 fn place(f: &ReportFinding) -> String {
@@ -65,7 +70,7 @@ pub fn render_markdown(r: &Report) -> String {
                 f.severity,
                 place(f),
                 cell(&f.category),
-                finding_cell(f),
+                finding_cell(f, r.mixed_panel()),
                 cell(f.edit_instruction.as_deref().unwrap_or("—"))
             );
         }

@@ -131,6 +131,24 @@ pub struct BySeverity {
     pub low: u32,
 }
 
+impl Report {
+    /// Whether more than one agent took part (a mixed panel): then renderings name who
+    /// found and who ruled on each finding.
+    pub fn mixed_panel(&self) -> bool {
+        self.cost.by_agent.len() > 1
+    }
+}
+
+impl ReportFinding {
+    /// `found by claude, codex · ruled by gemini`.
+    pub fn attribution(&self) -> String {
+        match &self.ruled_by {
+            Some(j) => format!("found by {} · ruled by {j}", self.found_by.join(", ")),
+            None => format!("found by {}", self.found_by.join(", ")),
+        }
+    }
+}
+
 impl BySeverity {
     pub fn add(&mut self, s: Severity) {
         match s {

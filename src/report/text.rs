@@ -57,6 +57,9 @@ pub fn render_text(r: &Report) -> String {
         if let Some(e) = &f.edit_instruction {
             let _ = writeln!(s, "      fix: {e}");
         }
+        if r.mixed_panel() {
+            let _ = writeln!(s, "      {}", f.attribution());
+        }
     }
     for f in &r.unresolved {
         let _ = writeln!(

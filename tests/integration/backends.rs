@@ -90,6 +90,17 @@ fn command_agents_round_robin_and_attribution() {
     assert_eq!(report["confirmed"][0]["found_by"], json!(["beta"]));
     assert_eq!(report["confirmed"][0]["ruled_by"], "judge-cmd");
     assert_eq!(report["cost"]["by_agent"]["alpha"]["dispatches"], 2);
+    // A mixed panel's text and Markdown reports name who found and who ruled.
+    assert!(
+        run.stdout.contains("found by beta · ruled by judge-cmd"),
+        "{}",
+        run.stdout
+    );
+    let md = std::fs::read_to_string(run.run_dir().join("report.md")).unwrap();
+    assert!(
+        md.contains("<sub>found by beta · ruled by judge-cmd</sub>"),
+        "{md}"
+    );
     // The prompt (with the role body appended) went to stdin: the fake decoded the header.
     let prompt =
         std::fs::read_to_string(run.run_dir().join("agents/r1/enthusiast-p1/prompt.md")).unwrap();
