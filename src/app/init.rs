@@ -35,10 +35,15 @@ pub(crate) fn init_text(language: Option<&str>) -> String {
     let mut out = String::from(
         "# arev.toml — written by `arev init`. Every key below shows its default and is\n\
          # commented out; uncomment what you change. Layers, later wins: built-in defaults ←\n\
-         # ~/.config/arev/config.toml ← this file ← --config FILE ← AREV_* variables ← flags.\n\n",
+         # ~/.config/arev/config.toml ← this file ← --config FILE ← AREV_* variables ← flags.\n\
+         # Unknown keys are an error.\n\n",
     );
     let mut section = String::new();
-    for line in crate::config::default_toml().lines() {
+    // The embedded file's own header (up to the first blank line) is replaced by ours.
+    let body = crate::config::default_toml()
+        .split_once("\n\n")
+        .map_or(crate::config::default_toml(), |(_, rest)| rest);
+    for line in body.lines() {
         let t = line.trim_start();
         if t.starts_with('[') {
             section = t.to_string();
