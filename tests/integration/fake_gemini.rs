@@ -26,9 +26,7 @@ use axum::routing::post;
 use axum::Router;
 use serde_json::{json, Value};
 
-use crate::fake_llm::{
-    fill_target, header_pairs, turn_from_texts, Recorded, Script, Server, Shared, Step,
-};
+use crate::fake_llm::{fill_target, Played, Recorded, Script, Server, Shared, Step};
 
 pub struct FakeGemini {
     pub server: Server,
@@ -163,26 +161,11 @@ async fn models(
         return error(StatusCode::NOT_FOUND, "fake-gemini: unknown method");
     }
     let texts = user_texts(&body);
-    let turn = turn_from_texts(texts.iter().map(String::as_str));
-    let step = step_index(&body);
-    let played = match &turn {
-        Some(t) => shared.script.step_for(t, step),
-        None => Step::Text("ok".into()),
-    };
-    shared.requests.lock().expect("lock").push(Recorded {
-        uri: uri.to_string(),
-        headers: header_pairs(&headers),
-        model: model.to_owned(),
-        body: body.clone(),
-        turn: turn.clone(),
-        step,
-        played: played.clone(),
-    });
-    let target = turn
-        .as_ref()
-        .and_then(|t| t.target.as_ref())
-        .map(|t| t.path.clone())
-        .unwrap_or_default();
+    let Played {
+        turn,
+        step: played,
+        target,
+    } = shared.play(&uri, &headers, model, &body, &texts, step_index(&body));
     let part = match played {
         Step::HttpError { status, message } => {
             return error(

@@ -165,12 +165,59 @@ impl Recorded {
     }
 }
 
+/// What one request to a fake plays: the decoded arev turn, the scripted step and the
+/// target path of the turn (empty without one).
+pub struct Played {
+    pub turn: Option<Turn>,
+    pub step: Step,
+    pub target: String,
+}
+
 /// State shared by a fake's handlers.
 pub struct Shared {
     pub script: Script,
     pub requests: Mutex<Vec<Recorded>>,
     pub stray: Mutex<Vec<String>>,
     pub next_id: std::sync::atomic::AtomicU64,
+}
+
+impl Shared {
+    /// Decode the turn from the request's user `texts`, pick the step for `step` (plain
+    /// text "ok" when the request carries no arev prompt), and record the request.
+    pub fn play(
+        &self,
+        uri: &axum::http::Uri,
+        headers: &axum::http::HeaderMap,
+        model: &str,
+        body: &Value,
+        texts: &[String],
+        step: usize,
+    ) -> Played {
+        let turn = turn_from_texts(texts.iter().map(String::as_str));
+        let played = match &turn {
+            Some(t) => self.script.step_for(t, step),
+            None => Step::Text("ok".into()),
+        };
+        self.requests.lock().expect("lock").push(Recorded {
+            uri: uri.to_string(),
+            headers: header_pairs(headers),
+            model: model.to_owned(),
+            body: body.clone(),
+            turn: turn.clone(),
+            step,
+            played: played.clone(),
+        });
+        let target = turn
+            .as_ref()
+            .and_then(|t| t.target.as_ref())
+            .map(|t| t.path.clone())
+            .unwrap_or_default();
+        Played {
+            turn,
+            step: played,
+            target,
+        }
+    }
 }
 
 /// A fake server on `127.0.0.1:<random port>`, serving from its own thread; stops on drop.

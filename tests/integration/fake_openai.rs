@@ -25,9 +25,7 @@ use axum::routing::post;
 use axum::Router;
 use serde_json::{json, Value};
 
-use crate::fake_llm::{
-    fill_target, header_pairs, turn_from_texts, Recorded, Script, Server, Shared, Step,
-};
+use crate::fake_llm::{fill_target, Played, Recorded, Script, Server, Shared, Step};
 
 /// The env var Codex reads the fake provider's key from (arev passes it via `pass_env`).
 pub const KEY_VAR: &str = "FAKE_OPENAI_KEY";
@@ -149,26 +147,11 @@ async fn responses(
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let model = body["model"].as_str().unwrap_or_default().to_owned();
     let texts = user_texts(&body);
-    let turn = turn_from_texts(texts.iter().map(String::as_str));
-    let step = step_index(&body);
-    let played = match &turn {
-        Some(t) => shared.script.step_for(t, step),
-        None => Step::Text("ok".into()),
-    };
-    shared.requests.lock().expect("lock").push(Recorded {
-        uri: uri.to_string(),
-        headers: header_pairs(&headers),
-        model: model.clone(),
-        body: body.clone(),
-        turn: turn.clone(),
-        step,
-        played: played.clone(),
-    });
-    let target = turn
-        .as_ref()
-        .and_then(|t| t.target.as_ref())
-        .map(|t| t.path.clone())
-        .unwrap_or_default();
+    let Played {
+        turn,
+        step: played,
+        target,
+    } = shared.play(&uri, &headers, &model, &body, &texts, step_index(&body));
     let n = shared
         .next_id
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
