@@ -19,6 +19,9 @@ mod fake_gemini;
 mod real_backends;
 // TestRepo / Arev builder, fake-agent wiring, run-dir readers.
 mod harness;
+// SARIF validation against the in-repo SARIF 2.1.0 schema (shared with the unit tests).
+#[path = "../support/sarif_schema.rs"]
+mod sarif_schema;
 // End-to-end reviews with the scripted fake agent.
 mod review;
 // Every gate of SPEC §6, each through the real path.
