@@ -6,6 +6,8 @@
 //!    agents excluded).
 //!
 //! Run: `cargo bench --features fake-agent --bench round`.
+// A benchmark is test code: a broken fixture may panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::print_stdout)]
 
 use serde_json::{json, Value};

@@ -2,6 +2,8 @@
 //!
 //! Tests that drive real agent CLIs skip themselves unless `AREV_TEST_CLAUDE_BIN` (etc.) is
 //! set; with `AREV_REQUIRE_REAL_CLIS=1` a missing CLI is a failure instead.
+// Test code: a broken fixture or a failed expectation panics.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 // A loopback axum server on its own thread (shared by the fake model APIs).
 mod background;
