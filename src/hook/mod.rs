@@ -1,6 +1,7 @@
-//! Claude Code hooks (SPEC §10): `arev hook prompt` (opt-in, baseline) and `arev hook stop`
-//! (review the session's diff; advisor semantics and circuit breakers). JSON on stdin, JSON on
-//! stdout, always exit 0: every internal error fails open with a visible `systemMessage`.
+//! Claude Code hooks (docs/architecture.md §14): `arev hook prompt` (opt-in, baseline) and
+//! `arev hook stop` (review the session's diff; advisor semantics and circuit breakers).
+//! JSON on stdin, JSON on stdout, always exit 0: every internal error fails open with a
+//! visible `systemMessage`.
 mod decide;
 mod env;
 mod input;

@@ -26,7 +26,7 @@ mod harness;
 mod sarif_schema;
 // End-to-end reviews with the scripted fake agent.
 mod review;
-// Every gate of SPEC §6, each through the real path.
+// Every gate of docs/architecture.md §10, each through the real path.
 mod gates;
 // Agent configuration with the fake agent: command agents, round-robin, timeouts, init, errors.
 mod backends;
