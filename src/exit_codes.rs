@@ -1,4 +1,5 @@
-//! Exit codes (SPEC §2, a contract): the one table every entry point maps to.
+//! Exit codes (docs/architecture.md §4.2, a contract): the one table every entry point
+//! maps to.
 
 /// Review completed; no confirmed finding at or above `--fail-on`.
 pub const OK: i32 = 0;

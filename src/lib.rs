@@ -3,7 +3,8 @@
 //! Data flow: `cli` (parse) → `resolve` (config + pinned `target` → immutable `RunPlan`) →
 //! `store` (run dir) → `round` (`dispatch` agents → `gates` → `findings` union → Judge →
 //! decision) → `report`. Only `dispatch` (and the driver awaiting it) is async; merging,
-//! deciding and rendering are plain functions.
+//! deciding and rendering are plain functions. The design, module by module, is
+//! docs/architecture.md.
 
 mod app;
 pub mod cli;

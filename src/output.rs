@@ -28,7 +28,7 @@ pub fn progress(msg: &str) {
     eprintln!("{msg}");
 }
 
-/// A Claude Code hook's answer: one JSON object on stdout (reference/agent-clis.md §3.2).
+/// A Claude Code hook's answer: one JSON object on stdout (docs/architecture.md §16.2).
 pub fn hook_response(json: &serde_json::Value) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{json}");

@@ -1,6 +1,7 @@
-//! `arev run --iterate` (SPEC §9): review the target inside an isolated worktree, have the
-//! Fixer apply the confirmed rulings, revert changes outside ALLOWED_FILES, commit, verify,
-//! re-pin and review again, until the outer loop stops for one reason. Never merges.
+//! `arev run --iterate` (docs/architecture.md §13): review the target inside an isolated
+//! worktree, have the Fixer apply the confirmed rulings, revert changes outside
+//! ALLOWED_FILES, commit, verify, re-pin and review again, until the outer loop stops for
+//! one reason. Never merges.
 //!
 //! Layout: `<run>/meta.json` + `<run>/report.json` describe the iterate run; every review
 //! is a full run dir at `<run>/iterations/<i>/` (meta.json, round-N.json, agents/,

@@ -145,7 +145,8 @@ pub(super) fn emit(report: &Report, plan: &RunPlan) -> Result<(), ExpectedError>
     )
 }
 
-/// SPEC §2: aborted → 3, interrupted → 130, findings at/above --fail-on → 1, else 0.
+/// docs/architecture.md §4.2: aborted → 3, interrupted → 130, findings at/above
+/// --fail-on → 1, else 0.
 pub(super) fn exit_code(report: &Report, plan: &RunPlan) -> i32 {
     verdict(report, plan.fail_on)
 }

@@ -1,4 +1,5 @@
-//! `arev` argument structs (SPEC §2, a contract). Parsing only; `resolve` does the I/O.
+//! `arev` argument structs (docs/architecture.md §4, a contract). Parsing only; `resolve`
+//! does the I/O.
 
 use crate::config::FailOn;
 use crate::findings::Tier;

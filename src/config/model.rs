@@ -115,7 +115,7 @@ pub enum HookMode {
     Off,
 }
 
-/// `[hook]`: the Claude Code Stop/UserPromptSubmit hooks (SPEC §10).
+/// `[hook]`: the Claude Code Stop/UserPromptSubmit hooks (docs/architecture.md §14.1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HookConfig {

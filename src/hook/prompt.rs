@@ -3,33 +3,13 @@
 //! prompt in a reviewed session starts a new block chain. Mode `always` records a baseline
 //! on a session's first prompt. Fails open with a `systemMessage`.
 
-use super::decide::Chain;
+use super::env::{load_config, HookEnv};
+use super::input;
 use super::message::system_message;
-use super::state::{find_root, now, SessionState, SessionStore, STATE_SCHEMA};
-use super::{input, HookEnv};
+use super::state::{find_root, now, SessionState, SessionStore};
 use crate::config::HookMode;
 use serde_json::{json, Value};
 use std::path::Path;
-
-/// A fresh state (review on, empty chain).
-pub fn new_state(
-    session_id: &str,
-    by: &str,
-    baseline_head: Option<String>,
-    baseline_sha: Option<String>,
-) -> SessionState {
-    SessionState {
-        schema_version: STATE_SCHEMA,
-        session_id: session_id.to_string(),
-        enabled: true,
-        enabled_by: by.to_string(),
-        enabled_at: now(),
-        baseline_head,
-        baseline_sha,
-        chain: Chain::default(),
-        updated_at: now(),
-    }
-}
 
 /// What a prompt says to arev.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +73,7 @@ pub fn prompt(stdin: &[u8], env: &HookEnv) -> Option<Value> {
     let cwd = input.cwd.clone().unwrap_or_else(|| env.cwd.clone());
     let root = find_root(&cwd);
     let base_dir = root.clone().unwrap_or_else(|| cwd.clone());
-    let config = match super::stop::config_for(&base_dir) {
+    let config = match load_config(&base_dir) {
         Ok(c) => c,
         Err(e) => return Some(system_message(&format!("arev: review not enabled: {e}"))),
     };
@@ -130,7 +110,7 @@ pub fn prompt(stdin: &[u8], env: &HookEnv) -> Option<Value> {
         } else {
             "always"
         };
-        let mut s = new_state(&input.session_id, by, head.clone(), Some(sha));
+        let mut s = SessionState::new(&input.session_id, by, head.clone(), Some(sha));
         // Re-enabling keeps the record of what was already handed to the human.
         if let Some(old) = &state {
             s.chain = old.chain.after_prompt();

@@ -150,7 +150,8 @@ fn brief(f: &ReportFinding) -> FindingBrief {
     }
 }
 
-/// Severity → action (seed 004): critical = blocker, high/medium = concern, low = aside.
+/// Severity → action (docs/architecture.md §14.1): critical = blocker, high/medium =
+/// concern, low = aside.
 pub fn verdict_of(report: &Report) -> Verdict {
     let pick = |sevs: &[Severity]| {
         report

@@ -31,6 +31,28 @@ pub struct SessionState {
     pub updated_at: String,
 }
 
+impl SessionState {
+    /// A fresh state: review on since now (`by`: `prefix` or `always`), an empty chain.
+    pub fn new(
+        session_id: &str,
+        by: &str,
+        baseline_head: Option<String>,
+        baseline_sha: Option<String>,
+    ) -> Self {
+        Self {
+            schema_version: STATE_SCHEMA,
+            session_id: session_id.to_string(),
+            enabled: true,
+            enabled_by: by.to_string(),
+            enabled_at: now(),
+            baseline_head,
+            baseline_sha,
+            chain: Chain::default(),
+            updated_at: now(),
+        }
+    }
+}
+
 /// Why the state could not be loaded.
 #[derive(Debug)]
 pub enum LoadError {

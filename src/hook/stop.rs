@@ -2,11 +2,12 @@
 //! it asks for a verdict, persist the chain, and return what to print. Fails open.
 
 use super::decide::{advance, decide, Decision, ReviewOutcome, SilentWhy, StopFacts};
+use super::env::{load_config, HookEnv};
+use super::input;
 use super::message::stop_output;
 use super::review::{review, ReviewRequest};
-use super::state::{find_root, now, SessionStore};
-use super::{input, HookEnv};
-use crate::config::{load, Config, ConfigSources, HookMode};
+use super::state::{find_root, now, SessionState, SessionStore};
+use crate::config::{Config, HookMode};
 use serde_json::{json, Value};
 
 /// Facts for the rows that need no git work (1–4), with the decision they lead to.
@@ -32,13 +33,6 @@ fn fail_open(why: String) -> (Decision, Option<Value>) {
     (d, out)
 }
 
-/// Load the layered config for `root` (hooks take no `--config`).
-pub(super) fn config_for(root: &std::path::Path) -> Result<Config, String> {
-    load(&ConfigSources::discover(root, None))
-        .map(|(c, _)| c)
-        .map_err(|e| format!("the arev configuration is invalid: {e}"))
-}
-
 /// Run the Stop hook on `stdin`; the decision (for tests and the log) and what to print.
 pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
     if env.disabled {
@@ -51,7 +45,7 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
     let cwd = input.cwd.clone().unwrap_or_else(|| env.cwd.clone());
     let root = find_root(&cwd);
     let base_dir = root.clone().unwrap_or_else(|| cwd.clone());
-    let config = match config_for(&base_dir) {
+    let config = match load_config(&base_dir) {
         Ok(c) => c,
         Err(e) => return fail_open(e),
     };
@@ -122,7 +116,7 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
     };
     let next_chain = advance(&chain, &sha, &decision);
     let mut next_state =
-        state.unwrap_or_else(|| super::prompt::new_state(&input.session_id, "always", None, None));
+        state.unwrap_or_else(|| SessionState::new(&input.session_id, "always", None, None));
     next_state.chain = next_chain;
     next_state.updated_at = now();
     if let Err(e) = store.save(&next_state) {

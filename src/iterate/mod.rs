@@ -1,5 +1,6 @@
-//! Iterate mode (SPEC §9): the isolated worktree, change detection and reverts, the verify
-//! command, and the outer loop's pure stop decision; `app::iterate` drives the loop.
+//! Iterate mode (docs/architecture.md §13): the isolated worktree, change detection and
+//! reverts, the verify command, and the outer loop's pure stop decision; `app::iterate`
+//! drives the loop.
 mod changes;
 mod decide;
 mod model;

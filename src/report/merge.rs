@@ -1,6 +1,7 @@
-//! `arev merge` (SPEC §12): combine the reports of `--shard i/n` runs into one report, after
-//! checking that they are shards of one manifest and that every manifest file was assigned to
-//! exactly one of them. Pure: reports in, report (or a refusal) out.
+//! `arev merge` (docs/architecture.md §12.4): combine the reports of `--shard i/n` runs
+//! into one report, after checking that they are shards of one manifest and that every
+//! manifest file was assigned to exactly one of them. Pure: reports in, report (or a
+//! refusal) out.
 //!
 //! A report without shard information counts as the single shard 1/1 of its own target, so
 //! merging one ordinary report is the identity (apart from the run id). Finding ids of a

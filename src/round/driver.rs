@@ -1,6 +1,7 @@
 //! The round driver: dispatch PASSES Enthusiasts ∥ the Adversary, gate and union their
-//! output, dispatch the Judge, decide (SPEC §7 3D), and repeat until a stop reason, an abort
-//! or Ctrl-C. Each round is written to round-N.json with every decision and its reasons.
+//! output, dispatch the Judge, decide (docs/architecture.md §11.4), and repeat until a stop
+//! reason, an abort or Ctrl-C. Each round is written to round-N.json with every decision
+//! and its reasons.
 
 use super::context::{relevant_files, Ctx, History, RoundView};
 use super::decide::confirmed_locations;
@@ -76,7 +77,7 @@ pub struct ReviewResult {
     pub warnings: Vec<String>,
 }
 
-/// Run state carried from round to round (SPEC §7).
+/// Run state carried from round to round (docs/architecture.md §11.1).
 struct State {
     tier: Tier,
     history: History,

@@ -1,6 +1,7 @@
-//! The Fixer's dispatch (iterate mode, SPEC §9): the same context, prompt contract and gates
-//! as the reviewers (authenticity retry, Read of the target, read membership, schema
-//! re-dispatch), plus a write gate — every Edit/Write must land inside the worktree.
+//! The Fixer's dispatch (iterate mode, docs/architecture.md §13): the same context, prompt
+//! contract and gates as the reviewers (authenticity retry, Read of the target, read
+//! membership, schema re-dispatch), plus a write gate — every Edit/Write must land inside
+//! the worktree.
 
 use super::context::Ctx;
 use super::role::{run_role, RoleOutput, RoleRun, Who};

@@ -1,4 +1,5 @@
-//! Rounds (SPEC §7): prompts, the Enthusiast∥Adversary→Judge driver, and the stop decision.
+//! Rounds (docs/architecture.md §11): prompts, the Enthusiast∥Adversary→Judge driver, and
+//! the stop decision.
 mod context;
 mod decide;
 mod driver;

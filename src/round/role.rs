@@ -1,5 +1,6 @@
 //! One role's dispatch: the authenticity retry, the read gates, and the schema re-dispatch
-//! with the parse error (SPEC §6). Returns a typed output or the reason there is none.
+//! with the parse error (docs/architecture.md §10). Returns a typed output or the reason
+//! there is none.
 
 use super::context::{Ctx, RoundView};
 use super::{DispatchRecord, GateResults};

@@ -1,4 +1,5 @@
-//! Run-directory persistence (SPEC §4): run ids, create-or-fail, atomic writes, meta.json.
+//! Run-directory persistence (docs/architecture.md §7): run ids, create-or-fail, atomic
+//! writes, meta.json.
 mod atomic;
 mod layout;
 mod list;

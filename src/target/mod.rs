@@ -1,4 +1,5 @@
-//! Target resolution and pinning (SPEC §3): diff, file or manifest → an immutable pinned target.
+//! Target resolution and pinning (docs/architecture.md §5): diff, file or manifest → an
+//! immutable pinned target.
 mod brief;
 mod diff;
 mod error;

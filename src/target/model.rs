@@ -138,7 +138,7 @@ pub struct PinnedTarget {
     pub file_path: Option<PathBuf>,
     /// The bytes to write to `<run>/target/<name>` for diff and manifest targets.
     pub artefact: Option<Artefact>,
-    /// TARGET_SHA (SPEC §3).
+    /// TARGET_SHA (docs/architecture.md §5).
     pub sha256: String,
     /// The reviewed files, sorted by path. ALLOWED_FILES is their paths.
     pub files: Vec<TargetFile>,

@@ -1,5 +1,6 @@
-//! `--shard i/n` (SPEC §12): the deterministic partition of a manifest by path hash, and the
-//! shard's own pinned target (its slice of the files), with the FULL manifest's identity kept.
+//! `--shard i/n` (docs/architecture.md §12.4): the deterministic partition of a manifest by
+//! path hash, and the shard's own pinned target (its slice of the files), with the FULL
+//! manifest's identity kept.
 //!
 //! Partition rule (stable, documented in the README): order the manifest's files by
 //! `sha256("arev-shard-v1\0" + path)` (ties broken by path), then deal them out round-robin:
@@ -64,7 +65,8 @@ pub struct ShardInfo {
     pub index: u32,
     /// Number of slices.
     pub count: u32,
-    /// TARGET_SHA of the full manifest (SPEC §3), which every shard must agree on.
+    /// TARGET_SHA of the full manifest (docs/architecture.md §5), which every shard must
+    /// agree on.
     pub manifest_sha256: String,
     /// Every reviewable file of the full manifest, in manifest order.
     pub manifest_files: Vec<String>,

@@ -60,6 +60,8 @@
 //!   API error of the real CLI).
 //! - `cost_usd` (default 0.01), `usage` (`{input_tokens, output_tokens}`, default 100/50).
 //! - `exit_code`: exit status after printing (default 1 when `is_error`, else 0).
+// A test-only binary (never shipped): a broken script panics, which the tests see.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{json, Value};
 use std::io::{Read, Write};

@@ -2,6 +2,8 @@
 //!
 //! Tests that drive real agent CLIs skip themselves unless `AREV_TEST_CLAUDE_BIN` (etc.) is
 //! set; with `AREV_REQUIRE_REAL_CLIS=1` a missing CLI is a failure instead.
+// Test code: a broken fixture or a failed expectation panics.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 // A loopback axum server on its own thread (shared by the fake model APIs).
 mod background;
@@ -19,9 +21,12 @@ mod fake_gemini;
 mod real_backends;
 // TestRepo / Arev builder, fake-agent wiring, run-dir readers.
 mod harness;
+// SARIF validation against the in-repo SARIF 2.1.0 schema (shared with the unit tests).
+#[path = "../support/sarif_schema.rs"]
+mod sarif_schema;
 // End-to-end reviews with the scripted fake agent.
 mod review;
-// Every gate of SPEC §6, each through the real path.
+// Every gate of docs/architecture.md §10, each through the real path.
 mod gates;
 // Agent configuration with the fake agent: command agents, round-robin, timeouts, init, errors.
 mod backends;
