@@ -67,11 +67,12 @@ pub(super) fn runtime() -> Result<(tokio::runtime::Runtime, CancellationToken), 
     .map_err(|e| ExpectedError::Usage(format!("cannot listen for signals: {e}")))?;
     rt.spawn(async move {
         if let Some(s) = signal.await {
+            // First: a warning to a closed stderr must not keep the agents running.
+            c.cancel();
             output::warn(&format!(
                 "interrupted ({}): stopping every agent (SIGTERM, then SIGKILL)",
                 s.name()
             ));
-            c.cancel();
         }
     });
     Ok((rt, cancel))

@@ -27,7 +27,7 @@ mod gates;
 mod backends;
 // Bad input: one line on stderr, exit 2, no run dir.
 mod inputs;
-// Ctrl-C: exit 130, status interrupted, no agent survives.
+// Signals (exit 130/143/129, status interrupted) and leftover processes: none survives.
 mod interrupt;
 // CI outputs: SARIF (schema-validated), Markdown, GitHub annotations, `report`, `runs`, fingerprints.
 mod outputs;
