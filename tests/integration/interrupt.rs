@@ -67,7 +67,7 @@ fn wait_recorded(dir: &Path, agents: usize, grandchildren: usize) {
     }
 }
 
-/// Assert every pid is gone within [`GONE_WITHIN`]; survivors are killed, then named.
+/// Assert every pid is gone within [`GONE_WITHIN`]; survivors are named and killed.
 fn assert_all_gone(pids: &[(String, i64)], what: &str) {
     let deadline = Instant::now() + GONE_WITHIN;
     loop {
@@ -76,16 +76,19 @@ fn assert_all_gone(pids: &[(String, i64)], what: &str) {
             return;
         }
         if Instant::now() > deadline {
-            for (_, p) in &left {
-                eprintln!(
-                    "{p}: {}",
-                    std::fs::read_to_string(format!("/proc/{p}/status")).unwrap_or_default()
-                );
-            }
-            for (_, p) in &left {
-                let _ = kill(Pid::from_raw(*p as i32), Signal::SIGKILL);
-            }
-            panic!("{what}: processes survived: {left:?}");
+            // What each survivor was doing (state, signal masks), then it is killed.
+            let states: Vec<String> = left
+                .iter()
+                .map(|(kind, p)| {
+                    let status = std::fs::read_to_string(format!("/proc/{p}/status"));
+                    let _ = kill(Pid::from_raw(*p as i32), Signal::SIGKILL);
+                    format!("{kind} {p}:\n{}", status.unwrap_or_default())
+                })
+                .collect();
+            panic!(
+                "{what}: processes survived: {left:?}\n{}",
+                states.join("\n")
+            );
         }
         std::thread::sleep(Duration::from_millis(20));
     }
