@@ -3,6 +3,7 @@
 //! stdout, always exit 0: every internal error fails open with a visible `systemMessage`.
 mod decide;
 mod input;
+mod lock;
 mod message;
 mod prompt;
 mod review;

@@ -4,6 +4,8 @@
 //! If the hook itself is killed (Claude Code's hook timeout), the review gets SIGTERM at once.
 
 use super::decide::{FindingBrief, ReviewOutcome, Verdict};
+use super::lock::lock_reviews;
+use super::state::SessionStore;
 use crate::findings::Severity;
 use crate::process::{supervise_blocking, Ended, Env, Input, Limits, Sink, Spec};
 use crate::report::{Report, ReportFinding};
@@ -43,6 +45,26 @@ pub struct ReviewRequest {
     pub base: Option<String>,
     pub timeout: Duration,
     pub grace: Duration,
+}
+
+/// [`review`], one per session at a time: a Stop hook that finds another hook of its session
+/// reviewing waits for it (the session's review lock), then takes the verdict cached for
+/// `sha` if that review was of the same diff, and only reviews itself otherwise. The verdict
+/// is cached before the lock is released.
+pub fn review_shared(store: &SessionStore, sha: &str, req: &ReviewRequest) -> ReviewOutcome {
+    // A lock that cannot be taken (an unwritable session dir) never stops the review.
+    let _lock = lock_reviews(&store.dir)
+        .map_err(|e| tracing::debug!(error = %e, "no session review lock"))
+        .ok();
+    if let Some(v) = store.load_verdict(sha) {
+        return ReviewOutcome::Reviewed(v);
+    }
+    let outcome = review(req);
+    if let ReviewOutcome::Reviewed(v) = &outcome {
+        // Cached under the sha that was pinned: that diff is never reviewed again.
+        let _ = store.save_verdict(v);
+    }
+    outcome
 }
 
 /// Run the review to a verdict. Never panics; every failure is a `Failed` with the reason.

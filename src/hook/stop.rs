@@ -3,7 +3,7 @@
 
 use super::decide::{advance, decide, Decision, ReviewOutcome, SilentWhy, StopFacts};
 use super::message::stop_output;
-use super::review::{review, ReviewRequest};
+use super::review::{review_shared, ReviewRequest};
 use super::state::{find_root, now, SessionStore};
 use super::{input, HookEnv};
 use crate::config::{load, Config, ConfigSources, HookMode};
@@ -107,7 +107,7 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
             Ok(r) => r,
             Err(e) => return fail_open(e),
         };
-        let outcome = review(&req);
+        let outcome = review_shared(&store, &sha, &req);
         if let ReviewOutcome::Reviewed(v) = &outcome {
             // Cached under the sha that was pinned: that diff is never reviewed again.
             let _ = store.save_verdict(v);

@@ -32,14 +32,14 @@ fn parent_of(pid: i64) -> i64 {
 }
 
 /// The directory the fake agent records its processes in, and the env pair that says so.
-fn pid_dir(repo: &TestRepo) -> PathBuf {
+pub(crate) fn pid_dir(repo: &TestRepo) -> PathBuf {
     let d = repo.scratch.join("pids");
     std::fs::create_dir_all(&d).unwrap();
     d
 }
 
 /// `(kind, pid)` of every process the fake recorded (`agent`, `grandchild`, …).
-fn recorded(dir: &Path) -> Vec<(String, i64)> {
+pub(crate) fn recorded(dir: &Path) -> Vec<(String, i64)> {
     let mut v: Vec<(String, i64)> = std::fs::read_dir(dir)
         .unwrap()
         .flatten()
@@ -95,7 +95,7 @@ fn assert_all_gone(pids: &[(String, i64)], what: &str) {
 }
 
 /// Wait for `child` to exit within `within`.
-fn wait_exit(child: &mut Child, within: Duration, what: &str) -> ExitStatus {
+pub(crate) fn wait_exit(child: &mut Child, within: Duration, what: &str) -> ExitStatus {
     let start = Instant::now();
     loop {
         if let Some(s) = child.try_wait().unwrap() {
@@ -231,10 +231,16 @@ fn sigkill_of_arev_mid_round_leaves_no_agent() {
     assert_all_gone(&recorded(&pids), "after SIGKILL of arev");
 }
 
-const SESSION: &str = "5e55104e-0000-4000-8000-00000000000a";
+pub(crate) const SESSION: &str = "5e55104e-0000-4000-8000-00000000000a";
 
 /// `arev hook <event>` with `input` on stdin, not waited for.
-fn spawn_hook(repo: &TestRepo, event: &str, input: &Value, pids: &Path, script: Value) -> Child {
+pub(crate) fn spawn_hook(
+    repo: &TestRepo,
+    event: &str,
+    input: &Value,
+    pids: &Path,
+    script: Value,
+) -> Child {
     let mut child = repo
         .arev()
         .args(&["hook", event])
