@@ -2,8 +2,8 @@
 //!
 //! Data flow: `cli` (parse) → `resolve` (config + pinned `target` → immutable `RunPlan`) →
 //! `store` (run dir) → `round` (`dispatch` agents → `gates` → `findings` union → Judge →
-//! decision) → `report`. Only `dispatch` (and the driver awaiting it) is async; merging,
-//! deciding and rendering are plain functions.
+//! decision) → `report`. Only `dispatch` and the `process` supervisor under it (and the
+//! driver awaiting them) are async; merging, deciding and rendering are plain functions.
 
 mod app;
 pub mod cli;

@@ -302,6 +302,49 @@ fn killing_the_stop_hook_stops_its_review() {
 }
 
 #[test]
+fn a_stop_hook_review_over_its_timeout_is_stopped_and_leaves_nothing() {
+    let repo = TestRepo::new();
+    repo.write(
+        "arev.toml",
+        "[hook]\ntimeout = \"1s\"\n\n[timeouts]\ngrace = \"300ms\"\n",
+    )
+    .commit("config");
+    let pids = pid_dir(&repo);
+    let prompt = json!({"session_id": SESSION, "transcript_path": "/nowhere.jsonl",
+        "cwd": repo.root, "hook_event_name": "UserPromptSubmit",
+        "prompt": "#arev change it", "permission_mode": "default"});
+    let mut enable = spawn_hook(&repo, "prompt", &prompt, &pids, json!({"steps": []}));
+    assert!(wait_exit(&mut enable, Duration::from_secs(30), "hook prompt").success());
+    repo.write(
+        "src/calc.rs",
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
+    );
+
+    let stop = json!({"session_id": SESSION, "transcript_path": "/nowhere.jsonl",
+        "cwd": repo.root, "hook_event_name": "Stop", "stop_hook_active": false,
+        "last_assistant_message": "done"});
+    let script = json!({"steps": [{"role": "enthusiast", "ignore_sigterm": true, "setsid_grandchild": true}]});
+    let t0 = Instant::now();
+    let mut hook = spawn_hook(&repo, "stop", &stop, &pids, script);
+    assert!(wait_exit(&mut hook, Duration::from_secs(20), "arev hook stop").success());
+    let elapsed = t0.elapsed();
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut hook.stdout.take().unwrap(), &mut out).unwrap();
+    let out: Value = serde_json::from_str(out.trim()).unwrap();
+    let msg = out["systemMessage"].as_str().unwrap_or_default();
+    assert!(
+        msg.contains("took longer than [hook] timeout (1s)"),
+        "{out}"
+    );
+    // 1 s, then the review stops its agent (300 ms grace) and exits on SIGTERM.
+    assert!(elapsed < Duration::from_secs(8), "{elapsed:?}");
+    let r = recorded(&pids);
+    assert!(r.iter().any(|(k, _)| k == "grandchild"), "{r:?}");
+    assert_all_gone(&r, "after the hook's review timed out");
+    assert_eq!(meta_of(&repo)["status"], "interrupted");
+}
+
+#[test]
 fn a_verify_command_that_ignores_sigterm_is_bounded_and_leaves_nothing() {
     let repo = TestRepo::new();
     repo.write(
