@@ -61,14 +61,15 @@ pub async fn run_verify(
         cancel,
     )
     .await?;
-    let (cancelled, timed_out) = match &finished.ended {
+    let exit_code = finished.ended.exit_code();
+    let (cancelled, timed_out) = match finished.ended {
         Ended::Exited(_) => (false, false),
         Ended::TimedOut { .. } => (false, true),
         Ended::Cancelled { .. } => (true, false),
-        Ended::Lost(e) => return Err(std::io::Error::new(e.kind(), e.to_string())),
+        Ended::Lost(e) => return Err(e),
     };
     Ok(VerifyOutcome {
-        exit_code: finished.ended.exit_code(),
+        exit_code,
         cancelled,
         timed_out,
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
