@@ -2,7 +2,7 @@
 //! review (the second waits for the session's review lock, then takes the cached verdict).
 
 use crate::harness::TestRepo;
-use crate::interrupt::{pid_dir, recorded, spawn_hook, wait_exit, SESSION};
+use crate::interrupt::{enable_session_and_change, pid_dir, recorded, spawn_hook, wait_exit};
 use serde_json::json;
 use std::io::Read;
 use std::time::Duration;
@@ -11,19 +11,7 @@ use std::time::Duration;
 fn concurrent_stop_hooks_of_one_session_share_one_review() {
     let repo = TestRepo::new();
     let pids = pid_dir(&repo);
-    let prompt = json!({"session_id": SESSION, "transcript_path": "/nowhere.jsonl",
-        "cwd": repo.root, "hook_event_name": "UserPromptSubmit",
-        "prompt": "#arev change it", "permission_mode": "default"});
-    let mut enable = spawn_hook(&repo, "prompt", &prompt, &pids, json!({"steps": []}));
-    assert!(wait_exit(&mut enable, Duration::from_secs(30), "hook prompt").success());
-    repo.write(
-        "src/calc.rs",
-        "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
-    );
-
-    let stop = json!({"session_id": SESSION, "transcript_path": "/nowhere.jsonl",
-        "cwd": repo.root, "hook_event_name": "Stop", "stop_hook_active": false,
-        "last_assistant_message": "done"});
+    let stop = enable_session_and_change(&repo, &pids);
     // A slow Enthusiast: the two hooks overlap for certain.
     let script = json!({"steps": [{"role": "enthusiast", "delay_ms": 1500}]});
     let mut hooks: Vec<_> = (0..2)

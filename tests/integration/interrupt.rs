@@ -231,7 +231,7 @@ fn sigkill_of_arev_mid_round_leaves_no_agent() {
     assert_all_gone(&recorded(&pids), "after SIGKILL of arev");
 }
 
-pub(crate) const SESSION: &str = "5e55104e-0000-4000-8000-00000000000a";
+const SESSION: &str = "5e55104e-0000-4000-8000-00000000000a";
 
 /// `arev hook <event>` with `input` on stdin, not waited for.
 pub(crate) fn spawn_hook(
@@ -259,23 +259,27 @@ pub(crate) fn spawn_hook(
     child
 }
 
-#[test]
-fn killing_the_stop_hook_stops_its_review() {
-    let repo = TestRepo::new();
-    let pids = pid_dir(&repo);
+/// Opt the session in (`#arev`), then change `src/calc.rs`: the Stop input that reviews it.
+pub(crate) fn enable_session_and_change(repo: &TestRepo, pids: &Path) -> Value {
     let prompt = json!({"session_id": SESSION, "transcript_path": "/nowhere.jsonl",
         "cwd": repo.root, "hook_event_name": "UserPromptSubmit",
         "prompt": "#arev change it", "permission_mode": "default"});
-    let mut enable = spawn_hook(&repo, "prompt", &prompt, &pids, json!({"steps": []}));
+    let mut enable = spawn_hook(repo, "prompt", &prompt, pids, json!({"steps": []}));
     assert!(wait_exit(&mut enable, Duration::from_secs(30), "hook prompt").success());
     repo.write(
         "src/calc.rs",
         "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
     );
-
-    let stop = json!({"session_id": SESSION, "transcript_path": "/nowhere.jsonl",
+    json!({"session_id": SESSION, "transcript_path": "/nowhere.jsonl",
         "cwd": repo.root, "hook_event_name": "Stop", "stop_hook_active": false,
-        "last_assistant_message": "done"});
+        "last_assistant_message": "done"})
+}
+
+#[test]
+fn killing_the_stop_hook_stops_its_review() {
+    let repo = TestRepo::new();
+    let pids = pid_dir(&repo);
+    let stop = enable_session_and_change(&repo, &pids);
     let script = json!({"steps": [{"role": "enthusiast", "ignore_sigterm": true}]});
     let mut hook = spawn_hook(&repo, "stop", &stop, &pids, script);
     wait_recorded(&pids, 1, 0);
@@ -310,19 +314,7 @@ fn a_stop_hook_review_over_its_timeout_is_stopped_and_leaves_nothing() {
     )
     .commit("config");
     let pids = pid_dir(&repo);
-    let prompt = json!({"session_id": SESSION, "transcript_path": "/nowhere.jsonl",
-        "cwd": repo.root, "hook_event_name": "UserPromptSubmit",
-        "prompt": "#arev change it", "permission_mode": "default"});
-    let mut enable = spawn_hook(&repo, "prompt", &prompt, &pids, json!({"steps": []}));
-    assert!(wait_exit(&mut enable, Duration::from_secs(30), "hook prompt").success());
-    repo.write(
-        "src/calc.rs",
-        "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
-    );
-
-    let stop = json!({"session_id": SESSION, "transcript_path": "/nowhere.jsonl",
-        "cwd": repo.root, "hook_event_name": "Stop", "stop_hook_active": false,
-        "last_assistant_message": "done"});
+    let stop = enable_session_and_change(&repo, &pids);
     let script = json!({"steps": [{"role": "enthusiast", "ignore_sigterm": true, "setsid_grandchild": true}]});
     let t0 = Instant::now();
     let mut hook = spawn_hook(&repo, "stop", &stop, &pids, script);
