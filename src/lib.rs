@@ -2,9 +2,9 @@
 //!
 //! Data flow: `cli` (parse) → `resolve` (config + pinned `target` → immutable `RunPlan`) →
 //! `store` (run dir) → `round` (`dispatch` agents → `gates` → `findings` union → Judge →
-//! decision) → `report`. Only `dispatch` (and the driver awaiting it) is async; merging,
-//! deciding and rendering are plain functions. The design, module by module, is
-//! docs/architecture.md.
+//! decision) → `report`. Only `dispatch` and the `process` supervisor under it (and the
+//! driver awaiting them) are async; merging, deciding and rendering are plain functions.
+//! The design, module by module, is docs/architecture.md.
 
 mod app;
 pub mod cli;
@@ -18,6 +18,7 @@ pub mod hook;
 pub mod install;
 pub mod iterate;
 mod output;
+pub mod process;
 pub mod report;
 pub mod resolve;
 pub mod round;

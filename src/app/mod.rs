@@ -34,7 +34,8 @@ pub fn main_impl() -> i32 {
         Command::Run(args) => {
             init_tracing(args.verbose, args.quiet);
             match run::run_command(&args) {
-                Ok(code) => code,
+                // 130 after SIGINT, 143 after SIGTERM, 129 after SIGHUP.
+                Ok(code) => crate::process::exit_code_after(code),
                 Err(e) => {
                     output::error(&e.to_string());
                     e.exit_code()

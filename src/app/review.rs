@@ -46,7 +46,9 @@ pub(super) fn empty_target(plan: &RunPlan) -> PinnedTarget {
     }
 }
 
-/// A multi-threaded runtime and a cancellation token that Ctrl-C fires.
+/// A multi-threaded runtime and a cancellation token that SIGINT, SIGTERM or SIGHUP fires
+/// (the exit code follows the signal: `process::exit_code_after`). arev becomes a child
+/// subreaper, so what agents leave behind comes back to it and is killed.
 pub(super) fn runtime() -> Result<(tokio::runtime::Runtime, CancellationToken), ExpectedError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -55,10 +57,22 @@ pub(super) fn runtime() -> Result<(tokio::runtime::Runtime, CancellationToken), 
         .map_err(|e| ExpectedError::Usage(format!("cannot start the runtime: {e}")))?;
     let cancel = CancellationToken::new();
     let c = cancel.clone();
+    if let Err(e) = crate::process::become_subreaper() {
+        output::warn(&format!("cannot become a child subreaper: {e}"));
+    }
+    let signal = {
+        let _runtime = rt.enter();
+        crate::process::shutdown_signal()
+    }
+    .map_err(|e| ExpectedError::Usage(format!("cannot listen for signals: {e}")))?;
     rt.spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            output::warn("interrupted: stopping every agent (SIGTERM, then SIGKILL)");
+        if let Some(s) = signal.await {
+            // First: a warning to a closed stderr must not keep the agents running.
             c.cancel();
+            output::warn(&format!(
+                "interrupted ({}): stopping every agent (SIGTERM, then SIGKILL)",
+                s.name()
+            ));
         }
     });
     Ok((rt, cancel))

@@ -148,10 +148,12 @@ Exit codes:
   1    review completed; at least one confirmed finding at or above --fail-on
   2    usage, config or target error; nothing was reviewed
   3    review aborted: a gate fired or agents could not be dispatched (no verdict)
-  130  interrupted (Ctrl-C); the run dir records status: interrupted
+  130  interrupted (Ctrl-C/SIGINT); the run dir records status: interrupted
+  143  interrupted by SIGTERM (129: by SIGHUP); recorded like Ctrl-C
 
 With --iterate: 0 when the final review is clean, 1 when findings remain or --verify
-failed, 3 on abort, 130 on Ctrl-C (the worktree and its branch are kept either way).";
+failed, 3 on abort, 130/143/129 on SIGINT/SIGTERM/SIGHUP (the worktree and its branch are
+kept either way).";
 
 /// Output formats of the report on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -5,6 +5,7 @@
 mod decide;
 mod env;
 mod input;
+mod lock;
 mod message;
 mod prompt;
 mod review;

@@ -5,7 +5,7 @@ use super::decide::{advance, decide, Decision, ReviewOutcome, SilentWhy, StopFac
 use super::env::{load_config, HookEnv};
 use super::input;
 use super::message::stop_output;
-use super::review::{review, ReviewRequest};
+use super::review::{review_shared, ReviewRequest};
 use super::state::{find_root, now, SessionState, SessionStore};
 use crate::config::{Config, HookMode};
 use serde_json::{json, Value};
@@ -101,7 +101,7 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
             Ok(r) => r,
             Err(e) => return fail_open(e),
         };
-        let outcome = review(&req);
+        let outcome = review_shared(&store, &sha, &req);
         if let ReviewOutcome::Reviewed(v) = &outcome {
             // Cached under the sha that was pinned: that diff is never reviewed again.
             let _ = store.save_verdict(v);

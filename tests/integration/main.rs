@@ -32,7 +32,7 @@ mod gates;
 mod backends;
 // Bad input: one line on stderr, exit 2, no run dir.
 mod inputs;
-// Ctrl-C: exit 130, status interrupted, no agent survives.
+// Signals (exit 130/143/129, status interrupted) and leftover processes: none survives.
 mod interrupt;
 // CI outputs: SARIF (schema-validated), Markdown, GitHub annotations, `report`, `runs`, fingerprints.
 mod outputs;
@@ -42,6 +42,8 @@ mod shard;
 mod protocol;
 // `arev hook prompt|stop`: hook JSON on stdin, every branch of the Stop-hook decision table.
 mod hook;
+// Concurrent Stop hooks of one session share one review (the session's review lock).
+mod hook_lock;
 // The repo as a Claude Code plugin through the real CLI: validate, Stop-hook loop, slash command.
 mod claude_plugin;
 // `arev install claude`: merge into settings.json, idempotence, uninstall.
