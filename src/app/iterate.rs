@@ -235,17 +235,7 @@ pub(super) fn iterate_command(
     report.stop_reason = None;
     report.abort_reason = meta.abort_reason.clone();
     report.abort_detail = meta.abort_detail.clone();
-    report.target = ReportTarget {
-        kind: target.kind,
-        display: target.display.clone(),
-        sha256: target.sha256.clone(),
-        sha256_final: meta.target.sha256_final.clone(),
-        drift: meta.target.drift,
-        base: target.base.clone(),
-        target_type: target.target_type,
-        mode: target.mode,
-        allowed_files: target.allowed_files().map(String::from).collect(),
-    };
+    report.target = ReportTarget::new(&target, &meta.target);
     report.cost = outcome.cost.clone();
     report.warnings.extend(outcome.warnings.iter().cloned());
     report.started_at = meta.started_at.clone();
@@ -310,42 +300,6 @@ fn map_into(arg: &str, root: &Path, wt: &Path) -> String {
 fn budget_left(plan: &RunPlan, cost: &Cost) -> bool {
     plan.budget_usd.is_none_or(|b| cost.usd < b)
         && plan.budget_tokens.is_none_or(|b| cost.tokens < b)
-}
-
-fn add_cost(total: &mut Cost, part: &Cost) {
-    total.usd += part.usd;
-    total.tokens += part.tokens;
-    for (mine, theirs) in [
-        (&mut total.by_role, &part.by_role),
-        (&mut total.by_tier, &part.by_tier),
-    ] {
-        for (k, v) in theirs {
-            let line = mine.entry(k.clone()).or_default();
-            line.usd += v.usd;
-            line.tokens += v.tokens;
-            line.dispatches += v.dispatches;
-        }
-    }
-}
-
-fn fixer_cost(records: &[crate::round::DispatchRecord]) -> Cost {
-    let mut c = Cost::default();
-    for d in records {
-        let usd = d.outcome.cost_usd();
-        let tokens = d.outcome.result.as_ref().map_or(0, |x| x.usage.total());
-        c.usd += usd;
-        c.tokens += tokens;
-        for (map, key) in [
-            (&mut c.by_role, d.role.as_str().to_string()),
-            (&mut c.by_tier, d.outcome.tier.as_str().to_string()),
-        ] {
-            let line = map.entry(key).or_default();
-            line.usd += usd;
-            line.tokens += tokens;
-            line.dispatches += 1;
-        }
-    }
-    c
 }
 
 async fn outer_loop(s: &Setup<'_>, cancel: &CancellationToken) -> Outcome {
@@ -444,7 +398,7 @@ async fn iteration(
         Ok(r) => r,
         Err(e) => return Some(End::aborted("iterate_io_error", e.to_string())),
     };
-    add_cost(&mut o.cost, &report.cost);
+    o.cost.absorb(&report.cost);
     o.last_report = Some(report.clone());
     o.last_meta = Some(meta);
 
@@ -556,8 +510,8 @@ async fn iteration(
         cancel,
     )
     .await;
-    let fcost = fixer_cost(&fr.records);
-    add_cost(&mut o.cost, &fcost);
+    let fcost = Cost::from_dispatches(&fr.records);
+    o.cost.absorb(&fcost);
     rec.cost_usd += fcost.usd;
     rec.tokens += fcost.tokens;
     let fix_json = run.path.join("fix.json");

@@ -175,25 +175,11 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
             })
             .collect(),
     };
-    let mut cost = Cost::default();
+    let cost = Cost::from_dispatches(result.rounds.iter().flat_map(|r| &r.dispatches));
     let mut agent_errors = 0;
     for r in &result.rounds {
         agent_errors += r.errors.len() as u32;
         for d in &r.dispatches {
-            let usd = d.outcome.cost_usd();
-            let tokens = d.outcome.result.as_ref().map_or(0, |x| x.usage.total());
-            cost.usd += usd;
-            cost.tokens += tokens;
-            for (map, key) in [
-                (&mut cost.by_role, d.role.as_str().to_string()),
-                (&mut cost.by_tier, d.outcome.tier.as_str().to_string()),
-                (&mut cost.by_agent, d.outcome.agent.clone()),
-            ] {
-                let line = map.entry(key).or_default();
-                line.usd += usd;
-                line.tokens += tokens;
-                line.dispatches += 1;
-            }
             if d.gates.authenticity.as_deref() != Some("ok")
                 || d.gates.schema.as_deref().is_some_and(|s| s != "ok")
             {
@@ -226,17 +212,7 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
         stop_reason,
         abort_reason,
         abort_detail,
-        target: ReportTarget {
-            kind: target.kind,
-            display: target.display.clone(),
-            sha256: target.sha256.clone(),
-            sha256_final: meta.target.sha256_final.clone(),
-            drift: meta.target.drift,
-            base: target.base.clone(),
-            target_type: target.target_type,
-            mode: target.mode,
-            allowed_files: target.allowed_files().map(String::from).collect(),
-        },
+        target: ReportTarget::new(target, &meta.target),
         rounds: result
             .rounds
             .iter()

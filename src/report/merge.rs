@@ -95,15 +95,6 @@ fn stop_rank(s: StopReason) -> u8 {
     }
 }
 
-fn add_cost(into: &mut BTreeMap<String, CostLine>, from: &BTreeMap<String, CostLine>) {
-    for (k, v) in from {
-        let line = into.entry(k.clone()).or_default();
-        line.usd += v.usd;
-        line.tokens += v.tokens;
-        line.dispatches += v.dispatches;
-    }
-}
-
 /// Check and combine shard reports. Inputs may come in any order.
 pub fn merge_reports(mut inputs: Vec<MergeInput>) -> Result<Report, MergeError> {
     if inputs.is_empty() {
@@ -313,10 +304,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
     // Cost.
     let mut cost = Cost::default();
     for r in &reports {
-        cost.usd += r.cost.usd;
-        cost.tokens += r.cost.tokens;
-        add_cost(&mut cost.by_role, &r.cost.by_role);
-        add_cost(&mut cost.by_tier, &r.cost.by_tier);
+        cost.absorb(&r.cost);
     }
 
     // Rounds, combined by number.
@@ -438,16 +426,13 @@ fn combine(inputs: &[MergeInput]) -> Report {
         stop_reason,
         abort_reason,
         abort_detail,
+        // The full manifest in place of the head shard's slice.
         target: ReportTarget {
-            kind: first.kind,
-            display: head.target.display.clone(),
             sha256: first.sha256.to_string(),
             sha256_final: (!drift && all_final).then(|| first.sha256.to_string()),
             drift,
-            base: head.target.base.clone(),
-            target_type: head.target.target_type,
-            mode: head.target.mode,
             allowed_files: first.files.to_vec(),
+            ..head.target.clone()
         },
         rounds,
         confirmed,

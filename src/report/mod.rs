@@ -1,4 +1,5 @@
 //! Reports (SPEC §8): the report.json wire type, built from the rounds, and its renderings.
+mod assemble;
 mod build;
 mod fingerprint;
 #[cfg(test)]
