@@ -19,6 +19,7 @@ pub mod iterate;
 mod output;
 pub mod report;
 pub mod resolve;
+pub mod review;
 pub mod round;
 pub mod schema;
 pub mod store;

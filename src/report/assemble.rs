@@ -1,9 +1,10 @@
 //! The parts of a report that are accumulated, assembled in one place for every report arev
 //! writes (one review, an iterate run, a merge of shards): the cost per role, tier and agent
-//! — from dispatch records or from other reports' costs — and the report target of a pinned
-//! target. `Report::mixed_panel` reads `cost.by_agent`, so every report must fill it here.
+//! — from dispatch records or from other reports' costs —, the report target of a pinned
+//! target, the order of confirmed findings, the severity counts and the debunk rate.
+//! `Report::mixed_panel` reads `cost.by_agent`, so every report must fill it here.
 
-use super::{Cost, CostLine, ReportTarget};
+use super::{BySeverity, Cost, CostLine, Quality, ReportFinding, ReportTarget};
 use crate::round::DispatchRecord;
 use crate::store::MetaTarget;
 use crate::target::PinnedTarget;
@@ -75,6 +76,44 @@ impl ReportTarget {
             mode: target.mode,
             allowed_files: target.allowed_files().map(String::from).collect(),
         }
+    }
+}
+
+/// The debunk rate a healthy review lands in.
+pub const HEALTHY_BAND: [f64; 2] = [0.20, 0.35];
+
+/// Confirmed findings in report order: highest severity first, then file, then line.
+pub(super) fn sort_confirmed(confirmed: &mut [ReportFinding]) {
+    confirmed.sort_by(|a, b| {
+        (std::cmp::Reverse(a.severity), &a.file, a.line).cmp(&(
+            std::cmp::Reverse(b.severity),
+            &b.file,
+            b.line,
+        ))
+    });
+}
+
+impl BySeverity {
+    /// The severity counts of `findings`.
+    pub fn of(findings: &[ReportFinding]) -> Self {
+        let mut by = Self::default();
+        for f in findings {
+            by.add(f.severity);
+        }
+        by
+    }
+}
+
+impl Quality {
+    /// debunked / (confirmed + debunked) and whether it lies in `band`; null without rulings.
+    pub(super) fn debunk_rate(
+        confirmed: usize,
+        debunked: usize,
+        band: [f64; 2],
+    ) -> (Option<f64>, Option<bool>) {
+        let judged = (confirmed + debunked) as f64;
+        let rate = (judged > 0.0).then(|| debunked as f64 / judged);
+        (rate, rate.map(|r| (band[0]..=band[1]).contains(&r)))
     }
 }
 
@@ -152,6 +191,19 @@ mod tests {
         assert_eq!(total.by_agent["claude"].dispatches, 2);
         assert_eq!(total.by_role["judge"].usd, 1.25);
         assert_eq!(total.by_tier["opus"].dispatches, 3);
+    }
+
+    #[test]
+    fn the_debunk_rate_and_its_band() {
+        assert_eq!(Quality::debunk_rate(0, 0, HEALTHY_BAND), (None, None));
+        assert_eq!(
+            Quality::debunk_rate(3, 1, HEALTHY_BAND),
+            (Some(0.25), Some(true))
+        );
+        assert_eq!(
+            Quality::debunk_rate(1, 1, HEALTHY_BAND),
+            (Some(0.5), Some(false))
+        );
     }
 
     #[test]

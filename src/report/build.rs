@@ -1,5 +1,6 @@
 //! Build report.json from the rounds: findings with rulings, severity counts, coverage, cost, quality.
 
+use super::assemble::{sort_confirmed, HEALTHY_BAND};
 use super::fingerprint::{fingerprint_with, Texts};
 use super::*;
 use crate::round::{Judged, ReviewEnd, ReviewResult};
@@ -130,17 +131,8 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
             None => unresolved.push(e),
         }
     }
-    confirmed.sort_by(|a, b| {
-        (std::cmp::Reverse(a.severity), &a.file, a.line).cmp(&(
-            std::cmp::Reverse(b.severity),
-            &b.file,
-            b.line,
-        ))
-    });
-    let mut by_severity = BySeverity::default();
-    for c in &confirmed {
-        by_severity.add(c.severity);
-    }
+    sort_confirmed(&mut confirmed);
+    let by_severity = BySeverity::of(&confirmed);
     let mut files: Vec<CoverageFile> = target
         .files
         .iter()
@@ -187,13 +179,12 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
             }
         }
     }
-    let judged = (confirmed.len() + debunked.len()) as f64;
-    let debunk_rate = (judged > 0.0).then(|| debunked.len() as f64 / judged);
-    let band = [0.20, 0.35];
+    let (debunk_rate, in_band) =
+        Quality::debunk_rate(confirmed.len(), debunked.len(), HEALTHY_BAND);
     let quality = Quality {
         debunk_rate,
-        healthy_band: band,
-        in_band: debunk_rate.map(|r| (band[0]..=band[1]).contains(&r)),
+        healthy_band: HEALTHY_BAND,
+        in_band,
         discovery_curve: result.rounds.iter().map(|r| r.counts.novel).collect(),
         escalations: result.escalations.clone(),
         agent_errors,

@@ -14,6 +14,7 @@
 //! stop reason = the least converged one (budget-exhausted > max-rounds >
 //! anti-divergence-halt > all-self-reference > zero-findings), with a warning when they differ.
 
+use super::assemble::sort_confirmed;
 use super::*;
 use crate::round::StopReason;
 use crate::store::RunStatus;
@@ -264,20 +265,11 @@ fn combine(inputs: &[MergeInput]) -> Report {
         debunked.extend(r.debunked.iter().map(qualify));
         unresolved.extend(r.unresolved.iter().map(qualify));
     }
-    confirmed.sort_by(|a, b| {
-        (std::cmp::Reverse(a.severity), &a.file, a.line).cmp(&(
-            std::cmp::Reverse(b.severity),
-            &b.file,
-            b.line,
-        ))
-    });
+    sort_confirmed(&mut confirmed);
     for list in [&mut debunked, &mut unresolved] {
         list.sort_by(|a, b| (a.round, &a.file, a.line).cmp(&(b.round, &b.file, b.line)));
     }
-    let mut by_severity = BySeverity::default();
-    for c in &confirmed {
-        by_severity.add(c.severity);
-    }
+    let by_severity = BySeverity::of(&confirmed);
 
     // Coverage: the union (a file reviewed by its shard wins over a listing elsewhere).
     let mut files: BTreeMap<String, CoverageFile> = BTreeMap::new();
@@ -358,9 +350,8 @@ fn combine(inputs: &[MergeInput]) -> Report {
     let rounds: Vec<ReportRound> = rounds.into_values().collect();
 
     // Quality.
-    let judged = (confirmed.len() + debunked.len()) as f64;
-    let debunk_rate = (judged > 0.0).then(|| debunked.len() as f64 / judged);
     let band = head.quality.healthy_band;
+    let (debunk_rate, in_band) = Quality::debunk_rate(confirmed.len(), debunked.len(), band);
     let mut curve: Vec<u32> = Vec::new();
     let mut escalations = Vec::new();
     let mut agent_errors = 0;
@@ -382,7 +373,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
     let quality = Quality {
         debunk_rate,
         healthy_band: band,
-        in_band: debunk_rate.map(|x| (band[0]..=band[1]).contains(&x)),
+        in_band,
         discovery_curve: curve,
         escalations,
         agent_errors,

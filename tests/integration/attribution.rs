@@ -6,7 +6,8 @@ use crate::harness::{finding, ruling, TestRepo, LIB_RS};
 use serde_json::{json, Value};
 
 /// Two agents on the fake: the Judge runs as `second`, everything else as `claude`.
-const MIXED: &str = "[agents.second]\nbackend = \"claude\"\nbinary = \"claude\"\n[roles]\njudge = \"second\"\n";
+const MIXED: &str =
+    "[agents.second]\nbackend = \"claude\"\nbinary = \"claude\"\n[roles]\njudge = \"second\"\n";
 
 fn confirm(file: &str) -> Vec<Value> {
     vec![
