@@ -268,6 +268,33 @@ async fn round_body(
     rec.judge = judge_out.clone();
 
     // 3D
+    conclude(
+        ctx,
+        st,
+        result,
+        rec,
+        &novel,
+        rulings,
+        judge_out,
+        (folded.malformed_any, folded.malformed_passes),
+    )
+}
+
+/// 3D: decide on the round's facts, record the decision with its reasons, and either end the
+/// run (`Some`) or advance the state for the next round. Synchronous: nothing is dispatched.
+#[allow(clippy::too_many_arguments)]
+fn conclude(
+    ctx: &Ctx<'_>,
+    st: &mut State,
+    result: &mut ReviewResult,
+    rec: &mut RoundRecord,
+    novel: &[RoundFinding],
+    rulings: Vec<Ruling>,
+    judge_out: Option<JudgeOutput>,
+    (malformed_any, malformed_passes): (bool, u32),
+) -> Option<ReviewEnd> {
+    let (plan, target, round, tier) = (ctx.plan, ctx.target, rec.round, st.tier);
+    let locations = st.history.locations();
     let budget_exhausted = st.spend(rec, plan);
     let facts = RoundFacts {
         rulings: rulings.clone(),
@@ -277,7 +304,7 @@ async fn round_body(
             .map(|f| f.finding.id.clone())
             .collect(),
         yield_count: novel.len() as u32,
-        malformed: folded.malformed_any,
+        malformed: malformed_any,
         judge_next_model: judge_out.as_ref().and_then(|j| j.next_round_model),
         judge_convergence: judge_out.as_ref().is_some_and(|j| j.convergence),
     };
@@ -314,7 +341,7 @@ async fn round_body(
     }
     rec.decision.reasons.extend(d.reasons.clone());
     if let Some(stop) = d.stop {
-        if plan.passes > 0 && folded.malformed_passes == plan.passes {
+        if plan.passes > 0 && malformed_passes == plan.passes {
             let a = Abort::EnthusiastMalformed {
                 detail: format!("round {round}: all {} pass(es) invalid", plan.passes),
             };
