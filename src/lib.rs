@@ -21,6 +21,7 @@ mod output;
 pub mod process;
 pub mod report;
 pub mod resolve;
+pub mod review;
 pub mod round;
 pub mod schema;
 pub mod store;

@@ -1,11 +1,12 @@
-//! `arev run`: resolve, create the run dir, drive the rounds, finalise meta and the report.
+//! `arev run`: resolve, create the run dir, review, emit the report, exit with its verdict.
 //! With `--iterate` the resolved plan goes to `app::iterate`.
 
-use super::review::{emit, empty_target, exit_code, finalize, init_run_dir, runtime};
+use super::review::{emit, exit_code, runtime};
 use crate::cli::RunArgs;
 use crate::errors::ExpectedError;
 use crate::output;
 use crate::resolve::resolve_run;
+use crate::review::{begin, empty_target, finish};
 use crate::round::{run_review, Progress, ReviewEnd, ReviewResult};
 use crate::store::{add_git_exclude, create_run_dir};
 use std::time::Instant;
@@ -39,38 +40,25 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
     }
     let run = create_run_dir(&plan.runs_base, &plan.display)
         .map_err(|e| ExpectedError::write(&plan.runs_base, e))?;
-    let mut meta = match init_run_dir(&plan, &target, &run, empty) {
-        Ok(m) => m,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&run.path);
-            return Err(e);
-        }
-    };
+    let mut rec = begin(&plan, &target, run, empty)?;
 
     let result = if empty {
-        ReviewResult {
-            end: ReviewEnd::Empty,
-            rounds: vec![],
-            judged: vec![],
-            escalations: vec![],
-            warnings: vec![],
-        }
+        ReviewResult::ended(ReviewEnd::Empty)
     } else {
         let (rt, cancel) = runtime()?;
         let progress = Progress::new(plan.outputs.quiet);
-        rt.block_on(run_review(
-            &plan, &target, &run, &mut meta, &cancel, progress,
-        ))
+        rt.block_on(run_review(&plan, &target, &mut rec, &cancel, progress))
     };
 
-    let report = finalize(&plan, &target, &run, &mut meta, &result, started)?;
+    let run_dir = rec.run().path.clone();
+    let report = finish(&plan, &target, rec, &result, started)?.report;
     emit(&report, &plan)?;
     if let ReviewEnd::Aborted(a) = &result.end {
         output::error(&format!(
             "review aborted ({}): {} — run dir {}",
             a.reason(),
             a.detail(),
-            run.path.display()
+            run_dir.display()
         ));
     }
     Ok(exit_code(&report, &plan))

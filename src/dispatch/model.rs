@@ -279,6 +279,11 @@ impl AgentOutcome {
     pub fn cost_usd(&self) -> f64 {
         self.result.as_ref().map_or(0.0, |r| r.total_cost_usd)
     }
+
+    /// Tokens the agent reported using (0 without a result event).
+    pub fn tokens(&self) -> u64 {
+        self.result.as_ref().map_or(0, |r| r.usage.total())
+    }
 }
 
 /// Dispatch errors that prevent running at all.

@@ -15,6 +15,7 @@
 //! stop reason = the least converged one (budget-exhausted > max-rounds >
 //! anti-divergence-halt > all-self-reference > zero-findings), with a warning when they differ.
 
+use super::assemble::sort_confirmed;
 use super::*;
 use crate::round::StopReason;
 use crate::store::RunStatus;
@@ -93,15 +94,6 @@ fn stop_rank(s: StopReason) -> u8 {
         StopReason::AntiDivergenceHalt => 2,
         StopReason::MaxRounds => 3,
         StopReason::BudgetExhausted => 4,
-    }
-}
-
-fn add_cost(into: &mut BTreeMap<String, CostLine>, from: &BTreeMap<String, CostLine>) {
-    for (k, v) in from {
-        let line = into.entry(k.clone()).or_default();
-        line.usd += v.usd;
-        line.tokens += v.tokens;
-        line.dispatches += v.dispatches;
     }
 }
 
@@ -274,20 +266,11 @@ fn combine(inputs: &[MergeInput]) -> Report {
         debunked.extend(r.debunked.iter().map(qualify));
         unresolved.extend(r.unresolved.iter().map(qualify));
     }
-    confirmed.sort_by(|a, b| {
-        (std::cmp::Reverse(a.severity), &a.file, a.line).cmp(&(
-            std::cmp::Reverse(b.severity),
-            &b.file,
-            b.line,
-        ))
-    });
+    sort_confirmed(&mut confirmed);
     for list in [&mut debunked, &mut unresolved] {
         list.sort_by(|a, b| (a.round, &a.file, a.line).cmp(&(b.round, &b.file, b.line)));
     }
-    let mut by_severity = BySeverity::default();
-    for c in &confirmed {
-        by_severity.add(c.severity);
-    }
+    let by_severity = BySeverity::of(&confirmed);
 
     // Coverage: the union (a file reviewed by its shard wins over a listing elsewhere).
     let mut files: BTreeMap<String, CoverageFile> = BTreeMap::new();
@@ -314,10 +297,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
     // Cost.
     let mut cost = Cost::default();
     for r in &reports {
-        cost.usd += r.cost.usd;
-        cost.tokens += r.cost.tokens;
-        add_cost(&mut cost.by_role, &r.cost.by_role);
-        add_cost(&mut cost.by_tier, &r.cost.by_tier);
+        cost.absorb(&r.cost);
     }
 
     // Rounds, combined by number.
@@ -371,9 +351,8 @@ fn combine(inputs: &[MergeInput]) -> Report {
     let rounds: Vec<ReportRound> = rounds.into_values().collect();
 
     // Quality.
-    let judged = (confirmed.len() + debunked.len()) as f64;
-    let debunk_rate = (judged > 0.0).then(|| debunked.len() as f64 / judged);
     let band = head.quality.healthy_band;
+    let (debunk_rate, in_band) = Quality::debunk_rate(confirmed.len(), debunked.len(), band);
     let mut curve: Vec<u32> = Vec::new();
     let mut escalations = Vec::new();
     let mut agent_errors = 0;
@@ -395,7 +374,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
     let quality = Quality {
         debunk_rate,
         healthy_band: band,
-        in_band: debunk_rate.map(|x| (band[0]..=band[1]).contains(&x)),
+        in_band,
         discovery_curve: curve,
         escalations,
         agent_errors,
@@ -439,16 +418,13 @@ fn combine(inputs: &[MergeInput]) -> Report {
         stop_reason,
         abort_reason,
         abort_detail,
+        // The full manifest in place of the head shard's slice.
         target: ReportTarget {
-            kind: first.kind,
-            display: head.target.display.clone(),
             sha256: first.sha256.to_string(),
             sha256_final: (!drift && all_final).then(|| first.sha256.to_string()),
             drift,
-            base: head.target.base.clone(),
-            target_type: head.target.target_type,
-            mode: head.target.mode,
             allowed_files: first.files.to_vec(),
+            ..head.target.clone()
         },
         rounds,
         confirmed,

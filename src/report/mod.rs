@@ -1,5 +1,6 @@
 //! Reports (docs/architecture.md §12): the report.json wire type, built from the rounds,
 //! and its renderings.
+mod assemble;
 mod build;
 mod fingerprint;
 #[cfg(test)]

@@ -7,6 +7,7 @@ mod fixer;
 mod model;
 mod prompt;
 mod role;
+mod step;
 
 pub use decide::{cluster_set, decide, same_rulings, DecideInput, Decision, RoundFacts};
 pub use driver::{run_review, Judged, Progress, ReviewEnd, ReviewResult};

@@ -48,5 +48,7 @@ mod hook_lock;
 mod claude_plugin;
 // `arev install claude`: merge into settings.json, idempotence, uninstall.
 mod install;
+// A mixed panel's attribution in merged and iterate reports.
+mod attribution;
 // Iterate mode: review → fix in a worktree → re-review; every outer stop reason.
 mod iterate;
