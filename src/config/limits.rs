@@ -14,11 +14,7 @@ fn in_range(v: u32, range: &RangeInclusive<u32>) -> Result<u32, String> {
     if range.contains(&v) {
         Ok(v)
     } else {
-        Err(format!(
-            "{v} is not in {}..={}",
-            range.start(),
-            range.end()
-        ))
+        Err(format!("{v} is not in {}..={}", range.start(), range.end()))
     }
 }
 

@@ -968,7 +968,12 @@ mod tests {
         ] {
             assert!(env_allowed(ok), "{ok}");
         }
-        assert!(env_allowed_for(EventFormat::Codex, none, &[], "OPENAI_BASE_URL"));
+        assert!(env_allowed_for(
+            EventFormat::Codex,
+            none,
+            &[],
+            "OPENAI_BASE_URL"
+        ));
         assert!(env_allowed_for(
             EventFormat::Gemini,
             none,
@@ -1035,8 +1040,18 @@ mod tests {
         assert!(claude(vertex, "CLOUD_ML_REGION") && claude(vertex, "VERTEX_REGION_X"));
         assert!(!claude(vertex, "AWS_ACCESS_KEY_ID"));
         // Other vendors never get AWS credentials, whatever the routes.
-        assert!(!env_allowed_for(EventFormat::Gemini, bedrock, &[], "AWS_REGION"));
-        assert!(!env_allowed_for(EventFormat::Codex, vertex, &[], "GOOGLE_API_KEY"));
+        assert!(!env_allowed_for(
+            EventFormat::Gemini,
+            bedrock,
+            &[],
+            "AWS_REGION"
+        ));
+        assert!(!env_allowed_for(
+            EventFormat::Codex,
+            vertex,
+            &[],
+            "GOOGLE_API_KEY"
+        ));
     }
 
     #[test]

@@ -45,7 +45,9 @@ impl ReadScope {
     ) -> Self {
         let root = root.canonicalize().unwrap_or_else(|_| lexical(root, root));
         let target = resolved(target, &root);
-        let allowed: HashSet<PathBuf> = allowed_files.map(|f| lexical(Path::new(f), &root)).collect();
+        let allowed: HashSet<PathBuf> = allowed_files
+            .map(|f| lexical(Path::new(f), &root))
+            .collect();
         let mut artefacts: HashSet<PathBuf> = extra.iter().map(|p| resolved(p, &root)).collect();
         artefacts.insert(target.clone());
         Self {

@@ -119,11 +119,7 @@ pub fn md_text(s: &str, ctx: MdContext) -> String {
 /// it holds.
 pub fn md_code(s: &str, ctx: MdContext) -> String {
     let s = one_line(s);
-    let longest = s
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     let pad = if s.starts_with('`') || s.ends_with('`') || s.is_empty() {
         " "
@@ -173,11 +169,17 @@ mod tests {
         );
         assert!(!t.contains('<') && !t.contains('>'), "{t}");
         assert!(t.contains("&lt;img"), "{t}");
-        assert!(t.contains("@\u{200B}octocat") && t.contains("@\u{200B}org/team"), "{t}");
+        assert!(
+            t.contains("@\u{200B}octocat") && t.contains("@\u{200B}org/team"),
+            "{t}"
+        );
         assert!(t.contains("&amp;"), "{t}");
         assert!(!t.contains(REPORT_MARKER), "{t}");
         // Inside a code span the text stays literal, but the marker is still broken.
-        let c = md_text("see `Vec<u8>` and `<!-- arev-report -->`", MdContext::Inline);
+        let c = md_text(
+            "see `Vec<u8>` and `<!-- arev-report -->`",
+            MdContext::Inline,
+        );
         assert!(c.contains("`Vec<u8>`"), "{c}");
         assert!(!c.contains(REPORT_MARKER), "{c}");
         // An escaped backtick does not open a code span that would shield HTML.
@@ -190,9 +192,15 @@ mod tests {
 
     #[test]
     fn links_tables_and_newlines() {
-        let t = md_text("[click](http://x) ![img](http://y)\n| a | b |", MdContext::Table);
+        let t = md_text(
+            "[click](http://x) ![img](http://y)\n| a | b |",
+            MdContext::Table,
+        );
         assert!(!t.contains('\n'), "{t}");
-        assert!(t.contains("\\[click\\]") && t.contains("\\!\\[img\\]"), "{t}");
+        assert!(
+            t.contains("\\[click\\]") && t.contains("\\!\\[img\\]"),
+            "{t}"
+        );
         assert!(!t.replace("\\|", "").contains('|'), "{t}");
         let c = md_text("`a|b`", MdContext::Table);
         assert_eq!(c, "`a\\|b`");
@@ -209,7 +217,10 @@ mod tests {
 
     #[test]
     fn terminal_text_has_no_control_sequences_or_workflow_commands() {
-        let t = term_text("red \x1b[31mtext\x07\nline two\n  ::error::fake\r\nok", "    ");
+        let t = term_text(
+            "red \x1b[31mtext\x07\nline two\n  ::error::fake\r\nok",
+            "    ",
+        );
         assert!(!t.contains('\x1b') && !t.contains('\x07'), "{t}");
         assert!(t.contains("\\u{1b}[31m"), "{t}");
         for line in t.lines() {

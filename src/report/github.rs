@@ -155,7 +155,9 @@ mod tests {
         let out = render_github(&r);
         let commands: Vec<&str> = out.lines().filter(|l| l.starts_with("::")).collect();
         assert_eq!(commands.len(), 1, "{out}");
-        assert!(commands[0].starts_with("::error file=a.rs,line=2,title=arev high · x%3A%3Ay%2Cz::"));
+        assert!(
+            commands[0].starts_with("::error file=a.rs,line=2,title=arev high · x%3A%3Ay%2Cz::")
+        );
         assert!(commands[0].contains("d%0A::add-mask::secret%0D%0A::stop-commands::t"));
         assert!(commands[0].contains("%250A::error::forged"));
     }

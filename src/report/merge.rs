@@ -576,7 +576,14 @@ mod tests {
         seven.shard.as_mut().unwrap().index = 7;
         let e = merge_reports(vec![input(a()), input(seven)]).unwrap_err();
         assert!(
-            matches!(e, MergeError::BadShard { index: 7, count: 2, .. }),
+            matches!(
+                e,
+                MergeError::BadShard {
+                    index: 7,
+                    count: 2,
+                    ..
+                }
+            ),
             "{e:?}"
         );
         assert!(e.to_string().contains("shard 7/2"), "{e}");

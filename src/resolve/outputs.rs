@@ -16,7 +16,8 @@ pub(crate) fn check_destinations(outputs: &Outputs) -> Result<(), ExpectedError>
         ("--markdown", &outputs.markdown),
     ] {
         if let Some(p) = path {
-            check(p).map_err(|why| ExpectedError::Usage(format!("{flag} {}: {why}", p.display())))?;
+            check(p)
+                .map_err(|why| ExpectedError::Usage(format!("{flag} {}: {why}", p.display())))?;
         }
     }
     Ok(())
@@ -69,11 +70,18 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let existing = d.path().join("old.json");
         std::fs::write(&existing, "keep").unwrap();
-        check_destinations(&outs(Some(d.path().join("new.json")), Some(existing.clone())))
-            .unwrap();
+        check_destinations(&outs(
+            Some(d.path().join("new.json")),
+            Some(existing.clone()),
+        ))
+        .unwrap();
         assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
         let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
-        assert_eq!(names.len(), 1, "no file created, the existing one untouched");
+        assert_eq!(
+            names.len(),
+            1,
+            "no file created, the existing one untouched"
+        );
     }
 
     #[test]

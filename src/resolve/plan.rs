@@ -1,10 +1,10 @@
 //! Build the `RunPlan`: the only step that reads config files and pins the target.
 
+use super::outputs::check_destinations;
 use crate::cli::{Format, RunArgs};
 use crate::config::{load, Config, ConfigSources, FailOn};
 use crate::errors::ExpectedError;
 use crate::findings::{Role, Tier};
-use super::outputs::check_destinations;
 use crate::target::{
     apply_shard, resolve_excluding, PinnedTarget, ShardInfo, TargetError, TargetRequest,
 };
@@ -125,9 +125,7 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         Ok(t) => Some(t),
         Err(TargetError::EmptyDiff { .. }) if args.allow_empty => None,
         // Changes, none reviewable: an allowed empty run that lists what was skipped.
-        Err(TargetError::DiffNothingReviewable { target, .. }) if args.allow_empty => {
-            Some(*target)
-        }
+        Err(TargetError::DiffNothingReviewable { target, .. }) if args.allow_empty => Some(*target),
         Err(e) => return Err(e.into()),
     };
     // Sharding applies to the pinned manifest: the slice becomes the target.

@@ -378,10 +378,7 @@ impl Collector<'_> {
             if entry.file_type().is_some_and(|t| t.is_file()) {
                 self.set.matches_into(rel, &mut self.hits);
                 if !self.hits.is_empty() {
-                    self.skip(
-                        escape_path(&rel.to_string_lossy()),
-                        SkipReason::NotUtf8,
-                    );
+                    self.skip(escape_path(&rel.to_string_lossy()), SkipReason::NotUtf8);
                 }
             }
             return WalkState::Skip;
@@ -389,7 +386,8 @@ impl Collector<'_> {
         let parts: Vec<&str> = rel_s.split('/').filter(|p| !p.is_empty()).collect();
         // Only directories on the way to a prefix, or inside one, are of interest.
         let on_way = self.prefixes.iter().any(|p| {
-            is_prefix(p, &parts) || (parts.len() < p.len() && parts.iter().zip(p).all(|(a, b)| a == b))
+            is_prefix(p, &parts)
+                || (parts.len() < p.len() && parts.iter().zip(p).all(|(a, b)| a == b))
         });
         if !on_way {
             return WalkState::Skip;
@@ -402,9 +400,7 @@ impl Collector<'_> {
                 return WalkState::Continue;
             }
             let inside = self.prefixes.iter().any(|p| is_prefix(p, &parts));
-            if inside
-                && (self.run_dirs.iter().any(|d| *d == rel_s) || is_run_dir(entry.path()))
-            {
+            if inside && (self.run_dirs.iter().any(|d| *d == rel_s) || is_run_dir(entry.path())) {
                 self.skip(rel_s, SkipReason::RunDir);
                 return WalkState::Skip;
             }
@@ -417,7 +413,9 @@ impl Collector<'_> {
                 .prefixes
                 .iter()
                 .enumerate()
-                .filter(|(_, p)| parts.len() <= p.len() && parts.iter().zip(p.iter()).all(|(a, b)| a == b))
+                .filter(|(_, p)| {
+                    parts.len() <= p.len() && parts.iter().zip(p.iter()).all(|(a, b)| a == b)
+                })
                 .map(|(i, _)| i)
                 .collect();
             if self.hits.is_empty() && on_prefix.is_empty() {

@@ -215,7 +215,12 @@ pub fn skip_summary(skipped: &[SkippedFile]) -> String {
     }
     by.iter()
         .map(|(reason, paths)| {
-            let mut names = paths.iter().take(SHOWN).copied().collect::<Vec<_>>().join(", ");
+            let mut names = paths
+                .iter()
+                .take(SHOWN)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ");
             if paths.len() > SHOWN {
                 names.push_str(", …");
             }

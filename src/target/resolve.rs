@@ -3,15 +3,15 @@
 
 use super::brief;
 use super::diff;
-use super::manifest;
 use super::diff::DiffRules;
+use super::manifest;
 use super::scan::{
     self, canonical_dir, count_lines, escape_path, file_size, has_control_chars, rel_string,
     sha256_hex,
 };
 use super::{
-    skip_summary, Artefact, Mode, PinnedTarget, TargetError, TargetFile, TargetKind,
-    TargetRequest, TargetType,
+    skip_summary, Artefact, Mode, PinnedTarget, TargetError, TargetFile, TargetKind, TargetRequest,
+    TargetType,
 };
 use git2::Repository;
 use std::collections::{BTreeMap, BTreeSet};

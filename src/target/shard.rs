@@ -54,9 +54,7 @@ impl ShardSpec {
             ));
         }
         if index == 0 || index > count {
-            return Err(format!(
-                "the shard index must be 1..={count} (got {index})"
-            ));
+            return Err(format!("the shard index must be 1..={count} (got {index})"));
         }
         Ok(Self { index, count })
     }

@@ -747,7 +747,10 @@ fn diff_never_follows_symlinks() {
         ]
     );
     let patch = patch_text(&t);
-    assert!(!patch.contains("hunter2") && !patch.contains("env.rs"), "{patch}");
+    assert!(
+        !patch.contains("hunter2") && !patch.contains("env.rs"),
+        "{patch}"
+    );
     assert!(!patch.contains("was_file"), "{patch}");
     assert!(!t.is_allowed("env.rs") && !t.is_allowed("etcdir"));
 
@@ -842,7 +845,10 @@ fn diff_applies_the_size_cap_without_loading_big_files() {
         ]
     );
     let patch = patch_text(&t);
-    assert!(!patch.contains("big.log") && !patch.contains("grown.txt"), "{patch}");
+    assert!(
+        !patch.contains("big.log") && !patch.contains("grown.txt"),
+        "{patch}"
+    );
     assert_eq!(repin(&t).expect("repin"), t.sha256);
 }
 
@@ -867,10 +873,18 @@ fn run_dirs_are_never_part_of_a_diff_or_a_walk() {
     write(root, "a.rs", "fn a() { 1 }\n");
     // A configured base inside the repo, and an old run dir found by its shape.
     write(root, "runs/20240101-000000-abcdef-diff/meta.json", "{}\n");
-    write(root, "runs/20240101-000000-abcdef-diff/target/diff.patch", "+x\n");
+    write(
+        root,
+        "runs/20240101-000000-abcdef-diff/target/diff.patch",
+        "+x\n",
+    );
     write(root, "runs/notes.rs", "fn n() {}\n");
     write(root, "old/20240101-000000-0a0b0c-x/meta.json", "{}\n");
-    write(root, "old/20240101-000000-0a0b0c-x/prompt.rs", "fn p() {}\n");
+    write(
+        root,
+        "old/20240101-000000-0a0b0c-x/prompt.rs",
+        "fn p() {}\n",
+    );
     // Named like a run but without meta.json: ordinary files.
     write(root, "old/20240101-000000-0a0b0c/keep.rs", "fn k() {}\n");
     let r = req(root, &["diff"]);
@@ -899,7 +913,10 @@ fn run_dirs_are_never_part_of_a_diff_or_a_walk() {
 
 #[test]
 fn glob_prefix_inside_an_ignored_directory_matches_nothing() {
-    let dir = repo_with(&[("a.rs", "fn a() {}\n"), (".gitignore", "build/\n*.gen.rs\n")]);
+    let dir = repo_with(&[
+        ("a.rs", "fn a() {}\n"),
+        (".gitignore", "build/\n*.gen.rs\n"),
+    ]);
     let root = dir.path();
     write(root, "build/out/x.rs", "fn x() {}\n");
     write(root, "src/y.gen.rs", "fn y() {}\n");

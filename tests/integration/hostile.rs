@@ -110,7 +110,10 @@ fn symlinks_in_a_diff_are_skipped_never_followed() {
         ]
     );
     let patch = std::fs::read_to_string(run.run_dir().join("target/diff.patch")).unwrap();
-    assert!(!patch.contains("env.rs") && !patch.contains("etcdir"), "{patch}");
+    assert!(
+        !patch.contains("env.rs") && !patch.contains("etcdir"),
+        "{patch}"
+    );
     assert_nowhere(&run.run_dir(), "sk-hostile");
     assert!(run.stdout.contains("1 skipped") || run.stdout.contains("2 skipped"));
 
@@ -139,7 +142,10 @@ fn a_diff_of_only_links_is_unreviewable_not_empty() {
     let (secret, _) = secret_outside(&repo);
     std::os::unix::fs::symlink(&secret, repo.root.join("env.rs")).unwrap();
     let run = repo.arev().args(&["run", "diff"]).run();
-    one_line_error(&run, "every file of the diff was skipped (1 symlink: env.rs)");
+    one_line_error(
+        &run,
+        "every file of the diff was skipped (1 symlink: env.rs)",
+    );
     assert!(!run.stderr.contains("is empty"), "{}", run.stderr);
 
     let run = repo.arev().args(&["run", "diff", "--allow-empty"]).run();
@@ -234,7 +240,10 @@ fn diff_targets_apply_the_size_cap() {
     let patch = std::fs::metadata(run.run_dir().join("target/diff.patch")).unwrap();
     assert!(patch.len() < 4096, "diff.patch is {} bytes", patch.len());
     if let Some(kib) = peak_rss_kib(&run) {
-        assert!(kib < 40 * 1024, "peak RSS {kib} KiB for a 50 MB untracked file");
+        assert!(
+            kib < 40 * 1024,
+            "peak RSS {kib} KiB for a 50 MB untracked file"
+        );
     }
 }
 
@@ -308,7 +317,11 @@ fn shards_and_config_values_are_validated_like_flags() {
     std::fs::write(&outs[1], forged.to_string()).unwrap();
     let run = repo
         .arev()
-        .args(&["merge", outs[0].to_str().unwrap(), outs[1].to_str().unwrap()])
+        .args(&[
+            "merge",
+            outs[0].to_str().unwrap(),
+            outs[1].to_str().unwrap(),
+        ])
         .run();
     run.assert_code(2);
     assert!(run.stderr.contains("invalid shard 7/2"), "{}", run.stderr);
@@ -347,7 +360,10 @@ fn shards_and_config_values_are_validated_like_flags() {
 fn run_dirs_inside_the_repo_are_never_reviewed() {
     let repo = TestRepo::new();
     repo.write("src/lib.rs", "pub fn f() {}\n");
-    let first = repo.arev().args(&["run", "diff", "--run-dir", "runs"]).run();
+    let first = repo
+        .arev()
+        .args(&["run", "diff", "--run-dir", "runs"])
+        .run();
     first.assert_code(0);
     assert!(repo.root.join("runs").read_dir().unwrap().count() == 1);
     let list = || -> Vec<PathBuf> {
@@ -359,7 +375,10 @@ fn run_dirs_inside_the_repo_are_never_reviewed() {
         v
     };
     let before = list();
-    let second = repo.arev().args(&["run", "diff", "--run-dir", "runs"]).run();
+    let second = repo
+        .arev()
+        .args(&["run", "diff", "--run-dir", "runs"])
+        .run();
     second.assert_code(0);
     let runs = list();
     assert_eq!(runs.len(), 2);
@@ -367,7 +386,10 @@ fn run_dirs_inside_the_repo_are_never_reviewed() {
     let report: Value =
         serde_json::from_slice(&std::fs::read(newest.join("report.json")).unwrap()).unwrap();
     assert_eq!(allowed(&report), ["src/lib.rs"]);
-    assert_eq!(skipped(&report), [("runs".to_owned(), "run_dir".to_owned())]);
+    assert_eq!(
+        skipped(&report),
+        [("runs".to_owned(), "run_dir".to_owned())]
+    );
     let patch = std::fs::read_to_string(newest.join("target/diff.patch")).unwrap();
     assert!(!patch.contains("runs/"), "{patch}");
 
@@ -393,7 +415,8 @@ fn run_dirs_inside_the_repo_are_never_reviewed() {
 #[test]
 fn a_glob_inside_an_ignored_directory_matches_nothing() {
     let repo = TestRepo::new();
-    repo.write(".gitignore", "ignored.txt\nbuild/\n").commit("ignore build");
+    repo.write(".gitignore", "ignored.txt\nbuild/\n")
+        .commit("ignore build");
     repo.write("build/gen/x.rs", "pub fn x() {}\n");
     let run = repo.arev().args(&["run", "build/gen/*.rs"]).run();
     one_line_error(&run, "glob `build/gen/*.rs` matched no files");
@@ -411,7 +434,10 @@ fn names_with_newlines_are_refused_with_a_reason() {
     assert_eq!(manifest, b"src/lib.rs\n");
     assert_eq!(
         skipped(&run.report()),
-        [("src/evil\\nsrc/lib.rs".to_owned(), "control_chars".to_owned())]
+        [(
+            "src/evil\\nsrc/lib.rs".to_owned(),
+            "control_chars".to_owned()
+        )]
     );
 }
 
@@ -467,7 +493,14 @@ fn agent_text_is_escaped_in_every_report() {
     let text = std::fs::read_to_string(&md).unwrap();
     assert_eq!(text.matches("<!-- arev-report -->").count(), 1, "{text}");
     assert!(text.starts_with("<!-- arev-report -->\n"));
-    for bad in ["<img", "<script", "</td>", "@octocat", "@admin", "[x](javascript"] {
+    for bad in [
+        "<img",
+        "<script",
+        "</td>",
+        "@octocat",
+        "@admin",
+        "[x](javascript",
+    ] {
         assert!(!text.contains(bad), "{bad:?} in\n{text}");
     }
     assert!(text.contains("@\u{200B}octocat"), "{text}");
@@ -485,7 +518,12 @@ fn agent_text_is_escaped_in_every_report() {
     // GitHub annotations: one command line per finding.
     let gh = repo
         .arev()
-        .args(&["report", run.report()["run_id"].as_str().unwrap(), "--format", "github"])
+        .args(&[
+            "report",
+            run.report()["run_id"].as_str().unwrap(),
+            "--format",
+            "github",
+        ])
         .run();
     let commands: Vec<&str> = gh.stdout.lines().filter(|l| l.starts_with("::")).collect();
     assert_eq!(commands.len(), 1, "{}", gh.stdout);
@@ -518,7 +556,8 @@ fn agent_env(log: &Path) -> Vec<Vec<u8>> {
 }
 
 fn has_var(env: &[Vec<u8>], name: &str) -> bool {
-    env.iter().any(|kv| kv.starts_with(format!("{name}=").as_bytes()))
+    env.iter()
+        .any(|kv| kv.starts_with(format!("{name}=").as_bytes()))
 }
 
 /// AWS_* and GOOGLE_* reach the claude agent only with Bedrock / Vertex switched on.
@@ -547,8 +586,15 @@ fn cloud_credentials_reach_claude_only_with_their_route() {
         agent_env(&log)
     };
     let plain = run(None, None);
-    assert!(has_var(&plain, "HOME"), "the wrapper recorded the environment");
-    for v in ["AWS_SECRET_ACCESS_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_REGION"] {
+    assert!(
+        has_var(&plain, "HOME"),
+        "the wrapper recorded the environment"
+    );
+    for v in [
+        "AWS_SECRET_ACCESS_KEY",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "CLOUD_ML_REGION",
+    ] {
         assert!(!has_var(&plain, v), "{v} without a route");
     }
     let off = run(Some("0"), None);
