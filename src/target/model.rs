@@ -68,7 +68,9 @@ pub enum TargetType {
     Spec,
 }
 
-/// Why a file was left out of the review.
+/// Why a file was left out of the review: `binary`, `too_large`, `not_utf8`, `unreadable`,
+/// `symlink` (never followed), `submodule`, `run_dir` (arev's own output) or
+/// `control_chars` (a name with a newline or another control character, listed escaped).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SkipReason {
@@ -76,14 +78,14 @@ pub enum SkipReason {
     TooLarge,
     NotUtf8,
     Unreadable,
-    /// A symbolic link: never followed, never hashed through, never readable by agents.
+    // A symbolic link: never followed, never hashed through, never readable by agents.
     Symlink,
-    /// A git submodule (its commit pointer or its dirty work tree): not reviewable content.
+    // A git submodule (its commit pointer or its dirty work tree): not reviewable content.
     Submodule,
-    /// An arev run directory (or the configured run-dir base): arev's own output.
+    // An arev run directory (or the configured run-dir base): arev's own output.
     RunDir,
-    /// A name holding a newline or another control character, which a one-path-per-line
-    /// listing cannot carry (listed escaped, e.g. `a\nb.rs`).
+    // A name holding a newline or another control character, which a one-path-per-line
+    // listing cannot carry (listed escaped, e.g. `a\nb.rs`).
     ControlChars,
 }
 
