@@ -400,7 +400,7 @@ impl Collector<'_> {
                 return WalkState::Continue;
             }
             let inside = self.prefixes.iter().any(|p| is_prefix(p, &parts));
-            if inside && (self.run_dirs.iter().any(|d| *d == rel_s) || is_run_dir(entry.path())) {
+            if inside && (self.run_dirs.contains(&rel_s) || is_run_dir(entry.path())) {
                 self.skip(rel_s, SkipReason::RunDir);
                 return WalkState::Skip;
             }

@@ -525,8 +525,8 @@ fn agent_text_is_escaped_in_every_report() {
             "github",
         ])
         .run();
-    let commands: Vec<&str> = gh.stdout.lines().filter(|l| l.starts_with("::")).collect();
-    assert_eq!(commands.len(), 1, "{}", gh.stdout);
+    let commands = gh.stdout.lines().filter(|l| l.starts_with("::")).count();
+    assert_eq!(commands, 1, "{}", gh.stdout);
 }
 
 /// A wrapper `claude` that records its environment (NUL-separated) and runs the fake agent.
@@ -661,7 +661,7 @@ fn a_closed_or_broken_stderr_never_panics() {
         .arev()
         .args(&["run", "src/lib.rs", "-vv", "--max-rounds", "1"])
         .env("AREV_PROGRESS", "1")
-        .script(script.clone());
+        .script(script);
     let mut cmd = arev.command();
     let argv: Vec<String> = cmd
         .get_args()
