@@ -44,11 +44,22 @@ impl ReadScope {
         extra: &[PathBuf],
     ) -> Self {
         let root = root.canonicalize().unwrap_or_else(|_| lexical(root, root));
-        let target = resolved(target, &root);
+        // Inside the root a path is taken literally (so a file swapped for a link resolves
+        // away from it); run-dir artefacts outside the root are resolved once (the run dir
+        // may sit under a symlinked prefix such as `/tmp`).
+        let pin = |p: &Path| {
+            let l = lexical(p, &root);
+            if l.starts_with(&root) {
+                l
+            } else {
+                resolved(p, &root)
+            }
+        };
+        let target = pin(target);
         let allowed: HashSet<PathBuf> = allowed_files
             .map(|f| lexical(Path::new(f), &root))
             .collect();
-        let mut artefacts: HashSet<PathBuf> = extra.iter().map(|p| resolved(p, &root)).collect();
+        let mut artefacts: HashSet<PathBuf> = extra.iter().map(|p| pin(p)).collect();
         artefacts.insert(target.clone());
         Self {
             root,

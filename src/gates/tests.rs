@@ -223,6 +223,13 @@ fn read_scope_checks_the_resolved_path_and_never_follows_an_allowed_link() {
     assert!(scope
         .violation(&[tool("Read", json!({"file_path": "src/b.rs"}))])
         .is_some());
+    // The file target itself swapped for a link before the scope was built: still refused.
+    std::fs::remove_file(root.join("src/a.rs")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("environ"), root.join("src/a.rs")).unwrap();
+    let late = ReadScope::new(&root, ["src/a.rs"].into_iter(), &target, &[]);
+    let read = [tool("Read", json!({"file_path": "src/a.rs"}))];
+    assert!(late.violation(&read).is_some());
+    assert!(!late.read_target(&read));
     // A missing path through a link to outside resolves outside too.
     assert!(scope
         .violation(&[tool("Read", json!({"file_path": "etcdir/none"}))])

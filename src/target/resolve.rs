@@ -147,7 +147,14 @@ fn context(
     let run_dirs = run_dirs
         .iter()
         .filter_map(|d| {
-            let d = d.canonicalize().unwrap_or_else(|_| d.clone());
+            // A base that does not exist yet: its longest existing ancestor, resolved.
+            let d = d
+                .ancestors()
+                .find_map(|a| {
+                    let rest = d.strip_prefix(a).ok()?;
+                    a.canonicalize().ok().map(|c| c.join(rest))
+                })
+                .unwrap_or_else(|| d.clone());
             d.strip_prefix(&root).ok().and_then(rel_string)
         })
         .collect();
