@@ -92,7 +92,7 @@ fn init_tracing(verbose: u8, quiet: bool) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("arev={default}")));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(output::log_writer)
         .with_target(false)
         .without_time()
         .try_init();

@@ -16,7 +16,7 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
     let cwd = std::env::current_dir()
         .map_err(|e| ExpectedError::Usage(format!("cannot read the current directory: {e}")))?;
     let plan = resolve_run(args, &cwd)?;
-    if args.iterate && plan.target.is_some() {
+    if args.iterate && plan.target.as_ref().is_some_and(|t| !t.files.is_empty()) {
         return super::iterate::iterate_command(args, &plan, &cwd, started);
     }
     // An allowed empty diff, or a shard whose slice of the manifest has no files.

@@ -182,16 +182,16 @@ pub struct RunArgs {
     #[arg(long, value_enum)]
     pub model: Option<TierArg>,
     /// Enthusiast passes per round (default: FULL 2, LIGHTWEIGHT 1).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=16))]
+    #[arg(long, value_parser = crate::config::limits::parse_passes)]
     pub passes: Option<u32>,
     /// Round ceiling (default: FULL 10, LIGHTWEIGHT 3).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=50))]
+    #[arg(long, value_parser = crate::config::limits::parse_max_rounds)]
     pub max_rounds: Option<u32>,
     /// Stop with `budget-exhausted` once the run has cost this many USD.
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", value_parser = crate::config::limits::parse_budget_usd)]
     pub budget_usd: Option<f64>,
     /// Stop with `budget-exhausted` once the run has used this many tokens.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::config::limits::parse_budget_tokens)]
     pub budget_tokens: Option<u64>,
     /// Use this configured agent for every role.
     #[arg(long, value_name = "NAME")]

@@ -39,40 +39,81 @@ const ENV_PREFIXES: &[&str] = &["LC_", "XDG_", "AREV_", "DISABLE_"];
 const ENV_ANY_CASE: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"];
 /// Provider prefixes, by the event format (= the vendor) of the agent: an agent only gets
 /// its own vendor's credentials and settings.
-const CLAUDE_PREFIXES: &[&str] = &[
-    "ANTHROPIC_",
-    "CLAUDE_",
-    "AWS_",
-    "GOOGLE_",
-    "CLOUD_ML_",
-    "VERTEX_",
-];
+const CLAUDE_PREFIXES: &[&str] = &["ANTHROPIC_", "CLAUDE_"];
+/// Claude Code on Amazon Bedrock (`CLAUDE_CODE_USE_BEDROCK`): AWS credentials and region.
+const BEDROCK_PREFIXES: &[&str] = &["AWS_"];
+/// Claude Code on Google Vertex AI (`CLAUDE_CODE_USE_VERTEX`): Google credentials, project
+/// and region (`CLOUD_ML_REGION`, `VERTEX_REGION_*`).
+const VERTEX_PREFIXES: &[&str] = &["GOOGLE_", "CLOUD_ML_", "VERTEX_"];
 const CODEX_PREFIXES: &[&str] = &["OPENAI_", "CODEX_", "AZURE_OPENAI_"];
 const GEMINI_PREFIXES: &[&str] = &["GEMINI_", "GOOGLE_", "CLOUD_ML_", "VERTEX_"];
 
-fn provider_prefixes(format: EventFormat) -> &'static [&'static str] {
-    match format {
-        EventFormat::Claude => CLAUDE_PREFIXES,
-        EventFormat::Codex => CODEX_PREFIXES,
-        EventFormat::Gemini => GEMINI_PREFIXES,
+/// Which cloud routes of Claude Code arev's own environment switches on. Cloud credentials
+/// reach a Claude agent only with their route enabled, never just because they are set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct CloudRoutes {
+    pub bedrock: bool,
+    pub vertex: bool,
+}
+
+impl CloudRoutes {
+    /// From an environment: `CLAUDE_CODE_USE_BEDROCK` / `CLAUDE_CODE_USE_VERTEX` set to a
+    /// true value (anything but empty, `0` or `false`).
+    pub(crate) fn from_env(env: &[(OsString, OsString)]) -> Self {
+        let on = |name: &str| {
+            env.iter().any(|(k, v)| {
+                k == name && {
+                    let v = v.to_string_lossy();
+                    let v = v.trim();
+                    !(v.is_empty() || v == "0" || v.eq_ignore_ascii_case("false"))
+                }
+            })
+        };
+        Self {
+            bedrock: on("CLAUDE_CODE_USE_BEDROCK"),
+            vertex: on("CLAUDE_CODE_USE_VERTEX"),
+        }
     }
 }
 
-/// Whether an environment variable of arev's may be passed to a Claude agent (see
-/// [`env_allowed_for`]).
+fn provider_prefixes(format: EventFormat, routes: CloudRoutes) -> Vec<&'static str> {
+    match format {
+        EventFormat::Claude => {
+            let mut p = CLAUDE_PREFIXES.to_vec();
+            if routes.bedrock {
+                p.extend_from_slice(BEDROCK_PREFIXES);
+            }
+            if routes.vertex {
+                p.extend_from_slice(VERTEX_PREFIXES);
+            }
+            p
+        }
+        EventFormat::Codex => CODEX_PREFIXES.to_vec(),
+        EventFormat::Gemini => GEMINI_PREFIXES.to_vec(),
+    }
+}
+
+/// Whether an environment variable of arev's may be passed to a Claude agent (no cloud
+/// route enabled; see [`env_allowed_for`]).
 #[cfg(test)]
 pub(crate) fn env_allowed(name: &str) -> bool {
-    env_allowed_for(EventFormat::Claude, &[], name)
+    env_allowed_for(EventFormat::Claude, CloudRoutes::default(), &[], name)
 }
 
 /// Whether an environment variable of arev's may be passed to an agent of `format` (an
-/// allowlist: secrets unrelated to the agent's own provider never reach it). `pass_env`
-/// names further variables by exact name (the agent's `pass_env` config key).
-pub(crate) fn env_allowed_for(format: EventFormat, pass_env: &[String], name: &str) -> bool {
+/// allowlist: secrets unrelated to the agent's own provider never reach it). `routes`: the
+/// cloud routes enabled in arev's environment. `pass_env` names further variables by exact
+/// name (the agent's `pass_env` config key).
+pub(crate) fn env_allowed_for(
+    format: EventFormat,
+    routes: CloudRoutes,
+    pass_env: &[String],
+    name: &str,
+) -> bool {
     ENV_EXACT.contains(&name)
         || ENV_PREFIXES.iter().any(|p| name.starts_with(p))
         || ENV_ANY_CASE.iter().any(|v| name.eq_ignore_ascii_case(v))
-        || provider_prefixes(format)
+        || provider_prefixes(format, routes)
             .iter()
             .any(|p| name.starts_with(p))
         || pass_env.iter().any(|v| v == name)
@@ -147,11 +188,12 @@ pub(crate) async fn dispatch_with_env(
     cancel: &CancellationToken,
     parent_env: Vec<(OsString, OsString)>,
 ) -> Result<AgentOutcome, DispatchError> {
+    let routes = CloudRoutes::from_env(&parent_env);
     let env: Vec<(OsString, OsString)> = parent_env
         .into_iter()
         .filter(|(k, _)| {
             k.to_str()
-                .is_some_and(|k| env_allowed_for(agent.format, &agent.pass_env, k))
+                .is_some_and(|k| env_allowed_for(agent.format, routes, &agent.pass_env, k))
         })
         .collect();
     let out = &req.out_dir;
@@ -740,6 +782,7 @@ mod tests {
 
     #[test]
     fn env_allowlist_rules() {
+        let none = CloudRoutes::default();
         for ok in [
             "HOME",
             "PATH",
@@ -755,26 +798,30 @@ mod tests {
             "HTTPS_PROXY",
             "NODE_EXTRA_CA_CERTS",
             "SSL_CERT_FILE",
-            "AWS_REGION",
-            "GOOGLE_APPLICATION_CREDENTIALS",
-            "CLOUD_ML_REGION",
-            "VERTEX_REGION_X",
         ] {
             assert!(env_allowed(ok), "{ok}");
         }
-        assert!(env_allowed_for(EventFormat::Codex, &[], "OPENAI_BASE_URL"));
+        assert!(env_allowed_for(
+            EventFormat::Codex,
+            none,
+            &[],
+            "OPENAI_BASE_URL"
+        ));
         assert!(env_allowed_for(
             EventFormat::Gemini,
+            none,
             &[],
             "GOOGLE_GEMINI_BASE_URL"
         ));
         assert!(!env_allowed_for(
             EventFormat::Gemini,
+            none,
             &[],
             "ANTHROPIC_API_KEY"
         ));
         assert!(env_allowed_for(
             EventFormat::Claude,
+            none,
             &["X_KEY".into()],
             "X_KEY"
         ));
@@ -786,9 +833,58 @@ mod tests {
             "HOMEX",
             "PATH2",
             "lc_all",
+            // Cloud credentials without their route switched on.
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_REGION",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "CLOUD_ML_REGION",
+            "VERTEX_REGION_X",
         ] {
             assert!(!env_allowed(no), "{no}");
         }
+    }
+
+    #[test]
+    fn cloud_credentials_follow_their_route() {
+        let env = |pairs: &[(&str, &str)]| -> Vec<(OsString, OsString)> {
+            pairs
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+                .collect()
+        };
+        assert_eq!(CloudRoutes::from_env(&env(&[])), CloudRoutes::default());
+        for off in ["", "0", "false", "FALSE"] {
+            let r = CloudRoutes::from_env(&env(&[("CLAUDE_CODE_USE_BEDROCK", off)]));
+            assert!(!r.bedrock, "{off:?}");
+        }
+        let bedrock = CloudRoutes::from_env(&env(&[("CLAUDE_CODE_USE_BEDROCK", "1")]));
+        assert_eq!(
+            bedrock,
+            CloudRoutes {
+                bedrock: true,
+                vertex: false
+            }
+        );
+        let claude = |r, n| env_allowed_for(EventFormat::Claude, r, &[], n);
+        assert!(claude(bedrock, "AWS_SECRET_ACCESS_KEY") && claude(bedrock, "AWS_REGION"));
+        assert!(!claude(bedrock, "GOOGLE_APPLICATION_CREDENTIALS"));
+        let vertex = CloudRoutes::from_env(&env(&[("CLAUDE_CODE_USE_VERTEX", "true")]));
+        assert!(claude(vertex, "GOOGLE_APPLICATION_CREDENTIALS"));
+        assert!(claude(vertex, "CLOUD_ML_REGION") && claude(vertex, "VERTEX_REGION_X"));
+        assert!(!claude(vertex, "AWS_ACCESS_KEY_ID"));
+        // Other vendors never get AWS credentials, whatever the routes.
+        assert!(!env_allowed_for(
+            EventFormat::Gemini,
+            bedrock,
+            &[],
+            "AWS_REGION"
+        ));
+        assert!(!env_allowed_for(
+            EventFormat::Codex,
+            vertex,
+            &[],
+            "GOOGLE_API_KEY"
+        ));
     }
 
     #[test]

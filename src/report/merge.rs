@@ -19,7 +19,7 @@ use super::assemble::sort_confirmed;
 use super::*;
 use crate::round::StopReason;
 use crate::store::RunStatus;
-use crate::target::TargetKind;
+use crate::target::{ShardSpec, TargetKind};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -45,6 +45,13 @@ pub enum MergeError {
     CoveredTwice { path: String, a: String, b: String },
     #[error("{report} covers {path}, which is not in the manifest")]
     NotInManifest { report: String, path: String },
+    #[error("{report}: invalid shard {index}/{count}: {why}")]
+    BadShard {
+        report: String,
+        index: u32,
+        count: u32,
+        why: String,
+    },
 }
 
 /// One report to merge, with the name it is called by in errors (its file path).
@@ -107,6 +114,18 @@ pub fn merge_reports(mut inputs: Vec<MergeInput>) -> Result<Report, MergeError> 
         .find(|i| i.report.status == RunStatus::Running)
     {
         return Err(MergeError::NotFinished(i.name.clone()));
+    }
+    // Every shard is checked like `--shard i/n` is (1 ≤ i ≤ n ≤ MAX_SHARDS).
+    for i in &inputs {
+        let id = identity(&i.report);
+        if let Err(why) = ShardSpec::new(id.index, id.count) {
+            return Err(MergeError::BadShard {
+                report: i.name.clone(),
+                index: id.index,
+                count: id.count,
+                why,
+            });
+        }
     }
     inputs.sort_by_key(|i| identity(&i.report).index);
 
@@ -530,6 +549,27 @@ mod tests {
         stray.shard.as_mut().unwrap().files.push("z.rs".into());
         let e = merge_reports(vec![input(a()), input(stray)]).unwrap_err();
         assert!(matches!(e, MergeError::NotInManifest { .. }), "{e}");
+        let mut seven = b();
+        seven.shard.as_mut().unwrap().index = 7;
+        let e = merge_reports(vec![input(a()), input(seven)]).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                MergeError::BadShard {
+                    index: 7,
+                    count: 2,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("shard 7/2"), "{e}");
+        let mut zero = a();
+        zero.shard.as_mut().unwrap().index = 0;
+        assert!(matches!(
+            merge_reports(vec![input(zero), input(b())]).unwrap_err(),
+            MergeError::BadShard { index: 0, .. }
+        ));
         let running = shard(2, 2, &["c.rs", "d.rs"], RunStatus::Running);
         let e = merge_reports(vec![input(a()), input(running)]).unwrap_err();
         assert!(matches!(e, MergeError::NotFinished(_)), "{e}");

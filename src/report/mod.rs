@@ -2,6 +2,7 @@
 //! and its renderings.
 mod assemble;
 mod build;
+mod escape;
 mod fingerprint;
 #[cfg(test)]
 mod fixtures;
@@ -13,6 +14,7 @@ mod sarif;
 mod text;
 
 pub use build::{build_report, BuildInput};
+pub use escape::{md_code, md_text, term_text, MdContext, REPORT_MARKER};
 pub use fingerprint::fingerprint;
 pub use github::{escape_data, escape_property, render_github};
 pub use markdown::render_markdown;

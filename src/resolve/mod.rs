@@ -1,4 +1,5 @@
 //! Resolve: arguments + config + pinned target → one immutable `RunPlan`; its agents → a `Panel`.
+mod outputs;
 mod panel;
 mod plan;
 

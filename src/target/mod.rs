@@ -11,8 +11,11 @@ mod shard;
 
 pub use error::TargetError;
 pub use model::*;
-pub use resolve::{diff_sha, repin, resolve, LIGHTWEIGHT_DIFF_LINES};
-pub use shard::{apply_shard, partition, ShardInfo, ShardSpec};
+pub use resolve::{
+    diff_sha, diff_sha_capped, repin, resolve, resolve_excluding, DEFAULT_MAX_FILE_BYTES,
+    LIGHTWEIGHT_DIFF_LINES, REPIN_MAX_FILE_BYTES,
+};
+pub use shard::{apply_shard, partition, ShardInfo, ShardSpec, MAX_SHARDS};
 
 #[cfg(test)]
 mod tests;

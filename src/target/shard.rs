@@ -9,7 +9,8 @@
 //! path list and `n` — so independent CI jobs that pin the same manifest agree on it.
 
 use super::brief::{self, BRIEF_FILES};
-use super::scan::manifest_digest;
+use super::resolve::REPIN_MAX_FILE_BYTES;
+use super::scan::{manifest_digest, read_regular};
 use super::{Artefact, PinnedTarget, TargetError, TargetKind};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -39,12 +40,22 @@ impl FromStr for ShardSpec {
                 .parse::<u32>()
                 .map_err(|_| format!("`{s}`: {what} `{x}` is not a positive integer"))
         };
-        let (index, count) = (parse(i, "index")?, parse(n, "count")?);
+        Self::new(parse(i, "index")?, parse(n, "count")?).map_err(|e| format!("`{s}`: {e}"))
+    }
+}
+
+impl ShardSpec {
+    /// Shard `index` of `count`, checked: 1 ≤ count ≤ [`MAX_SHARDS`], 1 ≤ index ≤ count.
+    /// Every place a shard comes from (the flag, a report read by `arev merge`) goes
+    /// through here.
+    pub fn new(index: u32, count: u32) -> Result<Self, String> {
         if count == 0 || count > MAX_SHARDS {
-            return Err(format!("`{s}`: the shard count must be 1..={MAX_SHARDS}"));
+            return Err(format!(
+                "the shard count must be 1..={MAX_SHARDS} (got {count})"
+            ));
         }
         if index == 0 || index > count {
-            return Err(format!("`{s}`: the shard index must be 1..={count}"));
+            return Err(format!("the shard index must be 1..={count} (got {index})"));
         }
         Ok(Self { index, count })
     }
@@ -145,7 +156,8 @@ pub fn apply_shard(
         .iter()
         .take(BRIEF_FILES)
         .filter_map(|f| {
-            let text = std::fs::read_to_string(target.root.join(&f.path)).ok()?;
+            let bytes = read_regular(&target.root, &f.path, REPIN_MAX_FILE_BYTES).ok()?;
+            let text = String::from_utf8(bytes).ok()?;
             Some((f.path.clone(), brief::code_items(&text)))
         })
         .collect();

@@ -32,6 +32,8 @@ mod gates;
 mod backends;
 // Bad input: one line on stderr, exit 2, no run dir.
 mod inputs;
+// Hostile trees and agents: links, caps, run dirs, odd names, escaping, environment, stderr.
+mod hostile;
 // Signals (exit 130/143/129, status interrupted) and leftover processes: none survives.
 mod interrupt;
 // CI outputs: SARIF (schema-validated), Markdown, GitHub annotations, `report`, `runs`, fingerprints.
