@@ -17,6 +17,7 @@ pub mod hook;
 pub mod install;
 pub mod iterate;
 mod output;
+pub mod publish;
 pub mod report;
 pub mod resolve;
 pub mod round;

@@ -5,6 +5,7 @@ mod init;
 mod install;
 mod iterate;
 mod merge;
+mod publish;
 mod report;
 mod review;
 mod run;
@@ -33,7 +34,7 @@ pub fn main_impl() -> i32 {
     match cli.command {
         Command::Run(args) => {
             init_tracing(args.verbose, args.quiet);
-            match run::run_command(&args) {
+            match publish::preflight(&args).and_then(|()| run::run_command(&args)) {
                 Ok(code) => code,
                 Err(e) => {
                     output::error(&e.to_string());
@@ -66,6 +67,7 @@ pub fn main_impl() -> i32 {
         Command::Report(args) => finish(report::report_command(&args)),
         Command::Runs(args) => finish(runs::runs_command(&args).map(|()| exit_codes::OK)),
         Command::Merge(args) => finish(merge::merge_command(&args)),
+        Command::Publish(args) => finish(publish::publish_command(&args)),
     }
 }
 

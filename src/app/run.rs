@@ -73,5 +73,9 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
             run.path.display()
         ));
     }
-    Ok(exit_code(&report, &plan))
+    // `--publish`: after the report is written, whatever the verdict (app/publish.rs).
+    let code = exit_code(&report, &plan);
+    Ok(super::publish::after_run(
+        args, &report, &run.path, &plan.root, code,
+    ))
 }

@@ -2,7 +2,7 @@
 mod build;
 mod fingerprint;
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 mod github;
 mod markdown;
 mod merge;
