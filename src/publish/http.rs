@@ -269,14 +269,16 @@ impl Api {
             }
             match next {
                 Some(n) if origin(&n) == self.origin => url = n,
-                Some(n) => return Err(PublishError::BadAnswer {
-                    method: "GET",
-                    path: self.display_path(&url),
-                    message: format!(
+                Some(n) => {
+                    return Err(PublishError::BadAnswer {
+                        method: "GET",
+                        path: self.display_path(&url),
+                        message: format!(
                         "the next page is on another host ({}); not following it with the token",
                         origin(&n)
                     ),
-                }),
+                    })
+                }
                 None => return Ok(out),
             }
         }

@@ -43,3 +43,9 @@ mod claude_plugin;
 mod install;
 // Iterate mode: review → fix in a worktree → re-review; every outer stop reason.
 mod iterate;
+// Loopback fake GitHub REST API (PR files, comments, reviews, pages, faults).
+mod fake_github;
+// Request bodies checked against GitHub's OpenAPI description (npm @octokit/openapi).
+mod openapi;
+// `arev publish` / `run --publish` to GitHub: pushes, fixes, retries, failures, dry run.
+mod publish;
