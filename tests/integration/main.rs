@@ -49,3 +49,7 @@ mod fake_github;
 mod openapi;
 // `arev publish` / `run --publish` to GitHub: pushes, fixes, retries, failures, dry run.
 mod publish;
+// Loopback fake GitLab REST API v4 (MR versions, diffs, notes, discussions, pages, faults).
+mod fake_gitlab;
+// `arev publish gitlab` / `run --publish gitlab`: sticky note, positioned discussions.
+mod publish_gitlab;
