@@ -84,9 +84,7 @@ pub fn right_side(patch: &str) -> BTreeSet<u64> {
             let plus = rest.split(" +").nth(1).unwrap_or("0");
             new_line = plus.split([',', ' ']).next().unwrap().parse().unwrap_or(0);
             in_hunk = true;
-        } else if !in_hunk || l.starts_with('\\') {
-        } else if l.starts_with('-') {
-        } else {
+        } else if in_hunk && !l.starts_with('\\') && !l.starts_with('-') {
             out.insert(new_line);
             new_line += 1;
         }
@@ -379,7 +377,7 @@ fn route(
             match s
                 .issue_comments
                 .iter_mut()
-                .find(|c| c["id"].to_string() == *id)
+                .find(|c| c["id"].as_u64().map(|x| x.to_string()).as_deref() == Some(*id))
             {
                 Some(c) => {
                     c["body"] = json!(text);
@@ -435,7 +433,7 @@ fn route(
             match s
                 .review_comments
                 .iter_mut()
-                .find(|c| c["id"].to_string() == *id)
+                .find(|c| c["id"].as_u64().map(|x| x.to_string()).as_deref() == Some(*id))
             {
                 Some(c) => {
                     c["body"] = json!(text);

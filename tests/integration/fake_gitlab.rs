@@ -341,8 +341,10 @@ fn route(
             };
             let note = json!({"id": new_id, "body": text, "system": false, "author": {"username": "arev-bot"}});
             s.notes.push(note.clone());
-            s.discussions.push(json!({"id": format!("{new_id:040x}"), "individual_note": true, "notes": [note.clone()]}));
-            reply(201, note)
+            s.discussions.push(
+                json!({"id": format!("{new_id:040x}"), "individual_note": true, "notes": [note]}),
+            );
+            reply(201, s.notes.last().cloned().unwrap())
         }
         ("PUT", ["notes", id]) => {
             let Some(text) = text else {
@@ -409,14 +411,14 @@ fn route(
 fn update_note(s: &mut GlState, id: &str, text: &str) -> Response {
     let mut found = None;
     for n in s.notes.iter_mut() {
-        if n["id"].to_string() == id {
+        if n["id"].as_u64().map(|x| x.to_string()).as_deref() == Some(id) {
             n["body"] = json!(text);
             found = Some(n.clone());
         }
     }
     for d in s.discussions.iter_mut() {
         for n in d["notes"].as_array_mut().unwrap() {
-            if n["id"].to_string() == id {
+            if n["id"].as_u64().map(|x| x.to_string()).as_deref() == Some(id) {
                 n["body"] = json!(text);
             }
         }

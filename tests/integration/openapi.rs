@@ -31,7 +31,10 @@ pub fn github_spec(test: &str) -> Option<&'static Value> {
             panic!("{test}: AREV_TEST_GITHUB_OPENAPI is not set and AREV_REQUIRE_REAL_CLIS=1")
         }
         None => {
-            eprintln!("{test}: OpenAPI validation skipped (AREV_TEST_GITHUB_OPENAPI not set)");
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("{test}: OpenAPI validation skipped (AREV_TEST_GITHUB_OPENAPI not set)");
+            }
             None
         }
     }
