@@ -195,14 +195,11 @@ pub(crate) fn publish_command(args: &PublishArgs) -> Result<i32, ExpectedError> 
     let direct = cwd.join(&args.run);
     let (report, run_dir) = if direct.is_file() {
         let r = load_report_file(&direct).map_err(|e| ExpectedError::Usage(e.to_string()))?;
-        // A report.json inside its run dir publishes from (and keeps into) that run dir.
-        let dir = direct
-            .parent()
-            .filter(|d| {
-                direct.file_name() == Some("report.json".as_ref()) && d.join("meta.json").is_file()
-            })
-            .map(Path::to_path_buf);
-        (r, dir)
+        // A report.json, in its run dir or copied out of it (`--out arev.json`), publishes
+        // from (and keeps its payload in) that run dir when it is there and is the same run.
+        let dir = PathBuf::from(&r.run_dir);
+        let same_run = load_report(&dir).is_ok_and(|in_dir| in_dir.run_id == r.run_id);
+        (r, same_run.then_some(dir))
     } else {
         let dir = if direct.is_dir() {
             direct

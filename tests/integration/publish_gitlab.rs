@@ -164,7 +164,10 @@ fn gitlab_retries_a_rate_limit_and_names_a_missing_or_bad_token() {
     );
     assert!(missing.run_dirs().is_empty());
 
-    review(&repo, &[2], &[]).run().assert_code(1);
+    let out = repo.scratch.join("arev.json");
+    review(&repo, &[2], &["--out", out.to_str().unwrap()])
+        .run()
+        .assert_code(1);
     let dir = newest_run(&repo);
     let bad = gl(
         repo.arev()
@@ -191,9 +194,10 @@ fn gitlab_retries_a_rate_limit_and_names_a_missing_or_bad_token() {
         headers: vec![],
         times: 1,
     });
+    // A report copied out of its run dir (`--out`) publishes from that run dir.
     let ok = gl(
         repo.arev()
-            .args(&["publish", "gitlab", dir.to_str().unwrap()]),
+            .args(&["publish", "gitlab", out.to_str().unwrap()]),
         &fake,
         Some(TOKEN),
     )
