@@ -329,13 +329,12 @@ impl Api {
                     } else {
                         wait
                     };
-                    tracing::info!(
-                        "{} {path}: {error}; retrying in {} ms (attempt {}/{})",
-                        method.as_str(),
+                    crate::output::note(&format!(
+                        "{error}; retrying in {} ms (attempt {}/{})",
                         wait.as_millis(),
                         attempt + 1,
                         self.policy.attempts
-                    );
+                    ));
                     std::thread::sleep(wait);
                     attempt += 1;
                 }

@@ -709,3 +709,48 @@ fn an_aborted_run_publishes_no_verdict_and_comments_nothing() {
     assert!(fake.reviews().is_empty());
     assert_valid_github_requests("aborted", &fake.requests());
 }
+
+#[test]
+fn a_summary_over_65536_characters_is_cut_with_a_pointer() {
+    let repo = TestRepo::new();
+    let fake = FakeGithub::start(7, SHA1, &[("src/lib.rs", PATCH)]);
+    review_run(&repo, &[2], &[]).run().assert_code(1);
+    // A report with 400 long findings (a copy outside any run dir).
+    let mut report = read_json(&newest_run(&repo).join("report.json"));
+    report["run_id"] = json!("20261121-180000-abcdef-big");
+    let one = report["confirmed"][0].clone();
+    let many: Vec<Value> = (0..400)
+        .map(|i| {
+            let mut f = one.clone();
+            f["fingerprint"] = json!(format!("{i:032x}"));
+            f["description"] = json!(format!("finding {i}: {}", "x".repeat(200)));
+            f
+        })
+        .collect();
+    report["confirmed"] = json!(many);
+    let big = repo.scratch.join("big.json");
+    std::fs::write(&big, report.to_string()).unwrap();
+    let ev = event(&repo, SHA1);
+    let run = gh(
+        repo.arev()
+            .args(&["publish", "github", big.to_str().unwrap()]),
+        &fake,
+        &ev,
+        TOKEN,
+    )
+    .run();
+    run.assert_code(0);
+    let c = fake.issue_comments();
+    assert_eq!(c.len(), 1);
+    let body = c[0]["body"].as_str().unwrap();
+    assert!(body.chars().count() <= 65_536, "{}", body.chars().count());
+    assert!(body.starts_with("<!-- arev-report -->"));
+    assert!(
+        body.ends_with("**Cut at 65536 characters.** The full report is `report.md` in arev run `20261121-180000-abcdef-big`.\n"),
+        "{}",
+        &body[body.len() - 300..]
+    );
+    // 400 findings on one line: one inline comment per fingerprint.
+    assert_eq!(fake.review_comments().len(), 400);
+    assert_valid_github_requests("big summary", &fake.requests());
+}
