@@ -77,14 +77,22 @@ fn review_run<'a>(repo: &'a TestRepo, lines: &[u32], extra: &[&str]) -> Arev<'a>
     repo.arev().args(&args).script(script(lines))
 }
 
-/// The newest run dir.
+/// The newest run dir (by `started_at`: two run ids of the same second sort by their random
+/// part).
 pub fn newest_run(repo: &TestRepo) -> PathBuf {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(repo.root.join(".arev/runs"))
+    let mut v: Vec<(String, PathBuf)> = std::fs::read_dir(repo.root.join(".arev/runs"))
         .unwrap()
-        .map(|e| e.unwrap().path())
+        .map(|e| {
+            let p = e.unwrap().path();
+            let started = read_json(&p.join("meta.json"))["started_at"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            (started, p)
+        })
         .collect();
     v.sort();
-    v.pop().unwrap()
+    v.pop().unwrap().1
 }
 
 pub fn read_json(p: &Path) -> Value {
