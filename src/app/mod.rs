@@ -89,8 +89,15 @@ fn init_tracing(verbose: u8, quiet: bool) {
         (false, 1) => "info",
         (false, _) => "debug",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("AREV_LOG")
+    let mut filter = tracing_subscriber::EnvFilter::try_from_env("AREV_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("arev={default}")));
+    // The HTTP client's trace level logs the wire, auth header included: never enabled, so
+    // that a publish token cannot reach the log whatever AREV_LOG says.
+    for d in ["ureq=debug", "ureq_proto=debug"] {
+        if let Ok(d) = d.parse() {
+            filter = filter.add_directive(d);
+        }
+    }
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

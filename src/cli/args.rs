@@ -173,6 +173,9 @@ Exit codes:
   3    review aborted: a gate fired or agents could not be dispatched (no verdict)
   130  interrupted (Ctrl-C); the run dir records status: interrupted
 
+With --publish: the same codes whether or not publishing worked (a failure is printed and
+recorded in the run dir's publish/); --publish-strict turns 0 or 1 into 2 when it failed.
+
 With --iterate: 0 when the final review is clean, 1 when findings remain or --verify
 failed, 3 on abort, 130 on Ctrl-C (the worktree and its branch are kept either way).";
 

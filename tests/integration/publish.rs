@@ -171,8 +171,9 @@ fn first_push_second_push_and_a_fixed_finding_past_the_first_page() {
 
     // Push 1: findings on lines 1, 2 (in the diff) and 3 (outside it).
     let ev1 = event(&repo, SHA1);
+    // The most verbose logs (the HTTP client's wire level included) still hold no token.
     let run = gh(
-        review_run(&repo, &[1, 2, 3], &["--publish", "github"]),
+        review_run(&repo, &[1, 2, 3], &["--publish", "github"]).env("AREV_LOG", "trace"),
         &fake,
         &ev1,
         TOKEN,
@@ -259,13 +260,15 @@ fn first_push_second_push_and_a_fixed_finding_past_the_first_page() {
     fake.push(SHA2);
     let ev2 = event(&repo, SHA2);
     let run2 = gh(
-        review_run(&repo, &[1, 2, 3], &["--publish", "github"]),
+        review_run(&repo, &[1, 2, 3], &["--publish", "github"])
+            .env("AREV_LOG", "ureq=trace,ureq_proto=trace"),
         &fake,
         &ev2,
         TOKEN,
     )
     .run();
     run2.assert_code(1);
+    assert_no_token(&run2, &newest_run(&repo), TOKEN);
     assert_eq!(fake.reviews().len(), 1, "no second review");
     assert_eq!(fake.review_comments().len(), 103, "no duplicate comment");
     let result2 = read_json(&newest_run(&repo).join("publish/github.result.json"));
