@@ -53,3 +53,5 @@ mod publish;
 mod fake_gitlab;
 // `arev publish gitlab` / `run --publish gitlab`: sticky note, positioned discussions.
 mod publish_gitlab;
+// The composite GitHub Action (action.yml) run step by step as the runner would.
+mod action;
