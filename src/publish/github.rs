@@ -75,6 +75,10 @@ pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> 
     let comments_path = format!("/repos/{repo}/pulls/{n}/comments?per_page=100");
     let mut existing = vec![];
     for c in api.get_all(&comments_path)? {
+        // arev's comments open their threads; a reply (someone quoting one) is not arev's.
+        if c.get("in_reply_to_id").is_some_and(|v| !v.is_null()) {
+            continue;
+        }
         let id = field(&c, "id", &comments_path)?.as_u64().unwrap_or(0);
         existing.push(Existing {
             id,

@@ -287,7 +287,19 @@ fn first_push_second_push_and_a_fixed_finding_past_the_first_page() {
     };
     assert_eq!(n_summaries(&fake), 1);
 
-    // Push 3: the line-2 finding is fixed: its comment says so, the summary is edited.
+    // Push 3: the line-2 finding is fixed: its comment says so, the summary is edited. A reply
+    // that quotes arev's line-2 comment, marker and all, is someone else's and stays as it is.
+    let quoted = format!("> {}\n\nagreed", line2["body"].as_str().unwrap());
+    let reply_id = {
+        let mut s = fake.state.lock().unwrap();
+        s.next_id += 1;
+        let id = s.next_id;
+        s.review_comments.push(
+            json!({"id": id, "path": "src/lib.rs", "line": 2, "side": "RIGHT",
+            "body": quoted, "in_reply_to_id": line2["id"], "user": {"login": "dave"}}),
+        );
+        id
+    };
     for i in 0..30 {
         fake.add_issue_comment("carol", &format!("later {i}"));
     }
@@ -301,7 +313,21 @@ fn first_push_second_push_and_a_fixed_finding_past_the_first_page() {
     )
     .run();
     run3.assert_code(0); // medium and low only: below --fail-on high
-    let fixed = comment_on(&fake, 2);
+    let reply = fake
+        .review_comments()
+        .into_iter()
+        .find(|c| c["id"] == reply_id)
+        .unwrap();
+    assert_eq!(
+        reply["body"].as_str().unwrap(),
+        quoted,
+        "a reply is never edited"
+    );
+    let fixed = fake
+        .review_comments()
+        .into_iter()
+        .find(|c| c["id"] == line2["id"])
+        .unwrap();
     let body = fixed["body"].as_str().unwrap();
     assert!(body.contains("**Fixed** in 333333333333"), "{body}");
     assert!(
