@@ -9,8 +9,8 @@ use crate::errors::ExpectedError;
 use crate::exit_codes;
 use crate::output;
 use crate::publish::{
-    build_payload, process_env, report_pointer, send, settings, Forge, Payload, PublishError,
-    PublishRecord, PublishStatus, Published, RetryPolicy,
+    build_payload, process_env, report_pointer, send, settings, short_sha, Forge, Payload,
+    PublishError, PublishRecord, PublishStatus, Published, RetryPolicy,
 };
 use crate::report::Report;
 use crate::store::{find_run, load_report, load_report_file, write_json_atomic, RunStatus};
@@ -98,7 +98,7 @@ fn describe(forge: Forge, number: u64, p: &Published) -> String {
     };
     format!(
         "published to {what} #{number} at {}: summary {}, {} new inline comment(s), {} already commented, {} outside the diff (summary only), {} marked fixed",
-        &p.head_sha[..p.head_sha.len().min(12)],
+        short_sha(&p.head_sha),
         p.summary,
         p.commented.len(),
         p.already_commented.len(),

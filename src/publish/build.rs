@@ -121,10 +121,15 @@ pub fn comment_body(forge: Forge, f: &ReportFinding, line_text: Option<&str>) ->
     s
 }
 
+/// The first 12 characters of a commit sha (char-safe: the sha comes from outside).
+pub fn short_sha(sha: &str) -> String {
+    sha.chars().take(12).collect()
+}
+
 /// The edited body of an inline comment whose finding is gone: a "fixed" line on top, the
 /// original below (marker kept, so the comment still counts as arev's).
 pub fn fixed_body(old_body: &str, head_sha: &str) -> String {
-    let short = &head_sha[..head_sha.len().min(12)];
+    let short = short_sha(head_sha);
     format!(
         "{FIXED_MARKER}\n✅ **Fixed** in {short}: a later arev review of this file no longer finds it.\n\n<details><summary>Original comment</summary>\n\n{old_body}\n\n</details>"
     )
@@ -341,6 +346,9 @@ mod tests {
         assert!(fixed.contains("**Fixed** in 0123456789ab"));
         assert_eq!(parse_fp_marker(&fixed), Some("abc"));
         assert!(!is_marked_fixed("old\n<!-- arev:fp=abc -->"));
+        // A sha from outside is cut by characters, never inside one.
+        assert!(fixed_body("x", &"é".repeat(20)).contains(&"é".repeat(12)));
+        assert_eq!(short_sha("abc"), "abc");
         assert!(is_summary("<!-- arev-report -->\n## arev"));
         assert!(!is_summary("see <!-- arev-report -->"));
     }

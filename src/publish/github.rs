@@ -2,7 +2,7 @@
 //! comments on right-side lines of the PR diff (as the PR's `files` API reports it), and the
 //! "fixed" edits of earlier arev review comments.
 
-use super::build::is_summary;
+use super::build::{is_summary, short_sha};
 use super::diff::{right_lines, RightLines};
 use super::error::PublishError;
 use super::http::{Api, Method, RetryPolicy, Secret};
@@ -140,7 +140,7 @@ pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> 
                 })
             })
             .collect();
-        let short = &head[..head.len().min(12)];
+        let short = short_sha(&head);
         api.write(
             Method::Post,
             &format!("/repos/{repo}/pulls/{n}/reviews"),

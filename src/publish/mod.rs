@@ -11,7 +11,9 @@ mod model;
 mod plan;
 mod send;
 
-pub use build::{build_payload, fp_marker, parse_fp_marker, report_pointer, SUMMARY_MARKER};
+pub use build::{
+    build_payload, fp_marker, parse_fp_marker, report_pointer, short_sha, SUMMARY_MARKER,
+};
 pub use env::{process_env, settings, token_var, EnvLookup, Settings};
 pub use error::PublishError;
 pub use http::{dry_run_line, RetryPolicy};
