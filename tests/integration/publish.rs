@@ -767,12 +767,18 @@ fn a_summary_over_65536_characters_is_cut_with_a_pointer() {
     report["confirmed"] = json!(many);
     let big = repo.scratch.join("big.json");
     std::fs::write(&big, report.to_string()).unwrap();
-    let ev = event(&repo, SHA1);
+    // A push event names no PR: the PR comes from --pr, its head from the API.
+    let push = repo.scratch.join("push.json");
+    std::fs::write(
+        &push,
+        json!({"ref": "refs/heads/feature", "after": SHA1}).to_string(),
+    )
+    .unwrap();
     let run = gh(
         repo.arev()
-            .args(&["publish", "github", big.to_str().unwrap()]),
+            .args(&["publish", "github", big.to_str().unwrap(), "--pr", "7"]),
         &fake,
-        &ev,
+        &push,
         TOKEN,
     )
     .run();
@@ -789,5 +795,14 @@ fn a_summary_over_65536_characters_is_cut_with_a_pointer() {
     );
     // 400 findings on one line: one inline comment per fingerprint.
     assert_eq!(fake.review_comments().len(), 400);
+    assert_eq!(
+        fake.reviews()[0]["commit_id"],
+        SHA1,
+        "the head the API names"
+    );
+    assert!(fake
+        .requests()
+        .iter()
+        .any(|r| r.method == "GET" && r.path == format!("/repos/{REPO}/pulls/7")));
     assert_valid_github_requests("big summary", &fake.requests());
 }
