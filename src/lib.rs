@@ -19,6 +19,7 @@ pub mod install;
 pub mod iterate;
 mod output;
 pub mod process;
+pub mod publish;
 pub mod report;
 pub mod resolve;
 pub mod review;

@@ -30,6 +30,14 @@ pub fn schemas() -> Vec<(&'static str, String)> {
             render(schema_for!(crate::hook::SessionState)),
         ),
         ("hook-verdict", render(schema_for!(crate::hook::Verdict))),
+        (
+            "publish-payload",
+            render(schema_for!(crate::publish::Payload)),
+        ),
+        (
+            "publish-result",
+            render(schema_for!(crate::publish::PublishRecord)),
+        ),
     ]
 }
 

@@ -5,6 +5,7 @@ mod init;
 mod install;
 mod iterate;
 mod merge;
+mod publish;
 mod report;
 mod review;
 mod run;
@@ -33,7 +34,7 @@ pub fn main_impl() -> i32 {
     match cli.command {
         Command::Run(args) => {
             init_tracing(args.verbose, args.quiet);
-            match run::run_command(&args) {
+            match publish::preflight(&args).and_then(|()| run::run_command(&args)) {
                 // 130 after SIGINT, 143 after SIGTERM, 129 after SIGHUP.
                 Ok(code) => crate::process::exit_code_after(code),
                 Err(e) => {
@@ -67,6 +68,7 @@ pub fn main_impl() -> i32 {
         Command::Report(args) => finish(report::report_command(&args)),
         Command::Runs(args) => finish(runs::runs_command(&args).map(|()| exit_codes::OK)),
         Command::Merge(args) => finish(merge::merge_command(&args)),
+        Command::Publish(args) => finish(publish::publish_command(&args)),
     }
 }
 
@@ -88,8 +90,15 @@ fn init_tracing(verbose: u8, quiet: bool) {
         (false, 1) => "info",
         (false, _) => "debug",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("AREV_LOG")
+    let mut filter = tracing_subscriber::EnvFilter::try_from_env("AREV_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("arev={default}")));
+    // The HTTP client's trace level logs the wire, auth header included: never enabled, so
+    // that a publish token cannot reach the log whatever AREV_LOG says.
+    for d in ["ureq=debug", "ureq_proto=debug"] {
+        if let Ok(d) = d.parse() {
+            filter = filter.add_directive(d);
+        }
+    }
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(output::log_writer)

@@ -38,16 +38,18 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
             add_git_exclude(git).map_err(|e| ExpectedError::write(git.join("info/exclude"), e))?;
         }
     }
+    // The signal handlers first: a SIGTERM right after meta.json says `running` must still
+    // end in `interrupted`, never leave the run `running`.
+    let runtime = if empty { None } else { Some(runtime()?) };
     let run = create_run_dir(&plan.runs_base, &plan.display)
         .map_err(|e| ExpectedError::write(&plan.runs_base, e))?;
     let mut rec = begin(&plan, &target, run, empty)?;
 
-    let result = if empty {
-        ReviewResult::ended(ReviewEnd::Empty)
-    } else {
-        let (rt, cancel) = runtime()?;
+    let result = if let Some((rt, cancel)) = runtime {
         let progress = Progress::new(plan.outputs.quiet);
         rt.block_on(run_review(&plan, &target, &mut rec, &cancel, progress))
+    } else {
+        ReviewResult::ended(ReviewEnd::Empty)
     };
 
     let run_dir = rec.run().path.clone();
@@ -61,5 +63,9 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
             run_dir.display()
         ));
     }
-    Ok(exit_code(&report, &plan))
+    // `--publish`: after the report is written, whatever the verdict (app/publish.rs).
+    let code = exit_code(&report, &plan);
+    Ok(super::publish::after_run(
+        args, &report, &run_dir, &plan.root, code,
+    ))
 }

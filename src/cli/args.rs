@@ -33,6 +33,9 @@ pub enum Command {
     Report(ReportArgs),
     /// List runs, newest first, with status and stop reason.
     Runs(RunsArgs),
+    /// Publish a finished review to a pull request (GitHub) or merge request (GitLab).
+    #[command(after_help = PUBLISH_HELP)]
+    Publish(PublishArgs),
     /// Combine the report.json files of `--shard` runs into one report.
     #[command(after_help = MERGE_HELP)]
     Merge(MergeArgs),
@@ -126,6 +129,27 @@ of an id is enough. Exit code: 0 once rendered; with --fail-on, the run's verdic
 (0 / 1 findings at or above it / 3 aborted / 130 interrupted). A run that is not finished,
 or an unreadable report.json, exits 2.";
 
+const PUBLISH_HELP: &str = "\
+Examples:
+  arev publish github .arev/runs/20261121-180000-a1b2c3-diff         in a pull_request workflow
+  arev publish github arev-run --pr 42                                the fork case (workflow_run)
+  arev publish gitlab 20261121-180000-a1b2c3 --dry-run                print the requests only
+
+One sticky summary comment (the Markdown report, edited in place on every push), one review
+with an inline comment per confirmed finding on a line of the PR diff (a committable
+suggestion for an exact one-line replacement), never the same finding twice, and earlier
+comments whose finding is gone edited to say it was fixed.
+
+GitHub: GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL (default https://api.github.com), the
+PR from --pr or the pull_request event (GITHUB_EVENT_PATH). GitLab: GITLAB_TOKEN,
+CI_PROJECT_ID, CI_API_V4_URL (default https://gitlab.com/api/v4), the MR from --pr or
+CI_MERGE_REQUEST_IID.
+
+A run dir keeps what it sends in publish/<forge>.json (retried as is by a later `arev
+publish`) and the outcome in publish/<forge>.result.json. --dry-run makes the reads, prints
+every request as a JSON line {method, path, body} on stdout and writes nothing.
+Exit code: 0 published; 2 a missing setting or a failed publish (the payload is kept).";
+
 const MERGE_HELP: &str = "\
 Example (a CI matrix of 4 jobs, each `arev run 'src/**/*.rs' --shard i/4 --out shard-i.json`):
   arev merge shard-*.json --sarif arev.sarif --out arev.json --fail-on high
@@ -150,6 +174,9 @@ Exit codes:
   3    review aborted: a gate fired or agents could not be dispatched (no verdict)
   130  interrupted (Ctrl-C/SIGINT); the run dir records status: interrupted
   143  interrupted by SIGTERM (129: by SIGHUP); recorded like Ctrl-C
+
+With --publish: the same codes whether or not publishing worked (a failure is printed and
+recorded in the run dir's publish/); --publish-strict turns 0 or 1 into 2 when it failed.
 
 With --iterate: 0 when the final review is clean, 1 when findings remain or --verify
 failed, 3 on abort, 130/143/129 on SIGINT/SIGTERM/SIGHUP (the worktree and its branch are
@@ -228,6 +255,13 @@ pub struct RunArgs {
     /// the loop (verify-failed).
     #[arg(long, value_name = "CMD", requires = "iterate")]
     pub verify: Option<String>,
+    /// After the review (whatever its verdict), publish it to the pull request / merge
+    /// request, as `arev publish` does. A failed publish keeps the review's exit code.
+    #[arg(long, value_enum, value_name = "FORGE", conflicts_with = "iterate")]
+    pub publish: Option<ForgeArg>,
+    /// With --publish: a failed publish exits 2 instead of the review's 0 or 1.
+    #[arg(long, requires = "publish")]
+    pub publish_strict: bool,
     /// No progress on stderr.
     #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,
@@ -276,6 +310,46 @@ pub struct ReportArgs {
     /// Runs base to look RUN_ID up in (default: <repo>/.arev/runs).
     #[arg(long, value_name = "DIR")]
     pub run_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    /// Where to publish.
+    #[arg(value_enum)]
+    pub forge: ForgeArg,
+    /// A run directory, a run id (or unique prefix) under the runs base, or a report.json
+    /// file.
+    #[arg(value_name = "RUN_DIR|RUN_ID|REPORT.json")]
+    pub run: String,
+    /// The pull request number (GitHub) / merge request iid (GitLab), instead of the CI
+    /// event's or the kept payload's.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub pr: Option<u64>,
+    /// Make the reads, print every request as a JSON line {method, path, body}; write
+    /// nothing (neither to the forge nor to the run dir).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Runs base to look RUN_ID up in (default: <repo>/.arev/runs).
+    #[arg(long, value_name = "DIR")]
+    pub run_dir: Option<PathBuf>,
+}
+
+/// `--publish` / `arev publish` forges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ForgeArg {
+    /// GitHub (or GitHub Enterprise Server, with GITHUB_API_URL).
+    Github,
+    /// GitLab (gitlab.com or self-managed, with CI_API_V4_URL).
+    Gitlab,
+}
+
+impl From<ForgeArg> for crate::publish::Forge {
+    fn from(f: ForgeArg) -> Self {
+        match f {
+            ForgeArg::Github => Self::Github,
+            ForgeArg::Gitlab => Self::Gitlab,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -380,6 +454,48 @@ mod tests {
         assert_eq!(r.output.format, Format::Json);
         assert!(Cli::try_parse_from(["arev", "run"]).is_err());
         assert!(Cli::try_parse_from(["arev", "run", "x", "--passes", "0"]).is_err());
+    }
+
+    #[test]
+    fn publish_parses_and_run_publish_flags_combine() {
+        let c = Cli::try_parse_from([
+            "arev",
+            "publish",
+            "github",
+            "run-1",
+            "--pr",
+            "7",
+            "--dry-run",
+        ])
+        .unwrap();
+        let Command::Publish(p) = c.command else {
+            panic!()
+        };
+        assert_eq!(
+            (p.forge, p.run.as_str(), p.pr, p.dry_run),
+            (ForgeArg::Github, "run-1", Some(7), true)
+        );
+        assert!(Cli::try_parse_from(["arev", "publish", "bitbucket", "r"]).is_err());
+        assert!(Cli::try_parse_from(["arev", "publish", "gitlab", "r", "--pr", "0"]).is_err());
+        let c = Cli::try_parse_from([
+            "arev",
+            "run",
+            "diff",
+            "--publish",
+            "gitlab",
+            "--publish-strict",
+        ])
+        .unwrap();
+        let Command::Run(r) = c.command else { panic!() };
+        assert_eq!(
+            (r.publish, r.publish_strict),
+            (Some(ForgeArg::Gitlab), true)
+        );
+        assert!(Cli::try_parse_from(["arev", "run", "diff", "--publish-strict"]).is_err());
+        assert!(
+            Cli::try_parse_from(["arev", "run", "diff", "--publish", "github", "--iterate"])
+                .is_err()
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@ mod build;
 mod escape;
 mod fingerprint;
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 mod github;
 mod markdown;
 mod merge;

@@ -54,3 +54,15 @@ mod install;
 mod attribution;
 // Iterate mode: review → fix in a worktree → re-review; every outer stop reason.
 mod iterate;
+// Loopback fake GitHub REST API (PR files, comments, reviews, pages, faults).
+mod fake_github;
+// Request bodies checked against GitHub's OpenAPI description (npm @octokit/openapi).
+mod openapi;
+// `arev publish` / `run --publish` to GitHub: pushes, fixes, retries, failures, dry run.
+mod publish;
+// Loopback fake GitLab REST API v4 (MR versions, diffs, notes, discussions, pages, faults).
+mod fake_gitlab;
+// `arev publish gitlab` / `run --publish gitlab`: sticky note, positioned discussions.
+mod publish_gitlab;
+// The composite GitHub Action (action.yml) run step by step as the runner would.
+mod action;
