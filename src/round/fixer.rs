@@ -8,7 +8,7 @@ use super::DispatchRecord;
 use crate::findings::{FixerOutput, Role, Tier};
 use crate::gates::Abort;
 use crate::resolve::RunPlan;
-use crate::store::RunDir;
+use crate::store::{ProgressLog, RunDir};
 use crate::target::PinnedTarget;
 use std::path::{Component, Path, PathBuf};
 use tokio_util::sync::CancellationToken;
@@ -42,7 +42,7 @@ const WRITE_TOOLS: &[(&str, &str)] = &[
 
 /// Dispatch the Fixer for `iteration` on `target` (pinned inside the worktree; cwd = its
 /// root), with `rulings` rendered as JSON into `<rulings>`. Its agent dir is
-/// `<run>/agents/fix/fixer[-retry]/`.
+/// `<run>/agents/fix/fixer[-retry]/`; its dispatches go to `progress`.
 #[allow(clippy::too_many_arguments)]
 pub async fn run_fixer<T: serde::Serialize>(
     plan: &RunPlan,
@@ -53,6 +53,7 @@ pub async fn run_fixer<T: serde::Serialize>(
     rulings: &T,
     fix_files: &[String],
     cancel: &CancellationToken,
+    progress: &ProgressLog,
 ) -> FixerRun {
     let ctx = match Ctx::new(plan, target, run) {
         Ok(c) => c,
@@ -89,7 +90,7 @@ pub async fn run_fixer<T: serde::Serialize>(
     };
     // A gate abort cancels the token it is given: keep that local to this dispatch.
     let local = cancel.child_token();
-    let r: RoleRun<FixerOutput> = run_role(&ctx, &view, who, prompt, &local).await;
+    let r: RoleRun<FixerOutput> = run_role(&ctx, &view, who, prompt, &local, progress).await;
     let end = match r.output {
         _ if cancel.is_cancelled() => FixerEnd::Interrupted,
         RoleOutput::Cancelled => FixerEnd::Interrupted,

@@ -27,6 +27,8 @@ mod gates;
 mod backends;
 // Bad input: one line on stderr, exit 2, no run dir.
 mod inputs;
+// progress.json at every dispatch, meta.json's process, `abandoned` after SIGKILL.
+mod records;
 // Ctrl-C: exit 130, status interrupted, no agent survives.
 mod interrupt;
 // CI outputs: SARIF (schema-validated), Markdown, GitHub annotations, `report`, `runs`, fingerprints.
