@@ -208,12 +208,6 @@ mod tests {
             label: "fixer".into(),
             dir: "agents/fix/fixer".into(),
             outcome: AgentOutcome {
-                label: "fixer".into(),
-                agent: "claude".into(),
-                role: Role::Fixer,
-                tier: Tier::Opus,
-                model: "opus".into(),
-                end: ProcessEnd::Exited { code: 0 },
                 tool_uses: tools
                     .into_iter()
                     .enumerate()
@@ -224,12 +218,14 @@ mod tests {
                         input,
                     })
                     .collect(),
-                result: None,
-                malformed_lines: 0,
-                stdout_bytes: 0,
-                stdout_truncated: false,
-                stderr_truncated: false,
-                duration_ms: 0,
+                ..AgentOutcome::empty(
+                    "fixer",
+                    "claude",
+                    Role::Fixer,
+                    Tier::Opus,
+                    "opus",
+                    ProcessEnd::Exited { code: 0 },
+                )
             },
             gates: Default::default(),
         }

@@ -181,23 +181,16 @@ async fn one_dispatch(
         pass: who.pass,
         label: label.to_string(),
         dir,
-        outcome: AgentOutcome {
-            label: label.to_string(),
-            agent: spec.name.clone(),
+        outcome: AgentOutcome::empty(
+            label,
+            &spec.name,
             role,
-            tier: who.tier,
-            model: spec.models.get(who.tier).to_string(),
-            end: ProcessEnd::SpawnFailed {
+            who.tier,
+            spec.models.get(who.tier),
+            ProcessEnd::SpawnFailed {
                 message: String::new(),
             },
-            tool_uses: vec![],
-            result: None,
-            malformed_lines: 0,
-            stdout_bytes: 0,
-            stdout_truncated: false,
-            stderr_truncated: false,
-            duration_ms: 0,
-        },
+        ),
         gates: GateResults::default(),
     };
     // The Fixer's `round` is its iteration: only review rounds move the progress' round.
