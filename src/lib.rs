@@ -2,8 +2,10 @@
 //!
 //! Data flow: `cli` (parse) → `resolve` (config + pinned `target` → immutable `RunPlan`) →
 //! `store` (run dir) → `round` (`dispatch` agents → `gates` → `findings` union → Judge →
-//! decision) → `report`. Only `dispatch` (and the driver awaiting it) is async; merging,
-//! deciding and rendering are plain functions.
+//! decision) → `report`. `review` composes one review (its records begun and finished by
+//! `store::Recorder`), `iterate` loops review → fix around it, `app` maps each subcommand to
+//! an exit code. Only `dispatch` (and the drivers awaiting it) is async; merging, deciding
+//! and rendering are plain functions.
 
 mod app;
 pub mod cli;

@@ -66,7 +66,7 @@ pub async fn run_loop(s: &Setup<'_>, rec: &mut Recorder, cancel: &CancellationTo
     let mut previous: Option<BTreeSet<String>> = None;
     let mut worsening = 0;
     for i in 1.. {
-        let mut it = Iteration {
+        let it = Iteration {
             s,
             i,
             rel_dir: format!("iterations/{i}"),
@@ -110,7 +110,7 @@ struct Reviewed {
 impl Iteration<'_, '_> {
     /// `Some(end)` when the loop ends with this iteration.
     async fn run(
-        &mut self,
+        &self,
         parent: &Recorder,
         o: &mut Outcome,
         last_meta: &mut Option<Meta>,
