@@ -2,9 +2,11 @@
 //!
 //! Data flow: `cli` (parse) → `resolve` (config + pinned `target` → immutable `RunPlan`) →
 //! `store` (run dir) → `round` (`dispatch` agents → `gates` → `findings` union → Judge →
-//! decision) → `report`. Only `dispatch` and the `process` supervisor under it (and the
-//! driver awaiting them) are async; merging, deciding and rendering are plain functions.
-//! The design, module by module, is docs/architecture.md.
+//! decision) → `report`. `review` composes one review (its records begun and finished by
+//! `store::Recorder`), `iterate` loops review → fix around it, `app` maps each subcommand to
+//! an exit code. Only `dispatch` and the `process` supervisor under it (and the drivers
+//! awaiting them) are async; merging, deciding and rendering are plain functions. The
+//! design, module by module, is docs/architecture.md.
 
 mod app;
 pub mod cli;

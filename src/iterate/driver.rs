@@ -17,7 +17,7 @@ use crate::output;
 use crate::report::{Cost, Report};
 use crate::resolve::RunPlan;
 use crate::round::{run_fixer, FixerEnd, ReviewEnd};
-use crate::store::{write_json_atomic, Meta, Recorder, RunDir};
+use crate::store::{write_json_atomic, Meta, Phase, ProgressLog, Recorder, RunDir};
 use crate::target::{resolve, PinnedTarget, TargetRequest};
 use std::collections::BTreeSet;
 use std::time::Instant;
@@ -66,20 +66,14 @@ pub async fn run_loop(s: &Setup<'_>, rec: &mut Recorder, cancel: &CancellationTo
     let mut previous: Option<BTreeSet<String>> = None;
     let mut worsening = 0;
     for i in 1.. {
-        let mut it = Iteration {
+        let it = Iteration {
             s,
             i,
             rel_dir: format!("iterations/{i}"),
             cancel,
         };
         let end = it
-            .run(
-                rec.run(),
-                &mut o,
-                &mut last_meta,
-                &mut previous,
-                &mut worsening,
-            )
+            .run(rec, &mut o, &mut last_meta, &mut previous, &mut worsening)
             .await;
         rec.record_iteration(o.iterations.len() as u32, last_meta.as_ref());
         if let Some(end) = end {
@@ -116,8 +110,8 @@ struct Reviewed {
 impl Iteration<'_, '_> {
     /// `Some(end)` when the loop ends with this iteration.
     async fn run(
-        &mut self,
-        parent: &RunDir,
+        &self,
+        parent: &Recorder,
         o: &mut Outcome,
         last_meta: &mut Option<Meta>,
         previous: &mut Option<BTreeSet<String>>,
@@ -182,7 +176,7 @@ impl Iteration<'_, '_> {
         }
 
         // The Fixer, then the commit and --verify.
-        let (fix, end) = self.fix(&r, &fixable, o, &mut rec).await;
+        let (fix, end) = self.fix(parent.progress(), &r, &fixable, o, &mut rec).await;
         rec.fix = Some(fix);
         match end {
             Step::End(end) => {
@@ -209,7 +203,7 @@ impl Iteration<'_, '_> {
     /// Re-pin the target in the worktree and review it in its own run dir.
     async fn review(
         &self,
-        parent: &RunDir,
+        parent: &Recorder,
         o: &mut Outcome,
         last_meta: &mut Option<Meta>,
     ) -> Result<Reviewed, End> {
@@ -219,7 +213,8 @@ impl Iteration<'_, '_> {
             "Iteration {i}/{} · review of {}",
             s.max_iterations, s.wt.branch
         ));
-        let run = parent.child(rel_dir).map_err(|e| {
+        parent.progress().phase(Phase::Review, Some(i));
+        let run = parent.run().child(rel_dir).map_err(|e| {
             End::aborted("iterate_io_error", format!("cannot create {rel_dir}: {e}"))
         })?;
         // Re-pin: the target as it is now in the worktree.
@@ -249,7 +244,8 @@ impl Iteration<'_, '_> {
         iplan.budget_tokens = plan.budget_tokens.map(|b| b.saturating_sub(o.cost.tokens));
         let started = Instant::now();
         let io = |e: crate::store::RecordError| End::aborted("iterate_io_error", e.to_string());
-        let rec = crate::review::begin(&iplan, &target, run.clone(), false).map_err(io)?;
+        let start = crate::review::start(&iplan, &target, false);
+        let rec = parent.begin_nested(run.clone(), &start).map_err(io)?;
         let (finished, result) =
             crate::review::review(&iplan, &target, rec, self.cancel, s.progress, started)
                 .await
@@ -270,6 +266,7 @@ impl Iteration<'_, '_> {
     /// the rest and run `--verify`.
     async fn fix(
         &self,
+        live: &ProgressLog,
         r: &Reviewed,
         fixable: &[&crate::report::ReportFinding],
         o: &mut Outcome,
@@ -283,6 +280,7 @@ impl Iteration<'_, '_> {
             "Iteration {i} · Fixer ({} ruling(s))",
             rulings.len()
         ));
+        live.phase(Phase::Fix, Some(i));
         let fr = run_fixer(
             &r.plan,
             &r.target,
@@ -292,6 +290,7 @@ impl Iteration<'_, '_> {
             &rulings,
             &fix_files(fixable),
             self.cancel,
+            live,
         )
         .await;
         let fcost = Cost::from_dispatches(&fr.records);
@@ -339,13 +338,16 @@ impl Iteration<'_, '_> {
             }
         }
         let budget_left = budget_left(s.plan, &o.cost);
-        let step = self.commit_and_verify(r, &mut fix, rec, budget_left).await;
+        let step = self
+            .commit_and_verify(live, r, &mut fix, rec, budget_left)
+            .await;
         (fix, step)
     }
 
     /// Reject and revert changes outside ALLOWED_FILES, commit the rest, then `--verify`.
     async fn commit_and_verify(
         &self,
+        live: &ProgressLog,
         r: &Reviewed,
         fix: &mut FixReport,
         rec: &mut IterationReport,
@@ -384,6 +386,7 @@ impl Iteration<'_, '_> {
         let mut verify_ok = None;
         if let (Some(cmd), Some(_)) = (&s.verify, &fix.commit) {
             s.progress.line(&format!("Iteration {i} · verify: {cmd}"));
+            live.phase(Phase::Verify, Some(i));
             let log = r.run.path.join("verify.log");
             let dir = if s.wt_cwd.is_dir() {
                 s.wt_cwd.as_path()

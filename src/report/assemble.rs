@@ -131,13 +131,6 @@ mod tests {
             label: role.as_str().into(),
             dir: String::new(),
             outcome: AgentOutcome {
-                label: role.as_str().into(),
-                agent: agent.into(),
-                role,
-                tier,
-                model: tier.as_str().into(),
-                end: ProcessEnd::Exited { code: 0 },
-                tool_uses: vec![],
                 result: Some(ResultEvent {
                     is_error: false,
                     subtype: "success".into(),
@@ -150,11 +143,14 @@ mod tests {
                     permission_denials: vec![],
                     num_turns: None,
                 }),
-                malformed_lines: 0,
-                stdout_bytes: 0,
-                stdout_truncated: false,
-                stderr_truncated: false,
-                duration_ms: 0,
+                ..AgentOutcome::empty(
+                    role.as_str(),
+                    agent,
+                    role,
+                    tier,
+                    tier.as_str(),
+                    ProcessEnd::Exited { code: 0 },
+                )
             },
             gates: GateResults::default(),
         }

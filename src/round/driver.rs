@@ -14,7 +14,7 @@ use crate::findings::{
 };
 use crate::gates::Abort;
 use crate::resolve::RunPlan;
-use crate::store::Recorder;
+use crate::store::{ProgressLog, Recorder};
 use crate::target::{PinnedTarget, TargetType};
 use std::io::IsTerminal;
 use std::time::Instant;
@@ -106,11 +106,20 @@ pub async fn run_review(
         }
     };
     let mut st = State::new(plan.tier_start);
+    let live = rec.progress().clone();
     let mut round = 1;
     loop {
         let started = Instant::now();
         let mut record = RoundRecord::new(round, st.tier, target.mode.as_str(), plan.passes);
-        let end = round_body(&ctx, &mut st, &mut result, &mut record, cancel, progress).await;
+        let end = round_body(
+            &ctx,
+            &mut st,
+            &mut result,
+            &mut record,
+            cancel,
+            (progress, &live),
+        )
+        .await;
         if let Some(end) = &end {
             close_record(&mut record, end);
         }
@@ -157,7 +166,7 @@ async fn round_body(
     result: &mut ReviewResult,
     rec: &mut RoundRecord,
     cancel: &CancellationToken,
-    progress: Progress,
+    (progress, live): (Progress, &ProgressLog),
 ) -> Option<ReviewEnd> {
     let (plan, target, round, tier) = (ctx.plan, ctx.target, rec.round, st.tier);
     let round_cancel = cancel.child_token();
@@ -191,7 +200,7 @@ async fn round_body(
 
     // 3A ∥ 3B
     let (enth_runs, adv_run) =
-        dispatch_finders(ctx, &view, st, round, &round_cancel, progress).await;
+        dispatch_finders(ctx, &view, st, round, &round_cancel, (progress, live)).await;
     let folded = fold_dispatches(round, enth_runs, adv_run, rec);
     if cancel.is_cancelled() {
         return Some(ReviewEnd::Interrupted);
@@ -236,7 +245,7 @@ async fn round_body(
             tier,
         };
         let prompt = ctx.judge_prompt(&view, round, &novel, &adversary_map, &st.history);
-        let jr: RoleRun<JudgeOutput> = run_role(ctx, &view, who, prompt, &round_cancel).await;
+        let jr: RoleRun<JudgeOutput> = run_role(ctx, &view, who, prompt, &round_cancel, live).await;
         rec.dispatches.extend(jr.records);
         let j = match jr.output {
             RoleOutput::Valid(j) => j,
@@ -373,7 +382,7 @@ async fn dispatch_finders(
     st: &State,
     round: u32,
     round_cancel: &CancellationToken,
-    progress: Progress,
+    (progress, live): (Progress, &ProgressLog),
 ) -> (Vec<RoleRun<EnthusiastOutput>>, RoleRun<AdversaryOutput>) {
     let (plan, tier) = (ctx.plan, st.tier);
     let enth = (1..=plan.passes).map(|p| {
@@ -385,7 +394,8 @@ async fn dispatch_finders(
             tier,
         };
         async move {
-            let r: RoleRun<EnthusiastOutput> = run_role(ctx, view, who, prompt, round_cancel).await;
+            let r: RoleRun<EnthusiastOutput> =
+                run_role(ctx, view, who, prompt, round_cancel, live).await;
             progress.line(&match &r.output {
                 RoleOutput::Valid(o) => format!(
                     "Round {round} · Enthusiast pass {p}/{} ({} finding(s))",
@@ -411,7 +421,8 @@ async fn dispatch_finders(
             tier,
         };
         let prompt = ctx.adversary_prompt(view, round);
-        let r: RoleRun<AdversaryOutput> = run_role(ctx, view, who, prompt, round_cancel).await;
+        let r: RoleRun<AdversaryOutput> =
+            run_role(ctx, view, who, prompt, round_cancel, live).await;
         if let RoleOutput::Valid(m) = &r.output {
             progress.line(&format!(
                 "Round {round} · Adversary ({} heuristic(s), {} safe zone(s))",

@@ -1,10 +1,15 @@
 //! The one owner of a run's records. A run dir is written only through a `Recorder`:
-//! `begin` (target artefact, brief.md, meta.json `running`), `record_round` (round-N.json and
-//! the round count in meta.json), `record_iteration` (an iterate run's progress), and
-//! `finish` (status and reasons, report.json, report.md, report.sarif, the final meta.json).
-//! Every file is written atomically; meta.json is never read back from disk to change it.
+//! `begin` (target artefact, brief.md, meta.json `running` with the pid and start time of
+//! this process, progress.json), `record_round` (round-N.json and the round count in
+//! meta.json), `record_iteration` (an iterate run's progress), and `finish` (status and
+//! reasons, report.json, report.md, report.sarif, the final meta.json). Dispatching code
+//! updates progress.json through the recorder's `ProgressLog`. Every file is written
+//! atomically; meta.json is never read back from disk to change it.
 
-use super::{write_atomic, write_json_atomic, Meta, MetaIterate, MetaTarget, RunDir, RunStatus};
+use super::progress::ProgressLog;
+use super::{
+    write_atomic, write_json_atomic, Meta, MetaIterate, MetaTarget, ProcessId, RunDir, RunStatus,
+};
 use crate::findings::Tier;
 use crate::report::{render_markdown, render_sarif, Report};
 use crate::round::RoundRecord;
@@ -75,6 +80,10 @@ pub struct Finished {
 pub struct Recorder {
     run: RunDir,
     meta: Meta,
+    progress: ProgressLog,
+    /// A nested run (an iteration's review) reports its progress in its parent's
+    /// progress.json and does not end it.
+    nested: bool,
 }
 
 pub(crate) fn now() -> String {
@@ -86,7 +95,12 @@ impl Recorder {
     /// the run dir is removed again: a run dir is never left half-written.
     pub fn begin(run: RunDir, start: &Start<'_>) -> Result<Self, RecordError> {
         match Self::write_start(&run, start) {
-            Ok(meta) => Ok(Self { run, meta }),
+            Ok(meta) => Ok(Self {
+                progress: ProgressLog::start(&run.path, run.id.as_str()),
+                run,
+                meta,
+                nested: false,
+            }),
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&run.path);
                 Err(e)
@@ -94,13 +108,27 @@ impl Recorder {
         }
     }
 
-    /// A nested run `<self>/<rel>` (an iteration's review, `iterations/<i>`), begun.
-    pub fn begin_child(&self, rel: &str, start: &Start<'_>) -> Result<Self, RecordError> {
-        let run = self
-            .run
-            .child(rel)
-            .map_err(RecordError::at(self.run.path.join(rel)))?;
-        Self::begin(run, start)
+    /// Begin a nested run in `run`, a dir made by `RunDir::child` of this run's (an
+    /// iteration's review in `iterations/<i>`): its live progress goes to this run's
+    /// progress.json.
+    pub fn begin_nested(&self, run: RunDir, start: &Start<'_>) -> Result<Self, RecordError> {
+        match Self::write_start(&run, start) {
+            Ok(meta) => Ok(Self {
+                progress: self.progress.clone(),
+                run,
+                meta,
+                nested: true,
+            }),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&run.path);
+                Err(e)
+            }
+        }
+    }
+
+    /// The handle dispatching code reports progress through.
+    pub fn progress(&self) -> &ProgressLog {
+        &self.progress
     }
 
     fn write_start(run: &RunDir, start: &Start<'_>) -> Result<Meta, RecordError> {
@@ -158,6 +186,7 @@ impl Recorder {
             config_digest: start.config_digest.to_string(),
             started_at: now(),
             finished_at: None,
+            process: ProcessId::current(),
             iterate: None,
         };
         write_json_atomic(&run.meta(), &meta).map_err(RecordError::at(run.meta()))?;
@@ -201,6 +230,9 @@ impl Recorder {
         if let Err(e) = self.write_meta() {
             tracing::error!("cannot update meta.json: {e}");
         }
+        let c = &rec.counts;
+        self.progress
+            .round_recorded(c.novel, c.confirmed, c.debunked);
     }
 
     /// An iterate run after an iteration: how many are done, and the rounds and tiers of its
@@ -270,6 +302,9 @@ impl Recorder {
             write_atomic(&p, render_sarif(&report).as_bytes()).map_err(RecordError::at(&p))?;
         }
         self.write_meta()?;
+        if !self.nested {
+            self.progress.done();
+        }
         Ok(Finished {
             report,
             meta: self.meta,
@@ -282,6 +317,7 @@ mod tests {
     use super::*;
     use crate::report::{build_report, BuildInput};
     use crate::round::{ReviewEnd, ReviewResult};
+    use crate::store::Phase;
     use crate::target::{Artefact, TargetKind};
     use crate::test_support::target;
 
@@ -321,6 +357,8 @@ mod tests {
         let mut rec = Recorder::begin(run.clone(), &start(&t)).unwrap();
         let meta = on_disk(&run);
         assert_eq!(meta.status, RunStatus::Running);
+        assert_eq!(meta.process, ProcessId::current());
+        assert!(crate::store::read_progress(&run.path).is_some());
         assert!(meta.target.path.ends_with("target/diff.patch"));
         assert_eq!(
             std::fs::read(run.target_dir().join("diff.patch")).unwrap(),
@@ -377,6 +415,9 @@ mod tests {
         for f in ["report.json", "report.md", "report.sarif"] {
             assert!(run.path.join(f).is_file(), "{f}");
         }
+        let progress = crate::store::read_progress(&run.path).unwrap();
+        assert_eq!(progress.phase, Phase::Done);
+        assert_eq!(progress.counts.rounds, 2);
     }
 
     #[test]
@@ -405,10 +446,14 @@ mod tests {
             max_iterations: 5,
         })
         .unwrap();
-        let mut inner = rec.begin_child("iterations/1", &start(&t)).unwrap();
+        let child = run.child("iterations/1").unwrap();
+        let mut inner = rec.begin_nested(child, &start(&t)).unwrap();
         assert_eq!(inner.run().id.as_str(), format!("{}/iterations/1", run.id));
         inner.record_round(&round(1, Tier::Opus), true);
         rec.record_iteration(1, Some(inner.meta()));
+        assert!(!inner.run().path.join("progress.json").exists());
+        let progress = crate::store::read_progress(&run.path).unwrap();
+        assert_eq!(progress.counts.rounds, 1, "the nested review's round");
         let meta = on_disk(&run);
         assert_eq!(meta.iterate.map(|i| i.iterations_completed), Some(1));
         assert_eq!(meta.rounds_completed, 1);

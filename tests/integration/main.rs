@@ -34,6 +34,8 @@ mod backends;
 mod inputs;
 // Hostile trees and agents: links, caps, run dirs, odd names, escaping, environment, stderr.
 mod hostile;
+// progress.json at every dispatch, meta.json's process, `abandoned` after SIGKILL.
+mod records;
 // Signals (exit 130/143/129, status interrupted) and leftover processes: none survives.
 mod interrupt;
 // CI outputs: SARIF (schema-validated), Markdown, GitHub annotations, `report`, `runs`, fingerprints.

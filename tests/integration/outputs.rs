@@ -379,10 +379,21 @@ fn report_command_finds_runs_and_refuses_unfinished_or_corrupt_ones() {
         &repo.arev().args(&["report", copy.to_str().unwrap()]).run(),
         "not a valid arev report",
     );
-    // A run that is still running.
+    // A run that is still running: its recorded process (this test) is alive.
     let running = dir.with_file_name("20000101-000001-abcdef-running");
     std::fs::create_dir_all(&running).unwrap();
     meta["status"] = json!("running");
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let start: u64 = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .nth(19)
+        .unwrap()
+        .parse()
+        .unwrap();
+    meta["process"] = json!({"pid": std::process::id(), "start_time": start});
     std::fs::write(running.join("meta.json"), meta.to_string()).unwrap();
     one_line_error(
         &repo.arev().args(&["report", "20000101-000001"]).run(),
