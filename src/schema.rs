@@ -30,6 +30,9 @@ pub fn schemas() -> Vec<(&'static str, String)> {
             render(schema_for!(crate::hook::SessionState)),
         ),
         ("hook-verdict", render(schema_for!(crate::hook::Verdict))),
+        ("eval-case", render(schema_for!(crate::eval::EvalCase))),
+        ("eval-report", render(schema_for!(crate::eval::EvalReport))),
+        ("eval-compare", render(schema_for!(crate::eval::Comparison))),
     ]
 }
 
