@@ -189,11 +189,13 @@ fn run_command(a: &EvalRunArgs) -> Result<i32, EvalError> {
             _ => {}
         }
     };
-    output::progress(&format!(
-        "eval: {total} case(s), up to {} at once → {}",
-        opts.jobs,
-        opts.out_dir.display()
-    ));
+    if !quiet {
+        output::progress(&format!(
+            "eval: {total} case(s), up to {} at once → {}",
+            opts.jobs,
+            opts.out_dir.display()
+        ));
+    }
     let ev = run_eval(&opts, &cases, &progress)?;
     print_report(&ev.report, a.format);
     if ev.interrupted {

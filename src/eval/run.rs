@@ -4,7 +4,9 @@
 //! `<out>/cases/<id>.json` the moment it finishes, with `<out>/eval.json` and `eval.md`
 //! rewritten after it. A case already scored with the same case digest and configuration
 //! digest is not re-run. Ctrl-C (SIGINT/SIGTERM) is forwarded to the running reviews, which
-//! finish as interrupted; the finished cases' results stay.
+//! finish as interrupted; the finished cases' results stay. Cases run on plain threads; the
+//! only async code is the signal watcher (tokio's signal streams, the crate's one way of
+//! catching a signal without `unsafe`).
 
 use super::cases::ResolvedCase;
 use super::checkout;
@@ -16,7 +18,7 @@ use super::model::{
 use super::render::render_markdown;
 use super::score::{score, totals};
 use crate::findings::Severity;
-use nix::sys::signal::{kill, SigSet, Signal};
+use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -116,26 +118,55 @@ struct Interrupt {
 }
 
 impl Interrupt {
-    /// Block SIGINT and SIGTERM in this thread (and so in every thread it starts; child
-    /// processes get a clean mask from std) and wait for them on a dedicated thread.
+    /// Catch SIGINT and SIGTERM on a dedicated thread (tokio's signal streams on a
+    /// one-thread runtime: handlers, not a blocked mask, so the reviews started later get
+    /// the default signal state). Returns once the handlers are in place.
     fn install() -> Result<Arc<Self>, EvalError> {
-        let mut set = SigSet::empty();
-        set.add(Signal::SIGINT);
-        set.add(Signal::SIGTERM);
-        set.thread_block()
-            .map_err(|e| EvalError::Usage(format!("cannot block SIGINT: {e}")))?;
         let me = Arc::new(Self::default());
         let watcher = Arc::clone(&me);
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
         std::thread::Builder::new()
             .name("arev-eval-signals".into())
             .spawn(move || {
-                while set.wait().is_ok() {
-                    watcher.fired.store(true, Ordering::SeqCst);
-                    watcher.forward();
-                }
+                use tokio::signal::unix::{signal, SignalKind};
+                let rt = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e.to_string()));
+                        return;
+                    }
+                };
+                rt.block_on(async move {
+                    let (mut int, mut term) = match (
+                        signal(SignalKind::interrupt()),
+                        signal(SignalKind::terminate()),
+                    ) {
+                        (Ok(i), Ok(t)) => (i, t),
+                        (Err(e), _) | (_, Err(e)) => {
+                            let _ = ready_tx.send(Err(e.to_string()));
+                            return;
+                        }
+                    };
+                    let _ = ready_tx.send(Ok(()));
+                    loop {
+                        tokio::select! {
+                            s = int.recv() => if s.is_none() { break },
+                            s = term.recv() => if s.is_none() { break },
+                        }
+                        watcher.fired.store(true, Ordering::SeqCst);
+                        watcher.forward();
+                    }
+                });
             })
             .map_err(|e| EvalError::Usage(format!("cannot start the signal thread: {e}")))?;
-        Ok(me)
+        match ready_rx.recv() {
+            Ok(Ok(())) => Ok(me),
+            Ok(Err(e)) => Err(EvalError::Usage(format!("cannot catch Ctrl-C: {e}"))),
+            Err(_) => Err(EvalError::Usage("cannot catch Ctrl-C".into())),
+        }
     }
 
     fn fired(&self) -> bool {

@@ -48,3 +48,5 @@ mod claude_plugin;
 mod install;
 // Iterate mode: review → fix in a worktree → re-review; every outer stop reason.
 mod iterate;
+// `arev eval mine|run|compare`: scripted histories, exact scores, resumption, jobs, Ctrl-C.
+mod eval;
