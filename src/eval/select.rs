@@ -7,7 +7,8 @@
 //!   bugfix, crash/crashes/crashed, leak/leaks/leaked, overflow/overflows/overflowed, CVE
 //!   and CVE ids, case-insensitively, as whole words (`prefix` matches none of them);
 //!   `--grep` replaces it (also case-insensitive; `(?-i)` turns that off).
-//! - **files**: only code files count (by extension, `CODE_EXTENSIONS`); test files
+//! - **files**: only code files count (by extension, `CODE_EXTENSIONS`; never arev's own
+//!   `.arev/` directory, which the checkout replaces); test files
 //!   (`tests/`, `test/`, `__tests__/`, `spec/` directories, `*_test.*`, `test_*.py`,
 //!   `*.test.*`, `*.spec.*`) are the fix's regression tests, not the defect, and are left
 //!   out; `--paths` globs narrow further.
@@ -50,6 +51,11 @@ pub fn is_code_file(path: &str) -> bool {
         }
         _ => false,
     }
+}
+
+/// arev's own configuration (`.arev/…`), which a checkout replaces: never a target.
+pub fn is_arev_config(path: &str) -> bool {
+    path == "arev.toml" || path.starts_with(".arev/")
 }
 
 /// A test file: under a test directory, or named like one.
@@ -195,6 +201,7 @@ pub fn locate(
     let code: Vec<&FileFacts> = scoped
         .into_iter()
         .filter(|f| is_code_file(&f.old_path) || is_code_file(&f.new_path))
+        .filter(|f| !is_arev_config(&f.old_path))
         .collect();
     if code.is_empty() {
         return Err(Skip::NoCodeFile);
@@ -448,6 +455,18 @@ mod tests {
         assert_eq!(
             locate(
                 &[file("README.md", Change::Modified, vec![h(1, 1, 1, 1)])],
+                None,
+                lim
+            ),
+            Err(Skip::NoCodeFile)
+        );
+        assert_eq!(
+            locate(
+                &[file(
+                    ".arev/hooks/x.py",
+                    Change::Modified,
+                    vec![h(1, 1, 1, 1)]
+                )],
                 None,
                 lim
             ),
