@@ -13,6 +13,7 @@ pub mod cli;
 pub mod config;
 pub mod dispatch;
 pub mod errors;
+pub mod eval;
 pub mod exit_codes;
 pub mod findings;
 pub mod gates;

@@ -39,6 +39,9 @@ pub fn schemas() -> Vec<(&'static str, String)> {
             "publish-result",
             render(schema_for!(crate::publish::PublishRecord)),
         ),
+        ("eval-case", render(schema_for!(crate::eval::EvalCase))),
+        ("eval-report", render(schema_for!(crate::eval::EvalReport))),
+        ("eval-compare", render(schema_for!(crate::eval::Comparison))),
     ]
 }
 

@@ -1,5 +1,6 @@
 //! Entry points: each subcommand from parsed arguments to an exit code (one file each).
 mod emit;
+mod eval;
 mod hook;
 mod init;
 mod install;
@@ -69,6 +70,7 @@ pub fn main_impl() -> i32 {
         Command::Runs(args) => finish(runs::runs_command(&args).map(|()| exit_codes::OK)),
         Command::Merge(args) => finish(merge::merge_command(&args)),
         Command::Publish(args) => finish(publish::publish_command(&args)),
+        Command::Eval(args) => finish(eval::eval_command(&args)),
     }
 }
 

@@ -68,3 +68,5 @@ mod fake_gitlab;
 mod publish_gitlab;
 // The composite GitHub Action (action.yml) run step by step as the runner would.
 mod action;
+// `arev eval mine|run|compare`: scripted histories, exact scores, resumption, jobs, Ctrl-C.
+mod eval;
