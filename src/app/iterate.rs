@@ -20,9 +20,10 @@ use crate::iterate::{
 use crate::output;
 use crate::report::{build_report, BuildInput, Cost, Report, ReportFinding, ReportTarget};
 use crate::resolve::RunPlan;
-use crate::round::{run_fixer, run_review, FixerEnd, Progress, ReviewEnd, ReviewResult};
+use crate::round::{run_fixer, run_review, Action, FixerEnd, Progress, ReviewEnd, ReviewResult};
 use crate::store::{
-    add_git_exclude, create_run_dir, write_json_atomic, Meta, MetaIterate, RunDir, RunStatus,
+    add_git_exclude, create_run_dir, write_json_atomic, AbortReason, Meta, MetaIterate, RunDir,
+    RunStatus,
 };
 use crate::target::{resolve, TargetKind, TargetRequest};
 use serde::Serialize;
@@ -38,14 +39,14 @@ pub const DEFAULT_MAX_ITERATIONS: u32 = 5;
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum End {
     Stopped(IterateStop),
-    Aborted { reason: String, detail: String },
+    Aborted { reason: AbortReason, detail: String },
     Interrupted,
 }
 
 impl End {
-    fn aborted(reason: &str, detail: impl Into<String>) -> Self {
+    fn aborted(reason: AbortReason, detail: impl Into<String>) -> Self {
         Self::Aborted {
-            reason: reason.to_string(),
+            reason,
             detail: detail.into(),
         }
     }
@@ -194,9 +195,9 @@ pub(super) fn iterate_command(
         End::Interrupted => RunStatus::Interrupted,
     };
     match &outcome.end {
-        End::Stopped(s) => meta.stop_reason = Some(s.as_str().to_string()),
+        End::Stopped(s) => meta.stop_reason = Some((*s).into()),
         End::Aborted { reason, detail } => {
-            meta.abort_reason = Some(reason.clone());
+            meta.abort_reason = Some(*reason);
             meta.abort_detail = Some(detail.clone());
         }
         End::Interrupted => {}
@@ -233,7 +234,7 @@ pub(super) fn iterate_command(
     report.run_dir = run.path.display().to_string();
     report.status = meta.status;
     report.stop_reason = None;
-    report.abort_reason = meta.abort_reason.clone();
+    report.abort_reason = meta.abort_reason;
     report.abort_detail = meta.abort_detail.clone();
     report.target = ReportTarget {
         kind: target.kind,
@@ -402,7 +403,7 @@ async fn iteration(
         Ok(r) => r,
         Err(e) => {
             return Some(End::aborted(
-                "iterate_io_error",
+                AbortReason::IterateIoError,
                 format!("cannot create {rel_dir}: {e}"),
             ))
         }
@@ -417,7 +418,7 @@ async fn iteration(
         Ok(t) => t,
         Err(e) => {
             return Some(End::aborted(
-                "iterate_target_error",
+                AbortReason::IterateTargetError,
                 format!("iteration {i}: cannot pin the target in the worktree: {e}"),
             ))
         }
@@ -437,12 +438,12 @@ async fn iteration(
     let started = Instant::now();
     let mut meta = match init_run_dir(&iplan, &target, &run, false) {
         Ok(m) => m,
-        Err(e) => return Some(End::aborted("iterate_io_error", e.to_string())),
+        Err(e) => return Some(End::aborted(AbortReason::IterateIoError, e.to_string())),
     };
     let result = run_review(&iplan, &target, &run, &mut meta, cancel, s.progress).await;
     let report = match finalize(&iplan, &target, &run, &mut meta, &result, started) {
         Ok(r) => r,
-        Err(e) => return Some(End::aborted("iterate_io_error", e.to_string())),
+        Err(e) => return Some(End::aborted(AbortReason::IterateIoError, e.to_string())),
     };
     add_cost(&mut o.cost, &report.cost);
     o.last_report = Some(report.clone());
@@ -459,13 +460,13 @@ async fn iteration(
         run_dir: rel_dir.clone(),
         review_status: report.status,
         review_stop_reason: report.stop_reason,
-        review_abort_reason: report.abort_reason.clone(),
+        review_abort_reason: report.abort_reason,
         target_sha256: target.sha256.clone(),
         confirmed: report.confirmed.clone(),
         to_fix: vec![],
         fix: None,
         verify: None,
-        decision: "abort".into(),
+        decision: Action::Abort,
         decision_reasons: vec![],
         cost_usd: report.cost.usd,
         tokens: report.cost.tokens,
@@ -476,10 +477,10 @@ async fn iteration(
             rec.decision_reasons
                 .push(format!("the review aborted: {}", a.detail()));
             o.iterations.push(rec);
-            return Some(End::aborted(&a.reason(), a.detail()));
+            return Some(End::aborted(a.reason(), a.detail()));
         }
         ReviewEnd::Interrupted | ReviewEnd::Empty => {
-            rec.decision = "interrupted".into();
+            rec.decision = Action::Interrupted;
             o.iterations.push(rec);
             return Some(End::Interrupted);
         }
@@ -499,7 +500,7 @@ async fn iteration(
     *previous = Some(fingerprints);
     rec.decision_reasons = verdict.reasons;
     if let Some(stop) = verdict.stop {
-        rec.decision = "stop".into();
+        rec.decision = Action::Stop;
         o.iterations.push(rec);
         return Some(End::Stopped(stop));
     }
@@ -622,10 +623,10 @@ async fn iteration(
                 .push(format!("the Fixer aborted: {}", a.detail()));
             rec.fix = Some(fix);
             o.iterations.push(rec);
-            return Some(End::aborted(&a.reason(), a.detail()));
+            return Some(End::aborted(a.reason(), a.detail()));
         }
         FixerEnd::Interrupted => {
-            rec.decision = "interrupted".into();
+            rec.decision = Action::Interrupted;
             rec.fix = Some(fix);
             o.iterations.push(rec);
             return Some(End::Interrupted);
@@ -633,7 +634,7 @@ async fn iteration(
     }
 
     // Reject and revert changes outside ALLOWED_FILES, then commit the rest.
-    let git = |e: crate::iterate::GitError| End::aborted("iterate_git_error", e.0);
+    let git = |e: crate::iterate::GitError| End::aborted(AbortReason::IterateGitError, e.0);
     let repo = match s.wt.open() {
         Ok(r) => r,
         Err(e) => return Some(push_abort(o, rec, fix, git(e))),
@@ -676,7 +677,7 @@ async fn iteration(
             Ok(out) => out,
             Err(e) => {
                 let end = End::aborted(
-                    "verify_unavailable",
+                    AbortReason::VerifyUnavailable,
                     format!("cannot run the verify command `{cmd}`: {e}"),
                 );
                 return Some(push_abort(o, rec, fix, end));
@@ -693,7 +694,7 @@ async fn iteration(
             discarded,
         });
         if out.cancelled {
-            rec.decision = "interrupted".into();
+            rec.decision = Action::Interrupted;
             rec.fix = Some(fix);
             o.iterations.push(rec);
             return Some(End::Interrupted);
@@ -707,7 +708,11 @@ async fn iteration(
     });
     rec.decision_reasons.push(why);
     rec.fix = Some(fix);
-    rec.decision = if stop.is_some() { "stop" } else { "continue" }.into();
+    rec.decision = if stop.is_some() {
+        Action::Stop
+    } else {
+        Action::Continue
+    };
     o.iterations.push(rec);
     stop.map(End::Stopped)
 }
@@ -716,7 +721,7 @@ fn push_abort(o: &mut Outcome, mut rec: IterationReport, fix: FixReport, end: En
     if let End::Aborted { detail, .. } = &end {
         rec.decision_reasons.push(detail.clone());
     }
-    rec.decision = "abort".into();
+    rec.decision = Action::Abort;
     rec.fix = Some(fix);
     o.iterations.push(rec);
     end

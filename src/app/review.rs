@@ -96,7 +96,7 @@ pub(super) fn finalize(
         ReviewEnd::Empty => RunStatus::Empty,
     };
     match &result.end {
-        ReviewEnd::Stopped(s) => meta.stop_reason = Some(s.as_str().to_string()),
+        ReviewEnd::Stopped(s) => meta.stop_reason = Some((*s).into()),
         ReviewEnd::Aborted(a) => {
             meta.abort_reason = Some(a.reason());
             meta.abort_detail = Some(a.detail());

@@ -11,6 +11,7 @@ pub use schema::{parse_answer, AnswerSchema};
 
 use crate::dispatch::{AgentOutcome, ProcessEnd};
 use crate::findings::Role;
+use crate::store::AbortReason;
 
 /// Why a run aborts (recorded as meta.json `abort_reason`; exit 3).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,19 +30,23 @@ pub enum Abort {
     EnthusiastMalformed { detail: String },
     /// The Fixer (iterate mode) edited or wrote a path outside its worktree.
     OfftargetWrite { role: Role, path: String },
+    /// A tool call the role may not make (for a reviewer: anything but the backend's
+    /// read-only tools); `tool` names it.
+    ForbiddenTool { role: Role, tool: String },
 }
 
 impl Abort {
     /// The enumerated abort reason.
-    pub fn reason(&self) -> String {
+    pub fn reason(&self) -> AbortReason {
         match self {
-            Self::DispatchUnavailable { .. } => "agent_dispatch_unavailable".into(),
-            Self::NoToolInvocation { role } => format!("{role}_no_tool_invocation"),
-            Self::OfftargetRead { role, .. } => format!("{role}_offtarget_read"),
-            Self::OfftargetHallucination { .. } => "offtarget_hallucination".into(),
-            Self::JudgeMalformed { .. } => "judge_malformed_json".into(),
-            Self::EnthusiastMalformed { .. } => "enthusiast_malformed_json".into(),
-            Self::OfftargetWrite { role, .. } => format!("{role}_offtarget_write"),
+            Self::DispatchUnavailable { .. } => AbortReason::AgentDispatchUnavailable,
+            Self::NoToolInvocation { role } => AbortReason::NoToolInvocation(*role),
+            Self::OfftargetRead { role, .. } => AbortReason::OfftargetRead(*role),
+            Self::OfftargetHallucination { .. } => AbortReason::OfftargetHallucination,
+            Self::JudgeMalformed { .. } => AbortReason::JudgeMalformedJson,
+            Self::EnthusiastMalformed { .. } => AbortReason::EnthusiastMalformedJson,
+            Self::OfftargetWrite { role, .. } => AbortReason::OfftargetWrite(*role),
+            Self::ForbiddenTool { role, .. } => AbortReason::ForbiddenTool(*role),
         }
     }
 
@@ -68,6 +73,9 @@ impl Abort {
             }
             Self::OfftargetWrite { role, path } => {
                 format!("the {role} wrote {path}, which is outside its worktree")
+            }
+            Self::ForbiddenTool { role, tool } => {
+                format!("the {role} called {tool}, a tool it may not use")
             }
         }
     }

@@ -568,7 +568,10 @@ mod tests {
         .unwrap();
         assert_eq!(m.status, RunStatus::Aborted);
         assert_eq!(m.stop_reason, None);
-        assert_eq!(m.abort_reason.as_deref(), Some("authenticity"));
+        assert_eq!(
+            m.abort_reason,
+            Some(crate::store::AbortReason::AgentDispatchUnavailable)
+        );
         assert!(m.abort_detail.unwrap().starts_with("shard 2/2 (run-2)"));
     }
 

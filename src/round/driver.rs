@@ -6,8 +6,8 @@ use super::context::{relevant_files, Ctx, History, RoundView};
 use super::decide::confirmed_locations;
 use super::role::{run_role, RoleOutput, RoleRun, Who};
 use super::{
-    decide, DecideInput, DecisionRecord, RoundCounts, RoundFacts, RoundFinding, RoundRecord,
-    StopReason,
+    decide, Action, DecideInput, DecisionRecord, RoundCounts, RoundFacts, RoundFinding,
+    RoundRecord, StopReason,
 };
 use crate::findings::{
     union_passes, AdversaryOutput, EnthusiastOutput, JudgeOutput, PassFinding, Role, Ruling, Tier,
@@ -154,7 +154,7 @@ fn new_record(round: u32, tier: Tier, ctx: &Ctx<'_>) -> RoundRecord {
         errors: vec![],
         counts: RoundCounts::default(),
         decision: DecisionRecord {
-            action: "abort".into(),
+            action: Action::Abort,
             stop_reason: None,
             abort_reason: None,
             next_tier: None,
@@ -570,11 +570,11 @@ async fn round_body(
             };
             return Some(ReviewEnd::Aborted(a));
         }
-        rec.decision.action = "stop".into();
+        rec.decision.action = Action::Stop;
         rec.decision.stop_reason = Some(stop);
         return Some(ReviewEnd::Stopped(stop));
     }
-    rec.decision.action = "continue".into();
+    rec.decision.action = Action::Continue;
     rec.decision.next_tier = Some(d.next_tier);
     for r in rulings.iter().filter(|r| r.is_confirmed()) {
         if let (Some(f), Some(l)) = (&r.file, r.line) {
@@ -661,12 +661,12 @@ fn finish(
 ) -> ReviewEnd {
     match &end {
         ReviewEnd::Aborted(a) => {
-            rec.decision.action = "abort".into();
+            rec.decision.action = Action::Abort;
             rec.decision.abort_reason = Some(a.reason());
             rec.decision.reasons.push(a.detail());
         }
         ReviewEnd::Interrupted => {
-            rec.decision.action = "interrupted".into();
+            rec.decision.action = Action::Interrupted;
             rec.decision.reasons.push("interrupted (Ctrl-C)".into());
         }
         ReviewEnd::Stopped(_) | ReviewEnd::Empty => {}

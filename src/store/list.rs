@@ -1,7 +1,7 @@
 //! Reading finished runs back: `arev runs` (list a runs base, newest first) and `arev report`
 //! (find a run by directory, id or unique id prefix, and load its report.json).
 
-use super::{Meta, RunStatus};
+use super::{AbortReason, Meta, RunStatus, RunStopReason};
 use crate::report::Report;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -15,8 +15,8 @@ pub struct RunSummary {
     pub run_dir: String,
     /// null when meta.json is missing or unreadable (see `error`).
     pub status: Option<RunStatus>,
-    pub stop_reason: Option<String>,
-    pub abort_reason: Option<String>,
+    pub stop_reason: Option<RunStopReason>,
+    pub abort_reason: Option<AbortReason>,
     /// The target as given on the command line.
     pub target: Option<String>,
     pub started_at: Option<String>,
