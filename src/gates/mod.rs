@@ -3,11 +3,13 @@ mod anchor;
 mod membership;
 mod reads;
 mod schema;
+mod tools;
 
 pub use anchor::anchor_ok;
 pub use membership::{normalize_finding_file, FileCheck};
 pub use reads::{ReadScope, ReadViolation};
 pub use schema::{parse_answer, AnswerSchema};
+pub use tools::forbidden_tool;
 
 use crate::dispatch::{AgentOutcome, ProcessEnd};
 use crate::findings::Role;
@@ -82,7 +84,23 @@ impl Abort {
 }
 
 /// Dispatch authenticity: Ok when the agent ran to a non-error `result` event.
-pub fn authentic(outcome: &AgentOutcome) -> Result<(), String> {
+/// `output_cap` is the byte cap its stdout was read with (`review.max_output_bytes`): a
+/// result lost beyond it is reported as the cap, not as a missing result.
+pub fn authentic(outcome: &AgentOutcome, output_cap: u64) -> Result<(), String> {
+    if outcome.result.is_none()
+        && outcome.stdout_truncated
+        && matches!(
+            outcome.end,
+            ProcessEnd::Exited { .. } | ProcessEnd::Signaled { .. }
+        )
+    {
+        return Err(format!(
+            "its output ({} bytes) exceeded the {} output cap (`review.max_output_bytes`); \
+             everything after the cap, its result event included, was discarded",
+            outcome.stdout_bytes,
+            size(output_cap)
+        ));
+    }
     match &outcome.end {
         ProcessEnd::SpawnFailed { message } => return Err(format!("could not start: {message}")),
         ProcessEnd::TimedOut { .. } => {
@@ -114,6 +132,17 @@ pub fn authentic(outcome: &AgentOutcome) -> Result<(), String> {
         Some(r) if r.text.is_none() => Err("result event without a result text".into()),
         Some(_) => Ok(()),
         None => Err("no result event".into()),
+    }
+}
+
+/// `16 MiB`, `64 KiB`, `1000 bytes`.
+fn size(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    const MIB: u64 = 1024 * KIB;
+    match bytes {
+        b if b >= MIB && b % MIB == 0 => format!("{} MiB", b / MIB),
+        b if b >= KIB && b % KIB == 0 => format!("{} KiB", b / KIB),
+        b => format!("{b} bytes"),
     }
 }
 

@@ -235,7 +235,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
     }
     let (abort_reason, abort_detail) = match aborted {
         Some(r) => (
-            r.abort_reason.clone(),
+            r.abort_reason,
             Some(format!(
                 "{} ({}): {}",
                 label(r),
@@ -423,7 +423,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
                 count: id.count,
                 status: r.status,
                 stop_reason: r.stop_reason,
-                abort_reason: r.abort_reason.clone(),
+                abort_reason: r.abort_reason,
                 files: id.assigned.to_vec(),
             }
         })

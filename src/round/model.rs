@@ -37,6 +37,9 @@ pub struct GateResults {
     pub read_target: Option<bool>,
     /// The first off-target path, if any.
     pub offtarget_read: Option<String>,
+    /// The first tool call the role may not make, if any (absent when there was none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forbidden_tool: Option<String>,
     /// `ok`, or the parse/validation error.
     pub schema: Option<String>,
 }
