@@ -1,5 +1,4 @@
-//! The `claude` backend: read-only argv (reference/agent-clis.md §1.2), the stream-json
-//! parser and which tools each role may call.
+//! The `claude` backend: read-only argv (reference/agent-clis.md §1.2) and the stream-json parser.
 
 use super::events::{EventLines, Lax, LaxObject, Tagged};
 use super::{AgentSpec, DispatchRequest, FileAccess, ResultEvent, ToolUse, Usage};
@@ -59,7 +58,7 @@ pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     args
 }
 
-/// Claude Code stream-json events arev reads (reference/agent-clis.md §2); every other
+/// Claude Code stream-json events arev reads; every other
 /// `type` (`system`, `user`, `stream_event`, …) is `Other`.
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -68,7 +68,7 @@ fn toml_basic_string(s: &str) -> String {
         .replace('\u{7f}', "\\u007f")
 }
 
-/// `codex exec --json` events arev reads (reference/agent-clis.md §4.3); every other `type`
+/// `codex exec --json` events arev reads; every other `type`
 /// (`thread.started`, `turn.started`, `item.plan.delta`, …) is `Other`.
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type")]

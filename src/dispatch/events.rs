@@ -225,4 +225,139 @@ mod tests {
             ]
         );
     }
+
+    use crate::dispatch::{parse_events, EventFormat};
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    const FORMATS: [EventFormat; 3] =
+        [EventFormat::Claude, EventFormat::Codex, EventFormat::Gemini];
+    const KEYS: &[&str] = &[
+        "type",
+        "subtype",
+        "message",
+        "content",
+        "id",
+        "name",
+        "input",
+        "result",
+        "is_error",
+        "usage",
+        "input_tokens",
+        "output_tokens",
+        "cached",
+        "total_cost_usd",
+        "num_turns",
+        "permission_denials",
+        "item",
+        "text",
+        "command",
+        "changes",
+        "path",
+        "server",
+        "tool",
+        "error",
+        "status",
+        "stats",
+        "tool_calls",
+        "role",
+        "delta",
+        "severity",
+        "tool_id",
+        "tool_name",
+        "parameters",
+        "file_path",
+    ];
+    const TYPES: &[&str] = &[
+        "assistant",
+        "result",
+        "tool_use",
+        "text",
+        "system",
+        "user",
+        "item.started",
+        "item.completed",
+        "turn.completed",
+        "turn.failed",
+        "error",
+        "agent_message",
+        "command_execution",
+        "file_change",
+        "mcp_tool_call",
+        "collab_tool_call",
+        "web_search",
+        "message",
+        "read_file",
+        "Read",
+        "success",
+        "cat a.rs",
+        "",
+    ];
+
+    /// JSON built from the keys and values the three formats use, nested.
+    fn event_like() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<u64>().prop_map(|n| json!(n)),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<f64>()
+                .prop_filter("JSON numbers are finite", |f| f.is_finite())
+                .prop_map(|f| json!(f)),
+            proptest::sample::select(TYPES).prop_map(|t| json!(t)),
+            any::<String>().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(5, 64, 8, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::vec((proptest::sample::select(KEYS), inner), 0..8).prop_map(
+                    |kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+                ),
+            ]
+        })
+    }
+
+    fn check(format: EventFormat, stdout: &[u8]) -> Result<(), TestCaseError> {
+        let (uses, _, malformed) = parse_events(format, stdout);
+        let lines = stdout.split(|b| *b == b'\n').count() as u64;
+        prop_assert!(malformed <= lines);
+        let ids: std::collections::HashSet<&str> = uses.iter().map(|t| t.id.as_str()).collect();
+        prop_assert_eq!(ids.len(), uses.len(), "tool uses are deduplicated by id");
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// Arbitrary bytes never panic a parser.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+            for f in FORMATS {
+                check(f, &bytes)?;
+            }
+        }
+
+        /// Arbitrary lines (JSON or not, truncated or not) never panic a parser.
+        #[test]
+        fn arbitrary_lines_never_panic(
+            lines in proptest::collection::vec(
+                prop_oneof![
+                    4 => event_like().prop_map(|v| v.to_string()),
+                    1 => any::<String>(),
+                    1 => event_like().prop_flat_map(|v| {
+                        let s = v.to_string();
+                        let n = s.len();
+                        (Just(s), 0..=n).prop_map(|(s, cut)| String::from_utf8_lossy(&s.as_bytes()[..cut]).into_owned())
+                    }),
+                ],
+                0..16,
+            ),
+            crlf in any::<bool>(),
+        ) {
+            let text = lines.join(if crlf { "\r\n" } else { "\n" });
+            for f in FORMATS {
+                check(f, text.as_bytes())?;
+            }
+        }
+    }
 }

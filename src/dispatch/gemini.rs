@@ -104,7 +104,7 @@ pub fn apply_exit_code(code: i32, result: &mut Option<ResultEvent>, stderr: &[u8
     });
 }
 
-/// Gemini CLI stream-json events arev reads (reference/agent-clis.md §5.3); every other
+/// Gemini CLI stream-json events arev reads; every other
 /// `type` (`init`, `tool_result`, …) is `Other`.
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
