@@ -43,3 +43,5 @@ mod claude_plugin;
 mod install;
 // Iterate mode: review → fix in a worktree → re-review; every outer stop reason.
 mod iterate;
+// The fail-closed tool gate per event format, and the output cap named.
+mod tool_gate;
