@@ -96,7 +96,7 @@ pub fn authentic(outcome: &AgentOutcome, output_cap: u64) -> Result<(), String> 
     {
         return Err(format!(
             "its output ({} bytes) exceeded the {} output cap (`review.max_output_bytes`); \
-             everything after the cap, its result event included, was discarded",
+             the rest, where its result event would have been, was discarded",
             outcome.stdout_bytes,
             size(output_cap)
         ));
