@@ -55,7 +55,7 @@ pub async fn review(
 pub fn ending(end: &ReviewEnd) -> Ending {
     match end {
         ReviewEnd::Stopped(s) => Ending::Complete {
-            stop_reason: s.as_str().to_string(),
+            stop_reason: (*s).into(),
         },
         ReviewEnd::Aborted(a) => Ending::Aborted {
             reason: a.reason(),
@@ -138,7 +138,7 @@ mod tests {
         assert_eq!(
             ending(&ReviewEnd::Stopped(StopReason::MaxRounds)),
             Ending::Complete {
-                stop_reason: "max-rounds".into()
+                stop_reason: crate::store::RunStopReason::MaxRounds
             }
         );
         let a = Abort::NoToolInvocation { role: Role::Judge };

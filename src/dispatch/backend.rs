@@ -1,12 +1,15 @@
 //! Per-backend glue: the argv and prompt delivery of each backend, the parser of each event
 //! format, and backend-specific post-processing of the exit status.
 
-use super::claude::{claude_args, parse_stream_json};
-use super::codex::{codex_args, parse_codex_jsonl};
-use super::gemini::{apply_exit_code, gemini_args, parse_gemini_stream, prompt_with_role};
+use super::claude::{claude_args, claude_permits, parse_stream_json};
+use super::codex::{codex_args, codex_permits, parse_codex_jsonl};
+use super::gemini::{
+    apply_exit_code, gemini_args, gemini_permits, parse_gemini_stream, prompt_with_role,
+};
 use super::{
     AgentSpec, BackendKind, DispatchRequest, EventFormat, ProcessEnd, ResultEvent, ToolUse,
 };
+use crate::findings::Role;
 
 /// Prompts longer than this go on stdin even for backends that take the prompt as an
 /// argument: Linux caps one argument at 128 KiB (`MAX_ARG_STRLEN`), and a Judge prompt
@@ -90,6 +93,17 @@ pub fn parse_events(
         EventFormat::Claude => parse_stream_json(stdout),
         EventFormat::Codex => parse_codex_jsonl(stdout),
         EventFormat::Gemini => parse_gemini_stream(stdout),
+    }
+}
+
+/// Whether `role` may make the tool call `t` (parsed from events in `format`): for a
+/// reviewer only the format's read-only tools, for the Fixer also its write tools. The tool
+/// gate aborts on any other call, whether or not the CLI ran it.
+pub fn tool_permitted(format: EventFormat, role: Role, t: &ToolUse) -> bool {
+    match format {
+        EventFormat::Claude => claude_permits(role, &t.name),
+        EventFormat::Codex => codex_permits(role, t),
+        EventFormat::Gemini => gemini_permits(role, &t.name),
     }
 }
 

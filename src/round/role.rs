@@ -6,7 +6,7 @@ use super::context::{Ctx, RoundView};
 use super::{DispatchRecord, GateResults};
 use crate::dispatch::{dispatch, AgentOutcome, ProcessEnd};
 use crate::findings::{Role, Tier};
-use crate::gates::{authentic, parse_answer, Abort, AnswerSchema};
+use crate::gates::{authentic, forbidden_tool, parse_answer, Abort, AnswerSchema};
 use crate::store::ProgressLog;
 use tokio_util::sync::CancellationToken;
 
@@ -212,13 +212,19 @@ async fn one_dispatch(
             return (Step::Abort(a), rec);
         }
     };
-    let step = match authentic(&outcome) {
-        Err(detail) => {
-            rec.gates.authenticity = Some(detail.clone());
-            Step::NotAuthentic(detail)
+    let auth = authentic(&outcome, req.output_cap);
+    rec.gates.authenticity = Some(match &auth {
+        Ok(()) => "ok".into(),
+        Err(detail) => detail.clone(),
+    });
+    // The tool gate first: a forbidden call aborts even a dispatch that failed otherwise.
+    let step = match (forbidden_tool(spec.format, role, &outcome.tool_uses), auth) {
+        (Some(tool), _) => {
+            rec.gates.forbidden_tool = Some(tool.clone());
+            Step::Abort(Abort::ForbiddenTool { role, tool })
         }
-        Ok(()) => {
-            rec.gates.authenticity = Some("ok".into());
+        (None, Err(detail)) => Step::NotAuthentic(detail),
+        (None, Ok(())) => {
             let violation = view.scope.violation(&outcome.tool_uses);
             let read_target = view.scope.read_target(&outcome.tool_uses);
             rec.gates.read_target = Some(read_target);

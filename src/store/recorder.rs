@@ -8,7 +8,8 @@
 
 use super::progress::ProgressLog;
 use super::{
-    write_atomic, write_json_atomic, Meta, MetaIterate, MetaTarget, ProcessId, RunDir, RunStatus,
+    write_atomic, write_json_atomic, AbortReason, Meta, MetaIterate, MetaTarget, ProcessId, RunDir,
+    RunStatus, RunStopReason,
 };
 use crate::findings::Tier;
 use crate::report::{render_markdown, render_sarif, Report};
@@ -57,10 +58,10 @@ pub struct Start<'a> {
 pub enum Ending {
     /// Stopped for `stop_reason` (a review's or an iterate loop's).
     Complete {
-        stop_reason: String,
+        stop_reason: RunStopReason,
     },
     Aborted {
-        reason: String,
+        reason: AbortReason,
         detail: String,
     },
     Interrupted,
@@ -385,7 +386,7 @@ mod tests {
         let done = rec
             .finish(
                 Ending::Aborted {
-                    reason: "r".into(),
+                    reason: AbortReason::OfftargetHallucination,
                     detail: "d".into(),
                 },
                 true,

@@ -70,3 +70,5 @@ mod publish_gitlab;
 mod action;
 // `arev eval mine|run|compare`: scripted histories, exact scores, resumption, jobs, Ctrl-C.
 mod eval;
+// The fail-closed tool gate per event format, and the output cap named.
+mod tool_gate;
