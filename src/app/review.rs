@@ -210,6 +210,12 @@ pub(super) fn init_run_dir(
         model_history: vec![],
         arev_version: env!("CARGO_PKG_VERSION").to_string(),
         config_digest: plan.config_digest.clone(),
+        repo_inputs: Some(crate::store::MetaRepoInputs {
+            source: plan.repo_inputs.source,
+            commit: plan.repo_inputs.commit.clone(),
+            files: plan.repo_inputs.paths(),
+            digest: plan.repo_inputs.digest(),
+        }),
         started_at: now(),
         finished_at: None,
         iterate: None,
