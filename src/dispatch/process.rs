@@ -284,6 +284,12 @@ pub(crate) async fn dispatch_with_env(
 
     let model = agent.models.get(req.tier).to_string();
     let inv = invocation(agent, req);
+    // The backend's own variables win over inherited ones of the same name.
+    let env: Vec<(OsString, OsString)> = env
+        .into_iter()
+        .filter(|(k, _)| !inv.env.iter().any(|(n, _)| k == n.as_str()))
+        .chain(inv.env.iter().map(|(k, v)| (k.into(), v.into())))
+        .collect();
 
     let started = Instant::now();
     let mut outcome = AgentOutcome {
@@ -458,6 +464,7 @@ mod tests {
             system_prompt: "You are an Enthusiast.".into(),
             tier: Tier::Opus,
             cwd: dir.to_path_buf(),
+            read_dirs: vec![dir.to_path_buf()],
             out_dir: dir.join("out"),
             timeout: Duration::from_millis(timeout_ms),
             grace: Duration::from_millis(grace_ms),

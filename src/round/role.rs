@@ -3,7 +3,7 @@
 
 use super::context::{Ctx, RoundView};
 use super::{DispatchRecord, GateResults};
-use crate::dispatch::{dispatch, AgentOutcome, ProcessEnd};
+use crate::dispatch::{dispatch, withhold_after, AgentOutcome, ProcessEnd};
 use crate::findings::{Role, Tier};
 use crate::gates::{authentic, parse_answer, Abort, AnswerSchema};
 use tokio_util::sync::CancellationToken;
@@ -162,6 +162,11 @@ async fn one_dispatch(
         system_prompt: ctx.body(role).to_string(),
         tier: who.tier,
         cwd: ctx.target.root.clone(),
+        // The repository and the run's target artefacts, as the CLI resolves them.
+        read_dirs: [ctx.target.root.clone(), ctx.run.target_dir()]
+            .into_iter()
+            .map(|d| d.canonicalize().unwrap_or(d))
+            .collect(),
         out_dir: out_dir.clone(),
         timeout: role_timeout.or(spec.timeout).unwrap_or(ctx.plan.timeout),
         grace: role_grace.unwrap_or(ctx.plan.grace),
@@ -221,7 +226,23 @@ async fn one_dispatch(
             rec.gates.read_target = Some(read_target);
             rec.gates.offtarget_read = violation.as_ref().map(|v| v.path.clone());
             if let Some(v) = violation {
-                Step::Abort(Abort::OfftargetRead { role, path: v.path })
+                // Keep nothing the agent saw or said after the off-target call.
+                let mut outcome = outcome.clone();
+                if let Some(bad) = outcome
+                    .tool_uses
+                    .iter()
+                    .find(|t| view.scope.violation(std::slice::from_ref(t)).is_some())
+                    .map(|t| t.id.clone())
+                {
+                    if let Err(e) = withhold_after(&out_dir, &bad, "offtarget_read", &mut outcome) {
+                        tracing::warn!("{label}: cannot rewrite its events: {e}");
+                    }
+                }
+                rec.outcome = outcome;
+                return (
+                    Step::Abort(Abort::OfftargetRead { role, path: v.path }),
+                    rec,
+                );
             } else if !read_target {
                 Step::Abort(Abort::NoToolInvocation { role })
             } else {
