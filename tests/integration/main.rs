@@ -43,3 +43,6 @@ mod claude_plugin;
 mod install;
 // Iterate mode: review → fix in a worktree → re-review; every outer stop reason.
 mod iterate;
+// Untrusted pull requests: --repo-config, the argv floor, and (real CLIs) no repository
+// settings in reviewer sessions, no reads outside the repository in run files.
+mod trust;
