@@ -175,5 +175,22 @@ mod tests {
         assert_eq!(i.stdin.as_deref(), Some(big.prompt.as_bytes()));
         assert!(i.args.iter().all(|a| a.len() < MAX_ARG_PROMPT));
         assert!(i.args[1].contains("<role_instructions>"));
+        // Gemini's workspace is untrusted while it loads settings; others set nothing.
+        for b in [
+            BackendKind::Claude,
+            BackendKind::Codex,
+            BackendKind::Command,
+        ] {
+            assert!(invocation(&agent(b), &small).env.is_empty(), "{b:?}");
+        }
+        for p in [&small, &big] {
+            assert_eq!(
+                invocation(&agent(BackendKind::Gemini), p).env,
+                [(
+                    "GEMINI_CLI_TRUST_WORKSPACE".to_string(),
+                    "false".to_string()
+                )]
+            );
+        }
     }
 }

@@ -270,12 +270,17 @@ pub(crate) async fn dispatch_with_env(
     cancel: &CancellationToken,
     parent_env: Vec<(OsString, OsString)>,
 ) -> Result<AgentOutcome, DispatchError> {
+    let inv = invocation(agent, req);
+    // Only allowlisted variables; the backend's own (`inv.env`) win over inherited ones.
     let env: Vec<(OsString, OsString)> = parent_env
         .into_iter()
         .filter(|(k, _)| {
-            k.to_str()
-                .is_some_and(|k| env_allowed_for(agent.format, &agent.pass_env, k))
+            k.to_str().is_some_and(|k| {
+                env_allowed_for(agent.format, &agent.pass_env, k)
+                    && !inv.env.iter().any(|(n, _)| n == k)
+            })
         })
+        .chain(inv.env.iter().map(|(k, v)| (k.into(), v.into())))
         .collect();
     let out = &req.out_dir;
     std::fs::create_dir_all(out).map_err(io_err(out))?;
@@ -283,13 +288,6 @@ pub(crate) async fn dispatch_with_env(
     write_atomic(&prompt_path, req.prompt.as_bytes()).map_err(io_err(&prompt_path))?;
 
     let model = agent.models.get(req.tier).to_string();
-    let inv = invocation(agent, req);
-    // The backend's own variables win over inherited ones of the same name.
-    let env: Vec<(OsString, OsString)> = env
-        .into_iter()
-        .filter(|(k, _)| !inv.env.iter().any(|(n, _)| k == n.as_str()))
-        .chain(inv.env.iter().map(|(k, v)| (k.into(), v.into())))
-        .collect();
 
     let started = Instant::now();
     let mut outcome = AgentOutcome {

@@ -525,7 +525,9 @@ fn gemini_reviewers_load_none_of_the_repositorys_settings() {
             "--config",
             &cfg,
         ])
-        .env("AREV_AGENT_TIMEOUT", "120s");
+        .env("AREV_AGENT_TIMEOUT", "120s")
+        // As a CI environment might set it: arev's own value wins for its reviewers.
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
     for (k, v) in env {
         arev = arev.env(k, &v);
     }
