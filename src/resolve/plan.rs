@@ -257,7 +257,7 @@ fn repo_inputs(args: &RunArgs, cwd: &Path, root: &Path) -> Result<RepoInputs, Ex
                     "the working tree's {} differ(s) from the merge-base {}; this review uses \
                      the base's (--repo-config worktree to use the working tree's)",
                     differ.join(", "),
-                    &mb.to_string()[..12]
+                    mb.to_string().chars().take(12).collect::<String>()
                 ));
             }
             Ok(inputs)
