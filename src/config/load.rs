@@ -111,7 +111,16 @@ pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
     }
     match (&sources.repo_text, &sources.repo_file) {
         (Some(t), _) => layers.push(t.clone()),
-        (None, Some(p)) => layers.push(read(p)?),
+        (None, Some(p)) => {
+            // A repository input is never a way to read a file outside the repository.
+            if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(ConfigError::Read {
+                    path: p.clone(),
+                    message: "a symbolic link; a repository config must be a regular file".into(),
+                });
+            }
+            layers.push(read(p)?)
+        }
         (None, None) => {}
     }
     if let Some(p) = &sources.explicit_file {
@@ -523,6 +532,27 @@ mod tests {
 #[cfg(test)]
 mod floor_tests {
     use super::*;
+
+    #[test]
+    fn a_symlinked_repo_file_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("elsewhere.toml");
+        std::fs::write(&target, "[review]\npasses = 2\n").unwrap();
+        let link = d.path().join("arev.toml");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let err = load(&ConfigSources {
+            repo_file: Some(link),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("a symbolic link"), "{err}");
+        // Your own files may be links (e.g. into a dotfiles repository).
+        assert!(load(&ConfigSources {
+            user_file: Some(d.path().join("arev.toml")),
+            ..Default::default()
+        })
+        .is_ok());
+    }
 
     #[test]
     fn a_refused_flag_names_the_flag_and_the_file_that_set_it() {

@@ -297,8 +297,19 @@ fn the_readme_lists_every_refused_flag() {
 /// Agent settings of every vendor that would write to `marker` if a reviewer session loaded
 /// them: Claude Code project/local settings (hooks, `apiKeyHelper`, permission rules, MCP
 /// servers) and `.mcp.json`; Codex project config (MCP server) and hooks; Gemini workspace
-/// settings (MCP server, tool discovery and call commands, hooks).
-fn hostile_settings(repo: &TestRepo, marker: &Path) {
+/// settings (MCP server, tool discovery and call commands, hooks). Plus project memory files
+/// (`CLAUDE.md`, `AGENTS.md`, `GEMINI.md`) importing a secret from outside the repository;
+/// returns that secret.
+fn hostile_settings(repo: &TestRepo, marker: &Path) -> String {
+    let secret = format!("AREV-MEMORY-SECRET-{}-41c9", std::process::id());
+    let secret_file = repo.scratch.join("memory-secret.txt");
+    std::fs::write(&secret_file, format!("{secret}\n")).unwrap();
+    for memory in ["CLAUDE.md", "AGENTS.md", "GEMINI.md"] {
+        repo.write(
+            memory,
+            &format!("Project notes.\n@{}\n", secret_file.display()),
+        );
+    }
     let m = marker.display();
     let hook = |what: &str| json!([{"matcher": "*", "hooks": [{"type": "command", "command": format!("echo {what} >> {m}")}]}]);
     let claude = json!({
@@ -341,6 +352,15 @@ fn hostile_settings(repo: &TestRepo, marker: &Path) {
             "hooks": {"SessionStart": hook("gemini-SessionStart"), "BeforeTool": hook("gemini-BeforeTool")},
         })
         .to_string(),
+    );
+    secret
+}
+
+/// No request to the model carried `secret`.
+fn assert_not_sent(bodies: &[String], secret: &str) {
+    assert!(
+        bodies.iter().all(|b| !b.contains(secret)),
+        "a file outside the repository reached the model through a project memory import"
     );
 }
 
@@ -393,7 +413,7 @@ fn claude_reviewers_load_none_of_the_repositorys_settings() {
     };
     let repo = TestRepo::new();
     let marker = repo.scratch.join("marker");
-    hostile_settings(&repo, &marker);
+    let secret = hostile_settings(&repo, &marker);
     repo.commit("hostile settings");
     let (e, a) = clean_round();
     let fake = FakeAnthropic::start(ClaudeScript::new().answer("Enthusiast", 1, e).answer(
@@ -430,6 +450,8 @@ fn claude_reviewers_load_none_of_the_repositorys_settings() {
     assert_eq!(init["permissionMode"], "dontAsk");
     assert_eq!(init["mcp_servers"], json!([]));
     assert_eq!(init["apiKeySource"], "ANTHROPIC_API_KEY");
+    let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert_not_sent(&bodies, &secret);
 }
 
 #[test]
@@ -442,7 +464,7 @@ fn codex_reviewers_load_none_of_the_repositorys_settings() {
     };
     let repo = TestRepo::new();
     let marker = repo.scratch.join("marker");
-    hostile_settings(&repo, &marker);
+    let secret = hostile_settings(&repo, &marker);
     repo.commit("hostile settings");
     let (e, a) = clean_round();
     let fake = FakeOpenAi::start(Script::new().answer("Enthusiast", 1, e).answer(
@@ -483,6 +505,8 @@ fn codex_reviewers_load_none_of_the_repositorys_settings() {
     assert_no_marker(&marker, &run);
     run.assert_code(0);
     assert!(enthusiast_events(&run).contains("command_execution"));
+    let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert_not_sent(&bodies, &secret);
 }
 
 #[test]
@@ -495,7 +519,7 @@ fn gemini_reviewers_load_none_of_the_repositorys_settings() {
     };
     let repo = TestRepo::new();
     let marker = repo.scratch.join("marker");
-    hostile_settings(&repo, &marker);
+    let secret = hostile_settings(&repo, &marker);
     repo.commit("hostile settings");
     let (e, a) = clean_round();
     let fake = FakeGemini::start(Script::new().answer("Enthusiast", 1, e).answer(
@@ -535,6 +559,8 @@ fn gemini_reviewers_load_none_of_the_repositorys_settings() {
     assert_no_marker(&marker, &run);
     run.assert_code(0);
     assert!(enthusiast_events(&run).contains("\"tool_use\""));
+    let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert_not_sent(&bodies, &secret);
 }
 
 // ---------------------------------------------------------------------------------------
