@@ -201,7 +201,7 @@ async fn one_dispatch(
         },
         gates: GateResults::default(),
     };
-    let outcome = match dispatch(spec, &req, cancel).await {
+    let mut outcome = match dispatch(spec, &req, cancel).await {
         Ok(o) => o,
         Err(e) => {
             rec.outcome.end = ProcessEnd::SpawnFailed {
@@ -214,39 +214,40 @@ async fn one_dispatch(
             return (Step::Abort(a), rec);
         }
     };
-    let step = match authentic(&outcome) {
-        Err(detail) => {
+    let auth = authentic(&outcome);
+    // The run dir keeps nothing the agent saw or said after its first off-target call.
+    if let Some(bad) = outcome
+        .tool_uses
+        .iter()
+        .find(|t| view.scope.violation(std::slice::from_ref(t)).is_some())
+        .map(|t| t.id.clone())
+    {
+        if let Err(e) = withhold_after(&out_dir, &bad, "offtarget_read", &mut outcome) {
+            tracing::warn!("{label}: cannot rewrite its events: {e}");
+        }
+    }
+    // An off-target access aborts whether or not the run was otherwise authentic (fail
+    // closed: a crash after reading a secret is no reason to retry).
+    let violation = view.scope.violation(&outcome.tool_uses);
+    rec.gates.offtarget_read = violation.as_ref().map(|v| v.path.clone());
+    let step = match (auth, violation) {
+        (auth, Some(v)) => {
+            rec.gates.authenticity = Some(auth.err().unwrap_or_else(|| "ok".into()));
+            rec.gates.read_target = Some(view.scope.read_target(&outcome.tool_uses));
+            Step::Abort(Abort::OfftargetRead { role, path: v.path })
+        }
+        (Err(detail), None) => {
             rec.gates.authenticity = Some(detail.clone());
             Step::NotAuthentic(detail)
         }
-        Ok(()) => {
+        (Ok(()), None) => {
             rec.gates.authenticity = Some("ok".into());
-            let violation = view.scope.violation(&outcome.tool_uses);
             let read_target = view.scope.read_target(&outcome.tool_uses);
             rec.gates.read_target = Some(read_target);
-            rec.gates.offtarget_read = violation.as_ref().map(|v| v.path.clone());
-            if let Some(v) = violation {
-                // Keep nothing the agent saw or said after the off-target call.
-                let mut outcome = outcome.clone();
-                if let Some(bad) = outcome
-                    .tool_uses
-                    .iter()
-                    .find(|t| view.scope.violation(std::slice::from_ref(t)).is_some())
-                    .map(|t| t.id.clone())
-                {
-                    if let Err(e) = withhold_after(&out_dir, &bad, "offtarget_read", &mut outcome) {
-                        tracing::warn!("{label}: cannot rewrite its events: {e}");
-                    }
-                }
-                rec.outcome = outcome;
-                return (
-                    Step::Abort(Abort::OfftargetRead { role, path: v.path }),
-                    rec,
-                );
-            } else if !read_target {
-                Step::Abort(Abort::NoToolInvocation { role })
-            } else {
+            if read_target {
                 Step::Answer(outcome.answer().unwrap_or_default().to_string())
+            } else {
+                Step::Abort(Abort::NoToolInvocation { role })
             }
         }
     };

@@ -806,3 +806,32 @@ fn gemini_cli_refuses_reads_outside_the_repository() {
     assert!(!all.contains(&secret));
     assert!(all.matches("Path not in workspace").count() >= 4, "{all}");
 }
+
+/// An agent that reads outside the repository and then crashes is not retried: the review
+/// aborts, and what it read is not kept.
+#[test]
+fn an_offtarget_read_aborts_even_without_a_result_and_is_withheld() {
+    let repo = TestRepo::new();
+    let secret = format!("AREV-CRASH-SECRET-{}", std::process::id());
+    let file = repo.scratch.join("secret.txt");
+    std::fs::write(&file, &secret).unwrap();
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--format", "json"])
+        .script(json!({"steps": [
+            {"role": "enthusiast", "round": 1, "reads": [file.display().to_string()], "crash": true},
+        ]}))
+        .run();
+    assert_aborted_without_secret(&run, &secret);
+    let dispatches = run
+        .fake_log()
+        .iter()
+        .filter(|l| l["role"] == "enthusiast")
+        .count();
+    assert_eq!(dispatches, 1, "an off-target read is not retried");
+    let events = enthusiast_events(&run);
+    assert!(
+        events.lines().last().unwrap().contains("arev_withheld"),
+        "{events}"
+    );
+}
