@@ -24,6 +24,12 @@ pub fn start<'a>(plan: &'a RunPlan, target: &'a PinnedTarget, empty: bool) -> St
         tier_start: plan.tier_start,
         config_digest: &plan.config_digest,
         empty,
+        repo_inputs: Some(crate::store::MetaRepoInputs {
+            source: plan.repo_inputs.source,
+            commit: plan.repo_inputs.commit.clone(),
+            files: plan.repo_inputs.paths(),
+            digest: plan.repo_inputs.digest(),
+        }),
     }
 }
 

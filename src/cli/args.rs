@@ -372,6 +372,12 @@ pub struct RunArgs {
     /// Read this config file on top of the user and repo files.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Where the repository's own `arev.toml`/`.arev/config.toml` and `.arev/{agents,prompts,
+    /// heuristics}/` come from: the working tree, the merge-base commit of --base (so a
+    /// change cannot alter its own review), or nowhere [env: AREV_REPO_CONFIG] [default: base
+    /// with --base, else worktree].
+    #[arg(long, value_enum, value_name = "FROM")]
+    pub repo_config: Option<RepoConfigArg>,
     /// An empty diff exits 0 with status `empty` instead of exit 2.
     #[arg(long)]
     pub allow_empty: bool,
@@ -513,6 +519,24 @@ pub struct InitArgs {
     /// Primary language of the agents' prose (asked on a TTY when not given).
     #[arg(long, value_name = "LANG")]
     pub language: Option<String>,
+}
+
+/// `--repo-config` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RepoConfigArg {
+    Worktree,
+    Base,
+    Ignore,
+}
+
+impl From<RepoConfigArg> for crate::config::RepoSource {
+    fn from(a: RepoConfigArg) -> Self {
+        match a {
+            RepoConfigArg::Worktree => Self::Worktree,
+            RepoConfigArg::Base => Self::Base,
+            RepoConfigArg::Ignore => Self::Ignore,
+        }
+    }
 }
 
 /// `--model` values.

@@ -4,7 +4,7 @@
 use super::claude::{claude_args, claude_permits, parse_stream_json};
 use super::codex::{codex_args, codex_permits, parse_codex_jsonl};
 use super::gemini::{
-    apply_exit_code, gemini_args, gemini_permits, parse_gemini_stream, prompt_with_role,
+    apply_exit_code, gemini_args, gemini_env, gemini_permits, parse_gemini_stream, prompt_with_role,
 };
 use super::{
     AgentSpec, BackendKind, DispatchRequest, EventFormat, ProcessEnd, ResultEvent, ToolUse,
@@ -24,6 +24,8 @@ pub struct Invocation {
     /// Bytes written to stdin before closing it; `None` = stdin is `/dev/null` (the prompt
     /// is an argument).
     pub stdin: Option<Vec<u8>>,
+    /// Variables set on top of the inherited (allowlisted) environment.
+    pub env: Vec<(String, String)>,
 }
 
 /// The argv and stdin of `agent` for `req`.
@@ -35,6 +37,7 @@ pub fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
         BackendKind::Claude => Invocation {
             args: claude_args(agent, req),
             stdin: Some(req.prompt.clone().into_bytes()),
+            env: vec![],
         },
         // `codex exec … -- -` reads the prompt from stdin.
         BackendKind::Codex if req.prompt.len() > MAX_ARG_PROMPT => {
@@ -45,11 +48,13 @@ pub fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
             Invocation {
                 args,
                 stdin: Some(req.prompt.clone().into_bytes()),
+                env: vec![],
             }
         }
         BackendKind::Codex => Invocation {
             args: codex_args(agent, req),
             stdin: None,
+            env: vec![],
         },
         // Gemini appends the `-p` text to its stdin input: the prompt goes on stdin and `-p`
         // carries only the role instructions, so the header stays the first line.
@@ -64,11 +69,13 @@ pub fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
             Invocation {
                 args,
                 stdin: Some(req.prompt.clone().into_bytes()),
+                env: gemini_env(),
             }
         }
         BackendKind::Gemini => Invocation {
             args: gemini_args(agent, req),
             stdin: None,
+            env: gemini_env(),
         },
         BackendKind::Command => {
             let model = agent.models.get(req.tier);
@@ -79,6 +86,7 @@ pub fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
                     .map(|a| a.replace("{model}", model))
                     .collect(),
                 stdin: Some(prompt_with_role(&req.prompt, &req.system_prompt).into_bytes()),
+                env: vec![],
             }
         }
     }
@@ -149,6 +157,7 @@ mod tests {
             system_prompt: "You are the Judge.".into(),
             tier: Tier::Opus,
             cwd: PathBuf::from("/repo"),
+            read_dirs: vec![PathBuf::from("/repo")],
             out_dir: PathBuf::from("/tmp/x"),
             timeout: Duration::from_secs(1),
             grace: Duration::from_secs(1),
@@ -178,5 +187,22 @@ mod tests {
         assert_eq!(i.stdin.as_deref(), Some(big.prompt.as_bytes()));
         assert!(i.args.iter().all(|a| a.len() < MAX_ARG_PROMPT));
         assert!(i.args[1].contains("<role_instructions>"));
+        // Gemini's workspace is untrusted while it loads settings; others set nothing.
+        for b in [
+            BackendKind::Claude,
+            BackendKind::Codex,
+            BackendKind::Command,
+        ] {
+            assert!(invocation(&agent(b), &small).env.is_empty(), "{b:?}");
+        }
+        for p in [&small, &big] {
+            assert_eq!(
+                invocation(&agent(BackendKind::Gemini), p).env,
+                [(
+                    "GEMINI_CLI_TRUST_WORKSPACE".to_string(),
+                    "false".to_string()
+                )]
+            );
+        }
     }
 }

@@ -8,27 +8,68 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashSet;
 
-/// The only tools a reviewer gets; also the only allow rules.
+/// The only tools a reviewer gets.
 const READ_ONLY_TOOLS: &str = "Read,Grep,Glob";
 /// The Fixer's tools (iterate mode; cwd = the isolated worktree): read plus Edit and Write,
 /// still under `dontAsk`, so anything else (Bash, WebFetch, …) is denied.
 const FIXER_TOOLS: &str = "Read,Grep,Glob,Edit,Write";
-/// The Fixer's allow rules: Edit and Write only below its cwd (the worktree). A bare `Edit`
-/// or `Write` allow rule lets Claude Code 2.1.330 write ANY path under `dontAsk` — verified
-/// against the real CLI: it created files in the user's own working tree and outside the
-/// repository. With the rules scoped, such writes are denied.
-const FIXER_ALLOW: &str = "Read,Grep,Glob,Edit(./**),Write(./**)";
+
+/// A path as a literal permission-rule pattern (gitignore syntax): glob characters escaped.
+fn rule_path(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    for c in dir.display().to_string().trim_end_matches('/').chars() {
+        if matches!(
+            c,
+            '\\' | '*' | '?' | '[' | ']' | '{' | '}' | '(' | ')' | '!'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The session's own settings layer (`--settings`): no hooks at all, and allow rules that
+/// confine Read/Grep/Glob to `req.read_dirs` (and, for the Fixer, edits to its cwd).
+///
+/// Verified against Claude Code 2.1.330 (tests/integration/trust.rs): under `dontAsk` a read
+/// outside the working directory is denied unless a rule allows it, a bare `Read` rule allows
+/// ANY path (which is why there is none), and symlinks are resolved before the rules apply,
+/// so an in-repo link to `/etc/hostname` is denied too. `//` starts an absolute path in a
+/// rule. An `Edit(…)` rule also covers Write (a `Write(…)` rule alone does not allow it
+/// outside the cwd). The rules go in `--settings` JSON rather than `--allowedTools`, whose
+/// value is split at commas and spaces (a path containing them would break the rule).
+fn session_settings(req: &DispatchRequest) -> String {
+    let mut allow = vec![];
+    for dir in &req.read_dirs {
+        let p = rule_path(dir);
+        for tool in ["Read", "Grep", "Glob"] {
+            allow.push(format!("{tool}(/{p}/**)"));
+        }
+    }
+    if req.role == crate::findings::Role::Fixer {
+        allow.push(format!("Edit(/{}/**)", rule_path(&req.cwd)));
+    }
+    serde_json::json!({
+        "disableAllHooks": true,
+        "permissions": {"allow": allow},
+    })
+    .to_string()
+}
 
 /// The argv (without the program) for a read-only Claude Code worker; the prompt goes on stdin.
 ///
-/// `--allowedTools` is variadic in the real CLI, so it is always followed by another flag
-/// (`--permission-mode`), never by a free-standing value.
-/// The Fixer alone gets Edit and Write; never `acceptEdits`, `bypassPermissions` or
-/// `--dangerously-*`, for any role.
+/// Nothing of the reviewed repository configures the session: `--setting-sources user`
+/// loads the user's own settings (trusted: authentication, `env`) but never the project's
+/// `.claude/settings.json` / `settings.local.json` (hooks, `apiKeyHelper`, permission rules);
+/// `--strict-mcp-config` ignores `.mcp.json`; the `--settings` layer turns every hook off and
+/// scopes the allow rules (see [`session_settings`]). The Fixer alone gets Edit and Write;
+/// never `acceptEdits`, `bypassPermissions` or `--dangerously-*`, for any role (and the
+/// config's argv floor keeps `extra_args` from adding them).
 pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
-    let (tools, allow) = match req.role {
-        crate::findings::Role::Fixer => (FIXER_TOOLS, FIXER_ALLOW),
-        _ => (READ_ONLY_TOOLS, READ_ONLY_TOOLS),
+    let tools = match req.role {
+        crate::findings::Role::Fixer => FIXER_TOOLS,
+        _ => READ_ONLY_TOOLS,
     };
     let mut args: Vec<String> = [
         "-p",
@@ -37,13 +78,11 @@ pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
         "--verbose",
         "--tools",
         tools,
-        "--allowedTools",
-        allow,
         "--permission-mode",
         "dontAsk",
         "--strict-mcp-config",
         "--setting-sources",
-        "project",
+        "user",
         "--no-session-persistence",
         "--max-turns",
     ]
@@ -51,6 +90,8 @@ pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     .map(|s| (*s).to_string())
     .collect();
     args.push(agent.max_turns.to_string());
+    args.push("--settings".into());
+    args.push(session_settings(req));
     args.push("--model".into());
     args.push(agent.models.get(req.tier).to_string());
     args.push("--append-system-prompt".into());
@@ -343,12 +384,22 @@ mod tests {
             system_prompt: "You are the Adversary.".into(),
             tier: Tier::Sonnet,
             cwd: PathBuf::from("/repo"),
+            read_dirs: vec![PathBuf::from("/repo"), PathBuf::from("/runs/r (1)/target")],
             out_dir: PathBuf::from("/tmp/x"),
             timeout: Duration::from_secs(1),
             grace: Duration::from_secs(1),
             output_cap: 1024,
         };
         let args = claude_args(&agent, &req);
+        let settings = serde_json::json!({
+            "disableAllHooks": true,
+            "permissions": {"allow": [
+                "Read(//repo/**)", "Grep(//repo/**)", "Glob(//repo/**)",
+                "Read(//runs/r \\(1\\)/target/**)", "Grep(//runs/r \\(1\\)/target/**)",
+                "Glob(//runs/r \\(1\\)/target/**)",
+            ]},
+        })
+        .to_string();
         let expected: Vec<&str> = vec![
             "-p",
             "--output-format",
@@ -356,16 +407,16 @@ mod tests {
             "--verbose",
             "--tools",
             "Read,Grep,Glob",
-            "--allowedTools",
-            "Read,Grep,Glob",
             "--permission-mode",
             "dontAsk",
             "--strict-mcp-config",
             "--setting-sources",
-            "project",
+            "user",
             "--no-session-persistence",
             "--max-turns",
             "8",
+            "--settings",
+            &settings,
             "--model",
             "sonnet",
             "--append-system-prompt",
@@ -378,8 +429,10 @@ mod tests {
         assert!(!args.iter().any(|a| a == "acceptEdits"
             || a == "bypassPermissions"
             || a.starts_with("--dangerously")));
-        let i = args.iter().position(|a| a == "--allowedTools").unwrap();
-        assert!(args[i + 2].starts_with("--"));
+        // The project's settings never load; no bare (unscoped) allow rule exists.
+        assert!(!args
+            .iter()
+            .any(|a| a.contains("project") || a == "--allowedTools"));
     }
 
     #[test]
@@ -403,6 +456,10 @@ mod tests {
                 system_prompt: "S".into(),
                 tier: Tier::Opus,
                 cwd: PathBuf::from("/repo/.arev/worktrees/x"),
+                read_dirs: vec![
+                    PathBuf::from("/repo/.arev/worktrees/x"),
+                    PathBuf::from("/repo/.arev/runs/r/target"),
+                ],
                 out_dir: PathBuf::from("/tmp/x"),
                 timeout: Duration::from_secs(1),
                 grace: Duration::from_secs(1),
@@ -419,13 +476,24 @@ mod tests {
                 "Read,Grep,Glob"
             };
             assert_eq!(after("--tools"), want, "{role}");
-            let allow = if role == Role::Fixer {
-                // Bare Edit/Write rules would allow writes anywhere: scoped to the cwd.
-                "Read,Grep,Glob,Edit(./**),Write(./**)"
+            let settings: serde_json::Value = serde_json::from_str(after("--settings")).unwrap();
+            assert_eq!(settings["disableAllHooks"], true);
+            let allow: Vec<&str> = settings["permissions"]["allow"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|v| v.as_str())
+                .collect();
+            // Every rule is scoped (a bare `Read` or `Edit` rule would allow any path); only
+            // the Fixer may edit, and only below its cwd (the worktree).
+            assert!(allow.iter().all(|r| r.contains("(//")), "{role}: {allow:?}");
+            assert!(allow.contains(&"Read(//repo/.arev/runs/r/target/**)"));
+            let edits: Vec<&&str> = allow.iter().filter(|r| r.starts_with("Edit")).collect();
+            if role == Role::Fixer {
+                assert_eq!(edits, vec![&"Edit(//repo/.arev/worktrees/x/**)"]);
             } else {
-                "Read,Grep,Glob"
-            };
-            assert_eq!(after("--allowedTools"), allow, "{role}");
+                assert!(edits.is_empty(), "{role}");
+            }
             assert_eq!(after("--permission-mode"), "dontAsk", "{role}");
             assert!(
                 !args.iter().any(|a| a.contains("acceptEdits")

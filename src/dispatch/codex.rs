@@ -31,6 +31,15 @@ use std::collections::HashSet;
 /// one); stdin must be `/dev/null` (a piped stdin is appended to the prompt). The role body
 /// goes in as `developer_instructions`. A prompt too long for one argument is passed as `-`
 /// with the text on stdin instead (`dispatch::invocation`).
+///
+/// Nothing of the reviewed repository configures the session: the working directory is
+/// declared an untrusted project for this run (`-c projects={…}`), so Codex never loads its
+/// `.codex/config.toml` / `hooks.json` (MCP servers, hooks) even when the user trusted that
+/// project; verified against Codex 0.169.0 (tests/integration/trust.rs). Commands the model
+/// runs get only the core environment (`shell_environment_policy.inherit = "core"`: no API
+/// key). `--sandbox read-only` blocks writes and the network but NOT reads outside the
+/// repository: those are caught by the read gate (the agent's run is then aborted and its
+/// events after the off-target command are not kept).
 pub fn codex_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     let mut args: Vec<String> = [
         "exec",
@@ -47,6 +56,13 @@ pub fn codex_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     args.push(req.cwd.display().to_string());
     args.push("-m".into());
     args.push(agent.models.get(req.tier).to_string());
+    args.push("-c".into());
+    args.push(format!(
+        "projects={{{}={{trust_level=\"untrusted\"}}}}",
+        toml_basic_string(&req.cwd.display().to_string())
+    ));
+    args.push("-c".into());
+    args.push("shell_environment_policy.inherit=\"core\"".into());
     if !req.system_prompt.is_empty() {
         args.push("-c".into());
         args.push(format!(
@@ -452,6 +468,7 @@ mod tests {
             system_prompt: "You are the \"Judge\".\nRule.".into(),
             tier: Tier::Sonnet,
             cwd: PathBuf::from("/repo"),
+            read_dirs: vec![PathBuf::from("/repo")],
             out_dir: PathBuf::from("/tmp/x"),
             timeout: Duration::from_secs(1),
             grace: Duration::from_secs(1),
@@ -472,6 +489,10 @@ mod tests {
                 "-m",
                 "m-mid",
                 "-c",
+                "projects={\"/repo\"={trust_level=\"untrusted\"}}",
+                "-c",
+                "shell_environment_policy.inherit=\"core\"",
+                "-c",
                 "developer_instructions=\"You are the \\\"Judge\\\".\\nRule.\"",
                 "-c",
                 "model_provider=fake",
@@ -480,12 +501,15 @@ mod tests {
             ]
         );
         // The -c value is valid TOML that round-trips the role body.
-        let (_, v) = args[11].split_once('=').unwrap();
+        let (_, v) = args[15].split_once('=').unwrap();
         let t: toml::Table = format!("x = {v}").parse().unwrap();
         assert_eq!(t["x"].as_str(), Some(req.system_prompt.as_str()));
         assert!(!args
             .iter()
             .any(|a| a.contains("danger") || a == "--full-auto"));
+        let (_, v) = args[11].split_once('=').unwrap();
+        let t: toml::Table = format!("x = {v}").parse().unwrap();
+        assert_eq!(t["x"]["/repo"]["trust_level"].as_str(), Some("untrusted"));
         let odd = "tab\there \u{7f} ünï \\ \"q\" \u{1}";
         let t: toml::Table = format!("x = {}", toml_basic_string(odd)).parse().unwrap();
         assert_eq!(t["x"].as_str(), Some(odd));

@@ -37,9 +37,25 @@ pub fn prompt_with_role(prompt: &str, system_prompt: &str) -> String {
     )
 }
 
+/// Environment set for every Gemini worker (over the inherited one).
+///
+/// `GEMINI_CLI_TRUST_WORKSPACE=false`: the reviewed repository is an untrusted workspace
+/// while the CLI loads its settings, so its `.gemini/settings.json` (MCP servers, tool
+/// discovery and call commands, hooks) is never loaded, whatever the user's trusted folders
+/// say; `--skip-trust` then only lets the headless run start. Verified against Gemini CLI
+/// 0.61.0 (tests/integration/trust.rs): with `--skip-trust` alone, a repository listed in
+/// `~/.gemini/trustedFolders.json` had its tool-discovery command run.
+pub fn gemini_env() -> Vec<(String, String)> {
+    vec![("GEMINI_CLI_TRUST_WORKSPACE".into(), "false".into())]
+}
+
 /// The argv (without the program) for a read-only Gemini worker; stdin must be `/dev/null`
 /// (`-p` text is appended to any stdin input). A prompt too long for one argument goes on
 /// stdin instead (`dispatch::invocation`).
+///
+/// In `--approval-mode default` only read tools exist, and `read_file` refuses any path
+/// that resolves outside the workspace (symlinks included); the run's target artefacts are
+/// added with `--include-directories` when they lie outside the repository.
 pub fn gemini_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     let mut args = vec![
         "-p".to_string(),
@@ -52,6 +68,10 @@ pub fn gemini_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
         "-m".into(),
         agent.models.get(req.tier).to_string(),
     ];
+    for dir in req.read_dirs.iter().filter(|d| !d.starts_with(&req.cwd)) {
+        args.push("--include-directories".into());
+        args.push(dir.display().to_string());
+    }
     args.extend(agent.extra_args.iter().cloned());
     args
 }
@@ -443,6 +463,7 @@ mod tests {
             system_prompt: "You are the Adversary.".into(),
             tier: Tier::Haiku,
             cwd: PathBuf::from("/repo"),
+            read_dirs: vec![PathBuf::from("/repo"), PathBuf::from("/runs/r/target")],
             out_dir: PathBuf::from("/tmp/x"),
             timeout: Duration::from_secs(1),
             grace: Duration::from_secs(1),
@@ -463,6 +484,8 @@ mod tests {
                 "--skip-trust",
                 "-m",
                 "haiku",
+                "--include-directories",
+                "/runs/r/target",
                 "--debug"
             ]
         );

@@ -8,6 +8,7 @@ mod gemini;
 mod model;
 mod process;
 mod shell;
+mod withhold;
 
 pub use backend::{interpret_exit, invocation, parse_events, tool_permitted, Invocation};
 pub use claude::{claude_access, claude_args, parse_stream_json};
@@ -16,3 +17,4 @@ pub use gemini::{gemini_access, gemini_args, parse_gemini_stream};
 pub use model::*;
 pub use process::{dispatch, resolve_binary};
 pub use shell::shell_access;
+pub use withhold::withhold_after;

@@ -1,5 +1,6 @@
 //! meta.json: the run's status record, written at start and finalised on completion/abort/Ctrl-C.
 
+use crate::config::RepoSource;
 use crate::findings::{Role, Tier};
 use crate::iterate::IterateStop;
 use crate::round::StopReason;
@@ -71,6 +72,9 @@ pub struct Meta {
     pub arev_version: String,
     /// sha256 of the resolved configuration (canonical JSON).
     pub config_digest: String,
+    /// The repository inputs this run used (`--repo-config`); absent in older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo_inputs: Option<MetaRepoInputs>,
     pub started_at: String,
     pub finished_at: Option<String>,
     /// The arev process that runs the review (pid and start time): a run still `running`
@@ -80,6 +84,20 @@ pub struct Meta {
     /// `arev run --iterate` only: where the fixes are (kept on abort and Ctrl-C too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterate: Option<MetaIterate>,
+}
+
+/// Where the repository inputs (the repo's `arev.toml`/`.arev/config.toml` and
+/// `.arev/{agents,prompts,heuristics}/*.md`) came from, and which were read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MetaRepoInputs {
+    /// `worktree`, `base` (the merge-base commit of `--base`) or `ignore`.
+    pub source: RepoSource,
+    /// With `base`: the commit they were read from.
+    pub commit: Option<String>,
+    /// Repo-relative paths of the inputs read.
+    pub files: Vec<String>,
+    /// sha256 over the inputs read (path and text, in path order).
+    pub digest: String,
 }
 
 /// The iterate run's branch and worktree, and how far it got.

@@ -13,7 +13,9 @@ mod state;
 pub use atomic::{write_atomic, write_json_atomic};
 pub use layout::{add_git_exclude, create_run_dir, default_runs_base, RunDir, RunId};
 pub use list::{find_run, list_runs, load_report, load_report_file, LoadRunError, RunSummary};
-pub use meta::{AbortReason, Meta, MetaIterate, MetaTarget, RunStatus, RunStopReason};
+pub use meta::{
+    AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget, RunStatus, RunStopReason,
+};
 pub use process::{Liveness, ProcessId};
 pub use progress::{
     read_progress, DispatchState, Phase, ProgressCounts, ProgressLog, RunProgress, RunningAgent,

@@ -72,3 +72,6 @@ mod action;
 mod eval;
 // The fail-closed tool gate per event format, and the output cap named.
 mod tool_gate;
+// Untrusted pull requests: --repo-config, the argv floor, and (real CLIs) no repository
+// settings in reviewer sessions, no reads outside the repository in run files.
+mod trust;
