@@ -1,4 +1,6 @@
 //! Entry points: each subcommand from parsed arguments to an exit code (one file each).
+mod background;
+mod cancel;
 mod emit;
 mod hook;
 mod init;
@@ -7,10 +9,12 @@ mod iterate;
 mod merge;
 mod publish;
 mod report;
+mod result;
 mod review;
 mod run;
 mod runs;
 mod schema;
+mod status;
 
 use crate::cli::{Cli, Command};
 use crate::exit_codes;
@@ -69,6 +73,9 @@ pub fn main_impl() -> i32 {
         Command::Runs(args) => finish(runs::runs_command(&args).map(|()| exit_codes::OK)),
         Command::Merge(args) => finish(merge::merge_command(&args)),
         Command::Publish(args) => finish(publish::publish_command(&args)),
+        Command::Status(args) => finish(status::status_command(&args)),
+        Command::RunResult(args) => finish(result::result_command(&args)),
+        Command::Cancel(args) => finish(cancel::cancel_command(&args)),
     }
 }
 
