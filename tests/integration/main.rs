@@ -38,6 +38,8 @@ mod hostile;
 mod records;
 // Signals (exit 130/143/129, status interrupted) and leftover processes: none survives.
 mod interrupt;
+// `run --background [--wait]`, `status`, `result`, `cancel`: detached runs at real speed.
+mod long_runs;
 // CI outputs: SARIF (schema-validated), Markdown, GitHub annotations, `report`, `runs`, fingerprints.
 mod outputs;
 // `--shard i/n` and `arev merge`: partition, coverage checks, merge equals an unsharded run.
