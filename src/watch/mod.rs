@@ -5,5 +5,5 @@ mod select;
 mod status;
 
 pub use cancel::{cancel, CancelError, Cancelled};
-pub use select::select_run;
+pub use select::{select_run, SelectError};
 pub use status::{fmt_duration, next_commands, render_started, render_status};

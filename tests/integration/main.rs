@@ -52,6 +52,8 @@ mod hook;
 mod hook_lock;
 // The repo as a Claude Code plugin through the real CLI: validate, Stop-hook loop, slash command.
 mod claude_plugin;
+// A review longer than Claude Code's 120 s Bash limit: background slash command, status, result.
+mod claude_long;
 // `arev install claude`: merge into settings.json, idempotence, uninstall.
 mod install;
 // A mixed panel's attribution in merged and iterate reports.
