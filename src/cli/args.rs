@@ -288,11 +288,13 @@ pub struct RunArgs {
     // Background runs (docs/architecture.md §4.4).
     /// Detach: the review runs on in a session of its own (surviving this shell and Claude
     /// Code); prints the run id and run dir at once and exits 0. Logs go to <run dir>/arev.log.
-    #[arg(long)]
+    #[arg(long, overrides_with = "background")]
     pub background: bool,
     /// With --background: wait up to DURATION (e.g. 100s, 5m) and print the report with the
     /// verdict's exit code if it came; else the run id and how to get the report, exit 4.
-    #[arg(long, value_name = "DURATION", requires = "background", value_parser = super::watch::parse_wait)]
+    /// Given twice (a slash command's own, then the user's), the last one counts.
+    #[arg(long, value_name = "DURATION", requires = "background", overrides_with = "wait",
+          value_parser = super::watch::parse_wait)]
     pub wait: Option<std::time::Duration>,
     /// Internal: this process is the detached run a `--background` parent started.
     #[arg(long, hide = true)]
@@ -303,8 +305,8 @@ pub struct RunArgs {
 /// `report` and `merge`).
 #[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
-    /// Report format on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Report format on stdout (given twice, the last one counts).
+    #[arg(long, value_enum, default_value_t = Format::Text, overrides_with = "format")]
     pub format: Format,
     /// Also write the report to FILE: JSON for `.json`, SARIF for `.sarif`, Markdown for `.md`,
     /// else in --format.

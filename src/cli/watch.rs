@@ -112,6 +112,26 @@ mod tests {
         assert!(r.background);
         assert_eq!(r.wait, Some(std::time::Duration::from_secs(100)));
         assert!(Cli::try_parse_from(["arev", "run", "diff", "--wait", "10s"]).is_err());
+        // A slash command's own flags first, the user's after: the user's count.
+        let c = Cli::try_parse_from([
+            "arev",
+            "run",
+            "--background",
+            "--wait",
+            "100s",
+            "--format",
+            "markdown",
+            "diff",
+            "--wait",
+            "25m",
+            "--format",
+            "json",
+            "--background",
+        ])
+        .unwrap();
+        let Command::Run(r) = c.command else { panic!() };
+        assert_eq!(r.wait, Some(std::time::Duration::from_secs(1500)));
+        assert_eq!(r.output.format, crate::cli::Format::Json);
         assert!(
             Cli::try_parse_from(["arev", "run", "diff", "--background", "--wait", "soon"]).is_err()
         );
