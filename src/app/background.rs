@@ -59,12 +59,12 @@ fn finished(run: &Started, status: ExitStatus, args: &RunArgs) -> i32 {
         }
     }
     match load_report(&run.run_dir) {
-        // Killed by a signal after its report (no exit code): no verdict to stand on.
         Ok(report) => {
             output::report(&render(&report, args.output.format));
+            // No code: killed by a signal after its report, so no verdict to stand on.
             status.code().unwrap_or(exit_codes::ABORTED)
         }
-        // Gone without a report (abandoned): no verdict.
+        // No report (killed before it, so abandoned): no verdict.
         Err(e) => {
             output::error(&e.to_string());
             match status.code() {

@@ -51,11 +51,17 @@ fn wait_exit_code(dir: &Path, within: Duration) -> Value {
     }
 }
 
-/// Field 6 of `/proc/<pid>/stat`: the session id.
-fn session_of(pid: i64) -> i64 {
+/// Fields 5 and 6 of `/proc/<pid>/stat`: (process group, session).
+fn group_and_session(pid: i64) -> (i64, i64) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let (_, rest) = stat.rsplit_once(')').unwrap();
-    rest.split_whitespace().nth(3).unwrap().parse().unwrap()
+    let f: Vec<i64> = rest
+        .split_whitespace()
+        .skip(2)
+        .take(2)
+        .map(|v| v.parse().unwrap())
+        .collect();
+    (f[0], f[1])
 }
 
 fn alive(pid: i64) -> bool {
@@ -117,8 +123,10 @@ fn a_background_run_outlives_its_caller_and_records_its_exit_code() {
     // The detached process: a session of its own, not the test's.
     let pid = meta["process"]["pid"].as_i64().unwrap();
     assert!(alive(pid), "the run's process is gone");
-    assert_eq!(session_of(pid), pid, "setsid: it leads its own session");
-    assert_ne!(session_of(pid), session_of(std::process::id() as i64));
+    // The detached process leads a session and a process group of its own: the caller's
+    // terminal, its Ctrl-C and a kill of its process group do not reach it.
+    assert_eq!(group_and_session(pid), (pid, pid));
+    assert_ne!(group_and_session(std::process::id() as i64).1, pid);
     wait_recorded(&pids, 1, 0);
     let s = follow(&repo, &["status", &id], &script);
     s.assert_code(0);
@@ -348,4 +356,32 @@ fn a_sigkilled_background_run_is_abandoned() {
             nix::sys::signal::Signal::SIGKILL,
         );
     }
+}
+
+#[test]
+fn an_iterate_run_detaches_too() {
+    let repo = TestRepo::new();
+    let run = start(
+        &repo,
+        &["--iterate", "--wait", "60s", "--format", "json"],
+        one_finding(0),
+        None,
+    );
+    run.assert_code(1);
+    let report: Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout));
+    assert_eq!(
+        report["iterate"]["stop_reason"], "no-progress",
+        "{}",
+        run.stderr
+    );
+    // The child's log is relayed: where the fixes are.
+    assert!(
+        run.stderr.contains("iterate stopped: no-progress"),
+        "{}",
+        run.stderr
+    );
+    let meta = run.meta();
+    assert_eq!(meta["exit_code"], 1);
+    assert!(meta["iterate"]["branch"].is_string());
 }
