@@ -81,6 +81,11 @@ pub struct Meta {
     /// whose process is gone is shown as `abandoned`. Null where it cannot be known.
     #[serde(default)]
     pub process: Option<super::ProcessId>,
+    /// The exit code that process ended with, recorded last (after the report and any
+    /// publish): what `arev run --background --wait` and scripts read. Null while the run
+    /// runs, or when its process died before it could record one.
+    #[serde(default)]
+    pub exit_code: Option<i32>,
     /// `arev run --iterate` only: where the fixes are (kept on abort and Ctrl-C too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterate: Option<MetaIterate>,

@@ -191,6 +191,7 @@ impl Recorder {
             started_at: now(),
             finished_at: None,
             process: ProcessId::current(),
+            exit_code: None,
             iterate: None,
         };
         write_json_atomic(&run.meta(), &meta).map_err(RecordError::at(run.meta()))?;
