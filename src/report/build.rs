@@ -140,11 +140,13 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
             path: f.path.clone(),
             status: CoverageStatus::Reviewed,
             reason: None,
+            glob: None,
         })
         .chain(target.skipped.iter().map(|s| CoverageFile {
             path: s.path.clone(),
             status: CoverageStatus::Skipped,
             reason: Some(s.reason),
+            glob: s.glob.clone(),
         }))
         .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));

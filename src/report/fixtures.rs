@@ -83,11 +83,13 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
                     path: f.to_string(),
                     status: CoverageStatus::Reviewed,
                     reason: None,
+                    glob: None,
                 })
                 .chain(std::iter::once(CoverageFile {
                     path: "blob.bin".into(),
                     status: CoverageStatus::Skipped,
                     reason: Some(crate::target::SkipReason::Binary),
+                    glob: None,
                 }))
                 .collect(),
         },

@@ -177,8 +177,8 @@ pub fn render_markdown(r: &Report) -> String {
         .files
         .iter()
         .filter_map(|f| {
-            f.reason
-                .map(|why| format!("{} ({})", md_code(&f.path, MdContext::Inline), why.as_str()))
+            f.reason_label()
+                .map(|why| format!("{} ({})", md_code(&f.path, MdContext::Inline), inline(&why)))
         })
         .collect();
     if !skipped.is_empty() {

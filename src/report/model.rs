@@ -174,6 +174,18 @@ pub struct CoverageFile {
     pub path: String,
     pub status: CoverageStatus,
     pub reason: Option<SkipReason>,
+    /// For reason `excluded`: the glob that matched (renderings show `excluded:<glob>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glob: Option<String>,
+}
+
+impl CoverageFile {
+    /// The skip reason as shown: `excluded:<glob>`, `generated`, `binary`, …; None when
+    /// the file was reviewed.
+    pub fn reason_label(&self) -> Option<String> {
+        self.reason
+            .map(|r| crate::target::skip_label(r, self.glob.as_deref()))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -1,4 +1,5 @@
 //! Resolve: arguments + config + pinned target → one immutable `RunPlan`; its agents → a `Panel`.
+mod context;
 mod outputs;
 mod panel;
 mod plan;
@@ -6,3 +7,7 @@ mod plan;
 pub use panel::{agent_spec, Panel};
 pub(crate) use plan::discover_root;
 pub use plan::{resolve_run, AgentRef, Outputs, RunPlan};
+pub use context::{
+    load_rules, match_paths, resolve_context, ContextError, MatchedPaths, RepoInputs,
+    ReviewContext, RulesFile, Worktree, RULES_CAP,
+};

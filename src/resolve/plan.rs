@@ -5,8 +5,9 @@ use crate::cli::{Format, RunArgs};
 use crate::config::{load, Config, ConfigSources, FailOn};
 use crate::errors::ExpectedError;
 use crate::findings::{Role, Tier};
+use super::context::{resolve_context, ReviewContext, Worktree};
 use crate::target::{
-    apply_shard, resolve_excluding, PinnedTarget, ShardInfo, TargetError, TargetRequest,
+    apply_shard, resolve_excluding, Excludes, PinnedTarget, ShardInfo, TargetError, TargetRequest,
 };
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -59,6 +60,11 @@ pub struct RunPlan {
     /// `--shard i/n`: the slice reviewed and the full manifest's identity (the target above
     /// is already restricted to the slice).
     pub shard: Option<ShardInfo>,
+    /// What diffs, directories and globs leave out (`[review] exclude` + `--exclude`,
+    /// lockfiles, generated and vendored files).
+    pub excludes: Excludes,
+    /// Project rules, path instructions and focus (docs/architecture.md §18).
+    pub context: ReviewContext,
 }
 
 impl RunPlan {
@@ -115,11 +121,15 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         (None, "") => crate::store::default_runs_base(&root),
         (None, d) => absolutize(&root, Path::new(d)),
     };
+    let mut exclude = config.review.exclude.clone();
+    exclude.extend(args.exclude.iter().cloned());
+    let excludes = Excludes::new(exclude, config.review.skip_lockfiles);
     let req = TargetRequest {
         args: args.targets.clone(),
         base: args.base.clone(),
         cwd: cwd.to_path_buf(),
         max_file_bytes: config.review.max_file_bytes,
+        excludes: excludes.clone(),
     };
     let target = match resolve_excluding(&req, std::slice::from_ref(&runs_base)) {
         Ok(t) => Some(t),
@@ -138,6 +148,15 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         (t, None) => (t, None),
     };
     let root = target.as_ref().map_or(root, |t| t.root.clone());
+    // Project rules are repository inputs: read through the same source as the repository
+    // config (docs/architecture.md §15.1, §18.1).
+    let focus = args.focus.as_deref().or(Some(config.review.focus.as_str()));
+    let context = resolve_context(
+        &config.review.rules,
+        focus,
+        &config.review.paths,
+        &Worktree { root: &root },
+    )?;
     let mode = target.as_ref().map(|t| t.mode);
     let passes = args
         .passes
@@ -180,6 +199,8 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         outputs,
         display: args.targets.join(" "),
         shard,
+        excludes,
+        context,
         target,
         config,
         config_digest,

@@ -58,6 +58,7 @@ fn req(cwd: &Path, args: &[&str]) -> TargetRequest {
         base: None,
         cwd: cwd.to_path_buf(),
         max_file_bytes: CAP,
+        excludes: Excludes::new(vec![], true),
     }
 }
 
@@ -272,10 +273,7 @@ fn diff_binary_deleted_and_run_dir() {
     assert_eq!(t.hunks["gone.txt"], vec![Hunk { start: 1, end: 3 }]);
     assert_eq!(
         t.skipped,
-        vec![SkippedFile {
-            path: "img.bin".into(),
-            reason: SkipReason::Binary
-        }]
+        vec![SkippedFile::new("img.bin".into(), SkipReason::Binary)]
     );
     let patch = String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8");
     // Skipped files are left out of the patch: it holds exactly the reviewed files.
@@ -611,18 +609,9 @@ fn manifest_skips_unreviewable_files() {
     assert_eq!(
         t.skipped,
         vec![
-            SkippedFile {
-                path: "data/big.rs".into(),
-                reason: SkipReason::TooLarge
-            },
-            SkippedFile {
-                path: "data/bin.rs".into(),
-                reason: SkipReason::Binary
-            },
-            SkippedFile {
-                path: "data/latin.rs".into(),
-                reason: SkipReason::NotUtf8
-            },
+            SkippedFile::new("data/big.rs".into(), SkipReason::TooLarge),
+            SkippedFile::new("data/bin.rs".into(), SkipReason::Binary),
+            SkippedFile::new("data/latin.rs".into(), SkipReason::NotUtf8),
         ]
     );
     // Skipped files are not in the manifest nor in its digest.
