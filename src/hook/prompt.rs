@@ -51,10 +51,8 @@ fn baseline(root: &Path, config: &Config) -> Result<(Option<String>, String), St
         .and_then(|h| h.peel_to_commit().ok())
         .map(|c| c.id().to_string());
     // The same excludes and size cap as the Stop hook's review, so the shas compare.
-    let excludes = crate::target::Excludes::new(
-        config.review.exclude.clone(),
-        config.review.skip_lockfiles,
-    );
+    let excludes =
+        crate::target::Excludes::new(config.review.exclude.clone(), config.review.skip_lockfiles);
     let sha = crate::target::diff_sha_capped(
         root,
         head.as_deref(),

@@ -19,6 +19,7 @@ pub(crate) fn finding(file: &str, sev: Severity) -> ReportFinding {
         enthusiast_severity: sev,
         file: Some(file.into()),
         line: Some(2),
+        section: None,
         category: "logic".into(),
         description: "d".into(),
         evidence: "e".into(),

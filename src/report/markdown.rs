@@ -34,10 +34,14 @@ fn finding_cell(f: &ReportFinding, mixed: bool) -> String {
 }
 
 fn place(f: &ReportFinding, ctx: MdContext) -> String {
-    match (&f.file, f.line) {
+    let at = match (&f.file, f.line) {
         (Some(p), Some(l)) => md_code(&format!("{p}:{l}"), ctx),
         (Some(p), None) => md_code(p, ctx),
         _ => "—".into(),
+    };
+    match &f.section {
+        Some(sec) => format!("{at} ({})", md_code(sec, ctx)),
+        None => at,
     }
 }
 

@@ -103,8 +103,13 @@ pub struct ReportFinding {
     /// The Judge's severity (for confirmed), else the Enthusiast's.
     pub severity: Severity,
     pub enthusiast_severity: Severity,
+    /// Repository-relative file; for a spec-track finding the document's path.
     pub file: Option<String>,
+    /// The line; for a spec-track finding named by section only, its heading's line.
     pub line: Option<u32>,
+    /// Spec track: the section (canonical heading path, `## Metrics / ### tokens_saved`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
     pub category: String,
     pub description: String,
     pub evidence: String,

@@ -14,8 +14,6 @@ pub const DEFAULT_RULES: [&str; 2] = ["REVIEW.md", ".arev/rules.md"];
 /// `--focus` / `[review] focus` and each `[[review.paths]] instructions` are at most this
 /// many bytes (a prompt block, not a document).
 pub const TEXT_CAP: usize = 2 * 1024;
-/// Matching files named per `[[review.paths]]` block; more are counted, not listed.
-pub const PATHS_LISTED: usize = 20;
 
 /// A review-context input that cannot be used: exit 2, nothing reviewed.
 #[derive(Debug, thiserror::Error)]
@@ -104,7 +102,10 @@ pub fn resolve_context(
     }
     for (i, p) in paths.iter().enumerate() {
         matcher(&p.glob)?;
-        check_len(&format!("[[review.paths]] #{} instructions", i + 1), &p.instructions)?;
+        check_len(
+            &format!("[[review.paths]] #{} instructions", i + 1),
+            &p.instructions,
+        )?;
     }
     Ok(ReviewContext {
         rules: load_rules(rules, src)?,
@@ -148,7 +149,8 @@ pub fn load_rules(
             Ok(None) => continue,
             Err(message) => return Err(ContextError::RulesUnreadable { path, message }),
         };
-        let text = String::from_utf8(bytes).map_err(|_| ContextError::RulesNotUtf8(path.clone()))?;
+        let text =
+            String::from_utf8(bytes).map_err(|_| ContextError::RulesNotUtf8(path.clone()))?;
         out.push(RulesFile { path, text });
     }
     let total: usize = out.iter().map(|r| r.text.len()).sum();
@@ -198,16 +200,17 @@ pub struct MatchedPaths {
 /// The entries of `paths` that match at least one of `files`, each with its files.
 pub fn match_paths<'a>(
     paths: &[PathInstruction],
-    files: impl Iterator<Item = &'a str> + Clone,
+    files: impl Iterator<Item = &'a str>,
 ) -> Vec<MatchedPaths> {
+    let files: Vec<&str> = files.collect();
     paths
         .iter()
         .filter_map(|p| {
             let m = matcher(&p.glob).ok()?;
             let mut hit: Vec<String> = files
-                .clone()
+                .iter()
                 .filter(|f| m.is_match(f))
-                .map(String::from)
+                .map(|f| (*f).to_string())
                 .collect();
             hit.sort();
             (!hit.is_empty()).then(|| MatchedPaths {
@@ -311,14 +314,19 @@ mod tests {
         let src = mem(&[]);
         let c = resolve_context(&[], Some("  auth  "), &[], &src).unwrap();
         assert_eq!(c.focus.as_deref(), Some("auth"));
-        assert_eq!(resolve_context(&[], Some(" "), &[], &src).unwrap().focus, None);
+        assert_eq!(
+            resolve_context(&[], Some(" "), &[], &src).unwrap().focus,
+            None
+        );
         let long = "y".repeat(TEXT_CAP + 1);
         assert!(resolve_context(&[], Some(&long), &[], &src).is_err());
         let bad = [PathInstruction {
             glob: "a/[".into(),
             instructions: "x".into(),
         }];
-        let e = resolve_context(&[], None, &bad, &src).unwrap_err().to_string();
+        let e = resolve_context(&[], None, &bad, &src)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("[[review.paths]] glob `a/[`"), "{e}");
     }
 }

@@ -4,10 +4,10 @@ mod outputs;
 mod panel;
 mod plan;
 
-pub use panel::{agent_spec, Panel};
-pub(crate) use plan::discover_root;
-pub use plan::{resolve_run, AgentRef, Outputs, RunPlan};
 pub use context::{
     load_rules, match_paths, resolve_context, ContextError, MatchedPaths, RepoInputs,
     ReviewContext, RulesFile, Worktree, RULES_CAP,
 };
+pub use panel::{agent_spec, Panel};
+pub(crate) use plan::discover_root;
+pub use plan::{resolve_run, AgentRef, Outputs, RunPlan};

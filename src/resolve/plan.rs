@@ -1,11 +1,11 @@
 //! Build the `RunPlan`: the only step that reads config files and pins the target.
 
+use super::context::{resolve_context, ReviewContext, Worktree};
 use super::outputs::check_destinations;
 use crate::cli::{Format, RunArgs};
 use crate::config::{load, Config, ConfigSources, FailOn};
 use crate::errors::ExpectedError;
 use crate::findings::{Role, Tier};
-use super::context::{resolve_context, ReviewContext, Worktree};
 use crate::target::{
     apply_shard, resolve_excluding, Excludes, PinnedTarget, ShardInfo, TargetError, TargetRequest,
 };

@@ -3,10 +3,10 @@
 //! holding only the reviewed files (links, submodules, run dirs, oversized and binary files
 //! are listed as skipped and never loaded or followed).
 
+use super::exclude::Excluder;
 use super::scan::{
     count_lines, escape_path, has_control_chars, is_run_dir, read_regular, sha256_hex, ScanError,
 };
-use super::exclude::Excluder;
 use super::{Excludes, Hunk, SkipReason, SkippedFile, TargetError, TargetFile};
 use git2::{Delta, Diff, DiffOptions, ErrorCode, FileMode, Oid, Patch, Repository, Tree};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};

@@ -7,9 +7,7 @@ use super::scan::{
     self, escape_path, has_control_chars, is_run_dir, manifest_digest, normalize_rel, rel_string,
     ScanError,
 };
-use super::{
-    skip_summary, Artefact, Excludes, SkipReason, SkippedFile, TargetError, TargetFile,
-};
+use super::{skip_summary, Artefact, Excludes, SkipReason, SkippedFile, TargetError, TargetFile};
 use git2::Repository;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};

@@ -54,12 +54,10 @@ impl ScanError {
                 | SkipReason::Vendored
                 | SkipReason::Lockfile),
                 _,
-            ) => {
-                TargetError::Unreadable {
-                    path: arg.to_owned(),
-                    message: format!("skipped ({})", reason.as_str()),
-                }
-            }
+            ) => TargetError::Unreadable {
+                path: arg.to_owned(),
+                message: format!("skipped ({})", reason.as_str()),
+            },
         }
     }
 }
