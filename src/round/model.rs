@@ -38,6 +38,10 @@ pub struct GateResults {
     pub offtarget_read: Option<String>,
     /// `ok`, or the parse/validation error.
     pub schema: Option<String>,
+    /// Why a valid answer was re-prompted (docs/architecture.md §18.6): `sparse: <n>
+    /// characters` (round 1, at most 50), or the Judge's cites that did not hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reprompt: Option<String>,
 }
 
 /// One dispatch (one attempt) of one agent.

@@ -134,26 +134,6 @@ pub(super) async fn run_role<T: AnswerSchema>(
                 return RoleRun::new(RoleOutput::Abort(a), records);
             }
             Step::Answer(text) => {
-                let chars = text.trim().chars().count();
-                if let Some(min) = checks.sparse_at_most.filter(|m| chars <= *m) {
-                    if !sparse_retried {
-                        sparse_retried = true;
-                        if let Some(rec) = records.last_mut() {
-                            rec.gates.schema = Some(format!("sparse: {chars} characters"));
-                        }
-                        tracing::warn!(
-                            "{label}: answer of {chars} characters (≤ {min}); re-prompting once"
-                        );
-                        current = format!(
-                            "{prompt}\n\n{RETRY_NOTE}: it was only {chars} characters long, which \
-                             looks truncated. Read the target again and answer with the complete \
-                             JSON object of the schema (if you really found no defect, \
-                             {{\"findings\":[]}} is the complete answer).\n"
-                        );
-                        continue;
-                    }
-                    sparse = true;
-                }
                 let parsed = parse_answer::<T>(&text);
                 if let Some(rec) = records.last_mut() {
                     rec.gates.schema = Some(match &parsed {
@@ -163,11 +143,34 @@ pub(super) async fn run_role<T: AnswerSchema>(
                 }
                 match parsed {
                     Ok(v) => {
+                        // A valid but very short answer looks truncated: one re-prompt.
+                        let chars = text.trim().chars().count();
+                        if let Some(min) = checks.sparse_at_most.filter(|m| chars <= *m) {
+                            if !sparse_retried {
+                                sparse_retried = true;
+                                if let Some(rec) = records.last_mut() {
+                                    rec.gates.reprompt =
+                                        Some(format!("sparse: {chars} characters"));
+                                }
+                                tracing::warn!(
+                                    "{label}: answer of {chars} characters (≤ {min}); re-prompting once"
+                                );
+                                current = format!(
+                                    "{prompt}\n\n{RETRY_NOTE}: it was only {chars} characters \
+                                     long, which looks truncated. Read the target again and \
+                                     answer with the complete JSON object of the schema (if you \
+                                     really found no defect, {{\"findings\":[]}} is the complete \
+                                     answer).\n"
+                                );
+                                continue;
+                            }
+                            sparse = true;
+                        }
                         let problem = checks.content.and_then(|check| check(&v));
                         if let (Some(note), false) = (problem, content_retried) {
                             content_retried = true;
                             if let Some(rec) = records.last_mut() {
-                                rec.gates.schema = Some(format!("re-prompted: {note}"));
+                                rec.gates.reprompt = Some(format!("cites: {note}"));
                             }
                             tracing::warn!("{label}: {note}; re-prompting once");
                             current = format!(

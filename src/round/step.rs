@@ -187,8 +187,11 @@ pub(super) fn fold_dispatches(
         let pass = i as u32 + 1;
         rec.dispatches.extend(run_p.records);
         if run_p.sparse {
-            // Still at most 50 characters after the re-prompt: taken as what it says.
-            rec.errors.push("enthusiast_sparse_output".into());
+            // Still at most 50 characters after the re-prompt: taken as what it says (an
+            // empty review is an answer, not an agent error).
+            rec.decision.reasons.push(format!(
+                "pass {pass}: enthusiast_sparse_output (at most {SPARSE_CHARS} characters after a re-prompt), taken as given"
+            ));
         }
         match run_p.output {
             RoleOutput::Valid(out) => {
@@ -695,5 +698,146 @@ mod tests {
         assert_eq!((st.tier, st.sub_opus_streak), (Tier::Opus, 1));
         st.advance(2, &t, vec![], None, 0, &d);
         assert_eq!(st.sub_opus_streak, 0, "an opus round ends the streak");
+    }
+
+    #[test]
+    fn spec_sections_must_exist_and_are_made_canonical_with_the_heading_line() {
+        let mut t = target(Path::new("/r"), TargetKind::File, &[("docs/plan.md", 12)]);
+        t.target_type = TargetType::Spec;
+        let outline =
+            Outline::parse("# Plan\n\n## Design\n\nKeep forever.\n\n## Rollout\n\nLater.\n");
+        let places = Places {
+            outline: Some(&outline),
+            context: &[],
+        };
+        let spec = |file: &str, line| PassFinding {
+            pass: 1,
+            finding: finding("F1", Some(file), line, "ambiguity"),
+        };
+        let mut fs = vec![
+            spec("# Plan / ## design", Some(5)),
+            spec("## Rollout", None),
+        ];
+        gate_findings(&mut fs, &t, places, &mut record()).unwrap();
+        assert_eq!(fs[0].finding.file.as_deref(), Some("## Design"));
+        assert_eq!(fs[0].finding.line, Some(5));
+        assert_eq!(fs[1].finding.file.as_deref(), Some("## Rollout"));
+        assert_eq!(fs[1].finding.line, Some(7), "the heading's line");
+        let mut fs = vec![spec("## Totally Invented Section", Some(3))];
+        let e = gate_findings(&mut fs, &t, places, &mut record()).unwrap_err();
+        assert_eq!(
+            e,
+            Abort::OfftargetHallucination {
+                role: Role::Enthusiast,
+                file: "## Totally Invented Section".into()
+            }
+        );
+        // The Judge inventing a section aborts too.
+        let j = JudgeOutput {
+            rulings: vec![ruling(
+                "F1",
+                Some("## Nowhere"),
+                Some(3),
+                Winner::Enthusiast,
+            )],
+            summary: "s".into(),
+            convergence: false,
+            next_round_model: None,
+        };
+        assert!(judge_offtarget(&j, &t, places).is_some());
+    }
+
+    #[test]
+    fn findings_on_rules_files_are_dropped_and_counted_not_aborted() {
+        let t = target(Path::new("/r"), TargetKind::Manifest, &[("a.rs", 10)]);
+        let context = ["REVIEW.md".to_string()];
+        let places = Places {
+            outline: None,
+            context: &context,
+        };
+        let mut fs = vec![
+            PassFinding {
+                pass: 1,
+                finding: finding("F1", Some("./REVIEW.md"), Some(1), "project-rule"),
+            },
+            PassFinding {
+                pass: 1,
+                finding: finding("F2", Some("a.rs"), Some(2), "logic"),
+            },
+        ];
+        let mut rec = record();
+        gate_findings(&mut fs, &t, places, &mut rec).unwrap();
+        assert_eq!(fs.len(), 1);
+        assert_eq!(rec.errors, ["rules_file_finding"]);
+        // Without the rules as context the same finding is off-target.
+        let mut fs = vec![PassFinding {
+            pass: 1,
+            finding: finding("F1", Some("REVIEW.md"), Some(1), "x"),
+        }];
+        assert!(gate_findings(&mut fs, &t, no_places(), &mut record()).is_err());
+    }
+
+    #[test]
+    fn rulings_whose_cites_do_not_hold_become_unresolved() {
+        use crate::findings::{AdversaryOutput, SafeZone};
+        let t = target(Path::new("/r"), TargetKind::Manifest, &[("a.rs", 40)]);
+        let novel: Vec<RoundFinding> = [("F1", 4), ("F2", 30)]
+            .iter()
+            .map(|(id, line)| RoundFinding {
+                finding: finding(id, Some("a.rs"), Some(*line), "logic"),
+                passes: vec![1],
+                merged_from: vec![],
+            })
+            .collect();
+        let map = AdversaryOutput {
+            heuristics: vec![],
+            safe_zones: vec![SafeZone {
+                id: "Z1".into(),
+                file: "a.rs".into(),
+                line_start: 1,
+                line_end: 10,
+                reason: "r".into(),
+                evidence: "e".into(),
+            }],
+        };
+        let mut good = ruling("F1", None, None, Winner::Adversary);
+        good.cites = vec!["Z1".into()];
+        let mut bad = ruling("F2", Some("a.rs"), None, Winner::Adversary);
+        bad.cites = vec!["Z1".into(), "H4".into()];
+        let j = JudgeOutput {
+            rulings: vec![good, bad],
+            summary: "s".into(),
+            convergence: false,
+            next_round_model: None,
+        };
+        let problems = cite_problems(&j, &novel, &map, &t, no_places());
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(
+            problems["F2"],
+            [
+                "`Z1` does not cover a.rs:30",
+                "`H4` is not an id of the Adversary's map"
+            ]
+        );
+        let note = cites_note(&problems).unwrap();
+        assert!(note.contains("F2: `Z1` does not cover a.rs:30"), "{note}");
+        assert!(cites_note(&BTreeMap::new()).is_none());
+        let mut rec = record();
+        let (rulings, judged) = attach_rulings(1, &novel, &j, &t, no_places(), &problems, &mut rec);
+        assert_eq!(rulings.len(), 1);
+        assert!(judged[1].ruling.is_none());
+        assert_eq!((rec.counts.debunked, rec.counts.unresolved), (1, 1));
+        assert_eq!(rec.errors, ["judge_invalid_cites"]);
+    }
+
+    #[test]
+    fn a_pass_that_stayed_sparse_is_recorded() {
+        let mut rec = record();
+        let mut sparse = valid(EnthusiastOutput { findings: vec![] });
+        sparse.sparse = true;
+        fold_dispatches(1, vec![sparse], valid(AdversaryOutput::default()), &mut rec);
+        assert!(rec.errors.is_empty());
+        assert!(rec.decision.reasons[0].contains("pass 1: enthusiast_sparse_output"));
+        assert_eq!(rec.counts.per_pass, [0]);
     }
 }

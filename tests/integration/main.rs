@@ -54,3 +54,7 @@ mod install;
 mod attribution;
 // Iterate mode: review → fix in a worktree → re-review; every outer stop reason.
 mod iterate;
+// Review context: project rules, path instructions, excludes, focus.
+mod context;
+// Protocol details of the source protocol: each rule driven by scripted answers.
+mod fidelity;
