@@ -360,7 +360,17 @@ fn ruling_place(
     places: Places<'_>,
 ) -> (Option<String>, Option<u32>) {
     let line = r.line.or(f.finding.line);
+    let is_section = |x: &str| x.trim_start().starts_with('#');
     match r.file.as_deref().map(|x| places.check(x, line, target)) {
+        // A spec ruling naming the document where its finding named a section keeps the
+        // finding's section (the more precise place).
+        Some(Place::Allowed { file, .. })
+            if target.target_type == TargetType::Spec
+                && !is_section(&file)
+                && f.finding.file.as_deref().is_some_and(is_section) =>
+        {
+            (f.finding.file.clone(), line)
+        }
         Some(Place::Allowed { file, line }) => (Some(file), line),
         _ => (f.finding.file.clone(), line),
     }
@@ -745,6 +755,20 @@ mod tests {
             next_round_model: None,
         };
         assert!(judge_offtarget(&j, &t, places).is_some());
+        // A ruling naming the document keeps its finding's section.
+        let novel = [RoundFinding {
+            finding: finding("F1", Some("## Design"), Some(5), "ambiguity"),
+            passes: vec![1],
+            merged_from: vec![],
+        }];
+        let j = JudgeOutput {
+            rulings: vec![ruling("F1", Some("docs/plan.md"), None, Winner::Split)],
+            ..j
+        };
+        let (rulings, _) =
+            attach_rulings(1, &novel, &j, &t, places, &BTreeMap::new(), &mut record());
+        assert_eq!(rulings[0].file.as_deref(), Some("## Design"));
+        assert_eq!(rulings[0].line, Some(5));
     }
 
     #[test]

@@ -997,3 +997,43 @@ fn untracked_nested_repository_is_listed_skipped() {
     assert_eq!(skipped(&t), [("nested", SkipReason::Submodule)]);
     assert!(!patch_text(&t).contains("nested"));
 }
+
+#[test]
+fn diff_excludes_leave_files_out_of_the_patch_and_the_hook_sha_agrees() {
+    let dir = repo_with(&[
+        ("src/a.rs", "fn a() {}\n"),
+        (".gitattributes", "gen/** linguist-generated\n"),
+    ]);
+    let root = dir.path();
+    write(root, "src/a.rs", "fn a() { 1 }\n");
+    write(root, "Cargo.lock", "# lock\n");
+    write(root, "gen/x.rs", "fn x() {}\n");
+    write(root, "web/app.min.js", "var a;\n");
+    let mut r = req(root, &["diff"]);
+    r.excludes = Excludes::new(vec!["*.min.js".into()], true);
+    let t = resolve(&r).expect("resolve");
+    assert_eq!(paths(&t), ["src/a.rs"]);
+    let skipped: Vec<(String, String)> = t
+        .skipped
+        .iter()
+        .map(|s| (s.path.clone(), s.label()))
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            ("Cargo.lock".to_string(), "lockfile".to_string()),
+            ("gen/x.rs".into(), "generated".into()),
+            ("web/app.min.js".into(), "excluded:*.min.js".into()),
+        ]
+    );
+    let patch = String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8");
+    assert!(!patch.contains("Cargo.lock") && !patch.contains("gen/x.rs"));
+    // The Stop hook's sha with the same excludes is the pinned sha.
+    let sha = diff_sha_capped(root, None, CAP, &r.excludes).expect("sha");
+    assert_eq!(sha, t.sha256);
+    // Without them, the lockfile is part of the diff.
+    let mut all = req(root, &["diff"]);
+    all.excludes = Excludes::none();
+    let t = resolve(&all).expect("resolve");
+    assert!(paths(&t).contains(&"Cargo.lock"), "{:?}", paths(&t));
+}
