@@ -7,7 +7,7 @@ use super::env::{load_config, HookEnv};
 use super::input;
 use super::message::system_message;
 use super::state::{find_root, now, SessionState, SessionStore};
-use crate::config::HookMode;
+use crate::config::{Config, HookMode};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -37,7 +37,7 @@ pub fn parse_prompt(prompt: &str, prefix: &str) -> PromptCommand {
 }
 
 /// HEAD (None on an unborn branch) and the diff sha against it, for `root`.
-fn baseline(root: &Path) -> Result<(Option<String>, String), String> {
+fn baseline(root: &Path, config: &Config) -> Result<(Option<String>, String), String> {
     let repo = git2::Repository::open(root).map_err(|e| {
         format!(
             "cannot open the repository at {}: {}",
@@ -50,7 +50,16 @@ fn baseline(root: &Path) -> Result<(Option<String>, String), String> {
         .ok()
         .and_then(|h| h.peel_to_commit().ok())
         .map(|c| c.id().to_string());
-    let sha = crate::target::diff_sha(root, head.as_deref()).map_err(|e| e.to_string())?;
+    // The same excludes and size cap as the Stop hook's review, so the shas compare.
+    let excludes =
+        crate::target::Excludes::new(config.review.exclude.clone(), config.review.skip_lockfiles);
+    let sha = crate::target::diff_sha_capped(
+        root,
+        head.as_deref(),
+        config.review.max_file_bytes,
+        &excludes,
+    )
+    .map_err(|e| e.to_string())?;
     if let Err(e) = crate::store::add_git_exclude(repo.commondir()) {
         return Err(format!("cannot add .arev/ to .git/info/exclude: {e}"));
     }
@@ -101,7 +110,7 @@ pub fn prompt(stdin: &[u8], env: &HookEnv) -> Option<Value> {
                 cwd.display()
             )));
         };
-        let (head, sha) = match baseline(&root) {
+        let (head, sha) = match baseline(&root, &config) {
             Ok(b) => b,
             Err(e) => return Some(system_message(&format!("arev: review not enabled: {e}"))),
         };

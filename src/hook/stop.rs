@@ -76,7 +76,16 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
         return fail_open(format!("{} is not inside a git repository", cwd.display()));
     };
     let base = state.as_ref().and_then(|s| s.baseline_head.clone());
-    let sha = match crate::target::diff_sha(&root, base.as_deref()) {
+    // The same excludes and size cap as the review it may run, so the verdict cache (keyed
+    // by the pinned sha) and the baseline compare like for like.
+    let excludes =
+        crate::target::Excludes::new(config.review.exclude.clone(), config.review.skip_lockfiles);
+    let sha = match crate::target::diff_sha_capped(
+        &root,
+        base.as_deref(),
+        config.review.max_file_bytes,
+        &excludes,
+    ) {
         Ok(s) => s,
         Err(e) => return fail_open(format!("cannot compute the session's diff: {e}")),
     };

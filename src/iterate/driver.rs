@@ -231,6 +231,7 @@ impl Iteration<'_, '_> {
             base: s.base.clone(),
             cwd: s.wt_cwd.clone(),
             max_file_bytes: plan.config.review.max_file_bytes,
+            excludes: plan.excludes.clone(),
         })
         .map_err(|e| {
             End::aborted(

@@ -1,9 +1,14 @@
 //! Resolve: arguments + config + pinned target → one immutable `RunPlan`; its agents → a `Panel`.
+mod context;
 mod outputs;
 mod panel;
 mod plan;
 mod repo_inputs;
 
+pub use context::{
+    load_rules, match_paths, resolve_context, CommitTree, ContextError, MatchedPaths, NoFiles,
+    RepoFiles, ReviewContext, RulesFile, Worktree, RULES_CAP,
+};
 pub use panel::{agent_spec, Panel};
 pub(crate) use plan::discover_root;
 pub use plan::{resolve_run, AgentRef, Outputs, RunPlan};

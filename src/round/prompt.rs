@@ -260,6 +260,9 @@ mod tests {
                 "prior_rounds",
                 "checklist",
                 "localization",
+                "project_rules",
+                "path_instructions",
+                "focus",
                 "findings",
                 "adversarial_context",
             ] {
@@ -292,6 +295,8 @@ mod tests {
             "target_guide",
             "brief",
             "localization",
+            "project_rules",
+            "path_instructions",
             "fix_files",
         ] {
             v.set(k, "");

@@ -10,8 +10,8 @@ use super::scan::{
     sha256_hex,
 };
 use super::{
-    skip_summary, Artefact, Mode, PinnedTarget, TargetError, TargetFile, TargetKind, TargetRequest,
-    TargetType,
+    skip_summary, Artefact, Excludes, Mode, PinnedTarget, TargetError, TargetFile, TargetKind,
+    TargetRequest, TargetType,
 };
 use git2::Repository;
 use std::collections::{BTreeMap, BTreeSet};
@@ -193,6 +193,7 @@ pub fn resolve_excluding(
     if !is_diff && req.base.is_some() {
         return Err(TargetError::BaseWithoutDiff);
     }
+    req.excludes.validate()?;
     let (ctx, repo) = context(req, run_dirs)?;
     if is_diff {
         let repo = repo.ok_or_else(|| TargetError::NotARepo(ctx.cwd.clone()))?;
@@ -207,7 +208,7 @@ pub fn resolve_excluding(
             return pin_file(&ctx, arg, display);
         }
     }
-    pin_manifest(&ctx, req, display)
+    pin_manifest(&ctx, req, repo.as_ref(), display)
 }
 
 fn pin_diff(
@@ -220,6 +221,7 @@ fn pin_diff(
         cap: ctx.max_file_bytes,
         run_dirs: &ctx.run_dirs,
         only: None,
+        excludes: Some(&req.excludes),
     };
     let pin = diff::pin_diff(repo, &ctx.root, req.base.as_deref(), &rules)?;
     let measured_lines = u64::from(count_lines(&pin.patch));
@@ -306,9 +308,10 @@ fn pin_file(ctx: &Context, arg: &str, display: String) -> Result<PinnedTarget, T
 fn pin_manifest(
     ctx: &Context,
     req: &TargetRequest,
+    repo: Option<&Repository>,
     display: String,
 ) -> Result<PinnedTarget, TargetError> {
-    let pin = manifest::pin_manifest(ctx, &req.args)?;
+    let pin = manifest::pin_manifest(ctx, &req.args, &req.excludes, repo)?;
     Ok(PinnedTarget {
         kind: TargetKind::Manifest,
         display,
@@ -349,23 +352,32 @@ fn has_spec_heading(text: &str) -> bool {
 }
 
 /// The TARGET_SHA `arev run diff [--base BASE]` would pin in the repository whose work tree
-/// is `root`, with the default size cap and run-dir base: sha256 of the patch (the sha256 of
-/// the empty patch when nothing reviewable changed). Cheaper than `resolve`: no brief.
+/// is `root`, with the default size cap, run-dir base and excludes (lockfiles, generated and
+/// vendored files): sha256 of the patch (the sha256 of the empty patch when nothing
+/// reviewable changed). Cheaper than `resolve`: no brief.
 pub fn diff_sha(root: &Path, base: Option<&str>) -> Result<String, TargetError> {
-    diff_sha_capped(root, base, DEFAULT_MAX_FILE_BYTES)
+    diff_sha_capped(
+        root,
+        base,
+        DEFAULT_MAX_FILE_BYTES,
+        &Excludes::new(vec![], true),
+    )
 }
 
-/// [`diff_sha`] with the size cap `max_file_bytes` (`[review] max_file_bytes`).
+/// [`diff_sha`] with the size cap `max_file_bytes` (`[review] max_file_bytes`) and the
+/// configured excludes: the sha a review with the same configuration pins.
 pub fn diff_sha_capped(
     root: &Path,
     base: Option<&str>,
     max_file_bytes: u64,
+    excludes: &Excludes,
 ) -> Result<String, TargetError> {
     let repo = Repository::open(root).map_err(|_| TargetError::NotARepo(root.to_path_buf()))?;
     let rules = DiffRules {
         cap: max_file_bytes,
         run_dirs: &[],
         only: None,
+        excludes: Some(excludes),
     };
     let patch = diff::patch_bytes(&repo, root, base, &rules)?;
     Ok(sha256_hex(&patch))
@@ -395,9 +407,32 @@ pub fn repin(target: &PinnedTarget) -> Result<String, TargetError> {
                 cap: REPIN_MAX_FILE_BYTES,
                 run_dirs: &[],
                 only: Some(&only),
+                excludes: None,
             };
             let patch = diff::patch_bytes(&repo, &target.root, target.base.as_deref(), &rules)?;
             Ok(sha256_hex(&patch))
         }
+    }
+}
+
+/// The bytes of the repository file `rel` (root-relative, `/`-separated), read like a target
+/// file — never through a symlink, at most `cap` bytes — or None when it does not exist.
+/// Used for repository inputs such as project rules (docs/architecture.md §19.1).
+pub fn read_repo_file(root: &Path, rel: &str, cap: u64) -> Result<Option<Vec<u8>>, String> {
+    let Some(norm) = scan::normalize_rel(rel).filter(|n| !n.is_empty()) else {
+        return Err("not a path inside the repository".into());
+    };
+    if Path::new(rel).is_absolute() {
+        return Err("not a path inside the repository".into());
+    }
+    match scan::read_regular(root, &norm, cap) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(scan::ScanError::Missing) => Ok(None),
+        Err(scan::ScanError::Skip(reason, message)) => Err(match reason {
+            super::SkipReason::TooLarge => format!("over {cap} bytes"),
+            super::SkipReason::Symlink => "a symbolic link (never followed)".into(),
+            _ if message.is_empty() => reason.as_str().replace('_', " "),
+            _ => message,
+        }),
     }
 }

@@ -58,6 +58,7 @@ fn req(cwd: &Path, args: &[&str]) -> TargetRequest {
         base: None,
         cwd: cwd.to_path_buf(),
         max_file_bytes: CAP,
+        excludes: Excludes::new(vec![], true),
     }
 }
 
@@ -272,10 +273,7 @@ fn diff_binary_deleted_and_run_dir() {
     assert_eq!(t.hunks["gone.txt"], vec![Hunk { start: 1, end: 3 }]);
     assert_eq!(
         t.skipped,
-        vec![SkippedFile {
-            path: "img.bin".into(),
-            reason: SkipReason::Binary
-        }]
+        vec![SkippedFile::new("img.bin".into(), SkipReason::Binary)]
     );
     let patch = String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8");
     // Skipped files are left out of the patch: it holds exactly the reviewed files.
@@ -611,18 +609,9 @@ fn manifest_skips_unreviewable_files() {
     assert_eq!(
         t.skipped,
         vec![
-            SkippedFile {
-                path: "data/big.rs".into(),
-                reason: SkipReason::TooLarge
-            },
-            SkippedFile {
-                path: "data/bin.rs".into(),
-                reason: SkipReason::Binary
-            },
-            SkippedFile {
-                path: "data/latin.rs".into(),
-                reason: SkipReason::NotUtf8
-            },
+            SkippedFile::new("data/big.rs".into(), SkipReason::TooLarge),
+            SkippedFile::new("data/bin.rs".into(), SkipReason::Binary),
+            SkippedFile::new("data/latin.rs".into(), SkipReason::NotUtf8),
         ]
     );
     // Skipped files are not in the manifest nor in its digest.
@@ -1007,4 +996,44 @@ fn untracked_nested_repository_is_listed_skipped() {
     assert_eq!(paths(&t), ["a.rs"]);
     assert_eq!(skipped(&t), [("nested", SkipReason::Submodule)]);
     assert!(!patch_text(&t).contains("nested"));
+}
+
+#[test]
+fn diff_excludes_leave_files_out_of_the_patch_and_the_hook_sha_agrees() {
+    let dir = repo_with(&[
+        ("src/a.rs", "fn a() {}\n"),
+        (".gitattributes", "gen/** linguist-generated\n"),
+    ]);
+    let root = dir.path();
+    write(root, "src/a.rs", "fn a() { 1 }\n");
+    write(root, "Cargo.lock", "# lock\n");
+    write(root, "gen/x.rs", "fn x() {}\n");
+    write(root, "web/app.min.js", "var a;\n");
+    let mut r = req(root, &["diff"]);
+    r.excludes = Excludes::new(vec!["*.min.js".into()], true);
+    let t = resolve(&r).expect("resolve");
+    assert_eq!(paths(&t), ["src/a.rs"]);
+    let skipped: Vec<(String, String)> = t
+        .skipped
+        .iter()
+        .map(|s| (s.path.clone(), s.label()))
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            ("Cargo.lock".to_string(), "lockfile".to_string()),
+            ("gen/x.rs".into(), "generated".into()),
+            ("web/app.min.js".into(), "excluded:*.min.js".into()),
+        ]
+    );
+    let patch = String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8");
+    assert!(!patch.contains("Cargo.lock") && !patch.contains("gen/x.rs"));
+    // The Stop hook's sha with the same excludes is the pinned sha.
+    let sha = diff_sha_capped(root, None, CAP, &r.excludes).expect("sha");
+    assert_eq!(sha, t.sha256);
+    // Without them, the lockfile is part of the diff.
+    let mut all = req(root, &["diff"]);
+    all.excludes = Excludes::none();
+    let t = resolve(&all).expect("resolve");
+    assert!(paths(&t).contains(&"Cargo.lock"), "{:?}", paths(&t));
 }
