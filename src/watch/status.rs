@@ -255,7 +255,7 @@ mod tests {
         let meta: Meta = serde_json::from_value(serde_json::json!({
             "run_id": "20260101-120000-abcdef-src-lib-rs", "status": status,
             "stop_reason": (status == RunStatus::Complete).then_some("zero-findings"),
-            "abort_reason": (status == RunStatus::Aborted).then_some("no-tool-invocation"),
+            "abort_reason": (status == RunStatus::Aborted).then_some("enthusiast_no_tool_invocation"),
             "abort_detail": (status == RunStatus::Aborted).then_some("the judge never read"),
             "target": {"kind": "file", "display": "src/lib.rs", "path": "/r/src/lib.rs",
                 "sha256": "00", "sha256_final": null, "drift": false, "files": 1, "skipped": 0},
@@ -354,7 +354,9 @@ mod tests {
             None,
         );
         assert!(
-            s.contains("aborted — no-tool-invocation: the judge never read (no verdict)"),
+            s.contains(
+                "aborted — enthusiast_no_tool_invocation: the judge never read (no verdict)"
+            ),
             "{s}"
         );
     }
