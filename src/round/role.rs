@@ -285,17 +285,19 @@ async fn one_dispatch(
         }
     };
     let auth = authentic(&outcome, req.output_cap);
-    // The run dir keeps nothing the agent saw or said after its first forbidden or
-    // off-target call.
-    if let Some((bad, why)) = outcome.tool_uses.iter().find_map(|t| {
+    // The first call the role may not make (a forbidden tool, or an access outside the read
+    // scope) decides the abort; the run dir keeps nothing the agent saw or said after it.
+    let first_bad = outcome.tool_uses.iter().enumerate().find_map(|(i, t)| {
         if !tool_permitted(spec.format, role, t) {
-            Some((t.id.clone(), "forbidden_tool"))
+            Some((i, "forbidden_tool"))
         } else if view.scope.violation(std::slice::from_ref(t)).is_some() {
-            Some((t.id.clone(), "offtarget_read"))
+            Some((i, "offtarget_read"))
         } else {
             None
         }
-    }) {
+    });
+    if let Some((i, why)) = first_bad {
+        let bad = outcome.tool_uses[i].id.clone();
         if let Err(e) = withhold_after(&out_dir, &bad, why, &mut outcome) {
             tracing::warn!("{label}: cannot rewrite its events: {e}");
         }
@@ -306,8 +308,12 @@ async fn one_dispatch(
     });
     // Fail closed: a forbidden tool or an off-target access aborts whether or not the run
     // was otherwise authentic (a crash after reading a secret is no reason to retry).
-    let forbidden = forbidden_tool(spec.format, role, &outcome.tool_uses);
-    let violation = view.scope.violation(&outcome.tool_uses);
+    let upto = first_bad.map_or(&outcome.tool_uses[..], |(i, _)| &outcome.tool_uses[..=i]);
+    let forbidden = match first_bad {
+        Some((_, "forbidden_tool")) => forbidden_tool(spec.format, role, upto),
+        _ => None,
+    };
+    let violation = view.scope.violation(upto);
     rec.gates.offtarget_read = violation.as_ref().map(|v| v.path.clone());
     let step = match (forbidden, violation, auth) {
         (Some(tool), _, _) => {
