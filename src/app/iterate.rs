@@ -411,6 +411,7 @@ async fn iteration(
     let target = match resolve(&TargetRequest {
         args: s.args.clone(),
         base: s.base.clone(),
+        base_tree: None,
         cwd: s.wt_cwd.clone(),
         max_file_bytes: plan.config.review.max_file_bytes,
     }) {

@@ -175,6 +175,15 @@ pub struct RunArgs {
     /// With `diff`: review merge-base(REV, HEAD)..working tree.
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,
+    /// With `diff`: review the working tree against this tree object (a snapshot the Stop
+    /// hook took when review was enabled). Internal; used by `arev hook stop`.
+    #[arg(long, value_name = "OID", hide = true, conflicts_with_all = ["base", "iterate"])]
+    pub base_tree: Option<String>,
+    /// What the change is meant to do (a PR description, a ticket), from FILE or `-` (stdin),
+    /// at most 8 KiB: every role gets it, and a change that does not do what it says (or does
+    /// what it does not say) is reported as category `intent`.
+    #[arg(long, value_name = "FILE|-")]
+    pub intent: Option<PathBuf>,
     /// Model tier of the first round; escalation never goes below it.
     #[arg(long, value_enum)]
     pub model: Option<TierArg>,

@@ -1,7 +1,9 @@
 //! Resolve: arguments + config + pinned target → one immutable `RunPlan`; its agents → a `Panel`.
+mod intent;
 mod panel;
 mod plan;
 
+pub use intent::INTENT_MAX_BYTES;
 pub use panel::{agent_spec, Panel};
 pub(crate) use plan::discover_root;
 pub use plan::{resolve_run, AgentRef, Outputs, RunPlan};

@@ -2,7 +2,8 @@
 //! target (tag, guide, read scope, RELEVANT_FILES budget), plus prompt building.
 
 use super::prompt::{
-    embed_json, escape_text, first_line, render, target_guide, target_tag, PromptVars,
+    embed_json, escape_text, first_line, intent_block, render, target_guide, target_tag,
+    PromptVars,
 };
 use super::{Assets, RoundFinding};
 use crate::dispatch::AgentSpec;
@@ -26,6 +27,8 @@ pub(super) struct Ctx<'a> {
     pub symbols: SymbolIndex,
     /// The rendered `<localization>` block per role ("" when not configured).
     localization: BTreeMap<&'static str, String>,
+    /// The rendered `<intent>` block per role ("" without `--intent`).
+    intent: BTreeMap<&'static str, String>,
 }
 
 /// What one round's agents are pointed at.
@@ -109,6 +112,10 @@ impl<'a> Ctx<'a> {
                 )
             })
             .collect();
+        let intent = [Role::Enthusiast, Role::Adversary, Role::Judge, Role::Fixer]
+            .into_iter()
+            .map(|r| (r.as_str(), intent_block(r, plan.intent.as_deref())))
+            .collect();
         Ok(Self {
             plan,
             target,
@@ -117,6 +124,7 @@ impl<'a> Ctx<'a> {
             panel,
             symbols,
             localization,
+            intent,
         })
     }
 
@@ -209,6 +217,10 @@ impl<'a> Ctx<'a> {
                     .get(role.as_str())
                     .cloned()
                     .unwrap_or_default(),
+            )
+            .set(
+                "intent",
+                self.intent.get(role.as_str()).cloned().unwrap_or_default(),
             )
             .set("prior_rounds", "")
             .set("checklist", "")

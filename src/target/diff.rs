@@ -1,9 +1,13 @@
 //! Diff targets: HEAD (or merge-base with `--base`) vs the working tree, index and untracked
 //! files included, with the staged-diff fallback; rendered as `git diff`-style patch text.
+//! Also snapshots: the working tree written as a git tree object through a private index
+//! (the Stop hook's baseline), and the diff of a snapshot tree against the working tree now.
 
 use super::scan::{count_lines, sha256_hex};
 use super::{Hunk, SkipReason, SkippedFile, TargetError, TargetFile};
-use git2::{Delta, Diff, DiffFormat, DiffOptions, ErrorCode, Oid, Repository, Tree};
+use git2::{
+    Delta, Diff, DiffFormat, DiffOptions, ErrorCode, Index, IndexAddOption, Oid, Repository, Tree,
+};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -170,7 +174,11 @@ pub(crate) fn pin_diff(
     root: &Path,
     base: Option<&str>,
 ) -> Result<DiffPin, TargetError> {
-    let rendered = compute(repo, base)?;
+    pin_rendered(repo, root, compute(repo, base)?)
+}
+
+/// The pinned diff of an already rendered patch (an error when it holds no change).
+fn pin_rendered(repo: &Repository, root: &Path, rendered: Rendered) -> Result<DiffPin, TargetError> {
     if rendered.entries.is_empty() {
         return Err(TargetError::EmptyDiff {
             root: root.to_path_buf(),
@@ -223,4 +231,71 @@ fn blob_lines(repo: &Repository, id: Oid) -> u32 {
     repo.find_blob(id)
         .map(|b| count_lines(b.content()))
         .unwrap_or(0)
+}
+
+/// Write the working tree as a tree object — what `git add -A && git write-tree` would record:
+/// tracked and untracked files, ignored ones left out, `.arev/` left out — through a private
+/// copy of the index, so the user's index, HEAD and branches are never touched. The blobs and
+/// trees go into the object database (unreferenced: `git gc` prunes them after its expiry).
+pub(crate) fn snapshot_tree(repo: &Repository) -> Result<Oid, TargetError> {
+    let io = |e: std::io::Error| TargetError::Git(format!("cannot snapshot the working tree: {e}"));
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| TargetError::Git("the repository has no working tree".to_owned()))?;
+    let scratch = tempfile::tempdir().map_err(io)?;
+    let private = scratch.path().join("index");
+    // Starting from the user's index keeps its stat cache: unchanged files are not re-read.
+    match std::fs::copy(repo.path().join("index"), &private) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io(e)),
+    }
+    let mut index = Index::open(&private).map_err(|e| git_err(&e))?;
+    // A handle of its own: the private index replaces the repository's only in this handle.
+    let handle = Repository::open(workdir).map_err(|e| git_err(&e))?;
+    handle.set_index(&mut index).map_err(|e| git_err(&e))?;
+    index
+        .add_all(["*"], IndexAddOption::DEFAULT, None)
+        .and_then(|()| index.update_all(["*"], None))
+        .and_then(|()| index.remove_dir(Path::new(RUN_DIR), 0))
+        .map_err(|e| git_err(&e))?;
+    index.write_tree_to(&handle).map_err(|e| git_err(&e))
+}
+
+/// The tree `oid` names, or why it cannot be used as a diff base.
+fn snapshot_base<'r>(repo: &'r Repository, oid: &str) -> Result<Tree<'r>, TargetError> {
+    let bad = |message: &str| TargetError::BadBaseTree {
+        tree: oid.to_owned(),
+        message: message.to_owned(),
+    };
+    let id = Oid::from_str(oid).map_err(|_| bad("not an object id"))?;
+    repo.find_tree(id)
+        .map_err(|_| bad("no such tree in the repository"))
+}
+
+/// The patch from the tree `base` to a snapshot of the working tree now, and that snapshot.
+fn compute_snapshot(repo: &Repository, base: &str) -> Result<(Rendered, Oid), TargetError> {
+    let base = snapshot_base(repo, base)?;
+    let now = snapshot_tree(repo)?;
+    let now_tree = repo.find_tree(now).map_err(|e| git_err(&e))?;
+    let diff = repo
+        .diff_tree_to_tree(Some(&base), Some(&now_tree), Some(&mut DiffOptions::new()))
+        .map_err(|e| git_err(&e))?;
+    Ok((render(&diff)?, now))
+}
+
+/// The patch bytes from the tree `base` to the working tree now, and the snapshot tree of
+/// the working tree they were computed against.
+pub(crate) fn snapshot_patch(repo: &Repository, base: &str) -> Result<(Vec<u8>, Oid), TargetError> {
+    compute_snapshot(repo, base).map(|(r, now)| (r.patch, now))
+}
+
+/// Pin the diff from the tree `base` to the working tree (no staged fallback: the snapshot
+/// already holds the index's and the untracked files' content).
+pub(crate) fn pin_snapshot_diff(
+    repo: &Repository,
+    root: &Path,
+    base: &str,
+) -> Result<DiffPin, TargetError> {
+    pin_rendered(repo, root, compute_snapshot(repo, base)?.0)
 }

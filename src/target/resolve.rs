@@ -105,6 +105,9 @@ pub fn resolve(req: &TargetRequest) -> Result<PinnedTarget, TargetError> {
     if !is_diff && req.base.is_some() {
         return Err(TargetError::BaseWithoutDiff);
     }
+    if req.base_tree.is_some() && (!is_diff || req.base.is_some()) {
+        return Err(TargetError::BaseTreeWithoutDiff);
+    }
     let (ctx, repo) = context(req)?;
     if is_diff {
         let repo = repo.ok_or_else(|| TargetError::NotARepo(ctx.cwd.clone()))?;
@@ -125,7 +128,10 @@ fn pin_diff(
     req: &TargetRequest,
     display: String,
 ) -> Result<PinnedTarget, TargetError> {
-    let pin = diff::pin_diff(repo, &ctx.root, req.base.as_deref())?;
+    let pin = match &req.base_tree {
+        Some(tree) => diff::pin_snapshot_diff(repo, &ctx.root, tree)?,
+        None => diff::pin_diff(repo, &ctx.root, req.base.as_deref())?,
+    };
     let measured_lines = u64::from(count_lines(&pin.patch));
     let mode = if measured_lines <= LIGHTWEIGHT_DIFF_LINES {
         Mode::Lightweight
@@ -148,6 +154,7 @@ fn pin_diff(
         skipped: pin.skipped,
         hunks: pin.hunks,
         base: req.base.clone(),
+        base_tree: req.base_tree.clone(),
         measured_lines,
         mode,
         target_type: TargetType::Code,
@@ -193,6 +200,7 @@ fn pin_file(ctx: &Context, arg: &str, display: String) -> Result<PinnedTarget, T
         skipped: Vec::new(),
         hunks: BTreeMap::new(),
         base: None,
+        base_tree: None,
         measured_lines: u64::from(scanned.lines),
         mode,
         target_type,
@@ -218,6 +226,7 @@ fn pin_manifest(
         skipped: pin.skipped,
         hunks: BTreeMap::new(),
         base: None,
+        base_tree: None,
         measured_lines: pin.measured_lines,
         mode: Mode::Full,
         target_type: TargetType::Code,
@@ -254,6 +263,31 @@ pub fn diff_sha(root: &Path, base: Option<&str>) -> Result<String, TargetError> 
     Ok(sha256_hex(&patch))
 }
 
+/// A working-tree snapshot (see [`snapshot_diff`]): the tree object written for it and the
+/// TARGET_SHA of the diff from a base tree to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Oid of the tree holding the working tree (tracked and untracked, non-ignored files).
+    pub tree: String,
+    /// sha256 of the patch `arev run diff --base-tree <base>` pins now.
+    pub sha: String,
+}
+
+/// Snapshot the working tree of the repository at `root` into a tree object (the user's
+/// index, HEAD and branches untouched), with the TARGET_SHA of the diff from the tree `base`
+/// (`None`: from the snapshot itself, i.e. the empty patch).
+pub fn snapshot_diff(root: &Path, base: Option<&str>) -> Result<Snapshot, TargetError> {
+    let repo = Repository::open(root).map_err(|_| TargetError::NotARepo(root.to_path_buf()))?;
+    let (patch, tree) = match base {
+        Some(b) => diff::snapshot_patch(&repo, b)?,
+        None => (Vec::new(), diff::snapshot_tree(&repo)?),
+    };
+    Ok(Snapshot {
+        tree: tree.to_string(),
+        sha: sha256_hex(&patch),
+    })
+}
+
 /// Re-compute TARGET_SHA for an already pinned target (same rules, same file list).
 ///
 /// A diff that has become empty hashes to the sha256 of the empty patch. A file of the
@@ -284,7 +318,10 @@ pub fn repin(target: &PinnedTarget) -> Result<String, TargetError> {
         TargetKind::Diff => {
             let repo = Repository::open(&target.root)
                 .map_err(|_| TargetError::NotARepo(target.root.clone()))?;
-            let patch = diff::patch_bytes(&repo, target.base.as_deref())?;
+            let patch = match &target.base_tree {
+                Some(tree) => diff::snapshot_patch(&repo, tree)?.0,
+                None => diff::patch_bytes(&repo, target.base.as_deref())?,
+            };
             Ok(sha256_hex(&patch))
         }
     }

@@ -56,6 +56,7 @@ fn req(cwd: &Path, args: &[&str]) -> TargetRequest {
     TargetRequest {
         args: args.iter().map(|s| (*s).to_owned()).collect(),
         base: None,
+        base_tree: None,
         cwd: cwd.to_path_buf(),
         max_file_bytes: CAP,
     }
