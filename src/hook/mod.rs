@@ -1,8 +1,10 @@
-//! Claude Code hooks (SPEC §10): `arev hook prompt` (opt-in, baseline) and `arev hook stop`
-//! (review the session's diff; advisor semantics and circuit breakers). JSON on stdin, JSON on
+//! Claude Code hooks (docs/architecture.md): `arev hook prompt` (opt-in, baseline snapshot,
+//! intent) and `arev hook stop` (review the session's own changes; advisor semantics and
+//! circuit breakers). JSON on stdin, JSON on
 //! stdout, always exit 0: every internal error fails open with a visible `systemMessage`.
 mod decide;
 mod input;
+mod intent;
 mod message;
 mod prompt;
 mod review;
@@ -13,8 +15,8 @@ pub use decide::{
     advance, decide, BlockerWhy, Chain, Decision, FindingBrief, ReviewOutcome, SilentWhy,
     StopFacts, Verdict,
 };
-pub use message::{stop_output, system_message};
-pub use prompt::{parse_prompt, prompt, PromptCommand};
+pub use message::{stop_output, system_message, SessionAsides};
+pub use prompt::{is_generated, parse_prompt, prompt, PromptCommand};
 pub use review::{outcome_of, verdict_of};
 pub use state::{find_root, SessionState, SessionStore};
 pub use stop::stop;

@@ -1,6 +1,7 @@
-//! One Stop-hook review: `arev run diff [--base HEAD-at-enable] --format json --allow-empty`
-//! as a child process (the full round protocol, its own run dir and report), bounded by
-//! `[hook] timeout`, turned into a `Verdict` — or into the reason it produced none.
+//! One Stop-hook review: `arev run diff --base-tree <baseline snapshot> [--intent FILE]
+//! --format json --allow-empty` as a child process (the full round protocol, its own run dir
+//! and report), bounded by `[hook] timeout`, turned into a `Verdict` — or into the reason it
+//! produced none.
 
 use super::decide::{FindingBrief, ReviewOutcome, Verdict};
 use crate::findings::Severity;
@@ -29,8 +30,10 @@ pub struct ReviewRequest {
     /// The `arev` executable (normally the running one).
     pub exe: PathBuf,
     pub root: PathBuf,
-    /// `--base`: HEAD when review was enabled.
-    pub base: Option<String>,
+    /// `--base-tree`: the session's baseline snapshot (only the changes since it are reviewed).
+    pub base_tree: String,
+    /// `--intent`: the user's prompts since review was enabled, composed into a file.
+    pub intent: Option<PathBuf>,
     pub timeout: Duration,
     pub grace: Duration,
 }
@@ -39,8 +42,9 @@ pub struct ReviewRequest {
 pub fn review(req: &ReviewRequest) -> ReviewOutcome {
     let mut cmd = Command::new(&req.exe);
     cmd.args(["run", "diff", "--format", "json", "--allow-empty", "-q"]);
-    if let Some(b) = &req.base {
-        cmd.args(["--base", b]);
+    cmd.arg("--base-tree").arg(&req.base_tree);
+    if let Some(i) = &req.intent {
+        cmd.arg("--intent").arg(i);
     }
     cmd.current_dir(&req.root)
         .stdin(Stdio::null())
@@ -97,10 +101,7 @@ pub fn review(req: &ReviewRequest) -> ReviewOutcome {
     let stdout = out_t.join().unwrap_or_default();
     let stderr = err_t.join().unwrap_or_default();
     if timed_out {
-        return ReviewOutcome::Failed(format!(
-            "the review took longer than [hook] timeout ({})",
-            humantime::format_duration(req.timeout)
-        ));
+        return timed_out_outcome(&stdout, req.timeout);
     }
     let code = status.and_then(|s| s.code());
     match serde_json::from_slice::<Report>(&stdout) {
@@ -119,6 +120,25 @@ pub fn review(req: &ReviewRequest) -> ReviewOutcome {
             ))
         }
     }
+}
+
+/// A review stopped at `[hook] timeout`: `arev run` got the signal, stopped its agents and
+/// (normally) recorded the run as `interrupted` and printed its report, which names the run
+/// dir. Never a verdict, even if the report came out complete at the last moment.
+fn timed_out_outcome(stdout: &[u8], timeout: Duration) -> ReviewOutcome {
+    let limit = humantime::format_duration(timeout);
+    let run = match serde_json::from_slice::<Report>(stdout) {
+        Ok(r) => format!(
+            "it was stopped and recorded as {} in {}",
+            r.status.as_str(),
+            r.run_dir
+        ),
+        Err(_) => "it was stopped before it could write its report (`arev runs` lists it)"
+            .to_string(),
+    };
+    ReviewOutcome::Unfinished(format!(
+        "the review took longer than [hook] timeout ({limit}); {run}"
+    ))
 }
 
 /// A report → a verdict (complete or empty), or why there is none.

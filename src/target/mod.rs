@@ -10,7 +10,9 @@ mod shard;
 
 pub use error::TargetError;
 pub use model::*;
-pub use resolve::{diff_sha, repin, resolve, snapshot_diff, Snapshot, LIGHTWEIGHT_DIFF_LINES};
+pub use resolve::{
+    diff_sha, empty_diff_sha, repin, resolve, snapshot_diff, Snapshot, LIGHTWEIGHT_DIFF_LINES,
+};
 pub use shard::{apply_shard, partition, ShardInfo, ShardSpec};
 
 #[cfg(test)]

@@ -273,6 +273,11 @@ pub struct Snapshot {
     pub sha: String,
 }
 
+/// TARGET_SHA of a diff with no change (the sha256 of the empty patch).
+pub fn empty_diff_sha() -> String {
+    sha256_hex(&[])
+}
+
 /// Snapshot the working tree of the repository at `root` into a tree object (the user's
 /// index, HEAD and branches untouched), with the TARGET_SHA of the diff from the tree `base`
 /// (`None`: from the snapshot itself, i.e. the empty patch).
