@@ -253,7 +253,8 @@ impl Config {
     fn check_hook_timeout(&self) -> Result<(), ConfigError> {
         let hook = self.hook_timeout()?;
         let grace = self.grace()?;
-        let room = Duration::from_secs(super::STOP_HOOK_TIMEOUT_SECS - super::STOP_HOOK_MARGIN_SECS);
+        let room =
+            Duration::from_secs(super::STOP_HOOK_TIMEOUT_SECS - super::STOP_HOOK_MARGIN_SECS);
         if hook.saturating_add(grace) > room {
             let max = room.saturating_sub(grace);
             return Err(ConfigError::Invalid {
@@ -455,7 +456,9 @@ mod tests {
                 <= Duration::from_secs(super::super::STOP_HOOK_TIMEOUT_SECS - 120)
         );
         load_with("[hook]\ntimeout = \"57m 50s\"\n").unwrap();
-        let err = load_with("[hook]\ntimeout = \"59m\"\n").unwrap_err().to_string();
+        let err = load_with("[hook]\ntimeout = \"59m\"\n")
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("hook.timeout: \"59m\" plus timeouts.grace (10s)")
                 && err.contains("3600 s timeout in hooks/hooks.json")

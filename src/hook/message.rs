@@ -292,7 +292,10 @@ mod tests {
         )
         .unwrap();
         let m = out["systemMessage"].as_str().unwrap();
-        assert!(m.contains("did NOT finish: out of time — run dir /r"), "{m}");
+        assert!(
+            m.contains("did NOT finish: out of time — run dir /r"),
+            "{m}"
+        );
         assert!(out.get("decision").is_none() && out.get("continue").is_none());
     }
 }

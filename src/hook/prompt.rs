@@ -288,7 +288,9 @@ mod tests {
             (exit code 0)</summary>\n</task-notification>";
         assert!(is_generated(notification));
         assert!(is_generated("  <system-reminder>x</system-reminder>"));
-        assert!(is_generated("Stop hook feedback:\narev reviewed your changes"));
+        assert!(is_generated(
+            "Stop hook feedback:\narev reviewed your changes"
+        ));
         assert!(!is_generated("#arev add an adder"));
         assert!(!is_generated("please look at <task-notification> handling"));
         assert_eq!(without_prefix("  #arev add it ", "#arev"), "add it");

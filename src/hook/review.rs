@@ -133,8 +133,9 @@ fn timed_out_outcome(stdout: &[u8], timeout: Duration) -> ReviewOutcome {
             r.status.as_str(),
             r.run_dir
         ),
-        Err(_) => "it was stopped before it could write its report (`arev runs` lists it)"
-            .to_string(),
+        Err(_) => {
+            "it was stopped before it could write its report (`arev runs` lists it)".to_string()
+        }
     };
     ReviewOutcome::Unfinished(format!(
         "the review took longer than [hook] timeout ({limit}); {run}"

@@ -338,7 +338,11 @@ mod tests {
         v["schema_version"] = 1.into();
         std::fs::create_dir_all(&s.dir).unwrap();
         std::fs::write(s.state_path(), v.to_string()).unwrap();
-        assert!(s.load().unwrap_err().to_string().contains("schema_version 1"));
+        assert!(s
+            .load()
+            .unwrap_err()
+            .to_string()
+            .contains("schema_version 1"));
     }
 
     #[test]

@@ -218,8 +218,7 @@ fn review_request(
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot locate the arev executable ({e})"))?;
     // The user's prompts since review was enabled are what the changes are meant to do.
-    let intent = match super::intent::compose(&store.prompts(), crate::resolve::INTENT_MAX_BYTES)
-    {
+    let intent = match super::intent::compose(&store.prompts(), crate::resolve::INTENT_MAX_BYTES) {
         Some(text) => {
             let p = store.intent_path();
             crate::store::write_atomic(&p, text.as_bytes())

@@ -2,8 +2,7 @@
 //! target (tag, guide, read scope, RELEVANT_FILES budget), plus prompt building.
 
 use super::prompt::{
-    embed_json, escape_text, first_line, intent_block, render, target_guide, target_tag,
-    PromptVars,
+    embed_json, escape_text, first_line, intent_block, render, target_guide, target_tag, PromptVars,
 };
 use super::{Assets, RoundFinding};
 use crate::dispatch::AgentSpec;

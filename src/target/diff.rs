@@ -178,7 +178,11 @@ pub(crate) fn pin_diff(
 }
 
 /// The pinned diff of an already rendered patch (an error when it holds no change).
-fn pin_rendered(repo: &Repository, root: &Path, rendered: Rendered) -> Result<DiffPin, TargetError> {
+fn pin_rendered(
+    repo: &Repository,
+    root: &Path,
+    rendered: Rendered,
+) -> Result<DiffPin, TargetError> {
     if rendered.entries.is_empty() {
         return Err(TargetError::EmptyDiff {
             root: root.to_path_buf(),

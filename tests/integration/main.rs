@@ -37,6 +37,8 @@ mod shard;
 mod protocol;
 // `arev hook prompt|stop`: hook JSON on stdin, every branch of the Stop-hook decision table.
 mod hook;
+// `arev run --intent FILE|-`: the <intent> block for every role, category `intent`, limits.
+mod intent;
 // The repo as a Claude Code plugin through the real CLI: validate, Stop-hook loop, slash command.
 mod claude_plugin;
 // `arev install claude`: merge into settings.json, idempotence, uninstall.
