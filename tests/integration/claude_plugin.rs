@@ -30,6 +30,17 @@ fn session(
     fake: &FakeAnthropic,
     prompt: &str,
 ) -> (bool, Vec<Value>, String) {
+    session_with(bin, repo, fake, prompt, &[])
+}
+
+/// [`session`] with more environment for the session (and so for its hooks and reviews).
+fn session_with(
+    bin: &Path,
+    repo: &TestRepo,
+    fake: &FakeAnthropic,
+    prompt: &str,
+    env: &[(&str, String)],
+) -> (bool, Vec<Value>, String) {
     let arev_dir = Path::new(env!("CARGO_BIN_EXE_arev"))
         .parent()
         .unwrap()
@@ -58,6 +69,7 @@ fn session(
         .envs(fake.claude_env(&home))
         .env("PATH", path)
         .env("AREV_AGENT_TIMEOUT", "120s")
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -287,6 +299,164 @@ fn stop_hook_blocks_the_defect_and_approves_the_fix() {
         .collect::<Vec<_>>()
         .join("\n");
     assert!(out.contains("reviewed the session's changes"), "{dbg}");
+    assert!(
+        fake.stray_requests().is_empty(),
+        "{:?}",
+        fake.stray_requests()
+    );
+}
+
+/// The Stop hook at real speed, with the user's own uncommitted work in the tree: `#arev`
+/// snapshots the working tree (a modified tracked file and an untracked file that predate
+/// it), the agent writes a defect and stops, the review — a reviewer that takes 25 s to
+/// answer — sees only the agent's file and blocks with the finding; the next model request
+/// carries the reason; the agent fixes it and the second review approves. The user's WIP is
+/// never reviewed, blamed or touched.
+#[test]
+fn stop_hook_review_of_realistic_length_blocks_only_the_sessions_changes() {
+    let Some(bin) =
+        claude_bin("stop_hook_review_of_realistic_length_blocks_only_the_sessions_changes")
+    else {
+        return;
+    };
+    // The session is the real CLI; the reviewers are the scripted fake agent, slowed down.
+    let repo = TestRepo::new();
+    repo.write(
+        "arev.toml",
+        &format!(
+            "[agents.claude]\nbackend = \"claude\"\nbinary = \"{}\"\n",
+            env!("CARGO_BIN_EXE_arev-fake-agent")
+        ),
+    );
+    repo.commit("config");
+    let wip_lib = format!(
+        "{}// WIP_BEFORE: the user's half-done change\n",
+        crate::harness::LIB_RS
+    );
+    repo.write("src/lib.rs", &wip_lib);
+    repo.write("notes.txt", "untracked notes from before the session\n");
+    let calc = repo.root.join("src/calc.rs");
+    let calc_s = calc.to_str().unwrap().to_string();
+    const REVIEW_DELAY_MS: u64 = 25_000;
+    let defect = json!({"path": "src/calc.rs", "text": "a - b"});
+    let reviewers = json!({"steps": [
+        {"role": "enthusiast", "round": 1, "if_file_contains": defect, "delay_ms": REVIEW_DELAY_MS,
+         "answer": {"findings": [finding("F1", "src/calc.rs", 2, "high", "arithmetic")]}},
+        {"role": "judge", "round": 1, "if_file_contains": defect,
+         "answer": {"rulings": [ruling("F1", "src/calc.rs", 2, "high", "enthusiast")],
+                    "summary": "1 confirmed", "convergence": false, "next_round_model": null}}
+    ]});
+    let script_path = repo.scratch.join("reviewers.json");
+    std::fs::write(&script_path, reviewers.to_string()).unwrap();
+    let fake = FakeAnthropic::start(Script::new().session(vec![
+        Step::Tool {
+            name: "Write".into(),
+            input: json!({"file_path": calc_s, "content": CALC_BAD}),
+        },
+        Step::Text("Done: src/calc.rs has add().".into()),
+        Step::Tool {
+            name: "Write".into(),
+            input: json!({"file_path": calc_s, "content": CALC_GOOD}),
+        },
+        Step::Text("Fixed: add() adds.".into()),
+    ]));
+    let started = Instant::now();
+    let (ok, events, dbg) = session_with(
+        &bin,
+        &repo,
+        &fake,
+        "#arev add an adder in src/calc.rs",
+        &[
+            ("AREV_FAKE_SCRIPT", script_path.display().to_string()),
+            (
+                "AREV_FAKE_LOG",
+                repo.scratch.join("fake.log").display().to_string(),
+            ),
+        ],
+    );
+    let took = started.elapsed();
+    assert!(ok, "{dbg}");
+    let result = events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "result")
+        .expect("result");
+    assert_eq!(result["is_error"], false, "{dbg}");
+    assert!(
+        took >= Duration::from_millis(REVIEW_DELAY_MS),
+        "the review took real time: {took:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&calc).unwrap(), CALC_GOOD);
+
+    // The request after the first stop carries the block's reason to the model.
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 4, "write, stop, fix, stop: {dbg}");
+    let after_block = reqs
+        .iter()
+        .find(|r| r.step == 2)
+        .unwrap_or_else(|| panic!("no request after the block: {dbg}"));
+    let msgs = after_block.body["messages"].to_string();
+    assert!(msgs.contains("Stop hook feedback"), "{msgs}");
+    assert!(msgs.contains("[high] src/calc.rs:2 (arithmetic)"), "{msgs}");
+    assert!(msgs.contains("Edit: src/calc.rs:2"), "{msgs}");
+    assert!(
+        !reqs[1].body["messages"]
+            .to_string()
+            .contains("[high] src/calc.rs:2"),
+        "the reason arrives only after the review"
+    );
+
+    // Two reviews; the first (slow one) saw only the agent's file.
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(repo.root.join(".arev/runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    runs.sort();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let first: Value =
+        serde_json::from_str(&std::fs::read_to_string(runs[0].join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(first["target"]["allowed_files"], json!(["src/calc.rs"]));
+    assert!(
+        first["duration_ms"].as_u64().unwrap() >= REVIEW_DELAY_MS,
+        "{}",
+        first["duration_ms"]
+    );
+    let patch = std::fs::read_to_string(runs[0].join("target/diff.patch")).unwrap();
+    assert!(
+        !patch.contains("WIP_BEFORE") && !patch.contains("notes.txt"),
+        "{patch}"
+    );
+    // The intent of both reviews: the user's prompt, without the prefix.
+    let prompt = std::fs::read_to_string(runs[0].join("agents/r1/enthusiast/prompt.md"))
+        .or_else(|_| std::fs::read_to_string(runs[0].join("agents/r1/enthusiast-p1/prompt.md")))
+        .unwrap();
+    assert!(
+        prompt.contains("<intent>") && prompt.contains("1. add an adder in src/calc.rs"),
+        "{prompt}"
+    );
+    // The session log: block, then approve; the user's WIP is untouched.
+    let sessions = repo.root.join(".arev/sessions");
+    let dir = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let log = std::fs::read_to_string(dir.join("log.jsonl")).unwrap();
+    let decisions: Vec<String> = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["event"] == "stop")
+        .map(|v| v["decision"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(decisions, ["block", "approve"], "{log}");
+    assert_eq!(
+        std::fs::read_to_string(repo.root.join("src/lib.rs")).unwrap(),
+        wip_lib
+    );
+    assert!(repo.root.join("notes.txt").is_file());
     assert!(
         fake.stray_requests().is_empty(),
         "{:?}",
