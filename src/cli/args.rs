@@ -47,10 +47,14 @@ pub enum Command {
 const HOOK_HELP: &str = "\
 Events:
   prompt  UserPromptSubmit: a prompt starting with #arev turns review on for the session and
-          records the baseline (HEAD and the diff); `#arev off` turns it off.
-  stop    Stop: reviews the session's changes (once per diff sha) and blocks on confirmed
-          medium/high findings, ends the turn on critical ones or when the agent stops again
-          without a change; any internal error lets the agent stop, with a message saying why.
+          records the baseline (a snapshot of the working tree, untracked files included);
+          `#arev off` turns it off. The user's prompts are recorded as the review's intent;
+          prompts Claude Code writes itself (<task-notification>, …) are ignored.
+  stop    Stop: reviews the session's changes since the baseline (once per diff sha) and
+          blocks on confirmed medium/high findings, ends the turn on critical ones or when
+          the agent stops again without a change; an approval moves the baseline. Any
+          internal error, or a review out of [hook] timeout, lets the agent stop, with a
+          message saying why.
 AREV_DISABLE=1 turns every hook off. Config: the [hook] section (mode prefix|always|off,
 prefix, max_nudges, max_blocks, timeout).";
 

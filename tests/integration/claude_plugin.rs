@@ -193,6 +193,52 @@ fn plugin_validates_strict_with_the_real_cli() {
     }
 }
 
+/// `statusMessage` (the spinner text while a hook runs) is a field Claude Code 2.1.330 knows:
+/// the plugin's string values validate cleanly (above), and the same hooks.json with a
+/// number there is flagged by that field's name and dropped at runtime. (Checked by hand in
+/// the interactive TUI too: the spinner reads the Stop hook's statusMessage while it runs.)
+#[test]
+fn status_message_is_a_hook_field_the_cli_knows() {
+    let Some(bin) = claude_bin("status_message_is_a_hook_field_the_cli_knows") else {
+        return;
+    };
+    let hooks: Value = serde_json::from_str(
+        &std::fs::read_to_string(plugin_root().join("hooks/hooks.json")).unwrap(),
+    )
+    .unwrap();
+    for event in ["Stop", "UserPromptSubmit"] {
+        assert!(
+            hooks["hooks"][event][0]["hooks"][0]["statusMessage"].is_string(),
+            "{event}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".claude-plugin")).unwrap();
+    std::fs::create_dir_all(dir.path().join("hooks")).unwrap();
+    std::fs::copy(
+        plugin_root().join(".claude-plugin/plugin.json"),
+        dir.path().join(".claude-plugin/plugin.json"),
+    )
+    .unwrap();
+    let mut bad = hooks;
+    bad["hooks"]["Stop"][0]["hooks"][0]["statusMessage"] = json!(42);
+    std::fs::write(dir.path().join("hooks/hooks.json"), bad.to_string()).unwrap();
+    let o = Command::new(&bin)
+        .args(["plugin", "validate", "--strict", "--json"])
+        .arg(dir.path())
+        .env("HOME", tempfile::tempdir().unwrap().path())
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["success"], false, "{v}");
+    let warnings = v["contents"].to_string();
+    assert!(
+        warnings.contains("hooks.Stop.0.hooks.0: Invalid command hook (statusMessage"),
+        "{warnings}"
+    );
+}
+
 /// The whole advisor loop: `#arev` prompt → the agent writes a defect and stops → the Stop
 /// hook's review (the real CLI as Enthusiast/Adversary/Judge) blocks with the finding → the
 /// agent fixes it and stops again → the second review is clean and the hook lets it stop.
