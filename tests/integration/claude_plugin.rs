@@ -30,16 +30,18 @@ fn session(
     fake: &FakeAnthropic,
     prompt: &str,
 ) -> (bool, Vec<Value>, String) {
-    session_with(bin, repo, fake, prompt, &[])
+    session_with(bin, repo, fake, prompt, &[], &[])
 }
 
-/// [`session`] with more environment for the session (and so for its hooks and reviews).
+/// [`session`] with more environment for the session (and so for its hooks and reviews) and
+/// more CLI arguments.
 fn session_with(
     bin: &Path,
     repo: &TestRepo,
     fake: &FakeAnthropic,
     prompt: &str,
     env: &[(&str, String)],
+    args: &[&str],
 ) -> (bool, Vec<Value>, String) {
     let arev_dir = Path::new(env!("CARGO_BIN_EXE_arev"))
         .parent()
@@ -64,6 +66,7 @@ fn session_with(
             "--model",
             "opus",
         ])
+        .args(args)
         .current_dir(&repo.root)
         .env_clear()
         .envs(fake.claude_env(&home))
@@ -419,6 +422,7 @@ fn stop_hook_review_of_realistic_length_blocks_only_the_sessions_changes() {
                 repo.scratch.join("fake.log").display().to_string(),
             ),
         ],
+        &[],
     );
     let took = started.elapsed();
     assert!(ok, "{dbg}");
@@ -508,6 +512,60 @@ fn stop_hook_review_of_realistic_length_blocks_only_the_sessions_changes() {
         "{:?}",
         fake.stray_requests()
     );
+}
+
+/// A background task's completion comes back from the real CLI as a UserPromptSubmit whose
+/// prompt is a `<task-notification>`: `arev hook prompt` ignores it (no new block chain, not
+/// part of the intent), while the `#arev` prompt that started the session counts.
+#[test]
+fn a_real_task_notification_is_not_a_user_prompt() {
+    let Some(bin) = claude_bin("a_real_task_notification_is_not_a_user_prompt") else {
+        return;
+    };
+    let repo = repo_with_real_reviewers(&bin);
+    let fake = FakeAnthropic::start(Script::new().session(vec![
+        Step::Tool {
+            name: "Bash".into(),
+            input: json!({"command": "sleep 2; echo BG_DONE", "description": "wait a bit",
+                          "run_in_background": true}),
+        },
+        Step::Text("Started it.".into()),
+        Step::Text("The background task finished.".into()),
+    ]));
+    let (ok, _events, dbg) = session_with(
+        &bin,
+        &repo,
+        &fake,
+        "#arev wait for the background job",
+        &[],
+        &["--allowedTools", "Bash"],
+    );
+    assert!(ok, "{dbg}");
+    let reqs = fake.requests();
+    assert!(
+        reqs.iter().any(|r| r.body["messages"]
+            .to_string()
+            .contains("<task-notification>")),
+        "the CLI delivered the notification: {dbg}"
+    );
+    let sessions = repo.root.join(".arev/sessions");
+    let dir = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let log = std::fs::read_to_string(dir.join("log.jsonl")).unwrap();
+    let actions: Vec<String> = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["event"] == "prompt")
+        .map(|v| v["action"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(actions, ["enable:prefix", "ignored:generated"], "{log}");
+    let prompts = std::fs::read_to_string(dir.join("prompts.jsonl")).unwrap();
+    assert_eq!(prompts.lines().count(), 1, "{prompts}");
+    assert!(prompts.contains("wait for the background job"), "{prompts}");
 }
 
 /// `/arev:adversarial-review src/lib.rs` in `-p` mode: the command runs `arev run src/lib.rs
