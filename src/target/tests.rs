@@ -236,6 +236,98 @@ fn diff_with_base_uses_the_merge_base() {
 }
 
 #[test]
+fn snapshot_diff_reviews_only_changes_since_the_snapshot_and_leaves_the_index_alone() {
+    let dir = repo_with(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let root = dir.path();
+    // Work from before the snapshot: modified, staged, untracked, deleted, ignored.
+    write(root, "a.txt", "a wip\n");
+    write(root, "staged.txt", "staged\n");
+    git(root, &["add", "staged.txt"]);
+    write(root, "untracked.txt", "untracked\n");
+    fs::remove_file(root.join("b.txt")).expect("rm");
+    write(root, ".gitignore", "ignored.log\n.arev/\n");
+    write(root, "ignored.log", "noise\n");
+    write(root, ".arev/sessions/s/state.json", "{}\n");
+    // `git status` may refresh the index itself: run it before reading the bytes.
+    let status_before = git(root, &["status", "--porcelain"]);
+    let index_before = fs::read(root.join(".git/index")).expect("index");
+
+    let base = snapshot_diff(root, None).expect("snapshot");
+    assert_eq!(base.sha, empty_diff_sha());
+    let listed = git(root, &["ls-tree", "-r", "--name-only", &base.tree]);
+    let listed: Vec<&str> = listed.lines().collect();
+    assert_eq!(
+        listed,
+        [".gitignore", "a.txt", "staged.txt", "untracked.txt"],
+        "tracked and untracked, not ignored, not deleted, not .arev"
+    );
+    assert_eq!(
+        fs::read(root.join(".git/index")).expect("index"),
+        index_before
+    );
+    assert_eq!(git(root, &["status", "--porcelain"]), status_before);
+
+    // Nothing changed since: an empty diff.
+    let mut r = req(root, &["diff"]);
+    r.base_tree = Some(base.tree.clone());
+    assert!(matches!(resolve(&r), Err(TargetError::EmptyDiff { .. })));
+
+    // The session's changes: a new untracked file and an edit on top of the WIP.
+    write(root, "a.txt", "a wip\nmore\n");
+    write(root, "new.txt", "new\n");
+    let t = resolve(&r).expect("snapshot diff");
+    assert_eq!(paths(&t), ["a.txt", "new.txt"]);
+    let patch = String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8");
+    assert!(patch.contains(" a wip\n+more\n"), "{patch}");
+    assert!(
+        !patch.contains("untracked") && !patch.contains("staged"),
+        "{patch}"
+    );
+    assert_eq!(t.base_tree.as_deref(), Some(base.tree.as_str()));
+    assert_eq!(t.hunks["a.txt"], [Hunk { start: 1, end: 2 }]);
+    // The hook's sha is the one the run pins, and re-pinning agrees.
+    let now = snapshot_diff(root, Some(&base.tree)).expect("snapshot now");
+    assert_eq!(now.sha, t.sha256);
+    assert_eq!(repin(&t).expect("repin"), t.sha256);
+    assert_ne!(now.tree, base.tree);
+    assert_eq!(
+        fs::read(root.join(".git/index")).expect("index"),
+        index_before
+    );
+
+    // Misuse: another target, with --base, or an oid that is not a tree here.
+    let mut bad = req(root, &["a.txt"]);
+    bad.base_tree = Some(base.tree.clone());
+    assert!(matches!(
+        resolve(&bad),
+        Err(TargetError::BaseTreeWithoutDiff)
+    ));
+    r.base = Some("HEAD".into());
+    assert!(matches!(resolve(&r), Err(TargetError::BaseTreeWithoutDiff)));
+    r.base = None;
+    for oid in ["nothex", "0123456789012345678901234567890123456789"] {
+        r.base_tree = Some(oid.into());
+        assert!(
+            matches!(resolve(&r), Err(TargetError::BadBaseTree { .. })),
+            "{oid}"
+        );
+    }
+}
+
+#[test]
+fn snapshot_of_an_unborn_branch() {
+    let dir = TempDir::new().expect("tempdir");
+    let root = dir.path();
+    git(root, &["init", "-q"]);
+    write(root, "a.txt", "a\n");
+    let base = snapshot_diff(root, None).expect("snapshot");
+    write(root, "b.txt", "b\n");
+    let now = snapshot_diff(root, Some(&base.tree)).expect("diff");
+    assert_ne!(now.sha, empty_diff_sha());
+    assert!(!root.join(".git/index").exists(), "no index written");
+}
+
+#[test]
 fn empty_diff_and_non_repo() {
     let dir = repo_with(&[("a.txt", "a\n")]);
     let err = resolve_in(dir.path(), &["diff"]).expect_err("empty");
