@@ -12,6 +12,8 @@
 //!   against the baseline snapshot, finds the verdict, updates the chain, prints nothing.
 //!   The shell equivalent reads `state.json` with jq, hashes `git diff <baseline tree>` and tests
 //!   for the verdict file (a weaker lookup: no untracked files, no chain update).
+// A benchmark is test code: a broken fixture may panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::print_stdout)]
 
 use std::io::Write;
@@ -133,9 +135,13 @@ fn main() {
     let state = store.load().expect("state").expect("enabled");
     // The session's own change (the uncommitted file above predates the baseline).
     std::fs::write(root.join("src/m1.rs"), "pub fn by_the_agent() {}\n").expect("write");
-    let sha = arev::target::snapshot_diff(&root, Some(&state.baseline_tree))
-        .expect("sha")
-        .sha;
+    let sha = arev::target::snapshot_diff(
+        &root,
+        Some(&state.baseline_tree),
+        arev::target::DEFAULT_MAX_FILE_BYTES,
+    )
+    .expect("sha")
+    .sha;
     store
         .save_verdict(&arev::hook::Verdict {
             sha,

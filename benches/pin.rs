@@ -3,6 +3,8 @@
 //!
 //! Run with `cargo bench --bench pin`. Prints the median of each, the ratio, and whether the
 //! two digests are identical.
+// A benchmark is test code: a broken fixture may panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use arev::target::{resolve, TargetKind, TargetRequest};
 use std::io::Write;

@@ -1,6 +1,8 @@
 //! Prompt bytes per dispatch for a 1-file target vs a 20,000-file target, measured through
 //! the real `arev` binary with the fake agent (pointer over payload: prompts must not grow
 //! with the target). Run: `cargo bench --features fake-agent --bench prompt`.
+// A benchmark is test code: a broken fixture may panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::print_stdout)]
 
 use std::path::Path;

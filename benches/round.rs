@@ -1,4 +1,5 @@
-//! Round benchmark (SPEC §7, issue #3), through the real `arev` binary and the fake agent:
+//! Round benchmark (docs/architecture.md §11, issue #3), through the real `arev` binary and
+//! the fake agent:
 //! 1. wall time of one round with agents of fixed latency L and PASSES = 3 against the ideal
 //!    critical path 2·L (Enthusiasts ∥ Adversary, then the Judge);
 //! 2. arev's own CPU for a round whose passes report 3 × 1,000 findings that union to 1,000
@@ -6,6 +7,8 @@
 //!    agents excluded).
 //!
 //! Run: `cargo bench --features fake-agent --bench round`.
+// A benchmark is test code: a broken fixture may panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::print_stdout)]
 
 use serde_json::{json, Value};

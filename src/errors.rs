@@ -1,4 +1,5 @@
-//! User-facing errors: one enum, each variant mapped to an exit code of SPEC §2.
+//! User-facing errors: one enum, each variant mapped to an exit code of
+//! docs/architecture.md §4.2.
 
 use crate::config::ConfigError;
 use crate::exit_codes;

@@ -1,4 +1,5 @@
-//! Exit codes (SPEC §2, a contract): the one table every entry point maps to.
+//! Exit codes (docs/architecture.md §4.2, a contract): the one table every entry point
+//! maps to.
 
 /// Review completed; no confirmed finding at or above `--fail-on`.
 pub const OK: i32 = 0;
@@ -8,8 +9,12 @@ pub const FINDINGS: i32 = 1;
 pub const USAGE: i32 = 2;
 /// Review aborted: a gate fired or agents could not be dispatched (no verdict).
 pub const ABORTED: i32 = 3;
-/// Interrupted (Ctrl-C); the run dir records `status: interrupted`.
+/// Interrupted by SIGINT (Ctrl-C); the run dir records `status: interrupted`.
 pub const INTERRUPTED: i32 = 130;
+/// Interrupted by SIGTERM (128 + 15); recorded like SIGINT.
+pub const TERMINATED: i32 = 143;
+/// Interrupted by SIGHUP (128 + 1); recorded like SIGINT.
+pub const HANGUP: i32 = 129;
 
 /// The table as printed in `--help` and the README.
 pub const TABLE: &str = "\
@@ -18,4 +23,5 @@ Exit codes:
   1    review completed; at least one confirmed finding at or above --fail-on
   2    usage, config or target error; nothing was reviewed
   3    review aborted: a gate fired or agents could not be dispatched (no verdict)
-  130  interrupted (Ctrl-C); the run dir records status: interrupted";
+  130  interrupted (Ctrl-C/SIGINT); the run dir records status: interrupted
+  143  interrupted by SIGTERM (129: by SIGHUP); recorded like Ctrl-C";

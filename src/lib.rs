@@ -2,14 +2,18 @@
 //!
 //! Data flow: `cli` (parse) → `resolve` (config + pinned `target` → immutable `RunPlan`) →
 //! `store` (run dir) → `round` (`dispatch` agents → `gates` → `findings` union → Judge →
-//! decision) → `report`. Only `dispatch` (and the driver awaiting it) is async; merging,
-//! deciding and rendering are plain functions.
+//! decision) → `report`. `review` composes one review (its records begun and finished by
+//! `store::Recorder`), `iterate` loops review → fix around it, `app` maps each subcommand to
+//! an exit code. Only `dispatch` and the `process` supervisor under it (and the drivers
+//! awaiting them) are async; merging, deciding and rendering are plain functions. The
+//! design, module by module, is docs/architecture.md.
 
 mod app;
 pub mod cli;
 pub mod config;
 pub mod dispatch;
 pub mod errors;
+pub mod eval;
 pub mod exit_codes;
 pub mod findings;
 pub mod gates;
@@ -17,8 +21,11 @@ pub mod hook;
 pub mod install;
 pub mod iterate;
 mod output;
+pub mod process;
+pub mod publish;
 pub mod report;
 pub mod resolve;
+pub mod review;
 pub mod round;
 pub mod schema;
 pub mod store;

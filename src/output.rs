@@ -1,7 +1,33 @@
 //! The only module that prints: the report to stdout, errors and progress to stderr.
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+//!
+//! Nothing here panics on a closed or broken stream (`arev … 2>&-`, a log reader that went
+//! away, a full disk behind a redirect): a failed write to stderr switches logging off for
+//! the rest of the process, and the run goes on to finish and record itself.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once a write to stderr failed: nothing more is written there.
+static STDERR_GONE: AtomicBool = AtomicBool::new(false);
+
+/// Write `bytes` to stderr unless it failed before; a failure stops all further logging.
+fn to_stderr(bytes: &[u8]) {
+    if STDERR_GONE.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    if err.write_all(bytes).and_then(|()| err.flush()).is_err() {
+        STDERR_GONE.store(true, Ordering::Relaxed);
+    }
+}
+
+fn line(prefix: &str, msg: &str) {
+    let mut s = String::with_capacity(prefix.len() + msg.len() + 1);
+    s.push_str(prefix);
+    s.push_str(msg);
+    s.push('\n');
+    to_stderr(s.as_bytes());
+}
 
 /// Write the report to stdout. A closed pipe (`arev … | head`) is not an error.
 pub fn report(text: &str) {
@@ -15,20 +41,20 @@ pub fn report(text: &str) {
 
 /// A one-line error on stderr.
 pub fn error(msg: &str) {
-    eprintln!("arev: error: {msg}");
+    line("arev: error: ", msg);
 }
 
 /// A warning on stderr.
 pub fn warn(msg: &str) {
-    eprintln!("arev: warning: {msg}");
+    line("arev: warning: ", msg);
 }
 
 /// A progress line on stderr.
 pub fn progress(msg: &str) {
-    eprintln!("{msg}");
+    line("", msg);
 }
 
-/// A Claude Code hook's answer: one JSON object on stdout (reference/agent-clis.md §3.2).
+/// A Claude Code hook's answer: one JSON object on stdout (docs/architecture.md §16.2).
 pub fn hook_response(json: &serde_json::Value) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{json}");
@@ -37,11 +63,30 @@ pub fn hook_response(json: &serde_json::Value) {
 
 /// An informational line on stderr (e.g. where iterate mode left its branch).
 pub fn note(msg: &str) {
-    eprintln!("arev: {msg}");
+    line("arev: ", msg);
 }
 
 /// A question on stderr (no newline), for interactive prompts on a TTY.
 pub fn prompt(msg: &str) {
-    eprint!("{msg}");
-    let _ = std::io::stderr().flush();
+    to_stderr(msg.as_bytes());
+}
+
+/// The writer tracing logs go through: stderr while it takes writes, then nothing (a
+/// failed write is swallowed and switches logging off, never a panic or an error).
+pub struct LogWriter;
+
+impl Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        to_stderr(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `MakeWriter` for `tracing_subscriber::fmt().with_writer(output::log_writer)`.
+pub fn log_writer() -> LogWriter {
+    LogWriter
 }

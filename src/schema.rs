@@ -13,6 +13,7 @@ pub fn schemas() -> Vec<(&'static str, String)> {
         ("report", render(schema_for!(crate::report::Report))),
         ("meta", render(schema_for!(crate::store::Meta))),
         ("runs", render(schema_for!(Vec<crate::store::RunSummary>))),
+        ("progress", render(schema_for!(crate::store::RunProgress))),
         ("round", render(schema_for!(crate::round::RoundRecord))),
         ("config", render(schema_for!(crate::config::Config))),
         (
@@ -30,6 +31,17 @@ pub fn schemas() -> Vec<(&'static str, String)> {
             render(schema_for!(crate::hook::SessionState)),
         ),
         ("hook-verdict", render(schema_for!(crate::hook::Verdict))),
+        (
+            "publish-payload",
+            render(schema_for!(crate::publish::Payload)),
+        ),
+        (
+            "publish-result",
+            render(schema_for!(crate::publish::PublishRecord)),
+        ),
+        ("eval-case", render(schema_for!(crate::eval::EvalCase))),
+        ("eval-report", render(schema_for!(crate::eval::EvalReport))),
+        ("eval-compare", render(schema_for!(crate::eval::Comparison))),
     ]
 }
 

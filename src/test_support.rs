@@ -5,6 +5,10 @@ use crate::target::{Hunk, Mode, PinnedTarget, TargetFile, TargetKind, TargetType
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// SARIF schema validation against the in-repo fixture (shared with the integration tests).
+#[path = "../tests/support/sarif_schema.rs"]
+pub(crate) mod sarif_schema;
+
 /// A manifest-like target rooted at `root` with `files` as (path, lines).
 pub(crate) fn target(root: &Path, kind: TargetKind, files: &[(&str, u32)]) -> PinnedTarget {
     let mut files: Vec<TargetFile> = files

@@ -72,7 +72,8 @@ pub(crate) fn emit(report: &Report, to: &Emit<'_>) -> Result<(), ExpectedError> 
     Ok(())
 }
 
-/// SPEC §2: aborted → 3, interrupted → 130, a confirmed finding at/above `fail_on` → 1, else 0.
+/// docs/architecture.md §4.2: aborted → 3, interrupted → 130, a confirmed finding at/above
+/// `fail_on` → 1, else 0.
 pub(crate) fn verdict(report: &Report, fail_on: FailOn) -> i32 {
     match report.status {
         RunStatus::Aborted => exit_codes::ABORTED,

@@ -1,10 +1,12 @@
 //! Entry points: each subcommand from parsed arguments to an exit code (one file each).
 mod emit;
+mod eval;
 mod hook;
 mod init;
 mod install;
 mod iterate;
 mod merge;
+mod publish;
 mod report;
 mod review;
 mod run;
@@ -33,8 +35,9 @@ pub fn main_impl() -> i32 {
     match cli.command {
         Command::Run(args) => {
             init_tracing(args.verbose, args.quiet);
-            match run::run_command(&args) {
-                Ok(code) => code,
+            match publish::preflight(&args).and_then(|()| run::run_command(&args)) {
+                // 130 after SIGINT, 143 after SIGTERM, 129 after SIGHUP.
+                Ok(code) => crate::process::exit_code_after(code),
                 Err(e) => {
                     output::error(&e.to_string());
                     e.exit_code()
@@ -66,6 +69,8 @@ pub fn main_impl() -> i32 {
         Command::Report(args) => finish(report::report_command(&args)),
         Command::Runs(args) => finish(runs::runs_command(&args).map(|()| exit_codes::OK)),
         Command::Merge(args) => finish(merge::merge_command(&args)),
+        Command::Publish(args) => finish(publish::publish_command(&args)),
+        Command::Eval(args) => finish(eval::eval_command(&args)),
     }
 }
 
@@ -87,11 +92,18 @@ fn init_tracing(verbose: u8, quiet: bool) {
         (false, 1) => "info",
         (false, _) => "debug",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("AREV_LOG")
+    let mut filter = tracing_subscriber::EnvFilter::try_from_env("AREV_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("arev={default}")));
+    // The HTTP client's trace level logs the wire, auth header included: never enabled, so
+    // that a publish token cannot reach the log whatever AREV_LOG says.
+    for d in ["ureq=debug", "ureq_proto=debug"] {
+        if let Ok(d) = d.parse() {
+            filter = filter.add_directive(d);
+        }
+    }
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(output::log_writer)
         .with_target(false)
         .without_time()
         .try_init();

@@ -1,11 +1,12 @@
-//! `arev run`: resolve, create the run dir, drive the rounds, finalise meta and the report.
+//! `arev run`: resolve, create the run dir, review, emit the report, exit with its verdict.
 //! With `--iterate` the resolved plan goes to `app::iterate`.
 
-use super::review::{emit, empty_target, exit_code, finalize, init_run_dir, runtime};
+use super::review::{emit, exit_code, runtime};
 use crate::cli::RunArgs;
 use crate::errors::ExpectedError;
 use crate::output;
 use crate::resolve::resolve_run;
+use crate::review::{begin, empty_target, finish};
 use crate::round::{run_review, Progress, ReviewEnd, ReviewResult};
 use crate::store::{add_git_exclude, create_run_dir};
 use std::time::Instant;
@@ -15,7 +16,7 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
     let cwd = std::env::current_dir()
         .map_err(|e| ExpectedError::Usage(format!("cannot read the current directory: {e}")))?;
     let plan = resolve_run(args, &cwd)?;
-    if args.iterate && plan.target.is_some() {
+    if args.iterate && plan.target.as_ref().is_some_and(|t| !t.files.is_empty()) {
         return super::iterate::iterate_command(args, &plan, &cwd, started);
     }
     // An allowed empty diff, or a shard whose slice of the manifest has no files.
@@ -37,41 +38,34 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
             add_git_exclude(git).map_err(|e| ExpectedError::write(git.join("info/exclude"), e))?;
         }
     }
+    // The signal handlers first: a SIGTERM right after meta.json says `running` must still
+    // end in `interrupted`, never leave the run `running`.
+    let runtime = if empty { None } else { Some(runtime()?) };
     let run = create_run_dir(&plan.runs_base, &plan.display)
         .map_err(|e| ExpectedError::write(&plan.runs_base, e))?;
-    let mut meta = match init_run_dir(&plan, &target, &run, empty) {
-        Ok(m) => m,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&run.path);
-            return Err(e);
-        }
-    };
+    let mut rec = begin(&plan, &target, run, empty)?;
 
-    let result = if empty {
-        ReviewResult {
-            end: ReviewEnd::Empty,
-            rounds: vec![],
-            judged: vec![],
-            escalations: vec![],
-            warnings: vec![],
-        }
-    } else {
-        let (rt, cancel) = runtime()?;
+    let result = if let Some((rt, cancel)) = runtime {
         let progress = Progress::new(plan.outputs.quiet);
-        rt.block_on(run_review(
-            &plan, &target, &run, &mut meta, &cancel, progress,
-        ))
+        rt.block_on(run_review(&plan, &target, &mut rec, &cancel, progress))
+    } else {
+        ReviewResult::ended(ReviewEnd::Empty)
     };
 
-    let report = finalize(&plan, &target, &run, &mut meta, &result, started)?;
+    let run_dir = rec.run().path.clone();
+    let report = finish(&plan, &target, rec, &result, started)?.report;
     emit(&report, &plan)?;
     if let ReviewEnd::Aborted(a) = &result.end {
         output::error(&format!(
             "review aborted ({}): {} — run dir {}",
             a.reason(),
             a.detail(),
-            run.path.display()
+            run_dir.display()
         ));
     }
-    Ok(exit_code(&report, &plan))
+    // `--publish`: after the report is written, whatever the verdict (app/publish.rs).
+    let code = exit_code(&report, &plan);
+    Ok(super::publish::after_run(
+        args, &report, &run_dir, &plan.root, code,
+    ))
 }

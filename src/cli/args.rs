@@ -1,4 +1,5 @@
-//! `arev` argument structs (SPEC §2, a contract). Parsing only; `resolve` does the I/O.
+//! `arev` argument structs (docs/architecture.md §4, a contract). Parsing only; `resolve`
+//! does the I/O.
 
 use crate::config::FailOn;
 use crate::findings::Tier;
@@ -32,6 +33,9 @@ pub enum Command {
     Report(ReportArgs),
     /// List runs, newest first, with status and stop reason.
     Runs(RunsArgs),
+    /// Publish a finished review to a pull request (GitHub) or merge request (GitLab).
+    #[command(after_help = PUBLISH_HELP)]
+    Publish(PublishArgs),
     /// Combine the report.json files of `--shard` runs into one report.
     #[command(after_help = MERGE_HELP)]
     Merge(MergeArgs),
@@ -42,6 +46,140 @@ pub enum Command {
     Install(InstallArgs),
     /// Write a commented arev.toml at the repository root (never overwrites one).
     Init(InitArgs),
+    /// Measure review quality on your own history: mine fix commits into cases, review the
+    /// buggy revisions, score recall, noise and cost; compare two panels.
+    #[command(after_help = EVAL_HELP)]
+    Eval(EvalArgs),
+}
+
+const EVAL_HELP: &str = "\
+Example:
+  arev eval mine --since v1.0 --out eval/cases        one case per small fix commit
+  arev eval run eval/cases --out eval/opus            review each buggy revision, score
+  arev eval run eval/cases --config cheap.toml --out eval/cheap
+  arev eval compare eval/opus/eval.json eval/cheap/eval.json
+
+A case is found when a confirmed finding lies within --tolerance lines (default 3) of a line
+the fix removed or changed (same file). The README (\"Measuring review quality\") explains
+the numbers.";
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    #[command(subcommand)]
+    pub command: EvalCommand,
+}
+
+/// `arev eval` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// Write one case per fix commit of HEAD's history into DIR.
+    #[command(after_help = EVAL_MINE_HELP)]
+    Mine(EvalMineArgs),
+    /// Review every case of CASES_DIR at its buggy revision and score the panel.
+    #[command(after_help = EVAL_RUN_HELP)]
+    Run(EvalRunArgs),
+    /// Put two evaluations (eval.json) side by side, per case and in total.
+    Compare(EvalCompareArgs),
+}
+
+const EVAL_MINE_HELP: &str = "\
+A commit is mined when its message matches --grep (default: the words fix, bug, crash, leak,
+overflow, CVE and their forms, case-insensitive), it has exactly one parent, and its change
+to code files (test files left out) is small: at most --max-files files and --max-lines lines
+added + removed. The targets are the code files it modified, as they were in its parent; the
+expected locations are the lines it removed or changed (a pure insertion marks the lines
+around the insertion point). Pure renames and whitespace-only changes are skipped, with the
+reason printed. Review the cases before relying on them: a commit that says \"fix\" may not
+fix a defect.";
+
+const EVAL_RUN_HELP: &str = "\
+Each case is reviewed by `arev run <targets> --format json` in a detached checkout of its
+revision (a temporary directory, removed afterwards; your tree, index and branches are never
+touched), with your configuration (user file, the repository's current arev.toml, --config).
+Results go to OUT/cases/<id>.json as each case finishes, OUT/eval.json and OUT/eval.md after
+each; a case already scored with the same case and configuration digest is kept, not re-run.
+
+Exit codes:
+  0    every case has a result (found, missed or aborted)
+  2    bad cases, configuration or arguments; nothing was reviewed
+  3    at least one case could not be reviewed (failed; re-run next time)
+  130  interrupted (Ctrl-C): finished cases keep their results; run again to resume";
+
+/// `arev eval --format` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EvalFormat {
+    /// A plain table.
+    Text,
+    /// A Markdown table.
+    Markdown,
+    /// JSON (schemas/eval-report.schema.json or eval-compare.schema.json).
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalMineArgs {
+    /// Only commits not reachable from REV (REV..HEAD).
+    #[arg(long, value_name = "REV")]
+    pub since: Option<String>,
+    /// Fix commits are those whose message matches REGEX (case-insensitive).
+    #[arg(long, value_name = "REGEX")]
+    pub grep: Option<String>,
+    /// At most N cases, newest first.
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max: u32,
+    /// Only files matching these globs count (e.g. 'src/**').
+    #[arg(long, value_name = "GLOB", num_args = 1..)]
+    pub paths: Vec<String>,
+    /// Skip commits changing more code files than this.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_files: u32,
+    /// Skip commits adding + removing more lines of code than this.
+    #[arg(long, value_name = "N", default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max_lines: u32,
+    /// Directory the case files are written to (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalRunArgs {
+    /// Directory of case files (`<id>.json`).
+    #[arg(value_name = "CASES_DIR")]
+    pub cases: PathBuf,
+    /// Read this config file on top of the user and repo files (the panel under test).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Review up to N cases at once.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub jobs: u32,
+    /// Results directory (default: <repo>/.arev/eval/<first 12 of the configuration digest>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// A finding within N lines of an expected location finds the case.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub tolerance: u32,
+    /// Format of the table on stdout.
+    #[arg(long, value_enum, default_value_t = EvalFormat::Text)]
+    pub format: EvalFormat,
+    /// No per-case progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalCompareArgs {
+    /// The first evaluation's eval.json (panel A).
+    #[arg(value_name = "A")]
+    pub a: PathBuf,
+    /// The second evaluation's eval.json (panel B).
+    #[arg(value_name = "B")]
+    pub b: PathBuf,
+    /// Rescore both at this tolerance (required when they were scored at different ones).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub tolerance: Option<u32>,
+    /// Format on stdout.
+    #[arg(long, value_enum, default_value_t = EvalFormat::Text)]
+    pub format: EvalFormat,
 }
 
 const HOOK_HELP: &str = "\
@@ -129,6 +267,27 @@ of an id is enough. Exit code: 0 once rendered; with --fail-on, the run's verdic
 (0 / 1 findings at or above it / 3 aborted / 130 interrupted). A run that is not finished,
 or an unreadable report.json, exits 2.";
 
+const PUBLISH_HELP: &str = "\
+Examples:
+  arev publish github .arev/runs/20261121-180000-a1b2c3-diff         in a pull_request workflow
+  arev publish github arev-run --pr 42                                the fork case (workflow_run)
+  arev publish gitlab 20261121-180000-a1b2c3 --dry-run                print the requests only
+
+One sticky summary comment (the Markdown report, edited in place on every push), one review
+with an inline comment per confirmed finding on a line of the PR diff (a committable
+suggestion for an exact one-line replacement), never the same finding twice, and earlier
+comments whose finding is gone edited to say it was fixed.
+
+GitHub: GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL (default https://api.github.com), the
+PR from --pr or the pull_request event (GITHUB_EVENT_PATH). GitLab: GITLAB_TOKEN,
+CI_PROJECT_ID, CI_API_V4_URL (default https://gitlab.com/api/v4), the MR from --pr or
+CI_MERGE_REQUEST_IID.
+
+A run dir keeps what it sends in publish/<forge>.json (retried as is by a later `arev
+publish`) and the outcome in publish/<forge>.result.json. --dry-run makes the reads, prints
+every request as a JSON line {method, path, body} on stdout and writes nothing.
+Exit code: 0 published; 2 a missing setting or a failed publish (the payload is kept).";
+
 const MERGE_HELP: &str = "\
 Example (a CI matrix of 4 jobs, each `arev run 'src/**/*.rs' --shard i/4 --out shard-i.json`):
   arev merge shard-*.json --sarif arev.sarif --out arev.json --fail-on high
@@ -151,10 +310,15 @@ Exit codes:
   1    review completed; at least one confirmed finding at or above --fail-on
   2    usage, config or target error; nothing was reviewed
   3    review aborted: a gate fired or agents could not be dispatched (no verdict)
-  130  interrupted (Ctrl-C); the run dir records status: interrupted
+  130  interrupted (Ctrl-C/SIGINT); the run dir records status: interrupted
+  143  interrupted by SIGTERM (129: by SIGHUP); recorded like Ctrl-C
+
+With --publish: the same codes whether or not publishing worked (a failure is printed and
+recorded in the run dir's publish/); --publish-strict turns 0 or 1 into 2 when it failed.
 
 With --iterate: 0 when the final review is clean, 1 when findings remain or --verify
-failed, 3 on abort, 130 on Ctrl-C (the worktree and its branch are kept either way).";
+failed, 3 on abort, 130/143/129 on SIGINT/SIGTERM/SIGHUP (the worktree and its branch are
+kept either way).";
 
 /// Output formats of the report on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -192,16 +356,16 @@ pub struct RunArgs {
     #[arg(long, value_enum)]
     pub model: Option<TierArg>,
     /// Enthusiast passes per round (default: FULL 2, LIGHTWEIGHT 1).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=16))]
+    #[arg(long, value_parser = crate::config::limits::parse_passes)]
     pub passes: Option<u32>,
     /// Round ceiling (default: FULL 10, LIGHTWEIGHT 3).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=50))]
+    #[arg(long, value_parser = crate::config::limits::parse_max_rounds)]
     pub max_rounds: Option<u32>,
     /// Stop with `budget-exhausted` once the run has cost this many USD.
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", value_parser = crate::config::limits::parse_budget_usd)]
     pub budget_usd: Option<f64>,
     /// Stop with `budget-exhausted` once the run has used this many tokens.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::config::limits::parse_budget_tokens)]
     pub budget_tokens: Option<u64>,
     /// Use this configured agent for every role.
     #[arg(long, value_name = "NAME")]
@@ -238,6 +402,13 @@ pub struct RunArgs {
     /// the loop (verify-failed).
     #[arg(long, value_name = "CMD", requires = "iterate")]
     pub verify: Option<String>,
+    /// After the review (whatever its verdict), publish it to the pull request / merge
+    /// request, as `arev publish` does. A failed publish keeps the review's exit code.
+    #[arg(long, value_enum, value_name = "FORGE", conflicts_with = "iterate")]
+    pub publish: Option<ForgeArg>,
+    /// With --publish: a failed publish exits 2 instead of the review's 0 or 1.
+    #[arg(long, requires = "publish")]
+    pub publish_strict: bool,
     /// No progress on stderr.
     #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,
@@ -286,6 +457,46 @@ pub struct ReportArgs {
     /// Runs base to look RUN_ID up in (default: <repo>/.arev/runs).
     #[arg(long, value_name = "DIR")]
     pub run_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    /// Where to publish.
+    #[arg(value_enum)]
+    pub forge: ForgeArg,
+    /// A run directory, a run id (or unique prefix) under the runs base, or a report.json
+    /// file.
+    #[arg(value_name = "RUN_DIR|RUN_ID|REPORT.json")]
+    pub run: String,
+    /// The pull request number (GitHub) / merge request iid (GitLab), instead of the CI
+    /// event's or the kept payload's.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub pr: Option<u64>,
+    /// Make the reads, print every request as a JSON line {method, path, body}; write
+    /// nothing (neither to the forge nor to the run dir).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Runs base to look RUN_ID up in (default: <repo>/.arev/runs).
+    #[arg(long, value_name = "DIR")]
+    pub run_dir: Option<PathBuf>,
+}
+
+/// `--publish` / `arev publish` forges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ForgeArg {
+    /// GitHub (or GitHub Enterprise Server, with GITHUB_API_URL).
+    Github,
+    /// GitLab (gitlab.com or self-managed, with CI_API_V4_URL).
+    Gitlab,
+}
+
+impl From<ForgeArg> for crate::publish::Forge {
+    fn from(f: ForgeArg) -> Self {
+        match f {
+            ForgeArg::Github => Self::Github,
+            ForgeArg::Gitlab => Self::Gitlab,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -390,6 +601,48 @@ mod tests {
         assert_eq!(r.output.format, Format::Json);
         assert!(Cli::try_parse_from(["arev", "run"]).is_err());
         assert!(Cli::try_parse_from(["arev", "run", "x", "--passes", "0"]).is_err());
+    }
+
+    #[test]
+    fn publish_parses_and_run_publish_flags_combine() {
+        let c = Cli::try_parse_from([
+            "arev",
+            "publish",
+            "github",
+            "run-1",
+            "--pr",
+            "7",
+            "--dry-run",
+        ])
+        .unwrap();
+        let Command::Publish(p) = c.command else {
+            panic!()
+        };
+        assert_eq!(
+            (p.forge, p.run.as_str(), p.pr, p.dry_run),
+            (ForgeArg::Github, "run-1", Some(7), true)
+        );
+        assert!(Cli::try_parse_from(["arev", "publish", "bitbucket", "r"]).is_err());
+        assert!(Cli::try_parse_from(["arev", "publish", "gitlab", "r", "--pr", "0"]).is_err());
+        let c = Cli::try_parse_from([
+            "arev",
+            "run",
+            "diff",
+            "--publish",
+            "gitlab",
+            "--publish-strict",
+        ])
+        .unwrap();
+        let Command::Run(r) = c.command else { panic!() };
+        assert_eq!(
+            (r.publish, r.publish_strict),
+            (Some(ForgeArg::Gitlab), true)
+        );
+        assert!(Cli::try_parse_from(["arev", "run", "diff", "--publish-strict"]).is_err());
+        assert!(
+            Cli::try_parse_from(["arev", "run", "diff", "--publish", "github", "--iterate"])
+                .is_err()
+        );
     }
 
     #[test]

@@ -64,8 +64,14 @@ impl ConfigSources {
         ]
         .into_iter()
         .find(|p| p.is_file());
-        let env = std::env::vars()
-            .filter(|(k, _)| k.starts_with("AREV_"))
+        // `vars_os`: a variable that is not UTF-8 must not panic; an AREV_* value that is not
+        // is taken lossily (and then fails validation naming the variable).
+        let env = std::env::vars_os()
+            .filter_map(|(k, v)| {
+                let k = k.into_string().ok()?;
+                k.starts_with("AREV_")
+                    .then(|| (k, v.to_string_lossy().into_owned()))
+            })
             .collect();
         Self {
             user_file,
@@ -128,6 +134,7 @@ impl Config {
 
     /// Checks that cannot be expressed in the types.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        super::limits::check(self)?;
         self.agent_timeout()?;
         self.grace()?;
         for (name, a) in &self.agents {

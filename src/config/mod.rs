@@ -1,5 +1,6 @@
 //! Configuration: layered `arev.toml` files, `AREV_*` variables and flags → one resolved `Config`.
 mod error;
+pub mod limits;
 mod load;
 mod model;
 

@@ -122,7 +122,7 @@ pub const STOP_HOOK_TIMEOUT_SECS: u64 = 3600;
 /// for the stopped review to record its run as `interrupted` and for the hook to say so.
 pub const STOP_HOOK_MARGIN_SECS: u64 = 120;
 
-/// `[hook]`: the Claude Code Stop/UserPromptSubmit hooks (SPEC §10).
+/// `[hook]`: the Claude Code Stop/UserPromptSubmit hooks (docs/architecture.md §14.1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HookConfig {

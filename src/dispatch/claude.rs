@@ -1,4 +1,5 @@
-//! The `claude` backend: read-only argv (reference/agent-clis.md §1.2) and the stream-json parser.
+//! The `claude` backend: read-only argv (docs/architecture.md §16.1) and the
+//! stream-json parser.
 
 use super::{AgentSpec, DispatchRequest, FileAccess, ResultEvent, ToolUse, Usage};
 use serde_json::Value;

@@ -1,5 +1,5 @@
-//! The `codex` backend: read-only `codex exec` argv (reference/agent-clis.md §4, §7) and the
-//! `--json` JSONL parser.
+//! The `codex` backend: read-only `codex exec` argv (docs/architecture.md §9.1, §16.3) and
+//! the `--json` JSONL parser.
 //!
 //! Events (one JSON object per line): `command_execution` items become tool uses (deduplicated
 //! by item id; `item.started` already carries the command, so a command that was still

@@ -1,4 +1,4 @@
-//! The `gemini` backend: read-only Gemini CLI argv (reference/agent-clis.md §5, §7), its
+//! The `gemini` backend: read-only Gemini CLI argv (docs/architecture.md §9.1, §16.4), its
 //! `-o stream-json` parser and its exit codes.
 //!
 //! Events: `tool_use` (`tool_name`, `tool_id`, `parameters`) become tool uses, deduplicated

@@ -267,6 +267,32 @@ pub struct AgentOutcome {
 }
 
 impl AgentOutcome {
+    /// The outcome of a dispatch of `agent` that has not produced anything yet.
+    pub fn empty(
+        label: &str,
+        agent: &str,
+        role: Role,
+        tier: Tier,
+        model: &str,
+        end: ProcessEnd,
+    ) -> Self {
+        Self {
+            label: label.to_string(),
+            agent: agent.to_string(),
+            role,
+            tier,
+            model: model.to_string(),
+            end,
+            tool_uses: Vec::new(),
+            result: None,
+            malformed_lines: 0,
+            stdout_bytes: 0,
+            stdout_truncated: false,
+            stderr_truncated: false,
+            duration_ms: 0,
+        }
+    }
+
     /// The final answer text when the dispatch was authentic (ran, produced a result,
     /// not `is_error`).
     pub fn answer(&self) -> Option<&str> {
@@ -278,6 +304,11 @@ impl AgentOutcome {
 
     pub fn cost_usd(&self) -> f64 {
         self.result.as_ref().map_or(0.0, |r| r.total_cost_usd)
+    }
+
+    /// Tokens the agent reported using (0 without a result event).
+    pub fn tokens(&self) -> u64 {
+        self.result.as_ref().map_or(0, |r| r.usage.total())
     }
 }
 

@@ -1,34 +1,22 @@
-//! Spawning one agent: own process group, stdin prompt, capped concurrent pipe reads,
-//! timeout and cancellation with SIGTERM → grace → SIGKILL to the whole group.
+//! Running one agent: its environment (an allowlist per vendor), its argv and stdin, the
+//! supervised process (`crate::process`: own group, capped pipes, timeout and cancellation
+//! with SIGTERM → grace → SIGKILL), and the outcome files it leaves in its dispatch dir.
 
 use super::{
     interpret_exit, invocation, parse_events, AgentOutcome, AgentSpec, DispatchError,
-    DispatchRequest, EventFormat, Invocation, ProcessEnd,
+    DispatchRequest, EventFormat, ProcessEnd,
 };
+use crate::process::{supervise, Ended, Env, Input, Limits, Sink, Spec};
 use crate::store::{write_atomic, write_json_atomic};
-use nix::errno::Errno;
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, Command};
-use tokio::task::JoinHandle;
+use std::process::ExitStatus;
+use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
-
-/// After the agent is reaped, how long to wait for its pipes to reach EOF. A grandchild that
-/// escaped the process group may hold them open forever; we stop reading after this.
-const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
-/// Upper bound on waiting for the reaping of a SIGKILLed process.
-const REAP_AFTER_KILL: Duration = Duration::from_secs(5);
-/// Spawn retries on ETXTBSY (the executable is still open for writing somewhere).
-const SPAWN_ATTEMPTS: u32 = 5;
 
 /// Environment variables passed to every agent by exact name.
 const ENV_EXACT: &[&str] = &[
@@ -51,40 +39,81 @@ const ENV_PREFIXES: &[&str] = &["LC_", "XDG_", "AREV_", "DISABLE_"];
 const ENV_ANY_CASE: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"];
 /// Provider prefixes, by the event format (= the vendor) of the agent: an agent only gets
 /// its own vendor's credentials and settings.
-const CLAUDE_PREFIXES: &[&str] = &[
-    "ANTHROPIC_",
-    "CLAUDE_",
-    "AWS_",
-    "GOOGLE_",
-    "CLOUD_ML_",
-    "VERTEX_",
-];
+const CLAUDE_PREFIXES: &[&str] = &["ANTHROPIC_", "CLAUDE_"];
+/// Claude Code on Amazon Bedrock (`CLAUDE_CODE_USE_BEDROCK`): AWS credentials and region.
+const BEDROCK_PREFIXES: &[&str] = &["AWS_"];
+/// Claude Code on Google Vertex AI (`CLAUDE_CODE_USE_VERTEX`): Google credentials, project
+/// and region (`CLOUD_ML_REGION`, `VERTEX_REGION_*`).
+const VERTEX_PREFIXES: &[&str] = &["GOOGLE_", "CLOUD_ML_", "VERTEX_"];
 const CODEX_PREFIXES: &[&str] = &["OPENAI_", "CODEX_", "AZURE_OPENAI_"];
 const GEMINI_PREFIXES: &[&str] = &["GEMINI_", "GOOGLE_", "CLOUD_ML_", "VERTEX_"];
 
-fn provider_prefixes(format: EventFormat) -> &'static [&'static str] {
-    match format {
-        EventFormat::Claude => CLAUDE_PREFIXES,
-        EventFormat::Codex => CODEX_PREFIXES,
-        EventFormat::Gemini => GEMINI_PREFIXES,
+/// Which cloud routes of Claude Code arev's own environment switches on. Cloud credentials
+/// reach a Claude agent only with their route enabled, never just because they are set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct CloudRoutes {
+    pub bedrock: bool,
+    pub vertex: bool,
+}
+
+impl CloudRoutes {
+    /// From an environment: `CLAUDE_CODE_USE_BEDROCK` / `CLAUDE_CODE_USE_VERTEX` set to a
+    /// true value (anything but empty, `0` or `false`).
+    pub(crate) fn from_env(env: &[(OsString, OsString)]) -> Self {
+        let on = |name: &str| {
+            env.iter().any(|(k, v)| {
+                k == name && {
+                    let v = v.to_string_lossy();
+                    let v = v.trim();
+                    !(v.is_empty() || v == "0" || v.eq_ignore_ascii_case("false"))
+                }
+            })
+        };
+        Self {
+            bedrock: on("CLAUDE_CODE_USE_BEDROCK"),
+            vertex: on("CLAUDE_CODE_USE_VERTEX"),
+        }
     }
 }
 
-/// Whether an environment variable of arev's may be passed to a Claude agent (see
-/// [`env_allowed_for`]).
+fn provider_prefixes(format: EventFormat, routes: CloudRoutes) -> Vec<&'static str> {
+    match format {
+        EventFormat::Claude => {
+            let mut p = CLAUDE_PREFIXES.to_vec();
+            if routes.bedrock {
+                p.extend_from_slice(BEDROCK_PREFIXES);
+            }
+            if routes.vertex {
+                p.extend_from_slice(VERTEX_PREFIXES);
+            }
+            p
+        }
+        EventFormat::Codex => CODEX_PREFIXES.to_vec(),
+        EventFormat::Gemini => GEMINI_PREFIXES.to_vec(),
+    }
+}
+
+/// Whether an environment variable of arev's may be passed to a Claude agent (no cloud
+/// route enabled; see [`env_allowed_for`]).
 #[cfg(test)]
 pub(crate) fn env_allowed(name: &str) -> bool {
-    env_allowed_for(EventFormat::Claude, &[], name)
+    env_allowed_for(EventFormat::Claude, CloudRoutes::default(), &[], name)
 }
 
 /// Whether an environment variable of arev's may be passed to an agent of `format` (an
-/// allowlist: secrets unrelated to the agent's own provider never reach it). `pass_env`
-/// names further variables by exact name (the agent's `pass_env` config key).
-pub(crate) fn env_allowed_for(format: EventFormat, pass_env: &[String], name: &str) -> bool {
+/// allowlist: secrets unrelated to the agent's own provider never reach it). `routes`: the
+/// cloud routes enabled in arev's environment. `pass_env` names further variables by exact
+/// name (the agent's `pass_env` config key).
+pub(crate) fn env_allowed_for(
+    format: EventFormat,
+    routes: CloudRoutes,
+    pass_env: &[String],
+    name: &str,
+) -> bool {
     ENV_EXACT.contains(&name)
         || ENV_PREFIXES.iter().any(|p| name.starts_with(p))
         || ENV_ANY_CASE.iter().any(|v| name.eq_ignore_ascii_case(v))
-        || provider_prefixes(format)
+        || provider_prefixes(format, routes)
             .iter()
             .any(|p| name.starts_with(p))
         || pass_env.iter().any(|v| v == name)
@@ -145,122 +174,11 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> DispatchError + '_ {
     }
 }
 
-/// Bytes captured from one pipe, shared with its reader task so that a drain timeout can
-/// still use what was read.
-#[derive(Default)]
-struct Capture {
-    kept: Vec<u8>,
-    total: u64,
-    truncated: bool,
-}
-
-type SharedCapture = Arc<Mutex<Capture>>;
-
-fn spawn_reader<R>(mut pipe: R, cap: u64) -> (SharedCapture, JoinHandle<()>)
-where
-    R: AsyncRead + Unpin + Send + 'static,
-{
-    let shared: SharedCapture = Arc::default();
-    let sink = Arc::clone(&shared);
-    let handle = tokio::spawn(async move {
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let n = match pipe.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            };
-            let mut c = sink.lock().unwrap_or_else(|e| e.into_inner());
-            let room = cap.saturating_sub(c.kept.len() as u64);
-            let take = (n as u64).min(room) as usize;
-            c.kept.extend_from_slice(&buf[..take]);
-            if take < n {
-                c.truncated = true;
-            }
-            c.total += n as u64;
-        }
-    });
-    (shared, handle)
-}
-
-fn take_capture(c: &SharedCapture) -> Capture {
-    std::mem::take(&mut *c.lock().unwrap_or_else(|e| e.into_inner()))
-}
-
-fn signal_group(pgid: Option<i32>, sig: Signal) {
-    let Some(pgid) = pgid else { return };
-    match killpg(Pid::from_raw(pgid), sig) {
-        Ok(()) | Err(Errno::ESRCH) => {}
-        Err(e) => debug!(pgid, ?sig, error = %e, "killpg failed"),
-    }
-}
-
-/// SIGKILLs a process group when dropped (best effort).
-struct GroupGuard(Option<i32>);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        signal_group(self.0, Signal::SIGKILL);
-    }
-}
-
 fn status_to_end(s: ExitStatus) -> ProcessEnd {
     match (s.code(), s.signal()) {
         (Some(code), _) => ProcessEnd::Exited { code },
         (None, Some(signal)) => ProcessEnd::Signaled { signal },
         (None, None) => ProcessEnd::Exited { code: -1 },
-    }
-}
-
-/// SIGTERM the group, wait `grace`, then SIGKILL it. Returns whether SIGKILL was needed.
-async fn terminate_group(child: &mut Child, pgid: Option<i32>, grace: Duration) -> bool {
-    signal_group(pgid, Signal::SIGTERM);
-    if let Ok(Ok(_)) = tokio::time::timeout(grace, child.wait()).await {
-        return false;
-    }
-    debug!(?pgid, "agent survived SIGTERM grace; sending SIGKILL");
-    signal_group(pgid, Signal::SIGKILL);
-    if tokio::time::timeout(REAP_AFTER_KILL, child.wait())
-        .await
-        .is_err()
-    {
-        // Not in our group any more (cannot happen for the leader), or stuck in the kernel.
-        let _ = child.start_kill();
-    }
-    true
-}
-
-async fn spawn_child(
-    agent: &AgentSpec,
-    inv: &Invocation,
-    req: &DispatchRequest,
-    env: &[(OsString, OsString)],
-) -> std::io::Result<Child> {
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let mut cmd = Command::new(&agent.binary);
-        let stdin = if inv.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        };
-        cmd.args(&inv.args)
-            .current_dir(&req.cwd)
-            .process_group(0)
-            .kill_on_drop(true)
-            .env_clear()
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .stdin(stdin)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        match cmd.spawn() {
-            Err(e)
-                if e.raw_os_error() == Some(Errno::ETXTBSY as i32) && attempt < SPAWN_ATTEMPTS =>
-            {
-                tokio::time::sleep(Duration::from_millis(20 * u64::from(attempt))).await;
-            }
-            r => return r,
-        }
     }
 }
 
@@ -270,11 +188,12 @@ pub(crate) async fn dispatch_with_env(
     cancel: &CancellationToken,
     parent_env: Vec<(OsString, OsString)>,
 ) -> Result<AgentOutcome, DispatchError> {
+    let routes = CloudRoutes::from_env(&parent_env);
     let env: Vec<(OsString, OsString)> = parent_env
         .into_iter()
         .filter(|(k, _)| {
             k.to_str()
-                .is_some_and(|k| env_allowed_for(agent.format, &agent.pass_env, k))
+                .is_some_and(|k| env_allowed_for(agent.format, routes, &agent.pass_env, k))
         })
         .collect();
     let out = &req.out_dir;
@@ -302,8 +221,29 @@ pub(crate) async fn dispatch_with_env(
         duration_ms: 0,
     };
 
-    let mut child = match spawn_child(agent, &inv, req, &env).await {
-        Ok(c) => c,
+    // Own process group, stdin = the prompt then EOF (or /dev/null when the prompt is an
+    // argument), both pipes capped; SIGKILL if arev dies.
+    let spec = Spec {
+        label: req.label.clone(),
+        program: agent.binary.clone(),
+        args: inv.args.into_iter().map(OsString::from).collect(),
+        cwd: req.cwd.clone(),
+        env: Env::Only(env),
+        stdin: inv.stdin.map_or(Input::Null, Input::Bytes),
+        stdout: Sink::Capture {
+            cap: req.output_cap,
+        },
+        stderr: Sink::Capture {
+            cap: req.output_cap,
+        },
+        parent_death: Signal::SIGKILL,
+    };
+    let limits = Limits {
+        timeout: req.timeout,
+        grace: req.grace,
+    };
+    let finished = match supervise(spec, limits, cancel).await {
+        Ok(f) => f,
         Err(e) => {
             let message = format!("cannot start {}: {e}", agent.binary.display());
             debug!(label = %req.label, %message, "agent spawn failed");
@@ -312,84 +252,16 @@ pub(crate) async fn dispatch_with_env(
             return Ok(outcome);
         }
     };
-    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
-    // If this future is dropped mid-run, `kill_on_drop` only reaches the leader: the guard
-    // SIGKILLs the whole group.
-    let _group_guard = GroupGuard(pgid);
-    debug!(label = %req.label, ?pgid, binary = %agent.binary.display(), "agent spawned");
-
-    // stdin: the whole prompt, then EOF (or /dev/null when the prompt is an argument). An
-    // agent that exits early gives EPIPE: ignored.
-    let stdin_task = child.stdin.take().map(|mut stdin| {
-        let prompt = inv.stdin.clone().unwrap_or_default();
-        tokio::spawn(async move {
-            let _ = stdin.write_all(&prompt).await;
-            let _ = stdin.shutdown().await;
-        })
-    });
-    let readers = [
-        child.stdout.take().map(|p| spawn_reader(p, req.output_cap)),
-        child.stderr.take().map(|p| spawn_reader(p, req.output_cap)),
-    ];
-
-    enum Stop {
-        Exited(std::io::Result<ExitStatus>),
-        TimedOut,
-        Cancelled,
-    }
-    let stop = tokio::select! {
-        s = child.wait() => Stop::Exited(s),
-        () = tokio::time::sleep(req.timeout) => Stop::TimedOut,
-        () = cancel.cancelled() => Stop::Cancelled,
+    outcome.end = match finished.ended {
+        Ended::Exited(s) => status_to_end(s),
+        // Practically impossible; the agent's fate is unknown, so it did not run usably.
+        Ended::Lost(e) => ProcessEnd::SpawnFailed {
+            message: format!("lost track of the agent process: {e}"),
+        },
+        Ended::TimedOut { killed, .. } => ProcessEnd::TimedOut { killed },
+        Ended::Cancelled { killed, .. } => ProcessEnd::Cancelled { killed },
     };
-    outcome.end = match stop {
-        Stop::Exited(Ok(s)) => status_to_end(s),
-        Stop::Exited(Err(e)) => {
-            // Practically impossible; the agent's fate is unknown, so it did not run usably.
-            debug!(label = %req.label, error = %e, "waiting for agent failed");
-            terminate_group(&mut child, pgid, req.grace).await;
-            ProcessEnd::SpawnFailed {
-                message: format!("lost track of the agent process: {e}"),
-            }
-        }
-        Stop::TimedOut => {
-            debug!(label = %req.label, "agent timed out; terminating its group");
-            ProcessEnd::TimedOut {
-                killed: terminate_group(&mut child, pgid, req.grace).await,
-            }
-        }
-        Stop::Cancelled => {
-            debug!(label = %req.label, "agent cancelled; terminating its group");
-            ProcessEnd::Cancelled {
-                killed: terminate_group(&mut child, pgid, req.grace).await,
-            }
-        }
-    };
-    // No grandchild of the group may survive holding our pipes (best effort, ESRCH ignored).
-    signal_group(pgid, Signal::SIGKILL);
-    if let Some(t) = stdin_task {
-        t.abort();
-    }
-
-    // Drain the pipes, bounded: an escaped grandchild could keep them open forever.
-    let drain_deadline = tokio::time::Instant::now() + DRAIN_TIMEOUT;
-    let mut caps: Vec<Capture> = Vec::with_capacity(2);
-    for r in readers {
-        let Some((shared, mut handle)) = r else {
-            caps.push(Capture::default());
-            continue;
-        };
-        if tokio::time::timeout_at(drain_deadline, &mut handle)
-            .await
-            .is_err()
-        {
-            debug!(label = %req.label, "agent pipe still open after drain timeout; abandoning it");
-            handle.abort();
-        }
-        caps.push(take_capture(&shared));
-    }
-    let stderr = caps.pop().unwrap_or_default();
-    let stdout = caps.pop().unwrap_or_default();
+    let (stdout, stderr) = (finished.stdout, finished.stderr);
 
     let (tool_uses, mut result, malformed) = parse_events(agent.format, &stdout.kept);
     interpret_exit(agent.format, &outcome.end, &mut result, &stderr.kept);
@@ -426,6 +298,9 @@ mod tests {
     use super::*;
     use crate::dispatch::{claude_args, BackendKind, TierModels};
     use crate::findings::{Role, Tier};
+    use crate::process::DRAIN_TIMEOUT;
+    use nix::unistd::Pid;
+    use std::time::Duration;
 
     const RESULT: &str = r#"{"type":"result","subtype":"success","is_error":false,"result":"{\"findings\":[]}","num_turns":2,"session_id":"s","total_cost_usd":0.01,"usage":{"input_tokens":100,"output_tokens":50},"permission_denials":[]}"#;
 
@@ -907,6 +782,7 @@ mod tests {
 
     #[test]
     fn env_allowlist_rules() {
+        let none = CloudRoutes::default();
         for ok in [
             "HOME",
             "PATH",
@@ -922,26 +798,30 @@ mod tests {
             "HTTPS_PROXY",
             "NODE_EXTRA_CA_CERTS",
             "SSL_CERT_FILE",
-            "AWS_REGION",
-            "GOOGLE_APPLICATION_CREDENTIALS",
-            "CLOUD_ML_REGION",
-            "VERTEX_REGION_X",
         ] {
             assert!(env_allowed(ok), "{ok}");
         }
-        assert!(env_allowed_for(EventFormat::Codex, &[], "OPENAI_BASE_URL"));
+        assert!(env_allowed_for(
+            EventFormat::Codex,
+            none,
+            &[],
+            "OPENAI_BASE_URL"
+        ));
         assert!(env_allowed_for(
             EventFormat::Gemini,
+            none,
             &[],
             "GOOGLE_GEMINI_BASE_URL"
         ));
         assert!(!env_allowed_for(
             EventFormat::Gemini,
+            none,
             &[],
             "ANTHROPIC_API_KEY"
         ));
         assert!(env_allowed_for(
             EventFormat::Claude,
+            none,
             &["X_KEY".into()],
             "X_KEY"
         ));
@@ -953,9 +833,58 @@ mod tests {
             "HOMEX",
             "PATH2",
             "lc_all",
+            // Cloud credentials without their route switched on.
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_REGION",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "CLOUD_ML_REGION",
+            "VERTEX_REGION_X",
         ] {
             assert!(!env_allowed(no), "{no}");
         }
+    }
+
+    #[test]
+    fn cloud_credentials_follow_their_route() {
+        let env = |pairs: &[(&str, &str)]| -> Vec<(OsString, OsString)> {
+            pairs
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+                .collect()
+        };
+        assert_eq!(CloudRoutes::from_env(&env(&[])), CloudRoutes::default());
+        for off in ["", "0", "false", "FALSE"] {
+            let r = CloudRoutes::from_env(&env(&[("CLAUDE_CODE_USE_BEDROCK", off)]));
+            assert!(!r.bedrock, "{off:?}");
+        }
+        let bedrock = CloudRoutes::from_env(&env(&[("CLAUDE_CODE_USE_BEDROCK", "1")]));
+        assert_eq!(
+            bedrock,
+            CloudRoutes {
+                bedrock: true,
+                vertex: false
+            }
+        );
+        let claude = |r, n| env_allowed_for(EventFormat::Claude, r, &[], n);
+        assert!(claude(bedrock, "AWS_SECRET_ACCESS_KEY") && claude(bedrock, "AWS_REGION"));
+        assert!(!claude(bedrock, "GOOGLE_APPLICATION_CREDENTIALS"));
+        let vertex = CloudRoutes::from_env(&env(&[("CLAUDE_CODE_USE_VERTEX", "true")]));
+        assert!(claude(vertex, "GOOGLE_APPLICATION_CREDENTIALS"));
+        assert!(claude(vertex, "CLOUD_ML_REGION") && claude(vertex, "VERTEX_REGION_X"));
+        assert!(!claude(vertex, "AWS_ACCESS_KEY_ID"));
+        // Other vendors never get AWS credentials, whatever the routes.
+        assert!(!env_allowed_for(
+            EventFormat::Gemini,
+            bedrock,
+            &[],
+            "AWS_REGION"
+        ));
+        assert!(!env_allowed_for(
+            EventFormat::Codex,
+            vertex,
+            &[],
+            "GOOGLE_API_KEY"
+        ));
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! `xargs`, `git`, `python`, scripts, …), command substitution (`$(…)`, backticks), variable
 //! expansion (`$X`), unquoted globs (`*`, `?`, `[`), `~`, subshells and groups (`(…)`,
 //! `{ …; }`), here-documents and process substitution. Blocked write attempts never appear
-//! in Codex's `--json` output at all (reference/agent-clis.md §4.2), so they cannot be seen
+//! in Codex's `--json` output at all (docs/architecture.md §16.3), so they cannot be seen
 //! here either.
 
 use super::FileAccess;

@@ -1,4 +1,5 @@
-//! Typed agent output schemas (SPEC §5.1) and the enums shared across stages.
+//! Typed agent output schemas (docs/architecture.md §8.2) and the enums shared
+//! across stages.
 //!
 //! These are public wire types: they derive `JsonSchema` and are written to
 //! `schemas/` by `arev schema --write`. Agent output is parsed leniently for

@@ -1,11 +1,12 @@
 //! Union of Enthusiast passes: same-defect merging, highest severity kept, evidence merged,
 //! F1..Fn re-numbered, and the passes that found each finding recorded.
 //!
-//! Two findings are the same defect only when they have the same category and (SPEC §7):
-//! (a) code: the same enclosing symbol; (b) spec: the same section (the `file` of a spec
-//! finding is its section path); (c) otherwise the same file and lines within ±5, clustered
-//! deterministically (sorted by line; a new cluster when the gap exceeds 5). Relations are
-//! merged with a union-find, so the result does not depend on the order of the passes.
+//! Two findings are the same defect only when they have the same category and
+//! (docs/architecture.md §11.3): (a) code: the same enclosing symbol; (b) spec: the same
+//! section (the `file` of a spec finding is its section path); (c) otherwise the same file
+//! and lines within ±5, clustered deterministically (sorted by line; a new cluster when the
+//! gap exceeds 5). Relations are merged with a union-find, so the result does not depend on
+//! the order of the passes.
 
 use super::{Finding, SymbolIndex};
 use std::collections::BTreeMap;

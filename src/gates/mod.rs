@@ -1,4 +1,5 @@
-//! Gates (SPEC §6): pure checks that throw away hallucinated or unauthentic reviews.
+//! Gates (docs/architecture.md §10): pure checks that throw away hallucinated or
+//! unauthentic reviews.
 mod anchor;
 mod membership;
 mod reads;

@@ -5,7 +5,8 @@
 //! and the rules here are the same for all: every read or searched path must be in scope, a
 //! write is always a violation, and a tool use whose accesses cannot be derived (e.g. a Codex
 //! `find` or a script) is a violation too — fail closed, since arev cannot show it stayed
-//! inside the target.
+//! inside the target. Paths are compared by where they resolve, never by how they are
+//! spelled, and a symlink never widens the scope (see `ReadScope`).
 
 use crate::dispatch::ToolUse;
 use std::collections::HashSet;
@@ -19,10 +20,17 @@ pub struct ReadViolation {
 }
 
 /// The set of paths agents may touch: ALLOWED_FILES (under `root`) ∪ the target artefacts.
+///
+/// Every access is checked by its *resolved* path (symlinks followed, as the agent's read
+/// would): an artefact arev wrote, or a path inside the repository root that is itself in
+/// ALLOWED_FILES. ALLOWED_FILES are taken literally (joined to the canonical root, never
+/// resolved), so a link among them cannot make its destination readable: reading it
+/// resolves outside the allowed set and is a violation.
 #[derive(Debug, Clone)]
 pub struct ReadScope {
-    cwd: PathBuf,
+    root: PathBuf,
     target: PathBuf,
+    artefacts: HashSet<PathBuf>,
     allowed: HashSet<PathBuf>,
 }
 
@@ -35,25 +43,43 @@ impl ReadScope {
         target: &Path,
         extra: &[PathBuf],
     ) -> Self {
-        let target = canonical(target, root);
-        let mut allowed: HashSet<PathBuf> = allowed_files
-            .map(|f| canonical(&root.join(f), root))
+        let root = root.canonicalize().unwrap_or_else(|_| lexical(root, root));
+        // Inside the root a path is taken literally (so a file swapped for a link resolves
+        // away from it); run-dir artefacts outside the root are resolved once (the run dir
+        // may sit under a symlinked prefix such as `/tmp`).
+        let pin = |p: &Path| {
+            let l = lexical(p, &root);
+            if l.starts_with(&root) {
+                l
+            } else {
+                resolved(p, &root)
+            }
+        };
+        let target = pin(target);
+        let allowed: HashSet<PathBuf> = allowed_files
+            .map(|f| lexical(Path::new(f), &root))
             .collect();
-        allowed.insert(target.clone());
-        allowed.extend(extra.iter().map(|p| canonical(p, root)));
+        let mut artefacts: HashSet<PathBuf> = extra.iter().map(|p| pin(p)).collect();
+        artefacts.insert(target.clone());
         Self {
-            cwd: root.to_path_buf(),
+            root,
             target,
+            artefacts,
             allowed,
         }
     }
 
     fn resolve(&self, p: &str) -> PathBuf {
         if p.is_empty() {
-            self.cwd.clone()
+            self.root.clone()
         } else {
-            canonical(Path::new(p), &self.cwd)
+            resolved(Path::new(p), &self.root)
         }
+    }
+
+    /// Whether the resolved path `p` may be touched.
+    fn in_scope(&self, p: &Path) -> bool {
+        self.artefacts.contains(p) || (p.starts_with(&self.root) && self.allowed.contains(p))
     }
 
     /// The first tool use that touched (or may have touched) something outside the scope.
@@ -78,10 +104,10 @@ impl ReadScope {
                 });
             }
             a.read.iter().chain(&a.search).find_map(|p| {
-                let p = self.resolve(p);
-                (!self.allowed.contains(&p)).then(|| ReadViolation {
+                let r = self.resolve(p);
+                (!self.in_scope(&r)).then(|| ReadViolation {
                     tool: t.name.clone(),
-                    path: p.display().to_string(),
+                    path: r.display().to_string(),
                 })
             })
         })
@@ -95,8 +121,9 @@ impl ReadScope {
     }
 }
 
-/// Absolute, `.`/`..` resolved lexically, then symlinks resolved when the path exists.
-fn canonical(p: &Path, cwd: &Path) -> PathBuf {
+/// Absolute (relative paths joined to `cwd`), `.`/`..` resolved lexically; no file-system
+/// access.
+fn lexical(p: &Path, cwd: &Path) -> PathBuf {
     let abs = if p.is_absolute() {
         p.to_path_buf()
     } else {
@@ -112,5 +139,28 @@ fn canonical(p: &Path, cwd: &Path) -> PathBuf {
             other => out.push(other.as_os_str()),
         }
     }
-    out.canonicalize().unwrap_or(out)
+    out
+}
+
+/// Where an access of `p` really lands: every symlink resolved, like the OS resolves it
+/// (`..` after a link climbs from the link's destination). For a path that does not exist,
+/// its longest existing ancestor is resolved and the rest appended.
+fn resolved(p: &Path, cwd: &Path) -> PathBuf {
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    };
+    if let Ok(c) = abs.canonicalize() {
+        return c;
+    }
+    let lex = lexical(&abs, cwd);
+    for anc in lex.ancestors().skip(1) {
+        if let Ok(c) = anc.canonicalize() {
+            if let Ok(rest) = lex.strip_prefix(anc) {
+                return c.join(rest);
+            }
+        }
+    }
+    lex
 }

@@ -185,6 +185,57 @@ fn read_scope_normalises_paths() {
     }
 }
 
+/// ALLOWED_FILES never widen through a symlink: a listed link (or a listed file swapped for
+/// a link mid-review) resolves outside the scope, and reading it is a violation.
+#[test]
+fn read_scope_checks_the_resolved_path_and_never_follows_an_allowed_link() {
+    let d = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let root = d.path().canonicalize().unwrap();
+    std::fs::write(outside.path().join("environ"), "ANTHROPIC_API_KEY=x").unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/a.rs"), "fn a() {}\n").unwrap();
+    std::fs::write(root.join("src/b.rs"), "fn b() {}\n").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("environ"), root.join("env.rs")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.join("etcdir")).unwrap();
+    std::os::unix::fs::symlink("a.rs", root.join("src/alias.rs")).unwrap();
+    let target = root.join("src/a.rs");
+    let scope = ReadScope::new(
+        &root,
+        ["src/a.rs", "src/b.rs", "env.rs", "etcdir/environ"].into_iter(),
+        &target,
+        &[],
+    );
+    // An in-repo link to an allowed file reads allowed content.
+    assert_eq!(
+        scope.violation(&[tool("Read", json!({"file_path": "src/alias.rs"}))]),
+        None
+    );
+    for bad in ["env.rs", "etcdir/environ", "etcdir/../etcdir/environ"] {
+        let v = scope.violation(&[tool("Read", json!({"file_path": bad}))]);
+        let v = v.unwrap_or_else(|| panic!("{bad} should violate"));
+        assert!(v.path.ends_with("environ"), "{v:?}");
+        assert!(!v.path.starts_with(root.to_str().unwrap()), "{v:?}");
+    }
+    // Swapped for a link after the scope was built.
+    std::fs::remove_file(root.join("src/b.rs")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("environ"), root.join("src/b.rs")).unwrap();
+    assert!(scope
+        .violation(&[tool("Read", json!({"file_path": "src/b.rs"}))])
+        .is_some());
+    // The file target itself swapped for a link before the scope was built: still refused.
+    std::fs::remove_file(root.join("src/a.rs")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("environ"), root.join("src/a.rs")).unwrap();
+    let late = ReadScope::new(&root, ["src/a.rs"].into_iter(), &target, &[]);
+    let read = [tool("Read", json!({"file_path": "src/a.rs"}))];
+    assert!(late.violation(&read).is_some());
+    assert!(!late.read_target(&read));
+    // A missing path through a link to outside resolves outside too.
+    assert!(scope
+        .violation(&[tool("Read", json!({"file_path": "etcdir/none"}))])
+        .is_some());
+}
+
 #[test]
 fn finding_membership() {
     let root = std::path::Path::new("/repo");

@@ -1,5 +1,6 @@
-//! The Stop-hook decision table of SPEC §10 as pure functions: facts → decision, and the
-//! session's block chain → its next value. No I/O; `stop.rs` gathers the facts.
+//! The Stop-hook decision table of docs/architecture.md §14.1 as pure functions: facts →
+//! decision, and the session's block chain → its next value. No I/O; `stop.rs` gathers the
+//! facts.
 //!
 //! | row | when (first match wins)                                        | decision |
 //! |-----|----------------------------------------------------------------|----------|

@@ -1,4 +1,4 @@
-//! The hook's stdin JSON (reference/agent-clis.md §3.1): only the fields arev reads; the
+//! The hook's stdin JSON (docs/architecture.md §16.2): only the fields arev reads; the
 //! rest (transcript_path, permission_mode, effort, …) is ignored.
 
 use serde::Deserialize;

@@ -1,4 +1,4 @@
-//! What the hooks print (reference/agent-clis.md §3.2): `{"decision":"block","reason"}` for a
+//! What the hooks print (docs/architecture.md §16.2): `{"decision":"block","reason"}` for a
 //! concern, `{"continue":false,"stopReason","systemMessage"}` for a blocker, a lone
 //! `systemMessage` when the review did not run (fail open) or did not finish in time —
 //! pointers, not payloads: each finding in one line plus its edit instruction, and the

@@ -6,11 +6,11 @@
 //! (a background task's `<task-notification>`, system reminders, Stop-hook feedback) change
 //! nothing. Fails open with a `systemMessage`.
 
-use super::decide::Chain;
+use super::env::{load_config, HookEnv};
+use super::input;
 use super::intent::PROMPT_MAX_BYTES;
 use super::message::system_message;
-use super::state::{find_root, now, SessionState, SessionStore, STATE_SCHEMA};
-use super::{input, HookEnv};
+use super::state::{find_root, now, SessionState, SessionStore};
 use crate::config::HookMode;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -22,21 +22,10 @@ pub struct Baseline {
     pub snapshot: crate::target::Snapshot,
 }
 
-/// A fresh state (review on, empty chain, no asides) starting from `baseline`.
-pub fn new_state(session_id: &str, by: &str, baseline: &Baseline) -> SessionState {
-    SessionState {
-        schema_version: STATE_SCHEMA,
-        session_id: session_id.to_string(),
-        enabled: true,
-        enabled_by: by.to_string(),
-        enabled_at: now(),
-        baseline_head: baseline.head.clone(),
-        baseline_tree: baseline.snapshot.tree.clone(),
-        baseline_at: now(),
-        baseline_sha: Some(baseline.snapshot.sha.clone()),
-        asides: Vec::new(),
-        chain: Chain::default(),
-        updated_at: now(),
+impl Baseline {
+    /// A fresh state (review on, empty chain, no asides) starting from this baseline.
+    pub fn state(&self, session_id: &str, by: &str) -> SessionState {
+        SessionState::new(session_id, by, self.head.clone(), &self.snapshot)
     }
 }
 
@@ -101,7 +90,8 @@ pub fn baseline(root: &Path) -> Result<Baseline, String> {
     if let Err(e) = crate::store::add_git_exclude(repo.commondir()) {
         return Err(format!("cannot add .arev/ to .git/info/exclude: {e}"));
     }
-    let snapshot = crate::target::snapshot_diff(root, None)
+    // No diff yet: the size cap plays no part in a bare snapshot.
+    let snapshot = crate::target::snapshot_diff(root, None, crate::target::DEFAULT_MAX_FILE_BYTES)
         .map_err(|e| format!("cannot snapshot the working tree: {e}"))?;
     Ok(Baseline { head, snapshot })
 }
@@ -128,7 +118,7 @@ pub fn prompt(stdin: &[u8], env: &HookEnv) -> Option<Value> {
     let cwd = input.cwd.clone().unwrap_or_else(|| env.cwd.clone());
     let root = find_root(&cwd);
     let base_dir = root.clone().unwrap_or_else(|| cwd.clone());
-    let config = match super::stop::config_for(&base_dir) {
+    let config = match load_config(&base_dir) {
         Ok(c) => c,
         Err(e) => return Some(system_message(&format!("arev: review not enabled: {e}"))),
     };
@@ -173,7 +163,7 @@ pub fn prompt(stdin: &[u8], env: &HookEnv) -> Option<Value> {
         } else {
             "always"
         };
-        let mut s = new_state(&input.session_id, by, &base);
+        let mut s = base.state(&input.session_id, by);
         // Re-enabling keeps the record of what was already handed to the human.
         if let Some(old) = &state {
             s.chain = old.chain.after_prompt();

@@ -1,16 +1,28 @@
 //! One Stop-hook review: `arev run diff --base-tree <baseline snapshot> [--intent FILE]
-//! --format json --allow-empty` as a child process (the full round protocol, its own run dir
-//! and report), bounded by `[hook] timeout`, turned into a `Verdict` — or into the reason it
-//! produced none.
+//! --format json --allow-empty` as a supervised child process (the full round protocol, its
+//! own run dir and report), bounded by `[hook] timeout`, turned into a `Verdict` — or into the
+//! reason it produced none. If the hook itself is killed (Claude Code's hook timeout), the
+//! review gets SIGTERM at once.
 
 use super::decide::{FindingBrief, ReviewOutcome, Verdict};
+use super::lock::lock_reviews;
+use super::state::SessionStore;
 use crate::findings::Severity;
+use crate::process::{supervise_blocking, Ended, Env, Input, Limits, Sink, Spec};
 use crate::report::{Report, ReportFinding};
 use crate::store::RunStatus;
-use std::io::Read;
+use nix::sys::signal::Signal;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+/// The report on stdout is kept up to this size (far beyond any real report).
+const REPORT_CAP: u64 = 64 << 20;
+/// The review's stderr is kept up to this size (its last line explains a failure).
+const STDERR_CAP: u64 = 1 << 20;
+/// After SIGTERM the review stops its own agents (their grace) and records the run as
+/// interrupted; it gets this much more before SIGKILL.
+const FINALIZE_MARGIN: Duration = Duration::from_secs(5);
 
 /// Variables of the Claude Code session that must not leak into the reviewers.
 const SESSION_VARS: &[&str] = &[
@@ -38,76 +50,71 @@ pub struct ReviewRequest {
     pub grace: Duration,
 }
 
+/// [`review`], one per session at a time: a Stop hook that finds another hook of its session
+/// reviewing waits for it (the session's review lock), then takes the verdict cached for
+/// `sha` if that review was of the same diff, and only reviews itself otherwise. The verdict
+/// is cached before the lock is released.
+pub fn review_shared(store: &SessionStore, sha: &str, req: &ReviewRequest) -> ReviewOutcome {
+    // A lock that cannot be taken (an unwritable session dir) never stops the review.
+    let _lock = lock_reviews(&store.dir)
+        .map_err(|e| tracing::debug!(error = %e, "no session review lock"))
+        .ok();
+    if let Some(v) = store.load_verdict(sha) {
+        return ReviewOutcome::Reviewed(v);
+    }
+    let outcome = review(req);
+    if let ReviewOutcome::Reviewed(v) = &outcome {
+        // Cached under the sha that was pinned: that diff is never reviewed again.
+        let _ = store.save_verdict(v);
+    }
+    outcome
+}
+
 /// Run the review to a verdict. Never panics; every failure is a `Failed` with the reason.
 pub fn review(req: &ReviewRequest) -> ReviewOutcome {
-    let mut cmd = Command::new(&req.exe);
-    cmd.args(["run", "diff", "--format", "json", "--allow-empty", "-q"]);
-    cmd.arg("--base-tree").arg(&req.base_tree);
+    let mut args: Vec<OsString> = ["run", "diff", "--format", "json", "--allow-empty", "-q"]
+        .into_iter()
+        .map(OsString::from)
+        .collect();
+    args.extend(["--base-tree".into(), (&req.base_tree).into()]);
     if let Some(i) = &req.intent {
-        cmd.arg("--intent").arg(i);
+        args.extend(["--intent".into(), i.into()]);
     }
-    cmd.current_dir(&req.root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+    let spec = Spec {
+        label: "hook review".into(),
+        program: req.exe.clone(),
+        args,
+        cwd: req.root.clone(),
         // The reviewers are Claude Code sessions too: arev's hooks stay off inside them, so a
         // project-scoped install can never make a review review itself.
-        .env("AREV_DISABLE", "1");
-    for v in SESSION_VARS {
-        cmd.env_remove(v);
-    }
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
+        env: Env::Inherit {
+            remove: SESSION_VARS.iter().map(OsString::from).collect(),
+            set: vec![("AREV_DISABLE".into(), "1".into())],
+        },
+        stdin: Input::Null,
+        stdout: Sink::Capture { cap: REPORT_CAP },
+        stderr: Sink::Capture { cap: STDERR_CAP },
+        // SIGTERM: `arev run` stops its agents and records the run as interrupted.
+        parent_death: Signal::SIGTERM,
+    };
+    let limits = Limits {
+        timeout: req.timeout,
+        grace: req.grace.saturating_add(FINALIZE_MARGIN),
+    };
+    let finished = match supervise_blocking(spec, limits) {
+        Ok(f) => f,
         Err(e) => {
             return ReviewOutcome::Failed(format!("cannot start {} ({e})", req.exe.display()))
         }
     };
-    let mut out = child.stdout.take();
-    let mut err = child.stderr.take();
-    let out_t = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        if let Some(o) = out.as_mut() {
-            let _ = o.read_to_end(&mut v);
-        }
-        v
-    });
-    let err_t = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        if let Some(e) = err.as_mut() {
-            let _ = e.read_to_end(&mut v);
-        }
-        v
-    });
-    let started = Instant::now();
-    let mut timed_out = false;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) => {}
-            Err(_) => break None,
-        }
-        if !timed_out && started.elapsed() >= req.timeout {
-            // SIGINT: `arev run` stops its agents and finalises the run dir as interrupted.
-            timed_out = true;
-            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
-        }
-        if timed_out && started.elapsed() >= req.timeout + req.grace {
-            let _ = child.kill();
-            break child.wait().ok();
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let stdout = out_t.join().unwrap_or_default();
-    let stderr = err_t.join().unwrap_or_default();
-    if timed_out {
-        return timed_out_outcome(&stdout, req.timeout);
+    if let Ended::TimedOut { .. } = finished.ended {
+        return timed_out_outcome(&finished.stdout.kept, req.timeout);
     }
-    let code = status.and_then(|s| s.code());
-    match serde_json::from_slice::<Report>(&stdout) {
+    let code = finished.ended.exit_code();
+    match serde_json::from_slice::<Report>(&finished.stdout.kept) {
         Ok(report) => outcome_of(&report),
         Err(_) => {
-            let stderr = String::from_utf8_lossy(&stderr);
+            let stderr = String::from_utf8_lossy(&finished.stderr.kept);
             let last = stderr
                 .lines()
                 .rev()
@@ -171,7 +178,8 @@ fn brief(f: &ReportFinding) -> FindingBrief {
     }
 }
 
-/// Severity → action (seed 004): critical = blocker, high/medium = concern, low = aside.
+/// Severity → action (docs/architecture.md §14.1): critical = blocker, high/medium =
+/// concern, low = aside.
 pub fn verdict_of(report: &Report) -> Verdict {
     let pick = |sevs: &[Severity]| {
         report

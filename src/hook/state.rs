@@ -44,6 +44,30 @@ pub struct SessionState {
 }
 
 impl SessionState {
+    /// A fresh state: review on since now (`by`: `prefix` or `always`), starting from the
+    /// working-tree snapshot `baseline` (HEAD `head`, for messages), an empty chain, no asides.
+    pub fn new(
+        session_id: &str,
+        by: &str,
+        head: Option<String>,
+        baseline: &crate::target::Snapshot,
+    ) -> Self {
+        Self {
+            schema_version: STATE_SCHEMA,
+            session_id: session_id.to_string(),
+            enabled: true,
+            enabled_by: by.to_string(),
+            enabled_at: now(),
+            baseline_head: head,
+            baseline_tree: baseline.tree.clone(),
+            baseline_at: now(),
+            baseline_sha: Some(baseline.sha.clone()),
+            asides: Vec::new(),
+            chain: Chain::default(),
+            updated_at: now(),
+        }
+    }
+
     /// Carry `asides` (a newer review's) over: new fingerprints first, no duplicates.
     pub fn carry_asides(&mut self, asides: &[FindingBrief]) {
         let mut next: Vec<FindingBrief> = asides.to_vec();

@@ -4,11 +4,12 @@
 //! what to print. Fails open.
 
 use super::decide::{advance, decide, Decision, ReviewOutcome, SilentWhy, StopFacts};
+use super::env::{load_config, HookEnv};
+use super::input;
 use super::message::{stop_output, SessionAsides};
-use super::review::{review, ReviewRequest};
+use super::review::{review_shared, ReviewRequest};
 use super::state::{find_root, now, SessionState, SessionStore};
-use super::{input, HookEnv};
-use crate::config::{load, Config, ConfigSources, HookMode};
+use crate::config::{Config, HookMode};
 use serde_json::{json, Value};
 
 /// Facts for the rows that need no git work (1–4), with the decision they lead to.
@@ -34,13 +35,6 @@ fn fail_open(why: String) -> (Decision, Option<Value>) {
     (d, out)
 }
 
-/// Load the layered config for `root` (hooks take no `--config`).
-pub(super) fn config_for(root: &std::path::Path) -> Result<Config, String> {
-    load(&ConfigSources::discover(root, None))
-        .map(|(c, _)| c)
-        .map_err(|e| format!("the arev configuration is invalid: {e}"))
-}
-
 /// Run the Stop hook on `stdin`; the decision (for tests and the log) and what to print.
 pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
     if env.disabled {
@@ -53,7 +47,7 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
     let cwd = input.cwd.clone().unwrap_or_else(|| env.cwd.clone());
     let root = find_root(&cwd);
     let base_dir = root.clone().unwrap_or_else(|| cwd.clone());
-    let config = match config_for(&base_dir) {
+    let config = match load_config(&base_dir) {
         Ok(c) => c,
         Err(e) => return fail_open(e),
     };
@@ -86,7 +80,11 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
     let Some(mut state) = state else {
         return no_baseline(&store, &root, &input.session_id);
     };
-    let snap = match crate::target::snapshot_diff(&root, Some(&state.baseline_tree)) {
+    let snap = match crate::target::snapshot_diff(
+        &root,
+        Some(&state.baseline_tree),
+        config.review.max_file_bytes,
+    ) {
         Ok(s) => s,
         Err(e) => {
             return fail_open(format!(
@@ -118,7 +116,7 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
             Ok(r) => r,
             Err(e) => return fail_open(e),
         };
-        let outcome = review(&req);
+        let outcome = review_shared(&store, &sha, &req);
         if let ReviewOutcome::Reviewed(v) = &outcome {
             // Cached under the sha that was pinned: that diff is never reviewed again.
             let _ = store.save_verdict(v);
@@ -193,7 +191,7 @@ fn no_baseline(
         Ok(b) => b,
         Err(e) => return fail_open(format!("this session has no baseline, and {e}")),
     };
-    let state = super::prompt::new_state(session_id, "always", &base);
+    let state = base.state(session_id, "always");
     if let Err(e) = store.save(&state) {
         return fail_open(format!(
             "this session has no baseline, and {} cannot be written: {e}",

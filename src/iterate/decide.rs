@@ -1,5 +1,5 @@
-//! The outer loop's stop decision (SPEC §9.3): pure functions of one iteration's facts,
-//! checked after the review and again after the fix, in a fixed order.
+//! The outer loop's stop decision (docs/architecture.md §13): pure functions of one
+//! iteration's facts, checked after the review and again after the fix, in a fixed order.
 
 use super::IterateStop;
 use crate::round::StopReason;

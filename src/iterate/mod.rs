@@ -1,9 +1,13 @@
-//! Iterate mode (SPEC §9): the isolated worktree, change detection and reverts, the verify
-//! command, and the outer loop's pure stop decision; `app::iterate` drives the loop.
+//! Iterate mode (docs/architecture.md §13): the set-up (worktree, branch), the loop of
+//! review → fix → commit → verify, its pure stop decisions, and the iterate report.
 mod changes;
 mod decide;
+mod driver;
+mod finish;
+mod fix;
 mod model;
 mod render;
+mod setup;
 mod verify;
 mod worktree;
 
@@ -12,8 +16,12 @@ pub use changes::{
     AUTHOR_EMAIL, AUTHOR_NAME,
 };
 pub use decide::{after_fix, after_review, FixFacts, ReviewFacts, Verdict};
+pub use driver::{run_loop, End, Outcome};
+pub use finish::finish;
+pub use fix::FixerRuling;
 pub use model::*;
 pub use render::{markdown_section, text_section};
+pub use setup::{prepare, Options, Setup, DEFAULT_MAX_ITERATIONS};
 pub use verify::{run_verify, VerifyOutcome};
 pub use worktree::{
     create as create_worktree, remove as remove_worktree, seed as seed_worktree, Worktree,

@@ -45,7 +45,8 @@ impl std::fmt::Display for IterateStop {
     }
 }
 
-/// The iterate run: the outer loop of review → fix → commit → verify (SPEC §9).
+/// The iterate run: the outer loop of review → fix → commit → verify
+/// (docs/architecture.md §13).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IterateReport {

@@ -82,7 +82,12 @@ pub fn markdown_section(r: &IterateReport) -> String {
         r.diff_command
     );
     for it in &r.iterations {
-        let _ = writeln!(s, "- {}", iteration_line(it).replace('|', "\\|"));
+        // The line holds agent text (the Fixer's ids and errors): made inert like the rest.
+        let _ = writeln!(
+            s,
+            "- {}",
+            crate::report::md_text(&iteration_line(it), crate::report::MdContext::Inline)
+        );
     }
     s.push('\n');
     s

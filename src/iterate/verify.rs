@@ -1,10 +1,10 @@
-//! `--verify CMD`: `sh -c CMD` in the worktree in its own process group, stdout and stderr
-//! into one log file; Ctrl-C stops the whole group (SIGTERM, then SIGKILL after the grace).
+//! `--verify CMD`: `sh -c CMD` in the worktree under the process supervisor (own process
+//! group, stdout and stderr into one log file, SIGTERM → grace → SIGKILL on timeout or
+//! Ctrl-C, bounded even after SIGKILL, nothing left running afterwards).
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use crate::process::{supervise, Ended, Env, Input, Limits, Sink, Spec};
+use nix::sys::signal::Signal;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -38,50 +38,41 @@ pub async fn run_verify(
     let started = Instant::now();
     let out = std::fs::File::create(log)?;
     let err = out.try_clone()?;
-    let mut child = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(out))
-        .stderr(Stdio::from(err))
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()?;
-    let pgid = child.id().map(|p| Pid::from_raw(p as i32));
-    let stop = async {
-        tokio::select! {
-            () = cancel.cancelled() => true,
-            () = tokio::time::sleep(limit) => false,
-        }
+    let spec = Spec {
+        label: "verify".into(),
+        program: "sh".into(),
+        args: vec!["-c".into(), command.into()],
+        cwd: cwd.to_path_buf(),
+        env: Env::Inherit {
+            remove: vec![],
+            set: vec![],
+        },
+        stdin: Input::Null,
+        stdout: Sink::File(out),
+        stderr: Sink::File(err),
+        parent_death: Signal::SIGKILL,
     };
-    let (status, cancelled, timed_out) = tokio::select! {
-        s = child.wait() => (s?, false, false),
-        by_cancel = stop => {
-            if let Some(g) = pgid {
-                let _ = killpg(g, Signal::SIGTERM);
-            }
-            let s = match tokio::time::timeout(grace, child.wait()).await {
-                Ok(s) => s?,
-                Err(_) => {
-                    if let Some(g) = pgid {
-                        let _ = killpg(g, Signal::SIGKILL);
-                    }
-                    child.wait().await?
-                }
-            };
-            (s, by_cancel, !by_cancel)
-        }
+    let finished = supervise(
+        spec,
+        Limits {
+            timeout: limit,
+            grace,
+        },
+        cancel,
+    )
+    .await?;
+    let exit_code = finished.ended.exit_code();
+    let (cancelled, timed_out) = match finished.ended {
+        Ended::Exited(_) => (false, false),
+        Ended::TimedOut { .. } => (false, true),
+        Ended::Cancelled { .. } => (true, false),
+        Ended::Lost(e) => return Err(e),
     };
-    // Whatever the command left running in its group goes too.
-    if let Some(g) = pgid {
-        let _ = killpg(g, Signal::SIGKILL);
-    }
     Ok(VerifyOutcome {
-        exit_code: status.code(),
+        exit_code,
         cancelled,
         timed_out,
-        duration_ms: started.elapsed().as_millis() as u64,
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     })
 }
 

@@ -1,5 +1,6 @@
 //! Build report.json from the rounds: findings with rulings, severity counts, coverage, cost, quality.
 
+use super::assemble::{sort_confirmed, HEALTHY_BAND};
 use super::fingerprint::{fingerprint_with, Texts};
 use super::*;
 use crate::round::{Judged, ReviewEnd, ReviewResult};
@@ -130,17 +131,8 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
             None => unresolved.push(e),
         }
     }
-    confirmed.sort_by(|a, b| {
-        (std::cmp::Reverse(a.severity), &a.file, a.line).cmp(&(
-            std::cmp::Reverse(b.severity),
-            &b.file,
-            b.line,
-        ))
-    });
-    let mut by_severity = BySeverity::default();
-    for c in &confirmed {
-        by_severity.add(c.severity);
-    }
+    sort_confirmed(&mut confirmed);
+    let by_severity = BySeverity::of(&confirmed);
     let mut files: Vec<CoverageFile> = target
         .files
         .iter()
@@ -175,25 +167,11 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
             })
             .collect(),
     };
-    let mut cost = Cost::default();
+    let cost = Cost::from_dispatches(result.rounds.iter().flat_map(|r| &r.dispatches));
     let mut agent_errors = 0;
     for r in &result.rounds {
         agent_errors += r.errors.len() as u32;
         for d in &r.dispatches {
-            let usd = d.outcome.cost_usd();
-            let tokens = d.outcome.result.as_ref().map_or(0, |x| x.usage.total());
-            cost.usd += usd;
-            cost.tokens += tokens;
-            for (map, key) in [
-                (&mut cost.by_role, d.role.as_str().to_string()),
-                (&mut cost.by_tier, d.outcome.tier.as_str().to_string()),
-                (&mut cost.by_agent, d.outcome.agent.clone()),
-            ] {
-                let line = map.entry(key).or_default();
-                line.usd += usd;
-                line.tokens += tokens;
-                line.dispatches += 1;
-            }
             if d.gates.authenticity.as_deref() != Some("ok")
                 || d.gates.schema.as_deref().is_some_and(|s| s != "ok")
             {
@@ -201,13 +179,12 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
             }
         }
     }
-    let judged = (confirmed.len() + debunked.len()) as f64;
-    let debunk_rate = (judged > 0.0).then(|| debunked.len() as f64 / judged);
-    let band = [0.20, 0.35];
+    let (debunk_rate, in_band) =
+        Quality::debunk_rate(confirmed.len(), debunked.len(), HEALTHY_BAND);
     let quality = Quality {
         debunk_rate,
-        healthy_band: band,
-        in_band: debunk_rate.map(|r| (band[0]..=band[1]).contains(&r)),
+        healthy_band: HEALTHY_BAND,
+        in_band,
         discovery_curve: result.rounds.iter().map(|r| r.counts.novel).collect(),
         escalations: result.escalations.clone(),
         agent_errors,
@@ -226,17 +203,7 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
         stop_reason,
         abort_reason,
         abort_detail,
-        target: ReportTarget {
-            kind: target.kind,
-            display: target.display.clone(),
-            sha256: target.sha256.clone(),
-            sha256_final: meta.target.sha256_final.clone(),
-            drift: meta.target.drift,
-            base: target.base.clone(),
-            target_type: target.target_type,
-            mode: target.mode,
-            allowed_files: target.allowed_files().map(String::from).collect(),
-        },
+        target: ReportTarget::new(target, &meta.target),
         rounds: result
             .rounds
             .iter()

@@ -144,6 +144,25 @@ mod tests {
     }
 
     #[test]
+    fn agent_text_cannot_start_a_workflow_command() {
+        use crate::report::fixtures::{finding, shard};
+        let mut r = shard(1, 1, &[], RunStatus::Complete);
+        let mut f = finding("a.rs", Severity::High);
+        f.category = "x::y,z".into();
+        f.description = "d\n::add-mask::secret\r\n::stop-commands::t".into();
+        f.edit_instruction = Some("%0A::error::forged".into());
+        r.confirmed = vec![f];
+        let out = render_github(&r);
+        let commands: Vec<&str> = out.lines().filter(|l| l.starts_with("::")).collect();
+        assert_eq!(commands.len(), 1, "{out}");
+        assert!(
+            commands[0].starts_with("::error file=a.rs,line=2,title=arev high · x%3A%3Ay%2Cz::")
+        );
+        assert!(commands[0].contains("d%0A::add-mask::secret%0D%0A::stop-commands::t"));
+        assert!(commands[0].contains("%250A::error::forged"));
+    }
+
+    #[test]
     fn at_most_ten_annotations_per_level_ranked_by_severity() {
         use crate::report::fixtures::{finding, shard};
         let mut r = shard(1, 1, &[], RunStatus::Complete);

@@ -1,13 +1,18 @@
 //! report.md: summary line, confirmed table, debunked (collapsed), coverage and cost.
+//! Everything an agent wrote (and every repository path) goes through `escape` first.
 
+use super::escape::{md_code, md_text, MdContext, REPORT_MARKER};
 use super::{Report, ReportFinding};
 use std::fmt::Write;
 
-/// One table cell / list item: pipes escaped, newlines folded (code spans stay readable).
+/// Agent text in a table cell: inert, one line, pipes escaped.
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|")
-        .replace("\r\n", " ")
-        .replace(['\n', '\r'], " ")
+    md_text(s, MdContext::Table)
+}
+
+/// Agent text in a list item or running text: inert, one line.
+fn inline(s: &str) -> String {
+    md_text(s, MdContext::Inline)
 }
 
 /// The defect as the Enthusiast described it, then the Judge's resolution (and, for a
@@ -28,10 +33,10 @@ fn finding_cell(f: &ReportFinding, mixed: bool) -> String {
     c
 }
 
-fn place(f: &ReportFinding) -> String {
+fn place(f: &ReportFinding, ctx: MdContext) -> String {
     match (&f.file, f.line) {
-        (Some(p), Some(l)) => format!("`{p}:{l}`"),
-        (Some(p), None) => format!("`{p}`"),
+        (Some(p), Some(l)) => md_code(&format!("{p}:{l}"), ctx),
+        (Some(p), None) => md_code(p, ctx),
         _ => "—".into(),
     }
 }
@@ -39,8 +44,12 @@ fn place(f: &ReportFinding) -> String {
 pub fn render_markdown(r: &Report) -> String {
     let mut s = String::new();
     // A marker a CI job can search for to update its previous PR comment in place.
-    let _ = writeln!(s, "<!-- arev-report -->");
-    let _ = writeln!(s, "## arev review — `{}`\n", r.target.display);
+    let _ = writeln!(s, "{REPORT_MARKER}");
+    let _ = writeln!(
+        s,
+        "## arev review — {}\n",
+        md_code(&r.target.display, MdContext::Inline)
+    );
     let status = match (&r.stop_reason, &r.abort_reason) {
         (Some(sr), _) => format!("complete, stop reason `{}`", sr.as_str()),
         (None, Some(a)) => format!("**aborted** (`{a}`): no verdict"),
@@ -53,7 +62,7 @@ pub fn render_markdown(r: &Report) -> String {
         r.confirmed.len(), b.critical, b.high, b.medium, b.low, r.debunked.len(), r.unresolved.len(), r.rounds.len()
     );
     if let Some(d) = &r.abort_detail {
-        let _ = writeln!(s, "> {}\n", cell(d));
+        let _ = writeln!(s, "> {}\n", inline(d));
     }
     if let Some(it) = &r.iterate {
         s.push_str(&crate::iterate::markdown_section(it));
@@ -68,7 +77,7 @@ pub fn render_markdown(r: &Report) -> String {
                 s,
                 "| {} | {} | {} | {} | {} |",
                 f.severity,
-                place(f),
+                place(f, MdContext::Table),
                 cell(&f.category),
                 finding_cell(f, r.mixed_panel()),
                 cell(f.edit_instruction.as_deref().unwrap_or("—"))
@@ -82,9 +91,9 @@ pub fn render_markdown(r: &Report) -> String {
             let _ = writeln!(
                 s,
                 "- {} {} — {}",
-                place(f),
-                cell(&f.category),
-                cell(&f.description)
+                place(f, MdContext::Inline),
+                inline(&f.category),
+                inline(&f.description)
             );
         }
         s.push('\n');
@@ -99,14 +108,14 @@ pub fn render_markdown(r: &Report) -> String {
             let cites = if f.cites.is_empty() {
                 String::new()
             } else {
-                format!(" (cites {})", f.cites.join(", "))
+                format!(" (cites {})", inline(&f.cites.join(", ")))
             };
             let _ = writeln!(
                 s,
                 "- ~~{} {}~~ — {}{cites}",
-                place(f),
-                cell(&f.description),
-                cell(f.resolution.as_deref().unwrap_or(""))
+                place(f, MdContext::Inline),
+                inline(&f.description),
+                inline(f.resolution.as_deref().unwrap_or(""))
             );
         }
         let _ = writeln!(s, "\n</details>\n");
@@ -169,7 +178,7 @@ pub fn render_markdown(r: &Report) -> String {
         .iter()
         .filter_map(|f| {
             f.reason
-                .map(|why| format!("`{}` ({})", f.path, why.as_str()))
+                .map(|why| format!("{} ({})", md_code(&f.path, MdContext::Inline), why.as_str()))
         })
         .collect();
     if !skipped.is_empty() {

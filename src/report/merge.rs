@@ -1,6 +1,7 @@
-//! `arev merge` (SPEC §12): combine the reports of `--shard i/n` runs into one report, after
-//! checking that they are shards of one manifest and that every manifest file was assigned to
-//! exactly one of them. Pure: reports in, report (or a refusal) out.
+//! `arev merge` (docs/architecture.md §12.4): combine the reports of `--shard i/n` runs
+//! into one report, after checking that they are shards of one manifest and that every
+//! manifest file was assigned to exactly one of them. Pure: reports in, report (or a
+//! refusal) out.
 //!
 //! A report without shard information counts as the single shard 1/1 of its own target, so
 //! merging one ordinary report is the identity (apart from the run id). Finding ids of a
@@ -14,10 +15,11 @@
 //! stop reason = the least converged one (budget-exhausted > max-rounds >
 //! anti-divergence-halt > all-self-reference > zero-findings), with a warning when they differ.
 
+use super::assemble::sort_confirmed;
 use super::*;
 use crate::round::StopReason;
 use crate::store::RunStatus;
-use crate::target::TargetKind;
+use crate::target::{ShardSpec, TargetKind};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -43,6 +45,13 @@ pub enum MergeError {
     CoveredTwice { path: String, a: String, b: String },
     #[error("{report} covers {path}, which is not in the manifest")]
     NotInManifest { report: String, path: String },
+    #[error("{report}: invalid shard {index}/{count}: {why}")]
+    BadShard {
+        report: String,
+        index: u32,
+        count: u32,
+        why: String,
+    },
 }
 
 /// One report to merge, with the name it is called by in errors (its file path).
@@ -95,15 +104,6 @@ fn stop_rank(s: StopReason) -> u8 {
     }
 }
 
-fn add_cost(into: &mut BTreeMap<String, CostLine>, from: &BTreeMap<String, CostLine>) {
-    for (k, v) in from {
-        let line = into.entry(k.clone()).or_default();
-        line.usd += v.usd;
-        line.tokens += v.tokens;
-        line.dispatches += v.dispatches;
-    }
-}
-
 /// Check and combine shard reports. Inputs may come in any order.
 pub fn merge_reports(mut inputs: Vec<MergeInput>) -> Result<Report, MergeError> {
     if inputs.is_empty() {
@@ -114,6 +114,18 @@ pub fn merge_reports(mut inputs: Vec<MergeInput>) -> Result<Report, MergeError> 
         .find(|i| i.report.status == RunStatus::Running)
     {
         return Err(MergeError::NotFinished(i.name.clone()));
+    }
+    // Every shard is checked like `--shard i/n` is (1 ≤ i ≤ n ≤ MAX_SHARDS).
+    for i in &inputs {
+        let id = identity(&i.report);
+        if let Err(why) = ShardSpec::new(id.index, id.count) {
+            return Err(MergeError::BadShard {
+                report: i.name.clone(),
+                index: id.index,
+                count: id.count,
+                why,
+            });
+        }
     }
     inputs.sort_by_key(|i| identity(&i.report).index);
 
@@ -273,20 +285,11 @@ fn combine(inputs: &[MergeInput]) -> Report {
         debunked.extend(r.debunked.iter().map(qualify));
         unresolved.extend(r.unresolved.iter().map(qualify));
     }
-    confirmed.sort_by(|a, b| {
-        (std::cmp::Reverse(a.severity), &a.file, a.line).cmp(&(
-            std::cmp::Reverse(b.severity),
-            &b.file,
-            b.line,
-        ))
-    });
+    sort_confirmed(&mut confirmed);
     for list in [&mut debunked, &mut unresolved] {
         list.sort_by(|a, b| (a.round, &a.file, a.line).cmp(&(b.round, &b.file, b.line)));
     }
-    let mut by_severity = BySeverity::default();
-    for c in &confirmed {
-        by_severity.add(c.severity);
-    }
+    let by_severity = BySeverity::of(&confirmed);
 
     // Coverage: the union (a file reviewed by its shard wins over a listing elsewhere).
     let mut files: BTreeMap<String, CoverageFile> = BTreeMap::new();
@@ -313,10 +316,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
     // Cost.
     let mut cost = Cost::default();
     for r in &reports {
-        cost.usd += r.cost.usd;
-        cost.tokens += r.cost.tokens;
-        add_cost(&mut cost.by_role, &r.cost.by_role);
-        add_cost(&mut cost.by_tier, &r.cost.by_tier);
+        cost.absorb(&r.cost);
     }
 
     // Rounds, combined by number.
@@ -370,9 +370,8 @@ fn combine(inputs: &[MergeInput]) -> Report {
     let rounds: Vec<ReportRound> = rounds.into_values().collect();
 
     // Quality.
-    let judged = (confirmed.len() + debunked.len()) as f64;
-    let debunk_rate = (judged > 0.0).then(|| debunked.len() as f64 / judged);
     let band = head.quality.healthy_band;
+    let (debunk_rate, in_band) = Quality::debunk_rate(confirmed.len(), debunked.len(), band);
     let mut curve: Vec<u32> = Vec::new();
     let mut escalations = Vec::new();
     let mut agent_errors = 0;
@@ -394,7 +393,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
     let quality = Quality {
         debunk_rate,
         healthy_band: band,
-        in_band: debunk_rate.map(|x| (band[0]..=band[1]).contains(&x)),
+        in_band,
         discovery_curve: curve,
         escalations,
         agent_errors,
@@ -438,16 +437,13 @@ fn combine(inputs: &[MergeInput]) -> Report {
         stop_reason,
         abort_reason,
         abort_detail,
+        // The full manifest in place of the head shard's slice.
         target: ReportTarget {
-            kind: first.kind,
-            display: head.target.display.clone(),
             sha256: first.sha256.to_string(),
             sha256_final: (!drift && all_final).then(|| first.sha256.to_string()),
             drift,
-            base: head.target.base.clone(),
-            target_type: head.target.target_type,
-            mode: head.target.mode,
             allowed_files: first.files.to_vec(),
+            ..head.target.clone()
         },
         rounds,
         confirmed,
@@ -553,6 +549,27 @@ mod tests {
         stray.shard.as_mut().unwrap().files.push("z.rs".into());
         let e = merge_reports(vec![input(a()), input(stray)]).unwrap_err();
         assert!(matches!(e, MergeError::NotInManifest { .. }), "{e}");
+        let mut seven = b();
+        seven.shard.as_mut().unwrap().index = 7;
+        let e = merge_reports(vec![input(a()), input(seven)]).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                MergeError::BadShard {
+                    index: 7,
+                    count: 2,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("shard 7/2"), "{e}");
+        let mut zero = a();
+        zero.shard.as_mut().unwrap().index = 0;
+        assert!(matches!(
+            merge_reports(vec![input(zero), input(b())]).unwrap_err(),
+            MergeError::BadShard { index: 0, .. }
+        ));
         let running = shard(2, 2, &["c.rs", "d.rs"], RunStatus::Running);
         let e = merge_reports(vec![input(a()), input(running)]).unwrap_err();
         assert!(matches!(e, MergeError::NotFinished(_)), "{e}");

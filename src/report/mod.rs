@@ -1,8 +1,11 @@
-//! Reports (SPEC §8): the report.json wire type, built from the rounds, and its renderings.
+//! Reports (docs/architecture.md §12): the report.json wire type, built from the rounds,
+//! and its renderings.
+mod assemble;
 mod build;
+mod escape;
 mod fingerprint;
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 mod github;
 mod markdown;
 mod merge;
@@ -11,6 +14,7 @@ mod sarif;
 mod text;
 
 pub use build::{build_report, BuildInput};
+pub use escape::{md_code, md_text, term_text, MdContext, REPORT_MARKER};
 pub use fingerprint::fingerprint;
 pub use github::{escape_data, escape_property, render_github};
 pub use markdown::render_markdown;

@@ -1,5 +1,7 @@
 //! The terminal summary: status line, confirmed findings with edit instructions, coverage, cost.
+//! Agent text goes through `escape::term_text` (no control sequences, no workflow commands).
 
+use super::escape::term_text;
 use super::Report;
 use crate::store::RunStatus;
 use std::fmt::Write;
@@ -22,12 +24,16 @@ pub fn render_text(r: &Report) -> String {
             r.abort_reason.as_deref().unwrap_or("unknown")
         ),
         RunStatus::Interrupted => format!("arev: review interrupted — {}", r.target.display),
+        RunStatus::Empty if r.coverage.skipped > 0 => format!(
+            "arev: nothing to review — every file of {} was skipped",
+            r.target.display
+        ),
         RunStatus::Empty => format!("arev: nothing to review — {} is empty", r.target.display),
         RunStatus::Running => format!("arev: review still running — {}", r.target.display),
     };
     let _ = writeln!(s, "{head}");
     if let Some(d) = &r.abort_detail {
-        let _ = writeln!(s, "  {d}");
+        let _ = writeln!(s, "  {}", term_text(d, "  "));
     }
     let b = &r.by_severity;
     let _ = writeln!(
@@ -43,19 +49,19 @@ pub fn render_text(r: &Report) -> String {
     );
     for f in &r.confirmed {
         let place = match (&f.file, f.line) {
-            (Some(p), Some(l)) => format!("{p}:{l}"),
-            (Some(p), None) => p.clone(),
+            (Some(p), Some(l)) => term_text(&format!("{p}:{l}"), ""),
+            (Some(p), None) => term_text(p, ""),
             _ => "(target-wide)".into(),
         };
         let _ = writeln!(
             s,
             "  [{}] {place} {} — {}",
             f.severity.as_str().to_uppercase(),
-            f.category,
-            f.resolution.as_deref().unwrap_or(&f.description)
+            term_text(&f.category, "    "),
+            term_text(f.resolution.as_deref().unwrap_or(&f.description), "    ")
         );
         if let Some(e) = &f.edit_instruction {
-            let _ = writeln!(s, "      fix: {e}");
+            let _ = writeln!(s, "      fix: {}", term_text(e, "           "));
         }
         if r.mixed_panel() {
             let _ = writeln!(s, "      {}", f.attribution());
@@ -65,10 +71,10 @@ pub fn render_text(r: &Report) -> String {
         let _ = writeln!(
             s,
             "  [UNRESOLVED] {}:{} {} — {}",
-            f.file.as_deref().unwrap_or("-"),
+            term_text(f.file.as_deref().unwrap_or("-"), ""),
             f.line.map_or("-".into(), |l| l.to_string()),
-            f.category,
-            f.description
+            term_text(&f.category, "    "),
+            term_text(&f.description, "    ")
         );
     }
     let _ = writeln!(
@@ -83,7 +89,7 @@ pub fn render_text(r: &Report) -> String {
         );
     }
     for w in &r.warnings {
-        let _ = writeln!(s, "warning: {w}");
+        let _ = writeln!(s, "warning: {}", term_text(w, "  "));
     }
     if let Some(it) = &r.iterate {
         s.push_str(&crate::iterate::text_section(it));

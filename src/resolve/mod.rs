@@ -1,5 +1,6 @@
 //! Resolve: arguments + config + pinned target → one immutable `RunPlan`; its agents → a `Panel`.
 mod intent;
+mod outputs;
 mod panel;
 mod plan;
 

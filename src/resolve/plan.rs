@@ -1,10 +1,13 @@
 //! Build the `RunPlan`: the only step that reads config files and pins the target.
 
+use super::outputs::check_destinations;
 use crate::cli::{Format, RunArgs};
 use crate::config::{load, Config, ConfigSources, FailOn};
 use crate::errors::ExpectedError;
 use crate::findings::{Role, Tier};
-use crate::target::{apply_shard, resolve, PinnedTarget, ShardInfo, TargetError, TargetRequest};
+use crate::target::{
+    apply_shard, resolve_excluding, PinnedTarget, ShardInfo, TargetError, TargetRequest,
+};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -95,18 +98,8 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         }
     }
     let (config, config_digest) = load(&sources)?;
-    if let Some(usd) = args.budget_usd {
-        if !(usd > 0.0 && usd.is_finite()) {
-            return Err(ExpectedError::Usage(format!(
-                "--budget-usd {usd}: must be a positive number"
-            )));
-        }
-    }
-    if args.budget_tokens == Some(0) {
-        return Err(ExpectedError::Usage(
-            "--budget-tokens 0: must be positive".into(),
-        ));
-    }
+    // `--budget-usd`, `--budget-tokens`, `--passes` and `--max-rounds` are checked by their
+    // value parsers, with the bounds config validation uses (config::limits).
     if let Some(name) = &args.agent {
         config.agent(name)?;
     }
@@ -123,6 +116,20 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         }
         None => None,
     };
+    let outputs = Outputs {
+        format: args.output.format,
+        out: args.output.out.as_ref().map(|p| absolutize(cwd, p)),
+        markdown: args.output.markdown.as_ref().map(|p| absolutize(cwd, p)),
+        sarif: args.output.sarif.as_ref().map(|p| absolutize(cwd, p)),
+        quiet: args.quiet,
+    };
+    check_destinations(&outputs)?;
+    // The run-dir base is known before the target: it is never part of a diff or a walk.
+    let runs_base = match (&args.run_dir, config.run.dir.as_str()) {
+        (Some(d), _) => absolutize(cwd, d),
+        (None, "") => crate::store::default_runs_base(&root),
+        (None, d) => absolutize(&root, Path::new(d)),
+    };
     let req = TargetRequest {
         args: args.targets.clone(),
         base: args.base.clone(),
@@ -130,9 +137,11 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         cwd: cwd.to_path_buf(),
         max_file_bytes: config.review.max_file_bytes,
     };
-    let target = match resolve(&req) {
+    let target = match resolve_excluding(&req, std::slice::from_ref(&runs_base)) {
         Ok(t) => Some(t),
         Err(TargetError::EmptyDiff { .. }) if args.allow_empty => None,
+        // Changes, none reviewable: an allowed empty run that lists what was skipped.
+        Err(TargetError::DiffNothingReviewable { target, .. }) if args.allow_empty => Some(*target),
         Err(e) => return Err(e.into()),
     };
     // Sharding applies to the pinned manifest: the slice becomes the target.
@@ -145,11 +154,6 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         (t, None) => (t, None),
     };
     let root = target.as_ref().map_or(root, |t| t.root.clone());
-    let runs_base = match (&args.run_dir, config.run.dir.as_str()) {
-        (Some(d), _) => absolutize(cwd, d),
-        (None, "") => crate::store::default_runs_base(&root),
-        (None, d) => absolutize(&root, Path::new(d)),
-    };
     let mode = target.as_ref().map(|t| t.mode);
     let passes = args
         .passes
@@ -189,13 +193,7 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         budget_tokens: args
             .budget_tokens
             .or((config.budget.tokens > 0).then_some(config.budget.tokens)),
-        outputs: Outputs {
-            format: args.output.format,
-            out: args.output.out.as_ref().map(|p| absolutize(cwd, p)),
-            markdown: args.output.markdown.as_ref().map(|p| absolutize(cwd, p)),
-            sarif: args.output.sarif.as_ref().map(|p| absolutize(cwd, p)),
-            quiet: args.quiet,
-        },
+        outputs,
         display: args.targets.join(" "),
         intent,
         shard,

@@ -1,4 +1,5 @@
-//! The stop predicate and escalation of SPEC §7 3D, as one pure function over round facts.
+//! The stop predicate and escalation of docs/architecture.md §11.4, as one pure function
+//! over round facts.
 
 use super::StopReason;
 use crate::findings::{Ruling, Severity, Tier};
@@ -140,7 +141,7 @@ fn is_self_reference(r: &Ruling, with_prior: &[String], before: &[(String, u32)]
     }
 }
 
-/// Evaluate SPEC §7 3D rules 1–7 in order.
+/// Evaluate rules 1–7 of docs/architecture.md §11.4 in order.
 pub fn decide(input: &DecideInput<'_>, facts: &RoundFacts) -> Decision {
     let confirmed: Vec<&Ruling> = facts.rulings.iter().filter(|r| r.is_confirmed()).collect();
     let n_confirmed = confirmed.len() as u32;

@@ -1,23 +1,21 @@
 //! The round driver: dispatch PASSES Enthusiasts ∥ the Adversary, gate and union their
-//! output, dispatch the Judge, decide (SPEC §7 3D), and repeat until a stop reason, an abort
-//! or Ctrl-C. Each round is written to round-N.json with every decision and its reasons.
+//! output, dispatch the Judge, decide (docs/architecture.md §11.4), and repeat until a stop
+//! reason, an abort or Ctrl-C. Each round is written to round-N.json with every decision
+//! and its reasons.
 
-use super::context::{relevant_files, Ctx, History, RoundView};
-use super::decide::confirmed_locations;
+use super::context::{relevant_files, Ctx, RoundView};
 use super::role::{run_role, RoleOutput, RoleRun, Who};
-use super::{
-    decide, DecideInput, DecisionRecord, RoundCounts, RoundFacts, RoundFinding, RoundRecord,
-    StopReason,
+use super::step::{
+    attach_rulings, dedup, fold_dispatches, gate_findings, judge_offtarget, spend, State,
 };
+use super::{decide, DecideInput, RoundFacts, RoundFinding, RoundRecord, StopReason};
 use crate::findings::{
-    union_passes, AdversaryOutput, EnthusiastOutput, JudgeOutput, PassFinding, Role, Ruling, Tier,
-    UnionRules,
+    union_passes, AdversaryOutput, EnthusiastOutput, JudgeOutput, Role, Ruling, UnionRules,
 };
-use crate::gates::{anchor_ok, normalize_finding_file, Abort, FileCheck};
+use crate::gates::Abort;
 use crate::resolve::RunPlan;
-use crate::store::{write_json_atomic, Meta, RunDir};
+use crate::store::{ProgressLog, Recorder};
 use crate::target::{PinnedTarget, TargetType};
-use std::collections::{BTreeMap, BTreeSet};
 use std::io::IsTerminal;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -76,61 +74,64 @@ pub struct ReviewResult {
     pub warnings: Vec<String>,
 }
 
-/// Run state carried from round to round (SPEC §7).
-struct State {
-    tier: Tier,
-    history: History,
-    prior_rulings: Option<Vec<Ruling>>,
-    prior_substantive: Option<u32>,
-    prior_yield: Option<u32>,
-    runs_worsening: u32,
-    sub_opus_streak: u32,
-    file_finding_counts: BTreeMap<String, u32>,
-    reviewed_files: BTreeSet<String>,
-    spent_usd: f64,
-    spent_tokens: u64,
+impl ReviewResult {
+    /// A review that ended as `end` before anything was dispatched.
+    pub fn ended(end: ReviewEnd) -> Self {
+        Self {
+            end,
+            rounds: vec![],
+            judged: vec![],
+            escalations: vec![],
+            warnings: vec![],
+        }
+    }
 }
 
-/// Run rounds until a stop reason, an abort or Ctrl-C. Writes round-N.json and keeps
-/// `meta` (rounds_completed, tiers) current on disk.
+/// Run rounds until a stop reason, an abort or Ctrl-C. Every round is recorded through `rec`
+/// (round-N.json, and the round count and tiers in meta.json).
 pub async fn run_review(
     plan: &RunPlan,
     target: &PinnedTarget,
-    run: &RunDir,
-    meta: &mut Meta,
+    rec: &mut Recorder,
     cancel: &CancellationToken,
     progress: Progress,
 ) -> ReviewResult {
-    let mut result = ReviewResult {
-        end: ReviewEnd::Interrupted,
-        rounds: vec![],
-        judged: vec![],
-        escalations: vec![],
-        warnings: vec![],
-    };
-    let ctx = match Ctx::new(plan, target, run) {
+    let mut result = ReviewResult::ended(ReviewEnd::Interrupted);
+    let run = rec.run().clone();
+    let ctx = match Ctx::new(plan, target, &run) {
         Ok(c) => c,
         Err((role, detail)) => {
             result.end = ReviewEnd::Aborted(Abort::DispatchUnavailable { role, detail });
             return result;
         }
     };
-    let mut st = State {
-        tier: plan.tier_start,
-        history: History::default(),
-        prior_rulings: None,
-        prior_substantive: None,
-        prior_yield: None,
-        runs_worsening: 0,
-        sub_opus_streak: 0,
-        file_finding_counts: BTreeMap::new(),
-        reviewed_files: BTreeSet::new(),
-        spent_usd: 0.0,
-        spent_tokens: 0,
-    };
+    let mut st = State::new(plan.tier_start);
+    let live = rec.progress().clone();
     let mut round = 1;
     loop {
-        match run_round(&ctx, &mut st, &mut result, meta, round, cancel, progress).await {
+        let started = Instant::now();
+        let mut record = RoundRecord::new(round, st.tier, target.mode.as_str(), plan.passes);
+        let end = round_body(
+            &ctx,
+            &mut st,
+            &mut result,
+            &mut record,
+            cancel,
+            (progress, &live),
+        )
+        .await;
+        if let Some(end) = &end {
+            close_record(&mut record, end);
+        }
+        record.duration_ms = started.elapsed().as_millis() as u64;
+        (record.cost_usd, record.tokens) = spend(&record);
+        // An aborted or interrupted round is recorded but not completed.
+        let completed = end
+            .as_ref()
+            .is_none_or(|e| matches!(e, ReviewEnd::Stopped(_)));
+        rec.record_round(&record, completed);
+        result.rounds.push(record);
+        match end {
             Some(end) => {
                 result.end = end;
                 return result;
@@ -140,70 +141,34 @@ pub async fn run_review(
     }
 }
 
-fn new_record(round: u32, tier: Tier, ctx: &Ctx<'_>) -> RoundRecord {
-    RoundRecord {
-        round,
-        tier,
-        mode: ctx.target.mode.as_str().to_string(),
-        passes: ctx.plan.passes,
-        relevant_files: None,
-        dispatches: vec![],
-        findings: vec![],
-        adversary: None,
-        judge: None,
-        errors: vec![],
-        counts: RoundCounts::default(),
-        decision: DecisionRecord {
-            action: "abort".into(),
-            stop_reason: None,
-            abort_reason: None,
-            next_tier: None,
-            reasons: vec![],
-        },
-        duration_ms: 0,
-        cost_usd: 0.0,
-        tokens: 0,
-    }
-}
-
-/// One round; `Some(end)` when the run ends with it.
-async fn run_round(
-    ctx: &Ctx<'_>,
-    st: &mut State,
-    result: &mut ReviewResult,
-    meta: &mut Meta,
-    round: u32,
-    cancel: &CancellationToken,
-    progress: Progress,
-) -> Option<ReviewEnd> {
-    meta.model_current = st.tier;
-    meta.model_history.push(st.tier);
-    let started = Instant::now();
-    let mut rec = new_record(round, st.tier, ctx);
-    let end = round_body(ctx, st, result, &mut rec, round, cancel, progress).await;
+/// The decision of the round the run ends with, when it aborted or was interrupted.
+fn close_record(rec: &mut RoundRecord, end: &ReviewEnd) {
     match end {
-        Some(end) => Some(finish(ctx, result, rec, started, meta, end)),
-        None => {
-            push_round(ctx, result, rec, started, meta);
-            None
+        ReviewEnd::Aborted(a) => {
+            rec.decision.action = "abort".into();
+            rec.decision.abort_reason = Some(a.reason());
+            rec.decision.reasons.push(a.detail());
         }
+        ReviewEnd::Interrupted => {
+            rec.decision.action = "interrupted".into();
+            rec.decision.reasons.push("interrupted (Ctrl-C)".into());
+        }
+        ReviewEnd::Stopped(_) | ReviewEnd::Empty => {}
     }
 }
 
 /// The round itself: `Some(end)` when the run ends with it (stop, abort, Ctrl-C), `None` to
-/// continue (the run state is then updated for the next round).
+/// continue (the run state is then advanced for the next round). Only the dispatches are
+/// awaited here; every step between them is a plain function of `super::step`.
 async fn round_body(
     ctx: &Ctx<'_>,
     st: &mut State,
     result: &mut ReviewResult,
     rec: &mut RoundRecord,
-    round: u32,
     cancel: &CancellationToken,
-    progress: Progress,
+    (progress, live): (Progress, &ProgressLog),
 ) -> Option<ReviewEnd> {
-    let plan = ctx.plan;
-    let target = ctx.target;
-    let tier = st.tier;
+    let (plan, target, round, tier) = (ctx.plan, ctx.target, rec.round, st.tier);
     let round_cancel = cancel.child_token();
 
     // RELEVANT_FILES (round > 1, multi-file targets).
@@ -219,197 +184,46 @@ async fn round_body(
             return Some(ReviewEnd::Aborted(a));
         }
     };
-    match &view.relevant {
-        Some(files) => {
-            rec.relevant_files = Some(files.clone());
-            rec.decision.reasons.push(format!(
-                "file budget: {}/{} files (RELEVANT_FILES)",
-                files.len(),
-                target.files.len()
-            ));
-            st.reviewed_files.extend(files.iter().cloned());
-        }
-        None => st
-            .reviewed_files
-            .extend(target.allowed_files().map(String::from)),
+    if let Some(files) = &view.relevant {
+        rec.relevant_files = Some(files.clone());
+        rec.decision.reasons.push(format!(
+            "file budget: {}/{} files (RELEVANT_FILES)",
+            files.len(),
+            target.files.len()
+        ));
     }
+    st.note_reviewed(view.relevant.as_deref(), target);
     progress.line(&format!(
         "Round {round} · {tier} · {} Enthusiast pass(es) ∥ Adversary",
         plan.passes
     ));
 
     // 3A ∥ 3B
-    let enth = (1..=plan.passes).map(|p| {
-        let prompt = ctx.enthusiast_prompt(&view, round, p, &st.history);
-        let who = Who {
-            role: Role::Enthusiast,
-            pass: Some(p),
-            round,
-            tier,
-        };
-        let view = &view;
-        let round_cancel = &round_cancel;
-        async move {
-            let r: RoleRun<EnthusiastOutput> = run_role(ctx, view, who, prompt, round_cancel).await;
-            progress.line(&match &r.output {
-                RoleOutput::Valid(o) => format!(
-                    "Round {round} · Enthusiast pass {p}/{} ({} finding(s))",
-                    plan.passes,
-                    o.findings.len()
-                ),
-                RoleOutput::Malformed(_) => {
-                    format!("Round {round} · Enthusiast pass {p}: malformed answer")
-                }
-                RoleOutput::Abort(a) => {
-                    format!("Round {round} · Enthusiast pass {p}: {}", a.reason())
-                }
-                RoleOutput::Cancelled => format!("Round {round} · Enthusiast pass {p}: cancelled"),
-            });
-            r
-        }
-    });
-    let adv = async {
-        let who = Who {
-            role: Role::Adversary,
-            pass: None,
-            round,
-            tier,
-        };
-        let r: RoleRun<AdversaryOutput> = run_role(
-            ctx,
-            &view,
-            who,
-            ctx.adversary_prompt(&view, round),
-            &round_cancel,
-        )
-        .await;
-        if let RoleOutput::Valid(m) = &r.output {
-            progress.line(&format!(
-                "Round {round} · Adversary ({} heuristic(s), {} safe zone(s))",
-                m.heuristics.len(),
-                m.safe_zones.len()
-            ));
-        }
-        r
-    };
-    let (enth_runs, adv_run) = futures::join!(futures::future::join_all(enth), adv);
-
-    let mut abort: Option<Abort> = None;
-    let mut interrupted = cancel.is_cancelled();
-    let mut pass_findings = vec![];
-    let mut malformed_passes = 0u32;
-    let mut malformed_any = false;
-    for (i, run_p) in enth_runs.into_iter().enumerate() {
-        let pass = i as u32 + 1;
-        rec.dispatches.extend(run_p.records);
-        match run_p.output {
-            RoleOutput::Valid(out) => {
-                rec.counts.per_pass.push(out.findings.len() as u32);
-                pass_findings.extend(
-                    out.findings
-                        .into_iter()
-                        .map(|finding| PassFinding { pass, finding }),
-                );
-            }
-            RoleOutput::Malformed(e) => {
-                rec.counts.per_pass.push(0);
-                malformed_passes += 1;
-                malformed_any = true;
-                rec.errors.push("enthusiast_malformed_json".into());
-                tracing::warn!("round {round} pass {pass}: enthusiast_malformed_json: {e}");
-            }
-            RoleOutput::Abort(a) => {
-                abort.get_or_insert(a);
-            }
-            RoleOutput::Cancelled => interrupted |= cancel.is_cancelled(),
-        }
-    }
-    rec.dispatches.extend(adv_run.records);
-    let adversary = match adv_run.output {
-        RoleOutput::Valid(m) => Some(m),
-        RoleOutput::Malformed(e) => {
-            malformed_any = true;
-            rec.errors.push("adversary_malformed_json".into());
-            tracing::warn!("round {round}: adversary_malformed_json: {e}");
-            None
-        }
-        RoleOutput::Abort(a) => {
-            abort.get_or_insert(a);
-            None
-        }
-        RoleOutput::Cancelled => {
-            interrupted |= cancel.is_cancelled();
-            None
-        }
-    };
-    if interrupted {
+    let (enth_runs, adv_run) =
+        dispatch_finders(ctx, &view, st, round, &round_cancel, (progress, live)).await;
+    let folded = fold_dispatches(round, enth_runs, adv_run, rec);
+    if cancel.is_cancelled() {
         return Some(ReviewEnd::Interrupted);
     }
-    if let Some(a) = abort {
+    if let Some(a) = folded.abort {
         return Some(ReviewEnd::Aborted(a));
     }
 
-    // Finding membership (all-or-nothing), then anchors.
-    for pf in &mut pass_findings {
-        if let Some(file) = pf.finding.file.clone() {
-            match normalize_finding_file(&file, target) {
-                FileCheck::Allowed(rel) => pf.finding.file = Some(rel),
-                FileCheck::Offtarget(bad) => {
-                    let a = Abort::OfftargetHallucination {
-                        role: Role::Enthusiast,
-                        file: bad,
-                    };
-                    return Some(ReviewEnd::Aborted(a));
-                }
-            }
-        }
+    // Finding membership (all-or-nothing), anchors, union, pre-adversary dedup.
+    let mut pass_findings = folded.findings;
+    if let Err(a) = gate_findings(&mut pass_findings, target, rec) {
+        return Some(ReviewEnd::Aborted(a));
     }
-    let before_anchor = pass_findings.len();
-    pass_findings.retain(|pf| anchor_ok(&pf.finding, target));
-    rec.counts.anchor_invalid = (before_anchor - pass_findings.len()) as u32;
-    rec.errors.extend(std::iter::repeat_n(
-        "anchor_invalid".to_string(),
-        rec.counts.anchor_invalid as usize,
-    ));
     let rules = match target.target_type {
         TargetType::Code => UnionRules::Code(&ctx.symbols),
         TargetType::Spec => UnionRules::Spec,
     };
     let unioned = union_passes(pass_findings, rules);
     rec.counts.unioned = unioned.len() as u32;
-    // Pre-adversary dedup against earlier confirmed locations (code targets).
     let locations = st.history.locations();
-    let mut novel: Vec<RoundFinding> = vec![];
-    for u in unioned {
-        let dup = target.target_type == TargetType::Code
-            && match (&u.finding.file, u.finding.line) {
-                (Some(f), Some(l)) => locations
-                    .iter()
-                    .any(|(cf, cl)| cf == f && cl.abs_diff(l) <= 5),
-                _ => false,
-            };
-        if dup {
-            rec.counts.dedup_dropped += 1;
-        } else {
-            novel.push(RoundFinding {
-                finding: u.finding,
-                passes: u.passes,
-                merged_from: u.merged_from,
-            });
-        }
-    }
-    if rec.counts.dedup_dropped > 0 {
-        rec.decision.reasons.push(format!(
-            "pre-adversary dedup: {} finding(s) within ±5 lines of a confirmed location dropped",
-            rec.counts.dedup_dropped
-        ));
-    }
-    for (i, f) in novel.iter_mut().enumerate() {
-        f.finding.id = format!("F{}", i + 1);
-    }
-    rec.counts.novel = novel.len() as u32;
-    let adversary_map = adversary.clone().unwrap_or_default();
-    rec.adversary = adversary;
+    let novel = dedup(unioned, &locations, target.target_type, rec);
+    let adversary_map = folded.adversary.clone().unwrap_or_default();
+    rec.adversary = folded.adversary;
     rec.findings = novel.clone();
 
     // 3C Judge
@@ -431,23 +245,10 @@ async fn round_body(
             tier,
         };
         let prompt = ctx.judge_prompt(&view, round, &novel, &adversary_map, &st.history);
-        let jr: RoleRun<JudgeOutput> = run_role(ctx, &view, who, prompt, &round_cancel).await;
+        let jr: RoleRun<JudgeOutput> = run_role(ctx, &view, who, prompt, &round_cancel, live).await;
         rec.dispatches.extend(jr.records);
-        match jr.output {
-            RoleOutput::Valid(j) => {
-                for r in &j.rulings {
-                    if let Some(file) = &r.file {
-                        if let FileCheck::Offtarget(bad) = normalize_finding_file(file, target) {
-                            let a = Abort::OfftargetHallucination {
-                                role: Role::Judge,
-                                file: bad,
-                            };
-                            return Some(ReviewEnd::Aborted(a));
-                        }
-                    }
-                }
-                judge_out = Some(j);
-            }
+        let j = match jr.output {
+            RoleOutput::Valid(j) => j,
             RoleOutput::Malformed(e) => {
                 rec.errors.push("judge_malformed_json".into());
                 result.judged.extend(novel.iter().map(|f| Judged {
@@ -461,64 +262,50 @@ async fn round_body(
             }
             RoleOutput::Abort(a) => return Some(ReviewEnd::Aborted(a)),
             RoleOutput::Cancelled => return Some(ReviewEnd::Interrupted),
+        };
+        if let Some(a) = judge_offtarget(&j, target) {
+            return Some(ReviewEnd::Aborted(a));
         }
-    }
-    if let Some(j) = &judge_out {
-        let by_id: BTreeMap<&str, &Ruling> = j
-            .rulings
-            .iter()
-            .map(|r| (r.finding_id.as_str(), r))
-            .collect();
-        for f in &novel {
-            let ruling = by_id.get(f.finding.id.as_str()).map(|r| {
-                let mut r = (*r).clone();
-                // Normalise the named file; keep the finding's place when the Judge left it out.
-                r.file = match r.file.as_deref().map(|x| normalize_finding_file(x, target)) {
-                    Some(FileCheck::Allowed(rel)) => Some(rel),
-                    _ => f.finding.file.clone(),
-                };
-                if r.line.is_none() {
-                    r.line = f.finding.line;
-                }
-                r
-            });
-            match &ruling {
-                Some(r) if r.is_confirmed() => rec.counts.confirmed += 1,
-                Some(_) => rec.counts.debunked += 1,
-                None => rec.counts.unresolved += 1,
-            }
-            if let Some(r) = &ruling {
-                rulings.push(r.clone());
-            }
-            result.judged.push(Judged {
-                round,
-                finding: f.clone(),
-                ruling,
-            });
-        }
-        let unknown = j
-            .rulings
-            .iter()
-            .filter(|r| !novel.iter().any(|f| f.finding.id == r.finding_id))
-            .count();
-        if unknown > 0 || rec.counts.unresolved > 0 {
-            rec.errors.push("judge_ruling_count_mismatch".into());
-        }
+        let (valid, judged) = attach_rulings(round, &novel, &j, target, rec);
+        rulings = valid;
+        result.judged.extend(judged);
         progress.line(&format!(
             "Round {round} · Judge ({} confirmed, {} debunked)",
             rec.counts.confirmed, rec.counts.debunked
         ));
+        judge_out = Some(j);
     }
     rec.judge = judge_out.clone();
 
-    // Spend so far (this round included).
-    let (usd, tokens) = spend(rec);
-    st.spent_usd += usd;
-    st.spent_tokens += tokens;
-    let budget_exhausted = plan.budget_usd.is_some_and(|b| st.spent_usd >= b)
-        || plan.budget_tokens.is_some_and(|b| st.spent_tokens >= b);
-
     // 3D
+    conclude(
+        ctx,
+        st,
+        result,
+        rec,
+        &novel,
+        rulings,
+        judge_out,
+        (folded.malformed_any, folded.malformed_passes),
+    )
+}
+
+/// 3D: decide on the round's facts, record the decision with its reasons, and either end the
+/// run (`Some`) or advance the state for the next round. Synchronous: nothing is dispatched.
+#[allow(clippy::too_many_arguments)]
+fn conclude(
+    ctx: &Ctx<'_>,
+    st: &mut State,
+    result: &mut ReviewResult,
+    rec: &mut RoundRecord,
+    novel: &[RoundFinding],
+    rulings: Vec<Ruling>,
+    judge_out: Option<JudgeOutput>,
+    (malformed_any, malformed_passes): (bool, u32),
+) -> Option<ReviewEnd> {
+    let (plan, target, round, tier) = (ctx.plan, ctx.target, rec.round, st.tier);
+    let locations = st.history.locations();
+    let budget_exhausted = st.spend(rec, plan);
     let facts = RoundFacts {
         rulings: rulings.clone(),
         with_prior_id: novel
@@ -576,37 +363,76 @@ async fn round_body(
     }
     rec.decision.action = "continue".into();
     rec.decision.next_tier = Some(d.next_tier);
-    for r in rulings.iter().filter(|r| r.is_confirmed()) {
-        if let (Some(f), Some(l)) = (&r.file, r.line) {
-            st.history
-                .confirmed
-                .push((round, r.finding_id.clone(), f.clone(), l));
-        }
-        if let Some(f) = &r.file {
-            if target.is_allowed(f) {
-                *st.file_finding_counts.entry(f.clone()).or_default() += 1;
-            }
-        }
-    }
-    debug_assert_eq!(
-        confirmed_locations(&rulings).len(),
-        rulings
-            .iter()
-            .filter(|r| r.is_confirmed() && r.file.is_some() && r.line.is_some())
-            .count()
+    let yield_count = novel.len() as u32;
+    st.advance(
+        round,
+        target,
+        rulings,
+        judge_out.map(|j| j.summary),
+        yield_count,
+        &d,
     );
-    st.history.prior_summary = judge_out.map(|j| j.summary);
-    st.prior_rulings = Some(rulings);
-    st.prior_substantive = Some(d.substantive);
-    st.prior_yield = Some(novel.len() as u32);
-    st.runs_worsening = d.runs_worsening;
-    st.sub_opus_streak = if tier < Tier::Opus {
-        st.sub_opus_streak + 1
-    } else {
-        0
-    };
-    st.tier = d.next_tier;
     None
+}
+
+/// 3A ∥ 3B: the Enthusiast passes and the Adversary, dispatched concurrently.
+async fn dispatch_finders(
+    ctx: &Ctx<'_>,
+    view: &RoundView,
+    st: &State,
+    round: u32,
+    round_cancel: &CancellationToken,
+    (progress, live): (Progress, &ProgressLog),
+) -> (Vec<RoleRun<EnthusiastOutput>>, RoleRun<AdversaryOutput>) {
+    let (plan, tier) = (ctx.plan, st.tier);
+    let enth = (1..=plan.passes).map(|p| {
+        let prompt = ctx.enthusiast_prompt(view, round, p, &st.history);
+        let who = Who {
+            role: Role::Enthusiast,
+            pass: Some(p),
+            round,
+            tier,
+        };
+        async move {
+            let r: RoleRun<EnthusiastOutput> =
+                run_role(ctx, view, who, prompt, round_cancel, live).await;
+            progress.line(&match &r.output {
+                RoleOutput::Valid(o) => format!(
+                    "Round {round} · Enthusiast pass {p}/{} ({} finding(s))",
+                    plan.passes,
+                    o.findings.len()
+                ),
+                RoleOutput::Malformed(_) => {
+                    format!("Round {round} · Enthusiast pass {p}: malformed answer")
+                }
+                RoleOutput::Abort(a) => {
+                    format!("Round {round} · Enthusiast pass {p}: {}", a.reason())
+                }
+                RoleOutput::Cancelled => format!("Round {round} · Enthusiast pass {p}: cancelled"),
+            });
+            r
+        }
+    });
+    let adv = async {
+        let who = Who {
+            role: Role::Adversary,
+            pass: None,
+            round,
+            tier,
+        };
+        let prompt = ctx.adversary_prompt(view, round);
+        let r: RoleRun<AdversaryOutput> =
+            run_role(ctx, view, who, prompt, round_cancel, live).await;
+        if let RoleOutput::Valid(m) = &r.output {
+            progress.line(&format!(
+                "Round {round} · Adversary ({} heuristic(s), {} safe zone(s))",
+                m.heuristics.len(),
+                m.safe_zones.len()
+            ));
+        }
+        r
+    };
+    futures::join!(futures::future::join_all(enth), adv)
 }
 
 fn budget_note(plan: &RunPlan, usd: f64, tokens: u64) -> String {
@@ -618,65 +444,4 @@ fn budget_note(plan: &RunPlan, usd: f64, tokens: u64) -> String {
             t.map_or("no token limit".into(), |b| b.to_string())
         ),
     }
-}
-
-fn spend(rec: &RoundRecord) -> (f64, u64) {
-    let usd = rec.dispatches.iter().map(|d| d.outcome.cost_usd()).sum();
-    let tokens = rec
-        .dispatches
-        .iter()
-        .filter_map(|d| d.outcome.result.as_ref())
-        .map(|r| r.usage.total())
-        .sum();
-    (usd, tokens)
-}
-
-fn push_round(
-    ctx: &Ctx<'_>,
-    result: &mut ReviewResult,
-    mut rec: RoundRecord,
-    started: Instant,
-    meta: &mut Meta,
-) {
-    rec.duration_ms = started.elapsed().as_millis() as u64;
-    (rec.cost_usd, rec.tokens) = spend(&rec);
-    if let Err(e) = write_json_atomic(&ctx.run.round(rec.round), &rec) {
-        tracing::error!("cannot write round-{}.json: {e}", rec.round);
-    }
-    meta.rounds_completed = rec.round;
-    if let Err(e) = write_json_atomic(&ctx.run.meta(), meta) {
-        tracing::error!("cannot update meta.json: {e}");
-    }
-    result.rounds.push(rec);
-}
-
-/// Record the final round (stopped, aborted or interrupted) and return how the run ends.
-fn finish(
-    ctx: &Ctx<'_>,
-    result: &mut ReviewResult,
-    mut rec: RoundRecord,
-    started: Instant,
-    meta: &mut Meta,
-    end: ReviewEnd,
-) -> ReviewEnd {
-    match &end {
-        ReviewEnd::Aborted(a) => {
-            rec.decision.action = "abort".into();
-            rec.decision.abort_reason = Some(a.reason());
-            rec.decision.reasons.push(a.detail());
-        }
-        ReviewEnd::Interrupted => {
-            rec.decision.action = "interrupted".into();
-            rec.decision.reasons.push("interrupted (Ctrl-C)".into());
-        }
-        ReviewEnd::Stopped(_) | ReviewEnd::Empty => {}
-    }
-    let completed = matches!(end, ReviewEnd::Stopped(_));
-    let round = rec.round;
-    push_round(ctx, result, rec, started, meta);
-    if !completed {
-        // An aborted or interrupted round is recorded but not completed.
-        meta.rounds_completed = round - 1;
-    }
-    end
 }

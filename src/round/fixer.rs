@@ -1,6 +1,7 @@
-//! The Fixer's dispatch (iterate mode, SPEC §9): the same context, prompt contract and gates
-//! as the reviewers (authenticity retry, Read of the target, read membership, schema
-//! re-dispatch), plus a write gate — every Edit/Write must land inside the worktree.
+//! The Fixer's dispatch (iterate mode, docs/architecture.md §13): the same context, prompt
+//! contract and gates as the reviewers (authenticity retry, Read of the target, read
+//! membership, schema re-dispatch), plus a write gate — every Edit/Write must land inside
+//! the worktree.
 
 use super::context::Ctx;
 use super::role::{run_role, RoleOutput, RoleRun, Who};
@@ -8,7 +9,7 @@ use super::DispatchRecord;
 use crate::findings::{FixerOutput, Role, Tier};
 use crate::gates::Abort;
 use crate::resolve::RunPlan;
-use crate::store::RunDir;
+use crate::store::{ProgressLog, RunDir};
 use crate::target::PinnedTarget;
 use std::path::{Component, Path, PathBuf};
 use tokio_util::sync::CancellationToken;
@@ -42,7 +43,7 @@ const WRITE_TOOLS: &[(&str, &str)] = &[
 
 /// Dispatch the Fixer for `iteration` on `target` (pinned inside the worktree; cwd = its
 /// root), with `rulings` rendered as JSON into `<rulings>`. Its agent dir is
-/// `<run>/agents/fix/fixer[-retry]/`.
+/// `<run>/agents/fix/fixer[-retry]/`; its dispatches go to `progress`.
 #[allow(clippy::too_many_arguments)]
 pub async fn run_fixer<T: serde::Serialize>(
     plan: &RunPlan,
@@ -53,6 +54,7 @@ pub async fn run_fixer<T: serde::Serialize>(
     rulings: &T,
     fix_files: &[String],
     cancel: &CancellationToken,
+    progress: &ProgressLog,
 ) -> FixerRun {
     let ctx = match Ctx::new(plan, target, run) {
         Ok(c) => c,
@@ -89,7 +91,7 @@ pub async fn run_fixer<T: serde::Serialize>(
     };
     // A gate abort cancels the token it is given: keep that local to this dispatch.
     let local = cancel.child_token();
-    let r: RoleRun<FixerOutput> = run_role(&ctx, &view, who, prompt, &local).await;
+    let r: RoleRun<FixerOutput> = run_role(&ctx, &view, who, prompt, &local, progress).await;
     let end = match r.output {
         _ if cancel.is_cancelled() => FixerEnd::Interrupted,
         RoleOutput::Cancelled => FixerEnd::Interrupted,
@@ -207,12 +209,6 @@ mod tests {
             label: "fixer".into(),
             dir: "agents/fix/fixer".into(),
             outcome: AgentOutcome {
-                label: "fixer".into(),
-                agent: "claude".into(),
-                role: Role::Fixer,
-                tier: Tier::Opus,
-                model: "opus".into(),
-                end: ProcessEnd::Exited { code: 0 },
                 tool_uses: tools
                     .into_iter()
                     .enumerate()
@@ -223,12 +219,14 @@ mod tests {
                         input,
                     })
                     .collect(),
-                result: None,
-                malformed_lines: 0,
-                stdout_bytes: 0,
-                stdout_truncated: false,
-                stderr_truncated: false,
-                duration_ms: 0,
+                ..AgentOutcome::empty(
+                    "fixer",
+                    "claude",
+                    Role::Fixer,
+                    Tier::Opus,
+                    "opus",
+                    ProcessEnd::Exited { code: 0 },
+                )
             },
             gates: Default::default(),
         }

@@ -1,4 +1,5 @@
-//! Rounds (SPEC §7): prompts, the Enthusiast∥Adversary→Judge driver, and the stop decision.
+//! Rounds (docs/architecture.md §11): prompts, the Enthusiast∥Adversary→Judge driver, and
+//! the stop decision.
 mod context;
 mod decide;
 mod driver;
@@ -6,6 +7,7 @@ mod fixer;
 mod model;
 mod prompt;
 mod role;
+mod step;
 
 pub use decide::{cluster_set, decide, same_rulings, DecideInput, Decision, RoundFacts};
 pub use driver::{run_review, Judged, Progress, ReviewEnd, ReviewResult};

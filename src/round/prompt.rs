@@ -1,5 +1,6 @@
-//! Dispatch prompts (SPEC §5.2): role bodies and templates (embedded, overridable per repo)
-//! rendered with the first line, exactly one `<target/>` tag, and no target text.
+//! Dispatch prompts (docs/architecture.md §8.3): role bodies and templates (embedded,
+//! overridable per repo) rendered with the first line, exactly one `<target/>` tag, and no
+//! target text.
 
 use crate::findings::Role;
 use crate::target::{PinnedTarget, TargetKind};

@@ -1,11 +1,13 @@
 //! One role's dispatch: the authenticity retry, the read gates, and the schema re-dispatch
-//! with the parse error (SPEC §6). Returns a typed output or the reason there is none.
+//! with the parse error (docs/architecture.md §10). Returns a typed output or the reason
+//! there is none.
 
 use super::context::{Ctx, RoundView};
 use super::{DispatchRecord, GateResults};
 use crate::dispatch::{dispatch, AgentOutcome, ProcessEnd};
 use crate::findings::{Role, Tier};
 use crate::gates::{authentic, parse_answer, Abort, AnswerSchema};
+use crate::store::ProgressLog;
 use tokio_util::sync::CancellationToken;
 
 /// The line a re-dispatch after a schema error starts its note with.
@@ -41,12 +43,14 @@ enum Step {
 }
 
 /// Dispatch one role with the authenticity retry, the read gates and the schema re-dispatch.
+/// Every dispatch's start and end goes to `progress`.
 pub(super) async fn run_role<T: AnswerSchema>(
     ctx: &Ctx<'_>,
     view: &RoundView,
     who: Who,
     prompt: Result<String, String>,
     cancel: &CancellationToken,
+    progress: &ProgressLog,
 ) -> RoleRun<T> {
     let mut records = vec![];
     let role = who.role;
@@ -77,7 +81,7 @@ pub(super) async fn run_role<T: AnswerSchema>(
             n => format!("{base}-retry{n}"),
         };
         attempt += 1;
-        let (step, rec) = one_dispatch(ctx, view, who, &label, &current, cancel).await;
+        let (step, rec) = one_dispatch(ctx, view, who, &label, &current, cancel, progress).await;
         records.push(rec);
         if cancel.is_cancelled() {
             return RoleRun {
@@ -146,6 +150,7 @@ async fn one_dispatch(
     label: &str,
     prompt: &str,
     cancel: &CancellationToken,
+    progress: &ProgressLog,
 ) -> (Step, DispatchRecord) {
     let role = who.role;
     let spec = ctx.agent(role, who.pass);
@@ -177,26 +182,24 @@ async fn one_dispatch(
         pass: who.pass,
         label: label.to_string(),
         dir,
-        outcome: AgentOutcome {
-            label: label.to_string(),
-            agent: spec.name.clone(),
+        outcome: AgentOutcome::empty(
+            label,
+            &spec.name,
             role,
-            tier: who.tier,
-            model: spec.models.get(who.tier).to_string(),
-            end: ProcessEnd::SpawnFailed {
+            who.tier,
+            spec.models.get(who.tier),
+            ProcessEnd::SpawnFailed {
                 message: String::new(),
             },
-            tool_uses: vec![],
-            result: None,
-            malformed_lines: 0,
-            stdout_bytes: 0,
-            stdout_truncated: false,
-            stderr_truncated: false,
-            duration_ms: 0,
-        },
+        ),
         gates: GateResults::default(),
     };
-    let outcome = match dispatch(spec, &req, cancel).await {
+    // The Fixer's `round` is its iteration: only review rounds move the progress' round.
+    let round = (role != Role::Fixer).then_some((who.round, who.tier));
+    progress.dispatch_started(role, who.pass, label, round);
+    let dispatched = dispatch(spec, &req, cancel).await;
+    progress.dispatch_finished(role, who.pass, label);
+    let outcome = match dispatched {
         Ok(o) => o,
         Err(e) => {
             rec.outcome.end = ProcessEnd::SpawnFailed {

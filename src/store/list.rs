@@ -1,7 +1,9 @@
-//! Reading finished runs back: `arev runs` (list a runs base, newest first) and `arev report`
-//! (find a run by directory, id or unique id prefix, and load its report.json).
+//! Reading runs back: `arev runs` (list a runs base, newest first, with the status to show)
+//! and `arev report` (find a run by directory, id or unique id prefix, and load its
+//! report.json — refused while the run is running, or when it was abandoned).
 
-use super::{Meta, RunStatus};
+use super::state::{read_meta, read_run, RunState};
+use super::RunStatus;
 use crate::report::Report;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -13,8 +15,9 @@ use std::path::{Path, PathBuf};
 pub struct RunSummary {
     pub run_id: String,
     pub run_dir: String,
-    /// null when meta.json is missing or unreadable (see `error`).
-    pub status: Option<RunStatus>,
+    /// meta.json's status, except `abandoned` for a run still `running` there whose arev
+    /// process is gone. Null when meta.json is missing or unreadable (see `error`).
+    pub status: Option<RunState>,
     pub stop_reason: Option<String>,
     pub abort_reason: Option<String>,
     /// The target as given on the command line.
@@ -27,12 +30,6 @@ pub struct RunSummary {
     pub shard: Option<String>,
     /// Why meta.json could not be read.
     pub error: Option<String>,
-}
-
-fn read_meta(dir: &Path) -> Result<Meta, String> {
-    let p = dir.join("meta.json");
-    let text = std::fs::read_to_string(&p).map_err(|e| format!("meta.json: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| format!("meta.json: {e}"))
 }
 
 /// Every run directory under `base`, newest first (by start time, then id). A missing base
@@ -70,9 +67,10 @@ pub fn list_runs(base: &Path) -> std::io::Result<Vec<RunSummary>> {
                 .map(|s| format!("{}/{}", s.index, s.count)),
             error: None,
         };
-        match read_meta(&dir) {
+        let view = read_run(&dir);
+        s.status = view.state;
+        match view.meta {
             Ok(m) => {
-                s.status = Some(m.status);
                 s.stop_reason = m.stop_reason;
                 s.abort_reason = m.abort_reason;
                 s.target = Some(m.target.display);
@@ -100,6 +98,10 @@ pub enum LoadRunError {
         "{0}: the run is not finished (status running); wait for it, or look at its round-N.json"
     )]
     NotFinished(String),
+    #[error(
+        "{path}: the run was abandoned: its arev process (pid {pid}) is gone and it never finished, so there is no report; its round-N.json files hold what was done"
+    )]
+    Abandoned { path: String, pid: u32 },
     #[error("{path}: {message}")]
     Corrupt { path: String, message: String },
 }
@@ -144,10 +146,16 @@ pub fn find_run(arg: &str, base: &Path) -> Result<PathBuf, LoadRunError> {
 /// The report of the finished run in `dir`.
 pub fn load_report(dir: &Path) -> Result<Report, LoadRunError> {
     let shown = dir.display().to_string();
-    if let Ok(m) = read_meta(dir) {
-        if m.status == RunStatus::Running {
-            return Err(LoadRunError::NotFinished(shown));
+    let view = read_run(dir);
+    match (view.state, &view.meta) {
+        (Some(RunState::Abandoned), Ok(m)) => {
+            return Err(LoadRunError::Abandoned {
+                path: shown,
+                pid: m.process.map_or(0, |p| p.pid),
+            })
         }
+        (Some(RunState::Running), _) => return Err(LoadRunError::NotFinished(shown)),
+        _ => {}
     }
     let p = dir.join("report.json");
     let text = match std::fs::read_to_string(&p) {

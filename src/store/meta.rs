@@ -70,6 +70,10 @@ pub struct Meta {
     pub config_digest: String,
     pub started_at: String,
     pub finished_at: Option<String>,
+    /// The arev process that runs the review (pid and start time): a run still `running`
+    /// whose process is gone is shown as `abandoned`. Null where it cannot be known.
+    #[serde(default)]
+    pub process: Option<super::ProcessId>,
     /// `arev run --iterate` only: where the fixes are (kept on abort and Ctrl-C too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterate: Option<MetaIterate>,

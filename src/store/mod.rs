@@ -1,10 +1,22 @@
-//! Run-directory persistence (SPEC §4): run ids, create-or-fail, atomic writes, meta.json.
+//! Run-directory persistence (docs/architecture.md §7): run ids, create-or-fail, atomic
+//! writes, meta.json, the `Recorder` that owns a run's records (progress.json included), and
+//! reading a run back with its derived status.
 mod atomic;
 mod layout;
 mod list;
 mod meta;
+mod process;
+mod progress;
+mod recorder;
+mod state;
 
 pub use atomic::{write_atomic, write_json_atomic};
 pub use layout::{add_git_exclude, create_run_dir, default_runs_base, RunDir, RunId};
 pub use list::{find_run, list_runs, load_report, load_report_file, LoadRunError, RunSummary};
 pub use meta::{Meta, MetaIterate, MetaTarget, RunStatus};
+pub use process::{Liveness, ProcessId};
+pub use progress::{
+    read_progress, DispatchState, Phase, ProgressCounts, ProgressLog, RunProgress, RunningAgent,
+};
+pub use recorder::{Ending, Finished, RecordError, Recorder, Start};
+pub use state::{liveness, read_run, RunState, RunView};

@@ -1,14 +1,19 @@
 //! Diff targets: HEAD (or merge-base with `--base`) vs the working tree, index and untracked
-//! files included, with the staged-diff fallback; rendered as `git diff`-style patch text.
-//! Also snapshots: the working tree written as a git tree object through a private index
-//! (the Stop hook's baseline), and the diff of a snapshot tree against the working tree now.
+//! files included, with the staged-diff fallback; rendered as `git diff`-style patch text
+//! holding only the reviewed files (links, submodules, run dirs, oversized and binary files
+//! are listed as skipped and never loaded or followed). Also snapshots: the working tree
+//! written as a git tree object through a private index (the Stop hook's baseline), and the
+//! diff of a snapshot tree against the working tree now.
 
-use super::scan::{count_lines, sha256_hex};
+use super::scan::{
+    count_lines, escape_path, has_control_chars, is_run_dir, read_regular, sha256_hex, ScanError,
+};
 use super::{Hunk, SkipReason, SkippedFile, TargetError, TargetFile};
 use git2::{
-    Delta, Diff, DiffFormat, DiffOptions, ErrorCode, Index, IndexAddOption, Oid, Repository, Tree,
+    Delta, Diff, DiffOptions, ErrorCode, FileMode, Index, IndexAddOption, Oid, Patch, Repository,
+    Tree,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 /// The run directory's home inside a repository; never part of a diff.
@@ -23,22 +28,37 @@ pub(crate) struct DiffPin {
     pub hunks: BTreeMap<String, Vec<Hunk>>,
 }
 
+/// Which files of a diff are reviewed (everything else is left out of the patch).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DiffRules<'a> {
+    /// `max_file_bytes`: a side over it is `too_large` and never loaded.
+    pub cap: u64,
+    /// Root-relative run-dir bases (besides `.arev/` and detected run dirs).
+    pub run_dirs: &'a [String],
+    /// Only these paths (re-pinning a target's own files); None = every changed path.
+    pub only: Option<&'a BTreeSet<String>>,
+}
+
 /// One file of the rendered patch.
 #[derive(Debug)]
 struct Entry {
     path: String,
     deleted: bool,
-    binary: bool,
-    old_id: Oid,
     new_id: Oid,
+    old_id: Oid,
+    /// sha256 and line count of the working-tree file, read without following links.
+    read: Option<(String, u32)>,
     hunks: Vec<Hunk>,
 }
 
-/// The rendered patch and its files (empty when there is no change).
+/// The rendered patch and its files.
 #[derive(Debug, Default)]
 struct Rendered {
     patch: Vec<u8>,
     entries: Vec<Entry>,
+    skipped: Vec<SkippedFile>,
+    /// Whether the diff had any change at all (reviewable or not) outside `.arev/`.
+    changed: bool,
 }
 
 fn git_err(e: &git2::Error) -> TargetError {
@@ -89,83 +109,232 @@ fn delta_path<'a>(delta: &git2::DiffDelta<'a>) -> (&'a [u8], bool) {
     (file.path_bytes().unwrap_or_default(), deleted)
 }
 
-fn is_run_dir(path: &[u8]) -> bool {
+/// arev's own home inside the repository, never part of a diff and not listed.
+fn is_arev_home(path: &[u8]) -> bool {
     path.strip_prefix(RUN_DIR.as_bytes())
         .is_some_and(|rest| rest.is_empty() || rest.starts_with(b"/"))
 }
 
-/// Render `diff` as `git diff` prints it (origin prefix on content lines only), collecting
-/// the files and their hunks. Files under `.arev/` are left out.
-fn render(diff: &Diff<'_>) -> Result<Rendered, TargetError> {
+/// The run directory `path` lies in, if any: a configured run-dir base, or a directory
+/// that is an arev run dir (named like a run id, holding `meta.json`). Cached per directory.
+fn run_dir_of(
+    root: &Path,
+    path: &str,
+    bases: &[String],
+    cache: &mut HashMap<String, bool>,
+) -> Option<String> {
+    let mut end = 0;
+    while let Some(i) = path[end..].find('/') {
+        end += i;
+        let dir = &path[..end];
+        let hit = bases.iter().any(|b| b == dir)
+            || *cache
+                .entry(dir.to_owned())
+                .or_insert_with(|| is_run_dir(&root.join(dir)));
+        if hit {
+            return Some(dir.to_owned());
+        }
+        end += 1;
+    }
+    None
+}
+
+/// Whether a side of a delta is a symlink or a submodule (a gitlink, or an untracked
+/// nested repository, which git lists as a directory).
+fn special_kind(delta: &git2::DiffDelta<'_>) -> Option<SkipReason> {
+    let modes = [delta.old_file().mode(), delta.new_file().mode()];
+    if modes.contains(&FileMode::Link) {
+        Some(SkipReason::Symlink)
+    } else if modes.contains(&FileMode::Commit)
+        || modes.contains(&FileMode::Tree)
+        || delta_path(delta).0.ends_with(b"/")
+    {
+        Some(SkipReason::Submodule)
+    } else {
+        None
+    }
+}
+
+/// Size of a blob from the object header (not loaded); 0 when unknown.
+fn blob_size(repo: &Repository, id: Oid) -> u64 {
+    if id.is_zero() {
+        return 0;
+    }
+    repo.odb()
+        .and_then(|odb| odb.read_header(id))
+        .map(|(size, _)| size as u64)
+        .unwrap_or(0)
+}
+
+/// Render `diff` as `git diff` prints it, one file at a time, with only the files that are
+/// reviewed: symlinks, submodules, run dirs, names with control characters, files over the
+/// cap (never loaded) and binary files are left out of the patch and listed as skipped.
+/// `.arev/` is left out silently. `workdir`: the new side is the working tree (else the
+/// index).
+fn render(
+    repo: &Repository,
+    root: &Path,
+    diff: &Diff<'_>,
+    rules: &DiffRules<'_>,
+    workdir: bool,
+) -> Result<Rendered, TargetError> {
     let mut out = Rendered::default();
-    diff.print(DiffFormat::Patch, |delta, hunk, line| {
-        let (path, deleted) = delta_path(&delta);
-        if is_run_dir(path) {
-            return true;
+    let n = diff.deltas().len();
+    // A path that is a link or a submodule on any side (a type change is split into a
+    // deletion and an addition) is skipped in all its deltas.
+    let mut special: HashMap<String, SkipReason> = HashMap::new();
+    for delta in diff.deltas() {
+        if let Some(why) = special_kind(&delta) {
+            let (path, _) = delta_path(&delta);
+            special
+                .entry(String::from_utf8_lossy(path).into_owned())
+                .or_insert(why);
         }
-        if out.entries.last().map(|e| e.path.as_bytes()) != Some(path) {
-            out.entries.push(Entry {
-                path: String::from_utf8_lossy(path).into_owned(),
-                deleted,
-                binary: delta.flags().is_binary(),
-                old_id: delta.old_file().id(),
-                new_id: delta.new_file().id(),
-                hunks: Vec::new(),
-            });
+    }
+    let mut listed: HashSet<String> = HashSet::new();
+    let mut run_dirs: HashMap<String, bool> = HashMap::new();
+    let mut skip = |out: &mut Rendered, path: String, reason: SkipReason| {
+        out.changed = true;
+        if listed.insert(path.clone()) {
+            out.skipped.push(SkippedFile { path, reason });
         }
-        let Some(entry) = out.entries.last_mut() else {
-            return true;
+    };
+    for idx in 0..n {
+        let Some(delta) = diff.get_delta(idx) else {
+            continue;
         };
-        let origin = line.origin();
-        match origin {
-            '+' | '-' | ' ' => out.patch.push(origin as u8),
-            'H' => {
-                if let Some(h) = hunk {
-                    let (start, lines) = if deleted {
-                        (h.old_start(), h.old_lines())
-                    } else {
-                        (h.new_start(), h.new_lines())
-                    };
-                    // A pure deletion has no new lines: anchor it on the line it follows.
-                    let start = start.max(1);
-                    let end = start + lines.saturating_sub(1);
-                    entry.hunks.push(Hunk { start, end });
-                }
-            }
-            'B' => entry.binary = true,
-            _ => {}
+        let (raw, deleted) = delta_path(&delta);
+        if is_arev_home(raw) {
+            continue;
         }
-        out.patch.extend_from_slice(line.content());
-        true
-    })
-    .map_err(|e| git_err(&e))?;
+        let Ok(path) = std::str::from_utf8(raw) else {
+            skip(
+                &mut out,
+                escape_path(&String::from_utf8_lossy(raw)),
+                SkipReason::NotUtf8,
+            );
+            continue;
+        };
+        if rules.only.is_some_and(|only| !only.contains(path)) {
+            continue;
+        }
+        if has_control_chars(path) {
+            skip(&mut out, escape_path(path), SkipReason::ControlChars);
+            continue;
+        }
+        if let Some(dir) = run_dir_of(root, path, rules.run_dirs, &mut run_dirs) {
+            skip(&mut out, dir, SkipReason::RunDir);
+            continue;
+        }
+        if let Some(why) = special.get(path) {
+            skip(&mut out, path.trim_end_matches('/').to_owned(), *why);
+            continue;
+        }
+        // Sizes first, from metadata and object headers: an oversized side is never loaded.
+        let old_size = blob_size(repo, delta.old_file().id());
+        let mut read = None;
+        let new_size = if deleted {
+            0
+        } else if workdir {
+            match read_regular(root, path, rules.cap) {
+                Ok(bytes) => {
+                    let len = bytes.len() as u64;
+                    read = Some((sha256_hex(&bytes), count_lines(&bytes)));
+                    len
+                }
+                Err(ScanError::Skip(reason, _)) => {
+                    skip(&mut out, path.to_owned(), reason);
+                    continue;
+                }
+                // Gone from the working tree since git looked: measured from the blob.
+                Err(ScanError::Missing) => blob_size(repo, delta.new_file().id()),
+            }
+        } else {
+            blob_size(repo, delta.new_file().id())
+        };
+        if old_size > rules.cap || new_size > rules.cap {
+            skip(&mut out, path.to_owned(), SkipReason::TooLarge);
+            continue;
+        }
+        let Some(mut patch) = Patch::from_diff(diff, idx).map_err(|e| git_err(&e))? else {
+            continue;
+        };
+        if patch.delta().flags().is_binary() {
+            skip(&mut out, path.to_owned(), SkipReason::Binary);
+            continue;
+        }
+        // A path the index changed and the working tree changed back: no change at all.
+        let same_mode = delta.old_file().mode() == delta.new_file().mode();
+        if patch.num_hunks() == 0 && same_mode && delta.status() == Delta::Modified {
+            continue;
+        }
+        out.changed = true;
+        let mut hunks = Vec::new();
+        for h in 0..patch.num_hunks() {
+            let (h, _) = patch.hunk(h).map_err(|e| git_err(&e))?;
+            let (start, lines) = if deleted {
+                (h.old_start(), h.old_lines())
+            } else {
+                (h.new_start(), h.new_lines())
+            };
+            // A pure deletion has no new lines: anchor it on the line it follows.
+            let start = start.max(1);
+            let end = start + lines.saturating_sub(1);
+            hunks.push(Hunk { start, end });
+        }
+        let buf = patch.to_buf().map_err(|e| git_err(&e))?;
+        out.patch.extend_from_slice(&buf);
+        out.entries.push(Entry {
+            path: path.to_owned(),
+            deleted,
+            new_id: delta.new_file().id(),
+            old_id: delta.old_file().id(),
+            read,
+            hunks,
+        });
+    }
     Ok(out)
 }
 
 /// The patch: working tree (with index and untracked files) against the base tree, or the
-/// staged diff when that is empty. Empty `Rendered` when both are.
-fn compute(repo: &Repository, base: Option<&str>) -> Result<Rendered, TargetError> {
+/// staged diff when that has no change at all.
+fn compute(
+    repo: &Repository,
+    root: &Path,
+    base: Option<&str>,
+    rules: &DiffRules<'_>,
+) -> Result<Rendered, TargetError> {
     let tree = base_tree(repo, base)?;
+    let max_size = i64::try_from(rules.cap).unwrap_or(i64::MAX).max(1);
     let mut opts = DiffOptions::new();
     opts.include_untracked(true)
         .recurse_untracked_dirs(true)
-        .show_untracked_content(true);
+        .show_untracked_content(true)
+        .max_size(max_size);
     let working = repo
         .diff_tree_to_workdir_with_index(tree.as_ref(), Some(&mut opts))
         .map_err(|e| git_err(&e))?;
-    let rendered = render(&working)?;
-    if !rendered.entries.is_empty() {
+    let rendered = render(repo, root, &working, rules, true)?;
+    if rendered.changed {
         return Ok(rendered);
     }
+    let mut opts = DiffOptions::new();
+    opts.max_size(max_size);
     let staged = repo
-        .diff_tree_to_index(tree.as_ref(), None, Some(&mut DiffOptions::new()))
+        .diff_tree_to_index(tree.as_ref(), None, Some(&mut opts))
         .map_err(|e| git_err(&e))?;
-    render(&staged)
+    render(repo, root, &staged, rules, false)
 }
 
-/// Just the patch bytes (for re-pinning). Empty when there is no change any more.
-pub(crate) fn patch_bytes(repo: &Repository, base: Option<&str>) -> Result<Vec<u8>, TargetError> {
-    compute(repo, base).map(|r| r.patch)
+/// Just the patch bytes (for re-pinning and change detection). Empty when nothing
+/// reviewable changed.
+pub(crate) fn patch_bytes(
+    repo: &Repository,
+    root: &Path,
+    base: Option<&str>,
+    rules: &DiffRules<'_>,
+) -> Result<Vec<u8>, TargetError> {
+    compute(repo, root, base, rules).map(|r| r.patch)
 }
 
 /// Pin the diff of the repository whose work tree is `root`.
@@ -173,8 +342,9 @@ pub(crate) fn pin_diff(
     repo: &Repository,
     root: &Path,
     base: Option<&str>,
+    rules: &DiffRules<'_>,
 ) -> Result<DiffPin, TargetError> {
-    pin_rendered(repo, root, compute(repo, base)?)
+    pin_rendered(repo, root, compute(repo, root, base, rules)?)
 }
 
 /// The pinned diff of an already rendered patch (an error when it holds no change).
@@ -183,30 +353,19 @@ fn pin_rendered(
     root: &Path,
     rendered: Rendered,
 ) -> Result<DiffPin, TargetError> {
-    if rendered.entries.is_empty() {
+    if !rendered.changed {
         return Err(TargetError::EmptyDiff {
             root: root.to_path_buf(),
         });
     }
     let mut files = Vec::new();
-    let mut skipped = Vec::new();
     let mut hunks = BTreeMap::new();
     for e in rendered.entries {
-        if e.binary {
-            skipped.push(SkippedFile {
-                path: e.path,
-                reason: SkipReason::Binary,
-            });
-            continue;
-        }
-        let (sha256, lines) = if e.deleted {
-            (String::new(), blob_lines(repo, e.old_id))
-        } else {
-            match std::fs::read(root.join(&e.path)) {
-                Ok(bytes) => (sha256_hex(&bytes), count_lines(&bytes)),
-                // Staged but gone from the working tree: measure the staged blob.
-                Err(_) => (String::new(), blob_lines(repo, e.new_id)),
-            }
+        let (sha256, lines) = match (e.deleted, e.read) {
+            (true, _) => (String::new(), blob_lines(repo, e.old_id)),
+            (false, Some(read)) => read,
+            // Staged (or gone from the working tree): measure the staged blob.
+            (false, None) => (String::new(), blob_lines(repo, e.new_id)),
         };
         if !e.hunks.is_empty() {
             hunks.insert(e.path.clone(), e.hunks);
@@ -219,6 +378,7 @@ fn pin_rendered(
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files.dedup_by(|a, b| a.path == b.path);
+    let mut skipped = rendered.skipped;
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(DiffPin {
         patch: rendered.patch,
@@ -277,21 +437,34 @@ fn snapshot_base<'r>(repo: &'r Repository, oid: &str) -> Result<Tree<'r>, Target
         .map_err(|_| bad("no such tree in the repository"))
 }
 
-/// The patch from the tree `base` to a snapshot of the working tree now, and that snapshot.
-fn compute_snapshot(repo: &Repository, base: &str) -> Result<(Rendered, Oid), TargetError> {
+/// The patch from the tree `base` to a snapshot of the working tree now (the same rules as
+/// any diff: the new side is the working tree), and that snapshot.
+fn compute_snapshot(
+    repo: &Repository,
+    root: &Path,
+    base: &str,
+    rules: &DiffRules<'_>,
+) -> Result<(Rendered, Oid), TargetError> {
     let base = snapshot_base(repo, base)?;
     let now = snapshot_tree(repo)?;
     let now_tree = repo.find_tree(now).map_err(|e| git_err(&e))?;
+    let mut opts = DiffOptions::new();
+    opts.max_size(i64::try_from(rules.cap).unwrap_or(i64::MAX).max(1));
     let diff = repo
-        .diff_tree_to_tree(Some(&base), Some(&now_tree), Some(&mut DiffOptions::new()))
+        .diff_tree_to_tree(Some(&base), Some(&now_tree), Some(&mut opts))
         .map_err(|e| git_err(&e))?;
-    Ok((render(&diff)?, now))
+    Ok((render(repo, root, &diff, rules, true)?, now))
 }
 
 /// The patch bytes from the tree `base` to the working tree now, and the snapshot tree of
 /// the working tree they were computed against.
-pub(crate) fn snapshot_patch(repo: &Repository, base: &str) -> Result<(Vec<u8>, Oid), TargetError> {
-    compute_snapshot(repo, base).map(|(r, now)| (r.patch, now))
+pub(crate) fn snapshot_patch(
+    repo: &Repository,
+    root: &Path,
+    base: &str,
+    rules: &DiffRules<'_>,
+) -> Result<(Vec<u8>, Oid), TargetError> {
+    compute_snapshot(repo, root, base, rules).map(|(r, now)| (r.patch, now))
 }
 
 /// Pin the diff from the tree `base` to the working tree (no staged fallback: the snapshot
@@ -300,6 +473,7 @@ pub(crate) fn pin_snapshot_diff(
     repo: &Repository,
     root: &Path,
     base: &str,
+    rules: &DiffRules<'_>,
 ) -> Result<DiffPin, TargetError> {
-    pin_rendered(repo, root, compute_snapshot(repo, base)?.0)
+    pin_rendered(repo, root, compute_snapshot(repo, root, base, rules)?.0)
 }

@@ -44,6 +44,19 @@ pub enum TargetError {
     Git(String),
     #[error("--shard splits a manifest (a glob or several paths); a {0} target cannot be sharded")]
     ShardNeedsManifest(&'static str),
-    #[error("every file of the target was skipped (binary, too large or unreadable): {0}")]
-    NothingReviewable(String),
+    #[error("nothing to review: every file of `{target}` was skipped ({skipped})")]
+    NothingReviewable { target: String, skipped: String },
+    #[error(
+        "nothing to review: every file of the diff was skipped ({skipped}); pass --allow-empty to exit 0"
+    )]
+    DiffNothingReviewable {
+        skipped: String,
+        /// The pin with no reviewable file (its `skipped` list is the coverage of an
+        /// allowed-empty run).
+        target: Box<super::PinnedTarget>,
+    },
+    #[error("{0} is a symbolic link: arev never follows symlinks (name the file it points to)")]
+    Symlink(String),
+    #[error("{0}: a file name with a newline or another control character cannot be reviewed")]
+    ControlChars(String),
 }

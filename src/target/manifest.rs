@@ -2,9 +2,12 @@
 //! `ignore` walk), deduplicated, sorted, hashed in parallel, pinned as `manifest.txt`.
 
 use super::brief::{self, BRIEF_FILES};
-use super::resolve::{locate, Context};
-use super::scan::{self, manifest_digest, normalize_rel, rel_string, ScanError};
-use super::{Artefact, SkipReason, SkippedFile, TargetError, TargetFile};
+use super::resolve::{locate, Context, REPIN_MAX_FILE_BYTES};
+use super::scan::{
+    self, escape_path, has_control_chars, is_run_dir, manifest_digest, normalize_rel, rel_string,
+    ScanError,
+};
+use super::{skip_summary, Artefact, SkipReason, SkippedFile, TargetError, TargetFile};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use rayon::prelude::*;
@@ -40,13 +43,34 @@ struct Pattern {
 pub(crate) fn pin_manifest(ctx: &Context, args: &[String]) -> Result<ManifestPin, TargetError> {
     let mut plain: Vec<String> = Vec::new();
     let mut patterns: Vec<Pattern> = Vec::new();
+    let mut skipped: Vec<SkippedFile> = Vec::new();
     let mut set = GlobSetBuilder::new();
     for arg in args {
         let candidate = ctx.cwd.join(arg);
-        match std::fs::metadata(&candidate) {
-            Ok(meta) if meta.is_file() => plain.push(locate(ctx, arg)?.1),
-            Ok(meta) if meta.is_dir() => {
-                let rel = locate(ctx, arg)?.1;
+        let located = match std::fs::symlink_metadata(&candidate) {
+            Ok(_) => match locate(ctx, arg) {
+                // A link named (or on the way to a path named) is listed, never followed.
+                Err(TargetError::Symlink(link)) => {
+                    skipped.push(SkippedFile {
+                        path: link,
+                        reason: SkipReason::Symlink,
+                    });
+                    continue;
+                }
+                Err(TargetError::ControlChars(name)) => {
+                    skipped.push(SkippedFile {
+                        path: name,
+                        reason: SkipReason::ControlChars,
+                    });
+                    continue;
+                }
+                other => Some(other?),
+            },
+            Err(_) => None,
+        };
+        match (std::fs::symlink_metadata(&candidate), located) {
+            (Ok(meta), Some((_, rel))) if meta.is_file() => plain.push(rel),
+            (Ok(meta), Some((_, rel))) if meta.is_dir() => {
                 let glob = if rel.is_empty() {
                     "**".to_owned()
                 } else {
@@ -58,7 +82,7 @@ pub(crate) fn pin_manifest(ctx: &Context, args: &[String]) -> Result<ManifestPin
                     prefix: split(&rel),
                 });
             }
-            _ if has_glob_meta(arg) => {
+            (Err(_), _) if has_glob_meta(arg) => {
                 let glob = root_relative_glob(ctx, arg)?;
                 set.add(build_glob(&glob, arg)?);
                 patterns.push(Pattern {
@@ -66,17 +90,17 @@ pub(crate) fn pin_manifest(ctx: &Context, args: &[String]) -> Result<ManifestPin
                     prefix: literal_prefix(&glob),
                 });
             }
-            Ok(_) => {
+            (Ok(_), _) => {
                 // A FIFO, socket or device named explicitly: not a reviewable file.
                 return Err(TargetError::Unreadable {
                     path: arg.clone(),
                     message: "not a regular file".to_owned(),
                 });
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            (Err(e), _) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(TargetError::NoSuchFile(arg.clone()))
             }
-            Err(e) => {
+            (Err(e), _) => {
                 return Err(TargetError::Unreadable {
                     path: arg.clone(),
                     message: e.to_string(),
@@ -85,7 +109,6 @@ pub(crate) fn pin_manifest(ctx: &Context, args: &[String]) -> Result<ManifestPin
         }
     }
 
-    let mut skipped: Vec<SkippedFile> = Vec::new();
     let mut paths = plain;
     if !patterns.is_empty() {
         let set = set.build().map_err(|e| TargetError::InvalidGlob {
@@ -125,7 +148,7 @@ fn hash_files(
         .par_iter()
         .enumerate()
         .map(|(i, rel)| {
-            scan::scan_file(&root.join(rel), cap, i < BRIEF_FILES).map(|s| {
+            scan::scan_file(root, rel, cap, i < BRIEF_FILES).map(|s| {
                 let items = s.text.as_deref().map(brief::code_items);
                 (s.sha256, s.lines, items)
             })
@@ -159,7 +182,10 @@ fn hash_files(
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     skipped.dedup_by(|a, b| a.path == b.path);
     if files.is_empty() {
-        return Err(TargetError::NothingReviewable(display.to_owned()));
+        return Err(TargetError::NothingReviewable {
+            target: display.to_owned(),
+            skipped: skip_summary(&skipped),
+        });
     }
 
     let sha256 = manifest_digest(files.iter().map(|f| (f.sha256.as_str(), f.path.as_str())));
@@ -191,18 +217,9 @@ pub(crate) fn rehash(root: &Path, files: &[TargetFile]) -> Result<String, Target
     let shas: Vec<Result<String, TargetError>> = files
         .par_iter()
         .map(|f| {
-            std::fs::read(root.join(&f.path))
+            scan::read_regular(root, &f.path, REPIN_MAX_FILE_BYTES)
                 .map(|bytes| scan::sha256_hex(&bytes))
-                .map_err(|e| {
-                    if e.kind() == std::io::ErrorKind::NotFound {
-                        TargetError::NoSuchFile(f.path.clone())
-                    } else {
-                        TargetError::Unreadable {
-                            path: f.path.clone(),
-                            message: e.to_string(),
-                        }
-                    }
-                })
+                .map_err(|e| e.into_target_error(&f.path, REPIN_MAX_FILE_BYTES, 0))
         })
         .collect();
     let shas = shas.into_iter().collect::<Result<Vec<_>, _>>()?;
@@ -263,24 +280,22 @@ struct Walked {
     matched: Vec<AtomicBool>,
 }
 
-/// Walk the smallest directory covering every pattern, in parallel, honouring .gitignore
-/// (hidden files included; `.git/` and `.arev/` never), collecting matching regular files.
-fn walk(ctx: &Context, set: &GlobSet, patterns: &[Pattern]) -> Walked {
-    let mut common: Vec<String> = patterns[0].prefix.clone();
-    for p in &patterns[1..] {
-        let n = common
-            .iter()
-            .zip(&p.prefix)
-            .take_while(|(a, b)| a == b)
-            .count();
-        common.truncate(n);
-    }
-    let mut start = ctx.root.clone();
-    start.extend(&common);
+/// Whether `a` is a component-wise prefix of `b`.
+fn is_prefix(a: &[String], b: &[&str]) -> bool {
+    a.len() <= b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
 
+/// Walk from the root, in parallel, honouring .gitignore at every level (hidden files
+/// included; `.git/` and `.arev/` never), descending only into directories on the way to or
+/// inside a pattern's fixed prefix — so a prefix inside an ignored directory finds nothing,
+/// as `git` would. Collects matching regular files; matching links (and links on a prefix)
+/// are listed as skipped `symlink`, run dirs as `run_dir`, names with control characters as
+/// `control_chars`.
+fn walk(ctx: &Context, set: &GlobSet, patterns: &[Pattern]) -> Walked {
+    let prefixes: Vec<Vec<String>> = patterns.iter().map(|p| p.prefix.clone()).collect();
     let matched: Vec<AtomicBool> = patterns.iter().map(|_| AtomicBool::new(false)).collect();
     let sink = Mutex::new((Vec::new(), Vec::new()));
-    let mut builder = WalkBuilder::new(&start);
+    let mut builder = WalkBuilder::new(&ctx.root);
     builder
         .hidden(false)
         .ignore(false)
@@ -294,6 +309,8 @@ fn walk(ctx: &Context, set: &GlobSet, patterns: &[Pattern]) -> Walked {
     let mut visitors = Collectors {
         root: &ctx.root,
         set,
+        prefixes: &prefixes,
+        run_dirs: &ctx.run_dirs,
         matched: &matched,
         sink: &sink,
     };
@@ -313,6 +330,8 @@ type Sink = Mutex<(Vec<String>, Vec<SkippedFile>)>;
 struct Collectors<'a> {
     root: &'a Path,
     set: &'a GlobSet,
+    prefixes: &'a [Vec<String>],
+    run_dirs: &'a [String],
     matched: &'a [AtomicBool],
     sink: &'a Sink,
 }
@@ -322,6 +341,8 @@ impl<'s, 'a: 's> ParallelVisitorBuilder<'s> for Collectors<'a> {
         Box::new(Collector {
             root: self.root,
             set: self.set,
+            prefixes: self.prefixes,
+            run_dirs: self.run_dirs,
             matched: self.matched,
             sink: self.sink,
             paths: Vec::new(),
@@ -335,6 +356,8 @@ impl<'s, 'a: 's> ParallelVisitorBuilder<'s> for Collectors<'a> {
 struct Collector<'a> {
     root: &'a Path,
     set: &'a GlobSet,
+    prefixes: &'a [Vec<String>],
+    run_dirs: &'a [String],
     matched: &'a [AtomicBool],
     sink: &'a Sink,
     paths: Vec<String>,
@@ -343,36 +366,88 @@ struct Collector<'a> {
 }
 
 impl Collector<'_> {
-    fn take(&mut self, entry: &DirEntry) {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            return;
-        }
+    fn skip(&mut self, path: String, reason: SkipReason) {
+        self.skipped.push(SkippedFile { path, reason });
+    }
+
+    fn take(&mut self, entry: &DirEntry) -> WalkState {
         let Ok(rel) = entry.path().strip_prefix(self.root) else {
-            return;
+            return WalkState::Continue;
         };
+        let Some(rel_s) = rel_string(rel) else {
+            if entry.file_type().is_some_and(|t| t.is_file()) {
+                self.set.matches_into(rel, &mut self.hits);
+                if !self.hits.is_empty() {
+                    self.skip(escape_path(&rel.to_string_lossy()), SkipReason::NotUtf8);
+                }
+            }
+            return WalkState::Skip;
+        };
+        let parts: Vec<&str> = rel_s.split('/').filter(|p| !p.is_empty()).collect();
+        // Only directories on the way to a prefix, or inside one, are of interest.
+        let on_way = self.prefixes.iter().any(|p| {
+            is_prefix(p, &parts)
+                || (parts.len() < p.len() && parts.iter().zip(p).all(|(a, b)| a == b))
+        });
+        if !on_way {
+            return WalkState::Skip;
+        }
+        let Some(kind) = entry.file_type() else {
+            return WalkState::Continue;
+        };
+        if kind.is_dir() {
+            if parts.is_empty() {
+                return WalkState::Continue;
+            }
+            let inside = self.prefixes.iter().any(|p| is_prefix(p, &parts));
+            if inside && (self.run_dirs.contains(&rel_s) || is_run_dir(entry.path())) {
+                self.skip(rel_s, SkipReason::RunDir);
+                return WalkState::Skip;
+            }
+            return WalkState::Continue;
+        }
         self.set.matches_into(rel, &mut self.hits);
-        if self.hits.is_empty() {
-            return;
+        if kind.is_symlink() {
+            // A link that matches, or that stands where a pattern's fixed prefix goes on.
+            let on_prefix: Vec<usize> = self
+                .prefixes
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| {
+                    parts.len() <= p.len() && parts.iter().zip(p.iter()).all(|(a, b)| a == b)
+                })
+                .map(|(i, _)| i)
+                .collect();
+            if self.hits.is_empty() && on_prefix.is_empty() {
+                return WalkState::Continue;
+            }
+            for &i in self.hits.iter().chain(&on_prefix) {
+                self.matched[i].store(true, Ordering::Relaxed);
+            }
+            self.skip(rel_s, SkipReason::Symlink);
+            return WalkState::Continue;
+        }
+        if !kind.is_file() || self.hits.is_empty() {
+            return WalkState::Continue;
         }
         for &i in &self.hits {
             self.matched[i].store(true, Ordering::Relaxed);
         }
-        match rel_string(rel) {
-            Some(s) => self.paths.push(s),
-            None => self.skipped.push(SkippedFile {
-                path: rel.to_string_lossy().replace('\\', "/"),
-                reason: SkipReason::NotUtf8,
-            }),
+        if has_control_chars(&rel_s) {
+            self.skip(escape_path(&rel_s), SkipReason::ControlChars);
+        } else {
+            self.paths.push(rel_s);
         }
+        WalkState::Continue
     }
 }
 
 impl ParallelVisitor for Collector<'_> {
     fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
-        if let Ok(entry) = entry {
-            self.take(&entry);
+        match entry {
+            Ok(entry) => self.take(&entry),
+            Err(_) => WalkState::Continue,
         }
-        WalkState::Continue
     }
 }
 

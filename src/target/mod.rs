@@ -1,4 +1,5 @@
-//! Target resolution and pinning (SPEC §3): diff, file or manifest → an immutable pinned target.
+//! Target resolution and pinning (docs/architecture.md §5): diff, file or manifest → an
+//! immutable pinned target.
 mod brief;
 mod diff;
 mod error;
@@ -11,9 +12,10 @@ mod shard;
 pub use error::TargetError;
 pub use model::*;
 pub use resolve::{
-    diff_sha, empty_diff_sha, repin, resolve, snapshot_diff, Snapshot, LIGHTWEIGHT_DIFF_LINES,
+    diff_sha, diff_sha_capped, empty_diff_sha, repin, resolve, resolve_excluding, snapshot_diff,
+    Snapshot, DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES, REPIN_MAX_FILE_BYTES,
 };
-pub use shard::{apply_shard, partition, ShardInfo, ShardSpec};
+pub use shard::{apply_shard, partition, ShardInfo, ShardSpec, MAX_SHARDS};
 
 #[cfg(test)]
 mod tests;

@@ -68,7 +68,9 @@ pub enum TargetType {
     Spec,
 }
 
-/// Why a file was left out of the review.
+/// Why a file was left out of the review: `binary`, `too_large`, `not_utf8`, `unreadable`,
+/// `symlink` (never followed), `submodule`, `run_dir` (arev's own output) or
+/// `control_chars` (a name with a newline or another control character, listed escaped).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SkipReason {
@@ -76,6 +78,15 @@ pub enum SkipReason {
     TooLarge,
     NotUtf8,
     Unreadable,
+    // A symbolic link: never followed, never hashed through, never readable by agents.
+    Symlink,
+    // A git submodule (its commit pointer or its dirty work tree): not reviewable content.
+    Submodule,
+    // An arev run directory (or the configured run-dir base): arev's own output.
+    RunDir,
+    // A name holding a newline or another control character, which a one-path-per-line
+    // listing cannot carry (listed escaped, e.g. `a\nb.rs`).
+    ControlChars,
 }
 
 impl SkipReason {
@@ -85,6 +96,10 @@ impl SkipReason {
             Self::TooLarge => "too_large",
             Self::NotUtf8 => "not_utf8",
             Self::Unreadable => "unreadable",
+            Self::Symlink => "symlink",
+            Self::Submodule => "submodule",
+            Self::RunDir => "run_dir",
+            Self::ControlChars => "control_chars",
         }
     }
 }
@@ -138,7 +153,7 @@ pub struct PinnedTarget {
     pub file_path: Option<PathBuf>,
     /// The bytes to write to `<run>/target/<name>` for diff and manifest targets.
     pub artefact: Option<Artefact>,
-    /// TARGET_SHA (SPEC §3).
+    /// TARGET_SHA (docs/architecture.md §5).
     pub sha256: String,
     /// The reviewed files, sorted by path. ALLOWED_FILES is their paths.
     pub files: Vec<TargetFile>,
@@ -192,4 +207,32 @@ pub struct TargetRequest {
     pub cwd: PathBuf,
     /// Size cap per file in bytes (default 1 MiB).
     pub max_file_bytes: u64,
+}
+
+/// A one-line account of skipped files for an error message: counts by reason with the
+/// first few paths, e.g. `2 binary (a.png, b.png), 1 too_large (big.log)`.
+pub fn skip_summary(skipped: &[SkippedFile]) -> String {
+    const SHOWN: usize = 3;
+    let mut by: BTreeMap<&'static str, Vec<&str>> = BTreeMap::new();
+    for s in skipped {
+        by.entry(s.reason.as_str()).or_default().push(&s.path);
+    }
+    if by.is_empty() {
+        return "no files".into();
+    }
+    by.iter()
+        .map(|(reason, paths)| {
+            let mut names = paths
+                .iter()
+                .take(SHOWN)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ");
+            if paths.len() > SHOWN {
+                names.push_str(", …");
+            }
+            format!("{} {reason}: {names}", paths.len())
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }

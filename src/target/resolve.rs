@@ -3,15 +3,25 @@
 
 use super::brief;
 use super::diff;
+use super::diff::DiffRules;
 use super::manifest;
-use super::scan::{self, canonical_dir, count_lines, file_size, rel_string, sha256_hex};
+use super::scan::{
+    self, canonical_dir, count_lines, escape_path, file_size, has_control_chars, rel_string,
+    sha256_hex,
+};
 use super::{
-    Artefact, Mode, PinnedTarget, TargetError, TargetFile, TargetKind, TargetRequest, TargetType,
+    skip_summary, Artefact, Mode, PinnedTarget, TargetError, TargetFile, TargetKind, TargetRequest,
+    TargetType,
 };
 use git2::Repository;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Component, Path, PathBuf};
 
+/// `[review] max_file_bytes` when nothing else is configured (1 MiB).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
+/// The largest file re-read when checking a pinned target for drift: a reviewed file that
+/// grew past it meanwhile counts as changed without being read (memory stays bounded).
+pub const REPIN_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// A diff of at most this many patch lines is reviewed in LIGHTWEIGHT mode.
 pub const LIGHTWEIGHT_DIFF_LINES: u64 = 150;
 /// Headings (`## X`) that make a Markdown file a spec, searched in its first lines.
@@ -31,6 +41,8 @@ pub(crate) struct Context {
     /// `cwd` relative to `root`, `/`-separated (empty at the root).
     pub cwd_rel: String,
     pub max_file_bytes: u64,
+    /// Root-relative run-dir bases inside the root (never part of a diff or a walk).
+    pub run_dirs: Vec<String>,
 }
 
 impl Context {
@@ -44,28 +56,78 @@ impl Context {
     }
 }
 
-/// Canonical absolute path of the existing path `arg` (relative to cwd) and its
-/// root-relative `/`-separated form.
-pub(crate) fn locate(ctx: &Context, arg: &str) -> Result<(PathBuf, String), TargetError> {
-    let abs = ctx.cwd.join(arg).canonicalize().map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            TargetError::NoSuchFile(arg.to_owned())
-        } else {
-            TargetError::Unreadable {
-                path: arg.to_owned(),
-                message: e.to_string(),
+/// `arg` (relative to cwd, or absolute) made absolute with `.` and `..` resolved lexically,
+/// never through the file system (so that no symlink is followed).
+fn lexical_abs(cwd: &Path, arg: &str) -> PathBuf {
+    let joined = cwd.join(arg);
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
             }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
         }
-    })?;
-    let rel = abs
-        .strip_prefix(&ctx.root)
-        .map_err(|_| ctx.outside_error(arg))?;
-    let rel = rel_string(rel).ok_or_else(|| TargetError::NotUtf8(arg.to_owned()))?;
-    Ok((abs, rel))
+    }
+    out
+}
+
+/// The absolute path of the existing path `arg` (relative to cwd) under the root, and its
+/// root-relative `/`-separated form, found without following any symlink below the root: a
+/// link anywhere on the way is `TargetError::Symlink` naming the link. (An absolute path
+/// through a symlinked *prefix* of the root, e.g. `/tmp` → `/private/tmp`, is accepted: the
+/// root itself is canonical.)
+pub(crate) fn locate(ctx: &Context, arg: &str) -> Result<(PathBuf, String), TargetError> {
+    let lexical = lexical_abs(&ctx.cwd, arg);
+    let exists = |p: &Path| match std::fs::symlink_metadata(p) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(TargetError::NoSuchFile(arg.to_owned()))
+        }
+        Err(e) => Err(TargetError::Unreadable {
+            path: arg.to_owned(),
+            message: e.to_string(),
+        }),
+    };
+    let rel_path = match lexical.strip_prefix(&ctx.root) {
+        Ok(r) => r.to_path_buf(),
+        Err(_) => {
+            exists(&lexical)?;
+            lexical
+                .ancestors()
+                .find(|a| a.canonicalize().is_ok_and(|c| c == ctx.root))
+                .and_then(|a| lexical.strip_prefix(a).ok())
+                .map(Path::to_path_buf)
+                .ok_or_else(|| ctx.outside_error(arg))?
+        }
+    };
+    let rel = rel_string(&rel_path).ok_or_else(|| TargetError::NotUtf8(arg.to_owned()))?;
+    let mut at = ctx.root.clone();
+    let mut walked = String::new();
+    for part in rel.split('/').filter(|p| !p.is_empty()) {
+        at.push(part);
+        if !walked.is_empty() {
+            walked.push('/');
+        }
+        walked.push_str(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => return Err(TargetError::Symlink(walked)),
+            Ok(_) => {}
+            Err(_) => exists(&at)?,
+        }
+    }
+    if has_control_chars(&rel) {
+        return Err(TargetError::ControlChars(escape_path(&rel)));
+    }
+    Ok((at, rel))
 }
 
 /// The repository containing `cwd` (when it has a work tree) and the resolution context.
-fn context(req: &TargetRequest) -> Result<(Context, Option<Repository>), TargetError> {
+fn context(
+    req: &TargetRequest,
+    run_dirs: &[PathBuf],
+) -> Result<(Context, Option<Repository>), TargetError> {
     let cwd = canonical_dir(&req.cwd)?;
     let repo = Repository::discover(&cwd)
         .ok()
@@ -82,18 +144,44 @@ fn context(req: &TargetRequest) -> Result<(Context, Option<Repository>), TargetE
         .ok()
         .and_then(rel_string)
         .unwrap_or_default();
+    let run_dirs = run_dirs
+        .iter()
+        .filter_map(|d| {
+            // A base that does not exist yet: its longest existing ancestor, resolved.
+            let d = d
+                .ancestors()
+                .find_map(|a| {
+                    let rest = d.strip_prefix(a).ok()?;
+                    a.canonicalize().ok().map(|c| c.join(rest))
+                })
+                .unwrap_or_else(|| d.clone());
+            d.strip_prefix(&root).ok().and_then(rel_string)
+        })
+        .collect();
     let ctx = Context {
         in_repo: repo.is_some(),
         root,
         cwd,
         cwd_rel,
         max_file_bytes: req.max_file_bytes,
+        run_dirs,
     };
     Ok((ctx, repo))
 }
 
 /// Resolve and pin the target. Pure function of the file system and git state.
 pub fn resolve(req: &TargetRequest) -> Result<PinnedTarget, TargetError> {
+    resolve_excluding(req, &[])
+}
+
+/// Resolve and pin the target, leaving out the run-dir bases `run_dirs` (absolute; those
+/// inside the root are never part of a diff or a walk, and are listed as skipped `run_dir`).
+/// Directories that are arev run dirs (a run-id name holding `meta.json`) are left out
+/// wherever they are.
+pub fn resolve_excluding(
+    req: &TargetRequest,
+    run_dirs: &[PathBuf],
+) -> Result<PinnedTarget, TargetError> {
     if req.args.is_empty() {
         return Err(TargetError::NoTarget);
     }
@@ -108,14 +196,17 @@ pub fn resolve(req: &TargetRequest) -> Result<PinnedTarget, TargetError> {
     if req.base_tree.is_some() && (!is_diff || req.base.is_some()) {
         return Err(TargetError::BaseTreeWithoutDiff);
     }
-    let (ctx, repo) = context(req)?;
+    let (ctx, repo) = context(req, run_dirs)?;
     if is_diff {
         let repo = repo.ok_or_else(|| TargetError::NotARepo(ctx.cwd.clone()))?;
         return pin_diff(&ctx, &repo, req, display);
     }
     if let [arg] = req.args.as_slice() {
-        let is_file = std::fs::metadata(ctx.cwd.join(arg)).is_ok_and(|m| m.is_file());
-        if is_file {
+        // One path that is a file, or a link (to anything): a single-file target, so that a
+        // link is refused (exit 2) rather than walked as a one-entry manifest.
+        let single = std::fs::symlink_metadata(ctx.cwd.join(arg))
+            .is_ok_and(|m| m.is_file() || m.file_type().is_symlink());
+        if single {
             return pin_file(&ctx, arg, display);
         }
     }
@@ -128,9 +219,14 @@ fn pin_diff(
     req: &TargetRequest,
     display: String,
 ) -> Result<PinnedTarget, TargetError> {
+    let rules = DiffRules {
+        cap: ctx.max_file_bytes,
+        run_dirs: &ctx.run_dirs,
+        only: None,
+    };
     let pin = match &req.base_tree {
-        Some(tree) => diff::pin_snapshot_diff(repo, &ctx.root, tree)?,
-        None => diff::pin_diff(repo, &ctx.root, req.base.as_deref())?,
+        Some(tree) => diff::pin_snapshot_diff(repo, &ctx.root, tree, &rules)?,
+        None => diff::pin_diff(repo, &ctx.root, req.base.as_deref(), &rules)?,
     };
     let measured_lines = u64::from(count_lines(&pin.patch));
     let mode = if measured_lines <= LIGHTWEIGHT_DIFF_LINES {
@@ -138,7 +234,7 @@ fn pin_diff(
     } else {
         Mode::Full
     };
-    Ok(PinnedTarget {
+    let target = PinnedTarget {
         kind: TargetKind::Diff,
         display,
         root: ctx.root.clone(),
@@ -158,13 +254,20 @@ fn pin_diff(
         measured_lines,
         mode,
         target_type: TargetType::Code,
-    })
+    };
+    if target.files.is_empty() {
+        return Err(TargetError::DiffNothingReviewable {
+            skipped: skip_summary(&target.skipped),
+            target: Box::new(target),
+        });
+    }
+    Ok(target)
 }
 
 fn pin_file(ctx: &Context, arg: &str, display: String) -> Result<PinnedTarget, TargetError> {
     let (abs, rel) = locate(ctx, arg)?;
     let cap = ctx.max_file_bytes;
-    let scanned = scan::scan_file(&abs, cap, true)
+    let scanned = scan::scan_file(&ctx.root, &rel, cap, true)
         .map_err(|e| e.into_target_error(arg, cap, file_size(&abs)))?;
     let text = scanned.text.unwrap_or_default();
     let is_markdown = is_markdown(&rel);
@@ -255,11 +358,25 @@ fn has_spec_heading(text: &str) -> bool {
 }
 
 /// The TARGET_SHA `arev run diff [--base BASE]` would pin in the repository whose work tree
-/// is `root`: sha256 of the patch (the sha256 of the empty patch when nothing changed).
-/// Cheaper than `resolve`: no brief, no per-file hashing.
+/// is `root`, with the default size cap and run-dir base: sha256 of the patch (the sha256 of
+/// the empty patch when nothing reviewable changed). Cheaper than `resolve`: no brief.
 pub fn diff_sha(root: &Path, base: Option<&str>) -> Result<String, TargetError> {
+    diff_sha_capped(root, base, DEFAULT_MAX_FILE_BYTES)
+}
+
+/// [`diff_sha`] with the size cap `max_file_bytes` (`[review] max_file_bytes`).
+pub fn diff_sha_capped(
+    root: &Path,
+    base: Option<&str>,
+    max_file_bytes: u64,
+) -> Result<String, TargetError> {
     let repo = Repository::open(root).map_err(|_| TargetError::NotARepo(root.to_path_buf()))?;
-    let patch = diff::patch_bytes(&repo, base)?;
+    let rules = DiffRules {
+        cap: max_file_bytes,
+        run_dirs: &[],
+        only: None,
+    };
+    let patch = diff::patch_bytes(&repo, root, base, &rules)?;
     Ok(sha256_hex(&patch))
 }
 
@@ -280,11 +397,21 @@ pub fn empty_diff_sha() -> String {
 
 /// Snapshot the working tree of the repository at `root` into a tree object (the user's
 /// index, HEAD and branches untouched), with the TARGET_SHA of the diff from the tree `base`
-/// (`None`: from the snapshot itself, i.e. the empty patch).
-pub fn snapshot_diff(root: &Path, base: Option<&str>) -> Result<Snapshot, TargetError> {
+/// (`None`: from the snapshot itself, i.e. the empty patch) under the size cap
+/// `max_file_bytes` (`[review] max_file_bytes`, as `arev run diff --base-tree` pins it).
+pub fn snapshot_diff(
+    root: &Path,
+    base: Option<&str>,
+    max_file_bytes: u64,
+) -> Result<Snapshot, TargetError> {
     let repo = Repository::open(root).map_err(|_| TargetError::NotARepo(root.to_path_buf()))?;
+    let rules = DiffRules {
+        cap: max_file_bytes,
+        run_dirs: &[],
+        only: None,
+    };
     let (patch, tree) = match base {
-        Some(b) => diff::snapshot_patch(&repo, b)?,
+        Some(b) => diff::snapshot_patch(&repo, root, b, &rules)?,
         None => (Vec::new(), diff::snapshot_tree(&repo)?),
     };
     Ok(Snapshot {
@@ -295,37 +422,32 @@ pub fn snapshot_diff(root: &Path, base: Option<&str>) -> Result<Snapshot, Target
 
 /// Re-compute TARGET_SHA for an already pinned target (same rules, same file list).
 ///
-/// A diff that has become empty hashes to the sha256 of the empty patch. A file of the
-/// target that can no longer be read is an error; callers record it as drift.
+/// A diff is re-rendered over the pinned files only (files the review did not cover cannot
+/// drift it); a file that grew past [`REPIN_MAX_FILE_BYTES`] or became a link is left out
+/// unread, which changes the sha. A diff that has become empty hashes to the sha256 of the
+/// empty patch. A file of the target that can no longer be read (or is now a link) is an
+/// error; callers record it as drift.
 pub fn repin(target: &PinnedTarget) -> Result<String, TargetError> {
     match target.kind {
         TargetKind::File => {
-            let path = match &target.file_path {
-                Some(p) => p.clone(),
-                None => target
-                    .root
-                    .join(target.files.first().map_or("", |f| f.path.as_str())),
-            };
-            let bytes = std::fs::read(&path).map_err(|e| {
-                let shown = path.display().to_string();
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    TargetError::NoSuchFile(shown)
-                } else {
-                    TargetError::Unreadable {
-                        path: shown,
-                        message: e.to_string(),
-                    }
-                }
-            })?;
+            let rel = target.files.first().map_or("", |f| f.path.as_str());
+            let bytes = scan::read_regular(&target.root, rel, REPIN_MAX_FILE_BYTES)
+                .map_err(|e| e.into_target_error(rel, REPIN_MAX_FILE_BYTES, 0))?;
             Ok(sha256_hex(&bytes))
         }
         TargetKind::Manifest => manifest::rehash(&target.root, &target.files),
         TargetKind::Diff => {
             let repo = Repository::open(&target.root)
                 .map_err(|_| TargetError::NotARepo(target.root.clone()))?;
+            let only: BTreeSet<String> = target.files.iter().map(|f| f.path.clone()).collect();
+            let rules = DiffRules {
+                cap: REPIN_MAX_FILE_BYTES,
+                run_dirs: &[],
+                only: Some(&only),
+            };
             let patch = match &target.base_tree {
-                Some(tree) => diff::snapshot_patch(&repo, tree)?.0,
-                None => diff::patch_bytes(&repo, target.base.as_deref())?,
+                Some(tree) => diff::snapshot_patch(&repo, &target.root, tree, &rules)?.0,
+                None => diff::patch_bytes(&repo, &target.root, target.base.as_deref(), &rules)?,
             };
             Ok(sha256_hex(&patch))
         }

@@ -3,7 +3,10 @@
 
 use super::{SkipReason, TargetError};
 use sha2::{Digest, Sha256};
+use std::fmt::Write as _;
+use std::fs::{File, Metadata};
 use std::io::Read;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 /// How many leading bytes are searched for a NUL to call a file binary (what git does).
@@ -41,27 +44,75 @@ impl ScanError {
                 path: arg.to_owned(),
                 message,
             },
+            Self::Skip(SkipReason::Symlink, _) => TargetError::Symlink(arg.to_owned()),
+            Self::Skip(SkipReason::ControlChars, _) => TargetError::ControlChars(escape_path(arg)),
+            Self::Skip(reason @ (SkipReason::Submodule | SkipReason::RunDir), _) => {
+                TargetError::Unreadable {
+                    path: arg.to_owned(),
+                    message: format!("skipped ({})", reason.as_str()),
+                }
+            }
         }
     }
 }
 
-/// Read `path` once and classify it: too large (by metadata, not read), unreadable, binary
-/// (NUL in the first 8 KiB), not UTF-8, or text with its sha256 and line count.
-pub(crate) fn scan_file(path: &Path, cap: u64, keep_text: bool) -> Result<Scanned, ScanError> {
-    let mut file = match std::fs::File::open(path) {
+/// Open `rel` (root-relative, `/`-separated) for reading without following a symlink in
+/// any of its components: every directory on the way and the file itself are checked with
+/// `lstat`, and the opened file must be the very inode that `lstat` saw (a swap to a link
+/// between the check and the open is caught). Returns the file and its metadata.
+pub(crate) fn open_regular(root: &Path, rel: &str) -> Result<(File, Metadata), ScanError> {
+    let unreadable = |e: std::io::Error| ScanError::Skip(SkipReason::Unreadable, e.to_string());
+    let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
+    let Some((_, dirs)) = parts.split_last() else {
+        return Err(ScanError::Skip(
+            SkipReason::Unreadable,
+            "not a regular file".into(),
+        ));
+    };
+    let mut path = root.to_path_buf();
+    for dir in dirs {
+        path.push(dir);
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(ScanError::Skip(SkipReason::Symlink, String::new()))
+            }
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(ScanError::Missing),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ScanError::Missing),
+            Err(e) => return Err(unreadable(e)),
+        }
+    }
+    path = root.join(rel);
+    let seen = match std::fs::symlink_metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ScanError::Missing),
+        Err(e) => return Err(unreadable(e)),
+    };
+    if seen.file_type().is_symlink() {
+        return Err(ScanError::Skip(SkipReason::Symlink, String::new()));
+    }
+    if !seen.is_file() {
+        return Err(ScanError::Skip(
+            SkipReason::Unreadable,
+            "not a regular file".into(),
+        ));
+    }
+    let file = match File::open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ScanError::Missing),
-        Err(e) => return Err(ScanError::Skip(SkipReason::Unreadable, e.to_string())),
+        Err(e) => return Err(unreadable(e)),
     };
-    let size = file
-        .metadata()
-        .map_err(|e| ScanError::Skip(SkipReason::Unreadable, e.to_string()))?
-        .len();
-    if size > cap {
-        return Err(ScanError::Skip(SkipReason::TooLarge, String::new()));
+    let meta = file.metadata().map_err(unreadable)?;
+    if (meta.dev(), meta.ino()) != (seen.dev(), seen.ino()) {
+        // Replaced (e.g. by a symlink) between the check and the open.
+        return Err(ScanError::Skip(SkipReason::Symlink, String::new()));
     }
-    // Read exactly the size seen at open (no EOF probe: one read syscall for a small file).
-    // A file that shrank meanwhile is taken as it is now; one that grew, as it was.
+    Ok((file, meta))
+}
+
+/// Read the opened `file` of `size` bytes (at most `size`: a file that grew meanwhile is
+/// taken as it was; one that shrank, as it is now).
+fn read_sized(file: &mut File, size: u64) -> Result<Vec<u8>, ScanError> {
     let mut bytes = vec![0u8; usize::try_from(size).unwrap_or(usize::MAX)];
     let mut filled = 0;
     while filled < bytes.len() {
@@ -73,6 +124,29 @@ pub(crate) fn scan_file(path: &Path, cap: u64, keep_text: bool) -> Result<Scanne
         }
     }
     bytes.truncate(filled);
+    Ok(bytes)
+}
+
+/// The bytes of `rel` under `root` (never through a symlink), or why not: over `cap` bytes
+/// (by metadata, not read), a link, missing, unreadable.
+pub(crate) fn read_regular(root: &Path, rel: &str, cap: u64) -> Result<Vec<u8>, ScanError> {
+    let (mut file, meta) = open_regular(root, rel)?;
+    if meta.len() > cap {
+        return Err(ScanError::Skip(SkipReason::TooLarge, String::new()));
+    }
+    read_sized(&mut file, meta.len())
+}
+
+/// Read `rel` under `root` once (never through a symlink) and classify it: too large (by
+/// metadata, not read), unreadable, binary (NUL in the first 8 KiB), not UTF-8, or text with
+/// its sha256 and line count.
+pub(crate) fn scan_file(
+    root: &Path,
+    rel: &str,
+    cap: u64,
+    keep_text: bool,
+) -> Result<Scanned, ScanError> {
+    let bytes = read_regular(root, rel, cap)?;
     if is_binary(&bytes) {
         return Err(ScanError::Skip(SkipReason::Binary, String::new()));
     }
@@ -85,6 +159,32 @@ pub(crate) fn scan_file(path: &Path, cap: u64, keep_text: bool) -> Result<Scanne
         lines: count_lines(text.as_bytes()),
         text: keep_text.then_some(text),
     })
+}
+
+/// Whether a path holds a character that a one-path-per-line listing (manifest.txt, the
+/// prompts' file lists) cannot carry: a newline, carriage return or any other control
+/// character.
+pub(crate) fn has_control_chars(path: &str) -> bool {
+    path.chars().any(char::is_control)
+}
+
+/// `path` with control characters and backslashes escaped (`\n`, `\t`, `\u{1b}`, `\\`), for
+/// listing a refused name in the report without writing it raw.
+pub(crate) fn escape_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The size of `path` for error messages (0 when it cannot be read).
@@ -156,6 +256,30 @@ pub(crate) fn manifest_digest<'a>(entries: impl IntoIterator<Item = (&'a str, &'
         hasher.update(line.as_bytes());
     }
     hex(&hasher.finalize())
+}
+
+/// Whether `name` has the shape of a run id: `YYYYMMDD-HHMMSS-<6 hex>` then the end or
+/// `-<slug>`.
+pub(crate) fn is_run_id(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.len() >= 22
+        && b[..8].iter().all(u8::is_ascii_digit)
+        && b[8] == b'-'
+        && b[9..15].iter().all(u8::is_ascii_digit)
+        && b[15] == b'-'
+        && b[16..22]
+            .iter()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+        && (b.len() == 22 || b[22] == b'-')
+}
+
+/// Whether the directory `dir` is an arev run directory: named like a run id and holding a
+/// `meta.json` (never through a symlink).
+pub(crate) fn is_run_dir(dir: &Path) -> bool {
+    dir.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(is_run_id)
+        && std::fs::symlink_metadata(dir.join("meta.json")).is_ok_and(|m| m.is_file())
 }
 
 /// `rel` (relative to `root`) as a `/`-separated string, or None when not UTF-8.

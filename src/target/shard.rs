@@ -1,5 +1,6 @@
-//! `--shard i/n` (SPEC §12): the deterministic partition of a manifest by path hash, and the
-//! shard's own pinned target (its slice of the files), with the FULL manifest's identity kept.
+//! `--shard i/n` (docs/architecture.md §12.4): the deterministic partition of a manifest by
+//! path hash, and the shard's own pinned target (its slice of the files), with the FULL
+//! manifest's identity kept.
 //!
 //! Partition rule (stable, documented in the README): order the manifest's files by
 //! `sha256("arev-shard-v1\0" + path)` (ties broken by path), then deal them out round-robin:
@@ -8,7 +9,8 @@
 //! path list and `n` — so independent CI jobs that pin the same manifest agree on it.
 
 use super::brief::{self, BRIEF_FILES};
-use super::scan::manifest_digest;
+use super::resolve::REPIN_MAX_FILE_BYTES;
+use super::scan::{manifest_digest, read_regular};
 use super::{Artefact, PinnedTarget, TargetError, TargetKind};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -38,12 +40,22 @@ impl FromStr for ShardSpec {
                 .parse::<u32>()
                 .map_err(|_| format!("`{s}`: {what} `{x}` is not a positive integer"))
         };
-        let (index, count) = (parse(i, "index")?, parse(n, "count")?);
+        Self::new(parse(i, "index")?, parse(n, "count")?).map_err(|e| format!("`{s}`: {e}"))
+    }
+}
+
+impl ShardSpec {
+    /// Shard `index` of `count`, checked: 1 ≤ count ≤ [`MAX_SHARDS`], 1 ≤ index ≤ count.
+    /// Every place a shard comes from (the flag, a report read by `arev merge`) goes
+    /// through here.
+    pub fn new(index: u32, count: u32) -> Result<Self, String> {
         if count == 0 || count > MAX_SHARDS {
-            return Err(format!("`{s}`: the shard count must be 1..={MAX_SHARDS}"));
+            return Err(format!(
+                "the shard count must be 1..={MAX_SHARDS} (got {count})"
+            ));
         }
         if index == 0 || index > count {
-            return Err(format!("`{s}`: the shard index must be 1..={count}"));
+            return Err(format!("the shard index must be 1..={count} (got {index})"));
         }
         Ok(Self { index, count })
     }
@@ -64,7 +76,8 @@ pub struct ShardInfo {
     pub index: u32,
     /// Number of slices.
     pub count: u32,
-    /// TARGET_SHA of the full manifest (SPEC §3), which every shard must agree on.
+    /// TARGET_SHA of the full manifest (docs/architecture.md §5), which every shard must
+    /// agree on.
     pub manifest_sha256: String,
     /// Every reviewable file of the full manifest, in manifest order.
     pub manifest_files: Vec<String>,
@@ -143,7 +156,8 @@ pub fn apply_shard(
         .iter()
         .take(BRIEF_FILES)
         .filter_map(|f| {
-            let text = std::fs::read_to_string(target.root.join(&f.path)).ok()?;
+            let bytes = read_regular(&target.root, &f.path, REPIN_MAX_FILE_BYTES).ok()?;
+            let text = String::from_utf8(bytes).ok()?;
             Some((f.path.clone(), brief::code_items(&text)))
         })
         .collect();

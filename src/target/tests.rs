@@ -252,7 +252,7 @@ fn snapshot_diff_reviews_only_changes_since_the_snapshot_and_leaves_the_index_al
     let status_before = git(root, &["status", "--porcelain"]);
     let index_before = fs::read(root.join(".git/index")).expect("index");
 
-    let base = snapshot_diff(root, None).expect("snapshot");
+    let base = snapshot_diff(root, None, CAP).expect("snapshot");
     assert_eq!(base.sha, empty_diff_sha());
     let listed = git(root, &["ls-tree", "-r", "--name-only", &base.tree]);
     let listed: Vec<&str> = listed.lines().collect();
@@ -286,7 +286,7 @@ fn snapshot_diff_reviews_only_changes_since_the_snapshot_and_leaves_the_index_al
     assert_eq!(t.base_tree.as_deref(), Some(base.tree.as_str()));
     assert_eq!(t.hunks["a.txt"], [Hunk { start: 1, end: 2 }]);
     // The hook's sha is the one the run pins, and re-pinning agrees.
-    let now = snapshot_diff(root, Some(&base.tree)).expect("snapshot now");
+    let now = snapshot_diff(root, Some(&base.tree), CAP).expect("snapshot now");
     assert_eq!(now.sha, t.sha256);
     assert_eq!(repin(&t).expect("repin"), t.sha256);
     assert_ne!(now.tree, base.tree);
@@ -297,7 +297,7 @@ fn snapshot_diff_reviews_only_changes_since_the_snapshot_and_leaves_the_index_al
 
     // Misuse: another target, with --base, or an oid that is not a tree here.
     let mut bad = req(root, &["a.txt"]);
-    bad.base_tree = Some(base.tree.clone());
+    bad.base_tree = Some(base.tree);
     assert!(matches!(
         resolve(&bad),
         Err(TargetError::BaseTreeWithoutDiff)
@@ -320,9 +320,9 @@ fn snapshot_of_an_unborn_branch() {
     let root = dir.path();
     git(root, &["init", "-q"]);
     write(root, "a.txt", "a\n");
-    let base = snapshot_diff(root, None).expect("snapshot");
+    let base = snapshot_diff(root, None, CAP).expect("snapshot");
     write(root, "b.txt", "b\n");
-    let now = snapshot_diff(root, Some(&base.tree)).expect("diff");
+    let now = snapshot_diff(root, Some(&base.tree), CAP).expect("diff");
     assert_ne!(now.sha, empty_diff_sha());
     assert!(!root.join(".git/index").exists(), "no index written");
 }
@@ -371,14 +371,14 @@ fn diff_binary_deleted_and_run_dir() {
         }]
     );
     let patch = String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8");
-    assert!(patch.contains("Binary files"), "{patch}");
+    // Skipped files are left out of the patch: it holds exactly the reviewed files.
+    assert!(!patch.contains("img.bin"), "{patch}");
     assert!(!patch.contains(".arev"), "{patch}");
     assert!(
         t.brief.contains("### gone.txt (deleted, -3)"),
         "{}",
         t.brief
     );
-    assert!(t.brief.contains("### img.bin (binary)"), "{}", t.brief);
 }
 
 #[test]
@@ -478,7 +478,7 @@ fn unreadable_file() {
     let t = resolve_in(dir.path(), &["secret.rs", "."]);
     fs::set_permissions(&p, fs::Permissions::from_mode(0o644)).expect("chmod");
     let t = t.expect_err("only file unreadable");
-    assert!(matches!(t, TargetError::NothingReviewable(_)), "{t:?}");
+    assert!(matches!(t, TargetError::NothingReviewable { .. }), "{t:?}");
 }
 
 #[test]
@@ -727,7 +727,7 @@ fn manifest_skips_unreviewable_files() {
     r.max_file_bytes = 32;
     assert!(matches!(
         resolve(&r),
-        Err(TargetError::NothingReviewable(_))
+        Err(TargetError::NothingReviewable { .. })
     ));
 }
 
@@ -793,4 +793,311 @@ fn repin_detects_drift_for_every_kind() {
     fs::remove_file(root.join("src/a.rs")).expect("rm");
     assert!(matches!(repin(&file), Err(TargetError::NoSuchFile(_))));
     assert!(repin(&manifest).is_err());
+}
+
+// ---------------------------------------------------------------- hostile trees
+
+#[cfg(unix)]
+fn symlink(dir: &Path, target: &str, link: &str) {
+    let p = dir.join(link);
+    fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+    std::os::unix::fs::symlink(target, p).expect("symlink");
+}
+
+fn skipped(t: &PinnedTarget) -> Vec<(&str, SkipReason)> {
+    t.skipped
+        .iter()
+        .map(|s| (s.path.as_str(), s.reason))
+        .collect()
+}
+
+fn patch_text(t: &PinnedTarget) -> String {
+    String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8")
+}
+
+#[cfg(unix)]
+#[test]
+fn diff_never_follows_symlinks() {
+    let dir = repo_with(&[("a.rs", "fn a() {}\n"), ("was_file.rs", "fn w() {}\n")]);
+    let root = dir.path();
+    let outside = TempDir::new().expect("tempdir");
+    write(outside.path(), "secret", "TOKEN=hunter2\n");
+    let secret = outside.path().join("secret");
+    symlink(root, secret.to_str().expect("utf8"), "env.rs");
+    symlink(root, outside.path().to_str().expect("utf8"), "etcdir");
+    // A tracked file replaced by a link (a type change).
+    fs::remove_file(root.join("was_file.rs")).expect("rm");
+    symlink(root, secret.to_str().expect("utf8"), "was_file.rs");
+    write(root, "a.rs", "fn a() { 1 }\n");
+    let t = resolve_in(root, &["diff"]).expect("diff");
+    assert_eq!(paths(&t), ["a.rs"]);
+    assert_eq!(
+        skipped(&t),
+        [
+            ("env.rs", SkipReason::Symlink),
+            ("etcdir", SkipReason::Symlink),
+            ("was_file.rs", SkipReason::Symlink)
+        ]
+    );
+    let patch = patch_text(&t);
+    assert!(
+        !patch.contains("hunter2") && !patch.contains("env.rs"),
+        "{patch}"
+    );
+    assert!(!patch.contains("was_file"), "{patch}");
+    assert!(!t.is_allowed("env.rs") && !t.is_allowed("etcdir"));
+
+    // Links alone: nothing reviewable, and the error says what was skipped.
+    let dir = repo_with(&[("a.rs", "fn a() {}\n")]);
+    symlink(dir.path(), secret.to_str().expect("utf8"), "env.rs");
+    match resolve_in(dir.path(), &["diff"]) {
+        Err(TargetError::DiffNothingReviewable { skipped, target }) => {
+            assert_eq!(skipped, "1 symlink: env.rs");
+            assert!(target.files.is_empty());
+            assert_eq!(target.skipped.len(), 1);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn file_and_manifest_targets_never_follow_symlinks() {
+    let dir = repo_with(&[("src/a.rs", "fn a() {}\n"), ("real/b.rs", "fn b() {}\n")]);
+    let root = dir.path();
+    let outside = TempDir::new().expect("tempdir");
+    write(outside.path(), "x.rs", "fn secret() {}\n");
+    let out_file = outside.path().join("x.rs");
+    symlink(root, out_file.to_str().expect("utf8"), "src/link.rs");
+    symlink(root, "a.rs", "src/inner.rs");
+    symlink(root, "../real", "src/dirlink");
+    symlink(root, outside.path().to_str().expect("utf8"), "ext");
+
+    // A single-file target that is a link, or reached through one: exit 2, named.
+    for (arg, link) in [
+        ("src/link.rs", "src/link.rs"),
+        ("src/inner.rs", "src/inner.rs"),
+        ("src/dirlink/b.rs", "src/dirlink"),
+        ("ext/x.rs", "ext"),
+    ] {
+        match resolve_in(root, &[arg]) {
+            Err(TargetError::Symlink(l)) => assert_eq!(l, link, "{arg}"),
+            other => panic!("{arg}: {other:?}"),
+        }
+    }
+    let msg = TargetError::Symlink("src/link.rs".into()).to_string();
+    assert!(msg.contains("symbolic link"), "{msg}");
+
+    // A glob lists matching links as skipped, never hashes through them.
+    let t = resolve_in(root, &["src/**/*.rs"]).expect("glob");
+    assert_eq!(paths(&t), ["src/a.rs"]);
+    assert_eq!(
+        skipped(&t),
+        [
+            ("src/inner.rs", SkipReason::Symlink),
+            ("src/link.rs", SkipReason::Symlink)
+        ]
+    );
+    // A directory argument walks no link; named links are listed.
+    let t = resolve_in(root, &["src", "src/link.rs", "ext/x.rs"]).expect("paths");
+    assert_eq!(paths(&t), ["src/a.rs"]);
+    assert_eq!(
+        skipped(&t),
+        [
+            ("ext", SkipReason::Symlink),
+            ("src/dirlink", SkipReason::Symlink),
+            ("src/inner.rs", SkipReason::Symlink),
+            ("src/link.rs", SkipReason::Symlink),
+        ]
+    );
+    // A glob whose fixed prefix goes through a link.
+    match resolve_in(root, &["src/dirlink/*.rs"]) {
+        Err(TargetError::NothingReviewable { skipped, .. }) => {
+            assert_eq!(skipped, "1 symlink: src/dirlink");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn diff_applies_the_size_cap_without_loading_big_files() {
+    let dir = repo_with(&[("small.rs", "fn s() {}\n"), ("grown.txt", "x\n")]);
+    let root = dir.path();
+    write(root, "big.log", "y\n".repeat(4096));
+    write(root, "grown.txt", "z\n".repeat(4096));
+    write(root, "small.rs", "fn s() { 2 }\n");
+    let mut r = req(root, &["diff"]);
+    r.max_file_bytes = 1024;
+    let t = resolve(&r).expect("diff");
+    assert_eq!(paths(&t), ["small.rs"]);
+    assert_eq!(
+        skipped(&t),
+        [
+            ("big.log", SkipReason::TooLarge),
+            ("grown.txt", SkipReason::TooLarge)
+        ]
+    );
+    let patch = patch_text(&t);
+    assert!(
+        !patch.contains("big.log") && !patch.contains("grown.txt"),
+        "{patch}"
+    );
+    assert_eq!(repin(&t).expect("repin"), t.sha256);
+}
+
+#[test]
+fn binary_only_diff_is_not_empty_but_unreviewable() {
+    let dir = repo_with(&[("a.rs", "fn a() {}\n")]);
+    write(dir.path(), "img.png", [0u8, 1, 2, 0]);
+    match resolve_in(dir.path(), &["diff"]) {
+        Err(e @ TargetError::DiffNothingReviewable { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains("1 binary: img.png"), "{msg}");
+            assert!(msg.contains("--allow-empty"), "{msg}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn run_dirs_are_never_part_of_a_diff_or_a_walk() {
+    let dir = repo_with(&[("a.rs", "fn a() {}\n")]);
+    let root = dir.path();
+    write(root, "a.rs", "fn a() { 1 }\n");
+    // A configured base inside the repo, and an old run dir found by its shape.
+    write(root, "runs/20240101-000000-abcdef-diff/meta.json", "{}\n");
+    write(
+        root,
+        "runs/20240101-000000-abcdef-diff/target/diff.patch",
+        "+x\n",
+    );
+    write(root, "runs/notes.rs", "fn n() {}\n");
+    write(root, "old/20240101-000000-0a0b0c-x/meta.json", "{}\n");
+    write(
+        root,
+        "old/20240101-000000-0a0b0c-x/prompt.rs",
+        "fn p() {}\n",
+    );
+    // Named like a run but without meta.json: ordinary files.
+    write(root, "old/20240101-000000-0a0b0c/keep.rs", "fn k() {}\n");
+    let r = req(root, &["diff"]);
+    let t = resolve_excluding(&r, &[root.join("runs")]).expect("diff");
+    assert_eq!(paths(&t), ["a.rs", "old/20240101-000000-0a0b0c/keep.rs"]);
+    assert_eq!(
+        skipped(&t),
+        [
+            ("old/20240101-000000-0a0b0c-x", SkipReason::RunDir),
+            ("runs", SkipReason::RunDir)
+        ]
+    );
+    assert!(!patch_text(&t).contains("runs/"));
+
+    let r = req(root, &["**/*.rs"]);
+    let t = resolve_excluding(&r, &[root.join("runs")]).expect("glob");
+    assert_eq!(paths(&t), ["a.rs", "old/20240101-000000-0a0b0c/keep.rs"]);
+    assert_eq!(
+        skipped(&t),
+        [
+            ("old/20240101-000000-0a0b0c-x", SkipReason::RunDir),
+            ("runs", SkipReason::RunDir)
+        ]
+    );
+}
+
+#[test]
+fn glob_prefix_inside_an_ignored_directory_matches_nothing() {
+    let dir = repo_with(&[
+        ("a.rs", "fn a() {}\n"),
+        (".gitignore", "build/\n*.gen.rs\n"),
+    ]);
+    let root = dir.path();
+    write(root, "build/out/x.rs", "fn x() {}\n");
+    write(root, "src/y.gen.rs", "fn y() {}\n");
+    write(root, "src/z.rs", "fn z() {}\n");
+    for glob in ["build/out/*.rs", "build/**/*.rs", "build"] {
+        assert!(
+            matches!(resolve_in(root, &[glob]), Err(TargetError::GlobMatchedNothing(g)) if g == glob),
+            "{glob}"
+        );
+    }
+    let t = resolve_in(root, &["src/*.rs"]).expect("glob");
+    assert_eq!(paths(&t), ["src/z.rs"]);
+    // Named explicitly, an ignored file is still reviewed.
+    let t = resolve_in(root, &["build/out/x.rs", "src/z.rs"]).expect("paths");
+    assert_eq!(paths(&t), ["build/out/x.rs", "src/z.rs"]);
+}
+
+#[test]
+fn names_with_control_characters_are_refused_never_written_raw() {
+    let dir = repo_with(&[("a.rs", "fn a() {}\n")]);
+    let root = dir.path();
+    write(root, "evil\nname.rs", "fn e() {}\n");
+    write(root, "tab\tx.rs", "fn t() {}\n");
+    let t = resolve_in(root, &["*.rs"]).expect("glob");
+    assert_eq!(paths(&t), ["a.rs"]);
+    assert_eq!(
+        skipped(&t),
+        [
+            ("evil\\nname.rs", SkipReason::ControlChars),
+            ("tab\\tx.rs", SkipReason::ControlChars)
+        ]
+    );
+    assert_eq!(t.artefact.as_ref().expect("art").bytes, b"a.rs\n");
+
+    let d = resolve_in(root, &["diff"]);
+    match d {
+        Err(TargetError::DiffNothingReviewable { target, .. }) => assert_eq!(
+            skipped(&target),
+            [
+                ("evil\\nname.rs", SkipReason::ControlChars),
+                ("tab\\tx.rs", SkipReason::ControlChars)
+            ]
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        resolve_in(root, &["evil\nname.rs"]),
+        Err(TargetError::ControlChars(n)) if n == "evil\\nname.rs"
+    ));
+}
+
+#[test]
+fn dirty_submodule_is_listed_skipped() {
+    let sub = repo_with(&[("s.rs", "fn s() {}\n")]);
+    let dir = repo_with(&[("a.rs", "fn a() {}\n")]);
+    let root = dir.path();
+    git(
+        root,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            sub.path().to_str().expect("utf8"),
+            "vendor/sub",
+        ],
+    );
+    git(root, &["commit", "-q", "-m", "sub"]);
+    write(root, "vendor/sub/s.rs", "fn s() { dirty }\n");
+    write(root, "a.rs", "fn a() { 1 }\n");
+    let t = resolve_in(root, &["diff"]).expect("diff");
+    assert_eq!(paths(&t), ["a.rs"]);
+    assert_eq!(skipped(&t), [("vendor/sub", SkipReason::Submodule)]);
+    assert!(!patch_text(&t).contains("vendor/sub"));
+}
+
+#[test]
+fn untracked_nested_repository_is_listed_skipped() {
+    let dir = repo_with(&[("a.rs", "fn a() {}\n")]);
+    let root = dir.path();
+    let nested = root.join("nested");
+    fs::create_dir_all(&nested).expect("mkdir");
+    git(&nested, &["init", "-q"]);
+    write(root, "nested/n.rs", "fn n() {}\n");
+    write(root, "a.rs", "fn a() { 1 }\n");
+    let t = resolve_in(root, &["diff"]).expect("diff");
+    assert_eq!(paths(&t), ["a.rs"]);
+    assert_eq!(skipped(&t), [("nested", SkipReason::Submodule)]);
+    assert!(!patch_text(&t).contains("nested"));
 }

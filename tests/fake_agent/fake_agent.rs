@@ -13,6 +13,9 @@
 //!   `{"argv":[…args after the program name…],"role":"enthusiast","round":1,"pass":1,
 //!   "retry":false,"target_path":"…","target_kind":"file","model":"opus","pid":123}`
 //!   (`round`/`pass`/`target_*` are `null` when absent from the prompt).
+//! - `AREV_FAKE_PIDS`: if set, a directory where the fake records the processes it starts,
+//!   one empty-named file each: `agent-<pid>` (itself, on start) and `grandchild-<pid>`
+//!   (each `spawn_grandchild` / `setsid_grandchild`), so tests can check none survives.
 //! - `AREV_FAKE_SCRIPT`: a JSON script file (unreadable or invalid → stderr message, exit 2):
 //!
 //! ```json
@@ -40,6 +43,10 @@
 //! - `spawn_grandchild` (bool): right after init, spawn `sleep 1000` (same process group,
 //!   inheriting stdout/stderr). Without `hang`/`ignore_sigterm` the run then continues
 //!   normally and exits, leaving the grandchild holding the pipes.
+//! - `setsid_grandchild` (bool): right after init, spawn a grandchild in a session of its
+//!   own (`setsid`, so outside the agent's process group) that ignores SIGTERM, inherits
+//!   stdout/stderr and sleeps 1000 s; with `AREV_FAKE_PIDS` the fake waits until it has
+//!   recorded its pid.
 //! - `read_target` (bool, default true): an assistant `tool_use` Read of the tag's path,
 //!   then a `user` tool_result.
 //! - `reads` (list of paths): extra Read tool uses (relative paths emitted as given).
@@ -60,6 +67,8 @@
 //!   API error of the real CLI).
 //! - `cost_usd` (default 0.01), `usage` (`{input_tokens, output_tokens}`, default 100/50).
 //! - `exit_code`: exit status after printing (default 1 when `is_error`, else 0).
+// A test-only binary (never shipped): a broken script panics, which the tests see.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{json, Value};
 use std::io::{Read, Write};
@@ -208,6 +217,43 @@ fn log_invocation(args: &[String], d: &Dispatch, model: &str) {
     }
 }
 
+/// `AREV_FAKE_PIDS/<kind>-<pid>` (nothing without the variable).
+fn record_pid(kind: &str, pid: u32) {
+    if let Some(dir) = std::env::var_os("AREV_FAKE_PIDS") {
+        let path = std::path::Path::new(&dir).join(format!("{kind}-{pid}"));
+        if let Err(e) = std::fs::write(&path, "") {
+            fail(&format!("cannot write {}: {e}", path.display()));
+        }
+    }
+}
+
+/// A SIGTERM-ignoring `sleep 1000` in a session of its own, holding our stdout/stderr.
+fn setsid_grandchild() {
+    let dir = std::env::var_os("AREV_FAKE_PIDS").unwrap_or_default();
+    let script = r#"trap '' TERM
+if [ -n "$1" ]; then : > "$1/grandchild-$$.tmp" && mv "$1/grandchild-$$.tmp" "$1/grandchild-$$"; fi
+exec sleep 1000"#;
+    let spawned = std::process::Command::new("setsid")
+        .args(["sh", "-c", script, "sh"])
+        .arg(&dir)
+        .spawn();
+    let pid = match spawned {
+        Ok(c) => c.id(),
+        Err(e) => fail(&format!("cannot spawn a setsid grandchild: {e}")),
+    };
+    if dir.is_empty() {
+        return;
+    }
+    let recorded = std::path::Path::new(&dir).join(format!("grandchild-{pid}"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !recorded.exists() {
+        if Instant::now() > deadline {
+            fail("the setsid grandchild never recorded its pid");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// One stdout line, flushed. A closed stdout ends the fake quietly.
 fn emit_raw(line: &str) {
     let mut out = std::io::stdout().lock();
@@ -319,6 +365,7 @@ fn main() {
         fail(&format!("cannot read the prompt from stdin: {e}"));
     }
     let d = parse_prompt(&prompt);
+    record_pid("agent", std::process::id());
     log_invocation(&args, &d, &model);
     let step = load_step(&d);
     let flag = |k: &str| step.get(k).and_then(Value::as_bool).unwrap_or(false);
@@ -356,9 +403,13 @@ fn main() {
         }
     }
     if flag("spawn_grandchild") {
-        if let Err(e) = std::process::Command::new("sleep").arg("1000").spawn() {
-            fail(&format!("cannot spawn grandchild: {e}"));
+        match std::process::Command::new("sleep").arg("1000").spawn() {
+            Ok(c) => record_pid("grandchild", c.id()),
+            Err(e) => fail(&format!("cannot spawn grandchild: {e}")),
         }
+    }
+    if flag("setsid_grandchild") {
+        setsid_grandchild();
     }
     if flag("hang") || flag("ignore_sigterm") {
         sleep_forever();

@@ -12,7 +12,7 @@
 //! let reqs = fake.requests();
 //! ```
 //!
-//! # Wire contract (see `/work/shared/reference/agent-clis.md` §1.3)
+//! # Wire contract (see `docs/architecture.md` §16.5)
 //!
 //! * `POST /v1/messages` (any query string, e.g. `?beta=true`; any headers; any JSON body —
 //!   unknown keys, `role:"system"` messages, `cache_control`, deferred tools are all ignored).

@@ -1,5 +1,5 @@
 //! Loopback fake of the Gemini API (`POST /v1beta/models/<m>:streamGenerateContent?alt=sse`)
-//! for driving the REAL Gemini CLI in tests (reference/agent-clis.md §5.4).
+//! for driving the REAL Gemini CLI in tests (docs/architecture.md §16.5).
 //!
 //! The CLI is pointed at it with `GOOGLE_GEMINI_BASE_URL` + `GEMINI_API_KEY` and a scratch
 //! `HOME` whose `~/.gemini/settings.json` selects the `gemini-api-key` auth type (without

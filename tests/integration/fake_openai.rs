@@ -1,5 +1,5 @@
 //! Loopback fake of the OpenAI Responses API (`POST /v1/responses`, SSE) for driving the
-//! REAL Codex CLI in tests (reference/agent-clis.md §4.4).
+//! REAL Codex CLI in tests (docs/architecture.md §16.5).
 //!
 //! Point Codex at it with a custom model provider passed as `-c` arguments (see
 //! [`FakeOpenAi::codex_args`]) and export the provider's key variable

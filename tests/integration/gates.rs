@@ -1,4 +1,5 @@
-//! Every gate of SPEC §6 fires through the real path: exit 3 and the abort reason in meta.json.
+//! Every gate of docs/architecture.md §10 fires through the real path: exit 3 and the abort
+//! reason in meta.json.
 
 use crate::harness::{finding, group_members, ruling, TestRepo};
 use serde_json::json;

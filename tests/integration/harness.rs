@@ -254,7 +254,7 @@ pub struct Run {
 }
 
 impl Run {
-    fn new(repo: &TestRepo, out: Output, elapsed: std::time::Duration) -> Self {
+    pub fn new(repo: &TestRepo, out: Output, elapsed: std::time::Duration) -> Self {
         Self {
             code: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

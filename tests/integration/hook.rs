@@ -1,5 +1,6 @@
-//! `arev hook prompt|stop` fed Claude Code hook JSON on stdin, every branch of SPEC §10's
-//! decision table through the real binary (reviews by the scripted fake agent as `claude`).
+//! `arev hook prompt|stop` fed Claude Code hook JSON on stdin, every branch of the
+//! Stop-hook decision table (docs/architecture.md §14.1) through the real binary (reviews
+//! by the scripted fake agent as `claude`).
 
 use crate::harness::{finding, ruling, TestRepo};
 use serde_json::{json, Value};

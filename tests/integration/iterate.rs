@@ -1,7 +1,7 @@
-//! `arev run --iterate` (SPEC §9) with scripted fake agents, the Fixer editing files in the
-//! worktree: every outer stop reason, reverts outside the target, verify, the write gate,
-//! diff seeding — and in every test the user's working tree, index, HEAD and branches are
-//! byte-identical before and after.
+//! `arev run --iterate` (docs/architecture.md §13) with scripted fake agents, the Fixer
+//! editing files in the worktree: every outer stop reason, reverts outside the target,
+//! verify, the write gate, diff seeding — and in every test the user's working tree, index,
+//! HEAD and branches are byte-identical before and after.
 
 use crate::harness::{finding, ruling, Run, TestRepo};
 use serde_json::{json, Value};
@@ -143,7 +143,8 @@ fn a_fix_that_resolves_everything_is_clean() {
         assert_eq!(inner["status"], "complete");
         assert!(dir.join(format!("iterations/{i}/round-1.json")).is_file());
     }
-    // The Fixer's prompt: SPEC §5.2 first line, one target tag inside the worktree, rulings.
+    // The Fixer's prompt: the first line of docs/architecture.md §8.3, one target tag
+    // inside the worktree, rulings.
     let prompt =
         std::fs::read_to_string(dir.join("iterations/1/agents/fix/fixer/prompt.md")).unwrap();
     assert!(

@@ -2,6 +2,8 @@
 //!
 //! Tests that drive real agent CLIs skip themselves unless `AREV_TEST_CLAUDE_BIN` (etc.) is
 //! set; with `AREV_REQUIRE_REAL_CLIS=1` a missing CLI is a failure instead.
+// Test code: a broken fixture or a failed expectation panics.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 // A loopback axum server on its own thread (shared by the fake model APIs).
 mod background;
@@ -19,15 +21,22 @@ mod fake_gemini;
 mod real_backends;
 // TestRepo / Arev builder, fake-agent wiring, run-dir readers.
 mod harness;
+// SARIF validation against the in-repo SARIF 2.1.0 schema (shared with the unit tests).
+#[path = "../support/sarif_schema.rs"]
+mod sarif_schema;
 // End-to-end reviews with the scripted fake agent.
 mod review;
-// Every gate of SPEC §6, each through the real path.
+// Every gate of docs/architecture.md §10, each through the real path.
 mod gates;
 // Agent configuration with the fake agent: command agents, round-robin, timeouts, init, errors.
 mod backends;
 // Bad input: one line on stderr, exit 2, no run dir.
 mod inputs;
-// Ctrl-C: exit 130, status interrupted, no agent survives.
+// Hostile trees and agents: links, caps, run dirs, odd names, escaping, environment, stderr.
+mod hostile;
+// progress.json at every dispatch, meta.json's process, `abandoned` after SIGKILL.
+mod records;
+// Signals (exit 130/143/129, status interrupted) and leftover processes: none survives.
 mod interrupt;
 // CI outputs: SARIF (schema-validated), Markdown, GitHub annotations, `report`, `runs`, fingerprints.
 mod outputs;
@@ -39,9 +48,27 @@ mod protocol;
 mod hook;
 // `arev run --intent FILE|-`: the <intent> block for every role, category `intent`, limits.
 mod intent;
+// Concurrent Stop hooks of one session share one review (the session's review lock).
+mod hook_lock;
 // The repo as a Claude Code plugin through the real CLI: validate, Stop-hook loop, slash command.
 mod claude_plugin;
 // `arev install claude`: merge into settings.json, idempotence, uninstall.
 mod install;
+// A mixed panel's attribution in merged and iterate reports.
+mod attribution;
 // Iterate mode: review → fix in a worktree → re-review; every outer stop reason.
 mod iterate;
+// Loopback fake GitHub REST API (PR files, comments, reviews, pages, faults).
+mod fake_github;
+// Request bodies checked against GitHub's OpenAPI description (npm @octokit/openapi).
+mod openapi;
+// `arev publish` / `run --publish` to GitHub: pushes, fixes, retries, failures, dry run.
+mod publish;
+// Loopback fake GitLab REST API v4 (MR versions, diffs, notes, discussions, pages, faults).
+mod fake_gitlab;
+// `arev publish gitlab` / `run --publish gitlab`: sticky note, positioned discussions.
+mod publish_gitlab;
+// The composite GitHub Action (action.yml) run step by step as the runner would.
+mod action;
+// `arev eval mine|run|compare`: scripted histories, exact scores, resumption, jobs, Ctrl-C.
+mod eval;

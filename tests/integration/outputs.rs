@@ -2,6 +2,7 @@
 //! re-rendering, `arev runs`, and fingerprints that survive re-runs and line shifts.
 
 use crate::harness::{finding, ruling, Run, TestRepo, LIB_RS};
+use crate::sarif_schema;
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -33,32 +34,10 @@ fn rich_run(repo: &TestRepo, extra: &[&str]) -> Run {
     repo.arev().args(&args).script(rich_script()).run()
 }
 
-/// The official SARIF 2.1.0 schema (kept outside the repo, in the shared fixtures).
-fn sarif_validator() -> jsonschema::Validator {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/sarif-schema-2.1.0.json"
-    );
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    jsonschema::options()
-        .should_validate_formats(true)
-        .build(&schema)
-        .expect("the SARIF schema compiles")
-}
-
-fn assert_valid_sarif(sarif: &Value) {
-    let v = sarif_validator();
-    let errors: Vec<String> = v
-        .iter_errors(sarif)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "invalid SARIF: {errors:#?}");
-}
-
 #[test]
 fn the_validator_rejects_invalid_sarif() {
     // The check below can fail: a wrong level, a missing message and a bad version.
-    let v = sarif_validator();
+    let v = sarif_schema::validator();
     let bad = json!({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "arev"}},
         "results": [{"ruleId": "x", "level": "fatal", "message": {"text": "m"}}]}]});
     assert!(!v.is_valid(&bad));
@@ -78,14 +57,13 @@ fn sarif_is_valid_and_maps_findings() {
         &["--format", "sarif", "--sarif", file.to_str().unwrap()],
     );
     run.assert_code(1);
-    let stdout: Value = serde_json::from_str(&run.stdout).expect("stdout is only SARIF");
+    let stdout = sarif_schema::assert_valid(&run.stdout, "rich-run-stdout");
     let written: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let in_run_dir: Value =
         serde_json::from_str(&std::fs::read_to_string(run.run_dir().join("report.sarif")).unwrap())
             .unwrap();
     assert_eq!(stdout, written);
     assert_eq!(stdout, in_run_dir);
-    assert_valid_sarif(&stdout);
 
     let report = run.report();
     let r = &stdout["runs"][0];
@@ -144,8 +122,7 @@ fn an_aborted_run_is_not_a_clean_sarif() {
         .script(script)
         .run();
     run.assert_code(3);
-    let sarif: Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_valid_sarif(&sarif);
+    let sarif = sarif_schema::assert_valid(&run.stdout, "aborted-run");
     let inv = &sarif["runs"][0]["invocations"][0];
     assert_eq!(inv["executionSuccessful"], false);
     assert!(inv["toolExecutionNotifications"][0]["message"]["text"]
@@ -214,7 +191,7 @@ fn every_format_snapshots() {
     insta::assert_snapshot!("rich_markdown", redact(&md, &report));
     insta::assert_snapshot!("rich_github", redact(&render("github"), &report));
     let sarif = render("sarif");
-    assert_valid_sarif(&serde_json::from_str(&sarif).unwrap());
+    sarif_schema::assert_valid(&sarif, "report-rerender");
     insta::assert_snapshot!("rich_sarif", redact(&sarif, &report));
 }
 
@@ -278,7 +255,8 @@ fn fingerprints_survive_reruns_and_line_shifts() {
             .run();
         run.assert_code(1);
         let report: Value = serde_json::from_str(&run.stdout).unwrap();
-        let sarif: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let sarif =
+            sarif_schema::assert_valid(&std::fs::read_to_string(&out).unwrap(), "fingerprints");
         let fp = report["confirmed"][0]["fingerprint"]
             .as_str()
             .unwrap()
@@ -401,10 +379,21 @@ fn report_command_finds_runs_and_refuses_unfinished_or_corrupt_ones() {
         &repo.arev().args(&["report", copy.to_str().unwrap()]).run(),
         "not a valid arev report",
     );
-    // A run that is still running.
+    // A run that is still running: its recorded process (this test) is alive.
     let running = dir.with_file_name("20000101-000001-abcdef-running");
     std::fs::create_dir_all(&running).unwrap();
     meta["status"] = json!("running");
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let start: u64 = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .nth(19)
+        .unwrap()
+        .parse()
+        .unwrap();
+    meta["process"] = json!({"pid": std::process::id(), "start_time": start});
     std::fs::write(running.join("meta.json"), meta.to_string()).unwrap();
     one_line_error(
         &repo.arev().args(&["report", "20000101-000001"]).run(),

@@ -1,6 +1,6 @@
-//! Multi-round reviews (SPEC §7) with the scripted fake agent: each of the five stop
-//! reasons, the tier the CLI received in every round, RELEVANT_FILES, spec targets,
-//! localization and progress.
+//! Multi-round reviews (docs/architecture.md §11) with the scripted fake agent: each of the
+//! five stop reasons, the tier the CLI received in every round, RELEVANT_FILES, spec
+//! targets, localization and progress.
 
 use crate::harness::{finding, ruling, Run, TestRepo};
 use serde_json::{json, Value};

@@ -23,7 +23,7 @@
 //!   `--permission-mode dontAsk` + `--allowedTools Read,Grep,Glob`; Grep reports paths
 //!   relative to the cwd (`src/lib.rs:2:...`).
 //! * An HTTP 500 from the fake with `CLAUDE_CODE_MAX_RETRIES=0`: exit 1, one `result` with
-//!   `is_error:true`, `api_error_status:500` (reference §1.4).
+//!   `is_error:true`, `api_error_status:500` (docs/architecture.md §16.1).
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -143,9 +143,9 @@ fn tool_result_text(block: &Value) -> String {
     }
 }
 
-/// Runs the real CLI with the §1.2 read-only worker flags, `prompt` on stdin, `cwd` as working
-/// directory, a cleared environment (only `PATH` kept) and a scratch `HOME`; kills it after
-/// [`TIMEOUT`].
+/// Runs the real CLI with the read-only worker flags (docs/architecture.md §16.1), `prompt`
+/// on stdin, `cwd` as working directory, a cleared environment (only `PATH` kept) and a
+/// scratch `HOME`; kills it after [`TIMEOUT`].
 fn run_claude(bin: &Path, cwd: &Path, fake: &FakeAnthropic, prompt: &str) -> ClaudeRun {
     let home = tempfile::tempdir().expect("scratch HOME");
     let mut cmd = Command::new(bin);

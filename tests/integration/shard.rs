@@ -65,8 +65,13 @@ fn strip_ids(v: &Value) -> Value {
     v
 }
 
+/// The results of a SARIF file, schema-checked, without the run-local finding ids.
 fn sarif_results(path: &std::path::Path) -> Value {
-    let mut s: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let name = path.file_stem().unwrap().to_str().unwrap();
+    let mut s = crate::sarif_schema::assert_valid(
+        &std::fs::read_to_string(path).unwrap(),
+        &format!("shard-{name}"),
+    );
     let mut results = s["runs"][0]["results"].take();
     for r in results.as_array_mut().unwrap() {
         r["properties"]

@@ -1,0 +1,113 @@
+//! The bounds of settings that both a flag and the config can set, checked by one function
+//! each: the flag's clap value parser and config validation call the same check, so a value
+//! the flag refuses is refused in `arev.toml` too (validation parity, docs/architecture.md).
+
+use super::{Config, ConfigError};
+use std::ops::RangeInclusive;
+
+/// `--passes` / `[review] passes`.
+pub const PASSES: RangeInclusive<u32> = 1..=16;
+/// `--max-rounds` / `[review] max_rounds`.
+pub const MAX_ROUNDS: RangeInclusive<u32> = 1..=50;
+
+fn in_range(v: u32, range: &RangeInclusive<u32>) -> Result<u32, String> {
+    if range.contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not in {}..={}", range.start(), range.end()))
+    }
+}
+
+/// Enthusiast passes per round.
+pub fn check_passes(v: u32) -> Result<u32, String> {
+    in_range(v, &PASSES)
+}
+
+/// Round ceiling.
+pub fn check_max_rounds(v: u32) -> Result<u32, String> {
+    in_range(v, &MAX_ROUNDS)
+}
+
+/// A spend limit in USD: a positive, finite number.
+pub fn check_budget_usd(v: f64) -> Result<f64, String> {
+    if v > 0.0 && v.is_finite() {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not a positive number"))
+    }
+}
+
+/// A spend limit in tokens: positive.
+pub fn check_budget_tokens(v: u64) -> Result<u64, String> {
+    if v > 0 {
+        Ok(v)
+    } else {
+        Err("0 is not positive".into())
+    }
+}
+
+fn parse<T: std::str::FromStr>(s: &str) -> Result<T, String> {
+    s.trim()
+        .parse::<T>()
+        .map_err(|_| format!("`{s}` is not a number"))
+}
+
+/// clap value parser of `--passes`.
+pub fn parse_passes(s: &str) -> Result<u32, String> {
+    check_passes(parse(s)?)
+}
+
+/// clap value parser of `--max-rounds`.
+pub fn parse_max_rounds(s: &str) -> Result<u32, String> {
+    check_max_rounds(parse(s)?)
+}
+
+/// clap value parser of `--budget-usd`.
+pub fn parse_budget_usd(s: &str) -> Result<f64, String> {
+    check_budget_usd(parse(s)?)
+}
+
+/// clap value parser of `--budget-tokens`.
+pub fn parse_budget_tokens(s: &str) -> Result<u64, String> {
+    check_budget_tokens(parse(s)?)
+}
+
+/// The same checks on the config's values (0 there means "not set": by mode / no limit).
+pub(crate) fn check(config: &Config) -> Result<(), ConfigError> {
+    let invalid = |key: &str, message: String| ConfigError::Invalid {
+        key: key.into(),
+        message: format!("{message} (the same bounds as its flag)"),
+    };
+    let r = &config.review;
+    if r.passes != 0 {
+        check_passes(r.passes).map_err(|m| invalid("review.passes", m))?;
+    }
+    if r.max_rounds != 0 {
+        check_max_rounds(r.max_rounds).map_err(|m| invalid("review.max_rounds", m))?;
+    }
+    let b = &config.budget;
+    if b.usd != 0.0 {
+        check_budget_usd(b.usd).map_err(|m| invalid("budget.usd", m))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_parsers_and_checks_agree() {
+        assert_eq!(parse_passes("16"), Ok(16));
+        assert!(parse_passes("0").is_err() && parse_passes("17").is_err());
+        assert_eq!(parse_max_rounds("50"), Ok(50));
+        assert!(parse_max_rounds("1000000").is_err());
+        assert!(parse_max_rounds("x").is_err());
+        assert_eq!(parse_budget_usd("0.5"), Ok(0.5));
+        for bad in ["nan", "NaN", "-1", "0", "inf", "-inf"] {
+            assert!(parse_budget_usd(bad).is_err(), "{bad}");
+        }
+        assert!(parse_budget_tokens("0").is_err());
+        assert_eq!(parse_budget_tokens("10"), Ok(10));
+    }
+}

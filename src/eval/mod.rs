@@ -1,0 +1,34 @@
+//! `arev eval` (docs/architecture.md §18): measured review quality on a repository's own
+//! history. `mine` turns fix commits into cases (`select` decides which and where the
+//! defect was), `cases` reads and validates a case set, `checkout` gives each case a
+//! detached checkout of its buggy revision, `run` reviews every case with the real
+//! `arev run` and records each result, `score` matches confirmed findings to the expected
+//! locations and aggregates, `compare` sets two evaluations side by side, `render` prints.
+mod cases;
+mod checkout;
+mod compare;
+mod error;
+mod mine;
+mod model;
+mod render;
+mod run;
+mod score;
+mod select;
+
+pub use cases::{
+    check_in_repo, digest as case_digest, load_cases, validate, LoadedCase, ResolvedCase,
+};
+pub use checkout::{create as create_checkout, Checkout};
+pub use compare::compare;
+pub use error::EvalError;
+pub use mine::{line_count, mine, Considered, MineOptions, Mined};
+pub use model::*;
+pub use render::{
+    recall_line, render_compare_markdown, render_compare_text, render_markdown, render_text,
+};
+pub use run::{result_path, run_eval, runs_base, write_json, Evaluation, Event, RunOptions};
+pub use score::{match_location, score, status_of, totals, wilson};
+pub use select::{
+    case_id, expected_ranges, is_code_file, is_test_file, locate, Change, FileFacts, Hunk, Limits,
+    Skip, CODE_EXTENSIONS, DEFAULT_FIX_REGEX, DEFAULT_MAX_FILES, DEFAULT_MAX_LINES,
+};

@@ -1,0 +1,131 @@
+//! The end of an iterate run: re-pin the user's copy of the target, record how the loop
+//! ended, and write the iterate run's own report — the last review's findings, rounds and
+//! coverage, the cost of every review and fix, and the `iterate` section.
+
+use super::driver::{End, Outcome};
+use super::setup::Setup;
+use super::IterateReport;
+use crate::output;
+use crate::report::{build_report, BuildInput, Report, ReportTarget};
+use crate::round::{ReviewEnd, ReviewResult};
+use crate::store::{Ending, Finished, Meta, RecordError, Recorder};
+use std::time::Instant;
+
+/// How meta.json records the end of the loop.
+pub fn ending(end: &End) -> Ending {
+    match end {
+        End::Stopped(s) => Ending::Complete {
+            stop_reason: s.as_str().to_string(),
+        },
+        End::Aborted { reason, detail } => Ending::Aborted {
+            reason: reason.clone(),
+            detail: detail.clone(),
+        },
+        End::Interrupted => Ending::Interrupted,
+    }
+}
+
+/// Finish the iterate run's records with its report.
+pub fn finish(
+    s: &Setup<'_>,
+    mut rec: Recorder,
+    outcome: Outcome,
+    started: Instant,
+) -> Result<Finished, RecordError> {
+    let head =
+        s.wt.open()
+            .ok()
+            .and_then(|r| r.head().ok()?.target())
+            .map(|o| o.to_string())
+            .unwrap_or_default();
+    // An unreadable target counts as drift; the warning below says what it means here.
+    let _ = rec.repin(&s.target);
+    if rec.meta().target.drift {
+        output::warn("your copy of the target changed during the run; the branch starts from the pinned version");
+    }
+    let run_dir = rec.run().path.clone();
+    let sarif =
+        s.plan.outputs.sarif.is_some() || s.plan.outputs.format == crate::cli::Format::Sarif;
+    rec.finish(ending(&outcome.end), sarif, |meta| {
+        report(s, meta, &run_dir, outcome, head, started)
+    })
+}
+
+fn report(
+    s: &Setup<'_>,
+    meta: &Meta,
+    run_dir: &std::path::Path,
+    outcome: Outcome,
+    head: String,
+    started: Instant,
+) -> Report {
+    let mut report = match outcome.last_report {
+        Some(r) => r,
+        None => build_report(&BuildInput {
+            result: &ReviewResult::ended(ReviewEnd::Interrupted),
+            target: &s.target,
+            meta,
+            run_dir,
+            enthusiast_agent: "",
+            judge_agent: "",
+            duration_ms: 0,
+        }),
+    };
+    report.run_id = meta.run_id.clone();
+    report.run_dir = run_dir.display().to_string();
+    report.status = meta.status;
+    report.stop_reason = None;
+    report.abort_reason = meta.abort_reason.clone();
+    report.abort_detail = meta.abort_detail.clone();
+    report.target = ReportTarget::new(&s.target, &meta.target);
+    report.cost = outcome.cost;
+    report.warnings.extend(outcome.warnings);
+    report.started_at = meta.started_at.clone();
+    report.finished_at = meta.finished_at.clone().unwrap_or_default();
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    report.iterate = Some(IterateReport {
+        stop_reason: match outcome.end {
+            End::Stopped(s) => Some(s),
+            _ => None,
+        },
+        branch: s.wt.branch.clone(),
+        worktree: s.wt.path.display().to_string(),
+        base_commit: s.wt.base_commit.clone(),
+        snapshot_commit: s.snapshot.clone(),
+        head_commit: head,
+        max_iterations: s.max_iterations,
+        fix_threshold: s.plan.fail_on,
+        quality_critical: s.quality_critical,
+        verify_command: s.verify.clone(),
+        diff_command: format!("git diff HEAD...{}", s.wt.branch),
+        iterations: outcome.iterations,
+    });
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::iterate::IterateStop;
+
+    #[test]
+    fn every_loop_end_has_its_meta_ending() {
+        assert_eq!(
+            ending(&End::Stopped(IterateStop::NoProgress)),
+            Ending::Complete {
+                stop_reason: "no-progress".into()
+            }
+        );
+        assert_eq!(
+            ending(&End::Aborted {
+                reason: "iterate_git_error".into(),
+                detail: "d".into()
+            }),
+            Ending::Aborted {
+                reason: "iterate_git_error".into(),
+                detail: "d".into()
+            }
+        );
+        assert_eq!(ending(&End::Interrupted), Ending::Interrupted);
+    }
+}

@@ -1,0 +1,13 @@
+//! Child processes and arev's own lifetime: one supervisor for every child arev starts
+//! (agents, `--verify`, the Stop hook's review), the orphan reaper (arev as child subreaper)
+//! and the shutdown signals (SIGINT, SIGTERM, SIGHUP). See docs/architecture.md.
+mod reaper;
+mod signals;
+mod supervise;
+
+pub use reaper::become_subreaper;
+pub use signals::{exit_code_after, fired, shutdown_signal, Shutdown};
+pub use supervise::{
+    supervise, supervise_blocking, Captured, Ended, Env, Finished, Input, Limits, Sink, Spec,
+    DRAIN_TIMEOUT,
+};

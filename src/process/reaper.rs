@@ -1,0 +1,235 @@
+//! No child outlives its purpose: arev as child subreaper (orphaned descendants are
+//! re-parented to it), the registry of supervised children, the sweep that kills and reaps
+//! every orphan when a supervised child ends, and the parent-death signal set in each child.
+
+use nix::errno::Errno;
+use nix::sys::signal::{kill, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag};
+use nix::unistd::Pid;
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::process::{Child, Command};
+
+/// How long a sweep keeps reaping orphans that were sent SIGKILL (a process stuck in the
+/// kernel may take longer; it is then left to init).
+const SWEEP_LIMIT: Duration = Duration::from_secs(2);
+/// Pause between sweep passes while SIGKILLed orphans are still dying.
+const SWEEP_PAUSE: Duration = Duration::from_millis(5);
+
+/// Set once arev is a child subreaper: only then do orphans come back to it.
+static SUBREAPER: AtomicBool = AtomicBool::new(false);
+/// Pids (= process group ids) of the supervised children not yet reaped. Held while
+/// spawning, so a sweep never mistakes a child being registered for an orphan.
+static LIVE: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+fn live() -> MutexGuard<'static, BTreeSet<i32>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Make arev a child subreaper (`PR_SET_CHILD_SUBREAPER`): a descendant whose parent dies
+/// (an agent's `setsid` child, say) is re-parented to arev instead of init, so the sweep at
+/// the end of every supervised child finds it and kills it.
+pub fn become_subreaper() -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        nix::sys::prctl::set_child_subreaper(true)?;
+        SUBREAPER.store(true, Ordering::SeqCst);
+    }
+    Ok(())
+}
+
+/// Spawn `cmd` and register the child (as one step, under the registry lock).
+pub(super) fn spawn_registered(cmd: &mut Command) -> std::io::Result<Child> {
+    let mut live = live();
+    let child = cmd.spawn()?;
+    if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+        live.insert(pid);
+    }
+    Ok(child)
+}
+
+/// Whether `pid` is a registered, not yet reaped, supervised child.
+#[cfg(test)]
+pub(super) fn is_live(pid: i32) -> bool {
+    live().contains(&pid)
+}
+
+/// The child `pid` was reaped (or given up on): it is no longer protected from the sweep.
+pub(super) fn release(pid: i32) {
+    live().remove(&pid);
+}
+
+/// The child gets `signal` when arev dies, however it dies (`PR_SET_PDEATHSIG`; SIGKILL of
+/// arev included). If arev is already gone when the child starts, the child does not run.
+///
+/// The kernel sends the signal when the *thread* that spawned the child exits: spawn only
+/// from threads that live as long as the child (the main thread, a runtime's worker threads;
+/// never a `spawn_blocking` thread).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+pub(super) fn die_with_parent(cmd: &mut Command, signal: Signal) {
+    let parent = nix::unistd::getpid();
+    // SAFETY: `pre_exec` runs the closure in the forked child before `execve`, where only
+    // async-signal-safe operations are allowed. The closure captures two plain values, makes
+    // exactly two system calls through nix's thin wrappers — prctl(PR_SET_PDEATHSIG) and
+    // getppid(2), both async-signal-safe — and on failure builds an `io::Error` from a raw
+    // errno, which does not allocate. It takes no lock, touches no shared state and performs
+    // no other I/O.
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(signal)?;
+            // The parent died between fork and prctl: the signal will never come.
+            if nix::unistd::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(Errno::ESRCH as i32));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(super) fn die_with_parent(_cmd: &mut Command, _signal: Signal) {}
+
+/// Kill and reap every orphan re-parented to arev: a direct child that is not a supervised
+/// child, not in a supervised child's process group (that group is still running and is
+/// killed when it ends) and not in arev's own process group (a plain child some other code
+/// started). Its whole subtree goes with it. A no-op unless arev is a subreaper.
+pub(super) async fn sweep() {
+    if !SUBREAPER.load(Ordering::SeqCst) {
+        return;
+    }
+    let deadline = tokio::time::Instant::now() + SWEEP_LIMIT;
+    while sweep_once() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(SWEEP_PAUSE).await;
+    }
+}
+
+/// One pass: SIGKILL every orphan's subtree and reap the orphans that are already dead.
+/// Returns how many orphans there were (0 = nothing left).
+fn sweep_once() -> usize {
+    let me = nix::unistd::getpid().as_raw();
+    let own_group = nix::unistd::getpgrp().as_raw();
+    let live = live();
+    let table = processes();
+    let orphans: Vec<i32> = table
+        .iter()
+        .filter(|p| {
+            p.ppid == me && p.pgrp != own_group && !live.contains(&p.pid) && !live.contains(&p.pgrp)
+        })
+        .map(|p| p.pid)
+        .collect();
+    for &orphan in &orphans {
+        for pid in subtree(&table, orphan) {
+            match kill(Pid::from_raw(pid), Signal::SIGKILL) {
+                Ok(()) | Err(Errno::ESRCH) => {}
+                Err(e) => tracing::debug!(pid, error = %e, "cannot kill an orphan"),
+            }
+        }
+    }
+    drop(live);
+    for &orphan in &orphans {
+        // A zombie is reaped now; one still dying is reaped by the next pass.
+        let _ = waitpid(Pid::from_raw(orphan), Some(WaitPidFlag::WNOHANG));
+    }
+    if !orphans.is_empty() {
+        tracing::debug!(?orphans, "killed processes left behind by a child");
+    }
+    orphans.len()
+}
+
+/// One line of the process table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Proc {
+    pid: i32,
+    ppid: i32,
+    pgrp: i32,
+}
+
+/// `(ppid, pgrp)` from the text of `/proc/<pid>/stat` (`pid (comm) state ppid pgrp …`; the
+/// command name may contain spaces and parentheses, so fields are counted after the last `)`).
+fn parse_stat(text: &str) -> Option<(i32, i32)> {
+    let (_, rest) = text.rsplit_once(')')?;
+    let mut fields = rest.split_whitespace();
+    let _state = fields.next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((ppid, pgrp))
+}
+
+/// Every process visible in `/proc` (processes that vanish while reading are skipped).
+fn processes() -> Vec<Proc> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let (ppid, pgrp) = parse_stat(&stat)?;
+            Some(Proc { pid, ppid, pgrp })
+        })
+        .collect()
+}
+
+/// `root` and all its descendants in `table`.
+fn subtree(table: &[Proc], root: i32) -> Vec<i32> {
+    let mut out = vec![root];
+    let mut i = 0;
+    while i < out.len() {
+        let parent = out[i];
+        for p in table.iter().filter(|p| p.ppid == parent) {
+            if !out.contains(&p.pid) {
+                out.push(p.pid);
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_are_parsed_after_the_command_name() {
+        assert_eq!(parse_stat("42 (sleep) S 7 42 42 0 -1"), Some((7, 42)));
+        assert_eq!(
+            parse_stat("42 (a b) (c)) Z 1 99 99 0 -1 4194560"),
+            Some((1, 99))
+        );
+        assert_eq!(parse_stat("42 (x) S"), None);
+        assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn subtree_collects_all_descendants_once() {
+        let p = |pid, ppid| Proc {
+            pid,
+            ppid,
+            pgrp: pid,
+        };
+        let table = [
+            p(10, 1),
+            p(11, 10),
+            p(12, 11),
+            p(13, 10),
+            p(20, 1),
+            p(21, 20),
+        ];
+        let mut t = subtree(&table, 10);
+        t.sort_unstable();
+        assert_eq!(t, [10, 11, 12, 13]);
+        assert_eq!(subtree(&table, 21), [21]);
+    }
+
+    #[test]
+    fn this_process_is_in_the_table_with_its_parent() {
+        let me = std::process::id() as i32;
+        let mine = processes().into_iter().find(|p| p.pid == me).unwrap();
+        assert_eq!(mine.ppid, nix::unistd::getppid().as_raw());
+        assert_eq!(mine.pgrp, nix::unistd::getpgrp().as_raw());
+    }
+}

@@ -1,0 +1,395 @@
+//! Payload building (pure): a report → the summary, one inline comment body per located
+//! confirmed finding (with a committable suggestion when the fix is an exact single-line
+//! replacement), the hidden fingerprint markers, the "fixed" edit and the summary cut.
+
+use super::model::{Forge, InlineComment, Payload, PrTarget, PAYLOAD_VERSION};
+use crate::report::{render_markdown, Report, ReportFinding};
+use crate::store::RunStatus;
+
+/// The first line of the sticky summary (also written by the Markdown renderer).
+pub const SUMMARY_MARKER: &str = "<!-- arev-report -->";
+/// Added to an inline comment once its finding is gone (so it is edited only once).
+pub const FIXED_MARKER: &str = "<!-- arev:fixed -->";
+const FP_OPEN: &str = "<!-- arev:fp=";
+const FP_CLOSE: &str = " -->";
+
+/// `<!-- arev:fp=<fingerprint> -->`.
+pub fn fp_marker(fingerprint: &str) -> String {
+    format!("{FP_OPEN}{fingerprint}{FP_CLOSE}")
+}
+
+/// The fingerprint in an arev inline comment's marker, if the body has one.
+pub fn parse_fp_marker(body: &str) -> Option<&str> {
+    let start = body.find(FP_OPEN)? + FP_OPEN.len();
+    let rest = &body[start..];
+    let end = rest.find(FP_CLOSE)?;
+    let fp = &rest[..end];
+    (!fp.is_empty() && fp.chars().all(|c| c.is_ascii_alphanumeric())).then_some(fp)
+}
+
+/// Whether an inline comment was already edited to say its finding was fixed.
+pub fn is_marked_fixed(body: &str) -> bool {
+    body.contains(FIXED_MARKER)
+}
+
+/// Whether an issue comment / MR note is arev's sticky summary.
+pub fn is_summary(body: &str) -> bool {
+    body.trim_start().starts_with(SUMMARY_MARKER)
+}
+
+/// An exact single-line replacement: `path:line — replace "old" with "new"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replacement<'a> {
+    pub path: &'a str,
+    pub line: u32,
+    pub old: &'a str,
+    pub new: &'a str,
+}
+
+/// Parse the exact form `path:line — replace "old" with "new"` (one line, an em dash, the
+/// two strings in double quotes); anything else is not a committable replacement.
+pub fn parse_replacement(instruction: &str) -> Option<Replacement<'_>> {
+    let s = instruction.trim();
+    if s.contains('\n') {
+        return None;
+    }
+    let (place, rest) = s.split_once(" — replace \"")?;
+    let (path, line) = place.rsplit_once(':')?;
+    let line: u32 = line.parse().ok().filter(|l| *l > 0)?;
+    let body = rest.strip_suffix('"')?;
+    let mut parts = body.split("\" with \"");
+    let (old, new) = (parts.next()?, parts.next()?);
+    if parts.next().is_some() || old.is_empty() || path.is_empty() {
+        return None;
+    }
+    Some(Replacement {
+        path,
+        line,
+        old,
+        new,
+    })
+}
+
+/// The line with the replacement made, when `old` occurs exactly once in it.
+pub fn replaced_line(line_text: &str, r: &Replacement<'_>) -> Option<String> {
+    (line_text.matches(r.old).count() == 1).then(|| line_text.replacen(r.old, r.new, 1))
+}
+
+/// The suggestion block for `new_line` (GitHub ```` ```suggestion ````, GitLab
+/// ```` ```suggestion:-0+0 ````); None when the line itself holds a code fence.
+pub fn suggestion_block(forge: Forge, new_line: &str) -> Option<String> {
+    if new_line.contains("```") {
+        return None;
+    }
+    let fence = match forge {
+        Forge::Github => "```suggestion",
+        Forge::Gitlab => "```suggestion:-0+0",
+    };
+    Some(format!("{fence}\n{new_line}\n```"))
+}
+
+/// Fold a text into one Markdown paragraph line (inline comments are prose, not tables).
+fn prose(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The body of the inline comment for `f` at its line, whose current text is `line_text`
+/// (None when the file cannot be read: then no suggestion, only the instruction).
+pub fn comment_body(forge: Forge, f: &ReportFinding, line_text: Option<&str>) -> String {
+    let mut s = format!(
+        "**arev · {} · {}**\n\n{}\n",
+        f.severity,
+        prose(&f.category),
+        prose(&f.description)
+    );
+    if let Some(r) = f.resolution.as_deref().map(prose).filter(|r| !r.is_empty()) {
+        s.push_str(&format!("\n*Judge:* {r}\n"));
+    }
+    let instruction = f.edit_instruction.as_deref().map(str::trim).unwrap_or("");
+    let suggestion = parse_replacement(instruction)
+        .filter(|r| Some(r.path) == f.file.as_deref() && Some(r.line) == f.line)
+        .and_then(|r| line_text.and_then(|t| replaced_line(t, &r)))
+        .and_then(|new_line| suggestion_block(forge, &new_line));
+    match suggestion {
+        Some(block) => s.push_str(&format!("\n{block}\n")),
+        None if !instruction.is_empty() => {
+            s.push_str(&format!("\n**Fix:** {}\n", prose(instruction)))
+        }
+        None => {}
+    }
+    s.push_str(&format!("\n{}", fp_marker(&f.fingerprint)));
+    s
+}
+
+/// The first 12 characters of a commit sha (char-safe: the sha comes from outside).
+pub fn short_sha(sha: &str) -> String {
+    sha.chars().take(12).collect()
+}
+
+/// The edited body of an inline comment whose finding is gone: a "fixed" line on top, the
+/// original below (marker kept, so the comment still counts as arev's).
+pub fn fixed_body(old_body: &str, head_sha: &str) -> String {
+    let short = short_sha(head_sha);
+    format!(
+        "{FIXED_MARKER}\n✅ **Fixed** in {short}: a later arev review of this file no longer finds it.\n\n<details><summary>Original comment</summary>\n\n{old_body}\n\n</details>"
+    )
+}
+
+/// The summary cut to `limit` characters, ending with `pointer` when cut.
+pub fn fit_summary(text: &str, limit: usize, pointer: &str) -> String {
+    if text.chars().count() <= limit {
+        return text.to_string();
+    }
+    let tail = format!("\n\n…\n\n**Cut at {limit} characters.** {pointer}\n");
+    let keep = limit.saturating_sub(tail.chars().count());
+    let mut cut: String = text.chars().take(keep).collect();
+    // Never end inside a line (a half table row renders as garbage).
+    if let Some(nl) = cut.rfind('\n') {
+        cut.truncate(nl);
+    }
+    cut.push_str(&tail);
+    cut
+}
+
+/// The summary footer listing confirmed findings that are not on the PR diff's right side.
+pub fn outside_diff_footer(outside: &[&InlineComment], unlocated: usize) -> String {
+    if outside.is_empty() && unlocated == 0 {
+        return String::new();
+    }
+    let mut s = String::from("\n---\n");
+    if !outside.is_empty() {
+        let places: Vec<String> = outside
+            .iter()
+            .map(|c| format!("`{}:{}`", c.path, c.line))
+            .collect();
+        s.push_str(&format!(
+            "{} confirmed finding(s) are outside this pull request's diff, so they appear only in this summary: {}.\n",
+            outside.len(),
+            places.join(", ")
+        ));
+    }
+    if unlocated > 0 {
+        s.push_str(&format!(
+            "{unlocated} confirmed finding(s) have no file and line, so they appear only in this summary.\n"
+        ));
+    }
+    s
+}
+
+/// Where the full report is, for a cut summary.
+pub fn report_pointer(run_id: &str, ci_url: Option<&str>) -> String {
+    match ci_url {
+        Some(u) => {
+            format!("The full report is `report.md` in arev run `{run_id}` ([CI run]({u})).")
+        }
+        None => format!("The full report is `report.md` in arev run `{run_id}`."),
+    }
+}
+
+/// Build the payload: the summary from the report, one inline comment per confirmed finding
+/// with a file and line (only for a completed review: an aborted one has no verdict and
+/// comments nothing), reading each flagged line through `line_text(path, line)`.
+pub fn build_payload(
+    report: &Report,
+    forge: Forge,
+    target: PrTarget,
+    report_pointer: String,
+    line_text: &dyn Fn(&str, u32) -> Option<String>,
+) -> Payload {
+    let verdict = report.status == RunStatus::Complete;
+    let (comments, fingerprints, covered_files) = if verdict {
+        let comments = report
+            .confirmed
+            .iter()
+            .filter_map(|f| {
+                let (path, line) = (f.file.as_deref()?, f.line?);
+                let text = line_text(path, line);
+                Some(InlineComment {
+                    fingerprint: f.fingerprint.clone(),
+                    path: path.to_string(),
+                    line,
+                    body: comment_body(forge, f, text.as_deref()),
+                })
+            })
+            .collect();
+        let fps = report
+            .confirmed
+            .iter()
+            .map(|f| f.fingerprint.clone())
+            .collect();
+        let covered = report
+            .coverage
+            .files
+            .iter()
+            .filter(|f| f.status == crate::report::CoverageStatus::Reviewed)
+            .map(|f| f.path.clone())
+            .collect();
+        (comments, fps, covered)
+    } else {
+        (vec![], vec![], vec![])
+    };
+    Payload {
+        schema_version: PAYLOAD_VERSION,
+        forge,
+        run_id: report.run_id.clone(),
+        target,
+        summary: render_markdown(report),
+        report_pointer,
+        comments,
+        fingerprints,
+        covered_files,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::Severity;
+    use crate::report::fixtures;
+
+    fn finding(sev: Severity, file: &str, line: u32) -> ReportFinding {
+        let mut f = fixtures::finding(file, sev);
+        f.line = Some(line);
+        f.fingerprint = format!("fp{line}");
+        f
+    }
+
+    #[test]
+    fn replacement_parses_only_the_exact_single_line_form() {
+        let r = parse_replacement("src/a.rs:12 — replace \"unwrap()\" with \"?\"").unwrap();
+        assert_eq!(
+            r,
+            Replacement {
+                path: "src/a.rs",
+                line: 12,
+                old: "unwrap()",
+                new: "?"
+            }
+        );
+        // The new text may be empty (a deletion); quotes inside are kept.
+        let r = parse_replacement("a.rs:1 — replace \"x(\"y\")\" with \"\"").unwrap();
+        assert_eq!((r.old, r.new), ("x(\"y\")", ""));
+        for bad in [
+            "src/a.rs:12 - replace \"a\" with \"b\"", // hyphen, not an em dash
+            "src/a.rs — replace \"a\" with \"b\"",    // no line
+            "src/a.rs:0 — replace \"a\" with \"b\"",  // line 0
+            "src/a.rs:3 — replace \"\" with \"b\"",   // empty old
+            "src/a.rs:3 — replace \"a\" with \"b\" and more",
+            "src/a.rs:3 — replace \"a\" with \"b\"\nsrc/a.rs:4 — replace \"c\" with \"d\"",
+            "src/a.rs:3 — replace \"a\" with \"b\" with \"c\"",
+            "src/a.rs:3 — delete the line",
+        ] {
+            assert_eq!(parse_replacement(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn replaced_line_needs_exactly_one_occurrence() {
+        let r =
+            parse_replacement("a.rs:2 — replace \"unwrap()\" with \"expect(\\\"n\\\")\"").unwrap();
+        assert_eq!(
+            replaced_line("    s.parse().unwrap()", &r).as_deref(),
+            Some("    s.parse().expect(\\\"n\\\")")
+        );
+        assert_eq!(replaced_line("a.unwrap().b.unwrap()", &r), None);
+        assert_eq!(replaced_line("nothing here", &r), None);
+    }
+
+    #[test]
+    fn comment_body_has_a_suggestion_only_for_an_exact_replacement_on_its_line() {
+        let mut f = finding(Severity::High, "src/lib.rs", 2);
+        f.edit_instruction =
+            Some("src/lib.rs:2 — replace \"unwrap()\" with \"unwrap_or(0)\"".into());
+        let body = comment_body(Forge::Github, &f, Some("    s.parse().unwrap()"));
+        assert!(
+            body.contains("```suggestion\n    s.parse().unwrap_or(0)\n```"),
+            "{body}"
+        );
+        assert!(body.ends_with(&fp_marker(&f.fingerprint)));
+        assert_eq!(parse_fp_marker(&body), Some(f.fingerprint.as_str()));
+        let gl = comment_body(Forge::Gitlab, &f, Some("    s.parse().unwrap()"));
+        assert!(
+            gl.contains("```suggestion:-0+0\n    s.parse().unwrap_or(0)\n```"),
+            "{gl}"
+        );
+        // The line changed since the review: no suggestion, the instruction as text.
+        let stale = comment_body(
+            Forge::Github,
+            &f,
+            Some("    s.trim().parse().unwrap().unwrap()"),
+        );
+        assert!(!stale.contains("```suggestion"));
+        assert!(stale.contains("**Fix:** src/lib.rs:2 — replace"));
+        // An instruction for another line never becomes a suggestion on this one.
+        f.edit_instruction = Some("src/lib.rs:3 — replace \"unwrap()\" with \"x\"".into());
+        assert!(
+            !comment_body(Forge::Github, &f, Some("    s.parse().unwrap()"))
+                .contains("```suggestion")
+        );
+        f.edit_instruction = None;
+        let plain = comment_body(Forge::Github, &f, None);
+        assert!(!plain.contains("**Fix:**"));
+        assert!(plain.starts_with("**arev · high · "));
+    }
+
+    #[test]
+    fn markers_round_trip_and_reject_garbage() {
+        assert_eq!(
+            parse_fp_marker("x\n<!-- arev:fp=abc123 -->"),
+            Some("abc123")
+        );
+        assert_eq!(parse_fp_marker("<!-- arev:fp= -->"), None);
+        assert_eq!(parse_fp_marker("<!-- arev:fp=a b -->"), None);
+        assert_eq!(parse_fp_marker("no marker"), None);
+        let fixed = fixed_body("old\n<!-- arev:fp=abc -->", "0123456789abcdef0123");
+        assert!(is_marked_fixed(&fixed));
+        assert!(fixed.contains("**Fixed** in 0123456789ab"));
+        assert_eq!(parse_fp_marker(&fixed), Some("abc"));
+        assert!(!is_marked_fixed("old\n<!-- arev:fp=abc -->"));
+        // A sha from outside is cut by characters, never inside one.
+        assert!(fixed_body("x", &"é".repeat(20)).contains(&"é".repeat(12)));
+        assert_eq!(short_sha("abc"), "abc");
+        assert!(is_summary("<!-- arev-report -->\n## arev"));
+        assert!(!is_summary("see <!-- arev-report -->"));
+    }
+
+    #[test]
+    fn summary_is_cut_at_the_limit_with_a_pointer() {
+        let text = format!("{SUMMARY_MARKER}\n{}", "| row | ü |\n".repeat(10_000));
+        let cut = fit_summary(&text, 65_536, "The full report is elsewhere.");
+        assert!(cut.chars().count() <= 65_536, "{}", cut.chars().count());
+        assert!(cut.starts_with(SUMMARY_MARKER));
+        assert!(cut.ends_with("**Cut at 65536 characters.** The full report is elsewhere.\n"));
+        assert!(cut.contains("| row | ü |\n\n…"), "cut at a line end");
+        assert_eq!(fit_summary("short", 10, "p"), "short");
+    }
+
+    #[test]
+    fn payload_of_a_completed_review_comments_located_findings_only() {
+        let mut r = fixtures::shard(1, 1, &["src/lib.rs"], RunStatus::Complete);
+        r.confirmed = vec![
+            finding(Severity::High, "src/lib.rs", 2),
+            finding(Severity::Low, "src/lib.rs", 5),
+        ];
+        r.confirmed[1].line = None;
+        let target = PrTarget {
+            repository: "o/r".into(),
+            number: 7,
+            head_sha: Some("abc".into()),
+        };
+        let p = build_payload(&r, Forge::Github, target.clone(), "ptr".into(), &|_, _| {
+            None
+        });
+        assert_eq!(p.comments.len(), 1);
+        assert_eq!(p.comments[0].line, 2);
+        assert_eq!(p.fingerprints.len(), 2);
+        assert!(p.summary.starts_with(SUMMARY_MARKER));
+        // An aborted run: the summary says "no verdict"; nothing inline, nothing "fixed".
+        r.status = RunStatus::Aborted;
+        r.stop_reason = None;
+        r.abort_reason = Some("no-agent".into());
+        let p = build_payload(&r, Forge::Github, target, "ptr".into(), &|_, _| None);
+        assert!(p.comments.is_empty() && p.covered_files.is_empty() && p.fingerprints.is_empty());
+        assert!(p.summary.contains("no verdict"), "{}", p.summary);
+    }
+}

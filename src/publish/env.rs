@@ -1,0 +1,317 @@
+//! Publish settings from the CI environment (GitHub Actions, GitLab CI), `--pr`, and the
+//! target recorded in a kept payload. Reads the environment through a lookup function so
+//! that the resolution is testable; the only I/O is reading `GITHUB_EVENT_PATH`.
+
+use super::error::PublishError;
+use super::model::{Forge, PrTarget};
+use serde_json::Value;
+use std::path::Path;
+
+/// The environment, as a lookup (empty values count as unset).
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The process environment.
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+fn get(env: EnvLookup<'_>, name: &str) -> Option<String> {
+    env(name)
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// Where and as whom to publish.
+#[derive(Debug)]
+pub struct Settings {
+    pub forge: Forge,
+    /// API base URL, without a trailing slash.
+    pub api_url: String,
+    pub token: String,
+    pub target: PrTarget,
+    /// This CI run's page (for the pointer to the full report).
+    pub ci_url: Option<String>,
+}
+
+/// The token variable and its hint, per forge (also used by the pre-flight check).
+pub fn token_var(forge: Forge) -> (&'static str, &'static str) {
+    match forge {
+        Forge::Github => (
+            "GITHUB_TOKEN",
+            "the token to publish with (in a workflow: `env: GITHUB_TOKEN: ${{ github.token }}`, with `pull-requests: write`)",
+        ),
+        Forge::Gitlab => (
+            "GITLAB_TOKEN",
+            "a project or personal access token with the `api` scope (a masked CI/CD variable)",
+        ),
+    }
+}
+
+/// The PR number and head sha of a GitHub event file (`pull_request`/`pull_request_target`,
+/// or a `workflow_run` that lists its pull request).
+fn github_event(path: &Path) -> Result<(Option<u64>, Option<String>), PublishError> {
+    let text = std::fs::read_to_string(path).map_err(|e| PublishError::Read {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| PublishError::Read {
+        path: path.to_path_buf(),
+        message: format!("not JSON: {e}"),
+    })?;
+    let pr = v
+        .get("pull_request")
+        .or_else(|| v.pointer("/workflow_run/pull_requests/0"));
+    Ok(match pr {
+        Some(pr) => (
+            pr.get("number").and_then(Value::as_u64),
+            pr.pointer("/head/sha")
+                .and_then(Value::as_str)
+                .map(String::from),
+        ),
+        None => (None, None),
+    })
+}
+
+/// GitHub: `GITHUB_TOKEN`, `GITHUB_API_URL` (default the public API), `GITHUB_REPOSITORY`,
+/// the PR from `--pr`, a kept payload or the event in `GITHUB_EVENT_PATH`, and its head sha
+/// from the same place when it is the same PR (else the API is asked when publishing).
+pub fn github(
+    env: EnvLookup<'_>,
+    pr: Option<u64>,
+    kept: Option<&PrTarget>,
+) -> Result<Settings, PublishError> {
+    let (var, why) = token_var(Forge::Github);
+    let token = get(env, var).ok_or(PublishError::MissingEnv { var, why })?;
+    let api_url = get(env, "GITHUB_API_URL")
+        .unwrap_or_else(|| "https://api.github.com".into())
+        .trim_end_matches('/')
+        .to_string();
+    let repository = match kept {
+        Some(k) => k.repository.clone(),
+        None => get(env, "GITHUB_REPOSITORY").ok_or(PublishError::MissingEnv {
+            var: "GITHUB_REPOSITORY",
+            why: "the `owner/name` of the repository whose pull request to comment on",
+        })?,
+    };
+    if repository.split('/').count() != 2 || repository.split('/').any(str::is_empty) {
+        return Err(PublishError::BadSetting(format!(
+            "GITHUB_REPOSITORY must be `owner/name`, not `{repository}`"
+        )));
+    }
+    let event = match (kept, get(env, "GITHUB_EVENT_PATH")) {
+        // A kept payload already names its PR: the event (e.g. a `workflow_run`) is not it.
+        (Some(_), _) | (None, None) => (None, None),
+        (None, Some(p)) => github_event(Path::new(&p))?,
+    };
+    let from_kept = kept.map(|k| (Some(k.number), k.head_sha.clone()));
+    let (known_number, known_head) = from_kept.unwrap_or(event);
+    let number = pr.or(known_number).ok_or_else(|| {
+        PublishError::BadSetting(
+            "no pull request to publish to: pass --pr N, or run on a `pull_request` event (GITHUB_EVENT_PATH)".into(),
+        )
+    })?;
+    let head_sha = if known_number == Some(number) {
+        known_head
+    } else {
+        None
+    };
+    let ci_url = match (
+        get(env, "GITHUB_SERVER_URL"),
+        get(env, "GITHUB_REPOSITORY"),
+        get(env, "GITHUB_RUN_ID"),
+    ) {
+        (Some(s), Some(r), Some(id)) => Some(format!("{s}/{r}/actions/runs/{id}")),
+        _ => None,
+    };
+    Ok(Settings {
+        forge: Forge::Github,
+        api_url,
+        token,
+        target: PrTarget {
+            repository,
+            number,
+            head_sha,
+        },
+        ci_url,
+    })
+}
+
+/// GitLab: `GITLAB_TOKEN`, `CI_API_V4_URL` (default gitlab.com), `CI_PROJECT_ID`, the MR
+/// iid from `--pr`, a kept payload or `CI_MERGE_REQUEST_IID`. The head sha always comes
+/// from the MR's latest version (with its base and start shas) when publishing.
+pub fn gitlab(
+    env: EnvLookup<'_>,
+    pr: Option<u64>,
+    kept: Option<&PrTarget>,
+) -> Result<Settings, PublishError> {
+    let (var, why) = token_var(Forge::Gitlab);
+    let token = get(env, var).ok_or(PublishError::MissingEnv { var, why })?;
+    let api_url = get(env, "CI_API_V4_URL")
+        .unwrap_or_else(|| "https://gitlab.com/api/v4".into())
+        .trim_end_matches('/')
+        .to_string();
+    let repository = match kept {
+        Some(k) => k.repository.clone(),
+        None => get(env, "CI_PROJECT_ID").ok_or(PublishError::MissingEnv {
+            var: "CI_PROJECT_ID",
+            why: "the id of the project whose merge request to comment on",
+        })?,
+    };
+    let env_iid = match get(env, "CI_MERGE_REQUEST_IID") {
+        Some(v) => Some(v.parse::<u64>().map_err(|_| {
+            PublishError::BadSetting(format!("CI_MERGE_REQUEST_IID is not a number: `{v}`"))
+        })?),
+        None => None,
+    };
+    let number = pr
+        .or(kept.map(|k| k.number))
+        .or(env_iid)
+        .ok_or_else(|| {
+            PublishError::BadSetting(
+                "no merge request to publish to: pass --pr N, or run in a merge request pipeline (CI_MERGE_REQUEST_IID)".into(),
+            )
+        })?;
+    Ok(Settings {
+        forge: Forge::Gitlab,
+        api_url,
+        token,
+        target: PrTarget {
+            repository,
+            number,
+            head_sha: None,
+        },
+        ci_url: get(env, "CI_JOB_URL"),
+    })
+}
+
+/// The settings of `forge`.
+pub fn settings(
+    forge: Forge,
+    env: EnvLookup<'_>,
+    pr: Option<u64>,
+    kept: Option<&PrTarget>,
+) -> Result<Settings, PublishError> {
+    match forge {
+        Forge::Github => github(env, pr, kept),
+        Forge::Gitlab => gitlab(env, pr, kept),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| m.get(k).cloned()
+    }
+
+    #[test]
+    fn github_reads_the_pull_request_event() {
+        let dir = tempfile::tempdir().unwrap();
+        let ev = dir.path().join("event.json");
+        std::fs::write(&ev, r#"{"pull_request":{"number":7,"head":{"sha":"abc"}}}"#).unwrap();
+        let env = lookup(&[
+            ("GITHUB_TOKEN", "t0ken"),
+            ("GITHUB_REPOSITORY", "o/r"),
+            ("GITHUB_EVENT_PATH", ev.to_str().unwrap()),
+            ("GITHUB_SERVER_URL", "https://github.com"),
+            ("GITHUB_RUN_ID", "42"),
+        ]);
+        let s = github(&env, None, None).unwrap();
+        assert_eq!(s.api_url, "https://api.github.com");
+        assert_eq!(s.target.number, 7);
+        assert_eq!(s.target.head_sha.as_deref(), Some("abc"));
+        assert_eq!(
+            s.ci_url.as_deref(),
+            Some("https://github.com/o/r/actions/runs/42")
+        );
+        // Another PR: its head is asked from the API.
+        let s = github(&env, Some(8), None).unwrap();
+        assert_eq!((s.target.number, s.target.head_sha), (8, None));
+    }
+
+    #[test]
+    fn github_names_what_is_missing() {
+        let e = github(&lookup(&[("GITHUB_REPOSITORY", "o/r")]), Some(1), None).unwrap_err();
+        assert!(e.to_string().starts_with("GITHUB_TOKEN is not set"), "{e}");
+        let e = github(&lookup(&[("GITHUB_TOKEN", "t")]), Some(1), None).unwrap_err();
+        assert!(
+            e.to_string().starts_with("GITHUB_REPOSITORY is not set"),
+            "{e}"
+        );
+        let e = github(
+            &lookup(&[("GITHUB_TOKEN", "t"), ("GITHUB_REPOSITORY", "o/r")]),
+            None,
+            None,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("--pr N"), "{e}");
+        let e = github(
+            &lookup(&[("GITHUB_TOKEN", "t"), ("GITHUB_REPOSITORY", "o")]),
+            Some(1),
+            None,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("owner/name"), "{e}");
+        let e = github(&lookup(&[("GITHUB_TOKEN", "  ")]), Some(1), None).unwrap_err();
+        assert!(e.is_setting() && e.to_string().starts_with("GITHUB_TOKEN"));
+    }
+
+    #[test]
+    fn a_kept_payload_names_the_pr_unless_pr_overrides() {
+        let kept = PrTarget {
+            repository: "o/r".into(),
+            number: 3,
+            head_sha: Some("h".into()),
+        };
+        let env = lookup(&[
+            ("GITHUB_TOKEN", "t"),
+            ("GITHUB_API_URL", "http://127.0.0.1:9/api/"),
+        ]);
+        let s = github(&env, None, Some(&kept)).unwrap();
+        assert_eq!(s.target, kept);
+        assert_eq!(s.api_url, "http://127.0.0.1:9/api");
+        assert_eq!(github(&env, Some(3), Some(&kept)).unwrap().target, kept);
+        assert_eq!(
+            github(&env, Some(4), Some(&kept)).unwrap().target.head_sha,
+            None
+        );
+    }
+
+    #[test]
+    fn gitlab_reads_the_merge_request_pipeline() {
+        let env = lookup(&[
+            ("GITLAB_TOKEN", "glpat"),
+            ("CI_API_V4_URL", "https://gl.example/api/v4"),
+            ("CI_PROJECT_ID", "12"),
+            ("CI_MERGE_REQUEST_IID", "5"),
+        ]);
+        let s = gitlab(&env, None, None).unwrap();
+        assert_eq!(
+            (
+                s.api_url.as_str(),
+                s.target.repository.as_str(),
+                s.target.number
+            ),
+            ("https://gl.example/api/v4", "12", 5)
+        );
+        let e = gitlab(&lookup(&[("CI_PROJECT_ID", "1")]), Some(1), None).unwrap_err();
+        assert!(e.to_string().starts_with("GITLAB_TOKEN is not set"), "{e}");
+        let e = gitlab(
+            &lookup(&[
+                ("GITLAB_TOKEN", "x"),
+                ("CI_PROJECT_ID", "1"),
+                ("CI_MERGE_REQUEST_IID", "x"),
+            ]),
+            None,
+            None,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("not a number"), "{e}");
+    }
+}

@@ -1,0 +1,168 @@
+//! GitHub (REST): the sticky summary issue comment, one `COMMENT` review with the new inline
+//! comments on right-side lines of the PR diff (as the PR's `files` API reports it), and the
+//! "fixed" edits of earlier arev review comments.
+
+use super::build::{is_summary, short_sha};
+use super::diff::{right_lines, RightLines};
+use super::error::PublishError;
+use super::http::{Api, Method, RetryPolicy, Secret};
+use super::model::Payload;
+use super::plan::{plan, Existing, Published};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// A client for GitHub's REST API at `api_url` with `token`.
+pub fn client(api_url: &str, token: String, policy: RetryPolicy, dry_run: bool) -> Api {
+    Api::new(
+        api_url,
+        Secret::new("authorization", "Bearer ", token),
+        vec![
+            ("accept", "application/vnd.github+json".into()),
+            ("x-github-api-version", "2022-11-28".into()),
+        ],
+        policy,
+        dry_run,
+    )
+}
+
+fn field<'a>(v: &'a Value, key: &str, path: &str) -> Result<&'a Value, PublishError> {
+    v.get(key).ok_or_else(|| PublishError::BadAnswer {
+        method: "GET",
+        path: path.to_string(),
+        message: format!(
+            "no `{key}` in {}",
+            v.to_string().chars().take(120).collect::<String>()
+        ),
+    })
+}
+
+/// Publish `payload` to its pull request.
+pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> {
+    let repo = &payload.target.repository;
+    let n = payload.target.number;
+    let head = match &payload.target.head_sha {
+        Some(h) => h.clone(),
+        None => {
+            let path = format!("/repos/{repo}/pulls/{n}");
+            let pr = api.get(&path)?;
+            match pr.pointer("/head/sha").and_then(Value::as_str) {
+                Some(h) => h.to_string(),
+                None => {
+                    return Err(PublishError::BadAnswer {
+                        method: "GET",
+                        path,
+                        message: "no head.sha".into(),
+                    })
+                }
+            }
+        }
+    };
+
+    // The PR's diff as GitHub sees it: only its right-side lines take inline comments.
+    let files_path = format!("/repos/{repo}/pulls/{n}/files?per_page=100");
+    let mut diff: BTreeMap<String, RightLines> = BTreeMap::new();
+    for f in api.get_all(&files_path)? {
+        let name = field(&f, "filename", &files_path)?
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        // A large or binary file's `patch` is omitted: no line of it can take a comment.
+        let patch = f.get("patch").and_then(Value::as_str).unwrap_or("");
+        diff.insert(name, right_lines(patch));
+    }
+
+    // Earlier inline comments (arev's carry a fingerprint marker).
+    let comments_path = format!("/repos/{repo}/pulls/{n}/comments?per_page=100");
+    let mut existing = vec![];
+    for c in api.get_all(&comments_path)? {
+        // arev's comments open their threads; a reply (someone quoting one) is not arev's.
+        if c.get("in_reply_to_id").is_some_and(|v| !v.is_null()) {
+            continue;
+        }
+        let id = field(&c, "id", &comments_path)?.as_u64().unwrap_or(0);
+        existing.push(Existing {
+            id,
+            thread: None,
+            path: c
+                .get("path")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            body: c
+                .get("body")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+        });
+    }
+    let plan = plan(payload, &diff, &existing, &head);
+
+    // 1. The sticky summary: the first issue comment that starts with the marker.
+    let issue_path = format!("/repos/{repo}/issues/{n}/comments?per_page=100");
+    let sticky = api.get_all(&issue_path)?.into_iter().find(|c| {
+        c.get("body")
+            .and_then(Value::as_str)
+            .is_some_and(is_summary)
+    });
+    let body = plan.summary_body(payload);
+    let summary = match sticky {
+        Some(c) if c.get("body").and_then(Value::as_str) == Some(body.as_str()) => "unchanged",
+        Some(c) => {
+            let id = field(&c, "id", &issue_path)?.as_u64().unwrap_or(0);
+            api.write(
+                Method::Patch,
+                &format!("/repos/{repo}/issues/comments/{id}"),
+                &json!({ "body": body }),
+            )?;
+            "updated"
+        }
+        None => {
+            api.write(
+                Method::Post,
+                &format!("/repos/{repo}/issues/{n}/comments"),
+                &json!({ "body": body }),
+            )?;
+            "created"
+        }
+    };
+
+    // 2. One review with the new inline comments.
+    if !plan.post.is_empty() {
+        let comments: Vec<Value> = plan
+            .post
+            .iter()
+            .map(|p| {
+                json!({
+                    "path": p.comment.path,
+                    "line": p.comment.line,
+                    "side": "RIGHT",
+                    "body": p.comment.body,
+                })
+            })
+            .collect();
+        let short = short_sha(&head);
+        api.write(
+            Method::Post,
+            &format!("/repos/{repo}/pulls/{n}/reviews"),
+            &json!({
+                "commit_id": head,
+                "event": "COMMENT",
+                "body": format!(
+                    "**arev**: {} new finding(s) at {short}. The arev summary comment has the whole report.",
+                    plan.post.len()
+                ),
+                "comments": comments,
+            }),
+        )?;
+    }
+
+    // 3. Earlier comments whose finding is gone: say so, in place.
+    for f in &plan.fixed {
+        api.write(
+            Method::Patch,
+            &format!("/repos/{repo}/pulls/comments/{}", f.existing.id),
+            &json!({ "body": f.body }),
+        )?;
+    }
+    Ok(plan.published(&head, summary))
+}

@@ -1,0 +1,191 @@
+//! GitLab (REST v4): the sticky summary MR note, one diff discussion per new finding
+//! positioned with the MR's latest version (base/start/head shas) on a right-side line of
+//! its diff, and the "fixed" edits of earlier arev discussion notes.
+
+use super::build::is_summary;
+use super::diff::{right_lines, RightLine, RightLines};
+use super::error::PublishError;
+use super::http::{Api, Method, RetryPolicy, Secret};
+use super::model::Payload;
+use super::plan::{plan, Existing, Published};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// A client for GitLab's REST API v4 at `api_url` with `token`.
+pub fn client(api_url: &str, token: String, policy: RetryPolicy, dry_run: bool) -> Api {
+    Api::new(
+        api_url,
+        Secret::new("private-token", "", token),
+        vec![("accept", "application/json".into())],
+        policy,
+        dry_run,
+    )
+}
+
+/// A project id or path as one URL path segment (`group/proj` → `group%2Fproj`).
+pub fn project_segment(project: &str) -> String {
+    let mut out = String::new();
+    for b in project.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
+    v.pointer(pointer).and_then(Value::as_str)
+}
+
+fn bad(path: &str, message: String) -> PublishError {
+    PublishError::BadAnswer {
+        method: "GET",
+        path: path.to_string(),
+        message,
+    }
+}
+
+/// Publish `payload` to its merge request.
+pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> {
+    let mr = format!(
+        "/projects/{}/merge_requests/{}",
+        project_segment(&payload.target.repository),
+        payload.target.number
+    );
+    // The latest MR version: the shas every diff position must name.
+    let versions_path = format!("{mr}/versions");
+    let versions = api.get(&versions_path)?;
+    let latest = versions
+        .get(0)
+        .ok_or_else(|| bad(&versions_path, "the merge request has no version".into()))?;
+    let sha = |k: &str| {
+        str_at(latest, &format!("/{k}"))
+            .map(String::from)
+            .ok_or_else(|| bad(&versions_path, format!("no `{k}`")))
+    };
+    let (base, start, head) = (
+        sha("base_commit_sha")?,
+        sha("start_commit_sha")?,
+        sha("head_commit_sha")?,
+    );
+
+    // The MR's diff as GitLab sees it (old path kept for the position).
+    let diffs_path = format!("{mr}/diffs?per_page=100");
+    let mut diff: BTreeMap<String, RightLines> = BTreeMap::new();
+    let mut old_paths: BTreeMap<String, String> = BTreeMap::new();
+    for d in api.get_all(&diffs_path)? {
+        if d.get("deleted_file").and_then(Value::as_bool) == Some(true) {
+            continue;
+        }
+        let Some(new_path) = str_at(&d, "/new_path") else {
+            continue;
+        };
+        let old_path = str_at(&d, "/old_path").unwrap_or(new_path);
+        diff.insert(
+            new_path.to_string(),
+            right_lines(str_at(&d, "/diff").unwrap_or("")),
+        );
+        old_paths.insert(new_path.to_string(), old_path.to_string());
+    }
+
+    // Earlier diff discussions: the first note of each carries arev's marker.
+    let discussions_path = format!("{mr}/discussions?per_page=100");
+    let mut existing = vec![];
+    for d in api.get_all(&discussions_path)? {
+        let Some(note) = d.pointer("/notes/0") else {
+            continue;
+        };
+        let path =
+            str_at(note, "/position/new_path").or_else(|| str_at(note, "/position/old_path"));
+        let (Some(path), Some(id), Some(thread)) = (
+            path,
+            note.get("id").and_then(Value::as_u64),
+            str_at(&d, "/id"),
+        ) else {
+            continue;
+        };
+        existing.push(Existing {
+            id,
+            thread: Some(thread.to_string()),
+            path: path.to_string(),
+            body: str_at(note, "/body").unwrap_or_default().to_string(),
+        });
+    }
+    let plan = plan(payload, &diff, &existing, &head);
+
+    // 1. The sticky summary note.
+    let notes_path = format!("{mr}/notes?per_page=100&sort=asc&order_by=created_at");
+    let sticky = api.get_all(&notes_path)?.into_iter().find(|n| {
+        n.get("system").and_then(Value::as_bool) != Some(true)
+            && str_at(n, "/body").is_some_and(is_summary)
+    });
+    let body = plan.summary_body(payload);
+    let summary = match sticky {
+        Some(n) if str_at(&n, "/body") == Some(body.as_str()) => "unchanged",
+        Some(n) => {
+            let id = n.get("id").and_then(Value::as_u64).unwrap_or(0);
+            api.write(
+                Method::Put,
+                &format!("{mr}/notes/{id}"),
+                &json!({ "body": body }),
+            )?;
+            "updated"
+        }
+        None => {
+            api.write(
+                Method::Post,
+                &format!("{mr}/notes"),
+                &json!({ "body": body }),
+            )?;
+            "created"
+        }
+    };
+
+    // 2. One positioned discussion per new finding.
+    for p in &plan.post {
+        let c = p.comment;
+        let mut position = json!({
+            "position_type": "text",
+            "base_sha": base,
+            "start_sha": start,
+            "head_sha": head,
+            "new_path": c.path,
+            "old_path": old_paths.get(&c.path).unwrap_or(&c.path),
+            "new_line": c.line,
+        });
+        // An unchanged line is named on both sides.
+        if let RightLine::Context { old_line } = p.position {
+            position["old_line"] = json!(old_line);
+        }
+        api.write(
+            Method::Post,
+            &format!("{mr}/discussions"),
+            &json!({ "body": c.body, "position": position }),
+        )?;
+    }
+
+    // 3. Earlier discussions whose finding is gone: edit their first note.
+    for f in &plan.fixed {
+        let thread = f.existing.thread.as_deref().unwrap_or_default();
+        api.write(
+            Method::Put,
+            &format!("{mr}/discussions/{thread}/notes/{}", f.existing.id),
+            &json!({ "body": f.body }),
+        )?;
+    }
+    Ok(plan.published(&head, summary))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn project_paths_are_one_segment() {
+        assert_eq!(project_segment("12"), "12");
+        assert_eq!(project_segment("group/sub/proj"), "group%2Fsub%2Fproj");
+    }
+}

@@ -1,0 +1,582 @@
+//! The forge HTTP client (blocking `ureq` over rustls): JSON requests with timeouts, bounded
+//! retries with backoff on 5xx, transport failures and rate limits (`Retry-After`, GitHub's
+//! `x-ratelimit-*` and secondary limits, GitLab's 429), pagination by `Link` headers, and
+//! the dry-run mode that prints each request as a JSON line instead of writing.
+//!
+//! The token lives only in the auth header of each request: it is never printed, logged or
+//! written, and every error text is scrubbed of it.
+
+use super::error::PublishError;
+use serde_json::{json, Value};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use ureq::http::HeaderMap;
+
+/// HTTP methods arev uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+    Patch,
+    Put,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Get => "GET",
+            Self::Post => "POST",
+            Self::Patch => "PATCH",
+            Self::Put => "PUT",
+        }
+    }
+}
+
+/// How hard to try.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    /// Tries per request, the first included.
+    pub attempts: u32,
+    /// The first backoff after a 5xx or transport failure; doubled each time.
+    pub backoff: Duration,
+    /// The longest arev waits for a rate limit to lift (longer: a clear error).
+    pub max_wait: Duration,
+    /// Per-request timeout (connect + send + answer).
+    pub timeout: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            attempts: 4,
+            backoff: Duration::from_millis(500),
+            max_wait: Duration::from_secs(60),
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The auth header; its value never appears in Debug output or in an error.
+pub struct Secret {
+    pub header: &'static str,
+    /// `<prefix><token>`, as sent.
+    value: String,
+    /// The bare token, to scrub from texts.
+    token: String,
+}
+
+impl Secret {
+    /// `header: <prefix><token>` (e.g. `authorization: Bearer <token>`).
+    pub fn new(header: &'static str, prefix: &str, token: String) -> Self {
+        Self {
+            header,
+            value: format!("{prefix}{token}"),
+            token,
+        }
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: ***", self.header)
+    }
+}
+
+/// A client for one forge API base URL.
+pub struct Api {
+    agent: ureq::Agent,
+    base: String,
+    origin: String,
+    auth: Secret,
+    /// Fixed headers (Accept, API version), not secret.
+    headers: Vec<(&'static str, String)>,
+    policy: RetryPolicy,
+    dry_run: bool,
+}
+
+/// What a request printed in dry-run mode looks like: one JSON line.
+pub fn dry_run_line(method: Method, path: &str, body: Option<&Value>) -> String {
+    json!({"method": method.as_str(), "path": path, "body": body}).to_string()
+}
+
+/// `scheme://host[:port]` of a URL.
+fn origin(url: &str) -> &str {
+    let after = url.find("://").map_or(0, |i| i + 3);
+    match url[after..].find('/') {
+        Some(i) => &url[..after + i],
+        None => url,
+    }
+}
+
+/// The `rel="next"` URL of a `Link` header.
+pub fn next_link(link: &str) -> Option<String> {
+    link.split(',').find_map(|part| {
+        let (url, params) = part.split_once(';')?;
+        let is_next = params
+            .split(';')
+            .any(|p| p.trim().replace(' ', "") == "rel=\"next\"");
+        let url = url.trim().strip_prefix('<')?.strip_suffix('>')?;
+        is_next.then(|| url.to_string())
+    })
+}
+
+/// How long a throttled answer asks to wait, if it is a rate limit at all: `Retry-After`
+/// (seconds), GitHub's exhausted `x-ratelimit-remaining` until `x-ratelimit-reset`, GitLab's
+/// `RateLimit-Reset`, or one minute for a GitHub secondary limit that names no time.
+pub fn rate_limit_wait(status: u16, headers: &HeaderMap, body: &str, now_s: u64) -> Option<u64> {
+    let h = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    let num = |name: &str| h(name).and_then(|v| v.parse::<u64>().ok());
+    let limited_403 = status == 403
+        && (h("retry-after").is_some()
+            || h("x-ratelimit-remaining") == Some("0")
+            || body.to_ascii_lowercase().contains("rate limit"));
+    if status != 429 && !limited_403 {
+        return None;
+    }
+    if let Some(s) = num("retry-after") {
+        return Some(s);
+    }
+    if let Some(reset) = num("x-ratelimit-reset").or_else(|| num("ratelimit-reset")) {
+        if h("x-ratelimit-remaining") == Some("0") || status == 429 {
+            return Some(reset.saturating_sub(now_s) + 1);
+        }
+    }
+    // GitHub's advice for a secondary limit without headers: wait at least a minute.
+    Some(60)
+}
+
+/// A forge error body → one short line (GitHub `message` + `errors`, GitLab `message`/`error`).
+fn error_message(body: &str) -> String {
+    let text = match serde_json::from_str::<Value>(body) {
+        Ok(v) => {
+            let mut parts = vec![];
+            for key in ["message", "error", "error_description"] {
+                match v.get(key) {
+                    Some(Value::String(s)) => parts.push(s.clone()),
+                    Some(other) if !other.is_null() => parts.push(other.to_string()),
+                    _ => {}
+                }
+            }
+            if let Some(e) = v.get("errors").filter(|e| !e.is_null()) {
+                parts.push(e.to_string());
+            }
+            if parts.is_empty() {
+                body.to_string()
+            } else {
+                parts.join(": ")
+            }
+        }
+        Err(_) => body.to_string(),
+    };
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut short: String = one_line.chars().take(300).collect();
+    if one_line.chars().count() > 300 {
+        short.push('…');
+    }
+    if short.is_empty() {
+        "(empty answer)".into()
+    } else {
+        short
+    }
+}
+
+fn now_s() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// A request's outcome before the retry decision.
+enum Outcome {
+    Done(Value, Option<String>),
+    Retry { wait: Duration, error: PublishError },
+    Fail(PublishError),
+}
+
+impl Api {
+    /// A client for `base` (no trailing slash needed) with `auth` and fixed `headers`.
+    pub fn new(
+        base: &str,
+        auth: Secret,
+        headers: Vec<(&'static str, String)>,
+        policy: RetryPolicy,
+        dry_run: bool,
+    ) -> Self {
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(Duration::from_secs(10)))
+            .timeout_global(Some(policy.timeout))
+            .user_agent(format!("arev/{}", env!("CARGO_PKG_VERSION")))
+            .build();
+        let base = base.trim_end_matches('/').to_string();
+        Self {
+            agent: ureq::Agent::new_with_config(config),
+            origin: origin(&base).to_string(),
+            base,
+            auth,
+            headers,
+            policy,
+            dry_run,
+        }
+    }
+
+    /// The path of `url` relative to the API base (for messages and dry-run lines).
+    fn display_path(&self, url: &str) -> String {
+        url.strip_prefix(&self.base)
+            .or_else(|| url.strip_prefix(&self.origin))
+            .unwrap_or(url)
+            .to_string()
+    }
+
+    /// Remove the token from a text (defence in depth: no answer should hold it).
+    fn scrub(&self, s: &str) -> String {
+        if self.auth.token.len() >= 4 {
+            s.replace(&self.auth.token, "***")
+        } else {
+            s.to_string()
+        }
+    }
+
+    /// GET one JSON document.
+    pub fn get(&self, path: &str) -> Result<Value, PublishError> {
+        let url = format!("{}{path}", self.base);
+        self.request(Method::Get, &url, None).map(|(v, _)| v)
+    }
+
+    /// GET every page of a JSON array, following `Link: <…>; rel="next"` (same origin only,
+    /// at most 100 pages).
+    pub fn get_all(&self, path: &str) -> Result<Vec<Value>, PublishError> {
+        let mut url = format!("{}{path}", self.base);
+        let mut out = vec![];
+        for _ in 0..100 {
+            let (page, next) = self.request(Method::Get, &url, None)?;
+            match page {
+                Value::Array(items) => out.extend(items),
+                other => {
+                    return Err(PublishError::BadAnswer {
+                        method: "GET",
+                        path: self.display_path(&url),
+                        message: format!(
+                            "expected a JSON array, got {}",
+                            other.to_string().chars().take(80).collect::<String>()
+                        ),
+                    })
+                }
+            }
+            match next {
+                Some(n) if origin(&n) == self.origin => url = n,
+                Some(n) => {
+                    return Err(PublishError::BadAnswer {
+                        method: "GET",
+                        path: self.display_path(&url),
+                        message: format!(
+                        "the next page is on another host ({}); not following it with the token",
+                        origin(&n)
+                    ),
+                    })
+                }
+                None => return Ok(out),
+            }
+        }
+        Err(PublishError::BadAnswer {
+            method: "GET",
+            path: path.to_string(),
+            message: "more than 100 pages".into(),
+        })
+    }
+
+    /// A write (POST, PATCH, PUT) with a JSON body; in dry-run mode only printed (→ null).
+    pub fn write(&self, method: Method, path: &str, body: &Value) -> Result<Value, PublishError> {
+        if self.dry_run {
+            crate::output::report(&dry_run_line(method, path, Some(body)));
+            return Ok(Value::Null);
+        }
+        let url = format!("{}{path}", self.base);
+        self.request(method, &url, Some(body)).map(|(v, _)| v)
+    }
+
+    /// One request with retries → (JSON body, next-page URL).
+    fn request(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&Value>,
+    ) -> Result<(Value, Option<String>), PublishError> {
+        let path = self.display_path(url);
+        if self.dry_run {
+            crate::output::report(&dry_run_line(method, &path, body));
+        }
+        let payload = body.map(Value::to_string);
+        let mut backoff = self.policy.backoff;
+        let mut attempt = 1;
+        loop {
+            let outcome = self.once(method, url, &path, payload.as_deref());
+            match outcome {
+                Outcome::Done(v, next) => return Ok((v, next)),
+                Outcome::Fail(e) => return Err(e),
+                Outcome::Retry { wait, error } => {
+                    if attempt >= self.policy.attempts {
+                        return Err(error);
+                    }
+                    let wait = if wait.is_zero() {
+                        let w = backoff;
+                        backoff *= 2;
+                        w
+                    } else {
+                        wait
+                    };
+                    crate::output::note(&format!(
+                        "{error}; retrying in {} ms (attempt {}/{})",
+                        wait.as_millis(),
+                        attempt + 1,
+                        self.policy.attempts
+                    ));
+                    std::thread::sleep(wait);
+                    attempt += 1;
+                }
+            }
+        }
+    }
+
+    fn once(&self, method: Method, url: &str, path: &str, body: Option<&str>) -> Outcome {
+        let m = method.as_str();
+        let result = match (method, body) {
+            (Method::Get, _) => self.with_headers(self.agent.get(url)).call(),
+            (Method::Post, b) => self
+                .with_headers(self.agent.post(url))
+                .header("content-type", "application/json")
+                .send(b.unwrap_or("{}")),
+            (Method::Patch, b) => self
+                .with_headers(self.agent.patch(url))
+                .header("content-type", "application/json")
+                .send(b.unwrap_or("{}")),
+            (Method::Put, b) => self
+                .with_headers(self.agent.put(url))
+                .header("content-type", "application/json")
+                .send(b.unwrap_or("{}")),
+        };
+        let mut resp = match result {
+            Ok(r) => r,
+            Err(e) => {
+                let error = PublishError::Transport {
+                    method: m,
+                    path: path.to_string(),
+                    message: self.scrub(&e.to_string()),
+                };
+                // A write is repeated only when it certainly never reached the server.
+                let never_sent = matches!(
+                    e,
+                    ureq::Error::ConnectionFailed
+                        | ureq::Error::HostNotFound
+                        | ureq::Error::Timeout(ureq::Timeout::Connect | ureq::Timeout::Resolve)
+                );
+                return if method == Method::Get || never_sent {
+                    Outcome::Retry {
+                        wait: Duration::ZERO,
+                        error,
+                    }
+                } else {
+                    Outcome::Fail(error)
+                };
+            }
+        };
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let text = resp.body_mut().read_to_string().unwrap_or_default();
+        if (200..300).contains(&status) {
+            let next = headers
+                .get("link")
+                .and_then(|v| v.to_str().ok())
+                .and_then(next_link);
+            let value = if text.trim().is_empty() {
+                Value::Null
+            } else {
+                match serde_json::from_str(&text) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        return Outcome::Fail(PublishError::BadAnswer {
+                            method: m,
+                            path: path.to_string(),
+                            message: format!("not JSON ({e})"),
+                        })
+                    }
+                }
+            };
+            return Outcome::Done(value, next);
+        }
+        let message = self.scrub(&error_message(&text));
+        if let Some(wait_s) = rate_limit_wait(status, &headers, &text, now_s()) {
+            if Duration::from_secs(wait_s) > self.policy.max_wait {
+                return Outcome::Fail(PublishError::RateLimited {
+                    method: m,
+                    path: path.to_string(),
+                    status,
+                    wait_s,
+                    max_s: self.policy.max_wait.as_secs(),
+                });
+            }
+            return Outcome::Retry {
+                // At least a moment, so that `Retry-After: 0` is not a busy loop.
+                wait: Duration::from_secs(wait_s).max(Duration::from_millis(100)),
+                error: PublishError::Http {
+                    method: m,
+                    path: path.to_string(),
+                    status,
+                    message,
+                },
+            };
+        }
+        let error = PublishError::Http {
+            method: m,
+            path: path.to_string(),
+            status,
+            message,
+        };
+        if status >= 500 {
+            let wait = headers
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map_or(Duration::ZERO, Duration::from_secs);
+            return if wait > self.policy.max_wait {
+                Outcome::Fail(error)
+            } else {
+                Outcome::Retry { wait, error }
+            };
+        }
+        Outcome::Fail(error)
+    }
+
+    fn with_headers<B>(&self, mut req: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        for (k, v) in &self.headers {
+            req = req.header(*k, v.as_str());
+        }
+        req.header(self.auth.header, self.auth.value.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ureq::http::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn next_link_finds_rel_next_only() {
+        let link = "<https://api.github.com/repositories/1/issues/2/comments?per_page=100&page=2>; rel=\"next\", <https://api.github.com/repositories/1/issues/2/comments?per_page=100&page=5>; rel=\"last\"";
+        assert_eq!(
+            next_link(link).as_deref(),
+            Some("https://api.github.com/repositories/1/issues/2/comments?per_page=100&page=2")
+        );
+        assert_eq!(
+            next_link("<https://x/a?page=1>; rel=\"prev\", <https://x/a?page=9>; rel=\"last\""),
+            None
+        );
+        assert_eq!(next_link(""), None);
+        assert_eq!(
+            origin("http://127.0.0.1:8080/api/v3/x"),
+            "http://127.0.0.1:8080"
+        );
+        assert_eq!(origin("https://h"), "https://h");
+    }
+
+    #[test]
+    fn rate_limits_are_told_apart_from_plain_errors() {
+        let none = headers(&[]);
+        assert_eq!(
+            rate_limit_wait(429, &headers(&[("retry-after", "3")]), "", 0),
+            Some(3)
+        );
+        assert_eq!(
+            rate_limit_wait(403, &headers(&[("retry-after", "2")]), "", 0),
+            Some(2)
+        );
+        let primary = headers(&[
+            ("x-ratelimit-remaining", "0"),
+            ("x-ratelimit-reset", "1010"),
+        ]);
+        assert_eq!(rate_limit_wait(403, &primary, "", 1000), Some(11));
+        assert_eq!(
+            rate_limit_wait(
+                403,
+                &none,
+                "{\"message\":\"You have exceeded a secondary rate limit\"}",
+                0
+            ),
+            Some(60)
+        );
+        // A permission error is not a rate limit (a fork's read-only token).
+        assert_eq!(
+            rate_limit_wait(
+                403,
+                &none,
+                "{\"message\":\"Resource not accessible by integration\"}",
+                0
+            ),
+            None
+        );
+        assert_eq!(
+            rate_limit_wait(500, &headers(&[("retry-after", "1")]), "", 0),
+            None
+        );
+        assert_eq!(
+            rate_limit_wait(429, &headers(&[("ratelimit-reset", "105")]), "", 100),
+            Some(6)
+        );
+    }
+
+    #[test]
+    fn error_messages_are_one_short_line() {
+        assert_eq!(
+            error_message(
+                "{\"message\":\"Validation Failed\",\"errors\":[\"Line could not be resolved\"]}"
+            ),
+            "Validation Failed: [\"Line could not be resolved\"]"
+        );
+        assert_eq!(
+            error_message("{\"message\":\"401 Unauthorized\"}"),
+            "401 Unauthorized"
+        );
+        assert_eq!(
+            error_message("<html>\n bad\n gateway</html>"),
+            "<html> bad gateway</html>"
+        );
+        assert_eq!(error_message(""), "(empty answer)");
+        assert!(error_message(&"x".repeat(1000)).ends_with('…'));
+    }
+
+    #[test]
+    fn the_token_is_scrubbed_and_hidden_from_debug() {
+        let api = Api::new(
+            "http://127.0.0.1:1/api",
+            Secret::new("authorization", "Bearer ", "ghs_secret123".into()),
+            vec![],
+            RetryPolicy::default(),
+            false,
+        );
+        assert_eq!(
+            api.scrub("bad Bearer ghs_secret123 here"),
+            "bad Bearer *** here"
+        );
+        assert_eq!(format!("{:?}", api.auth), "authorization: ***");
+        assert_eq!(
+            api.display_path("http://127.0.0.1:1/api/repos/x"),
+            "/repos/x"
+        );
+        assert_eq!(
+            api.display_path("http://127.0.0.1:1/repositories/1"),
+            "/repositories/1"
+        );
+    }
+}

@@ -1,0 +1,22 @@
+//! Publishing a review to a pull request (GitHub) or merge request (GitLab): payload
+//! building and planning (pure), the HTTP client, and one adapter per forge.
+mod build;
+mod diff;
+mod env;
+mod error;
+mod github;
+mod gitlab;
+mod http;
+mod model;
+mod plan;
+mod send;
+
+pub use build::{
+    build_payload, fp_marker, parse_fp_marker, report_pointer, short_sha, SUMMARY_MARKER,
+};
+pub use env::{process_env, settings, token_var, EnvLookup, Settings};
+pub use error::PublishError;
+pub use http::{dry_run_line, RetryPolicy};
+pub use model::{Forge, InlineComment, Payload, PrTarget, PublishRecord, PublishStatus};
+pub use plan::Published;
+pub use send::send;

@@ -1,0 +1,231 @@
+//! Making agent (and repository) text inert in the human renderings: in Markdown no HTML,
+//! no link or image, no `@mention` that would ping, no copy of the `<!-- arev-report -->`
+//! marker a CI job looks for, nothing that breaks out of a table cell; on a terminal (and in
+//! a CI log) no control sequence and no line that a CI runner would read as a command.
+//!
+//! Markdown follows CommonMark/GFM inline rules: text inside a code span is shown literally
+//! (only the marker and, in a table, `|` need care there); everywhere else `<`, `>`, `&`
+//! become entities, inline syntax characters are backslash-escaped (invisible once
+//! rendered) and a zero-width space follows every `@`.
+
+/// The marker the Markdown report starts with (a PR bot finds its comment by it).
+pub const REPORT_MARKER: &str = "<!-- arev-report -->";
+
+/// Where Markdown text goes: a GFM table cell (where `|` splits cells even inside a code
+/// span) or running text / a list item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MdContext {
+    Table,
+    Inline,
+}
+
+const ZWSP: char = '\u{200B}';
+
+/// Control characters (newlines included) folded to spaces: one line of text.
+fn one_line(s: &str) -> String {
+    s.replace("\r\n", " ")
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// One character of normal (non-code) Markdown text, made inert.
+fn push_inert(out: &mut String, c: char) {
+    match c {
+        '<' => out.push_str("&lt;"),
+        '>' => out.push_str("&gt;"),
+        '&' => out.push_str("&amp;"),
+        '@' => {
+            out.push('@');
+            out.push(ZWSP);
+        }
+        '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | '!' => {
+            out.push('\\');
+            out.push(c);
+        }
+        c => out.push(c),
+    }
+}
+
+/// The content of a code span: shown literally, except that the marker is broken (a
+/// zero-width space after `<!`) and, in a table, `|` is escaped.
+fn code_content(s: &str, ctx: MdContext) -> String {
+    let s = s.replace("<!--", "<!\u{200B}--");
+    match ctx {
+        MdContext::Table => s.replace('|', "\\|"),
+        MdContext::Inline => s,
+    }
+}
+
+/// Length of the run of backticks starting at `i`.
+fn run_len(chars: &[char], i: usize) -> usize {
+    chars[i..].iter().take_while(|c| **c == '`').count()
+}
+
+/// Start of the next backtick run of exactly `n` at or after `from` (a code span's end).
+fn closing_run(chars: &[char], from: usize, n: usize) -> Option<usize> {
+    let mut i = from;
+    while i < chars.len() {
+        if chars[i] == '`' {
+            let len = run_len(chars, i);
+            if len == n {
+                return Some(i);
+            }
+            i += len;
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
+/// Agent text as one line of inert Markdown. Code spans the agent wrote stay code spans.
+pub fn md_text(s: &str, ctx: MdContext) -> String {
+    let chars: Vec<char> = one_line(s).chars().collect();
+    let mut out = String::with_capacity(chars.len() + 16);
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' && chars.get(i + 1).is_some_and(char::is_ascii_punctuation) {
+            // The agent's own escape: the escaped character, made inert our way.
+            push_inert(&mut out, chars[i + 1]);
+            i += 2;
+            continue;
+        }
+        if c == '`' {
+            let n = run_len(&chars, i);
+            if let Some(end) = closing_run(&chars, i + n, n) {
+                let content: String = chars[i + n..end].iter().collect();
+                let fence = "`".repeat(n);
+                out.push_str(&fence);
+                out.push_str(&code_content(&content, ctx));
+                out.push_str(&fence);
+                i = end + n;
+            } else {
+                for _ in 0..n {
+                    out.push_str("\\`");
+                }
+                i += n;
+            }
+            continue;
+        }
+        push_inert(&mut out, c);
+        i += 1;
+    }
+    out
+}
+
+/// `s` (a path, a target as typed) as one inert code span, fenced with more backticks than
+/// it holds.
+pub fn md_code(s: &str, ctx: MdContext) -> String {
+    let s = one_line(s);
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') || s.is_empty() {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{}{pad}{fence}", code_content(&s, ctx))
+}
+
+/// Agent text for the terminal report: control characters (escape sequences included)
+/// shown as `\u{..}`, tabs as spaces, and each further line indented by `indent`; a line
+/// that would start with `::` (a GitHub Actions workflow command, even after leading
+/// spaces) gets a backslash before it.
+pub fn term_text(s: &str, indent: &str) -> String {
+    let s = s.replace("\r\n", "\n");
+    let mut out = String::with_capacity(s.len());
+    for (k, line) in s.split(['\n', '\r']).enumerate() {
+        if k > 0 {
+            out.push('\n');
+            out.push_str(indent);
+        }
+        if line.trim_start().starts_with("::") {
+            out.push('\\');
+        }
+        for c in line.chars() {
+            match c {
+                '\t' => out.push(' '),
+                c if c.is_control() => {
+                    out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+                }
+                c => out.push(c),
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_mentions_and_the_marker_are_inert() {
+        let t = md_text(
+            "<img src=x onerror=alert(1)> @octocat & @org/team <!-- arev-report -->",
+            MdContext::Inline,
+        );
+        assert!(!t.contains('<') && !t.contains('>'), "{t}");
+        assert!(t.contains("&lt;img"), "{t}");
+        assert!(
+            t.contains("@\u{200B}octocat") && t.contains("@\u{200B}org/team"),
+            "{t}"
+        );
+        assert!(t.contains("&amp;"), "{t}");
+        assert!(!t.contains(REPORT_MARKER), "{t}");
+        // Inside a code span the text stays literal, but the marker is still broken.
+        let c = md_text(
+            "see `Vec<u8>` and `<!-- arev-report -->`",
+            MdContext::Inline,
+        );
+        assert!(c.contains("`Vec<u8>`"), "{c}");
+        assert!(!c.contains(REPORT_MARKER), "{c}");
+        // An escaped backtick does not open a code span that would shield HTML.
+        let e = md_text("\\`<b>`x", MdContext::Inline);
+        assert!(!e.contains("<b>"), "{e}");
+        // An unclosed backtick is literal, so what follows is still escaped.
+        let u = md_text("`<script>", MdContext::Inline);
+        assert!(!u.contains("<script>"), "{u}");
+    }
+
+    #[test]
+    fn links_tables_and_newlines() {
+        let t = md_text(
+            "[click](http://x) ![img](http://y)\n| a | b |",
+            MdContext::Table,
+        );
+        assert!(!t.contains('\n'), "{t}");
+        assert!(
+            t.contains("\\[click\\]") && t.contains("\\!\\[img\\]"),
+            "{t}"
+        );
+        assert!(!t.replace("\\|", "").contains('|'), "{t}");
+        let c = md_text("`a|b`", MdContext::Table);
+        assert_eq!(c, "`a\\|b`");
+        assert_eq!(md_text("`a|b`", MdContext::Inline), "`a|b`");
+    }
+
+    #[test]
+    fn code_spans_fence_past_backticks() {
+        assert_eq!(md_code("src/a.rs:2", MdContext::Table), "`src/a.rs:2`");
+        assert_eq!(md_code("a`b.rs", MdContext::Inline), "``a`b.rs``");
+        assert_eq!(md_code("`x", MdContext::Inline), "`` `x ``");
+        assert_eq!(md_code("a|b", MdContext::Table), "`a\\|b`");
+    }
+
+    #[test]
+    fn terminal_text_has_no_control_sequences_or_workflow_commands() {
+        let t = term_text(
+            "red \x1b[31mtext\x07\nline two\n  ::error::fake\r\nok",
+            "    ",
+        );
+        assert!(!t.contains('\x1b') && !t.contains('\x07'), "{t}");
+        assert!(t.contains("\\u{1b}[31m"), "{t}");
+        for line in t.lines() {
+            assert!(!line.trim_start().starts_with("::"), "{line}");
+        }
+        assert!(t.contains("\n    line two\n"), "{t}");
+    }
+}

@@ -1,0 +1,105 @@
+//! Report destinations (`--out`, `--sarif`, `--markdown`) checked before anything is
+//! reviewed: a destination that cannot be written is a usage error (exit 2) at once, not
+//! after a paid review. Nothing of the user's is written: the check creates and removes a
+//! temporary file in the destination's directory, exactly the step the final atomic write
+//! takes first.
+
+use super::Outputs;
+use crate::errors::ExpectedError;
+use std::path::Path;
+
+/// Check every requested destination; the first that cannot be written is the error.
+pub(crate) fn check_destinations(outputs: &Outputs) -> Result<(), ExpectedError> {
+    for (flag, path) in [
+        ("--out", &outputs.out),
+        ("--sarif", &outputs.sarif),
+        ("--markdown", &outputs.markdown),
+    ] {
+        if let Some(p) = path {
+            check(p)
+                .map_err(|why| ExpectedError::Usage(format!("{flag} {}: {why}", p.display())))?;
+        }
+    }
+    Ok(())
+}
+
+/// Why `path` cannot receive a report, if it cannot.
+fn check(path: &Path) -> Result<(), String> {
+    if path.file_name().is_none() {
+        return Err("not a file name".into());
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => return Err("is a directory".into()),
+        Ok(m) if !m.is_file() => return Err("is not a regular file".into()),
+        _ => {}
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(format!("{} is not a directory", dir.display())),
+        Err(_) => return Err(format!("directory {} does not exist", dir.display())),
+    }
+    tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .map(drop)
+        .map_err(|e| format!("cannot write in {}: {e}", dir.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Format;
+    use std::path::PathBuf;
+
+    fn outs(out: Option<PathBuf>, sarif: Option<PathBuf>) -> Outputs {
+        Outputs {
+            format: Format::Text,
+            out,
+            markdown: None,
+            sarif,
+            quiet: false,
+        }
+    }
+
+    #[test]
+    fn writable_destinations_pass_and_leave_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let existing = d.path().join("old.json");
+        std::fs::write(&existing, "keep").unwrap();
+        check_destinations(&outs(
+            Some(d.path().join("new.json")),
+            Some(existing.clone()),
+        ))
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
+        let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+        assert_eq!(
+            names.len(),
+            1,
+            "no file created, the existing one untouched"
+        );
+    }
+
+    #[test]
+    fn unwritable_destinations_name_the_flag_and_why() {
+        let d = tempfile::tempdir().unwrap();
+        let e = check_destinations(&outs(Some(d.path().join("no/such/dir/a.json")), None))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--out") && e.contains("does not exist"), "{e}");
+        let e = check_destinations(&outs(None, Some(d.path().to_path_buf())))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--sarif") && e.contains("is a directory"), "{e}");
+        let file = d.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        let e = check_destinations(&outs(Some(file.join("x.json")), None))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is not a directory"), "{e}");
+    }
+}

@@ -1,0 +1,589 @@
+//! The pure steps of a round between its dispatches (docs/architecture.md, the round
+//! protocol): fold the Enthusiast passes and the Adversary into the round record, gate the
+//! findings (membership, anchors), drop repeats of confirmed locations (pre-adversary dedup),
+//! attach the Judge's rulings, and carry the run state to the next round. No I/O, no async.
+
+use super::context::History;
+use super::decide::confirmed_locations;
+use super::driver::Judged;
+use super::role::{RoleOutput, RoleRun};
+use super::{Decision, DecisionRecord, RoundCounts, RoundFinding, RoundRecord};
+use crate::findings::{
+    AdversaryOutput, EnthusiastOutput, JudgeOutput, PassFinding, Role, Ruling, Tier, UnionedFinding,
+};
+use crate::gates::{anchor_ok, normalize_finding_file, Abort, FileCheck};
+use crate::resolve::RunPlan;
+use crate::target::{PinnedTarget, TargetType};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Lines within which a new finding repeats a confirmed location of an earlier round and is
+/// dropped before the Adversary sees it (code targets, same file).
+pub(super) const DEDUP_WINDOW: u32 = 5;
+
+/// Run state carried from round to round.
+#[derive(Debug, Clone)]
+pub(super) struct State {
+    pub tier: Tier,
+    pub history: History,
+    pub prior_rulings: Option<Vec<Ruling>>,
+    pub prior_substantive: Option<u32>,
+    pub prior_yield: Option<u32>,
+    pub runs_worsening: u32,
+    pub sub_opus_streak: u32,
+    pub file_finding_counts: BTreeMap<String, u32>,
+    pub reviewed_files: BTreeSet<String>,
+    pub spent_usd: f64,
+    pub spent_tokens: u64,
+}
+
+impl State {
+    pub fn new(tier: Tier) -> Self {
+        Self {
+            tier,
+            history: History::default(),
+            prior_rulings: None,
+            prior_substantive: None,
+            prior_yield: None,
+            runs_worsening: 0,
+            sub_opus_streak: 0,
+            file_finding_counts: BTreeMap::new(),
+            reviewed_files: BTreeSet::new(),
+            spent_usd: 0.0,
+            spent_tokens: 0,
+        }
+    }
+
+    /// The files this round reviews: its RELEVANT_FILES budget, else the whole target.
+    pub fn note_reviewed(&mut self, relevant: Option<&[String]>, target: &PinnedTarget) {
+        match relevant {
+            Some(files) => self.reviewed_files.extend(files.iter().cloned()),
+            None => self
+                .reviewed_files
+                .extend(target.allowed_files().map(String::from)),
+        }
+    }
+
+    /// Add this round's spend; whether a configured budget is now exhausted.
+    pub fn spend(&mut self, rec: &RoundRecord, plan: &RunPlan) -> bool {
+        let (usd, tokens) = spend(rec);
+        self.spent_usd += usd;
+        self.spent_tokens += tokens;
+        plan.budget_usd.is_some_and(|b| self.spent_usd >= b)
+            || plan.budget_tokens.is_some_and(|b| self.spent_tokens >= b)
+    }
+
+    /// The state for the next round after round `round` (at `self.tier`) went on with
+    /// decision `d`: its confirmed rulings join the history and the per-file counts.
+    pub fn advance(
+        &mut self,
+        round: u32,
+        target: &PinnedTarget,
+        rulings: Vec<Ruling>,
+        judge_summary: Option<String>,
+        yield_count: u32,
+        d: &Decision,
+    ) {
+        for r in rulings.iter().filter(|r| r.is_confirmed()) {
+            if let (Some(f), Some(l)) = (&r.file, r.line) {
+                self.history
+                    .confirmed
+                    .push((round, r.finding_id.clone(), f.clone(), l));
+            }
+            if let Some(f) = &r.file {
+                if target.is_allowed(f) {
+                    *self.file_finding_counts.entry(f.clone()).or_default() += 1;
+                }
+            }
+        }
+        debug_assert_eq!(
+            confirmed_locations(&rulings).len(),
+            rulings
+                .iter()
+                .filter(|r| r.is_confirmed() && r.file.is_some() && r.line.is_some())
+                .count()
+        );
+        self.history.prior_summary = judge_summary;
+        self.prior_rulings = Some(rulings);
+        self.prior_substantive = Some(d.substantive);
+        self.prior_yield = Some(yield_count);
+        self.runs_worsening = d.runs_worsening;
+        self.sub_opus_streak = if self.tier < Tier::Opus {
+            self.sub_opus_streak + 1
+        } else {
+            0
+        };
+        self.tier = d.next_tier;
+    }
+}
+
+impl RoundRecord {
+    /// The record of round `round` before anything was dispatched: no findings, decision
+    /// `abort` until the round decides otherwise.
+    pub fn new(round: u32, tier: Tier, mode: &str, passes: u32) -> Self {
+        Self {
+            round,
+            tier,
+            mode: mode.to_string(),
+            passes,
+            relevant_files: None,
+            dispatches: vec![],
+            findings: vec![],
+            adversary: None,
+            judge: None,
+            errors: vec![],
+            counts: RoundCounts::default(),
+            decision: DecisionRecord {
+                action: "abort".into(),
+                stop_reason: None,
+                abort_reason: None,
+                next_tier: None,
+                reasons: vec![],
+            },
+            duration_ms: 0,
+            cost_usd: 0.0,
+            tokens: 0,
+        }
+    }
+}
+
+/// USD and tokens of a round's dispatches.
+pub(super) fn spend(rec: &RoundRecord) -> (f64, u64) {
+    let usd = rec.dispatches.iter().map(|d| d.outcome.cost_usd()).sum();
+    let tokens = rec.dispatches.iter().map(|d| d.outcome.tokens()).sum();
+    (usd, tokens)
+}
+
+/// What the Enthusiast passes and the Adversary gave, folded into the round record.
+#[derive(Debug, Default)]
+pub(super) struct Folded {
+    /// Valid findings of every pass.
+    pub findings: Vec<PassFinding>,
+    pub adversary: Option<AdversaryOutput>,
+    /// Passes whose answer stayed malformed after the re-dispatch.
+    pub malformed_passes: u32,
+    /// Some role (a pass or the Adversary) answered malformed JSON.
+    pub malformed_any: bool,
+    /// The first abort, passes first.
+    pub abort: Option<Abort>,
+}
+
+/// Fold the Enthusiast passes (in pass order) and the Adversary: their dispatch records and
+/// per-pass counts go into `rec`, malformed answers are counted as errors.
+pub(super) fn fold_dispatches(
+    round: u32,
+    passes: Vec<RoleRun<EnthusiastOutput>>,
+    adversary: RoleRun<AdversaryOutput>,
+    rec: &mut RoundRecord,
+) -> Folded {
+    let mut f = Folded::default();
+    for (i, run_p) in passes.into_iter().enumerate() {
+        let pass = i as u32 + 1;
+        rec.dispatches.extend(run_p.records);
+        match run_p.output {
+            RoleOutput::Valid(out) => {
+                rec.counts.per_pass.push(out.findings.len() as u32);
+                f.findings.extend(
+                    out.findings
+                        .into_iter()
+                        .map(|finding| PassFinding { pass, finding }),
+                );
+            }
+            RoleOutput::Malformed(e) => {
+                rec.counts.per_pass.push(0);
+                f.malformed_passes += 1;
+                f.malformed_any = true;
+                rec.errors.push("enthusiast_malformed_json".into());
+                tracing::warn!("round {round} pass {pass}: enthusiast_malformed_json: {e}");
+            }
+            RoleOutput::Abort(a) => {
+                f.abort.get_or_insert(a);
+            }
+            RoleOutput::Cancelled => {}
+        }
+    }
+    rec.dispatches.extend(adversary.records);
+    match adversary.output {
+        RoleOutput::Valid(m) => f.adversary = Some(m),
+        RoleOutput::Malformed(e) => {
+            f.malformed_any = true;
+            rec.errors.push("adversary_malformed_json".into());
+            tracing::warn!("round {round}: adversary_malformed_json: {e}");
+        }
+        RoleOutput::Abort(a) => {
+            f.abort.get_or_insert(a);
+        }
+        RoleOutput::Cancelled => {}
+    }
+    f
+}
+
+/// The finding gates: every cited file must be in the target (all-or-nothing: one outside
+/// aborts the run), then findings whose line is not a valid anchor are dropped and counted.
+pub(super) fn gate_findings(
+    findings: &mut Vec<PassFinding>,
+    target: &PinnedTarget,
+    rec: &mut RoundRecord,
+) -> Result<(), Abort> {
+    for pf in findings.iter_mut() {
+        if let Some(file) = pf.finding.file.clone() {
+            match normalize_finding_file(&file, target) {
+                FileCheck::Allowed(rel) => pf.finding.file = Some(rel),
+                FileCheck::Offtarget(bad) => {
+                    return Err(Abort::OfftargetHallucination {
+                        role: Role::Enthusiast,
+                        file: bad,
+                    })
+                }
+            }
+        }
+    }
+    let before = findings.len();
+    findings.retain(|pf| anchor_ok(&pf.finding, target));
+    rec.counts.anchor_invalid = (before - findings.len()) as u32;
+    rec.errors.extend(std::iter::repeat_n(
+        "anchor_invalid".to_string(),
+        rec.counts.anchor_invalid as usize,
+    ));
+    Ok(())
+}
+
+/// Pre-adversary dedup (code targets): drop unioned findings within `DEDUP_WINDOW` lines of a
+/// location confirmed in an earlier round, then number the rest F1..Fn.
+pub(super) fn dedup(
+    unioned: Vec<UnionedFinding>,
+    confirmed_before: &[(String, u32)],
+    target_type: TargetType,
+    rec: &mut RoundRecord,
+) -> Vec<RoundFinding> {
+    let mut novel: Vec<RoundFinding> = vec![];
+    for u in unioned {
+        let dup = target_type == TargetType::Code
+            && match (&u.finding.file, u.finding.line) {
+                (Some(f), Some(l)) => confirmed_before
+                    .iter()
+                    .any(|(cf, cl)| cf == f && cl.abs_diff(l) <= DEDUP_WINDOW),
+                _ => false,
+            };
+        if dup {
+            rec.counts.dedup_dropped += 1;
+        } else {
+            novel.push(RoundFinding {
+                finding: u.finding,
+                passes: u.passes,
+                merged_from: u.merged_from,
+            });
+        }
+    }
+    if rec.counts.dedup_dropped > 0 {
+        rec.decision.reasons.push(format!(
+            "pre-adversary dedup: {} finding(s) within ±{DEDUP_WINDOW} lines of a confirmed location dropped",
+            rec.counts.dedup_dropped
+        ));
+    }
+    for (i, f) in novel.iter_mut().enumerate() {
+        f.finding.id = format!("F{}", i + 1);
+    }
+    rec.counts.novel = novel.len() as u32;
+    novel
+}
+
+/// The Judge named a file outside the target: the run aborts.
+pub(super) fn judge_offtarget(j: &JudgeOutput, target: &PinnedTarget) -> Option<Abort> {
+    j.rulings.iter().find_map(
+        |r| match normalize_finding_file(r.file.as_deref()?, target) {
+            FileCheck::Offtarget(bad) => Some(Abort::OfftargetHallucination {
+                role: Role::Judge,
+                file: bad,
+            }),
+            FileCheck::Allowed(_) => None,
+        },
+    )
+}
+
+/// Attach the Judge's rulings to the findings it was sent: each ruling's file normalised (the
+/// finding's place when the Judge left it out), counted confirmed / debunked / unresolved;
+/// rulings of unknown ids or findings without a ruling are a count mismatch. Returns the
+/// valid rulings and every finding with its ruling.
+pub(super) fn attach_rulings(
+    round: u32,
+    novel: &[RoundFinding],
+    j: &JudgeOutput,
+    target: &PinnedTarget,
+    rec: &mut RoundRecord,
+) -> (Vec<Ruling>, Vec<Judged>) {
+    let by_id: BTreeMap<&str, &Ruling> = j
+        .rulings
+        .iter()
+        .map(|r| (r.finding_id.as_str(), r))
+        .collect();
+    let mut rulings = vec![];
+    let mut judged = vec![];
+    for f in novel {
+        let ruling = by_id.get(f.finding.id.as_str()).map(|r| {
+            let mut r = (*r).clone();
+            r.file = match r.file.as_deref().map(|x| normalize_finding_file(x, target)) {
+                Some(FileCheck::Allowed(rel)) => Some(rel),
+                _ => f.finding.file.clone(),
+            };
+            if r.line.is_none() {
+                r.line = f.finding.line;
+            }
+            r
+        });
+        match &ruling {
+            Some(r) if r.is_confirmed() => rec.counts.confirmed += 1,
+            Some(_) => rec.counts.debunked += 1,
+            None => rec.counts.unresolved += 1,
+        }
+        if let Some(r) = &ruling {
+            rulings.push(r.clone());
+        }
+        judged.push(Judged {
+            round,
+            finding: f.clone(),
+            ruling,
+        });
+    }
+    let unknown = j
+        .rulings
+        .iter()
+        .filter(|r| !novel.iter().any(|f| f.finding.id == r.finding_id))
+        .count();
+    if unknown > 0 || rec.counts.unresolved > 0 {
+        rec.errors.push("judge_ruling_count_mismatch".into());
+    }
+    (rulings, judged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::{ArtefactType, FinalSeverity, Winner};
+    use crate::target::TargetKind;
+    use crate::test_support::{finding, target};
+    use std::path::Path;
+
+    fn record() -> RoundRecord {
+        RoundRecord::new(1, Tier::Opus, "full", 2)
+    }
+
+    fn unioned(id: &str, file: &str, line: u32) -> UnionedFinding {
+        UnionedFinding {
+            finding: finding(id, Some(file), Some(line), "logic"),
+            passes: vec![1],
+            merged_from: vec![format!("p1:{id}")],
+        }
+    }
+
+    fn ruling(id: &str, file: Option<&str>, line: Option<u32>, winner: Winner) -> Ruling {
+        Ruling {
+            finding_id: id.into(),
+            file: file.map(Into::into),
+            line,
+            target_type: ArtefactType::Code,
+            final_severity: FinalSeverity::High,
+            winner,
+            resolution: "checked".into(),
+            edit_instruction: None,
+            cites: vec![],
+        }
+    }
+
+    fn valid<T>(v: T) -> RoleRun<T> {
+        RoleRun {
+            output: RoleOutput::Valid(v),
+            records: vec![],
+        }
+    }
+
+    #[test]
+    fn dedup_drops_repeats_of_confirmed_locations_within_the_window_and_renumbers() {
+        let mut rec = record();
+        let before = [("a.rs".to_string(), 10)];
+        let novel = dedup(
+            vec![
+                unioned("X", "a.rs", 10 + DEDUP_WINDOW),
+                unioned("Y", "a.rs", 10 + DEDUP_WINDOW + 1),
+                unioned("Z", "b.rs", 10),
+            ],
+            &before,
+            TargetType::Code,
+            &mut rec,
+        );
+        let ids: Vec<(&str, Option<u32>)> = novel
+            .iter()
+            .map(|f| (f.finding.id.as_str(), f.finding.line))
+            .collect();
+        assert_eq!(ids, [("F1", Some(16)), ("F2", Some(10))]);
+        assert_eq!(rec.counts.dedup_dropped, 1);
+        assert_eq!(rec.counts.novel, 2);
+        assert!(rec.decision.reasons[0].contains("within ±5 lines"));
+        // Spec targets are never deduplicated by line.
+        let mut rec = record();
+        let novel = dedup(
+            vec![unioned("X", "a.rs", 10)],
+            &before,
+            TargetType::Spec,
+            &mut rec,
+        );
+        assert_eq!(novel.len(), 1);
+        assert!(rec.decision.reasons.is_empty());
+    }
+
+    #[test]
+    fn folding_counts_passes_keeps_the_first_abort_and_flags_malformed_answers() {
+        let mut rec = record();
+        let passes = vec![
+            valid(EnthusiastOutput {
+                findings: vec![finding("F1", Some("a.rs"), Some(1), "logic")],
+            }),
+            RoleRun {
+                output: RoleOutput::Malformed("bad".into()),
+                records: vec![],
+            },
+            RoleRun {
+                output: RoleOutput::Abort(Abort::NoToolInvocation {
+                    role: Role::Enthusiast,
+                }),
+                records: vec![],
+            },
+        ];
+        let adversary = RoleRun {
+            output: RoleOutput::Abort(Abort::NoToolInvocation {
+                role: Role::Adversary,
+            }),
+            records: vec![],
+        };
+        let f = fold_dispatches(1, passes, adversary, &mut rec);
+        assert_eq!(rec.counts.per_pass, [1, 0]);
+        assert_eq!(f.findings.len(), 1);
+        assert_eq!(f.findings[0].pass, 1);
+        assert_eq!(f.malformed_passes, 1);
+        assert!(f.malformed_any);
+        assert_eq!(
+            f.abort,
+            Some(Abort::NoToolInvocation {
+                role: Role::Enthusiast
+            })
+        );
+        assert_eq!(rec.errors, ["enthusiast_malformed_json"]);
+        // A malformed Adversary map counts as malformed output, not as a pass.
+        let mut rec = record();
+        let f = fold_dispatches(
+            1,
+            vec![valid(EnthusiastOutput { findings: vec![] })],
+            RoleRun {
+                output: RoleOutput::Malformed("bad".into()),
+                records: vec![],
+            },
+            &mut rec,
+        );
+        assert!(f.malformed_any && f.adversary.is_none() && f.abort.is_none());
+        assert_eq!(f.malformed_passes, 0);
+        assert_eq!(rec.errors, ["adversary_malformed_json"]);
+    }
+
+    #[test]
+    fn the_finding_gates_abort_on_a_file_outside_and_drop_bad_anchors() {
+        let t = target(Path::new("/r"), TargetKind::Manifest, &[("a.rs", 10)]);
+        let pf = |line| PassFinding {
+            pass: 1,
+            finding: finding("F1", Some("a.rs"), Some(line), "logic"),
+        };
+        let mut rec = record();
+        let mut fs = vec![pf(3), pf(99)];
+        gate_findings(&mut fs, &t, &mut rec).unwrap();
+        assert_eq!(fs.len(), 1);
+        assert_eq!(rec.counts.anchor_invalid, 1);
+        assert_eq!(rec.errors, ["anchor_invalid"]);
+        let mut fs = vec![PassFinding {
+            pass: 1,
+            finding: finding("F1", Some("elsewhere.rs"), Some(1), "logic"),
+        }];
+        let e = gate_findings(&mut fs, &t, &mut record()).unwrap_err();
+        assert!(matches!(e, Abort::OfftargetHallucination { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn rulings_are_attached_normalised_and_counted() {
+        let t = target(Path::new("/r"), TargetKind::Manifest, &[("a.rs", 10)]);
+        let novel: Vec<RoundFinding> = ["F1", "F2", "F3"]
+            .iter()
+            .map(|id| RoundFinding {
+                finding: finding(id, Some("a.rs"), Some(4), "logic"),
+                passes: vec![1],
+                merged_from: vec![],
+            })
+            .collect();
+        let j = JudgeOutput {
+            rulings: vec![
+                ruling("F1", None, None, Winner::Enthusiast),
+                ruling("F2", Some("a.rs"), Some(5), Winner::Adversary),
+                ruling("F9", Some("a.rs"), Some(5), Winner::Enthusiast),
+            ],
+            summary: "s".into(),
+            convergence: false,
+            next_round_model: None,
+        };
+        assert!(judge_offtarget(&j, &t).is_none());
+        let mut rec = record();
+        let (rulings, judged) = attach_rulings(2, &novel, &j, &t, &mut rec);
+        assert_eq!(rulings.len(), 2);
+        assert_eq!(rulings[0].file.as_deref(), Some("a.rs"));
+        assert_eq!(
+            rulings[0].line,
+            Some(4),
+            "the finding's place fills the gap"
+        );
+        assert_eq!(judged.len(), 3);
+        assert!(judged[2].ruling.is_none() && judged[2].round == 2);
+        assert_eq!(
+            (
+                rec.counts.confirmed,
+                rec.counts.debunked,
+                rec.counts.unresolved
+            ),
+            (1, 1, 1)
+        );
+        assert_eq!(rec.errors, ["judge_ruling_count_mismatch"]);
+        let mut bad = j.clone();
+        bad.rulings[0].file = Some("/etc/passwd".into());
+        assert!(judge_offtarget(&bad, &t).is_some());
+    }
+
+    #[test]
+    fn advancing_carries_confirmed_locations_counts_and_the_streak() {
+        let t = target(Path::new("/r"), TargetKind::Manifest, &[("a.rs", 10)]);
+        let mut st = State::new(Tier::Sonnet);
+        st.note_reviewed(None, &t);
+        assert!(st.reviewed_files.contains("a.rs"));
+        let d = Decision {
+            stop: None,
+            next_tier: Tier::Opus,
+            substantive: 1,
+            self_reference: 0,
+            confirmed: 1,
+            runs_worsening: 1,
+            reasons: vec![],
+            round2_skipped: false,
+            cost_warning: false,
+            escalated: true,
+        };
+        let rulings = vec![
+            ruling("F1", Some("a.rs"), Some(4), Winner::Enthusiast),
+            ruling("F2", Some("a.rs"), Some(8), Winner::Adversary),
+        ];
+        st.advance(1, &t, rulings, Some("sum".into()), 2, &d);
+        assert_eq!(st.history.locations(), [("a.rs".to_string(), 4)]);
+        assert_eq!(st.file_finding_counts["a.rs"], 1);
+        assert_eq!(st.history.prior_summary.as_deref(), Some("sum"));
+        assert_eq!(st.prior_rulings.as_ref().map(Vec::len), Some(2));
+        assert_eq!(
+            (st.prior_substantive, st.prior_yield, st.runs_worsening),
+            (Some(1), Some(2), 1)
+        );
+        assert_eq!((st.tier, st.sub_opus_streak), (Tier::Opus, 1));
+        st.advance(2, &t, vec![], None, 0, &d);
+        assert_eq!(st.sub_opus_streak, 0, "an opus round ends the streak");
+    }
+}

@@ -1,0 +1,98 @@
+//! The process that runs a review, as meta.json records it: its pid and its start time (field
+//! 22 of `/proc/<pid>/stat`, clock ticks since boot), so that a run whose process is gone — or
+//! whose pid now belongs to another process — can be told from a live one.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A process, identified across pid reuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessId {
+    pub pid: u32,
+    /// Start time in clock ticks since boot (`/proc/<pid>/stat` field 22).
+    pub start_time: u64,
+}
+
+/// Whether the process recorded for a run still runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Liveness {
+    Alive,
+    /// Exited (or a zombie), or its pid belongs to a process with another start time.
+    Gone,
+    /// Nothing recorded, or no `/proc` to ask (not Linux): never reported as gone.
+    Unknown,
+}
+
+/// (state, start time) from the text of `/proc/<pid>/stat`. The command name may contain
+/// spaces and parentheses: the fields start after its last `)`.
+fn parse_stat(text: &str) -> Option<(char, u64)> {
+    let (_, rest) = text.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the name: state is field 3, start time field 22 (1-based over the whole line).
+    let state = fields.first()?.chars().next()?;
+    let start = fields.get(19)?.parse().ok()?;
+    Some((state, start))
+}
+
+fn stat(pid: &str) -> std::io::Result<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+}
+
+impl ProcessId {
+    /// This process; None where `/proc` cannot tell its start time.
+    pub fn current() -> Option<Self> {
+        let (_, start_time) = parse_stat(&stat("self").ok()?)?;
+        Some(Self {
+            pid: std::process::id(),
+            start_time,
+        })
+    }
+
+    /// Whether this process still runs.
+    pub fn liveness(&self) -> Liveness {
+        match stat(&self.pid.to_string()) {
+            Ok(text) => match parse_stat(&text) {
+                Some(('Z' | 'X' | 'x', _)) => Liveness::Gone,
+                Some((_, start)) if start != self.start_time => Liveness::Gone,
+                Some(_) => Liveness::Alive,
+                None => Liveness::Unknown,
+            },
+            // No such pid; but without /proc at all nothing can be said.
+            Err(_) if std::path::Path::new("/proc/self/stat").exists() => Liveness::Gone,
+            Err(_) => Liveness::Unknown,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_are_parsed_after_the_last_parenthesis() {
+        let line = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 1000 200 18446744073709551615";
+        assert_eq!(parse_stat(line), Some(('S', 987654)));
+        assert_eq!(parse_stat("4242 (x) Z"), None);
+        assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn this_process_is_alive_and_a_stale_identity_is_gone() {
+        let Some(me) = ProcessId::current() else {
+            return; // no /proc here: nothing to check
+        };
+        assert_eq!(me.pid, std::process::id());
+        assert_eq!(me.liveness(), Liveness::Alive);
+        let reused = ProcessId {
+            start_time: me.start_time + 1,
+            ..me
+        };
+        assert_eq!(reused.liveness(), Liveness::Gone, "same pid, other process");
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        let gone = ProcessId { pid, start_time: 0 };
+        assert_eq!(gone.liveness(), Liveness::Gone);
+    }
+}

@@ -1,0 +1,300 @@
+//! progress.json: where a live run stands — phase, iteration, round and tier, the dispatch
+//! that last started or finished (role, pass, state), the agents running now, counts so far,
+//! elapsed time. Rewritten at every dispatch start and end by the run's `Recorder` (through a
+//! `ProgressLog` handle the dispatching code holds); atomic (temp file + rename) but not
+//! fsynced: it is a live view, meta.json stays the record.
+
+use super::recorder::now;
+use crate::findings::{Role, Tier};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// What the run is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Reviewing (the rounds of one review).
+    Review,
+    /// Iterate mode: the Fixer applies the confirmed rulings.
+    Fix,
+    /// Iterate mode: the `--verify` command runs.
+    Verify,
+    /// The run finished; meta.json holds how.
+    Done,
+}
+
+/// Whether a dispatch started or finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DispatchState {
+    Started,
+    Finished,
+}
+
+/// An agent running now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunningAgent {
+    pub role: Role,
+    pub pass: Option<u32>,
+    /// The dispatch label (`enthusiast-p1`, `judge-retry`, `fixer`).
+    pub label: String,
+    /// Milliseconds since the run started, when this dispatch started.
+    pub since_ms: u64,
+}
+
+/// Counts since the run started (over every review of an iterate run).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProgressCounts {
+    pub dispatches_started: u32,
+    pub dispatches_finished: u32,
+    /// Rounds recorded (round-N.json written), completed or not.
+    pub rounds: u32,
+    /// Findings sent to the Judge.
+    pub findings: u32,
+    pub confirmed: u32,
+    pub debunked: u32,
+}
+
+/// progress.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunProgress {
+    pub run_id: String,
+    pub phase: Phase,
+    /// Iterate mode: the current iteration.
+    pub iteration: Option<u32>,
+    /// The current review round and its tier (null before the first dispatch).
+    pub round: Option<u32>,
+    pub tier: Option<Tier>,
+    /// Role, pass and state of the dispatch that last started or finished.
+    pub role: Option<Role>,
+    pub pass: Option<u32>,
+    pub state: Option<DispatchState>,
+    pub running: Vec<RunningAgent>,
+    pub counts: ProgressCounts,
+    pub started_at: String,
+    pub updated_at: String,
+    pub elapsed_ms: u64,
+}
+
+struct Inner {
+    path: PathBuf,
+    started: Instant,
+    progress: RunProgress,
+}
+
+/// The live progress of one run; cheap to clone and share between concurrent dispatches.
+#[derive(Clone)]
+pub struct ProgressLog {
+    inner: Arc<Mutex<Inner>>,
+}
+
+impl std::fmt::Debug for ProgressLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressLog")
+    }
+}
+
+/// Write without fsync: a crash loses at most the latest update of a live view.
+fn write_quick(path: &Path, value: &RunProgress) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
+    bytes.push(b'\n');
+    tmp.write_all(&bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+impl ProgressLog {
+    /// The progress of run `run_id`, written to `<dir>/progress.json` at once.
+    pub(super) fn start(dir: &Path, run_id: &str) -> Self {
+        let at = now();
+        let log = Self {
+            inner: Arc::new(Mutex::new(Inner {
+                path: dir.join("progress.json"),
+                started: Instant::now(),
+                progress: RunProgress {
+                    run_id: run_id.to_string(),
+                    phase: Phase::Review,
+                    iteration: None,
+                    round: None,
+                    tier: None,
+                    role: None,
+                    pass: None,
+                    state: None,
+                    running: vec![],
+                    counts: ProgressCounts::default(),
+                    started_at: at.clone(),
+                    updated_at: at,
+                    elapsed_ms: 0,
+                },
+            })),
+        };
+        log.update(|_| {});
+        log
+    }
+
+    /// Change the progress and rewrite progress.json. A failed write is logged, never fatal.
+    fn update(&self, change: impl FnOnce(&mut RunProgress)) {
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
+        let elapsed = inner.started.elapsed().as_millis() as u64;
+        let p = &mut inner.progress;
+        change(p);
+        p.elapsed_ms = elapsed;
+        p.updated_at = now();
+        if let Err(e) = write_quick(&inner.path, &inner.progress) {
+            tracing::debug!("cannot write {}: {e}", inner.path.display());
+        }
+    }
+
+    fn elapsed_ms(&self) -> u64 {
+        self.inner
+            .lock()
+            .map(|i| i.started.elapsed().as_millis() as u64)
+            .unwrap_or(0)
+    }
+
+    /// What the run does now (iterate mode: in which iteration).
+    pub fn phase(&self, phase: Phase, iteration: Option<u32>) {
+        self.update(|p| {
+            p.phase = phase;
+            if iteration.is_some() {
+                p.iteration = iteration;
+            }
+        });
+    }
+
+    /// A dispatch starts: `round` and `tier` are those of a review round (None for the Fixer).
+    pub fn dispatch_started(
+        &self,
+        role: Role,
+        pass: Option<u32>,
+        label: &str,
+        round: Option<(u32, Tier)>,
+    ) {
+        let since_ms = self.elapsed_ms();
+        self.update(|p| {
+            if let Some((r, t)) = round {
+                p.round = Some(r);
+                p.tier = Some(t);
+            }
+            (p.role, p.pass, p.state) = (Some(role), pass, Some(DispatchState::Started));
+            p.counts.dispatches_started += 1;
+            p.running.push(RunningAgent {
+                role,
+                pass,
+                label: label.to_string(),
+                since_ms,
+            });
+        });
+    }
+
+    /// A dispatch ended (answered, failed, timed out or cancelled).
+    pub fn dispatch_finished(&self, role: Role, pass: Option<u32>, label: &str) {
+        self.update(|p| {
+            (p.role, p.pass, p.state) = (Some(role), pass, Some(DispatchState::Finished));
+            p.counts.dispatches_finished += 1;
+            if let Some(i) = p
+                .running
+                .iter()
+                .position(|a| a.role == role && a.pass == pass && a.label == label)
+            {
+                p.running.remove(i);
+            }
+        });
+    }
+
+    /// A round was recorded with these counts.
+    pub(super) fn round_recorded(&self, findings: u32, confirmed: u32, debunked: u32) {
+        self.update(|p| {
+            p.counts.rounds += 1;
+            p.counts.findings += findings;
+            p.counts.confirmed += confirmed;
+            p.counts.debunked += debunked;
+        });
+    }
+
+    /// The run finished: nothing runs any more.
+    pub(super) fn done(&self) {
+        self.update(|p| {
+            p.phase = Phase::Done;
+            p.running.clear();
+        });
+    }
+}
+
+/// progress.json of the run in `dir`, if it has one that parses.
+pub fn read_progress(dir: &Path) -> Option<RunProgress> {
+    let text = std::fs::read_to_string(dir.join("progress.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_dispatch_start_and_end_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = ProgressLog::start(dir.path(), "run-1");
+        let p = read_progress(dir.path()).unwrap();
+        assert_eq!(
+            (p.phase, p.round, p.counts.dispatches_started),
+            (Phase::Review, None, 0)
+        );
+        log.dispatch_started(
+            Role::Enthusiast,
+            Some(1),
+            "enthusiast-p1",
+            Some((1, Tier::Opus)),
+        );
+        log.dispatch_started(Role::Adversary, None, "adversary", Some((1, Tier::Opus)));
+        let p = read_progress(dir.path()).unwrap();
+        assert_eq!((p.round, p.tier), (Some(1), Some(Tier::Opus)));
+        assert_eq!(
+            (p.role, p.state),
+            (Some(Role::Adversary), Some(DispatchState::Started))
+        );
+        assert_eq!(p.running.len(), 2);
+        log.dispatch_finished(Role::Enthusiast, Some(1), "enthusiast-p1");
+        log.round_recorded(3, 2, 1);
+        let p = read_progress(dir.path()).unwrap();
+        assert_eq!(p.running.len(), 1);
+        assert_eq!(p.running[0].label, "adversary");
+        assert_eq!((p.role, p.pass), (Some(Role::Enthusiast), Some(1)));
+        assert_eq!(p.state, Some(DispatchState::Finished));
+        assert_eq!(
+            p.counts,
+            ProgressCounts {
+                dispatches_started: 2,
+                dispatches_finished: 1,
+                rounds: 1,
+                findings: 3,
+                confirmed: 2,
+                debunked: 1
+            }
+        );
+        log.phase(Phase::Fix, Some(2));
+        log.dispatch_started(Role::Fixer, None, "fixer", None);
+        let p = read_progress(dir.path()).unwrap();
+        assert_eq!(
+            (p.phase, p.iteration, p.round),
+            (Phase::Fix, Some(2), Some(1))
+        );
+        log.done();
+        let p = read_progress(dir.path()).unwrap();
+        assert_eq!(p.phase, Phase::Done);
+        assert!(p.running.is_empty());
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temp files left behind");
+    }
+}
