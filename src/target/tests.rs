@@ -315,6 +315,43 @@ fn snapshot_diff_reviews_only_changes_since_the_snapshot_and_leaves_the_index_al
 }
 
 #[test]
+fn snapshot_diffs_skip_links_and_nested_repositories_like_any_diff() {
+    let dir = repo_with(&[("a.txt", "a\n")]);
+    let root = dir.path();
+    let base = snapshot_diff(root, None, CAP).expect("snapshot");
+    std::os::unix::fs::symlink("/etc/passwd", root.join("link.txt")).expect("symlink");
+    let nested = root.join("vendor/nested");
+    fs::create_dir_all(&nested).expect("mkdir");
+    git(&nested, &["init", "-q"]);
+    write(&nested, "x.rs", "fn x() {}\n");
+    // A nested repository without a commit is left out (no error).
+    let mut r = req(root, &["diff"]);
+    r.base_tree = Some(base.tree.clone());
+    let early = resolve(&r);
+    assert!(!matches!(&early, Err(TargetError::Git(_))), "{early:?}");
+    git(&nested, &["add", "-A"]);
+    git(&nested, &["commit", "-q", "-m", "x"]);
+    write(root, "b.txt", "b\n");
+    let t = resolve(&r).expect("snapshot diff");
+    assert_eq!(paths(&t), ["b.txt"]);
+    let skipped: Vec<(&str, SkipReason)> = t
+        .skipped
+        .iter()
+        .map(|s| (s.path.as_str(), s.reason))
+        .collect();
+    assert!(
+        skipped.contains(&("link.txt", SkipReason::Symlink)),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped
+            .iter()
+            .any(|(p, r)| p.starts_with("vendor/nested") && *r == SkipReason::Submodule),
+        "{skipped:?}"
+    );
+}
+
+#[test]
 fn snapshot_of_an_unborn_branch() {
     let dir = TempDir::new().expect("tempdir");
     let root = dir.path();
