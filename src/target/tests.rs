@@ -326,7 +326,7 @@ fn snapshot_diffs_skip_links_and_nested_repositories_like_any_diff() {
     write(&nested, "x.rs", "fn x() {}\n");
     // A nested repository without a commit is left out (no error).
     let mut r = req(root, &["diff"]);
-    r.base_tree = Some(base.tree.clone());
+    r.base_tree = Some(base.tree);
     let early = resolve(&r);
     assert!(!matches!(&early, Err(TargetError::Git(_))), "{early:?}");
     git(&nested, &["add", "-A"]);
