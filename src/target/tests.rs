@@ -297,7 +297,7 @@ fn snapshot_diff_reviews_only_changes_since_the_snapshot_and_leaves_the_index_al
 
     // Misuse: another target, with --base, or an oid that is not a tree here.
     let mut bad = req(root, &["a.txt"]);
-    bad.base_tree = Some(base.tree.clone());
+    bad.base_tree = Some(base.tree);
     assert!(matches!(
         resolve(&bad),
         Err(TargetError::BaseTreeWithoutDiff)
@@ -312,6 +312,34 @@ fn snapshot_diff_reviews_only_changes_since_the_snapshot_and_leaves_the_index_al
             "{oid}"
         );
     }
+}
+
+#[test]
+fn snapshot_records_a_nested_repository_instead_of_failing() {
+    let dir = repo_with(&[("a.txt", "a\n")]);
+    let root = dir.path();
+    let nested = root.join("vendor/nested");
+    fs::create_dir_all(&nested).expect("mkdir");
+    git(&nested, &["init", "-q"]);
+    write(&nested, "x.rs", "fn x() {}\n");
+    // Without a commit it is left out; with one, it is a gitlink to its HEAD.
+    let empty = snapshot_diff(root, None).expect("snapshot");
+    let listed = git(root, &["ls-tree", "-r", &empty.tree]);
+    assert!(!listed.contains("vendor"), "{listed}");
+    git(&nested, &["add", "-A"]);
+    git(&nested, &["commit", "-q", "-m", "x"]);
+    let head = git(&nested, &["rev-parse", "HEAD"]);
+    let base = snapshot_diff(root, None).expect("snapshot");
+    let listed = git(root, &["ls-tree", "-r", &base.tree]);
+    assert!(
+        listed.contains(&format!("160000 commit {}\tvendor/nested", head.trim())),
+        "{listed}"
+    );
+    // Unchanged since: no diff.
+    assert_eq!(
+        snapshot_diff(root, Some(&base.tree)).expect("diff").sha,
+        empty_diff_sha()
+    );
 }
 
 #[test]
