@@ -352,6 +352,36 @@ fn snapshot_diffs_skip_links_and_nested_repositories_like_any_diff() {
 }
 
 #[test]
+fn snapshot_records_a_nested_repository_instead_of_failing() {
+    let dir = repo_with(&[("a.txt", "a\n")]);
+    let root = dir.path();
+    let nested = root.join("vendor/nested");
+    fs::create_dir_all(&nested).expect("mkdir");
+    git(&nested, &["init", "-q"]);
+    write(&nested, "x.rs", "fn x() {}\n");
+    // Without a commit it is left out; with one, it is a gitlink to its HEAD.
+    let empty = snapshot_diff(root, None, CAP).expect("snapshot");
+    let listed = git(root, &["ls-tree", "-r", &empty.tree]);
+    assert!(!listed.contains("vendor"), "{listed}");
+    git(&nested, &["add", "-A"]);
+    git(&nested, &["commit", "-q", "-m", "x"]);
+    let head = git(&nested, &["rev-parse", "HEAD"]);
+    let base = snapshot_diff(root, None, CAP).expect("snapshot");
+    let listed = git(root, &["ls-tree", "-r", &base.tree]);
+    assert!(
+        listed.contains(&format!("160000 commit {}\tvendor/nested", head.trim())),
+        "{listed}"
+    );
+    // Unchanged since: no diff.
+    assert_eq!(
+        snapshot_diff(root, Some(&base.tree), CAP)
+            .expect("diff")
+            .sha,
+        empty_diff_sha()
+    );
+}
+
+#[test]
 fn snapshot_of_an_unborn_branch() {
     let dir = TempDir::new().expect("tempdir");
     let root = dir.path();
