@@ -9,6 +9,8 @@ pub const FINDINGS: i32 = 1;
 pub const USAGE: i32 = 2;
 /// Review aborted: a gate fired or agents could not be dispatched (no verdict).
 pub const ABORTED: i32 = 3;
+/// `arev result` (and `arev run --background --wait`): the run is still going, no verdict yet.
+pub const STILL_RUNNING: i32 = 4;
 /// Interrupted by SIGINT (Ctrl-C); the run dir records `status: interrupted`.
 pub const INTERRUPTED: i32 = 130;
 /// Interrupted by SIGTERM (128 + 15); recorded like SIGINT.
@@ -23,5 +25,6 @@ Exit codes:
   1    review completed; at least one confirmed finding at or above --fail-on
   2    usage, config or target error; nothing was reviewed
   3    review aborted: a gate fired or agents could not be dispatched (no verdict)
+  4    arev result (run --background --wait): the run is still going; no verdict yet
   130  interrupted (Ctrl-C/SIGINT); the run dir records status: interrupted
   143  interrupted by SIGTERM (129: by SIGHUP); recorded like Ctrl-C";

@@ -32,5 +32,6 @@ pub mod store;
 pub mod target;
 #[cfg(test)]
 mod test_support;
+pub mod watch;
 
 pub use app::main_impl;

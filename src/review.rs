@@ -24,6 +24,12 @@ pub fn start<'a>(plan: &'a RunPlan, target: &'a PinnedTarget, empty: bool) -> St
         tier_start: plan.tier_start,
         config_digest: &plan.config_digest,
         empty,
+        repo_inputs: Some(crate::store::MetaRepoInputs {
+            source: plan.repo_inputs.source,
+            commit: plan.repo_inputs.commit.clone(),
+            files: plan.repo_inputs.paths(),
+            digest: plan.repo_inputs.digest(),
+        }),
     }
 }
 
@@ -55,7 +61,7 @@ pub async fn review(
 pub fn ending(end: &ReviewEnd) -> Ending {
     match end {
         ReviewEnd::Stopped(s) => Ending::Complete {
-            stop_reason: s.as_str().to_string(),
+            stop_reason: (*s).into(),
         },
         ReviewEnd::Aborted(a) => Ending::Aborted {
             reason: a.reason(),
@@ -139,7 +145,7 @@ mod tests {
         assert_eq!(
             ending(&ReviewEnd::Stopped(StopReason::MaxRounds)),
             Ending::Complete {
-                stop_reason: "max-rounds".into()
+                stop_reason: crate::store::RunStopReason::MaxRounds
             }
         );
         let a = Abort::NoToolInvocation { role: Role::Judge };

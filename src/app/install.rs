@@ -31,7 +31,8 @@ pub(crate) fn install_command(args: &InstallArgs) -> Result<(), ExpectedError> {
     if !args.uninstall {
         text.push_str(&format!(
             "\nStart a prompt with #arev to have arev review the session's changes when the agent stops; \
-             /adversarial-review <file|diff|glob> runs a review on demand. Undo: arev install claude --scope {} --uninstall",
+             /adversarial-review <file|diff|glob> runs a review on demand (in the background: \
+             /arev-status, /arev-result, /arev-cancel follow it up). Undo: arev install claude --scope {} --uninstall",
             args.scope.as_str()
         ));
     }

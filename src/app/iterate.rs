@@ -1,11 +1,11 @@
 //! `arev run --iterate`: set up the worktree, run the review → fix loop (`crate::iterate`),
 //! emit the iterate run's report, say where the fixes are, and exit with the verdict.
 
-use super::review::{emit, exit_code, runtime};
+use super::review::{emit, exit_code, record_exit, runtime};
 use crate::cli::RunArgs;
 use crate::errors::ExpectedError;
 use crate::exit_codes;
-use crate::iterate::{finish, prepare, run_loop, End, IterateStop, Options};
+use crate::iterate::{finish, prepare, run_loop, End, IterateStop, Options, Setup};
 use crate::output;
 use crate::resolve::RunPlan;
 use std::path::Path;
@@ -26,14 +26,29 @@ pub(super) fn iterate_command(
     };
     let (setup, mut rec) = prepare(plan, cwd, opts)?;
     let (rt, cancel) = runtime()?;
+    // A detached run: the caller may go now (meta.json is written, signals are handled).
+    crate::process::announce(rec.run().id.as_str(), &rec.run().path);
     let outcome = rt.block_on(run_loop(&setup, &mut rec, &cancel));
     let end = outcome.end.clone();
     let iterations = outcome.iterations.len();
     let run_dir = rec.run().path.clone();
-    let report = finish(&setup, rec, outcome, started)?.report;
-    emit(&report, plan)?;
+    let finished = finish(&setup, rec, outcome, started)?;
+    let code = deliver(plan, &setup, &finished.report, &end, iterations, &run_dir);
+    record_exit(&run_dir, finished.meta, &code);
+    code
+}
 
-    match &end {
+/// The report on stdout and into the files asked for, where the fixes are, and the exit code.
+fn deliver(
+    plan: &RunPlan,
+    setup: &Setup<'_>,
+    report: &crate::report::Report,
+    end: &End,
+    iterations: usize,
+    run_dir: &Path,
+) -> Result<i32, ExpectedError> {
+    emit(report, plan)?;
+    match end {
         End::Stopped(s) => output::note(&format!(
             "iterate stopped: {s} after {iterations} iteration(s); nothing was merged"
         )),
@@ -50,6 +65,6 @@ pub(super) fn iterate_command(
         End::Aborted { .. } => exit_codes::ABORTED,
         End::Interrupted => exit_codes::INTERRUPTED,
         End::Stopped(IterateStop::VerifyFailed) => exit_codes::FINDINGS,
-        End::Stopped(_) => exit_code(&report, plan),
+        End::Stopped(_) => exit_code(report, plan),
     })
 }

@@ -1,4 +1,6 @@
 //! Entry points: each subcommand from parsed arguments to an exit code (one file each).
+mod background;
+mod cancel;
 mod emit;
 mod eval;
 mod hook;
@@ -8,10 +10,12 @@ mod iterate;
 mod merge;
 mod publish;
 mod report;
+mod result;
 mod review;
 mod run;
 mod runs;
 mod schema;
+mod status;
 
 use crate::cli::{Cli, Command};
 use crate::exit_codes;
@@ -71,6 +75,9 @@ pub fn main_impl() -> i32 {
         Command::Merge(args) => finish(merge::merge_command(&args)),
         Command::Publish(args) => finish(publish::publish_command(&args)),
         Command::Eval(args) => finish(eval::eval_command(&args)),
+        Command::Status(args) => finish(status::status_command(&args)),
+        Command::RunResult(args) => finish(result::result_command(&args)),
+        Command::Cancel(args) => finish(cancel::cancel_command(&args)),
     }
 }
 

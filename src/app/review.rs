@@ -7,6 +7,8 @@ use crate::errors::ExpectedError;
 use crate::output;
 use crate::report::Report;
 use crate::resolve::RunPlan;
+use crate::store::{record_exit_code, Meta};
+use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
 /// A multi-threaded runtime and a cancellation token that SIGINT, SIGTERM or SIGHUP fires
@@ -58,4 +60,16 @@ pub(super) fn emit(report: &Report, plan: &RunPlan) -> Result<(), ExpectedError>
 /// --fail-on → 1, else 0.
 pub(super) fn exit_code(report: &Report, plan: &RunPlan) -> i32 {
     verdict(report, plan.fail_on)
+}
+
+/// Record the exit code this process is about to end with (`r`, the signal's code after a
+/// shutdown signal) in the run's final meta.json; a failed write is a warning.
+pub(super) fn record_exit(run_dir: &Path, mut meta: Meta, r: &Result<i32, ExpectedError>) {
+    let code = match r {
+        Ok(c) => crate::process::exit_code_after(*c),
+        Err(e) => e.exit_code(),
+    };
+    if let Err(e) = record_exit_code(run_dir, &mut meta, code) {
+        output::warn(&format!("cannot record the exit code: {e}"));
+    }
 }

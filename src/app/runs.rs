@@ -9,8 +9,8 @@ use std::fmt::Write;
 
 fn reason(r: &RunSummary) -> String {
     r.stop_reason
-        .clone()
-        .or_else(|| r.abort_reason.clone())
+        .map(|s| s.to_string())
+        .or_else(|| r.abort_reason.map(|a| a.to_string()))
         .or_else(|| r.error.clone())
         .unwrap_or_else(|| "-".into())
 }

@@ -46,6 +46,16 @@ pub enum Command {
     Install(InstallArgs),
     /// Write a commented arev.toml at the repository root (never overwrites one).
     Init(InitArgs),
+    // Runs seen from outside (docs/architecture.md §4.4): cli/watch.rs.
+    /// Where a run stands (the newest when RUN is omitted): status, round, agents, counts.
+    #[command(after_help = super::watch::STATUS_HELP)]
+    Status(super::StatusArgs),
+    /// The report of a finished run, exit code its verdict; exit 4 while it still runs.
+    #[command(name = "result", after_help = super::watch::RESULT_HELP)]
+    RunResult(super::ResultArgs),
+    /// Stop a running run cleanly (its agents too); it is recorded `interrupted`.
+    #[command(after_help = super::watch::CANCEL_HELP)]
+    Cancel(super::CancelArgs),
     /// Measure review quality on your own history: mine fix commits into cases, review the
     /// buggy revisions, score recall, noise and cost; compare two panels.
     #[command(after_help = EVAL_HELP)]
@@ -304,6 +314,9 @@ Examples:
   arev run 'src/**/*.rs' --out r.json   a glob; report also written to r.json
   arev run diff --iterate --verify 'cargo test'
                                         review, fix in a worktree, re-review until clean
+  arev run diff --background --wait 100s
+                                        detach; the report if it comes within 100 s,
+                                        else the run id (then: arev status / arev result)
 
 Exit codes:
   0    review completed; no confirmed finding at or above --fail-on (default high)
@@ -312,6 +325,10 @@ Exit codes:
   3    review aborted: a gate fired or agents could not be dispatched (no verdict)
   130  interrupted (Ctrl-C/SIGINT); the run dir records status: interrupted
   143  interrupted by SIGTERM (129: by SIGHUP); recorded like Ctrl-C
+
+With --background: 0 once the detached run has started (bad input still exits 2 before
+anything runs). With --background --wait D: the codes above when the verdict came within D;
+4 when the run is still going (the run id is printed; `arev result RUN` gets the report).
 
 With --publish: the same codes whether or not publishing worked (a failure is printed and
 recorded in the run dir's publish/); --publish-strict turns 0 or 1 into 2 when it failed.
@@ -385,6 +402,12 @@ pub struct RunArgs {
     /// Read this config file on top of the user and repo files.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Where the repository's own `arev.toml`/`.arev/config.toml` and `.arev/{agents,prompts,
+    /// heuristics}/` come from: the working tree, the merge-base commit of --base (so a
+    /// change cannot alter its own review), or nowhere [env: AREV_REPO_CONFIG] [default: base
+    /// with --base, else worktree].
+    #[arg(long, value_enum, value_name = "FROM")]
+    pub repo_config: Option<RepoConfigArg>,
     /// An empty diff exits 0 with status `empty` instead of exit 2.
     #[arg(long)]
     pub allow_empty: bool,
@@ -415,14 +438,28 @@ pub struct RunArgs {
     /// More logs on stderr (-vv for debug).
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    // Background runs (docs/architecture.md §4.4).
+    /// Detach: the review runs on in a session of its own (surviving this shell and Claude
+    /// Code); prints the run id and run dir at once and exits 0. Logs go to <run dir>/arev.log.
+    #[arg(long, overrides_with = "background")]
+    pub background: bool,
+    /// With --background: wait up to DURATION (e.g. 100s, 5m) and print the report with the
+    /// verdict's exit code if it came; else the run id and how to get the report, exit 4.
+    /// Given twice (a slash command's own, then the user's), the last one counts.
+    #[arg(long, value_name = "DURATION", requires = "background", overrides_with = "wait",
+          value_parser = super::watch::parse_wait)]
+    pub wait: Option<std::time::Duration>,
+    /// Internal: this process is the detached run a `--background` parent started.
+    #[arg(long, hide = true)]
+    pub detached: bool,
 }
 
 /// Where the report goes: stdout in `--format`, plus the files asked for (shared by `run`,
 /// `report` and `merge`).
 #[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
-    /// Report format on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Report format on stdout (given twice, the last one counts).
+    #[arg(long, value_enum, default_value_t = Format::Text, overrides_with = "format")]
     pub format: Format,
     /// Also write the report to FILE: JSON for `.json`, SARIF for `.sarif`, Markdown for `.md`,
     /// else in --format.
@@ -526,6 +563,24 @@ pub struct InitArgs {
     /// Primary language of the agents' prose (asked on a TTY when not given).
     #[arg(long, value_name = "LANG")]
     pub language: Option<String>,
+}
+
+/// `--repo-config` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RepoConfigArg {
+    Worktree,
+    Base,
+    Ignore,
+}
+
+impl From<RepoConfigArg> for crate::config::RepoSource {
+    fn from(a: RepoConfigArg) -> Self {
+        match a {
+            RepoConfigArg::Worktree => Self::Worktree,
+            RepoConfigArg::Base => Self::Base,
+            RepoConfigArg::Ignore => Self::Ignore,
+        }
+    }
 }
 
 /// `--model` values.

@@ -18,6 +18,17 @@ pub enum ConfigError {
     },
     #[error("{key}: {message}")]
     Invalid { key: String, message: String },
+    #[error(
+        "{path}: agents.{agent}.extra_args: `{arg}` is not allowed for a {backend} agent ({why}); \
+         arev decides what reviewers may use (README: \"Running on untrusted pull requests\")"
+    )]
+    Floor {
+        path: PathBuf,
+        agent: String,
+        backend: &'static str,
+        arg: String,
+        why: String,
+    },
     #[error("unknown agent `{name}` (configured agents: {known})")]
     UnknownAgent { name: String, known: String },
 }

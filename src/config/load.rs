@@ -44,6 +44,10 @@ pub struct ConfigSources {
     pub user_file: Option<PathBuf>,
     /// `<repo>/arev.toml` or `<repo>/.arev/config.toml`, if it exists.
     pub repo_file: Option<PathBuf>,
+    /// The repository's config layer as already read (where it came from, e.g.
+    /// `<base commit>:arev.toml`, and its text); replaces `repo_file` when set
+    /// (`--repo-config`, see `resolve::RepoInputs`).
+    pub repo_text: Option<(PathBuf, String)>,
     /// `--config FILE` (must exist).
     pub explicit_file: Option<PathBuf>,
     /// `AREV_*` variables (name, value).
@@ -64,22 +68,25 @@ impl ConfigSources {
         ]
         .into_iter()
         .find(|p| p.is_file());
-        // `vars_os`: a variable that is not UTF-8 must not panic; an AREV_* value that is not
-        // is taken lossily (and then fails validation naming the variable).
-        let env = std::env::vars_os()
-            .filter_map(|(k, v)| {
-                let k = k.into_string().ok()?;
-                k.starts_with("AREV_")
-                    .then(|| (k, v.to_string_lossy().into_owned()))
-            })
-            .collect();
         Self {
             user_file,
             repo_file,
+            repo_text: None,
             explicit_file: explicit,
-            env,
+            env: arev_env(),
         }
     }
+}
+
+/// The `AREV_*` variables (a non-UTF-8 value is kept lossily, so that its check names it).
+pub fn arev_env() -> Vec<(String, String)> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| {
+            let k = k.into_string().ok()?;
+            k.starts_with("AREV_")
+                .then(|| (k, v.to_string_lossy().into_owned()))
+        })
+        .collect()
 }
 
 /// Load and merge every layer into one `Config`, with the digest of the result.
@@ -91,23 +98,52 @@ pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
             message: one_line(&e.to_string()),
         })?;
     let mut merged = defaults.clone();
-    let files = [
-        &sources.user_file,
-        &sources.repo_file,
-        &sources.explicit_file,
-    ];
-    for path in files.into_iter().flatten() {
+    let read = |path: &PathBuf| -> Result<(PathBuf, String), ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
             path: path.clone(),
             message: e.to_string(),
         })?;
+        Ok((path.clone(), text))
+    };
+    let mut layers = vec![];
+    if let Some(p) = &sources.user_file {
+        layers.push(read(p)?);
+    }
+    match (&sources.repo_text, &sources.repo_file) {
+        (Some(t), _) => layers.push(t.clone()),
+        (None, Some(p)) => {
+            // A repository input is never a way to read a file outside the repository.
+            if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(ConfigError::Read {
+                    path: p.clone(),
+                    message: "a symbolic link; a repository config must be a regular file".into(),
+                });
+            }
+            layers.push(read(p)?)
+        }
+        (None, None) => {}
+    }
+    if let Some(p) = &sources.explicit_file {
+        layers.push(read(p)?);
+    }
+    // Which layer last set each agent's `extra_args` (arrays replace, so that file owns them).
+    let mut args_origin: std::collections::BTreeMap<String, PathBuf> = Default::default();
+    for (path, text) in &layers {
+        let path = path.clone();
         let layer: Table = text
             .parse()
             .map_err(|e: toml::de::Error| ConfigError::Parse {
                 path: path.clone(),
                 message: one_line(&e.to_string()),
             })?;
-        check_keys(&layer, &defaults, "", path)?;
+        check_keys(&layer, &defaults, "", &path)?;
+        if let Some(Value::Table(agents)) = layer.get("agents") {
+            for (name, a) in agents {
+                if a.get("extra_args").is_some() {
+                    args_origin.insert(name.clone(), path.clone());
+                }
+            }
+        }
         merge(&mut merged, layer);
         // Type errors are attributed to the layer that introduced them.
         Config::deserialize_table(&merged).map_err(|message| ConfigError::Parse {
@@ -121,6 +157,20 @@ pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
         message,
     })?;
     config.validate()?;
+    for (name, a) in &config.agents {
+        if let Err(v) = super::floor::check(a.backend, &a.extra_args) {
+            return Err(ConfigError::Floor {
+                path: args_origin
+                    .get(name)
+                    .cloned()
+                    .unwrap_or_else(|| PathBuf::from("<embedded defaults>")),
+                agent: name.clone(),
+                backend: a.backend.as_str(),
+                arg: v.arg,
+                why: v.why,
+            });
+        }
+    }
     let digest = config.digest();
     Ok((config, digest))
 }
@@ -437,6 +487,7 @@ mod tests {
         let src = ConfigSources {
             user_file: Some(user),
             repo_file: Some(repo),
+            repo_text: None,
             explicit_file: None,
             env: vec![("AREV_AGENT_TIMEOUT".into(), "2s".into())],
         };
@@ -534,6 +585,87 @@ mod tests {
         })
         .unwrap_err();
         assert!(err.to_string().starts_with("AREV_AGENT_GRACE=x"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod floor_tests {
+    use super::*;
+
+    #[test]
+    fn a_symlinked_repo_file_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("elsewhere.toml");
+        std::fs::write(&target, "[review]\npasses = 2\n").unwrap();
+        let link = d.path().join("arev.toml");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let err = load(&ConfigSources {
+            repo_file: Some(link),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("a symbolic link"), "{err}");
+        // Your own files may be links (e.g. into a dotfiles repository).
+        assert!(load(&ConfigSources {
+            user_file: Some(d.path().join("arev.toml")),
+            ..Default::default()
+        })
+        .is_ok());
+    }
+
+    #[test]
+    fn a_refused_flag_names_the_flag_and_the_file_that_set_it() {
+        let d = tempfile::tempdir().unwrap();
+        let user = d.path().join("user.toml");
+        std::fs::write(
+            &user,
+            "[agents.claude]\nbackend = \"claude\"\nbinary = \"claude\"\nextra_args = [\"--effort\", \"high\"]\n",
+        )
+        .unwrap();
+        let ok = load(&ConfigSources {
+            user_file: Some(user.clone()),
+            ..Default::default()
+        });
+        assert!(ok.is_ok(), "{ok:?}");
+        let repo = (
+            PathBuf::from("abc123:arev.toml"),
+            "[agents.claude]\nextra_args = [\"--permission-mode\", \"bypassPermissions\"]\n"
+                .to_string(),
+        );
+        let err = load(&ConfigSources {
+            user_file: Some(user.clone()),
+            repo_text: Some(repo),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(
+            err.to_string().starts_with(
+                "abc123:arev.toml: agents.claude.extra_args: `--permission-mode` is not allowed \
+                 for a claude agent (grants permissions)"
+            ),
+            "{err}"
+        );
+        // The backend is the merged one: a later layer that turns the agent into codex
+        // makes `-s` a sandbox flag.
+        let explicit = d.path().join("x.toml");
+        std::fs::write(
+            &explicit,
+            "[agents.claude]\nbackend = \"codex\"\nextra_args = [\"-s\", \"danger-full-access\"]\n",
+        )
+        .unwrap();
+        let err = load(&ConfigSources {
+            user_file: Some(user),
+            explicit_file: Some(explicit.clone()),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(
+            err.to_string().starts_with(&format!(
+                "{}: agents.claude.extra_args: `-s`",
+                explicit.display()
+            )),
+            "{err}"
+        );
     }
 }
 

@@ -1,9 +1,10 @@
 //! Configuration: layered `arev.toml` files, `AREV_*` variables and flags → one resolved `Config`.
 mod error;
+pub mod floor;
 pub mod limits;
 mod load;
 mod model;
 
 pub use error::ConfigError;
-pub use load::{default_toml, load, ConfigSources, ENV_KEYS};
+pub use load::{arev_env, default_toml, load, ConfigSources, ENV_KEYS};
 pub use model::*;

@@ -1,12 +1,15 @@
 //! Per-backend glue: the argv and prompt delivery of each backend, the parser of each event
 //! format, and backend-specific post-processing of the exit status.
 
-use super::claude::{claude_args, parse_stream_json};
-use super::codex::{codex_args, parse_codex_jsonl};
-use super::gemini::{apply_exit_code, gemini_args, parse_gemini_stream, prompt_with_role};
+use super::claude::{claude_args, claude_permits, parse_stream_json};
+use super::codex::{codex_args, codex_permits, parse_codex_jsonl};
+use super::gemini::{
+    apply_exit_code, gemini_args, gemini_env, gemini_permits, parse_gemini_stream, prompt_with_role,
+};
 use super::{
     AgentSpec, BackendKind, DispatchRequest, EventFormat, ProcessEnd, ResultEvent, ToolUse,
 };
+use crate::findings::Role;
 
 /// Prompts longer than this go on stdin even for backends that take the prompt as an
 /// argument: Linux caps one argument at 128 KiB (`MAX_ARG_STRLEN`), and a Judge prompt
@@ -21,6 +24,8 @@ pub struct Invocation {
     /// Bytes written to stdin before closing it; `None` = stdin is `/dev/null` (the prompt
     /// is an argument).
     pub stdin: Option<Vec<u8>>,
+    /// Variables set on top of the inherited (allowlisted) environment.
+    pub env: Vec<(String, String)>,
 }
 
 /// The argv and stdin of `agent` for `req`.
@@ -32,6 +37,7 @@ pub fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
         BackendKind::Claude => Invocation {
             args: claude_args(agent, req),
             stdin: Some(req.prompt.clone().into_bytes()),
+            env: vec![],
         },
         // `codex exec … -- -` reads the prompt from stdin.
         BackendKind::Codex if req.prompt.len() > MAX_ARG_PROMPT => {
@@ -42,11 +48,13 @@ pub fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
             Invocation {
                 args,
                 stdin: Some(req.prompt.clone().into_bytes()),
+                env: vec![],
             }
         }
         BackendKind::Codex => Invocation {
             args: codex_args(agent, req),
             stdin: None,
+            env: vec![],
         },
         // Gemini appends the `-p` text to its stdin input: the prompt goes on stdin and `-p`
         // carries only the role instructions, so the header stays the first line.
@@ -61,11 +69,13 @@ pub fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
             Invocation {
                 args,
                 stdin: Some(req.prompt.clone().into_bytes()),
+                env: gemini_env(),
             }
         }
         BackendKind::Gemini => Invocation {
             args: gemini_args(agent, req),
             stdin: None,
+            env: gemini_env(),
         },
         BackendKind::Command => {
             let model = agent.models.get(req.tier);
@@ -76,6 +86,7 @@ pub fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
                     .map(|a| a.replace("{model}", model))
                     .collect(),
                 stdin: Some(prompt_with_role(&req.prompt, &req.system_prompt).into_bytes()),
+                env: vec![],
             }
         }
     }
@@ -90,6 +101,17 @@ pub fn parse_events(
         EventFormat::Claude => parse_stream_json(stdout),
         EventFormat::Codex => parse_codex_jsonl(stdout),
         EventFormat::Gemini => parse_gemini_stream(stdout),
+    }
+}
+
+/// Whether `role` may make the tool call `t` (parsed from events in `format`): for a
+/// reviewer only the format's read-only tools, for the Fixer also its write tools. The tool
+/// gate aborts on any other call, whether or not the CLI ran it.
+pub fn tool_permitted(format: EventFormat, role: Role, t: &ToolUse) -> bool {
+    match format {
+        EventFormat::Claude => claude_permits(role, &t.name),
+        EventFormat::Codex => codex_permits(role, t),
+        EventFormat::Gemini => gemini_permits(role, &t.name),
     }
 }
 
@@ -135,6 +157,7 @@ mod tests {
             system_prompt: "You are the Judge.".into(),
             tier: Tier::Opus,
             cwd: PathBuf::from("/repo"),
+            read_dirs: vec![PathBuf::from("/repo")],
             out_dir: PathBuf::from("/tmp/x"),
             timeout: Duration::from_secs(1),
             grace: Duration::from_secs(1),
@@ -164,5 +187,22 @@ mod tests {
         assert_eq!(i.stdin.as_deref(), Some(big.prompt.as_bytes()));
         assert!(i.args.iter().all(|a| a.len() < MAX_ARG_PROMPT));
         assert!(i.args[1].contains("<role_instructions>"));
+        // Gemini's workspace is untrusted while it loads settings; others set nothing.
+        for b in [
+            BackendKind::Claude,
+            BackendKind::Codex,
+            BackendKind::Command,
+        ] {
+            assert!(invocation(&agent(b), &small).env.is_empty(), "{b:?}");
+        }
+        for p in [&small, &big] {
+            assert_eq!(
+                invocation(&agent(BackendKind::Gemini), p).env,
+                [(
+                    "GEMINI_CLI_TRUST_WORKSPACE".to_string(),
+                    "false".to_string()
+                )]
+            );
+        }
     }
 }

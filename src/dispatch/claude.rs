@@ -1,31 +1,75 @@
 //! The `claude` backend: read-only argv (docs/architecture.md §16.1) and the
 //! stream-json parser.
 
+use super::events::{EventLines, Lax, LaxObject, Tagged};
 use super::{AgentSpec, DispatchRequest, FileAccess, ResultEvent, ToolUse, Usage};
+use crate::findings::Role;
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashSet;
 
-/// The only tools a reviewer gets; also the only allow rules.
+/// The only tools a reviewer gets.
 const READ_ONLY_TOOLS: &str = "Read,Grep,Glob";
 /// The Fixer's tools (iterate mode; cwd = the isolated worktree): read plus Edit and Write,
 /// still under `dontAsk`, so anything else (Bash, WebFetch, …) is denied.
 const FIXER_TOOLS: &str = "Read,Grep,Glob,Edit,Write";
-/// The Fixer's allow rules: Edit and Write only below its cwd (the worktree). A bare `Edit`
-/// or `Write` allow rule lets Claude Code 2.1.330 write ANY path under `dontAsk` — verified
-/// against the real CLI: it created files in the user's own working tree and outside the
-/// repository. With the rules scoped, such writes are denied.
-const FIXER_ALLOW: &str = "Read,Grep,Glob,Edit(./**),Write(./**)";
+
+/// A path as a literal permission-rule pattern (gitignore syntax): glob characters escaped.
+fn rule_path(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    for c in dir.display().to_string().trim_end_matches('/').chars() {
+        if matches!(
+            c,
+            '\\' | '*' | '?' | '[' | ']' | '{' | '}' | '(' | ')' | '!'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The session's own settings layer (`--settings`): no hooks at all, and allow rules that
+/// confine Read/Grep/Glob to `req.read_dirs` (and, for the Fixer, edits to its cwd).
+///
+/// Verified against Claude Code 2.1.330 (tests/integration/trust.rs): under `dontAsk` a read
+/// outside the working directory is denied unless a rule allows it, a bare `Read` rule allows
+/// ANY path (which is why there is none), and symlinks are resolved before the rules apply,
+/// so an in-repo link to `/etc/hostname` is denied too. `//` starts an absolute path in a
+/// rule. An `Edit(…)` rule also covers Write (a `Write(…)` rule alone does not allow it
+/// outside the cwd). The rules go in `--settings` JSON rather than `--allowedTools`, whose
+/// value is split at commas and spaces (a path containing them would break the rule).
+fn session_settings(req: &DispatchRequest) -> String {
+    let mut allow = vec![];
+    for dir in &req.read_dirs {
+        let p = rule_path(dir);
+        for tool in ["Read", "Grep", "Glob"] {
+            allow.push(format!("{tool}(/{p}/**)"));
+        }
+    }
+    if req.role == crate::findings::Role::Fixer {
+        allow.push(format!("Edit(/{}/**)", rule_path(&req.cwd)));
+    }
+    serde_json::json!({
+        "disableAllHooks": true,
+        "permissions": {"allow": allow},
+    })
+    .to_string()
+}
 
 /// The argv (without the program) for a read-only Claude Code worker; the prompt goes on stdin.
 ///
-/// `--allowedTools` is variadic in the real CLI, so it is always followed by another flag
-/// (`--permission-mode`), never by a free-standing value.
-/// The Fixer alone gets Edit and Write; never `acceptEdits`, `bypassPermissions` or
-/// `--dangerously-*`, for any role.
+/// Nothing of the reviewed repository configures the session: `--setting-sources user`
+/// loads the user's own settings (trusted: authentication, `env`) but never the project's
+/// `.claude/settings.json` / `settings.local.json` (hooks, `apiKeyHelper`, permission rules);
+/// `--strict-mcp-config` ignores `.mcp.json`; the `--settings` layer turns every hook off and
+/// scopes the allow rules (see [`session_settings`]). The Fixer alone gets Edit and Write;
+/// never `acceptEdits`, `bypassPermissions` or `--dangerously-*`, for any role (and the
+/// config's argv floor keeps `extra_args` from adding them).
 pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
-    let (tools, allow) = match req.role {
-        crate::findings::Role::Fixer => (FIXER_TOOLS, FIXER_ALLOW),
-        _ => (READ_ONLY_TOOLS, READ_ONLY_TOOLS),
+    let tools = match req.role {
+        crate::findings::Role::Fixer => FIXER_TOOLS,
+        _ => READ_ONLY_TOOLS,
     };
     let mut args: Vec<String> = [
         "-p",
@@ -34,13 +78,11 @@ pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
         "--verbose",
         "--tools",
         tools,
-        "--allowedTools",
-        allow,
         "--permission-mode",
         "dontAsk",
         "--strict-mcp-config",
         "--setting-sources",
-        "project",
+        "user",
         "--no-session-persistence",
         "--max-turns",
     ]
@@ -48,6 +90,8 @@ pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     .map(|s| (*s).to_string())
     .collect();
     args.push(agent.max_turns.to_string());
+    args.push("--settings".into());
+    args.push(session_settings(req));
     args.push("--model".into());
     args.push(agent.models.get(req.tier).to_string());
     args.push("--append-system-prompt".into());
@@ -56,76 +100,114 @@ pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     args
 }
 
+/// Claude Code stream-json events arev reads; every other
+/// `type` (`system`, `user`, `stream_event`, …) is `Other`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ClaudeEvent {
+    Assistant {
+        #[serde(default)]
+        message: LaxObject<AssistantMessage>,
+    },
+    Result(ClaudeResult),
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Deserialize)]
+struct AssistantMessage {
+    #[serde(default)]
+    content: Lax<Vec<Tagged<ContentBlock>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ContentBlock {
+    ToolUse {
+        #[serde(default)]
+        id: Lax<String>,
+        #[serde(default)]
+        name: Lax<String>,
+        /// Verbatim.
+        #[serde(default)]
+        input: Value,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Deserialize)]
+struct ClaudeResult {
+    #[serde(default)]
+    subtype: Lax<String>,
+    #[serde(default)]
+    is_error: Lax<bool>,
+    #[serde(default)]
+    result: Lax<String>,
+    #[serde(default)]
+    total_cost_usd: Lax<f64>,
+    #[serde(default)]
+    usage: LaxObject<ClaudeUsage>,
+    #[serde(default)]
+    permission_denials: Lax<Vec<Value>>,
+    #[serde(default)]
+    num_turns: Lax<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct ClaudeUsage {
+    #[serde(default)]
+    input_tokens: Lax<u64>,
+    #[serde(default)]
+    output_tokens: Lax<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Lax<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Lax<u64>,
+}
+
 /// Parsed stream-json: tool uses (dedup by id), the last result, count of non-JSON lines.
 ///
-/// One JSON object per line. Blank lines are ignored; lines that are not a JSON object
-/// (including a truncated last line) are counted as malformed. Unknown event types and
-/// unknown fields are ignored. Tool uses come from every `assistant` event's
-/// `message.content[]` `tool_use` blocks (subagent traffic included), first-seen order.
+/// Lines are read by `EventLines` (blank lines skipped, non-objects counted as malformed,
+/// unknown event types and fields ignored). Tool uses come from every `assistant` event's
+/// `message.content[]` `tool_use` blocks that have a string id (subagent traffic included),
+/// first-seen order.
 pub fn parse_stream_json(stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>, u64) {
     let mut tool_uses = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     let mut result = None;
-    let mut malformed = 0u64;
-
-    for raw in stdout.split(|b| *b == b'\n') {
-        let line = raw.trim_ascii();
-        if line.is_empty() {
-            continue;
-        }
-        let event: Value = match serde_json::from_slice(line) {
-            Ok(v @ Value::Object(_)) => v,
-            _ => {
-                malformed += 1;
-                continue;
+    let mut events = EventLines::<ClaudeEvent>::new(stdout);
+    for event in events.by_ref() {
+        match event {
+            ClaudeEvent::Assistant { message } => {
+                let blocks = message.get().and_then(|m| m.content.get());
+                for block in blocks.into_iter().flatten().filter_map(|b| b.0.as_ref()) {
+                    let ContentBlock::ToolUse { id, name, input } = block else {
+                        continue;
+                    };
+                    let Some(id) = id.get() else { continue };
+                    if !seen.insert(id.clone()) {
+                        continue;
+                    }
+                    tool_uses.push(ToolUse {
+                        id: id.clone(),
+                        access: claude_access(name.str(), input),
+                        name: name.str().to_string(),
+                        input: input.clone(),
+                    });
+                }
             }
-        };
-        match event.get("type").and_then(Value::as_str) {
-            Some("assistant") => collect_tool_uses(&event, &mut seen, &mut tool_uses),
-            Some("result") => result = Some(parse_result(&event)),
-            _ => {}
+            ClaudeEvent::Result(r) => result = Some(to_result(r)),
+            ClaudeEvent::Other => {}
         }
     }
-    (tool_uses, result, malformed)
+    (tool_uses, result, events.malformed())
 }
 
-fn collect_tool_uses(event: &Value, seen: &mut HashSet<String>, out: &mut Vec<ToolUse>) {
-    let Some(blocks) = event
-        .get("message")
-        .and_then(|m| m.get("content"))
-        .and_then(Value::as_array)
-    else {
-        return;
-    };
-    for block in blocks {
-        if block.get("type").and_then(Value::as_str) != Some("tool_use") {
-            continue;
-        }
-        let Some(id) = block.get("id").and_then(Value::as_str) else {
-            continue;
-        };
-        if !seen.insert(id.to_string()) {
-            continue;
-        }
-        let name = block
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let input = block.get("input").cloned().unwrap_or(Value::Null);
-        out.push(ToolUse {
-            id: id.to_string(),
-            access: claude_access(&name, &input),
-            name,
-            input,
-        });
-    }
-}
-
-/// The file access of a Claude Code tool use. Only `Read`, `Grep` and `Glob` are file tools:
-/// a reviewer runs with `--tools Read,Grep,Glob`, so no other tool can have run (an attempt
-/// is refused by the CLI and lands in `permission_denials`). A search without a path
-/// searches the working directory.
+/// The file access of a Claude Code tool use: `Read` reads `file_path`; `Grep` and `Glob`
+/// search `path` (the working directory without one); `Edit`/`Write` (the Fixer's) are
+/// checked by the Fixer's write gate instead. Which tools a role may call at all is
+/// `claude_permits`.
 pub fn claude_access(name: &str, input: &Value) -> FileAccess {
     let arg = |k: &str| {
         input
@@ -141,47 +223,35 @@ pub fn claude_access(name: &str, input: &Value) -> FileAccess {
     }
 }
 
-fn parse_result(event: &Value) -> ResultEvent {
-    let subtype = event
-        .get("subtype")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
+/// Whether `role` may call the Claude Code tool `name`: a reviewer only `Read`, `Grep` and
+/// `Glob` (all it is given); the Fixer also its `Edit` and `Write`.
+pub fn claude_permits(role: Role, name: &str) -> bool {
+    match name {
+        "Read" | "Grep" | "Glob" => true,
+        "Edit" | "Write" => role == Role::Fixer,
+        _ => false,
+    }
+}
+
+fn to_result(r: ClaudeResult) -> ResultEvent {
+    let subtype = r.subtype.0.unwrap_or_default();
     // Key on `is_error` (an API error reports subtype "success"); if the field is missing,
     // only an explicit "success" subtype counts as success.
-    let is_error = event
-        .get("is_error")
-        .and_then(Value::as_bool)
-        .unwrap_or(subtype != "success");
-    let u = event.get("usage");
-    let tok = |k: &str| {
-        u.and_then(|u| u.get(k))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
+    let is_error = r.is_error.0.unwrap_or(subtype != "success");
+    let u = r.usage.0.unwrap_or_default();
     ResultEvent {
         is_error,
         subtype,
-        text: event
-            .get("result")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        total_cost_usd: event
-            .get("total_cost_usd")
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0),
+        text: r.result.0,
+        total_cost_usd: r.total_cost_usd.0.unwrap_or(0.0),
         usage: Usage {
-            input_tokens: tok("input_tokens"),
-            output_tokens: tok("output_tokens"),
-            cache_creation_input_tokens: tok("cache_creation_input_tokens"),
-            cache_read_input_tokens: tok("cache_read_input_tokens"),
+            input_tokens: u.input_tokens.n(),
+            output_tokens: u.output_tokens.n(),
+            cache_creation_input_tokens: u.cache_creation_input_tokens.n(),
+            cache_read_input_tokens: u.cache_read_input_tokens.n(),
         },
-        permission_denials: event
-            .get("permission_denials")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default(),
-        num_turns: event.get("num_turns").and_then(Value::as_u64),
+        permission_denials: r.permission_denials.0.unwrap_or_default(),
+        num_turns: r.num_turns.0,
     }
 }
 
@@ -314,12 +384,22 @@ mod tests {
             system_prompt: "You are the Adversary.".into(),
             tier: Tier::Sonnet,
             cwd: PathBuf::from("/repo"),
+            read_dirs: vec![PathBuf::from("/repo"), PathBuf::from("/runs/r (1)/target")],
             out_dir: PathBuf::from("/tmp/x"),
             timeout: Duration::from_secs(1),
             grace: Duration::from_secs(1),
             output_cap: 1024,
         };
         let args = claude_args(&agent, &req);
+        let settings = serde_json::json!({
+            "disableAllHooks": true,
+            "permissions": {"allow": [
+                "Read(//repo/**)", "Grep(//repo/**)", "Glob(//repo/**)",
+                "Read(//runs/r \\(1\\)/target/**)", "Grep(//runs/r \\(1\\)/target/**)",
+                "Glob(//runs/r \\(1\\)/target/**)",
+            ]},
+        })
+        .to_string();
         let expected: Vec<&str> = vec![
             "-p",
             "--output-format",
@@ -327,16 +407,16 @@ mod tests {
             "--verbose",
             "--tools",
             "Read,Grep,Glob",
-            "--allowedTools",
-            "Read,Grep,Glob",
             "--permission-mode",
             "dontAsk",
             "--strict-mcp-config",
             "--setting-sources",
-            "project",
+            "user",
             "--no-session-persistence",
             "--max-turns",
             "8",
+            "--settings",
+            &settings,
             "--model",
             "sonnet",
             "--append-system-prompt",
@@ -349,8 +429,10 @@ mod tests {
         assert!(!args.iter().any(|a| a == "acceptEdits"
             || a == "bypassPermissions"
             || a.starts_with("--dangerously")));
-        let i = args.iter().position(|a| a == "--allowedTools").unwrap();
-        assert!(args[i + 2].starts_with("--"));
+        // The project's settings never load; no bare (unscoped) allow rule exists.
+        assert!(!args
+            .iter()
+            .any(|a| a.contains("project") || a == "--allowedTools"));
     }
 
     #[test]
@@ -374,6 +456,10 @@ mod tests {
                 system_prompt: "S".into(),
                 tier: Tier::Opus,
                 cwd: PathBuf::from("/repo/.arev/worktrees/x"),
+                read_dirs: vec![
+                    PathBuf::from("/repo/.arev/worktrees/x"),
+                    PathBuf::from("/repo/.arev/runs/r/target"),
+                ],
                 out_dir: PathBuf::from("/tmp/x"),
                 timeout: Duration::from_secs(1),
                 grace: Duration::from_secs(1),
@@ -390,13 +476,24 @@ mod tests {
                 "Read,Grep,Glob"
             };
             assert_eq!(after("--tools"), want, "{role}");
-            let allow = if role == Role::Fixer {
-                // Bare Edit/Write rules would allow writes anywhere: scoped to the cwd.
-                "Read,Grep,Glob,Edit(./**),Write(./**)"
+            let settings: serde_json::Value = serde_json::from_str(after("--settings")).unwrap();
+            assert_eq!(settings["disableAllHooks"], true);
+            let allow: Vec<&str> = settings["permissions"]["allow"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|v| v.as_str())
+                .collect();
+            // Every rule is scoped (a bare `Read` or `Edit` rule would allow any path); only
+            // the Fixer may edit, and only below its cwd (the worktree).
+            assert!(allow.iter().all(|r| r.contains("(//")), "{role}: {allow:?}");
+            assert!(allow.contains(&"Read(//repo/.arev/runs/r/target/**)"));
+            let edits: Vec<&&str> = allow.iter().filter(|r| r.starts_with("Edit")).collect();
+            if role == Role::Fixer {
+                assert_eq!(edits, vec![&"Edit(//repo/.arev/worktrees/x/**)"]);
             } else {
-                "Read,Grep,Glob"
-            };
-            assert_eq!(after("--allowedTools"), allow, "{role}");
+                assert!(edits.is_empty(), "{role}");
+            }
             assert_eq!(after("--permission-mode"), "dontAsk", "{role}");
             assert!(
                 !args.iter().any(|a| a.contains("acceptEdits")

@@ -5,9 +5,11 @@
 //! by item id; `item.started` already carries the command, so a command that was still
 //! running when the agent was killed is counted too) whose file accesses are derived from the
 //! command line by `dispatch::shell` (what cannot be derived is documented there);
-//! `file_change` items are writes; `mcp_tool_call` items have underivable accesses;
-//! `web_search` items touch no file. The text of the LAST `agent_message` item is the answer.
-//! `turn.completed` carries the usage. `turn.failed` is a dispatch failure (a `result` with
+//! `file_change` items are writes; `mcp_tool_call` and `collab_tool_call` (sub-agent) items
+//! have underivable accesses; `web_search` items touch no file. Only a shell command proven
+//! read-only is a reviewer's tool (`codex_permits`); any other tool call aborts the review.
+//! Other item types (`reasoning`, `plan`, `todo_list`, unknown ones) are not tool calls. The
+//! text of the LAST `agent_message` item is the answer. `turn.completed` carries the usage. `turn.failed` is a dispatch failure (a `result` with
 //! `is_error: true`, subtype `turn_failed`); an `error` event is one too unless a
 //! `turn.completed` follows it (Codex reports transient "Reconnecting… n/5" errors that it
 //! then recovers from). `error`-type *items* are non-fatal warnings and are ignored.
@@ -16,8 +18,11 @@
 //! which are reported as `cache_read_input_tokens` instead, so that `Usage::total` counts each
 //! token once.
 
+use super::events::{EventLines, Lax, LaxObject, Tagged};
 use super::shell::shell_access;
 use super::{AgentSpec, DispatchRequest, FileAccess, ResultEvent, ToolUse, Usage};
+use crate::findings::Role;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 
@@ -26,6 +31,15 @@ use std::collections::HashSet;
 /// one); stdin must be `/dev/null` (a piped stdin is appended to the prompt). The role body
 /// goes in as `developer_instructions`. A prompt too long for one argument is passed as `-`
 /// with the text on stdin instead (`dispatch::invocation`).
+///
+/// Nothing of the reviewed repository configures the session: the working directory is
+/// declared an untrusted project for this run (`-c projects={…}`), so Codex never loads its
+/// `.codex/config.toml` / `hooks.json` (MCP servers, hooks) even when the user trusted that
+/// project; verified against Codex 0.169.0 (tests/integration/trust.rs). Commands the model
+/// runs get only the core environment (`shell_environment_policy.inherit = "core"`: no API
+/// key). `--sandbox read-only` blocks writes and the network but NOT reads outside the
+/// repository: those are caught by the read gate (the agent's run is then aborted and its
+/// events after the off-target command are not kept).
 pub fn codex_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     let mut args: Vec<String> = [
         "exec",
@@ -42,6 +56,13 @@ pub fn codex_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     args.push(req.cwd.display().to_string());
     args.push("-m".into());
     args.push(agent.models.get(req.tier).to_string());
+    args.push("-c".into());
+    args.push(format!(
+        "projects={{{}={{trust_level=\"untrusted\"}}}}",
+        toml_basic_string(&req.cwd.display().to_string())
+    ));
+    args.push("-c".into());
+    args.push("shell_environment_policy.inherit=\"core\"".into());
     if !req.system_prompt.is_empty() {
         args.push("-c".into());
         args.push(format!(
@@ -63,75 +84,153 @@ fn toml_basic_string(s: &str) -> String {
         .replace('\u{7f}', "\\u007f")
 }
 
+/// `codex exec --json` events arev reads; every other `type`
+/// (`thread.started`, `turn.started`, `item.plan.delta`, …) is `Other`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type")]
+enum CodexEvent {
+    #[serde(rename = "item.started")]
+    ItemStarted {
+        #[serde(default)]
+        item: Tagged<CodexItem>,
+    },
+    #[serde(rename = "item.updated")]
+    ItemUpdated {
+        #[serde(default)]
+        item: Tagged<CodexItem>,
+    },
+    #[serde(rename = "item.completed")]
+    ItemCompleted {
+        #[serde(default)]
+        item: Tagged<CodexItem>,
+    },
+    #[serde(rename = "turn.completed")]
+    TurnCompleted {
+        #[serde(default)]
+        usage: LaxObject<CodexUsage>,
+    },
+    #[serde(rename = "turn.failed")]
+    TurnFailed {
+        #[serde(default)]
+        error: LaxObject<CodexError>,
+    },
+    #[serde(rename = "error")]
+    Error {
+        #[serde(default)]
+        message: Lax<String>,
+    },
+    #[serde(other)]
+    Other,
+}
+
+/// Codex thread items; `reasoning`, `plan`, `todo_list`, `error` (a warning) and unknown item
+/// types are `Other` (not tool calls).
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum CodexItem {
+    AgentMessage {
+        #[serde(default)]
+        text: Lax<String>,
+    },
+    CommandExecution {
+        #[serde(default)]
+        id: Lax<String>,
+        #[serde(default)]
+        command: Lax<String>,
+    },
+    FileChange {
+        #[serde(default)]
+        id: Lax<String>,
+        /// Verbatim (`[{path, kind}]`).
+        #[serde(default)]
+        changes: Value,
+    },
+    McpToolCall {
+        #[serde(default)]
+        id: Lax<String>,
+        #[serde(default)]
+        server: Lax<String>,
+        #[serde(default)]
+        tool: Lax<String>,
+        #[serde(default)]
+        arguments: Value,
+    },
+    CollabToolCall {
+        #[serde(default)]
+        id: Lax<String>,
+        #[serde(default)]
+        tool: Lax<String>,
+    },
+    WebSearch {
+        #[serde(default)]
+        id: Lax<String>,
+        #[serde(default)]
+        query: Value,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct CodexUsage {
+    #[serde(default)]
+    input_tokens: Lax<u64>,
+    #[serde(default)]
+    cached_input_tokens: Lax<u64>,
+    #[serde(default)]
+    cache_write_input_tokens: Lax<u64>,
+    #[serde(default)]
+    output_tokens: Lax<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CodexError {
+    #[serde(default)]
+    message: Lax<String>,
+}
+
 /// Parsed `codex exec --json` output: tool uses, the synthesised result, non-JSON lines.
 pub fn parse_codex_jsonl(stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>, u64) {
     let mut tool_uses = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
-    let mut malformed = 0u64;
     let mut last_message: Option<String> = None;
     let mut usage = Usage::default();
     let mut turns = 0u64;
     let mut failed: Option<String> = None;
     let mut pending_error: Option<String> = None;
 
-    for raw in stdout.split(|b| *b == b'\n') {
-        let line = raw.trim_ascii();
-        if line.is_empty() {
-            continue;
-        }
-        let event: Value = match serde_json::from_slice(line) {
-            Ok(v @ Value::Object(_)) => v,
-            _ => {
-                malformed += 1;
-                continue;
-            }
-        };
-        match event.get("type").and_then(Value::as_str) {
-            Some("item.started" | "item.updated" | "item.completed") => {
-                let Some(item) = event.get("item") else {
-                    continue;
-                };
-                let completed = event["type"] == "item.completed";
-                match item.get("type").and_then(Value::as_str) {
-                    Some("agent_message") if completed => {
-                        if let Some(t) = item.get("text").and_then(Value::as_str) {
-                            last_message = Some(t.to_string());
-                        }
-                    }
-                    Some(kind) => {
-                        if let Some(t) = item_tool_use(kind, item) {
-                            if seen.insert(t.id.clone()) {
-                                tool_uses.push(t);
-                            }
-                        }
-                    }
-                    None => {}
+    let mut events = EventLines::<CodexEvent>::new(stdout);
+    for event in events.by_ref() {
+        match event {
+            CodexEvent::ItemCompleted {
+                item: Tagged(Some(CodexItem::AgentMessage { text })),
+            } => {
+                if let Some(t) = text.0 {
+                    last_message = Some(t);
                 }
             }
-            Some("turn.completed") => {
+            CodexEvent::ItemStarted { item }
+            | CodexEvent::ItemUpdated { item }
+            | CodexEvent::ItemCompleted { item } => {
+                if let Some(t) = item.0.and_then(item_tool_use) {
+                    if seen.insert(t.id.clone()) {
+                        tool_uses.push(t);
+                    }
+                }
+            }
+            CodexEvent::TurnCompleted { usage: u } => {
                 turns += 1;
                 pending_error = None;
-                add_usage(&mut usage, event.get("usage"));
+                add_usage(&mut usage, u.0.unwrap_or_default());
             }
-            Some("turn.failed") => {
-                let msg = event
-                    .get("error")
-                    .and_then(|e| e.get("message"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("turn failed")
-                    .to_string();
-                failed = Some(msg);
+            CodexEvent::TurnFailed { error } => {
+                let msg = error.0.and_then(|e| e.message.0);
+                failed = Some(msg.unwrap_or_else(|| "turn failed".into()));
             }
-            Some("error") => {
-                pending_error = Some(
-                    event
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("error")
-                        .to_string(),
-                );
+            CodexEvent::Error { message } => {
+                pending_error = Some(message.0.unwrap_or_else(|| "error".into()));
             }
-            _ => {}
+            CodexEvent::Other => {}
         }
     }
     let result = if let Some(msg) = failed {
@@ -151,7 +250,7 @@ pub fn parse_codex_jsonl(stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>, u
     } else {
         None
     };
-    (tool_uses, result, malformed)
+    (tool_uses, result, events.malformed())
 }
 
 fn error_result(subtype: &str, msg: String, usage: Usage, turns: u64) -> ResultEvent {
@@ -166,34 +265,29 @@ fn error_result(subtype: &str, msg: String, usage: Usage, turns: u64) -> ResultE
     }
 }
 
-fn add_usage(total: &mut Usage, u: Option<&Value>) {
-    let tok = |k: &str| {
-        u.and_then(|u| u.get(k))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
-    let cached = tok("cached_input_tokens");
-    total.input_tokens += tok("input_tokens").saturating_sub(cached);
+fn add_usage(total: &mut Usage, u: CodexUsage) {
+    let cached = u.cached_input_tokens.n();
+    total.input_tokens += u.input_tokens.n().saturating_sub(cached);
     total.cache_read_input_tokens += cached;
-    total.cache_creation_input_tokens += tok("cache_write_input_tokens");
-    total.output_tokens += tok("output_tokens");
+    total.cache_creation_input_tokens += u.cache_write_input_tokens.n();
+    total.output_tokens += u.output_tokens.n();
 }
 
-fn item_tool_use(kind: &str, item: &Value) -> Option<ToolUse> {
-    let id = item.get("id").and_then(Value::as_str)?.to_string();
-    let (name, input, access) = match kind {
-        "command_execution" => {
-            let cmd = item.get("command").and_then(Value::as_str).unwrap_or("");
+/// The tool use of a Codex item (`None` for items that are not tool calls, or without an id).
+fn item_tool_use(item: CodexItem) -> Option<ToolUse> {
+    let (id, name, input, access) = match item {
+        CodexItem::CommandExecution { id, command } => {
+            let cmd = command.str();
             (
+                id,
                 "shell".to_string(),
                 json!({ "command": cmd }),
                 shell_access(cmd),
             )
         }
-        "file_change" => {
-            let paths: Vec<String> = item
-                .get("changes")
-                .and_then(Value::as_array)
+        CodexItem::FileChange { id, changes } => {
+            let paths: Vec<String> = changes
+                .as_array()
                 .map(|cs| {
                     cs.iter()
                         .filter_map(|c| c.get("path").and_then(Value::as_str))
@@ -209,34 +303,50 @@ fn item_tool_use(kind: &str, item: &Value) -> Option<ToolUse> {
                 },
                 ..FileAccess::default()
             };
-            (
-                "file_change".to_string(),
-                item.get("changes").cloned().unwrap_or(Value::Null),
-                access,
-            )
+            (id, "file_change".to_string(), changes, access)
         }
-        "mcp_tool_call" => {
-            let server = item.get("server").and_then(Value::as_str).unwrap_or("");
-            let tool = item.get("tool").and_then(Value::as_str).unwrap_or("");
-            (
-                format!("mcp:{server}/{tool}"),
-                item.get("arguments").cloned().unwrap_or(Value::Null),
-                FileAccess::unknown("an MCP tool's file accesses cannot be derived"),
-            )
-        }
-        "web_search" => (
+        CodexItem::McpToolCall {
+            id,
+            server,
+            tool,
+            arguments,
+        } => (
+            id,
+            format!("mcp:{}/{}", server.str(), tool.str()),
+            arguments,
+            FileAccess::unknown("an MCP tool's file accesses cannot be derived"),
+        ),
+        CodexItem::CollabToolCall { id, tool } => (
+            id,
+            format!("collab:{}", tool.str()),
+            Value::Null,
+            FileAccess::unknown("a sub-agent's file accesses cannot be derived"),
+        ),
+        CodexItem::WebSearch { id, query } => (
+            id,
             "web_search".to_string(),
-            json!({ "query": item.get("query").cloned().unwrap_or(Value::Null) }),
+            json!({ "query": query }),
             FileAccess::none(),
         ),
-        _ => return None,
+        CodexItem::AgentMessage { .. } | CodexItem::Other => return None,
     };
     Some(ToolUse {
-        id,
+        id: id.0?,
         name,
         input,
         access,
     })
+}
+
+/// Whether `role` may make the Codex tool call `t`: a shell command only when
+/// `dispatch::shell` proves it read-only (every access derived, no write); `file_change`
+/// only the Fixer (its edits); MCP tools, sub-agents and web searches nobody.
+pub fn codex_permits(role: Role, t: &ToolUse) -> bool {
+    match t.name.as_str() {
+        "shell" => t.access.unknown.is_none() && t.access.write.is_empty(),
+        "file_change" => role == Role::Fixer,
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -358,6 +468,7 @@ mod tests {
             system_prompt: "You are the \"Judge\".\nRule.".into(),
             tier: Tier::Sonnet,
             cwd: PathBuf::from("/repo"),
+            read_dirs: vec![PathBuf::from("/repo")],
             out_dir: PathBuf::from("/tmp/x"),
             timeout: Duration::from_secs(1),
             grace: Duration::from_secs(1),
@@ -378,6 +489,10 @@ mod tests {
                 "-m",
                 "m-mid",
                 "-c",
+                "projects={\"/repo\"={trust_level=\"untrusted\"}}",
+                "-c",
+                "shell_environment_policy.inherit=\"core\"",
+                "-c",
                 "developer_instructions=\"You are the \\\"Judge\\\".\\nRule.\"",
                 "-c",
                 "model_provider=fake",
@@ -386,12 +501,15 @@ mod tests {
             ]
         );
         // The -c value is valid TOML that round-trips the role body.
-        let (_, v) = args[11].split_once('=').unwrap();
+        let (_, v) = args[15].split_once('=').unwrap();
         let t: toml::Table = format!("x = {v}").parse().unwrap();
         assert_eq!(t["x"].as_str(), Some(req.system_prompt.as_str()));
         assert!(!args
             .iter()
             .any(|a| a.contains("danger") || a == "--full-auto"));
+        let (_, v) = args[11].split_once('=').unwrap();
+        let t: toml::Table = format!("x = {v}").parse().unwrap();
+        assert_eq!(t["x"]["/repo"]["trust_level"].as_str(), Some("untrusted"));
         let odd = "tab\there \u{7f} ünï \\ \"q\" \u{1}";
         let t: toml::Table = format!("x = {}", toml_basic_string(odd)).parse().unwrap();
         assert_eq!(t["x"].as_str(), Some(odd));

@@ -8,16 +8,20 @@
 //! absent); `run_shell_command` is derived like a Codex command (`dispatch::shell`);
 //! `write_file`/`replace` write `file_path`; other tools (`update_topic`, `google_web_search`,
 //! `enter_plan_mode`, …) touch no file. In `--approval-mode default` only the read tools are
-//! registered at all. Assistant `message` events (text deltas) after the last tool use are
-//! the answer. The `result` event ends the run: `status: "success"` or `"error"` (the reason
-//! is in a preceding `error` event or in `result.error.message`); `stats` is the usage.
+//! registered at all; a call of any tool outside `gemini_permits` aborts the review.
+//! Assistant `message` events (text deltas) after the last tool use are the answer. The
+//! `result` event ends the run: `status: "success"` or `"error"` (the reason is in a
+//! preceding `error` event or in `result.error.message`); `stats` is the usage.
 //!
 //! The Gemini CLI has no option to append to its system prompt (`GEMINI_SYSTEM_MD` would
 //! replace its tool instructions), so the role body is appended to the prompt inside
 //! `<role_instructions>`; the prompt's first line stays arev's header line.
 
+use super::events::{EventLines, Lax, LaxObject};
 use super::shell::shell_access;
 use super::{AgentSpec, DispatchRequest, FileAccess, ResultEvent, ToolUse, Usage};
+use crate::findings::Role;
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -33,9 +37,25 @@ pub fn prompt_with_role(prompt: &str, system_prompt: &str) -> String {
     )
 }
 
+/// Environment set for every Gemini worker (over the inherited one).
+///
+/// `GEMINI_CLI_TRUST_WORKSPACE=false`: the reviewed repository is an untrusted workspace
+/// while the CLI loads its settings, so its `.gemini/settings.json` (MCP servers, tool
+/// discovery and call commands, hooks) is never loaded, whatever the user's trusted folders
+/// say; `--skip-trust` then only lets the headless run start. Verified against Gemini CLI
+/// 0.61.0 (tests/integration/trust.rs): with `--skip-trust` alone, a repository listed in
+/// `~/.gemini/trustedFolders.json` had its tool-discovery command run.
+pub fn gemini_env() -> Vec<(String, String)> {
+    vec![("GEMINI_CLI_TRUST_WORKSPACE".into(), "false".into())]
+}
+
 /// The argv (without the program) for a read-only Gemini worker; stdin must be `/dev/null`
 /// (`-p` text is appended to any stdin input). A prompt too long for one argument goes on
 /// stdin instead (`dispatch::invocation`).
+///
+/// In `--approval-mode default` only read tools exist, and `read_file` refuses any path
+/// that resolves outside the workspace (symlinks included); the run's target artefacts are
+/// added with `--include-directories` when they lie outside the repository.
 pub fn gemini_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     let mut args = vec![
         "-p".to_string(),
@@ -48,6 +68,10 @@ pub fn gemini_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
         "-m".into(),
         agent.models.get(req.tier).to_string(),
     ];
+    for dir in req.read_dirs.iter().filter(|d| !d.starts_with(&req.cwd)) {
+        args.push("--include-directories".into());
+        args.push(dir.display().to_string());
+    }
     args.extend(agent.extra_args.iter().cloned());
     args
 }
@@ -100,109 +124,168 @@ pub fn apply_exit_code(code: i32, result: &mut Option<ResultEvent>, stderr: &[u8
     });
 }
 
+/// Gemini CLI stream-json events arev reads; every other
+/// `type` (`init`, `tool_result`, …) is `Other`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum GeminiEvent {
+    Message {
+        #[serde(default)]
+        role: Lax<String>,
+        #[serde(default)]
+        content: Lax<String>,
+        #[serde(default)]
+        delta: Lax<bool>,
+    },
+    ToolUse {
+        #[serde(default)]
+        tool_id: Lax<String>,
+        #[serde(default)]
+        tool_name: Lax<String>,
+        /// Verbatim.
+        #[serde(default)]
+        parameters: Value,
+    },
+    Error {
+        #[serde(default)]
+        severity: Lax<String>,
+        #[serde(default)]
+        message: Lax<String>,
+    },
+    Result {
+        #[serde(default)]
+        status: Lax<String>,
+        #[serde(default)]
+        error: LaxObject<GeminiError>,
+        #[serde(default)]
+        stats: LaxObject<GeminiStats>,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Deserialize)]
+struct GeminiError {
+    #[serde(default, rename = "type")]
+    kind: Lax<String>,
+    #[serde(default)]
+    message: Lax<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct GeminiStats {
+    #[serde(default)]
+    input_tokens: Lax<u64>,
+    #[serde(default)]
+    output_tokens: Lax<u64>,
+    #[serde(default)]
+    cached: Lax<u64>,
+    #[serde(default)]
+    tool_calls: Lax<u64>,
+}
+
 /// Parsed `-o stream-json` output: tool uses, the result, non-JSON lines.
 pub fn parse_gemini_stream(stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>, u64) {
     let mut tool_uses = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
-    let mut malformed = 0u64;
     let mut turn_text = String::new();
     let mut last_error: Option<String> = None;
     let mut result = None;
     let mut tool_calls = 0u64;
 
-    for raw in stdout.split(|b| *b == b'\n') {
-        let line = raw.trim_ascii();
-        if line.is_empty() {
-            continue;
-        }
-        let event: Value = match serde_json::from_slice(line) {
-            Ok(v @ Value::Object(_)) => v,
-            _ => {
-                malformed += 1;
-                continue;
-            }
-        };
-        let s = |k: &str| event.get(k).and_then(Value::as_str).unwrap_or_default();
-        match s("type") {
-            "message" if s("role") == "assistant" => {
-                if event.get("delta").and_then(Value::as_bool) != Some(true) {
+    let mut events = EventLines::<GeminiEvent>::new(stdout);
+    for event in events.by_ref() {
+        match event {
+            GeminiEvent::Message {
+                role,
+                content,
+                delta,
+            } if role.str() == "assistant" => {
+                if delta.0 != Some(true) {
                     turn_text.clear();
                 }
-                turn_text.push_str(s("content"));
+                turn_text.push_str(content.str());
             }
-            "tool_use" => {
+            GeminiEvent::ToolUse {
+                tool_id,
+                tool_name,
+                parameters,
+            } => {
                 tool_calls += 1;
                 turn_text.clear();
-                let id = s("tool_id").to_string();
+                let id = tool_id.str().to_string();
                 if id.is_empty() || !seen.insert(id.clone()) {
                     continue;
                 }
-                let name = s("tool_name").to_string();
-                let input = event.get("parameters").cloned().unwrap_or(Value::Null);
+                let name = tool_name.str().to_string();
                 tool_uses.push(ToolUse {
                     id,
-                    access: gemini_access(&name, &input),
+                    access: gemini_access(&name, &parameters),
                     name,
-                    input,
+                    input: parameters,
                 });
             }
-            "error" if s("severity") != "warning" => {
-                last_error = Some(s("message").to_string());
+            GeminiEvent::Error { severity, message } if severity.str() != "warning" => {
+                last_error = Some(message.str().to_string());
             }
-            "result" => {
-                let ok = s("status") == "success";
-                let err_msg = event
-                    .get("error")
-                    .and_then(|e| e.get("message"))
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .or_else(|| last_error.clone());
-                let stats = event.get("stats");
-                let tok = |k: &str| {
-                    stats
-                        .and_then(|u| u.get(k))
-                        .and_then(Value::as_u64)
-                        .unwrap_or(0)
-                };
-                let cached = tok("cached");
+            GeminiEvent::Result {
+                status,
+                error,
+                stats,
+            } => {
+                let ok = status.str() == "success";
+                let error = error.0;
+                let stats = stats.0.unwrap_or_default();
+                let cached = stats.cached.n();
                 result = Some(ResultEvent {
                     is_error: !ok,
                     subtype: if ok {
                         "success".into()
                     } else {
-                        event
-                            .get("error")
-                            .and_then(|e| e.get("type"))
-                            .and_then(Value::as_str)
-                            .unwrap_or("error")
-                            .to_string()
+                        error
+                            .as_ref()
+                            .and_then(|e| e.kind.0.clone())
+                            .unwrap_or_else(|| "error".into())
                     },
                     text: if ok {
                         (!turn_text.trim().is_empty()).then(|| turn_text.clone())
                     } else {
-                        Some(err_msg.unwrap_or_else(|| "the Gemini CLI reported an error".into()))
+                        Some(
+                            error
+                                .and_then(|e| e.message.0)
+                                .or_else(|| last_error.clone())
+                                .unwrap_or_else(|| "the Gemini CLI reported an error".into()),
+                        )
                     },
                     total_cost_usd: 0.0,
                     usage: Usage {
-                        input_tokens: tok("input_tokens").saturating_sub(cached),
-                        output_tokens: tok("output_tokens"),
+                        input_tokens: stats.input_tokens.n().saturating_sub(cached),
+                        output_tokens: stats.output_tokens.n(),
                         cache_creation_input_tokens: 0,
                         cache_read_input_tokens: cached,
                     },
                     permission_denials: vec![],
-                    num_turns: Some(
-                        stats
-                            .and_then(|s| s.get("tool_calls"))
-                            .and_then(Value::as_u64)
-                            .unwrap_or(tool_calls)
-                            + 1,
-                    ),
+                    num_turns: Some(stats.tool_calls.0.unwrap_or(tool_calls) + 1),
                 });
             }
-            _ => {}
+            GeminiEvent::Message { .. } | GeminiEvent::Error { .. } | GeminiEvent::Other => {}
         }
     }
-    (tool_uses, result, malformed)
+    (tool_uses, result, events.malformed())
+}
+
+/// Whether `role` may call the Gemini CLI tool `name`: the read-only tools of
+/// `--approval-mode default` (`read_file`, `read_many_files`, `grep_search`, `glob`,
+/// `list_directory`) and `update_topic` (a progress note for the UI that touches nothing);
+/// the Fixer also `write_file` and `replace`. Everything else — `run_shell_command`,
+/// `web_fetch`, `google_web_search`, sub-agents, MCP tools — nobody.
+pub fn gemini_permits(role: Role, name: &str) -> bool {
+    match name {
+        "read_file" | "read_many_files" | "grep_search" | "glob" | "list_directory"
+        | "update_topic" => true,
+        "write_file" | "replace" => role == Role::Fixer,
+        _ => false,
+    }
 }
 
 /// The file access of a Gemini CLI tool call (see the module docs).
@@ -380,6 +463,7 @@ mod tests {
             system_prompt: "You are the Adversary.".into(),
             tier: Tier::Haiku,
             cwd: PathBuf::from("/repo"),
+            read_dirs: vec![PathBuf::from("/repo"), PathBuf::from("/runs/r/target")],
             out_dir: PathBuf::from("/tmp/x"),
             timeout: Duration::from_secs(1),
             grace: Duration::from_secs(1),
@@ -400,6 +484,8 @@ mod tests {
                 "--skip-trust",
                 "-m",
                 "haiku",
+                "--include-directories",
+                "/runs/r/target",
                 "--debug"
             ]
         );

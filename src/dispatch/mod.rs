@@ -3,15 +3,18 @@
 mod backend;
 mod claude;
 mod codex;
+mod events;
 mod gemini;
 mod model;
 mod process;
 mod shell;
+mod withhold;
 
-pub use backend::{interpret_exit, invocation, parse_events, Invocation};
+pub use backend::{interpret_exit, invocation, parse_events, tool_permitted, Invocation};
 pub use claude::{claude_access, claude_args, parse_stream_json};
 pub use codex::{codex_args, parse_codex_jsonl};
 pub use gemini::{gemini_access, gemini_args, parse_gemini_stream};
 pub use model::*;
 pub use process::{dispatch, resolve_binary};
 pub use shell::shell_access;
+pub use withhold::withhold_after;

@@ -116,6 +116,11 @@ pub struct DispatchRequest {
     pub tier: Tier,
     /// Working directory of the agent (repo root).
     pub cwd: PathBuf,
+    /// The only directories the agent may read: the repository root and the run's target
+    /// artefacts (`<run>/target/`), absolute and canonical. Backends with their own
+    /// permission rules confine reads to them (claude); the read gate checks every access
+    /// whatever the backend.
+    pub read_dirs: Vec<PathBuf>,
     /// `agents/r<N>/<label>/`: prompt.md, events.jsonl, stderr.log, outcome.json go here.
     pub out_dir: PathBuf,
     /// Wall-clock timeout; then SIGTERM to the group.

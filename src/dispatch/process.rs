@@ -189,12 +189,17 @@ pub(crate) async fn dispatch_with_env(
     parent_env: Vec<(OsString, OsString)>,
 ) -> Result<AgentOutcome, DispatchError> {
     let routes = CloudRoutes::from_env(&parent_env);
+    let inv = invocation(agent, req);
+    // Only allowlisted variables; the backend's own (`inv.env`) win over inherited ones.
     let env: Vec<(OsString, OsString)> = parent_env
         .into_iter()
         .filter(|(k, _)| {
-            k.to_str()
-                .is_some_and(|k| env_allowed_for(agent.format, routes, &agent.pass_env, k))
+            k.to_str().is_some_and(|k| {
+                env_allowed_for(agent.format, routes, &agent.pass_env, k)
+                    && !inv.env.iter().any(|(n, _)| n == k)
+            })
         })
+        .chain(inv.env.iter().map(|(k, v)| (k.into(), v.into())))
         .collect();
     let out = &req.out_dir;
     std::fs::create_dir_all(out).map_err(io_err(out))?;
@@ -202,7 +207,6 @@ pub(crate) async fn dispatch_with_env(
     write_atomic(&prompt_path, req.prompt.as_bytes()).map_err(io_err(&prompt_path))?;
 
     let model = agent.models.get(req.tier).to_string();
-    let inv = invocation(agent, req);
 
     let started = Instant::now();
     let mut outcome = AgentOutcome {
@@ -333,6 +337,7 @@ mod tests {
             system_prompt: "You are an Enthusiast.".into(),
             tier: Tier::Opus,
             cwd: dir.to_path_buf(),
+            read_dirs: vec![dir.to_path_buf()],
             out_dir: dir.join("out"),
             timeout: Duration::from_millis(timeout_ms),
             grace: Duration::from_millis(grace_ms),

@@ -4,14 +4,17 @@ mod anchor;
 mod membership;
 mod reads;
 mod schema;
+mod tools;
 
 pub use anchor::anchor_ok;
 pub use membership::{normalize_finding_file, FileCheck};
 pub use reads::{ReadScope, ReadViolation};
 pub use schema::{parse_answer, AnswerSchema};
+pub use tools::forbidden_tool;
 
 use crate::dispatch::{AgentOutcome, ProcessEnd};
 use crate::findings::Role;
+use crate::store::AbortReason;
 
 /// Why a run aborts (recorded as meta.json `abort_reason`; exit 3).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,19 +33,23 @@ pub enum Abort {
     EnthusiastMalformed { detail: String },
     /// The Fixer (iterate mode) edited or wrote a path outside its worktree.
     OfftargetWrite { role: Role, path: String },
+    /// A tool call the role may not make (for a reviewer: anything but the backend's
+    /// read-only tools); `tool` names it.
+    ForbiddenTool { role: Role, tool: String },
 }
 
 impl Abort {
     /// The enumerated abort reason.
-    pub fn reason(&self) -> String {
+    pub fn reason(&self) -> AbortReason {
         match self {
-            Self::DispatchUnavailable { .. } => "agent_dispatch_unavailable".into(),
-            Self::NoToolInvocation { role } => format!("{role}_no_tool_invocation"),
-            Self::OfftargetRead { role, .. } => format!("{role}_offtarget_read"),
-            Self::OfftargetHallucination { .. } => "offtarget_hallucination".into(),
-            Self::JudgeMalformed { .. } => "judge_malformed_json".into(),
-            Self::EnthusiastMalformed { .. } => "enthusiast_malformed_json".into(),
-            Self::OfftargetWrite { role, .. } => format!("{role}_offtarget_write"),
+            Self::DispatchUnavailable { .. } => AbortReason::AgentDispatchUnavailable,
+            Self::NoToolInvocation { role } => AbortReason::NoToolInvocation(*role),
+            Self::OfftargetRead { role, .. } => AbortReason::OfftargetRead(*role),
+            Self::OfftargetHallucination { .. } => AbortReason::OfftargetHallucination,
+            Self::JudgeMalformed { .. } => AbortReason::JudgeMalformedJson,
+            Self::EnthusiastMalformed { .. } => AbortReason::EnthusiastMalformedJson,
+            Self::OfftargetWrite { role, .. } => AbortReason::OfftargetWrite(*role),
+            Self::ForbiddenTool { role, .. } => AbortReason::ForbiddenTool(*role),
         }
     }
 
@@ -70,12 +77,31 @@ impl Abort {
             Self::OfftargetWrite { role, path } => {
                 format!("the {role} wrote {path}, which is outside its worktree")
             }
+            Self::ForbiddenTool { role, tool } => {
+                format!("the {role} called {tool}, a tool it may not use")
+            }
         }
     }
 }
 
 /// Dispatch authenticity: Ok when the agent ran to a non-error `result` event.
-pub fn authentic(outcome: &AgentOutcome) -> Result<(), String> {
+/// `output_cap` is the byte cap its stdout was read with (`review.max_output_bytes`): a
+/// result lost beyond it is reported as the cap, not as a missing result.
+pub fn authentic(outcome: &AgentOutcome, output_cap: u64) -> Result<(), String> {
+    if outcome.result.is_none()
+        && outcome.stdout_truncated
+        && matches!(
+            outcome.end,
+            ProcessEnd::Exited { .. } | ProcessEnd::Signaled { .. }
+        )
+    {
+        return Err(format!(
+            "its output ({} bytes) exceeded the {} output cap (`review.max_output_bytes`); \
+             the rest, where its result event would have been, was discarded",
+            outcome.stdout_bytes,
+            size(output_cap)
+        ));
+    }
     match &outcome.end {
         ProcessEnd::SpawnFailed { message } => return Err(format!("could not start: {message}")),
         ProcessEnd::TimedOut { .. } => {
@@ -107,6 +133,17 @@ pub fn authentic(outcome: &AgentOutcome) -> Result<(), String> {
         Some(r) if r.text.is_none() => Err("result event without a result text".into()),
         Some(_) => Ok(()),
         None => Err("no result event".into()),
+    }
+}
+
+/// `16 MiB`, `64 KiB`, `1000 bytes`.
+fn size(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    const MIB: u64 = 1024 * KIB;
+    match bytes {
+        b if b >= MIB && b % MIB == 0 => format!("{} MiB", b / MIB),
+        b if b >= KIB && b % KIB == 0 => format!("{} KiB", b / KIB),
+        b => format!("{b} bytes"),
     }
 }
 

@@ -33,30 +33,202 @@ fn outcome(end: ProcessEnd, result: Option<(bool, Option<&str>)>) -> AgentOutcom
     }
 }
 
+const CAP: u64 = 16 * 1024 * 1024;
+
+fn authentic_(o: &AgentOutcome) -> Result<(), String> {
+    authentic(o, CAP)
+}
+
 #[test]
 fn authenticity() {
     let ok = outcome(ProcessEnd::Exited { code: 0 }, Some((false, Some("{}"))));
-    assert!(authentic(&ok).is_ok());
+    assert!(authentic_(&ok).is_ok());
     let crashed = outcome(ProcessEnd::Exited { code: 1 }, None);
-    assert!(authentic(&crashed)
+    assert!(authentic_(&crashed)
         .unwrap_err()
         .contains("without a result"));
     let err = outcome(
         ProcessEnd::Exited { code: 1 },
         Some((true, Some("API Error: 500"))),
     );
-    assert!(authentic(&err).unwrap_err().contains("is_error"));
+    assert!(authentic_(&err).unwrap_err().contains("is_error"));
     let spawn = outcome(
         ProcessEnd::SpawnFailed {
             message: "ENOENT".into(),
         },
         None,
     );
-    assert!(authentic(&spawn).is_err());
+    assert!(authentic_(&spawn).is_err());
     let timeout = outcome(ProcessEnd::TimedOut { killed: true }, None);
-    assert!(authentic(&timeout).unwrap_err().contains("timed out"));
+    assert!(authentic_(&timeout).unwrap_err().contains("timed out"));
     let no_text = outcome(ProcessEnd::Exited { code: 0 }, Some((false, None)));
-    assert!(authentic(&no_text).is_err());
+    assert!(authentic_(&no_text).is_err());
+}
+
+/// A result lost beyond the output cap is reported as the cap, not as a missing result.
+#[test]
+fn output_cap_is_named() {
+    let mut flooded = outcome(ProcessEnd::Exited { code: 0 }, None);
+    flooded.stdout_truncated = true;
+    flooded.stdout_bytes = CAP + 5000;
+    let e = authentic_(&flooded).unwrap_err();
+    assert!(e.contains("16 MiB output cap"), "{e}");
+    assert!(e.contains("review.max_output_bytes"), "{e}");
+    assert!(e.contains(&(CAP + 5000).to_string()), "{e}");
+    assert!(!e.contains("without a result"), "{e}");
+    assert!(authentic(&flooded, 1000)
+        .unwrap_err()
+        .contains("1000 bytes output cap"));
+    assert!(authentic(&flooded, 64 * 1024)
+        .unwrap_err()
+        .contains("64 KiB output cap"));
+    // A timeout stays a timeout; a result that arrived before the cap still counts.
+    flooded.end = ProcessEnd::TimedOut { killed: true };
+    assert!(authentic_(&flooded).unwrap_err().contains("timed out"));
+    let mut kept = outcome(ProcessEnd::Exited { code: 0 }, Some((false, Some("{}"))));
+    kept.stdout_truncated = true;
+    assert!(authentic_(&kept).is_ok());
+}
+
+fn codex_item(kind: &str, extra: serde_json::Value) -> ToolUse {
+    let mut item = json!({"id": "i1", "type": kind});
+    for (k, v) in extra.as_object().unwrap() {
+        item[k] = v.clone();
+    }
+    let line = json!({"type": "item.completed", "item": item}).to_string();
+    let (mut uses, _, _) = crate::dispatch::parse_codex_jsonl(line.as_bytes());
+    uses.pop().unwrap()
+}
+
+/// Fail closed: a reviewer may call only the backend's read-only tools; the Fixer keeps its
+/// write tools; everything else is named.
+#[test]
+fn tool_gate() {
+    use crate::dispatch::EventFormat::{Claude, Codex, Gemini};
+    let reviewers = [Role::Enthusiast, Role::Adversary, Role::Judge];
+    let claude_ok = [
+        tool("Read", json!({"file_path": "/etc/passwd"})),
+        tool("Grep", json!({"pattern": "x"})),
+        tool("Glob", json!({"pattern": "*"})),
+    ];
+    let codex_ok = [shell("/bin/bash -lc 'cat /etc/passwd'"), shell("rg -n x")];
+    let gemini_ok = [
+        gemini("read_file", json!({"file_path": "a.rs"})),
+        gemini("read_many_files", json!({"include": ["a.rs"]})),
+        gemini("grep_search", json!({"pattern": "x"})),
+        gemini("glob", json!({"pattern": "*"})),
+        gemini("list_directory", json!({"dir_path": "."})),
+        gemini("update_topic", json!({"title": "t"})),
+    ];
+    for role in reviewers.into_iter().chain([Role::Fixer]) {
+        // Read-only tools pass the tool gate (the read gate judges their paths).
+        assert_eq!(forbidden_tool(Claude, role, &claude_ok), None, "{role}");
+        assert_eq!(forbidden_tool(Codex, role, &codex_ok), None, "{role}");
+        assert_eq!(forbidden_tool(Gemini, role, &gemini_ok), None, "{role}");
+    }
+    let edits = [
+        tool("Edit", json!({"file_path": "a.rs"})),
+        tool("Write", json!({"file_path": "a.rs"})),
+    ];
+    let changes = codex_item(
+        "file_change",
+        json!({"changes": [{"path": "a.rs", "kind": "add"}]}),
+    );
+    let gemini_writes = [
+        gemini("write_file", json!({"file_path": "a.rs"})),
+        gemini("replace", json!({"file_path": "a.rs"})),
+    ];
+    assert_eq!(forbidden_tool(Claude, Role::Fixer, &edits), None);
+    assert_eq!(
+        forbidden_tool(Codex, Role::Fixer, std::slice::from_ref(&changes)),
+        None
+    );
+    assert_eq!(forbidden_tool(Gemini, Role::Fixer, &gemini_writes), None);
+    for role in reviewers {
+        assert_eq!(
+            forbidden_tool(Claude, role, &edits).as_deref(),
+            Some("Edit")
+        );
+        assert_eq!(
+            forbidden_tool(Codex, role, std::slice::from_ref(&changes)).as_deref(),
+            Some("file_change")
+        );
+        assert_eq!(
+            forbidden_tool(Gemini, role, &gemini_writes).as_deref(),
+            Some("write_file")
+        );
+    }
+    for role in reviewers.into_iter().chain([Role::Fixer]) {
+        for (name, input) in [
+            ("WebFetch", json!({"url": "https://example.com"})),
+            ("mcp__fs__read", json!({"path": "a.rs"})),
+            ("Agent", json!({"prompt": "p"})),
+            ("MultiEdit", json!({"file_path": "a.rs"})),
+            ("read_file", json!({"file_path": "a.rs"})),
+        ] {
+            let mut uses = claude_ok.to_vec();
+            uses.push(tool(name, input));
+            assert_eq!(
+                forbidden_tool(Claude, role, &uses).as_deref(),
+                Some(name),
+                "{role}"
+            );
+        }
+        let bash = forbidden_tool(Claude, role, &[tool("Bash", json!({"command": "ls"}))]);
+        assert_eq!(
+            bash.as_deref(),
+            Some("Bash `ls`"),
+            "a claude Bash is not parsed"
+        );
+        let long = "x".repeat(500);
+        let bash = forbidden_tool(Claude, role, &[tool("Bash", json!({ "command": long }))]);
+        assert_eq!(bash, Some(format!("Bash `{}…`", "x".repeat(200))));
+        for (name, input) in [
+            ("run_shell_command", json!({"command": "cat a.rs"})),
+            ("google_web_search", json!({"query": "x"})),
+            ("web_fetch", json!({"prompt": "x"})),
+            ("codebase_investigator", json!({})),
+            ("Read", json!({"file_path": "a.rs"})),
+        ] {
+            let got = forbidden_tool(Gemini, role, &[gemini(name, input)]);
+            assert!(
+                got.as_deref().is_some_and(|g| g.starts_with(name)),
+                "{role}: {got:?}"
+            );
+        }
+        for (kind, extra, name) in [
+            (
+                "mcp_tool_call",
+                json!({"server": "fs", "tool": "read"}),
+                "mcp:fs/read",
+            ),
+            ("web_search", json!({"query": "x"}), "web_search"),
+            (
+                "collab_tool_call",
+                json!({"tool": "spawn_agent"}),
+                "collab:spawn_agent",
+            ),
+        ] {
+            let t = codex_item(kind, extra);
+            assert_eq!(
+                forbidden_tool(Codex, role, &[t]).as_deref(),
+                Some(name),
+                "{role}"
+            );
+        }
+        let find = forbidden_tool(Codex, role, &[shell("/bin/bash -lc 'find . -name x'")]).unwrap();
+        assert!(
+            find.starts_with(
+                "shell `/bin/bash -lc 'find . -name x'` (not provably read-only: `find`"
+            ),
+            "{find}"
+        );
+        let write = forbidden_tool(Codex, role, &[shell("cat a.rs > b.rs")]).unwrap();
+        assert_eq!(write, "shell `cat a.rs > b.rs` (writes b.rs)");
+        let subst = forbidden_tool(Codex, role, &[shell("cat $(ls)")]).unwrap();
+        assert!(subst.contains("substitution"), "{subst}");
+    }
+    assert_eq!(forbidden_tool(Claude, Role::Judge, &[]), None);
 }
 
 fn tool(name: &str, input: serde_json::Value) -> ToolUse {

@@ -72,4 +72,42 @@ mod tests {
         }
         check_session_id("0b5e1d4c-2f6a-4c11-9d7e-3f1a2b3c4d5e").unwrap();
     }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// Arbitrary bytes never panic the parser, and whatever it accepts has a session id
+        /// that is safe as a directory name.
+        #[test]
+        fn arbitrary_input_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            if let Ok(i) = parse(&bytes) {
+                prop_assert!(check_session_id(&i.session_id).is_ok());
+            }
+        }
+
+        /// Hook-shaped JSON with arbitrary field values: accepted only with a usable
+        /// session id, never a path.
+        #[test]
+        fn arbitrary_fields_never_panic(
+            session in prop_oneof![any::<String>(), "[A-Za-z0-9._/-]{0,140}"],
+            cwd in any::<String>(),
+            active in prop_oneof![Just(serde_json::json!(true)), Just(serde_json::json!("yes")), Just(serde_json::Value::Null)],
+            prompt in any::<Option<String>>(),
+        ) {
+            let raw = serde_json::json!({
+                "session_id": session, "cwd": cwd, "stop_hook_active": active,
+                "prompt": prompt, "transcript_path": "/x.jsonl",
+            });
+            match parse(raw.to_string().as_bytes()) {
+                Ok(i) => {
+                    prop_assert_eq!(&i.session_id, &session);
+                    prop_assert!(!session.contains('/') && session != "." && session != "..");
+                    prop_assert!(!session.is_empty() && session.len() <= 128);
+                }
+                Err(e) => prop_assert!(!e.contains('\n'), "one line: {e}"),
+            }
+        }
+    }
 }

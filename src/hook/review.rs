@@ -155,7 +155,9 @@ pub fn outcome_of(report: &Report) -> ReviewOutcome {
         RunStatus::Complete | RunStatus::Empty => ReviewOutcome::Reviewed(verdict_of(report)),
         RunStatus::Aborted => ReviewOutcome::Failed(format!(
             "the review aborted ({}): {} — run dir {}",
-            report.abort_reason.as_deref().unwrap_or("unknown"),
+            report
+                .abort_reason
+                .map_or_else(|| "unknown".into(), |a| a.to_string()),
             report.abort_detail.as_deref().unwrap_or("no detail"),
             report.run_dir
         )),

@@ -1,5 +1,7 @@
 //! `arev install claude [--scope project|user] [--uninstall]`: the plugin's wiring for users
-//! who do not install plugins — the slash command, the three roles as subagents
+//! who do not install plugins — the slash commands (`/adversarial-review`, and
+//! `/arev-status`, `/arev-result`, `/arev-cancel` for reviews running in the background; the
+//! plugin's `/arev:<name>`), the three roles as subagents
 //! (`arev-<role>`), and the two hooks merged into `settings.json` (other keys kept, in their
 //! order). What was added is recorded in `arev-install.json`, so `--uninstall` removes
 //! exactly that. Idempotent.
@@ -9,7 +11,17 @@ use crate::store::write_atomic;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-const COMMAND_MD: &str = include_str!("../../commands/adversarial-review.md");
+/// The plugin's commands and the file each becomes under `.claude/commands/` (a plugin's
+/// `/arev:status` is the installed `/arev-status`).
+const COMMANDS: &[(&str, &str)] = &[
+    (
+        "adversarial-review.md",
+        include_str!("../../commands/adversarial-review.md"),
+    ),
+    ("arev-status.md", include_str!("../../commands/status.md")),
+    ("arev-result.md", include_str!("../../commands/result.md")),
+    ("arev-cancel.md", include_str!("../../commands/cancel.md")),
+];
 const AGENTS: &[(&str, &str)] = &[
     ("enthusiast", include_str!("../../agents/enthusiast.md")),
     ("adversary", include_str!("../../agents/adversary.md")),
@@ -79,13 +91,19 @@ fn is_arev_hook(cmd: &str, sub: &str) -> bool {
     Path::new(prog).file_name().is_some_and(|n| n == "arev")
 }
 
+/// A plugin command as installed: calling `program`, naming the installed commands.
+fn command_body(body: &str, program: &str) -> String {
+    body.replace("Bash(arev ", &format!("Bash({program} "))
+        .replace("!`arev ", &format!("!`{program} "))
+        .replace("/arev:adversarial-review", "/adversarial-review")
+        .replace("/arev:", "/arev-")
+}
+
 fn files_for(program: &str) -> Vec<(String, String)> {
-    let mut v = vec![(
-        "commands/adversarial-review.md".to_string(),
-        COMMAND_MD
-            .replace("Bash(arev run:*)", &format!("Bash({program} run:*)"))
-            .replace("!`arev run ", &format!("!`{program} run ")),
-    )];
+    let mut v: Vec<(String, String)> = COMMANDS
+        .iter()
+        .map(|(name, body)| (format!("commands/{name}"), command_body(body, program)))
+        .collect();
     for (role, body) in AGENTS {
         v.push((
             format!("agents/arev-{role}.md"),
@@ -461,10 +479,26 @@ mod tests {
         assert_eq!(v["permissions"]["allow"][0], "Bash(ls:*)");
         let cmd = std::fs::read_to_string(dir.join("commands/adversarial-review.md")).unwrap();
         assert!(
-            cmd.contains("!`/opt/bin/arev run $ARGUMENTS --format markdown; echo"),
+            cmd.contains(
+                "!`/opt/bin/arev run --background --wait 100s --format markdown $ARGUMENTS; echo"
+            ),
             "{cmd}"
         );
         assert!(cmd.contains("Bash(/opt/bin/arev run:*)"), "{cmd}");
+        assert!(
+            cmd.contains("`/arev-result`") && !cmd.contains("/arev:"),
+            "{cmd}"
+        );
+        for (name, sub) in [
+            ("status", "status"),
+            ("result", "result"),
+            ("cancel", "cancel"),
+        ] {
+            let c = std::fs::read_to_string(dir.join(format!("commands/arev-{name}.md"))).unwrap();
+            assert!(c.contains(&format!("!`/opt/bin/arev {sub} ")), "{c}");
+            assert!(c.contains(&format!("Bash(/opt/bin/arev {sub}:*)")), "{c}");
+            assert!(!c.contains("/arev:"), "{c}");
+        }
         let judge = std::fs::read_to_string(dir.join("agents/arev-judge.md")).unwrap();
         assert!(judge.starts_with("---\nname: arev-judge\n"), "{judge}");
 

@@ -16,8 +16,9 @@ use crate::findings::{FixerOutput, Tier};
 use crate::output;
 use crate::report::{Cost, Report};
 use crate::resolve::RunPlan;
+use crate::round::Action;
 use crate::round::{run_fixer, FixerEnd, ReviewEnd};
-use crate::store::{write_json_atomic, Meta, Phase, ProgressLog, Recorder, RunDir};
+use crate::store::{write_json_atomic, AbortReason, Meta, Phase, ProgressLog, Recorder, RunDir};
 use crate::target::{resolve, PinnedTarget, TargetRequest};
 use std::collections::BTreeSet;
 use std::time::Instant;
@@ -27,14 +28,14 @@ use tokio_util::sync::CancellationToken;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum End {
     Stopped(IterateStop),
-    Aborted { reason: String, detail: String },
+    Aborted { reason: AbortReason, detail: String },
     Interrupted,
 }
 
 impl End {
-    fn aborted(reason: &str, detail: impl Into<String>) -> Self {
+    fn aborted(reason: AbortReason, detail: impl Into<String>) -> Self {
         Self::Aborted {
-            reason: reason.to_string(),
+            reason,
             detail: detail.into(),
         }
     }
@@ -130,13 +131,13 @@ impl Iteration<'_, '_> {
             run_dir: self.rel_dir.clone(),
             review_status: r.report.status,
             review_stop_reason: r.report.stop_reason,
-            review_abort_reason: r.report.abort_reason.clone(),
+            review_abort_reason: r.report.abort_reason,
             target_sha256: r.target.sha256.clone(),
             confirmed: r.report.confirmed.clone(),
             to_fix: vec![],
             fix: None,
             verify: None,
-            decision: "abort".into(),
+            decision: Action::Abort,
             decision_reasons: vec![],
             cost_usd: r.report.cost.usd,
             tokens: r.report.cost.tokens,
@@ -147,10 +148,10 @@ impl Iteration<'_, '_> {
                 rec.decision_reasons
                     .push(format!("the review aborted: {}", a.detail()));
                 o.iterations.push(rec);
-                return Some(End::aborted(&a.reason(), a.detail()));
+                return Some(End::aborted(a.reason(), a.detail()));
             }
             ReviewEnd::Interrupted | ReviewEnd::Empty => {
-                rec.decision = "interrupted".into();
+                rec.decision = Action::Interrupted;
                 o.iterations.push(rec);
                 return Some(End::Interrupted);
             }
@@ -170,7 +171,7 @@ impl Iteration<'_, '_> {
         *previous = Some(fingerprints);
         rec.decision_reasons = verdict.reasons;
         if let Some(stop) = verdict.stop {
-            rec.decision = "stop".into();
+            rec.decision = Action::Stop;
             o.iterations.push(rec);
             return Some(End::Stopped(stop));
         }
@@ -187,13 +188,17 @@ impl Iteration<'_, '_> {
                 if let End::Aborted { detail, .. } = &end {
                     rec.decision_reasons.push(detail.clone());
                 }
-                rec.decision = "abort".into();
+                rec.decision = Action::Abort;
                 o.iterations.push(rec);
                 Some(end)
             }
             Step::Decided(stop, why) => {
                 rec.decision_reasons.push(why);
-                rec.decision = if stop.is_some() { "stop" } else { "continue" }.into();
+                rec.decision = if stop.is_some() {
+                    Action::Stop
+                } else {
+                    Action::Continue
+                };
                 o.iterations.push(rec);
                 stop.map(End::Stopped)
             }
@@ -215,7 +220,10 @@ impl Iteration<'_, '_> {
         ));
         parent.progress().phase(Phase::Review, Some(i));
         let run = parent.run().child(rel_dir).map_err(|e| {
-            End::aborted("iterate_io_error", format!("cannot create {rel_dir}: {e}"))
+            End::aborted(
+                AbortReason::IterateIoError,
+                format!("cannot create {rel_dir}: {e}"),
+            )
         })?;
         // Re-pin: the target as it is now in the worktree.
         let target = resolve(&TargetRequest {
@@ -227,7 +235,7 @@ impl Iteration<'_, '_> {
         })
         .map_err(|e| {
             End::aborted(
-                "iterate_target_error",
+                AbortReason::IterateTargetError,
                 format!("iteration {i}: cannot pin the target in the worktree: {e}"),
             )
         })?;
@@ -244,7 +252,8 @@ impl Iteration<'_, '_> {
         iplan.budget_usd = plan.budget_usd.map(|b| b - o.cost.usd);
         iplan.budget_tokens = plan.budget_tokens.map(|b| b.saturating_sub(o.cost.tokens));
         let started = Instant::now();
-        let io = |e: crate::store::RecordError| End::aborted("iterate_io_error", e.to_string());
+        let io =
+            |e: crate::store::RecordError| End::aborted(AbortReason::IterateIoError, e.to_string());
         let start = crate::review::start(&iplan, &target, false);
         let rec = parent.begin_nested(run.clone(), &start).map_err(io)?;
         let (finished, result) =
@@ -331,10 +340,10 @@ impl Iteration<'_, '_> {
             FixerEnd::Aborted(a) => {
                 rec.decision_reasons
                     .push(format!("the Fixer aborted: {}", a.detail()));
-                return (fix, Step::End(End::aborted(&a.reason(), a.detail())));
+                return (fix, Step::End(End::aborted(a.reason(), a.detail())));
             }
             FixerEnd::Interrupted => {
-                rec.decision = "interrupted".into();
+                rec.decision = Action::Interrupted;
                 return (fix, Step::End(End::Interrupted));
             }
         }
@@ -356,7 +365,8 @@ impl Iteration<'_, '_> {
     ) -> Step {
         let (s, i, rel_dir) = (self.s, self.i, &self.rel_dir);
         let target = &r.target;
-        let git = |e: super::GitError| Step::Failed(End::aborted("iterate_git_error", e.0));
+        let git =
+            |e: super::GitError| Step::Failed(End::aborted(AbortReason::IterateGitError, e.0));
         let repo = match s.wt.open() {
             Ok(r) => r,
             Err(e) => return git(e),
@@ -400,7 +410,7 @@ impl Iteration<'_, '_> {
                 Ok(out) => out,
                 Err(e) => {
                     return Step::Failed(End::aborted(
-                        "verify_unavailable",
+                        AbortReason::VerifyUnavailable,
                         format!("cannot run the verify command `{cmd}`: {e}"),
                     ))
                 }
@@ -416,7 +426,7 @@ impl Iteration<'_, '_> {
                 discarded,
             });
             if out.cancelled {
-                rec.decision = "interrupted".into();
+                rec.decision = Action::Interrupted;
                 return Step::End(End::Interrupted);
             }
             verify_ok = Some(out.ok());

@@ -15,10 +15,10 @@ use std::time::Instant;
 pub fn ending(end: &End) -> Ending {
     match end {
         End::Stopped(s) => Ending::Complete {
-            stop_reason: s.as_str().to_string(),
+            stop_reason: (*s).into(),
         },
         End::Aborted { reason, detail } => Ending::Aborted {
-            reason: reason.clone(),
+            reason: *reason,
             detail: detail.clone(),
         },
         End::Interrupted => Ending::Interrupted,
@@ -75,7 +75,7 @@ fn report(
     report.run_dir = run_dir.display().to_string();
     report.status = meta.status;
     report.stop_reason = None;
-    report.abort_reason = meta.abort_reason.clone();
+    report.abort_reason = meta.abort_reason;
     report.abort_detail = meta.abort_detail.clone();
     report.target = ReportTarget::new(&s.target, &meta.target);
     report.cost = outcome.cost;
@@ -113,16 +113,16 @@ mod tests {
         assert_eq!(
             ending(&End::Stopped(IterateStop::NoProgress)),
             Ending::Complete {
-                stop_reason: "no-progress".into()
+                stop_reason: crate::store::RunStopReason::NoProgress
             }
         );
         assert_eq!(
             ending(&End::Aborted {
-                reason: "iterate_git_error".into(),
+                reason: crate::store::AbortReason::IterateGitError,
                 detail: "d".into()
             }),
             Ending::Aborted {
-                reason: "iterate_git_error".into(),
+                reason: crate::store::AbortReason::IterateGitError,
                 detail: "d".into()
             }
         );

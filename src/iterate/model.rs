@@ -3,8 +3,8 @@
 
 use crate::findings::SkippedFix;
 use crate::report::ReportFinding;
-use crate::round::StopReason;
-use crate::store::RunStatus;
+use crate::round::{Action, StopReason};
+use crate::store::{AbortReason, RunStatus};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -83,7 +83,7 @@ pub struct IterationReport {
     pub run_dir: String,
     pub review_status: RunStatus,
     pub review_stop_reason: Option<StopReason>,
-    pub review_abort_reason: Option<String>,
+    pub review_abort_reason: Option<AbortReason>,
     /// TARGET_SHA of the worktree's target for this review.
     pub target_sha256: String,
     /// Every confirmed finding of this review.
@@ -94,8 +94,7 @@ pub struct IterationReport {
     pub fix: Option<FixReport>,
     /// Null without `--verify` or without a commit.
     pub verify: Option<VerifyReport>,
-    /// continue | stop | abort | interrupted
-    pub decision: String,
+    pub decision: Action,
     pub decision_reasons: Vec<String>,
     pub cost_usd: f64,
     pub tokens: u64,

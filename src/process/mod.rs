@@ -1,10 +1,15 @@
 //! Child processes and arev's own lifetime: one supervisor for every child arev starts
-//! (agents, `--verify`, the Stop hook's review), the orphan reaper (arev as child subreaper)
-//! and the shutdown signals (SIGINT, SIGTERM, SIGHUP). See docs/architecture.md.
+//! (agents, `--verify`, the Stop hook's review), the orphan reaper (arev as child subreaper),
+//! the shutdown signals (SIGINT, SIGTERM, SIGHUP), and detaching a `--background` run. See
+//! docs/architecture.md.
+mod detach;
 mod reaper;
 mod signals;
 mod supervise;
 
+pub use detach::{
+    announce, become_detached, spawn_detached, wait_for, Spawned, Started, DETACHED_FLAG, LOG_FILE,
+};
 pub use reaper::become_subreaper;
 pub use signals::{exit_code_after, fired, shutdown_signal, Shutdown};
 pub use supervise::{

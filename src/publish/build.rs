@@ -387,7 +387,7 @@ mod tests {
         // An aborted run: the summary says "no verdict"; nothing inline, nothing "fixed".
         r.status = RunStatus::Aborted;
         r.stop_reason = None;
-        r.abort_reason = Some("no-agent".into());
+        r.abort_reason = Some(crate::store::AbortReason::AgentDispatchUnavailable);
         let p = build_payload(&r, Forge::Github, target, "ptr".into(), &|_, _| None);
         assert!(p.comments.is_empty() && p.covered_files.is_empty() && p.fingerprints.is_empty());
         assert!(p.summary.contains("no verdict"), "{}", p.summary);

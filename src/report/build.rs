@@ -219,7 +219,7 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
                 duration_ms: r.duration_ms,
                 cost_usd: r.cost_usd,
                 tokens: r.tokens,
-                decision: r.decision.action.clone(),
+                decision: r.decision.action.to_string(),
                 decision_reasons: r.decision.reasons.clone(),
             })
             .collect(),

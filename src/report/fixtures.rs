@@ -3,7 +3,7 @@
 use super::*;
 use crate::findings::{Severity, Tier};
 use crate::round::StopReason;
-use crate::store::RunStatus;
+use crate::store::{AbortReason, RunStatus};
 use crate::target::{Mode, ShardInfo, TargetKind, TargetType};
 
 /// The manifest of the fixture shards.
@@ -42,7 +42,8 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
         run_dir: format!("/runs/run-{index}"),
         status,
         stop_reason: (status == RunStatus::Complete).then_some(StopReason::ZeroFindings),
-        abort_reason: (status == RunStatus::Aborted).then(|| "authenticity".into()),
+        abort_reason: (status == RunStatus::Aborted)
+            .then_some(AbortReason::AgentDispatchUnavailable),
         abort_detail: (status == RunStatus::Aborted).then(|| "no Read".into()),
         target: ReportTarget {
             kind: TargetKind::Manifest,

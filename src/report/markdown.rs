@@ -160,7 +160,7 @@ pub fn render_markdown(r: &Report) -> String {
                 let why = m
                     .stop_reason
                     .map(|x| x.as_str().to_string())
-                    .or_else(|| m.abort_reason.clone())
+                    .or_else(|| m.abort_reason.map(|a| a.to_string()))
                     .unwrap_or_else(|| m.status.as_str().to_string());
                 format!("{}/{} {} ({why})", m.index, m.count, m.status.as_str())
             })

@@ -247,7 +247,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
     }
     let (abort_reason, abort_detail) = match aborted {
         Some(r) => (
-            r.abort_reason.clone(),
+            r.abort_reason,
             Some(format!(
                 "{} ({}): {}",
                 label(r),
@@ -422,7 +422,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
                 count: id.count,
                 status: r.status,
                 stop_reason: r.stop_reason,
-                abort_reason: r.abort_reason.clone(),
+                abort_reason: r.abort_reason,
                 files: id.assigned.to_vec(),
             }
         })
@@ -585,7 +585,10 @@ mod tests {
         .unwrap();
         assert_eq!(m.status, RunStatus::Aborted);
         assert_eq!(m.stop_reason, None);
-        assert_eq!(m.abort_reason.as_deref(), Some("authenticity"));
+        assert_eq!(
+            m.abort_reason,
+            Some(crate::store::AbortReason::AgentDispatchUnavailable)
+        );
         assert!(m.abort_detail.unwrap().starts_with("shard 2/2 (run-2)"));
     }
 

@@ -8,7 +8,7 @@
 
 use crate::findings::{Severity, Tier, Winner};
 use crate::round::StopReason;
-use crate::store::RunStatus;
+use crate::store::{AbortReason, RunStatus};
 use crate::target::{Mode, ShardInfo, SkipReason, TargetKind, TargetType};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -29,7 +29,7 @@ pub struct Report {
     /// How the review stopped. Null for an iterate run: its outer loop's reason is
     /// `iterate.stop_reason`, each review's is in `iterate.iterations[]`.
     pub stop_reason: Option<StopReason>,
-    pub abort_reason: Option<String>,
+    pub abort_reason: Option<AbortReason>,
     pub abort_detail: Option<String>,
     pub target: ReportTarget,
     pub rounds: Vec<ReportRound>,
@@ -86,7 +86,8 @@ pub struct ReportRound {
     pub duration_ms: u64,
     pub cost_usd: f64,
     pub tokens: u64,
-    /// continue | stop | abort | interrupted
+    /// continue | stop | abort | interrupted; a merged report's round whose shards decided
+    /// differently (and none continued) joins them with `/` (`stop/abort`).
     pub decision: String,
     pub decision_reasons: Vec<String>,
 }
@@ -229,7 +230,7 @@ pub struct MergedShard {
     pub count: u32,
     pub status: RunStatus,
     pub stop_reason: Option<StopReason>,
-    pub abort_reason: Option<String>,
+    pub abort_reason: Option<AbortReason>,
     /// Files this shard reviewed.
     pub files: Vec<String>,
 }

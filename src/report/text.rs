@@ -21,7 +21,8 @@ pub fn render_text(r: &Report) -> String {
         RunStatus::Aborted => format!(
             "arev: review ABORTED — {} ({}): no verdict",
             r.target.display,
-            r.abort_reason.as_deref().unwrap_or("unknown")
+            r.abort_reason
+                .map_or_else(|| "unknown".into(), |a| a.to_string())
         ),
         RunStatus::Interrupted => format!("arev: review interrupted — {}", r.target.display),
         RunStatus::Empty if r.coverage.skipped > 0 => format!(

@@ -3,8 +3,10 @@ mod intent;
 mod outputs;
 mod panel;
 mod plan;
+mod repo_inputs;
 
 pub use intent::INTENT_MAX_BYTES;
 pub use panel::{agent_spec, Panel};
 pub(crate) use plan::discover_root;
 pub use plan::{resolve_run, AgentRef, Outputs, RunPlan};
+pub use repo_inputs::{RepoInputs, CONFIG_FILES, OVERRIDE_DIRS};

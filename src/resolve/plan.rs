@@ -1,8 +1,9 @@
 //! Build the `RunPlan`: the only step that reads config files and pins the target.
 
 use super::outputs::check_destinations;
+use super::RepoInputs;
 use crate::cli::{Format, RunArgs};
-use crate::config::{load, Config, ConfigSources, FailOn};
+use crate::config::{load, Config, ConfigSources, FailOn, RepoSource};
 use crate::errors::ExpectedError;
 use crate::findings::{Role, Tier};
 use crate::target::{
@@ -40,6 +41,9 @@ pub struct RunPlan {
     pub git_common_dir: Option<PathBuf>,
     pub config: Config,
     pub config_digest: String,
+    /// The repository inputs in force (`--repo-config`): the config layer above came from
+    /// them, and so do the prompt overrides.
+    pub repo_inputs: RepoInputs,
     pub runs_base: PathBuf,
     pub tier_start: Tier,
     pub passes: u32,
@@ -88,7 +92,10 @@ impl RunPlan {
 /// Resolve `arev run` arguments relative to `cwd`.
 pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError> {
     let (root, git_common_dir) = discover_root(cwd);
-    let sources = ConfigSources::discover(&root, args.config.clone());
+    let repo_inputs = repo_inputs(args, cwd, &root)?;
+    let mut sources = ConfigSources::discover(&root, args.config.clone());
+    sources.repo_file = None;
+    sources.repo_text = repo_inputs.config();
     if let Some(p) = &args.config {
         if !p.is_file() {
             return Err(ExpectedError::Usage(format!(
@@ -200,8 +207,77 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         target,
         config,
         config_digest,
+        repo_inputs,
         runs_base,
     })
+}
+
+/// `--repo-config`, else `AREV_REPO_CONFIG`, else `base` with `--base` and `worktree`
+/// without.
+fn repo_source(args: &RunArgs) -> Result<RepoSource, ExpectedError> {
+    if let Some(a) = args.repo_config {
+        return Ok(a.into());
+    }
+    if let Some(v) = std::env::var_os("AREV_REPO_CONFIG") {
+        let v = v.to_string_lossy();
+        return RepoSource::parse(&v).ok_or_else(|| {
+            ExpectedError::Usage(format!(
+                "AREV_REPO_CONFIG={v}: expected one of worktree, base, ignore"
+            ))
+        });
+    }
+    Ok(if args.base.is_some() {
+        RepoSource::Base
+    } else {
+        RepoSource::Worktree
+    })
+}
+
+/// Read the repository inputs from where `--repo-config` says. With `base`, a working tree
+/// whose inputs differ gets a one-line warning naming the flag.
+fn repo_inputs(args: &RunArgs, cwd: &Path, root: &Path) -> Result<RepoInputs, ExpectedError> {
+    let source = repo_source(args)?;
+    match source {
+        RepoSource::Ignore => Ok(RepoInputs::none(source, root)),
+        RepoSource::Worktree => RepoInputs::from_worktree(root).map_err(ExpectedError::Usage),
+        RepoSource::Base => {
+            let Some(rev) = args.base.as_deref() else {
+                return Err(ExpectedError::Usage(
+                    "--repo-config base needs --base REV (the commit whose arev.toml and .arev/ \
+                     the review trusts)"
+                        .into(),
+                ));
+            };
+            let bad = |message: String| TargetError::BadBase {
+                rev: rev.to_string(),
+                message,
+            };
+            let repo = git2::Repository::discover(cwd)
+                .map_err(|_| TargetError::NotARepo(cwd.to_path_buf()))?;
+            let base = repo
+                .revparse_single(rev)
+                .and_then(|o| o.peel_to_commit())
+                .map_err(|e| bad(e.message().to_string()))?;
+            let head = repo
+                .head()
+                .and_then(|h| h.peel_to_commit())
+                .map_err(|e| bad(format!("HEAD has no commit: {}", e.message())))?;
+            let mb = repo
+                .merge_base(base.id(), head.id())
+                .map_err(|e| bad(format!("no merge base with HEAD: {}", e.message())))?;
+            let inputs = RepoInputs::from_commit(&repo, mb, root).map_err(ExpectedError::Usage)?;
+            let differ = inputs.differing_worktree(root);
+            if !differ.is_empty() {
+                crate::output::warn(&format!(
+                    "the working tree's {} differ(s) from the merge-base {}; this review uses \
+                     the base's (--repo-config worktree to use the working tree's)",
+                    differ.join(", "),
+                    mb.to_string().chars().take(12).collect::<String>()
+                ));
+            }
+            Ok(inputs)
+        }
+    }
 }
 
 fn absolutize(base: &Path, p: &Path) -> PathBuf {

@@ -85,14 +85,9 @@ impl<'a> Ctx<'a> {
         run: &'a RunDir,
     ) -> Result<Self, (Role, String)> {
         let panel = Panel::resolve(plan)?;
-        // The repository's overrides live under the run's root (for iterate mode the user's
-        // repository, not the worktree the target was pinned in).
-        let assets = Assets::load(&plan.root).map_err(|e| {
-            (
-                Role::Enthusiast,
-                format!("cannot read prompt overrides under .arev/: {e}"),
-            )
-        })?;
+        // The repository inputs were read once, when the plan was resolved (for iterate mode
+        // from the user's repository, not the worktree the target was pinned in).
+        let assets = Assets::new(&plan.repo_inputs);
         let mut symbols = SymbolIndex::default();
         if target.target_type == TargetType::Code {
             for f in &target.files {

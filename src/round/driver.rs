@@ -8,7 +8,7 @@ use super::role::{run_role, RoleOutput, RoleRun, Who};
 use super::step::{
     attach_rulings, dedup, fold_dispatches, gate_findings, judge_offtarget, spend, State,
 };
-use super::{decide, DecideInput, RoundFacts, RoundFinding, RoundRecord, StopReason};
+use super::{decide, Action, DecideInput, RoundFacts, RoundFinding, RoundRecord, StopReason};
 use crate::findings::{
     union_passes, AdversaryOutput, EnthusiastOutput, JudgeOutput, Role, Ruling, UnionRules,
 };
@@ -145,12 +145,12 @@ pub async fn run_review(
 fn close_record(rec: &mut RoundRecord, end: &ReviewEnd) {
     match end {
         ReviewEnd::Aborted(a) => {
-            rec.decision.action = "abort".into();
+            rec.decision.action = Action::Abort;
             rec.decision.abort_reason = Some(a.reason());
             rec.decision.reasons.push(a.detail());
         }
         ReviewEnd::Interrupted => {
-            rec.decision.action = "interrupted".into();
+            rec.decision.action = Action::Interrupted;
             rec.decision.reasons.push("interrupted (Ctrl-C)".into());
         }
         ReviewEnd::Stopped(_) | ReviewEnd::Empty => {}
@@ -357,11 +357,11 @@ fn conclude(
             };
             return Some(ReviewEnd::Aborted(a));
         }
-        rec.decision.action = "stop".into();
+        rec.decision.action = Action::Stop;
         rec.decision.stop_reason = Some(stop);
         return Some(ReviewEnd::Stopped(stop));
     }
-    rec.decision.action = "continue".into();
+    rec.decision.action = Action::Continue;
     rec.decision.next_tier = Some(d.next_tier);
     let yield_count = novel.len() as u32;
     st.advance(

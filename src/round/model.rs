@@ -2,6 +2,7 @@
 
 use crate::dispatch::AgentOutcome;
 use crate::findings::{AdversaryOutput, Finding, JudgeOutput, Role, Tier};
+use crate::store::AbortReason;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +37,9 @@ pub struct GateResults {
     pub read_target: Option<bool>,
     /// The first off-target path, if any.
     pub offtarget_read: Option<String>,
+    /// The first tool call the role may not make, if any (absent when there was none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forbidden_tool: Option<String>,
     /// `ok`, or the parse/validation error.
     pub schema: Option<String>,
 }
@@ -81,13 +85,43 @@ pub struct RoundCounts {
     pub self_reference: u32,
 }
 
+/// What a round (or an iteration) decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Another round (or iteration) follows.
+    Continue,
+    /// The run stopped with a stop reason.
+    Stop,
+    /// The run aborted with an abort reason.
+    Abort,
+    /// Cancelled by a signal.
+    Interrupted,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Continue => "continue",
+            Self::Stop => "stop",
+            Self::Abort => "abort",
+            Self::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl std::fmt::Display for Action {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Continue or stop, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DecisionRecord {
-    /// `continue`, `stop` or `abort`.
-    pub action: String,
+    pub action: Action,
     pub stop_reason: Option<StopReason>,
-    pub abort_reason: Option<String>,
+    pub abort_reason: Option<AbortReason>,
     pub next_tier: Option<Tier>,
     /// Every rule evaluated, in order, with the facts behind it.
     pub reasons: Vec<String>,

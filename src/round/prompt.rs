@@ -3,6 +3,7 @@
 //! target text.
 
 use crate::findings::Role;
+use crate::resolve::RepoInputs;
 use crate::target::{PinnedTarget, TargetKind};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -31,8 +32,9 @@ const TEMPLATES: [(&str, &str); 4] = [
 const CHECKLIST: &str = include_str!("../../heuristics/code-escape-categories.md");
 
 /// Role bodies, templates and the checklist: embedded, with `.arev/agents/<role>.md`,
-/// `.arev/prompts/<role>.md` and `.arev/heuristics/code-escape-categories.md` in the
-/// repository overriding them.
+/// `.arev/prompts/<role>.md` and `.arev/heuristics/code-escape-categories.md` among the
+/// repository inputs (`--repo-config`: the working tree, the base commit, or none)
+/// overriding them.
 #[derive(Debug, Clone)]
 pub struct Assets {
     bodies: BTreeMap<&'static str, String>,
@@ -41,35 +43,29 @@ pub struct Assets {
 }
 
 impl Assets {
-    /// Load, preferring the repository's overrides under `<root>/.arev/`.
-    pub fn load(root: &Path) -> std::io::Result<Self> {
-        let over = |dir: &str, name: &str| -> std::io::Result<Option<String>> {
-            let p = root.join(".arev").join(dir).join(format!("{name}.md"));
-            match std::fs::read_to_string(&p) {
-                Ok(s) => Ok(Some(s)),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(e),
-            }
+    /// The embedded assets, with the repository inputs' overrides.
+    pub fn new(inputs: &RepoInputs) -> Self {
+        let over = |dir: &str, name: &str, embedded: &str| {
+            inputs
+                .override_text(dir, name)
+                .unwrap_or(embedded)
+                .to_string()
         };
         let mut bodies = BTreeMap::new();
         for (name, text) in AGENTS {
-            let t = over("agents", name)?.unwrap_or_else(|| text.to_string());
+            let t = over("agents", name, text);
             bodies.insert(name, strip_frontmatter(&t).to_string());
         }
         let mut templates = BTreeMap::new();
         for (name, text) in TEMPLATES {
-            templates.insert(
-                name,
-                over("prompts", name)?.unwrap_or_else(|| text.to_string()),
-            );
+            templates.insert(name, over("prompts", name, text));
         }
-        let checklist =
-            over("heuristics", "code-escape-categories")?.unwrap_or_else(|| CHECKLIST.to_string());
-        Ok(Self {
+        let checklist = over("heuristics", "code-escape-categories", CHECKLIST);
+        Self {
             bodies,
             templates,
             checklist,
-        })
+        }
     }
 
     /// The role's system prompt (body without frontmatter); the `-spec` variant for spec targets.
@@ -280,8 +276,10 @@ mod tests {
 
     #[test]
     fn embedded_assets_render_for_every_role() {
-        let d = tempfile::tempdir().unwrap();
-        let a = Assets::load(d.path()).unwrap();
+        let a = Assets::new(&RepoInputs::none(
+            crate::config::RepoSource::Ignore,
+            Path::new("/r"),
+        ));
         for role in [Role::Enthusiast, Role::Adversary, Role::Judge] {
             for spec in [false, true] {
                 assert!(
@@ -321,8 +319,10 @@ mod tests {
 
     #[test]
     fn fixer_assets_load_and_render() {
-        let d = tempfile::tempdir().unwrap();
-        let a = Assets::load(d.path()).unwrap();
+        let a = Assets::new(&RepoInputs::none(
+            crate::config::RepoSource::Ignore,
+            Path::new("/r"),
+        ));
         let body = a.body(Role::Fixer, false);
         assert!(!body.starts_with("---") && body.contains("# Role: Fixer"));
         assert_eq!(
@@ -376,8 +376,10 @@ mod tests {
         assert!(intent_block(Role::Enthusiast, Some("x")).contains("category `intent`"));
         assert!(intent_block(Role::Judge, Some("x")).contains("Rule on `intent` findings"));
         // Every embedded template places the block.
-        let d = tempfile::tempdir().unwrap();
-        let a = Assets::load(d.path()).unwrap();
+        let a = Assets::new(&RepoInputs::none(
+            crate::config::RepoSource::Ignore,
+            Path::new("/r"),
+        ));
         for role in [Role::Enthusiast, Role::Adversary, Role::Judge, Role::Fixer] {
             assert!(a.template(role).contains("{{intent}}"), "{role}");
         }

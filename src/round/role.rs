@@ -4,9 +4,9 @@
 
 use super::context::{Ctx, RoundView};
 use super::{DispatchRecord, GateResults};
-use crate::dispatch::{dispatch, AgentOutcome, ProcessEnd};
+use crate::dispatch::{dispatch, tool_permitted, withhold_after, AgentOutcome, ProcessEnd};
 use crate::findings::{Role, Tier};
-use crate::gates::{authentic, parse_answer, Abort, AnswerSchema};
+use crate::gates::{authentic, forbidden_tool, parse_answer, Abort, AnswerSchema};
 use crate::store::ProgressLog;
 use tokio_util::sync::CancellationToken;
 
@@ -167,6 +167,11 @@ async fn one_dispatch(
         system_prompt: ctx.body(role).to_string(),
         tier: who.tier,
         cwd: ctx.target.root.clone(),
+        // The repository and the run's target artefacts, as the CLI resolves them.
+        read_dirs: [ctx.target.root.clone(), ctx.run.target_dir()]
+            .into_iter()
+            .map(|d| d.canonicalize().unwrap_or(d))
+            .collect(),
         out_dir: out_dir.clone(),
         timeout: role_timeout.or(spec.timeout).unwrap_or(ctx.plan.timeout),
         grace: role_grace.unwrap_or(ctx.plan.grace),
@@ -199,7 +204,7 @@ async fn one_dispatch(
     progress.dispatch_started(role, who.pass, label, round);
     let dispatched = dispatch(spec, &req, cancel).await;
     progress.dispatch_finished(role, who.pass, label);
-    let outcome = match dispatched {
+    let mut outcome = match dispatched {
         Ok(o) => o,
         Err(e) => {
             rec.outcome.end = ProcessEnd::SpawnFailed {
@@ -212,23 +217,48 @@ async fn one_dispatch(
             return (Step::Abort(a), rec);
         }
     };
-    let step = match authentic(&outcome) {
-        Err(detail) => {
-            rec.gates.authenticity = Some(detail.clone());
-            Step::NotAuthentic(detail)
+    let auth = authentic(&outcome, req.output_cap);
+    // The run dir keeps nothing the agent saw or said after its first forbidden or
+    // off-target call.
+    if let Some((bad, why)) = outcome.tool_uses.iter().find_map(|t| {
+        if !tool_permitted(spec.format, role, t) {
+            Some((t.id.clone(), "forbidden_tool"))
+        } else if view.scope.violation(std::slice::from_ref(t)).is_some() {
+            Some((t.id.clone(), "offtarget_read"))
+        } else {
+            None
         }
-        Ok(()) => {
-            rec.gates.authenticity = Some("ok".into());
-            let violation = view.scope.violation(&outcome.tool_uses);
+    }) {
+        if let Err(e) = withhold_after(&out_dir, &bad, why, &mut outcome) {
+            tracing::warn!("{label}: cannot rewrite its events: {e}");
+        }
+    }
+    rec.gates.authenticity = Some(match &auth {
+        Ok(()) => "ok".into(),
+        Err(detail) => detail.clone(),
+    });
+    // Fail closed: a forbidden tool or an off-target access aborts whether or not the run
+    // was otherwise authentic (a crash after reading a secret is no reason to retry).
+    let forbidden = forbidden_tool(spec.format, role, &outcome.tool_uses);
+    let violation = view.scope.violation(&outcome.tool_uses);
+    rec.gates.offtarget_read = violation.as_ref().map(|v| v.path.clone());
+    let step = match (forbidden, violation, auth) {
+        (Some(tool), _, _) => {
+            rec.gates.forbidden_tool = Some(tool.clone());
+            Step::Abort(Abort::ForbiddenTool { role, tool })
+        }
+        (None, Some(v), _) => {
+            rec.gates.read_target = Some(view.scope.read_target(&outcome.tool_uses));
+            Step::Abort(Abort::OfftargetRead { role, path: v.path })
+        }
+        (None, None, Err(detail)) => Step::NotAuthentic(detail),
+        (None, None, Ok(())) => {
             let read_target = view.scope.read_target(&outcome.tool_uses);
             rec.gates.read_target = Some(read_target);
-            rec.gates.offtarget_read = violation.as_ref().map(|v| v.path.clone());
-            if let Some(v) = violation {
-                Step::Abort(Abort::OfftargetRead { role, path: v.path })
-            } else if !read_target {
-                Step::Abort(Abort::NoToolInvocation { role })
-            } else {
+            if read_target {
                 Step::Answer(outcome.answer().unwrap_or_default().to_string())
+            } else {
+                Step::Abort(Abort::NoToolInvocation { role })
             }
         }
     };

@@ -7,7 +7,7 @@ use super::context::History;
 use super::decide::confirmed_locations;
 use super::driver::Judged;
 use super::role::{RoleOutput, RoleRun};
-use super::{Decision, DecisionRecord, RoundCounts, RoundFinding, RoundRecord};
+use super::{Action, Decision, DecisionRecord, RoundCounts, RoundFinding, RoundRecord};
 use crate::findings::{
     AdversaryOutput, EnthusiastOutput, JudgeOutput, PassFinding, Role, Ruling, Tier, UnionedFinding,
 };
@@ -133,7 +133,7 @@ impl RoundRecord {
             errors: vec![],
             counts: RoundCounts::default(),
             decision: DecisionRecord {
-                action: "abort".into(),
+                action: Action::Abort,
                 stop_reason: None,
                 abort_reason: None,
                 next_tier: None,

@@ -3,7 +3,7 @@
 //! report.json — refused while the run is running, or when it was abandoned).
 
 use super::state::{read_meta, read_run, RunState};
-use super::RunStatus;
+use super::{AbortReason, RunStatus, RunStopReason};
 use crate::report::Report;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -18,8 +18,8 @@ pub struct RunSummary {
     /// meta.json's status, except `abandoned` for a run still `running` there whose arev
     /// process is gone. Null when meta.json is missing or unreadable (see `error`).
     pub status: Option<RunState>,
-    pub stop_reason: Option<String>,
-    pub abort_reason: Option<String>,
+    pub stop_reason: Option<RunStopReason>,
+    pub abort_reason: Option<AbortReason>,
     /// The target as given on the command line.
     pub target: Option<String>,
     pub started_at: Option<String>,

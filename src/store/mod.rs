@@ -2,6 +2,7 @@
 //! writes, meta.json, the `Recorder` that owns a run's records (progress.json included), and
 //! reading a run back with its derived status.
 mod atomic;
+mod exit;
 mod layout;
 mod list;
 mod meta;
@@ -11,9 +12,12 @@ mod recorder;
 mod state;
 
 pub use atomic::{write_atomic, write_json_atomic};
+pub use exit::record_exit_code;
 pub use layout::{add_git_exclude, create_run_dir, default_runs_base, RunDir, RunId};
 pub use list::{find_run, list_runs, load_report, load_report_file, LoadRunError, RunSummary};
-pub use meta::{Meta, MetaIterate, MetaTarget, RunStatus};
+pub use meta::{
+    AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget, RunStatus, RunStopReason,
+};
 pub use process::{Liveness, ProcessId};
 pub use progress::{
     read_progress, DispatchState, Phase, ProgressCounts, ProgressLog, RunProgress, RunningAgent,

@@ -8,7 +8,8 @@
 
 use super::progress::ProgressLog;
 use super::{
-    write_atomic, write_json_atomic, Meta, MetaIterate, MetaTarget, ProcessId, RunDir, RunStatus,
+    write_atomic, write_json_atomic, AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget,
+    ProcessId, RunDir, RunStatus, RunStopReason,
 };
 use crate::findings::Tier;
 use crate::report::{render_markdown, render_sarif, Report};
@@ -39,7 +40,7 @@ impl From<RecordError> for crate::errors::ExpectedError {
 }
 
 /// What a run records when it begins.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Start<'a> {
     pub target: &'a PinnedTarget,
     pub rounds_planned: u32,
@@ -50,6 +51,8 @@ pub struct Start<'a> {
     pub config_digest: &'a str,
     /// An allowed empty diff: recorded `empty` from the start, nothing will be dispatched.
     pub empty: bool,
+    /// Where the repository inputs came from (`--repo-config`), and their digest.
+    pub repo_inputs: Option<MetaRepoInputs>,
 }
 
 /// How a run ended, as meta.json records it.
@@ -57,10 +60,10 @@ pub struct Start<'a> {
 pub enum Ending {
     /// Stopped for `stop_reason` (a review's or an iterate loop's).
     Complete {
-        stop_reason: String,
+        stop_reason: RunStopReason,
     },
     Aborted {
-        reason: String,
+        reason: AbortReason,
         detail: String,
     },
     Interrupted,
@@ -184,9 +187,11 @@ impl Recorder {
             model_history: vec![],
             arev_version: env!("CARGO_PKG_VERSION").to_string(),
             config_digest: start.config_digest.to_string(),
+            repo_inputs: start.repo_inputs.clone(),
             started_at: now(),
             finished_at: None,
             process: ProcessId::current(),
+            exit_code: None,
             iterate: None,
         };
         write_json_atomic(&run.meta(), &meta).map_err(RecordError::at(run.meta()))?;
@@ -338,6 +343,7 @@ mod tests {
             tier_start: Tier::Sonnet,
             config_digest: "cfg",
             empty: false,
+            repo_inputs: None,
         }
     }
 
@@ -385,7 +391,7 @@ mod tests {
         let done = rec
             .finish(
                 Ending::Aborted {
-                    reason: "r".into(),
+                    reason: AbortReason::OfftargetHallucination,
                     detail: "d".into(),
                 },
                 true,

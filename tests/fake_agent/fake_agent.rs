@@ -8,6 +8,12 @@
 //!
 //! `--version` prints `2.1.330 (Claude Code) [arev fake]`.
 //!
+//! `--event-format codex|gemini` (for a `command` agent declaring that format) prints the
+//! same dispatch as Codex `exec --json` JSONL or Gemini CLI stream-json instead: a Read is a
+//! `command_execution` of `nl -ba '<path>'` / a `read_file` call, the answer an
+//! `agent_message` item / assistant `message` events, the result `turn.completed` (or
+//! `turn.failed`) / a `result` event. Edits and writes are Claude-only.
+//!
 //! # Environment
 //! - `AREV_FAKE_LOG`: if set, one JSON line per invocation is appended to this file:
 //!   `{"argv":[…args after the program name…],"role":"enthusiast","round":1,"pass":1,
@@ -51,6 +57,12 @@
 //!   then a `user` tool_result.
 //! - `reads` (list of paths): extra Read tool uses (relative paths emitted as given).
 //! - `greps` (list of `{"pattern","path"}`): Grep tool uses.
+//! - `tools` (list of `{"name","input"}`): raw tool calls, answered with an error result
+//!   (as a CLI that does not offer the tool would). Claude and Gemini: a tool use of that
+//!   name and input. Codex: `shell` is a `command_execution` of `input.command`,
+//!   `file_change` a `file_change` item with `input` as its changes, `mcp:<server>/<tool>`
+//!   an `mcp_tool_call`, `web_search` a `web_search` of `input.query`, `collab:<tool>` a
+//!   `collab_tool_call`.
 //! - `edits` (list of `{"path","find","replace"}`): Edit tool uses, applied to the file
 //!   relative to the cwd (first occurrence of `find`; not found → an error tool result and
 //!   no change). `writes` (list of `{"path","content"}`): Write tool uses, creating parent
@@ -266,14 +278,171 @@ fn emit(event: &Value) {
     emit_raw(&event.to_string());
 }
 
+/// Which CLI's event format the fake prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Claude,
+    Codex,
+    Gemini,
+}
+
 struct Stream {
+    format: Format,
     model: String,
     next_tool: u32,
     next_msg: u32,
     turns: u64,
 }
 
+/// `s` single-quoted for a POSIX shell.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
 impl Stream {
+    fn init(&self) {
+        match self.format {
+            Format::Claude => emit(&json!({
+                "type": "system",
+                "subtype": "init",
+                "cwd": std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
+                "session_id": SESSION,
+                "tools": ["Read", "Grep", "Glob"],
+                "mcp_servers": [],
+                "model": self.model,
+                "permissionMode": "dontAsk",
+                "slash_commands": [],
+                "agents": [],
+                "skills": [],
+                "plugins": [],
+                "apiKeySource": "ANTHROPIC_API_KEY",
+                "claude_code_version": "2.1.330",
+                "output_style": "default",
+                "uuid": "fake-uuid-init"
+            })),
+            Format::Codex => {
+                emit(&json!({"type": "thread.started", "thread_id": SESSION}));
+                emit(&json!({"type": "turn.started"}));
+            }
+            Format::Gemini => emit(&json!({
+                "type": "init",
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                "session_id": SESSION,
+                "model": self.model
+            })),
+        }
+    }
+
+    /// Assistant text (the answer, or a remark before a crash).
+    fn text(&mut self, text: &str) {
+        match self.format {
+            Format::Claude => self.assistant(json!({"type": "text", "text": text})),
+            Format::Codex => {
+                self.next_msg += 1;
+                emit(&json!({"type": "item.completed", "item": {
+                    "id": format!("item_msg_{}", self.next_msg), "type": "agent_message", "text": text
+                }}));
+            }
+            Format::Gemini => emit(&json!({
+                "type": "message", "timestamp": "2026-01-01T00:00:00.000Z",
+                "role": "assistant", "content": text, "delta": true
+            })),
+        }
+    }
+
+    /// A raw tool call from the script's `tools`, answered with an error.
+    fn raw_tool(&mut self, name: &str, input: Value) {
+        let refused = format!("<tool_use_error>No such tool available: {name}</tool_use_error>");
+        match self.format {
+            Format::Claude | Format::Gemini => self.tool(name, input, &refused, true),
+            Format::Codex => {
+                self.next_tool += 1;
+                self.turns += 1;
+                let id = format!("item_{}", self.next_tool);
+                let s = |k: &str| input.get(k).cloned().unwrap_or(Value::Null);
+                let item = if name == "shell" {
+                    json!({"id": id, "type": "command_execution", "command": s("command"),
+                           "aggregated_output": "", "exit_code": 1, "status": "failed"})
+                } else if name == "file_change" {
+                    json!({"id": id, "type": "file_change", "changes": input, "status": "failed"})
+                } else if name == "web_search" {
+                    json!({"id": id, "type": "web_search", "query": s("query")})
+                } else if let Some(rest) = name.strip_prefix("mcp:") {
+                    let (server, tool) = rest.split_once('/').unwrap_or((rest, ""));
+                    json!({"id": id, "type": "mcp_tool_call", "server": server, "tool": tool,
+                           "arguments": input, "status": "failed"})
+                } else if let Some(tool) = name.strip_prefix("collab:") {
+                    json!({"id": id, "type": "collab_tool_call", "tool": tool, "status": "failed"})
+                } else {
+                    fail(&format!("no Codex item for the tool `{name}`"))
+                };
+                emit(&json!({"type": "item.started", "item": item}));
+                emit(&json!({"type": "item.completed", "item": item}));
+            }
+        }
+    }
+
+    /// The final event: the result (Claude, Gemini) or the end of the turn (Codex).
+    fn result(&self, text: &str, is_error: bool, step: &Value, duration_ms: u64) {
+        let usage = |k: &str, d: u64| {
+            step.get("usage")
+                .and_then(|u| u.get(k))
+                .and_then(Value::as_u64)
+                .unwrap_or(d)
+        };
+        let (input_tokens, output_tokens) =
+            (usage("input_tokens", 100), usage("output_tokens", 50));
+        match self.format {
+            Format::Claude => emit(&json!({
+                "type": "result",
+                "subtype": "success",
+                "is_error": is_error,
+                "result": text,
+                "stop_reason": "end_turn",
+                "terminal_reason": if is_error { "api_error" } else { "completed" },
+                "num_turns": self.turns,
+                "duration_ms": duration_ms,
+                "duration_api_ms": duration_ms,
+                "session_id": SESSION,
+                "total_cost_usd": step.get("cost_usd").and_then(Value::as_f64).unwrap_or(0.01),
+                "usage": {
+                    "input_tokens": input_tokens,
+                    "output_tokens": output_tokens,
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                    "service_tier": "standard"
+                },
+                "modelUsage": {},
+                "permission_denials": [],
+                "result_index": 0,
+                "uuid": "fake-uuid-result"
+            })),
+            Format::Codex if is_error => {
+                emit(&json!({"type": "error", "message": text}));
+                emit(&json!({"type": "turn.failed", "error": {"message": text}}));
+            }
+            Format::Codex => emit(&json!({"type": "turn.completed", "usage": {
+                "input_tokens": input_tokens, "cached_input_tokens": 0,
+                "output_tokens": output_tokens, "reasoning_output_tokens": 0
+            }})),
+            Format::Gemini => {
+                let mut result = json!({
+                    "type": "result",
+                    "timestamp": "2026-01-01T00:00:00.000Z",
+                    "status": if is_error { "error" } else { "success" },
+                    "stats": {"total_tokens": input_tokens + output_tokens,
+                              "input_tokens": input_tokens, "output_tokens": output_tokens,
+                              "cached": 0, "input": input_tokens, "duration_ms": duration_ms,
+                              "tool_calls": self.next_tool}
+                });
+                if is_error {
+                    result["error"] = json!({"type": "FatalError", "message": text});
+                }
+                emit(&result);
+            }
+        }
+    }
+
     fn assistant(&mut self, block: Value) {
         self.next_msg += 1;
         emit(&json!({
@@ -294,8 +463,28 @@ impl Stream {
     }
 
     fn tool(&mut self, name: &str, input: Value, result: &str, is_error: bool) {
+        if self.format == Format::Codex {
+            fail(&format!(
+                "`{name}` tool uses are not scripted for the Codex format"
+            ));
+        }
         self.next_tool += 1;
         self.turns += 1;
+        if self.format == Format::Gemini {
+            let id = format!("{name}__fake_{}", self.next_tool);
+            emit(
+                &json!({"type": "tool_use", "timestamp": "2026-01-01T00:00:00.000Z",
+                         "tool_name": name, "tool_id": id, "parameters": input}),
+            );
+            let mut res = json!({"type": "tool_result", "timestamp": "2026-01-01T00:00:00.000Z",
+                                 "tool_id": id, "status": if is_error { "error" } else { "success" },
+                                 "output": if is_error { "" } else { result }});
+            if is_error {
+                res["error"] = json!({"type": "tool_not_registered", "message": result});
+            }
+            emit(&res);
+            return;
+        }
         let id = format!("toolu_fake_{}", self.next_tool);
         self.assistant(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
         emit(&json!({
@@ -320,6 +509,25 @@ impl Stream {
     }
 
     fn read(&mut self, path: &str) {
+        match self.format {
+            Format::Claude => {}
+            Format::Gemini => {
+                let ok = std::fs::metadata(path).is_ok();
+                self.tool("read_file", json!({"file_path": path}), "", !ok);
+                return;
+            }
+            Format::Codex => {
+                self.next_tool += 1;
+                self.turns += 1;
+                let out = std::fs::read_to_string(path).unwrap_or_default();
+                let item = json!({"id": format!("item_{}", self.next_tool), "type": "command_execution",
+                                  "command": format!("/bin/bash -lc {}", shell_quote(&format!("nl -ba {}", shell_quote(path)))),
+                                  "aggregated_output": out, "exit_code": 0, "status": "completed"});
+                emit(&json!({"type": "item.started", "item": item}));
+                emit(&json!({"type": "item.completed", "item": item}));
+                return;
+            }
+        }
         match std::fs::read_to_string(path) {
             Ok(text) => {
                 let numbered: String = text
@@ -375,24 +583,25 @@ fn main() {
         let _ = std::io::stderr().write_all(text.as_bytes());
     }
 
-    emit(&json!({
-        "type": "system",
-        "subtype": "init",
-        "cwd": std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default(),
-        "session_id": SESSION,
-        "tools": ["Read", "Grep", "Glob"],
-        "mcp_servers": [],
-        "model": model,
-        "permissionMode": "dontAsk",
-        "slash_commands": [],
-        "agents": [],
-        "skills": [],
-        "plugins": [],
-        "apiKeySource": "ANTHROPIC_API_KEY",
-        "claude_code_version": "2.1.330",
-        "output_style": "default",
-        "uuid": "fake-uuid-init"
-    }));
+    let format = match args
+        .iter()
+        .position(|a| a == "--event-format")
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
+    {
+        None | Some("claude") => Format::Claude,
+        Some("codex") => Format::Codex,
+        Some("gemini") => Format::Gemini,
+        Some(other) => fail(&format!("unknown --event-format {other}")),
+    };
+    let mut s = Stream {
+        format,
+        model,
+        next_tool: 0,
+        next_msg: 0,
+        turns: 1,
+    };
+    s.init();
 
     if flag("ignore_sigterm") {
         // Blocked, not handled: SIGTERM stays pending forever (single-threaded process),
@@ -415,12 +624,6 @@ fn main() {
         sleep_forever();
     }
 
-    let mut s = Stream {
-        model,
-        next_tool: 0,
-        next_msg: 0,
-        turns: 1,
-    };
     if step
         .get("read_target")
         .and_then(Value::as_bool)
@@ -452,6 +655,15 @@ fn main() {
         }
         input["output_mode"] = json!("files_with_matches");
         s.tool("Grep", input, "No files found", false);
+    }
+    for t in step
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let name = t.get("name").and_then(Value::as_str).unwrap_or("");
+        s.raw_tool(name, t.get("input").cloned().unwrap_or_else(|| json!({})));
     }
 
     let cwd = std::env::current_dir().unwrap_or_default();
@@ -504,7 +716,7 @@ fn main() {
     }
 
     if flag("crash") {
-        s.assistant(json!({"type": "text", "text": "Reviewing the target…"}));
+        s.text("Reviewing the target…");
         std::process::exit(1);
     }
     for i in 0..num("garbage_lines").unwrap_or(0) {
@@ -525,44 +737,10 @@ fn main() {
             .unwrap_or_else(|| default_answer(&d.role))
             .to_string(),
     };
-    s.assistant(json!({"type": "text", "text": text}));
-
+    s.text(&text);
     let is_error = flag("is_error");
-    let input_tokens = step
-        .get("usage")
-        .and_then(|u| u.get("input_tokens"))
-        .and_then(Value::as_u64)
-        .unwrap_or(100);
-    let output_tokens = step
-        .get("usage")
-        .and_then(|u| u.get("output_tokens"))
-        .and_then(Value::as_u64)
-        .unwrap_or(50);
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    emit(&json!({
-        "type": "result",
-        "subtype": "success",
-        "is_error": is_error,
-        "result": text,
-        "stop_reason": "end_turn",
-        "terminal_reason": if is_error { "api_error" } else { "completed" },
-        "num_turns": s.turns,
-        "duration_ms": duration_ms,
-        "duration_api_ms": duration_ms,
-        "session_id": SESSION,
-        "total_cost_usd": step.get("cost_usd").and_then(Value::as_f64).unwrap_or(0.01),
-        "usage": {
-            "input_tokens": input_tokens,
-            "output_tokens": output_tokens,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-            "service_tier": "standard"
-        },
-        "modelUsage": {},
-        "permission_denials": [],
-        "result_index": 0,
-        "uuid": "fake-uuid-result"
-    }));
+    s.result(&text, is_error, &step, duration_ms);
 
     let code = step
         .get("exit_code")

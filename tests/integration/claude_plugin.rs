@@ -179,9 +179,21 @@ fn plugin_validates_strict_with_the_real_cli() {
                 .any(|h| h["event"] == "UserPromptSubmit" && h["command"] == "arev hook prompt"),
             "{hooks}"
         );
+        let mut commands: Vec<&str> = v["provides"]["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        commands.sort_unstable();
         assert_eq!(
-            v["provides"]["commands"],
-            json!(["arev:adversarial-review"])
+            commands,
+            [
+                "arev:adversarial-review",
+                "arev:cancel",
+                "arev:result",
+                "arev:status"
+            ]
         );
         // Every role file under agents/ is a plugin subagent.
         let mut expected: Vec<String> = std::fs::read_dir(plugin_root().join("agents"))

@@ -33,7 +33,14 @@ fn project_scope_install_is_idempotent_and_uninstall_restores() {
         format!("{} hook stop", exe.display())
     );
     assert_eq!(s["model"], "opus");
-    assert!(dir.join("commands/adversarial-review.md").is_file());
+    for cmd in [
+        "adversarial-review",
+        "arev-status",
+        "arev-result",
+        "arev-cancel",
+    ] {
+        assert!(dir.join(format!("commands/{cmd}.md")).is_file(), "{cmd}");
+    }
     for role in ["enthusiast", "adversary", "judge"] {
         assert!(dir.join(format!("agents/arev-{role}.md")).is_file());
     }

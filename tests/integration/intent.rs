@@ -106,6 +106,23 @@ fn intent_from_stdin() {
 }
 
 #[test]
+fn intent_from_stdin_is_refused_for_a_background_run() {
+    let repo = TestRepo::new();
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--background", "--intent", "-"])
+        .run();
+    run.assert_code(2);
+    assert!(
+        run.stderr
+            .contains("--intent - cannot be read by a --background run"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.run_dirs().is_empty(), "nothing started");
+}
+
+#[test]
 fn intent_over_the_limit_missing_or_empty() {
     let repo = TestRepo::new();
     let big = repo.scratch.join("big.md");

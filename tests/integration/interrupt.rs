@@ -54,7 +54,7 @@ pub(crate) fn recorded(dir: &Path) -> Vec<(String, i64)> {
 }
 
 /// Wait until `dir` records `agents` agents (and `grandchildren` grandchildren).
-fn wait_recorded(dir: &Path, agents: usize, grandchildren: usize) {
+pub(crate) fn wait_recorded(dir: &Path, agents: usize, grandchildren: usize) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let r = recorded(dir);
@@ -68,7 +68,7 @@ fn wait_recorded(dir: &Path, agents: usize, grandchildren: usize) {
 }
 
 /// Assert every pid is gone within [`GONE_WITHIN`]; survivors are named and killed.
-fn assert_all_gone(pids: &[(String, i64)], what: &str) {
+pub(crate) fn assert_all_gone(pids: &[(String, i64)], what: &str) {
     let deadline = Instant::now() + GONE_WITHIN;
     loop {
         let left: Vec<&(String, i64)> = pids.iter().filter(|(_, p)| alive(*p)).collect();

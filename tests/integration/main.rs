@@ -38,6 +38,8 @@ mod hostile;
 mod records;
 // Signals (exit 130/143/129, status interrupted) and leftover processes: none survives.
 mod interrupt;
+// `run --background [--wait]`, `status`, `result`, `cancel`: detached runs at real speed.
+mod long_runs;
 // CI outputs: SARIF (schema-validated), Markdown, GitHub annotations, `report`, `runs`, fingerprints.
 mod outputs;
 // `--shard i/n` and `arev merge`: partition, coverage checks, merge equals an unsharded run.
@@ -52,6 +54,8 @@ mod intent;
 mod hook_lock;
 // The repo as a Claude Code plugin through the real CLI: validate, Stop-hook loop, slash command.
 mod claude_plugin;
+// A review longer than Claude Code's 120 s Bash limit: background slash command, status, result.
+mod claude_long;
 // `arev install claude`: merge into settings.json, idempotence, uninstall.
 mod install;
 // A mixed panel's attribution in merged and iterate reports.
@@ -72,3 +76,8 @@ mod publish_gitlab;
 mod action;
 // `arev eval mine|run|compare`: scripted histories, exact scores, resumption, jobs, Ctrl-C.
 mod eval;
+// The fail-closed tool gate per event format, and the output cap named.
+mod tool_gate;
+// Untrusted pull requests: --repo-config, the argv floor, and (real CLIs) no repository
+// settings in reviewer sessions, no reads outside the repository in run files.
+mod trust;

@@ -16,7 +16,7 @@ use crate::fake_openai::{FakeOpenAi, KEY_VAR};
 use crate::harness::{finding, ruling, TestRepo};
 
 /// Path of a real CLI from `var`, or `None` (test skipped) when not configured.
-fn real_bin(var: &str, test: &str) -> Option<PathBuf> {
+pub fn real_bin(var: &str, test: &str) -> Option<PathBuf> {
     match std::env::var_os(var) {
         Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
         _ => {
@@ -32,7 +32,7 @@ fn real_bin(var: &str, test: &str) -> Option<PathBuf> {
     }
 }
 
-fn toml_str(s: &str) -> String {
+pub fn toml_str(s: &str) -> String {
     toml::Value::String(s.to_owned()).to_string()
 }
 
@@ -40,7 +40,7 @@ fn toml_list(items: &[String]) -> String {
     toml::Value::Array(items.iter().cloned().map(toml::Value::String).collect()).to_string()
 }
 
-fn codex_agent(bin: &std::path::Path, fake: &FakeOpenAi) -> String {
+pub fn codex_agent(bin: &std::path::Path, fake: &FakeOpenAi) -> String {
     format!(
         "[agents.codex]\nbackend = \"codex\"\nbinary = {}\nextra_args = {}\npass_env = [\"{KEY_VAR}\"]\n",
         toml_str(&bin.display().to_string()),
@@ -48,7 +48,7 @@ fn codex_agent(bin: &std::path::Path, fake: &FakeOpenAi) -> String {
     )
 }
 
-fn gemini_agent(bin: &std::path::Path) -> String {
+pub fn gemini_agent(bin: &std::path::Path) -> String {
     format!(
         "[agents.gemini]\nbackend = \"gemini\"\nbinary = {}\n",
         toml_str(&bin.display().to_string())

@@ -606,7 +606,12 @@ fn arev_iterate_with_real_claude_cli_as_fixer() {
             .join("iterations/1/agents/fix/fixer/events.jsonl"),
     )
     .unwrap();
-    let init: Value = serde_json::from_str(events.lines().next().unwrap()).unwrap();
+    // (A `--settings` layer makes the CLI print a `system/ui_invalidate` line first.)
+    let init: Value = events
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["subtype"] == "init")
+        .expect("init event");
     assert_eq!(init["permissionMode"], "dontAsk");
     assert_eq!(init["cwd"], wt.display().to_string());
     let tools: Vec<&str> = init["tools"]
