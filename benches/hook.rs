@@ -139,6 +139,7 @@ fn main() {
         &root,
         Some(&state.baseline_tree),
         arev::target::DEFAULT_MAX_FILE_BYTES,
+        &arev::target::Excludes::none(),
     )
     .expect("sha")
     .sha;

@@ -6,7 +6,7 @@
 // A benchmark is test code: a broken fixture may panic.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use arev::target::{resolve, TargetKind, TargetRequest};
+use arev::target::{resolve, Excludes, TargetKind, TargetRequest};
 use std::io::Write;
 use std::path::Path;
 use std::process::Command;
@@ -108,6 +108,7 @@ fn run_arev(root: &Path) -> (Duration, String, usize) {
         base_tree: None,
         cwd: root.to_path_buf(),
         max_file_bytes: 1024 * 1024,
+        excludes: Excludes::new(vec![], true),
     };
     let start = Instant::now();
     let pinned = resolve(&req).expect("resolve");

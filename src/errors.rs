@@ -14,6 +14,8 @@ pub enum ExpectedError {
     #[error("{0}")]
     Config(#[from] ConfigError),
     #[error("{0}")]
+    Context(#[from] crate::resolve::ContextError),
+    #[error("{0}")]
     Usage(String),
     #[error("cannot write {path}: {source}")]
     Write {
@@ -32,6 +34,7 @@ impl ExpectedError {
         match self {
             Self::Target(_)
             | Self::Config(_)
+            | Self::Context(_)
             | Self::Usage(_)
             | Self::BadRun { .. }
             | Self::BadReport { .. } => exit_codes::USAGE,

@@ -143,9 +143,32 @@ mod tests {
             "# fail_on = \"high\"",
             "# agent = \"10m\"",
             "# backend = \"codex\"",
+            "# rules = []",
+            "# exclude = []",
+            "# skip_lockfiles = true",
+            "# focus = \"\"",
+            "# paths = []",
+            "#   [[review.paths]]",
         ] {
             assert!(text.contains(key), "{key} missing");
         }
+    }
+
+    #[test]
+    fn the_documented_review_context_keys_load() {
+        let (c, _) = load_text(
+            "[review]\nrules = [\"docs/r.md\"]\nexclude = [\"gen/**\"]\nskip_lockfiles = false\n\
+             focus = \"auth\"\n\n[[review.paths]]\nglob = \"migrations/**\"\n\
+             instructions = \"Reversible.\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.review.rules, ["docs/r.md"]);
+        assert_eq!(c.review.exclude, ["gen/**"]);
+        assert!(!c.review.skip_lockfiles);
+        assert_eq!(c.review.focus, "auth");
+        assert_eq!(c.review.paths[0].glob, "migrations/**");
+        let err = load_text("[[review.paths]]\nglob = \"a\"\nnote = \"x\"\n").unwrap_err();
+        assert!(err.to_string().contains("note"), "{err}");
     }
 
     #[test]

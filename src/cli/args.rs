@@ -408,6 +408,14 @@ pub struct RunArgs {
     /// with --base, else worktree].
     #[arg(long, value_enum, value_name = "FROM")]
     pub repo_config: Option<RepoConfigArg>,
+    /// Leave files matching GLOB (repository-relative) out of a diff, directory or glob
+    /// target, listed as skipped `excluded` (repeatable; adds to `[review] exclude`).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// What to look at first (e.g. "authorization checks"): sent to the Enthusiasts and the
+    /// Judge; it ranks, it does not fence. Wins over `[review] focus`.
+    #[arg(long, value_name = "TEXT")]
+    pub focus: Option<String>,
     /// An empty diff exits 0 with status `empty` instead of exit 2.
     #[arg(long)]
     pub allow_empty: bool,

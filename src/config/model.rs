@@ -42,6 +42,39 @@ pub struct ReviewConfig {
     pub fail_on: FailOn,
     pub max_file_bytes: u64,
     pub max_output_bytes: u64,
+    /// Project rules files, repository-relative; empty = `REVIEW.md` and `.arev/rules.md`
+    /// when present (docs/architecture.md §19).
+    #[serde(default)]
+    pub rules: Vec<String>,
+    /// Globs (repository-relative) left out of diffs, directories and globs, listed in the
+    /// coverage as `excluded`; `--exclude` adds to them.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// Leave well-known lockfiles (`Cargo.lock`, `package-lock.json`, …) out of diffs,
+    /// directories and globs, listed in the coverage as `lockfile`.
+    #[serde(default = "skip_lockfiles_default")]
+    pub skip_lockfiles: bool,
+    /// What to look at first (`--focus` wins): sent to the Enthusiasts and the Judge.
+    #[serde(default)]
+    pub focus: String,
+    /// `[[review.paths]]`: instructions for the files a glob matches, sent only when the
+    /// target has such files.
+    #[serde(default)]
+    pub paths: Vec<PathInstruction>,
+}
+
+fn skip_lockfiles_default() -> bool {
+    true
+}
+
+/// One `[[review.paths]]` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PathInstruction {
+    /// A repository-relative glob (`migrations/**`, `src/**/*.sql`).
+    pub glob: String,
+    /// What reviewers must know or check about those files.
+    pub instructions: String,
 }
 
 /// `[timeouts]`, humantime strings.

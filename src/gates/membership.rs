@@ -1,5 +1,7 @@
-//! Finding membership: every file a finding or ruling names must be in ALLOWED_FILES.
+//! Finding membership: every file a finding or ruling names must be in ALLOWED_FILES, and
+//! every section a spec-track finding names must exist in the document.
 
+use super::sections::Outline;
 use crate::target::{PinnedTarget, TargetType};
 
 /// Result of checking one named file.
@@ -31,5 +33,71 @@ pub fn normalize_finding_file(file: &str, target: &PinnedTarget) -> FileCheck {
         FileCheck::Allowed(rel.to_string())
     } else {
         FileCheck::Offtarget(raw.to_string())
+    }
+}
+
+/// Where a finding or ruling points, after the membership checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// In the target: the repo-relative file (for a spec, the canonical section path) and the
+    /// line (for a section named without one, its heading's line).
+    Allowed { file: String, line: Option<u32> },
+    /// A context file (project rules): readable, but not part of the target.
+    Context(String),
+    /// Neither in the target nor context: a file outside it, or a section the document does
+    /// not have.
+    Offtarget(String),
+}
+
+/// `file` (as an agent wrote it) made repository-relative: the root prefix and `./` dropped.
+pub fn repo_relative(file: &str, target: &PinnedTarget) -> String {
+    let raw = file.trim();
+    let root = target.root.to_string_lossy();
+    let mut rel = raw;
+    if let Some(stripped) = rel.strip_prefix(root.as_ref()) {
+        rel = stripped.trim_start_matches('/');
+    }
+    while let Some(s) = rel.strip_prefix("./") {
+        rel = s;
+    }
+    rel.to_string()
+}
+
+/// The membership check of a finding's or ruling's `file` and `line`: a target file, a
+/// section that exists in a spec document (`outline`, docs/architecture.md §19.5), a context
+/// file (`context`: the project rules), or off-target.
+pub fn check_place(
+    file: &str,
+    line: Option<u32>,
+    target: &PinnedTarget,
+    outline: Option<&Outline>,
+    context: &[String],
+) -> Place {
+    let raw = file.trim();
+    if target.target_type == TargetType::Spec && raw.starts_with('#') {
+        return match outline {
+            Some(o) => match o.resolve(raw, line) {
+                Some(s) => Place::Allowed {
+                    file: s.path,
+                    line: line.or(Some(s.line)),
+                },
+                None => Place::Offtarget(raw.to_string()),
+            },
+            None => Place::Allowed {
+                file: raw.to_string(),
+                line,
+            },
+        };
+    }
+    match normalize_finding_file(raw, target) {
+        FileCheck::Allowed(rel) => Place::Allowed { file: rel, line },
+        FileCheck::Offtarget(bad) => {
+            let rel = repo_relative(raw, target);
+            if context.contains(&rel) {
+                Place::Context(rel)
+            } else {
+                Place::Offtarget(bad)
+            }
+        }
     }
 }

@@ -1,15 +1,19 @@
 //! Gates (docs/architecture.md §10): pure checks that throw away hallucinated or
 //! unauthentic reviews.
 mod anchor;
+mod cites;
 mod membership;
 mod reads;
 mod schema;
+mod sections;
 mod tools;
 
 pub use anchor::anchor_ok;
-pub use membership::{normalize_finding_file, FileCheck};
+pub use cites::bad_cites;
+pub use membership::{check_place, normalize_finding_file, repo_relative, FileCheck, Place};
 pub use reads::{ReadScope, ReadViolation};
 pub use schema::{parse_answer, AnswerSchema};
+pub use sections::{Heading, Outline, Section};
 pub use tools::forbidden_tool;
 
 use crate::dispatch::{AgentOutcome, ProcessEnd};

@@ -90,9 +90,14 @@ pub fn baseline(root: &Path) -> Result<Baseline, String> {
     if let Err(e) = crate::store::add_git_exclude(repo.commondir()) {
         return Err(format!("cannot add .arev/ to .git/info/exclude: {e}"));
     }
-    // No diff yet: the size cap plays no part in a bare snapshot.
-    let snapshot = crate::target::snapshot_diff(root, None, crate::target::DEFAULT_MAX_FILE_BYTES)
-        .map_err(|e| format!("cannot snapshot the working tree: {e}"))?;
+    // No diff yet: neither the size cap nor the excludes play a part in a bare snapshot.
+    let snapshot = crate::target::snapshot_diff(
+        root,
+        None,
+        crate::target::DEFAULT_MAX_FILE_BYTES,
+        &crate::target::Excludes::none(),
+    )
+    .map_err(|e| format!("cannot snapshot the working tree: {e}"))?;
     Ok(Baseline { head, snapshot })
 }
 

@@ -80,10 +80,15 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
     let Some(mut state) = state else {
         return no_baseline(&store, &root, &input.session_id);
     };
+    // The same excludes and size cap as the review it may run, so the verdict cache (keyed
+    // by the pinned sha) and the baseline compare like for like.
+    let excludes =
+        crate::target::Excludes::new(config.review.exclude.clone(), config.review.skip_lockfiles);
     let snap = match crate::target::snapshot_diff(
         &root,
         Some(&state.baseline_tree),
         config.review.max_file_bytes,
+        &excludes,
     ) {
         Ok(s) => s,
         Err(e) => {

@@ -232,6 +232,7 @@ impl Iteration<'_, '_> {
             base_tree: None,
             cwd: s.wt_cwd.clone(),
             max_file_bytes: plan.config.review.max_file_bytes,
+            excludes: plan.excludes.clone(),
         })
         .map_err(|e| {
             End::aborted(

@@ -128,6 +128,7 @@ mod tests {
             enthusiast_severity: severity,
             file: Some(file.into()),
             line: Some(3),
+            section: None,
             category: "logic".into(),
             description: "d".into(),
             evidence: "e".into(),

@@ -60,6 +60,7 @@ fn attribution(
 
 fn entry(
     j: &Judged,
+    spec_doc: Option<&str>,
     root: &Path,
     texts: &mut Texts,
     rounds: &[crate::round::RoundRecord],
@@ -71,6 +72,15 @@ fn entry(
     let r = j.ruling.as_ref();
     let file = r.and_then(|r| r.file.clone()).or_else(|| f.file.clone());
     let line = r.and_then(|r| r.line).or(f.line);
+    // Spec track: agents name sections; every output points at the document and the line
+    // (a section named alone carries its heading's line from the membership gate).
+    let (file, section) = match spec_doc {
+        Some(doc) => {
+            let section = file.filter(|s| s.trim_start().starts_with('#'));
+            (Some(doc.to_string()), section)
+        }
+        None => (file, None),
+    };
     let text = match (&file, line) {
         (Some(p), Some(_)) => texts.get(root, p),
         _ => None,
@@ -91,6 +101,7 @@ fn entry(
         enthusiast_severity: f.severity,
         file,
         line,
+        section,
         category: f.category.clone(),
         description: f.description.clone(),
         evidence: f.evidence.clone(),
@@ -117,8 +128,12 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
     let mut unresolved = vec![];
     let mut texts = Texts::default();
     for j in &result.judged {
+        let spec_doc = (target.target_type == crate::target::TargetType::Spec)
+            .then(|| target.files.first().map(|d| d.path.as_str()))
+            .flatten();
         let e = entry(
             j,
+            spec_doc,
             &target.root,
             &mut texts,
             &result.rounds,
@@ -140,11 +155,13 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
             path: f.path.clone(),
             status: CoverageStatus::Reviewed,
             reason: None,
+            glob: None,
         })
         .chain(target.skipped.iter().map(|s| CoverageFile {
             path: s.path.clone(),
             status: CoverageStatus::Skipped,
             reason: Some(s.reason),
+            glob: s.glob.clone(),
         }))
         .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));

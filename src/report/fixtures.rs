@@ -19,6 +19,7 @@ pub(crate) fn finding(file: &str, sev: Severity) -> ReportFinding {
         enthusiast_severity: sev,
         file: Some(file.into()),
         line: Some(2),
+        section: None,
         category: "logic".into(),
         description: "d".into(),
         evidence: "e".into(),
@@ -84,11 +85,13 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
                     path: f.to_string(),
                     status: CoverageStatus::Reviewed,
                     reason: None,
+                    glob: None,
                 })
                 .chain(std::iter::once(CoverageFile {
                     path: "blob.bin".into(),
                     status: CoverageStatus::Skipped,
                     reason: Some(crate::target::SkipReason::Binary),
+                    glob: None,
                 }))
                 .collect(),
         },

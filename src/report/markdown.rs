@@ -34,10 +34,14 @@ fn finding_cell(f: &ReportFinding, mixed: bool) -> String {
 }
 
 fn place(f: &ReportFinding, ctx: MdContext) -> String {
-    match (&f.file, f.line) {
+    let at = match (&f.file, f.line) {
         (Some(p), Some(l)) => md_code(&format!("{p}:{l}"), ctx),
         (Some(p), None) => md_code(p, ctx),
         _ => "—".into(),
+    };
+    match &f.section {
+        Some(sec) => format!("{at} ({})", md_code(sec, ctx)),
+        None => at,
     }
 }
 
@@ -177,8 +181,8 @@ pub fn render_markdown(r: &Report) -> String {
         .files
         .iter()
         .filter_map(|f| {
-            f.reason
-                .map(|why| format!("{} ({})", md_code(&f.path, MdContext::Inline), why.as_str()))
+            f.reason_label()
+                .map(|why| format!("{} ({})", md_code(&f.path, MdContext::Inline), inline(&why)))
         })
         .collect();
     if !skipped.is_empty() {

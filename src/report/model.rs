@@ -104,8 +104,13 @@ pub struct ReportFinding {
     /// The Judge's severity (for confirmed), else the Enthusiast's.
     pub severity: Severity,
     pub enthusiast_severity: Severity,
+    /// Repository-relative file; for a spec-track finding the document's path.
     pub file: Option<String>,
+    /// The line; for a spec-track finding named by section only, its heading's line.
     pub line: Option<u32>,
+    /// Spec track: the section (canonical heading path, `## Metrics / ### tokens_saved`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
     pub category: String,
     pub description: String,
     pub evidence: String,
@@ -175,6 +180,18 @@ pub struct CoverageFile {
     pub path: String,
     pub status: CoverageStatus,
     pub reason: Option<SkipReason>,
+    /// For reason `excluded`: the glob that matched (renderings show `excluded:<glob>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glob: Option<String>,
+}
+
+impl CoverageFile {
+    /// The skip reason as shown: `excluded:<glob>`, `generated`, `binary`, …; None when
+    /// the file was reviewed.
+    pub fn reason_label(&self) -> Option<String> {
+        self.reason
+            .map(|r| crate::target::skip_label(r, self.glob.as_deref()))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -102,6 +102,9 @@ fn result(f: &ReportFinding, rule_index: usize, confirmed: bool) -> Value {
     if !f.cites.is_empty() {
         props["arev.cites"] = json!(f.cites);
     }
+    if let Some(sec) = &f.section {
+        props["arev.section"] = json!(sec);
+    }
     r.insert("properties".into(), props);
     Value::Object(r)
 }

@@ -49,11 +49,14 @@ pub fn render_text(r: &Report) -> String {
         r.unresolved.len()
     );
     for f in &r.confirmed {
-        let place = match (&f.file, f.line) {
+        let mut place = match (&f.file, f.line) {
             (Some(p), Some(l)) => term_text(&format!("{p}:{l}"), ""),
             (Some(p), None) => term_text(p, ""),
             _ => "(target-wide)".into(),
         };
+        if let Some(sec) = &f.section {
+            place.push_str(&format!(" ({})", term_text(sec, "")));
+        }
         let _ = writeln!(
             s,
             "  [{}] {place} {} — {}",

@@ -1,5 +1,6 @@
 //! Build the `RunPlan`: the only step that reads config files and pins the target.
 
+use super::context::{resolve_context, CommitTree, NoFiles, RepoFiles, ReviewContext, Worktree};
 use super::outputs::check_destinations;
 use super::RepoInputs;
 use crate::cli::{Format, RunArgs};
@@ -7,7 +8,7 @@ use crate::config::{load, Config, ConfigSources, FailOn, RepoSource};
 use crate::errors::ExpectedError;
 use crate::findings::{Role, Tier};
 use crate::target::{
-    apply_shard, resolve_excluding, PinnedTarget, ShardInfo, TargetError, TargetRequest,
+    apply_shard, resolve_excluding, Excludes, PinnedTarget, ShardInfo, TargetError, TargetRequest,
 };
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -65,6 +66,11 @@ pub struct RunPlan {
     /// `--shard i/n`: the slice reviewed and the full manifest's identity (the target above
     /// is already restricted to the slice).
     pub shard: Option<ShardInfo>,
+    /// What diffs, directories and globs leave out (`[review] exclude` + `--exclude`,
+    /// lockfiles, generated and vendored files).
+    pub excludes: Excludes,
+    /// Project rules, path instructions and focus (docs/architecture.md §19).
+    pub context: ReviewContext,
 }
 
 impl RunPlan {
@@ -137,12 +143,16 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         (None, "") => crate::store::default_runs_base(&root),
         (None, d) => absolutize(&root, Path::new(d)),
     };
+    let mut exclude = config.review.exclude.clone();
+    exclude.extend(args.exclude.iter().cloned());
+    let excludes = Excludes::new(exclude, config.review.skip_lockfiles);
     let req = TargetRequest {
         args: args.targets.clone(),
         base: args.base.clone(),
         base_tree: args.base_tree.clone(),
         cwd: cwd.to_path_buf(),
         max_file_bytes: config.review.max_file_bytes,
+        excludes: excludes.clone(),
     };
     let target = match resolve_excluding(&req, std::slice::from_ref(&runs_base)) {
         Ok(t) => Some(t),
@@ -161,6 +171,29 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         (t, None) => (t, None),
     };
     let root = target.as_ref().map_or(root, |t| t.root.clone());
+    // Project rules are repository inputs: read through the same source as the repository
+    // config (docs/architecture.md §15.1, §19.1).
+    let focus = args.focus.as_deref().or(Some(config.review.focus.as_str()));
+    let base_repo = match (&repo_inputs.commit, repo_inputs.source) {
+        (Some(c), RepoSource::Base) => {
+            let repo = git2::Repository::discover(&root)
+                .map_err(|e| ExpectedError::Usage(format!("cannot open the repository: {e}")))?;
+            let oid = git2::Oid::from_str(c)
+                .map_err(|e| ExpectedError::Usage(format!("bad merge-base id {c}: {e}")))?;
+            Some((repo, oid))
+        }
+        _ => None,
+    };
+    let files: Box<dyn RepoFiles + '_> = match (&base_repo, repo_inputs.source) {
+        (Some((repo, commit)), _) => Box::new(CommitTree {
+            repo,
+            commit: *commit,
+        }),
+        (None, RepoSource::Ignore) => Box::new(NoFiles),
+        (None, _) => Box::new(Worktree { root: &root }),
+    };
+    let context = resolve_context(&config.review.rules, focus, &config.review.paths, &*files)?;
+    drop(files);
     let mode = target.as_ref().map(|t| t.mode);
     let passes = args
         .passes
@@ -204,6 +237,8 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         display: args.targets.join(" "),
         intent,
         shard,
+        excludes,
+        context,
         target,
         config,
         config_digest,

@@ -4,11 +4,12 @@
 use super::prompt::{
     embed_json, escape_text, first_line, intent_block, render, target_guide, target_tag, PromptVars,
 };
-use super::{Assets, RoundFinding};
+use super::step::Places;
+use super::{blocks, Assets, RoundFinding};
 use crate::dispatch::AgentSpec;
-use crate::findings::{AdversaryOutput, Role, SymbolIndex};
-use crate::gates::ReadScope;
-use crate::resolve::{Panel, RunPlan};
+use crate::findings::{AdversaryOutput, Role, Ruling, SymbolIndex};
+use crate::gates::{Outline, ReadScope};
+use crate::resolve::{match_paths, Panel, RunPlan};
 use crate::store::{write_atomic, RunDir};
 use crate::target::{PinnedTarget, TargetKind, TargetType};
 use sha2::{Digest, Sha256};
@@ -28,6 +29,14 @@ pub(super) struct Ctx<'a> {
     localization: BTreeMap<&'static str, String>,
     /// The rendered `<intent>` block per role ("" without `--intent`).
     intent: BTreeMap<&'static str, String>,
+    /// The `<path_instructions>` block for this target ("" when no glob matched).
+    path_instructions: String,
+    /// Project rules files agents may Read (absolute; context, not target).
+    rules_paths: Vec<PathBuf>,
+    /// The same, repository-relative (a finding naming one is dropped, not an abort).
+    rules_files: Vec<String>,
+    /// The spec document's headings (spec targets only): sections must exist.
+    outline: Option<Outline>,
 }
 
 /// What one round's agents are pointed at.
@@ -45,6 +54,8 @@ pub(super) struct History {
     /// (round, finding id, file, line) of every confirmed ruling.
     pub confirmed: Vec<(u32, String, String, u32)>,
     pub prior_summary: Option<String>,
+    /// Every ruling of the earlier rounds, with its round (the Judge's prior rulings).
+    pub rulings: Vec<(u32, Ruling)>,
 }
 
 impl History {
@@ -110,6 +121,12 @@ impl<'a> Ctx<'a> {
             .into_iter()
             .map(|r| (r.as_str(), intent_block(r, plan.intent.as_deref())))
             .collect();
+        let matched = match_paths(&plan.context.paths, target.allowed_files());
+        let outline = (target.target_type == TargetType::Spec)
+            .then(|| target.files.first())
+            .flatten()
+            .and_then(|doc| std::fs::read_to_string(target.root.join(&doc.path)).ok())
+            .map(|text| Outline::parse(&text));
         Ok(Self {
             plan,
             target,
@@ -119,7 +136,19 @@ impl<'a> Ctx<'a> {
             symbols,
             localization,
             intent,
+            path_instructions: blocks::path_instructions(&matched),
+            rules_paths: plan.context.rules_paths(&target.root),
+            rules_files: plan.context.rules.iter().map(|r| r.path.clone()).collect(),
+            outline,
         })
+    }
+
+    /// What findings' and rulings' places are checked against besides the target's files.
+    pub fn places(&self) -> Places<'_> {
+        Places {
+            outline: self.outline.as_ref(),
+            context: &self.rules_files,
+        }
     }
 
     /// The agent that plays `role` (in pass `pass`: Enthusiast agents round-robin).
@@ -163,7 +192,7 @@ impl<'a> Ctx<'a> {
             return Ok(RoundView {
                 tag: target_tag(&path, self.target.kind.as_str(), &self.target.sha256),
                 guide: target_guide(self.target, &path),
-                scope: ReadScope::new(root, self.target.allowed_files(), &path, &[]),
+                scope: ReadScope::new(root, self.target.allowed_files(), &path, &self.rules_paths),
                 relevant: None,
             });
         };
@@ -189,11 +218,12 @@ impl<'a> Ctx<'a> {
             path.display(),
             root.display()
         );
-        let whole = self.target_path();
+        let mut extra = vec![self.target_path()];
+        extra.extend(self.rules_paths.iter().cloned());
         Ok(RoundView {
             tag: target_tag(&path, "relevant_manifest", &sha),
             guide,
-            scope: ReadScope::new(root, self.target.allowed_files(), &path, &[whole]),
+            scope: ReadScope::new(root, self.target.allowed_files(), &path, &extra),
             relevant: Some(files),
         })
     }
@@ -211,6 +241,15 @@ impl<'a> Ctx<'a> {
                     .get(role.as_str())
                     .cloned()
                     .unwrap_or_default(),
+            )
+            .set(
+                "project_rules",
+                blocks::project_rules(role, &self.plan.context.rules),
+            )
+            .set("path_instructions", self.path_instructions.clone())
+            .set(
+                "focus",
+                blocks::focus(role, self.plan.context.focus.as_deref()),
             )
             .set(
                 "intent",
@@ -315,8 +354,60 @@ pub(super) fn relevant_files(
         .collect()
 }
 
+/// The Judge's prior rulings listed at most (the most recent are kept).
+const PRIOR_RULINGS_LISTED: usize = 100;
+
+/// One earlier ruling as the Judge sees it.
+#[derive(serde::Serialize)]
+struct PriorRuling<'a> {
+    round: u32,
+    finding_id: &'a str,
+    file: Option<&'a str>,
+    line: Option<u32>,
+    winner: crate::findings::Winner,
+    final_severity: &'a str,
+    resolution: &'a str,
+}
+
+/// The `<prior_rulings>` block: every earlier ruling with its place, winner, severity and
+/// resolution, so the Judge can rule consistently and judge convergence ("the same
+/// severity") on facts (docs/architecture.md §19.6).
+fn prior_rulings_block(h: &History) -> String {
+    if h.rulings.is_empty() {
+        return String::new();
+    }
+    let skip = h.rulings.len().saturating_sub(PRIOR_RULINGS_LISTED);
+    let list: Vec<PriorRuling<'_>> = h.rulings[skip..]
+        .iter()
+        .map(|(round, r)| PriorRuling {
+            round: *round,
+            finding_id: &r.finding_id,
+            file: r.file.as_deref(),
+            line: r.line,
+            winner: r.winner,
+            final_severity: r.final_severity.as_str(),
+            resolution: &r.resolution,
+        })
+        .collect();
+    let note = if skip > 0 {
+        format!(
+            " (the latest {PRIOR_RULINGS_LISTED} of {})",
+            h.rulings.len()
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "Rulings of earlier rounds{note}:\n<prior_rulings>\n{}\n</prior_rulings>\n\
+         Rule consistently with them unless the code shows they were wrong. `convergence` may \
+         be true only if every ruling you confirm now matches a confirmed prior ruling within \
+         5 lines (the same section, for a spec) with the same final_severity.\n",
+        embed_json(&list)
+    )
+}
+
 fn prior_rounds_section(h: &History, role: Role) -> String {
-    if h.confirmed.is_empty() && h.prior_summary.is_none() {
+    if h.confirmed.is_empty() && h.prior_summary.is_none() && h.rulings.is_empty() {
         return String::new();
     }
     let list: Vec<String> = h
@@ -334,7 +425,8 @@ fn prior_rounds_section(h: &History, role: Role) -> String {
         Role::Judge => format!(
             "## Earlier rounds\nConfirmed before this round: {list}\nPrior Judge summary: {summary}\n\
              A finding within ±5 lines of one of these, or with `prior_finding_id`, builds on \
-             earlier work: rule on it on its own merit.\n"
+             earlier work: rule on it on its own merit.\n{}",
+            prior_rulings_block(h)
         ),
         _ => format!(
             "## Earlier rounds\nBLOCKLIST — already confirmed, do not re-raise (±5 lines): {list}\n\

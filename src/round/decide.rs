@@ -3,7 +3,7 @@
 
 use super::StopReason;
 use crate::findings::{Ruling, Severity, Tier};
-use crate::target::Mode;
+use crate::target::{Mode, TargetType};
 use std::collections::BTreeSet;
 
 /// Lines within which a confirmed ruling is a propagation of an earlier location.
@@ -30,6 +30,8 @@ pub struct DecideInput<'a> {
     pub round: u32,
     pub max_rounds: u32,
     pub mode: Mode,
+    /// Spec targets compare places by section, not by ±5 lines.
+    pub target_type: TargetType,
     pub tier: Tier,
     /// `--model`: the floor.
     pub tier_start: Tier,
@@ -63,9 +65,21 @@ pub struct Decision {
     pub escalated: bool,
 }
 
-/// (file, clustered line, winner, severity) tuples of `rulings`, with lines replaced by the
-/// first line of their cluster in `clusters` (or kept when no cluster is known).
-type ClusterKey = (String, Option<u32>, String, String);
+/// Where a clustered ruling is: its cluster's first line (a ruling with a file), or — for
+/// a ruling without a file — the first 60 characters of its resolution, which is all that
+/// tells two file-less rulings apart.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Anchor {
+    Line(Option<u32>),
+    Resolution(String),
+}
+
+/// Characters of a file-less ruling's resolution that identify it.
+const RESOLUTION_KEY_CHARS: usize = 60;
+
+/// (file, anchor, winner, severity) tuples of `rulings`, with lines replaced by the first
+/// line of their cluster in `clusters` (or kept when no cluster is known).
+type ClusterKey = (String, Anchor, String, String);
 
 /// Cluster lines per file deterministically: sort, start a new cluster when the gap to the
 /// previous line exceeds 5; every line maps to its cluster's first line.
@@ -74,11 +88,8 @@ fn clusters<'a>(
 ) -> std::collections::BTreeMap<(String, u32), u32> {
     let mut by_file: std::collections::BTreeMap<String, Vec<u32>> = Default::default();
     for r in rulings {
-        if let Some(l) = r.line {
-            by_file
-                .entry(r.file.clone().unwrap_or_default())
-                .or_default()
-                .push(l);
+        if let (Some(f), Some(l)) = (&r.file, r.line) {
+            by_file.entry(f.clone()).or_default().push(l);
         }
     }
     let mut rep = std::collections::BTreeMap::new();
@@ -104,12 +115,22 @@ fn keyed(
         .iter()
         .map(|r| {
             let file = r.file.clone().unwrap_or_default();
-            let line = r
-                .line
-                .map(|l| rep.get(&(file.clone(), l)).copied().unwrap_or(l));
+            let anchor = match &r.file {
+                None => Anchor::Resolution(
+                    r.resolution
+                        .trim()
+                        .chars()
+                        .take(RESOLUTION_KEY_CHARS)
+                        .collect(),
+                ),
+                Some(_) => Anchor::Line(
+                    r.line
+                        .map(|l| rep.get(&(file.clone(), l)).copied().unwrap_or(l)),
+                ),
+            };
             (
                 file,
-                line,
+                anchor,
                 format!("{:?}", r.winner),
                 r.final_severity.as_str().to_string(),
             )
@@ -129,12 +150,21 @@ pub fn same_rulings(prior: &[Ruling], current: &[Ruling]) -> bool {
     keyed(prior, &rep) == keyed(current, &rep)
 }
 
-fn is_self_reference(r: &Ruling, with_prior: &[String], before: &[(String, u32)]) -> bool {
+/// A confirmed ruling builds on an earlier round: it carries `prior_finding_id`, or lies
+/// within ±5 lines of an earlier confirmed location in the same file (code) — for a spec, in
+/// the same section as one (its `file` is the canonical section path).
+fn is_self_reference(
+    r: &Ruling,
+    with_prior: &[String],
+    before: &[(String, u32)],
+    target_type: TargetType,
+) -> bool {
     if with_prior.contains(&r.finding_id) {
         return true;
     }
-    match (&r.file, r.line) {
-        (Some(f), Some(l)) => before
+    match (target_type, &r.file, r.line) {
+        (TargetType::Spec, Some(f), _) => before.iter().any(|(bf, _)| bf == f),
+        (TargetType::Code, Some(f), Some(l)) => before
             .iter()
             .any(|(bf, bl)| bf == f && bl.abs_diff(l) <= NEAR),
         _ => false,
@@ -147,7 +177,14 @@ pub fn decide(input: &DecideInput<'_>, facts: &RoundFacts) -> Decision {
     let n_confirmed = confirmed.len() as u32;
     let self_ref = confirmed
         .iter()
-        .filter(|r| is_self_reference(r, &facts.with_prior_id, input.confirmed_before))
+        .filter(|r| {
+            is_self_reference(
+                r,
+                &facts.with_prior_id,
+                input.confirmed_before,
+                input.target_type,
+            )
+        })
         .count() as u32;
     let substantive = n_confirmed - self_ref;
     let mut d = Decision {
@@ -242,6 +279,11 @@ pub fn decide(input: &DecideInput<'_>, facts: &RoundFacts) -> Decision {
     if input.mode == Mode::Full && !jumped {
         let floor = input.tier.max(input.tier_start);
         let mut next = floor;
+        let debunked = facts.rulings.iter().filter(|r| !r.is_confirmed()).count();
+        let near = input.prior_yield.filter(|prev| {
+            let y = facts.yield_count;
+            y <= 2 && f64::from(y) < 0.4 * f64::from(*prev)
+        });
         if facts.malformed && input.tier < Tier::Opus {
             next = input.tier.up();
             d.reasons
@@ -250,13 +292,27 @@ pub fn decide(input: &DecideInput<'_>, facts: &RoundFacts) -> Decision {
             next = j;
             d.reasons
                 .push(format!("rule 5: the Judge asked for {j} → escalate"));
-        } else if let Some(prev) = input.prior_yield {
+        } else if !facts.rulings.is_empty() && debunked == 0 && input.tier < Tier::Opus {
+            // Nothing debunked: the Adversary may be too weak to challenge anything.
+            next = input.tier.up();
+            d.reasons.push(format!(
+                "rule 5: 0 % debunk rate ({} ruling(s), none debunked) → escalate to {next}",
+                facts.rulings.len()
+            ));
+        } else if let Some(prev) = near {
             let y = facts.yield_count;
-            if y <= 2 && f64::from(y) < 0.4 * f64::from(prev) && input.tier < Tier::Opus {
+            if input.tier < Tier::Opus {
                 next = input.tier.up();
                 d.reasons.push(format!(
                     "rule 5: near-convergence (yield {y} < 0.4 × {prev}) → escalate to {next}"
                 ));
+            } else if !facts.malformed {
+                // At the ceiling a near-converged round is the end of the run.
+                d.reasons.push(format!(
+                    "rule 5: near-convergence at opus (yield {y} ≤ 2 and < 0.4 × {prev}) → stop all-self-reference"
+                ));
+                d.stop = Some(StopReason::AllSelfReference);
+                return d;
             }
         }
         d.escalated = next > input.tier;
@@ -347,11 +403,23 @@ mod tests {
         ruling(id, "a.rs", line, sev, Winner::Enthusiast)
     }
 
+    /// A debunked ruling far from the others (so the debunk rate is not 0 %).
+    fn dis(id: &str, line: u32) -> Ruling {
+        ruling(
+            id,
+            "a.rs",
+            line,
+            FinalSeverity::Dismissed,
+            Winner::Adversary,
+        )
+    }
+
     fn input(round: u32) -> DecideInput<'static> {
         DecideInput {
             round,
             max_rounds: 10,
             mode: Mode::Full,
+            target_type: TargetType::Code,
             tier: Opus,
             tier_start: Opus,
             confirmed_before: &[],
@@ -517,12 +585,12 @@ mod tests {
                 input: DecideInput {
                     tier: Sonnet,
                     tier_start: Sonnet,
-                    prior_rulings: prior(vec![conf("F1", 10, High)]),
+                    prior_rulings: prior(vec![conf("F1", 10, High), dis("F2", 50)]),
                     prior_substantive: Some(1),
-                    prior_yield: Some(1),
+                    prior_yield: Some(2),
                     ..input(2)
                 },
-                facts: facts(vec![conf("F1", 11, High)], 1),
+                facts: facts(vec![conf("F1", 11, High), dis("F2", 50)], 2),
                 stop: None,
                 next: Sonnet,
             },
@@ -575,7 +643,7 @@ mod tests {
                 },
                 facts: RoundFacts {
                     judge_next_model: Some(Haiku),
-                    ..facts(vec![conf("F1", 10, High)], 1)
+                    ..facts(vec![conf("F1", 10, High), dis("F2", 50)], 2)
                 },
                 stop: None,
                 next: Sonnet,
@@ -602,9 +670,58 @@ mod tests {
                     prior_substantive: Some(5),
                     ..input(2)
                 },
-                facts: facts(vec![conf("F1", 10, High)], 3),
+                facts: facts(vec![conf("F1", 10, High), dis("F2", 50)], 3),
                 stop: None,
                 next: Haiku,
+            },
+            Case {
+                name: "r5 0 % debunk rate escalates one tier",
+                input: DecideInput {
+                    tier: Haiku,
+                    tier_start: Haiku,
+                    ..input(1)
+                },
+                facts: facts(vec![conf("F1", 10, High), conf("F2", 40, Medium)], 2),
+                stop: None,
+                next: Sonnet,
+            },
+            Case {
+                name: "r5 near-convergence at opus stops all-self-reference",
+                input: DecideInput {
+                    prior_yield: Some(10),
+                    prior_substantive: Some(5),
+                    ..input(2)
+                },
+                facts: facts(vec![conf("F1", 10, High), dis("F2", 50)], 2),
+                stop: Some(AllSelfReference),
+                next: Opus,
+            },
+            Case {
+                name: "r5 near-convergence at opus after malformed output continues",
+                input: DecideInput {
+                    prior_yield: Some(10),
+                    prior_substantive: Some(5),
+                    ..input(2)
+                },
+                facts: RoundFacts {
+                    malformed: true,
+                    ..facts(vec![conf("F1", 10, High), dis("F2", 50)], 2)
+                },
+                stop: None,
+                next: Opus,
+            },
+            Case {
+                name: "r5 near-convergence at opus in LIGHTWEIGHT continues",
+                input: DecideInput {
+                    mode: Mode::Lightweight,
+                    max_rounds: 3,
+                    prior_yield: Some(10),
+                    prior_substantive: Some(5),
+                    ..input(2)
+                },
+                facts: facts(vec![conf("F1", 10, High)], 2),
+                stop: None,
+                next: Opus,
             },
             Case {
                 name: "r5 LIGHTWEIGHT never escalates",
@@ -759,13 +876,14 @@ mod tests {
             prior_substantive: Some(1),
             ..input(3)
         };
-        let d = decide(&i, &facts(vec![conf("F1", 10, High)], 1));
+        let f = || facts(vec![conf("F1", 10, High), dis("F2", 50)], 2);
+        let d = decide(&i, &f());
         assert!(d.cost_warning);
         let i = DecideInput {
             sub_opus_streak: 1,
             ..i
         };
-        assert!(!decide(&i, &facts(vec![conf("F1", 10, High)], 1)).cost_warning);
+        assert!(!decide(&i, &f()).cost_warning);
     }
 
     #[test]
@@ -784,5 +902,65 @@ mod tests {
         let mut rev = a.clone();
         rev.reverse();
         assert_eq!(cluster_set(&a), cluster_set(&rev));
+    }
+
+    #[test]
+    fn file_less_rulings_are_identified_by_their_resolution() {
+        let fl = |res: &str, sev| Ruling {
+            file: None,
+            line: None,
+            resolution: res.into(),
+            ..conf("F1", 1, sev)
+        };
+        let long = "x".repeat(60);
+        assert!(same_rulings(
+            &[fl(&format!("{long} first"), High)],
+            &[fl(&format!("{long} second"), High)]
+        ));
+        assert!(!same_rulings(
+            &[fl("The cache has no eviction policy.", High)],
+            &[fl("The retry loop has no upper bound.", High)]
+        ));
+        assert!(!same_rulings(
+            &[fl("The cache has no eviction policy.", High)],
+            &[fl("The cache has no eviction policy.", Medium)]
+        ));
+        // Before: every file-less ruling looked alike.
+        let i = DecideInput {
+            prior_rulings: prior(vec![fl("The cache has no eviction policy.", High)]),
+            prior_substantive: Some(1),
+            ..input(2)
+        };
+        let d = decide(
+            &i,
+            &facts(vec![fl("The retry loop has no bound.", High)], 1),
+        );
+        assert_eq!(d.stop, None, "{:?}", d.reasons);
+    }
+
+    #[test]
+    fn spec_self_reference_is_by_section_not_by_lines() {
+        let sec = |line| ruling("F1", "## Design", line, High, Winner::Enthusiast);
+        let before: &[(String, u32)] = &[("## Design".to_string(), 5)];
+        let spec = DecideInput {
+            target_type: TargetType::Spec,
+            confirmed_before: before,
+            prior_substantive: Some(1),
+            ..input(2)
+        };
+        let d = decide(&spec, &facts(vec![sec(40)], 1));
+        assert_eq!((d.self_reference, d.substantive), (1, 0));
+        assert_eq!(d.stop, Some(AllSelfReference));
+        // Another section, two lines away, is substantive.
+        let other = ruling("F1", "## Rollout", 7, High, Winner::Enthusiast);
+        let d = decide(&spec, &facts(vec![other], 1));
+        assert_eq!((d.self_reference, d.substantive), (0, 1));
+        // The same place in code is 35 lines away: substantive.
+        let code = DecideInput {
+            target_type: TargetType::Code,
+            ..spec
+        };
+        let d = decide(&code, &facts(vec![sec(40)], 1));
+        assert_eq!(d.substantive, 1);
     }
 }

@@ -4,9 +4,10 @@
 //! and its reasons.
 
 use super::context::{relevant_files, Ctx, RoundView};
-use super::role::{run_role, RoleOutput, RoleRun, Who};
+use super::role::{run_role, Checks, RoleOutput, RoleRun, Who};
 use super::step::{
-    attach_rulings, dedup, fold_dispatches, gate_findings, judge_offtarget, spend, State,
+    attach_rulings, cite_problems, cites_note, dedup, fold_dispatches, gate_findings,
+    judge_offtarget, spend, State, SPARSE_CHARS,
 };
 use super::{decide, Action, DecideInput, RoundFacts, RoundFinding, RoundRecord, StopReason};
 use crate::findings::{
@@ -211,7 +212,8 @@ async fn round_body(
 
     // Finding membership (all-or-nothing), anchors, union, pre-adversary dedup.
     let mut pass_findings = folded.findings;
-    if let Err(a) = gate_findings(&mut pass_findings, target, rec) {
+    let places = ctx.places();
+    if let Err(a) = gate_findings(&mut pass_findings, target, places, rec) {
         return Some(ReviewEnd::Aborted(a));
     }
     let rules = match target.target_type {
@@ -245,7 +247,15 @@ async fn round_body(
             tier,
         };
         let prompt = ctx.judge_prompt(&view, round, &novel, &adversary_map, &st.history);
-        let jr: RoleRun<JudgeOutput> = run_role(ctx, &view, who, prompt, &round_cancel, live).await;
+        // The Judge's cites must name map entries covering each ruling: one re-prompt.
+        let check_cites =
+            |j: &JudgeOutput| cites_note(&cite_problems(j, &novel, &adversary_map, target, places));
+        let checks = Checks {
+            sparse_at_most: None,
+            content: Some(&check_cites),
+        };
+        let jr: RoleRun<JudgeOutput> =
+            run_role(ctx, &view, who, prompt, &round_cancel, live, checks).await;
         rec.dispatches.extend(jr.records);
         let j = match jr.output {
             RoleOutput::Valid(j) => j,
@@ -263,10 +273,17 @@ async fn round_body(
             RoleOutput::Abort(a) => return Some(ReviewEnd::Aborted(a)),
             RoleOutput::Cancelled => return Some(ReviewEnd::Interrupted),
         };
-        if let Some(a) = judge_offtarget(&j, target) {
+        if let Some(a) = judge_offtarget(&j, target, places) {
             return Some(ReviewEnd::Aborted(a));
         }
-        let (valid, judged) = attach_rulings(round, &novel, &j, target, rec);
+        let bad = cite_problems(&j, &novel, &adversary_map, target, places);
+        for (id, why) in &bad {
+            rec.decision.reasons.push(format!(
+                "the Judge's ruling on {id} is unresolved: its cites do not hold after a re-prompt ({})",
+                why.join("; ")
+            ));
+        }
+        let (valid, judged) = attach_rulings(round, &novel, &j, target, places, &bad, rec);
         rulings = valid;
         result.judged.extend(judged);
         progress.line(&format!(
@@ -322,6 +339,7 @@ fn conclude(
         round,
         max_rounds: plan.max_rounds,
         mode: target.mode,
+        target_type: target.target_type,
         tier,
         tier_start: plan.tier_start,
         confirmed_before: &locations,
@@ -394,8 +412,13 @@ async fn dispatch_finders(
             tier,
         };
         async move {
+            // Round 1: an answer of at most 50 characters looks truncated (one re-prompt).
+            let checks = Checks {
+                sparse_at_most: (round == 1).then_some(SPARSE_CHARS),
+                content: None,
+            };
             let r: RoleRun<EnthusiastOutput> =
-                run_role(ctx, view, who, prompt, round_cancel, live).await;
+                run_role(ctx, view, who, prompt, round_cancel, live, checks).await;
             progress.line(&match &r.output {
                 RoleOutput::Valid(o) => format!(
                     "Round {round} · Enthusiast pass {p}/{} ({} finding(s))",
@@ -422,7 +445,7 @@ async fn dispatch_finders(
         };
         let prompt = ctx.adversary_prompt(view, round);
         let r: RoleRun<AdversaryOutput> =
-            run_role(ctx, view, who, prompt, round_cancel, live).await;
+            run_role(ctx, view, who, prompt, round_cancel, live, Checks::none()).await;
         if let RoleOutput::Valid(m) = &r.output {
             progress.line(&format!(
                 "Round {round} · Adversary ({} heuristic(s), {} safe zone(s))",

@@ -4,7 +4,7 @@
 //! the worktree.
 
 use super::context::Ctx;
-use super::role::{run_role, RoleOutput, RoleRun, Who};
+use super::role::{run_role, Checks, RoleOutput, RoleRun, Who};
 use super::DispatchRecord;
 use crate::findings::{FixerOutput, Role, Tier};
 use crate::gates::Abort;
@@ -91,7 +91,8 @@ pub async fn run_fixer<T: serde::Serialize>(
     };
     // A gate abort cancels the token it is given: keep that local to this dispatch.
     let local = cancel.child_token();
-    let r: RoleRun<FixerOutput> = run_role(&ctx, &view, who, prompt, &local, progress).await;
+    let r: RoleRun<FixerOutput> =
+        run_role(&ctx, &view, who, prompt, &local, progress, Checks::none()).await;
     let end = match r.output {
         _ if cancel.is_cancelled() => FixerEnd::Interrupted,
         RoleOutput::Cancelled => FixerEnd::Interrupted,

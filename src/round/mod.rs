@@ -1,5 +1,6 @@
 //! Rounds (docs/architecture.md §11): prompts, the Enthusiast∥Adversary→Judge driver, and
 //! the stop decision.
+mod blocks;
 mod context;
 mod decide;
 mod driver;

@@ -304,6 +304,9 @@ mod tests {
                 "prior_rounds",
                 "checklist",
                 "localization",
+                "project_rules",
+                "path_instructions",
+                "focus",
                 "findings",
                 "adversarial_context",
                 "intent",
@@ -337,6 +340,8 @@ mod tests {
             "target_guide",
             "brief",
             "localization",
+            "project_rules",
+            "path_instructions",
             "intent",
             "fix_files",
         ] {

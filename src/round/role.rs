@@ -25,6 +25,38 @@ pub(super) enum RoleOutput<T> {
 pub(super) struct RoleRun<T> {
     pub output: RoleOutput<T>,
     pub records: Vec<DispatchRecord>,
+    /// The answer stayed at most `Checks::sparse_at_most` characters after its re-prompt.
+    pub sparse: bool,
+}
+
+impl<T> RoleRun<T> {
+    pub(super) fn new(output: RoleOutput<T>, records: Vec<DispatchRecord>) -> Self {
+        Self {
+            output,
+            records,
+            sparse: false,
+        }
+    }
+}
+
+/// A problem a content check found: the note of the re-prompt.
+pub(super) type ContentCheck<'a, T> = &'a (dyn Fn(&T) -> Option<String> + Sync);
+
+/// Re-prompts beyond the schema's (each at most once per dispatch, docs/architecture.md
+/// §19.6): a too-short answer (round 1 Enthusiast: at most 50 characters), and a content
+/// check on the parsed answer (the Judge's `cites`).
+pub(super) struct Checks<'a, T> {
+    pub sparse_at_most: Option<usize>,
+    pub content: Option<ContentCheck<'a, T>>,
+}
+
+impl<T> Checks<'_, T> {
+    pub fn none() -> Self {
+        Self {
+            sparse_at_most: None,
+            content: None,
+        }
+    }
 }
 
 /// Who dispatches: role, pass, round and tier.
@@ -51,19 +83,18 @@ pub(super) async fn run_role<T: AnswerSchema>(
     prompt: Result<String, String>,
     cancel: &CancellationToken,
     progress: &ProgressLog,
+    checks: Checks<'_, T>,
 ) -> RoleRun<T> {
     let mut records = vec![];
     let role = who.role;
     let prompt = match prompt {
         Ok(p) => p,
         Err(e) => {
-            return RoleRun {
-                output: RoleOutput::Abort(Abort::DispatchUnavailable {
-                    role,
-                    detail: format!("cannot render the {role} prompt: {e}"),
-                }),
-                records,
-            }
+            let a = Abort::DispatchUnavailable {
+                role,
+                detail: format!("cannot render the {role} prompt: {e}"),
+            };
+            return RoleRun::new(RoleOutput::Abort(a), records);
         }
     };
     let base = match who.pass {
@@ -73,6 +104,9 @@ pub(super) async fn run_role<T: AnswerSchema>(
     let mut attempt = 0u32;
     let mut schema_retried = false;
     let mut auth_retried = false;
+    let mut sparse_retried = false;
+    let mut content_retried = false;
+    let mut sparse = false;
     let mut current = prompt.clone();
     loop {
         let label = match attempt {
@@ -84,18 +118,15 @@ pub(super) async fn run_role<T: AnswerSchema>(
         let (step, rec) = one_dispatch(ctx, view, who, &label, &current, cancel, progress).await;
         records.push(rec);
         if cancel.is_cancelled() {
-            return RoleRun {
-                output: RoleOutput::Cancelled,
-                records,
-            };
+            return RoleRun::new(RoleOutput::Cancelled, records);
         }
         match step {
             Step::NotAuthentic(detail) => {
                 if auth_retried {
-                    return RoleRun {
-                        output: RoleOutput::Abort(Abort::DispatchUnavailable { role, detail }),
+                    return RoleRun::new(
+                        RoleOutput::Abort(Abort::DispatchUnavailable { role, detail }),
                         records,
-                    };
+                    );
                 }
                 auth_retried = true;
                 tracing::warn!("{label}: not authentic ({detail}); retrying once");
@@ -103,10 +134,7 @@ pub(super) async fn run_role<T: AnswerSchema>(
             Step::Abort(a) => {
                 // No verdict can come from this round: stop the other agents now.
                 cancel.cancel();
-                return RoleRun {
-                    output: RoleOutput::Abort(a),
-                    records,
-                };
+                return RoleRun::new(RoleOutput::Abort(a), records);
             }
             Step::Answer(text) => {
                 let parsed = parse_answer::<T>(&text);
@@ -118,15 +146,54 @@ pub(super) async fn run_role<T: AnswerSchema>(
                 }
                 match parsed {
                     Ok(v) => {
+                        // A valid but very short answer looks truncated: one re-prompt.
+                        let chars = text.trim().chars().count();
+                        if let Some(min) = checks.sparse_at_most.filter(|m| chars <= *m) {
+                            if !sparse_retried {
+                                sparse_retried = true;
+                                if let Some(rec) = records.last_mut() {
+                                    rec.gates.reprompt =
+                                        Some(format!("sparse: {chars} characters"));
+                                }
+                                tracing::warn!(
+                                    "{label}: answer of {chars} characters (≤ {min}); re-prompting once"
+                                );
+                                current = format!(
+                                    "{prompt}\n\n{RETRY_NOTE}: it was only {chars} characters \
+                                     long, which looks truncated. Read the target again and \
+                                     answer with the complete JSON object of the schema (if you \
+                                     really found no defect, {{\"findings\":[]}} is the complete \
+                                     answer).\n"
+                                );
+                                continue;
+                            }
+                            sparse = true;
+                        }
+                        let problem = checks.content.and_then(|check| check(&v));
+                        if let (Some(note), false) = (problem, content_retried) {
+                            content_retried = true;
+                            if let Some(rec) = records.last_mut() {
+                                rec.gates.reprompt = Some(format!("cites: {note}"));
+                            }
+                            tracing::warn!("{label}: {note}; re-prompting once");
+                            current = format!(
+                                "{prompt}\n\n{RETRY_NOTE}: {note}\nAnswer again, from the target \
+                                 and the map above, with ONLY the complete JSON object of the \
+                                 schema.\n"
+                            );
+                            continue;
+                        }
                         return RoleRun {
                             output: RoleOutput::Valid(v),
                             records,
-                        }
+                            sparse,
+                        };
                     }
                     Err(e) if schema_retried => {
                         return RoleRun {
                             output: RoleOutput::Malformed(e),
                             records,
+                            sparse,
                         }
                     }
                     Err(e) => {

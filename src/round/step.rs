@@ -11,7 +11,7 @@ use super::{Action, Decision, DecisionRecord, RoundCounts, RoundFinding, RoundRe
 use crate::findings::{
     AdversaryOutput, EnthusiastOutput, JudgeOutput, PassFinding, Role, Ruling, Tier, UnionedFinding,
 };
-use crate::gates::{anchor_ok, normalize_finding_file, Abort, FileCheck};
+use crate::gates::{anchor_ok, bad_cites, check_place, Abort, Outline, Place};
 use crate::resolve::RunPlan;
 use crate::target::{PinnedTarget, TargetType};
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,6 +19,10 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Lines within which a new finding repeats a confirmed location of an earlier round and is
 /// dropped before the Adversary sees it (code targets, same file).
 pub(super) const DEDUP_WINDOW: u32 = 5;
+
+/// A round-1 Enthusiast answer of at most this many characters looks truncated and is
+/// re-prompted once (`enthusiast_sparse_output` when it stays that short).
+pub(super) const SPARSE_CHARS: usize = 50;
 
 /// Run state carried from round to round.
 #[derive(Debug, Clone)]
@@ -103,6 +107,9 @@ impl State {
                 .count()
         );
         self.history.prior_summary = judge_summary;
+        self.history
+            .rulings
+            .extend(rulings.iter().map(|r| (round, r.clone())));
         self.prior_rulings = Some(rulings);
         self.prior_substantive = Some(d.substantive);
         self.prior_yield = Some(yield_count);
@@ -179,6 +186,13 @@ pub(super) fn fold_dispatches(
     for (i, run_p) in passes.into_iter().enumerate() {
         let pass = i as u32 + 1;
         rec.dispatches.extend(run_p.records);
+        if run_p.sparse {
+            // Still at most 50 characters after the re-prompt: taken as what it says (an
+            // empty review is an answer, not an agent error).
+            rec.decision.reasons.push(format!(
+                "pass {pass}: enthusiast_sparse_output (at most {SPARSE_CHARS} characters after a re-prompt), taken as given"
+            ));
+        }
         match run_p.output {
             RoleOutput::Valid(out) => {
                 rec.counts.per_pass.push(out.findings.len() as u32);
@@ -217,18 +231,44 @@ pub(super) fn fold_dispatches(
     f
 }
 
-/// The finding gates: every cited file must be in the target (all-or-nothing: one outside
-/// aborts the run), then findings whose line is not a valid anchor are dropped and counted.
+/// What a finding's place is checked against besides the target's files: the spec
+/// document's headings and the context (project rules) files.
+#[derive(Clone, Copy)]
+pub(super) struct Places<'a> {
+    pub outline: Option<&'a Outline>,
+    pub context: &'a [String],
+}
+
+impl Places<'_> {
+    fn check(&self, file: &str, line: Option<u32>, target: &PinnedTarget) -> Place {
+        check_place(file, line, target, self.outline, self.context)
+    }
+}
+
+/// The finding gates: every cited file must be in the target and every cited section in
+/// the spec document (all-or-nothing: one outside aborts the run); a finding on a project
+/// rules file (context, not target) is dropped and counted (`rules_file_finding`); then
+/// findings whose line is not a valid anchor are dropped and counted.
 pub(super) fn gate_findings(
     findings: &mut Vec<PassFinding>,
     target: &PinnedTarget,
+    places: Places<'_>,
     rec: &mut RoundRecord,
 ) -> Result<(), Abort> {
-    for pf in findings.iter_mut() {
+    let mut on_context = 0usize;
+    let mut kept = Vec::with_capacity(findings.len());
+    for mut pf in findings.drain(..) {
         if let Some(file) = pf.finding.file.clone() {
-            match normalize_finding_file(&file, target) {
-                FileCheck::Allowed(rel) => pf.finding.file = Some(rel),
-                FileCheck::Offtarget(bad) => {
+            match places.check(&file, pf.finding.line, target) {
+                Place::Allowed { file, line } => {
+                    pf.finding.file = Some(file);
+                    pf.finding.line = line;
+                }
+                Place::Context(_) => {
+                    on_context += 1;
+                    continue;
+                }
+                Place::Offtarget(bad) => {
                     return Err(Abort::OfftargetHallucination {
                         role: Role::Enthusiast,
                         file: bad,
@@ -236,7 +276,13 @@ pub(super) fn gate_findings(
                 }
             }
         }
+        kept.push(pf);
     }
+    *findings = kept;
+    rec.errors.extend(std::iter::repeat_n(
+        "rules_file_finding".to_string(),
+        on_context,
+    ));
     let before = findings.len();
     findings.retain(|pf| anchor_ok(&pf.finding, target));
     rec.counts.anchor_invalid = (before - findings.len()) as u32;
@@ -287,17 +333,89 @@ pub(super) fn dedup(
     novel
 }
 
-/// The Judge named a file outside the target: the run aborts.
-pub(super) fn judge_offtarget(j: &JudgeOutput, target: &PinnedTarget) -> Option<Abort> {
-    j.rulings.iter().find_map(
-        |r| match normalize_finding_file(r.file.as_deref()?, target) {
-            FileCheck::Offtarget(bad) => Some(Abort::OfftargetHallucination {
+/// The Judge named a file outside the target, or a section the spec document does not
+/// have: the run aborts. (A rules file falls back to the finding's place.)
+pub(super) fn judge_offtarget(
+    j: &JudgeOutput,
+    target: &PinnedTarget,
+    places: Places<'_>,
+) -> Option<Abort> {
+    j.rulings
+        .iter()
+        .find_map(|r| match places.check(r.file.as_deref()?, r.line, target) {
+            Place::Offtarget(bad) => Some(Abort::OfftargetHallucination {
                 role: Role::Judge,
                 file: bad,
             }),
-            FileCheck::Allowed(_) => None,
-        },
-    )
+            Place::Allowed { .. } | Place::Context(_) => None,
+        })
+}
+
+/// The ruling's place: its own (normalised) when it names one in the target, else the
+/// finding's; its line, else the finding's.
+fn ruling_place(
+    r: &Ruling,
+    f: &RoundFinding,
+    target: &PinnedTarget,
+    places: Places<'_>,
+) -> (Option<String>, Option<u32>) {
+    let line = r.line.or(f.finding.line);
+    let is_section = |x: &str| x.trim_start().starts_with('#');
+    match r.file.as_deref().map(|x| places.check(x, line, target)) {
+        // A spec ruling naming the document where its finding named a section keeps the
+        // finding's section (the more precise place).
+        Some(Place::Allowed { file, .. })
+            if target.target_type == TargetType::Spec
+                && !is_section(&file)
+                && f.finding.file.as_deref().is_some_and(is_section) =>
+        {
+            (f.finding.file.clone(), line)
+        }
+        Some(Place::Allowed { file, line }) => (Some(file), line),
+        _ => (f.finding.file.clone(), line),
+    }
+}
+
+/// Per finding id, what is wrong with the cites of the Judge's ruling on it (only rulings
+/// with a problem), checked at the ruling's place (docs/architecture.md §19.6).
+pub(super) fn cite_problems(
+    j: &JudgeOutput,
+    novel: &[RoundFinding],
+    map: &AdversaryOutput,
+    target: &PinnedTarget,
+    places: Places<'_>,
+) -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
+    for r in &j.rulings {
+        let Some(f) = novel.iter().find(|f| f.finding.id == r.finding_id) else {
+            continue;
+        };
+        let (file, line) = ruling_place(r, f, target, places);
+        let bad = bad_cites(&r.cites, file.as_deref(), line, map, target);
+        if !bad.is_empty() {
+            out.insert(r.finding_id.clone(), bad);
+        }
+    }
+    out
+}
+
+/// The re-prompt note for rulings whose cites do not hold (None when all hold).
+pub(super) fn cites_note(problems: &BTreeMap<String, Vec<String>>) -> Option<String> {
+    if problems.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = problems
+        .iter()
+        .map(|(id, why)| format!("{id}: {}", why.join("; ")))
+        .collect();
+    Some(format!(
+        "the `cites` of {} ruling(s) do not hold ({}). A cite must be the id of a heuristic \
+         or safe zone of the Adversary's map whose range covers the ruling's file and line; \
+         cite nothing when no map entry decides the ruling. A ruling whose cites still do not \
+         hold is left unresolved",
+        problems.len(),
+        list.join(" · ")
+    ))
 }
 
 /// Attach the Judge's rulings to the findings it was sent: each ruling's file normalised (the
@@ -309,6 +427,8 @@ pub(super) fn attach_rulings(
     novel: &[RoundFinding],
     j: &JudgeOutput,
     target: &PinnedTarget,
+    places: Places<'_>,
+    bad_cites: &BTreeMap<String, Vec<String>>,
     rec: &mut RoundRecord,
 ) -> (Vec<Ruling>, Vec<Judged>) {
     let by_id: BTreeMap<&str, &Ruling> = j
@@ -318,17 +438,17 @@ pub(super) fn attach_rulings(
         .collect();
     let mut rulings = vec![];
     let mut judged = vec![];
+    let mut invalid_cites = 0u32;
     for f in novel {
-        let ruling = by_id.get(f.finding.id.as_str()).map(|r| {
-            let mut r = (*r).clone();
-            r.file = match r.file.as_deref().map(|x| normalize_finding_file(x, target)) {
-                Some(FileCheck::Allowed(rel)) => Some(rel),
-                _ => f.finding.file.clone(),
-            };
-            if r.line.is_none() {
-                r.line = f.finding.line;
+        let ruling = by_id.get(f.finding.id.as_str()).and_then(|r| {
+            if bad_cites.contains_key(&r.finding_id) {
+                // Its cites still did not hold after the re-prompt: no valid ruling.
+                invalid_cites += 1;
+                return None;
             }
-            r
+            let mut r = (*r).clone();
+            (r.file, r.line) = ruling_place(&r, f, target, places);
+            Some(r)
         });
         match &ruling {
             Some(r) if r.is_confirmed() => rec.counts.confirmed += 1,
@@ -349,7 +469,11 @@ pub(super) fn attach_rulings(
         .iter()
         .filter(|r| !novel.iter().any(|f| f.finding.id == r.finding_id))
         .count();
-    if unknown > 0 || rec.counts.unresolved > 0 {
+    rec.errors.extend(std::iter::repeat_n(
+        "judge_invalid_cites".to_string(),
+        invalid_cites as usize,
+    ));
+    if unknown > 0 || rec.counts.unresolved > invalid_cites {
         rec.errors.push("judge_ruling_count_mismatch".into());
     }
     (rulings, judged)
@@ -389,11 +513,15 @@ mod tests {
         }
     }
 
-    fn valid<T>(v: T) -> RoleRun<T> {
-        RoleRun {
-            output: RoleOutput::Valid(v),
-            records: vec![],
+    fn no_places() -> Places<'static> {
+        Places {
+            outline: None,
+            context: &[],
         }
+    }
+
+    fn valid<T>(v: T) -> RoleRun<T> {
+        RoleRun::new(RoleOutput::Valid(v), vec![])
     }
 
     #[test]
@@ -437,23 +565,20 @@ mod tests {
             valid(EnthusiastOutput {
                 findings: vec![finding("F1", Some("a.rs"), Some(1), "logic")],
             }),
-            RoleRun {
-                output: RoleOutput::Malformed("bad".into()),
-                records: vec![],
-            },
-            RoleRun {
-                output: RoleOutput::Abort(Abort::NoToolInvocation {
+            RoleRun::new(RoleOutput::Malformed("bad".into()), vec![]),
+            RoleRun::new(
+                RoleOutput::Abort(Abort::NoToolInvocation {
                     role: Role::Enthusiast,
                 }),
-                records: vec![],
-            },
+                vec![],
+            ),
         ];
-        let adversary = RoleRun {
-            output: RoleOutput::Abort(Abort::NoToolInvocation {
+        let adversary = RoleRun::new(
+            RoleOutput::Abort(Abort::NoToolInvocation {
                 role: Role::Adversary,
             }),
-            records: vec![],
-        };
+            vec![],
+        );
         let f = fold_dispatches(1, passes, adversary, &mut rec);
         assert_eq!(rec.counts.per_pass, [1, 0]);
         assert_eq!(f.findings.len(), 1);
@@ -472,10 +597,7 @@ mod tests {
         let f = fold_dispatches(
             1,
             vec![valid(EnthusiastOutput { findings: vec![] })],
-            RoleRun {
-                output: RoleOutput::Malformed("bad".into()),
-                records: vec![],
-            },
+            RoleRun::new(RoleOutput::Malformed("bad".into()), vec![]),
             &mut rec,
         );
         assert!(f.malformed_any && f.adversary.is_none() && f.abort.is_none());
@@ -492,7 +614,7 @@ mod tests {
         };
         let mut rec = record();
         let mut fs = vec![pf(3), pf(99)];
-        gate_findings(&mut fs, &t, &mut rec).unwrap();
+        gate_findings(&mut fs, &t, no_places(), &mut rec).unwrap();
         assert_eq!(fs.len(), 1);
         assert_eq!(rec.counts.anchor_invalid, 1);
         assert_eq!(rec.errors, ["anchor_invalid"]);
@@ -500,7 +622,7 @@ mod tests {
             pass: 1,
             finding: finding("F1", Some("elsewhere.rs"), Some(1), "logic"),
         }];
-        let e = gate_findings(&mut fs, &t, &mut record()).unwrap_err();
+        let e = gate_findings(&mut fs, &t, no_places(), &mut record()).unwrap_err();
         assert!(matches!(e, Abort::OfftargetHallucination { .. }), "{e:?}");
     }
 
@@ -525,9 +647,10 @@ mod tests {
             convergence: false,
             next_round_model: None,
         };
-        assert!(judge_offtarget(&j, &t).is_none());
+        assert!(judge_offtarget(&j, &t, no_places()).is_none());
         let mut rec = record();
-        let (rulings, judged) = attach_rulings(2, &novel, &j, &t, &mut rec);
+        let (rulings, judged) =
+            attach_rulings(2, &novel, &j, &t, no_places(), &BTreeMap::new(), &mut rec);
         assert_eq!(rulings.len(), 2);
         assert_eq!(rulings[0].file.as_deref(), Some("a.rs"));
         assert_eq!(
@@ -548,7 +671,7 @@ mod tests {
         assert_eq!(rec.errors, ["judge_ruling_count_mismatch"]);
         let mut bad = j.clone();
         bad.rulings[0].file = Some("/etc/passwd".into());
-        assert!(judge_offtarget(&bad, &t).is_some());
+        assert!(judge_offtarget(&bad, &t, no_places()).is_some());
     }
 
     #[test]
@@ -585,5 +708,160 @@ mod tests {
         assert_eq!((st.tier, st.sub_opus_streak), (Tier::Opus, 1));
         st.advance(2, &t, vec![], None, 0, &d);
         assert_eq!(st.sub_opus_streak, 0, "an opus round ends the streak");
+    }
+
+    #[test]
+    fn spec_sections_must_exist_and_are_made_canonical_with_the_heading_line() {
+        let mut t = target(Path::new("/r"), TargetKind::File, &[("docs/plan.md", 12)]);
+        t.target_type = TargetType::Spec;
+        let outline =
+            Outline::parse("# Plan\n\n## Design\n\nKeep forever.\n\n## Rollout\n\nLater.\n");
+        let places = Places {
+            outline: Some(&outline),
+            context: &[],
+        };
+        let spec = |file: &str, line| PassFinding {
+            pass: 1,
+            finding: finding("F1", Some(file), line, "ambiguity"),
+        };
+        let mut fs = vec![
+            spec("# Plan / ## design", Some(5)),
+            spec("## Rollout", None),
+        ];
+        gate_findings(&mut fs, &t, places, &mut record()).unwrap();
+        assert_eq!(fs[0].finding.file.as_deref(), Some("## Design"));
+        assert_eq!(fs[0].finding.line, Some(5));
+        assert_eq!(fs[1].finding.file.as_deref(), Some("## Rollout"));
+        assert_eq!(fs[1].finding.line, Some(7), "the heading's line");
+        let mut fs = vec![spec("## Totally Invented Section", Some(3))];
+        let e = gate_findings(&mut fs, &t, places, &mut record()).unwrap_err();
+        assert_eq!(
+            e,
+            Abort::OfftargetHallucination {
+                role: Role::Enthusiast,
+                file: "## Totally Invented Section".into()
+            }
+        );
+        // The Judge inventing a section aborts too.
+        let j = JudgeOutput {
+            rulings: vec![ruling(
+                "F1",
+                Some("## Nowhere"),
+                Some(3),
+                Winner::Enthusiast,
+            )],
+            summary: "s".into(),
+            convergence: false,
+            next_round_model: None,
+        };
+        assert!(judge_offtarget(&j, &t, places).is_some());
+        // A ruling naming the document keeps its finding's section.
+        let novel = [RoundFinding {
+            finding: finding("F1", Some("## Design"), Some(5), "ambiguity"),
+            passes: vec![1],
+            merged_from: vec![],
+        }];
+        let j = JudgeOutput {
+            rulings: vec![ruling("F1", Some("docs/plan.md"), None, Winner::Split)],
+            ..j
+        };
+        let (rulings, _) =
+            attach_rulings(1, &novel, &j, &t, places, &BTreeMap::new(), &mut record());
+        assert_eq!(rulings[0].file.as_deref(), Some("## Design"));
+        assert_eq!(rulings[0].line, Some(5));
+    }
+
+    #[test]
+    fn findings_on_rules_files_are_dropped_and_counted_not_aborted() {
+        let t = target(Path::new("/r"), TargetKind::Manifest, &[("a.rs", 10)]);
+        let context = ["REVIEW.md".to_string()];
+        let places = Places {
+            outline: None,
+            context: &context,
+        };
+        let mut fs = vec![
+            PassFinding {
+                pass: 1,
+                finding: finding("F1", Some("./REVIEW.md"), Some(1), "project-rule"),
+            },
+            PassFinding {
+                pass: 1,
+                finding: finding("F2", Some("a.rs"), Some(2), "logic"),
+            },
+        ];
+        let mut rec = record();
+        gate_findings(&mut fs, &t, places, &mut rec).unwrap();
+        assert_eq!(fs.len(), 1);
+        assert_eq!(rec.errors, ["rules_file_finding"]);
+        // Without the rules as context the same finding is off-target.
+        let mut fs = vec![PassFinding {
+            pass: 1,
+            finding: finding("F1", Some("REVIEW.md"), Some(1), "x"),
+        }];
+        assert!(gate_findings(&mut fs, &t, no_places(), &mut record()).is_err());
+    }
+
+    #[test]
+    fn rulings_whose_cites_do_not_hold_become_unresolved() {
+        use crate::findings::{AdversaryOutput, SafeZone};
+        let t = target(Path::new("/r"), TargetKind::Manifest, &[("a.rs", 40)]);
+        let novel: Vec<RoundFinding> = [("F1", 4), ("F2", 30)]
+            .iter()
+            .map(|(id, line)| RoundFinding {
+                finding: finding(id, Some("a.rs"), Some(*line), "logic"),
+                passes: vec![1],
+                merged_from: vec![],
+            })
+            .collect();
+        let map = AdversaryOutput {
+            heuristics: vec![],
+            safe_zones: vec![SafeZone {
+                id: "Z1".into(),
+                file: "a.rs".into(),
+                line_start: 1,
+                line_end: 10,
+                reason: "r".into(),
+                evidence: "e".into(),
+            }],
+        };
+        let mut good = ruling("F1", None, None, Winner::Adversary);
+        good.cites = vec!["Z1".into()];
+        let mut bad = ruling("F2", Some("a.rs"), None, Winner::Adversary);
+        bad.cites = vec!["Z1".into(), "H4".into()];
+        let j = JudgeOutput {
+            rulings: vec![good, bad],
+            summary: "s".into(),
+            convergence: false,
+            next_round_model: None,
+        };
+        let problems = cite_problems(&j, &novel, &map, &t, no_places());
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(
+            problems["F2"],
+            [
+                "`Z1` does not cover a.rs:30",
+                "`H4` is not an id of the Adversary's map"
+            ]
+        );
+        let note = cites_note(&problems).unwrap();
+        assert!(note.contains("F2: `Z1` does not cover a.rs:30"), "{note}");
+        assert!(cites_note(&BTreeMap::new()).is_none());
+        let mut rec = record();
+        let (rulings, judged) = attach_rulings(1, &novel, &j, &t, no_places(), &problems, &mut rec);
+        assert_eq!(rulings.len(), 1);
+        assert!(judged[1].ruling.is_none());
+        assert_eq!((rec.counts.debunked, rec.counts.unresolved), (1, 1));
+        assert_eq!(rec.errors, ["judge_invalid_cites"]);
+    }
+
+    #[test]
+    fn a_pass_that_stayed_sparse_is_recorded() {
+        let mut rec = record();
+        let mut sparse = valid(EnthusiastOutput { findings: vec![] });
+        sparse.sparse = true;
+        fold_dispatches(1, vec![sparse], valid(AdversaryOutput::default()), &mut rec);
+        assert!(rec.errors.is_empty());
+        assert!(rec.decision.reasons[0].contains("pass 1: enthusiast_sparse_output"));
+        assert_eq!(rec.counts.per_pass, [0]);
     }
 }

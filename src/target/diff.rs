@@ -5,10 +5,11 @@
 //! written as a git tree object through a private index (the Stop hook's baseline), and the
 //! diff of a snapshot tree against the working tree now.
 
+use super::exclude::Excluder;
 use super::scan::{
     count_lines, escape_path, has_control_chars, is_run_dir, read_regular, sha256_hex, ScanError,
 };
-use super::{Hunk, SkipReason, SkippedFile, TargetError, TargetFile};
+use super::{Excludes, Hunk, SkipReason, SkippedFile, TargetError, TargetFile};
 use git2::{
     Delta, Diff, DiffOptions, ErrorCode, FileMode, Index, IndexAddOption, Oid, Patch, Repository,
     Tree,
@@ -37,6 +38,8 @@ pub(crate) struct DiffRules<'a> {
     pub run_dirs: &'a [String],
     /// Only these paths (re-pinning a target's own files); None = every changed path.
     pub only: Option<&'a BTreeSet<String>>,
+    /// Excluded globs, generated/vendored files and lockfiles (listed as skipped).
+    pub excludes: Option<&'a Excludes>,
 }
 
 /// One file of the rendered patch.
@@ -167,8 +170,9 @@ fn blob_size(repo: &Repository, id: Oid) -> u64 {
 }
 
 /// Render `diff` as `git diff` prints it, one file at a time, with only the files that are
-/// reviewed: symlinks, submodules, run dirs, names with control characters, files over the
-/// cap (never loaded) and binary files are left out of the patch and listed as skipped.
+/// reviewed: symlinks, submodules, run dirs, names with control characters, excluded files
+/// (docs/architecture.md §19.3), files over the cap (never loaded) and binary files are left
+/// out of the patch and listed as skipped.
 /// `.arev/` is left out silently. `workdir`: the new side is the working tree (else the
 /// index).
 fn render(
@@ -176,6 +180,7 @@ fn render(
     root: &Path,
     diff: &Diff<'_>,
     rules: &DiffRules<'_>,
+    excluder: Option<&Excluder<'_>>,
     workdir: bool,
 ) -> Result<Rendered, TargetError> {
     let mut out = Rendered::default();
@@ -193,10 +198,10 @@ fn render(
     }
     let mut listed: HashSet<String> = HashSet::new();
     let mut run_dirs: HashMap<String, bool> = HashMap::new();
-    let mut skip = |out: &mut Rendered, path: String, reason: SkipReason| {
+    let mut skip = |out: &mut Rendered, path: String, reason: SkipReason, glob: Option<String>| {
         out.changed = true;
         if listed.insert(path.clone()) {
-            out.skipped.push(SkippedFile { path, reason });
+            out.skipped.push(SkippedFile { path, reason, glob });
         }
     };
     for idx in 0..n {
@@ -212,6 +217,7 @@ fn render(
                 &mut out,
                 escape_path(&String::from_utf8_lossy(raw)),
                 SkipReason::NotUtf8,
+                None,
             );
             continue;
         };
@@ -219,15 +225,19 @@ fn render(
             continue;
         }
         if has_control_chars(path) {
-            skip(&mut out, escape_path(path), SkipReason::ControlChars);
+            skip(&mut out, escape_path(path), SkipReason::ControlChars, None);
             continue;
         }
         if let Some(dir) = run_dir_of(root, path, rules.run_dirs, &mut run_dirs) {
-            skip(&mut out, dir, SkipReason::RunDir);
+            skip(&mut out, dir, SkipReason::RunDir, None);
             continue;
         }
         if let Some(why) = special.get(path) {
-            skip(&mut out, path.trim_end_matches('/').to_owned(), *why);
+            skip(&mut out, path.trim_end_matches('/').to_owned(), *why, None);
+            continue;
+        }
+        if let Some((why, glob)) = excluder.and_then(|e| e.why(path)) {
+            skip(&mut out, path.to_owned(), why, glob);
             continue;
         }
         // Sizes first, from metadata and object headers: an oversized side is never loaded.
@@ -243,7 +253,7 @@ fn render(
                     len
                 }
                 Err(ScanError::Skip(reason, _)) => {
-                    skip(&mut out, path.to_owned(), reason);
+                    skip(&mut out, path.to_owned(), reason, None);
                     continue;
                 }
                 // Gone from the working tree since git looked: measured from the blob.
@@ -253,14 +263,14 @@ fn render(
             blob_size(repo, delta.new_file().id())
         };
         if old_size > rules.cap || new_size > rules.cap {
-            skip(&mut out, path.to_owned(), SkipReason::TooLarge);
+            skip(&mut out, path.to_owned(), SkipReason::TooLarge, None);
             continue;
         }
         let Some(mut patch) = Patch::from_diff(diff, idx).map_err(|e| git_err(&e))? else {
             continue;
         };
         if patch.delta().flags().is_binary() {
-            skip(&mut out, path.to_owned(), SkipReason::Binary);
+            skip(&mut out, path.to_owned(), SkipReason::Binary, None);
             continue;
         }
         // A path the index changed and the working tree changed back: no change at all.
@@ -305,6 +315,8 @@ fn compute(
     rules: &DiffRules<'_>,
 ) -> Result<Rendered, TargetError> {
     let tree = base_tree(repo, base)?;
+    let excluder = rules.excludes.map(|e| e.compile(Some(repo))).transpose()?;
+    let excluder = excluder.as_ref();
     let max_size = i64::try_from(rules.cap).unwrap_or(i64::MAX).max(1);
     let mut opts = DiffOptions::new();
     opts.include_untracked(true)
@@ -314,7 +326,7 @@ fn compute(
     let working = repo
         .diff_tree_to_workdir_with_index(tree.as_ref(), Some(&mut opts))
         .map_err(|e| git_err(&e))?;
-    let rendered = render(repo, root, &working, rules, true)?;
+    let rendered = render(repo, root, &working, rules, excluder, true)?;
     if rendered.changed {
         return Ok(rendered);
     }
@@ -323,7 +335,7 @@ fn compute(
     let staged = repo
         .diff_tree_to_index(tree.as_ref(), None, Some(&mut opts))
         .map_err(|e| git_err(&e))?;
-    render(repo, root, &staged, rules, false)
+    render(repo, root, &staged, rules, excluder, false)
 }
 
 /// Just the patch bytes (for re-pinning and change detection). Empty when nothing
@@ -497,7 +509,11 @@ fn compute_snapshot(
     let diff = repo
         .diff_tree_to_tree(Some(&base), Some(&now_tree), Some(&mut opts))
         .map_err(|e| git_err(&e))?;
-    Ok((render(repo, root, &diff, rules, true)?, now))
+    let excluder = rules.excludes.map(|e| e.compile(Some(repo))).transpose()?;
+    Ok((
+        render(repo, root, &diff, rules, excluder.as_ref(), true)?,
+        now,
+    ))
 }
 
 /// The patch bytes from the tree `base` to the working tree now, and the snapshot tree of

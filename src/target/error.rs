@@ -12,6 +12,8 @@ pub enum TargetError {
     GlobMatchedNothing(String),
     #[error("invalid glob `{glob}`: {message}")]
     InvalidGlob { glob: String, message: String },
+    #[error("invalid exclude glob `{glob}` (--exclude or [review] exclude): {message}")]
+    InvalidExclude { glob: String, message: String },
     #[error("`diff` needs a git repository, and {0} is not inside one")]
     NotARepo(PathBuf),
     #[error("`diff` must be the only target (got {0})")]

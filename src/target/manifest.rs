@@ -7,7 +7,8 @@ use super::scan::{
     self, escape_path, has_control_chars, is_run_dir, manifest_digest, normalize_rel, rel_string,
     ScanError,
 };
-use super::{skip_summary, Artefact, SkipReason, SkippedFile, TargetError, TargetFile};
+use super::{skip_summary, Artefact, Excludes, SkipReason, SkippedFile, TargetError, TargetFile};
+use git2::Repository;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use rayon::prelude::*;
@@ -40,7 +41,12 @@ struct Pattern {
 }
 
 /// Expand, hash and pin the manifest named by `args`.
-pub(crate) fn pin_manifest(ctx: &Context, args: &[String]) -> Result<ManifestPin, TargetError> {
+pub(crate) fn pin_manifest(
+    ctx: &Context,
+    args: &[String],
+    excludes: &Excludes,
+    repo: Option<&Repository>,
+) -> Result<ManifestPin, TargetError> {
     let mut plain: Vec<String> = Vec::new();
     let mut patterns: Vec<Pattern> = Vec::new();
     let mut skipped: Vec<SkippedFile> = Vec::new();
@@ -51,17 +57,11 @@ pub(crate) fn pin_manifest(ctx: &Context, args: &[String]) -> Result<ManifestPin
             Ok(_) => match locate(ctx, arg) {
                 // A link named (or on the way to a path named) is listed, never followed.
                 Err(TargetError::Symlink(link)) => {
-                    skipped.push(SkippedFile {
-                        path: link,
-                        reason: SkipReason::Symlink,
-                    });
+                    skipped.push(SkippedFile::new(link, SkipReason::Symlink));
                     continue;
                 }
                 Err(TargetError::ControlChars(name)) => {
-                    skipped.push(SkippedFile {
-                        path: name,
-                        reason: SkipReason::ControlChars,
-                    });
+                    skipped.push(SkippedFile::new(name, SkipReason::ControlChars));
                     continue;
                 }
                 other => Some(other?),
@@ -127,7 +127,14 @@ pub(crate) fn pin_manifest(ctx: &Context, args: &[String]) -> Result<ManifestPin
         {
             return Err(TargetError::GlobMatchedNothing(p.0.arg.clone()));
         }
-        paths.extend(walked.paths);
+        // Excludes apply to what the walk found, never to a file named explicitly.
+        let excluder = excludes.compile(repo)?;
+        for path in walked.paths {
+            match excluder.why(&path) {
+                Some((reason, glob)) => skipped.push(SkippedFile { path, reason, glob }),
+                None => paths.push(path),
+            }
+        }
         skipped.extend(walked.skipped);
     }
     paths.sort_unstable();
@@ -171,12 +178,9 @@ fn hash_files(
                     lines,
                 });
             }
-            Err(ScanError::Skip(reason, _)) => skipped.push(SkippedFile { path, reason }),
+            Err(ScanError::Skip(reason, _)) => skipped.push(SkippedFile::new(path, reason)),
             // Vanished between the walk and the read.
-            Err(ScanError::Missing) => skipped.push(SkippedFile {
-                path,
-                reason: SkipReason::Unreadable,
-            }),
+            Err(ScanError::Missing) => skipped.push(SkippedFile::new(path, SkipReason::Unreadable)),
         }
     }
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
@@ -367,7 +371,7 @@ struct Collector<'a> {
 
 impl Collector<'_> {
     fn skip(&mut self, path: String, reason: SkipReason) {
-        self.skipped.push(SkippedFile { path, reason });
+        self.skipped.push(SkippedFile::new(path, reason));
     }
 
     fn take(&mut self, entry: &DirEntry) -> WalkState {

@@ -3,6 +3,7 @@
 mod brief;
 mod diff;
 mod error;
+mod exclude;
 mod manifest;
 mod model;
 mod resolve;
@@ -10,10 +11,11 @@ mod scan;
 mod shard;
 
 pub use error::TargetError;
+pub use exclude::{is_lockfile, AttributeSource, Excludes, LOCKFILES};
 pub use model::*;
 pub use resolve::{
-    diff_sha, diff_sha_capped, empty_diff_sha, repin, resolve, resolve_excluding, snapshot_diff,
-    Snapshot, DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES, REPIN_MAX_FILE_BYTES,
+    diff_sha, diff_sha_capped, empty_diff_sha, read_repo_file, repin, resolve, resolve_excluding,
+    snapshot_diff, Snapshot, DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES, REPIN_MAX_FILE_BYTES,
 };
 pub use shard::{apply_shard, partition, ShardInfo, ShardSpec, MAX_SHARDS};
 

@@ -69,8 +69,11 @@ pub enum TargetType {
 }
 
 /// Why a file was left out of the review: `binary`, `too_large`, `not_utf8`, `unreadable`,
-/// `symlink` (never followed), `submodule`, `run_dir` (arev's own output) or
-/// `control_chars` (a name with a newline or another control character, listed escaped).
+/// `symlink` (never followed), `submodule`, `run_dir` (arev's own output),
+/// `control_chars` (a name with a newline or another control character, listed escaped),
+/// or an exclude (docs/architecture.md §19.3): `excluded` (a configured or `--exclude` glob,
+/// named in the entry's `glob`), `generated` / `vendored` (`.gitattributes`
+/// `linguist-generated` / `linguist-vendored`), `lockfile`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SkipReason {
@@ -87,6 +90,14 @@ pub enum SkipReason {
     // A name holding a newline or another control character, which a one-path-per-line
     // listing cannot carry (listed escaped, e.g. `a\nb.rs`).
     ControlChars,
+    // Matched a `[review] exclude` or `--exclude` glob (the entry names the glob).
+    Excluded,
+    // Marked `linguist-generated` in .gitattributes.
+    Generated,
+    // Marked `linguist-vendored` in .gitattributes.
+    Vendored,
+    // A well-known lockfile (`[review] skip_lockfiles`).
+    Lockfile,
 }
 
 impl SkipReason {
@@ -100,6 +111,10 @@ impl SkipReason {
             Self::Submodule => "submodule",
             Self::RunDir => "run_dir",
             Self::ControlChars => "control_chars",
+            Self::Excluded => "excluded",
+            Self::Generated => "generated",
+            Self::Vendored => "vendored",
+            Self::Lockfile => "lockfile",
         }
     }
 }
@@ -121,6 +136,32 @@ pub struct TargetFile {
 pub struct SkippedFile {
     pub path: String,
     pub reason: SkipReason,
+    /// For `excluded`: the glob that matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glob: Option<String>,
+}
+
+impl SkippedFile {
+    pub fn new(path: String, reason: SkipReason) -> Self {
+        Self {
+            path,
+            reason,
+            glob: None,
+        }
+    }
+
+    /// The reason as the coverage shows it: `excluded:<glob>`, else the reason itself.
+    pub fn label(&self) -> String {
+        skip_label(self.reason, self.glob.as_deref())
+    }
+}
+
+/// `excluded:<glob>` for an excluded file, else the reason's name.
+pub fn skip_label(reason: SkipReason, glob: Option<&str>) -> String {
+    match (reason, glob) {
+        (SkipReason::Excluded, Some(g)) => format!("excluded:{g}"),
+        (r, _) => r.as_str().to_string(),
+    }
 }
 
 /// New-side line ranges of one file's hunks in a diff (inclusive, 1-based).
@@ -207,15 +248,17 @@ pub struct TargetRequest {
     pub cwd: PathBuf,
     /// Size cap per file in bytes (default 1 MiB).
     pub max_file_bytes: u64,
+    /// What diffs, directories and globs leave out (docs/architecture.md §19.3).
+    pub excludes: super::Excludes,
 }
 
 /// A one-line account of skipped files for an error message: counts by reason with the
 /// first few paths, e.g. `2 binary (a.png, b.png), 1 too_large (big.log)`.
 pub fn skip_summary(skipped: &[SkippedFile]) -> String {
     const SHOWN: usize = 3;
-    let mut by: BTreeMap<&'static str, Vec<&str>> = BTreeMap::new();
+    let mut by: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for s in skipped {
-        by.entry(s.reason.as_str()).or_default().push(&s.path);
+        by.entry(s.label()).or_default().push(&s.path);
     }
     if by.is_empty() {
         return "no files".into();

@@ -10,8 +10,8 @@ use super::scan::{
     sha256_hex,
 };
 use super::{
-    skip_summary, Artefact, Mode, PinnedTarget, TargetError, TargetFile, TargetKind, TargetRequest,
-    TargetType,
+    skip_summary, Artefact, Excludes, Mode, PinnedTarget, TargetError, TargetFile, TargetKind,
+    TargetRequest, TargetType,
 };
 use git2::Repository;
 use std::collections::{BTreeMap, BTreeSet};
@@ -196,6 +196,7 @@ pub fn resolve_excluding(
     if req.base_tree.is_some() && (!is_diff || req.base.is_some()) {
         return Err(TargetError::BaseTreeWithoutDiff);
     }
+    req.excludes.validate()?;
     let (ctx, repo) = context(req, run_dirs)?;
     if is_diff {
         let repo = repo.ok_or_else(|| TargetError::NotARepo(ctx.cwd.clone()))?;
@@ -210,7 +211,7 @@ pub fn resolve_excluding(
             return pin_file(&ctx, arg, display);
         }
     }
-    pin_manifest(&ctx, req, display)
+    pin_manifest(&ctx, req, repo.as_ref(), display)
 }
 
 fn pin_diff(
@@ -223,6 +224,7 @@ fn pin_diff(
         cap: ctx.max_file_bytes,
         run_dirs: &ctx.run_dirs,
         only: None,
+        excludes: Some(&req.excludes),
     };
     let pin = match &req.base_tree {
         Some(tree) => diff::pin_snapshot_diff(repo, &ctx.root, tree, &rules)?,
@@ -314,9 +316,10 @@ fn pin_file(ctx: &Context, arg: &str, display: String) -> Result<PinnedTarget, T
 fn pin_manifest(
     ctx: &Context,
     req: &TargetRequest,
+    repo: Option<&Repository>,
     display: String,
 ) -> Result<PinnedTarget, TargetError> {
-    let pin = manifest::pin_manifest(ctx, &req.args)?;
+    let pin = manifest::pin_manifest(ctx, &req.args, &req.excludes, repo)?;
     Ok(PinnedTarget {
         kind: TargetKind::Manifest,
         display,
@@ -358,23 +361,32 @@ fn has_spec_heading(text: &str) -> bool {
 }
 
 /// The TARGET_SHA `arev run diff [--base BASE]` would pin in the repository whose work tree
-/// is `root`, with the default size cap and run-dir base: sha256 of the patch (the sha256 of
-/// the empty patch when nothing reviewable changed). Cheaper than `resolve`: no brief.
+/// is `root`, with the default size cap, run-dir base and excludes (lockfiles, generated and
+/// vendored files): sha256 of the patch (the sha256 of the empty patch when nothing
+/// reviewable changed). Cheaper than `resolve`: no brief.
 pub fn diff_sha(root: &Path, base: Option<&str>) -> Result<String, TargetError> {
-    diff_sha_capped(root, base, DEFAULT_MAX_FILE_BYTES)
+    diff_sha_capped(
+        root,
+        base,
+        DEFAULT_MAX_FILE_BYTES,
+        &Excludes::new(vec![], true),
+    )
 }
 
-/// [`diff_sha`] with the size cap `max_file_bytes` (`[review] max_file_bytes`).
+/// [`diff_sha`] with the size cap `max_file_bytes` (`[review] max_file_bytes`) and the
+/// configured excludes: the sha a review with the same configuration pins.
 pub fn diff_sha_capped(
     root: &Path,
     base: Option<&str>,
     max_file_bytes: u64,
+    excludes: &Excludes,
 ) -> Result<String, TargetError> {
     let repo = Repository::open(root).map_err(|_| TargetError::NotARepo(root.to_path_buf()))?;
     let rules = DiffRules {
         cap: max_file_bytes,
         run_dirs: &[],
         only: None,
+        excludes: Some(excludes),
     };
     let patch = diff::patch_bytes(&repo, root, base, &rules)?;
     Ok(sha256_hex(&patch))
@@ -398,17 +410,20 @@ pub fn empty_diff_sha() -> String {
 /// Snapshot the working tree of the repository at `root` into a tree object (the user's
 /// index, HEAD and branches untouched), with the TARGET_SHA of the diff from the tree `base`
 /// (`None`: from the snapshot itself, i.e. the empty patch) under the size cap
-/// `max_file_bytes` (`[review] max_file_bytes`, as `arev run diff --base-tree` pins it).
+/// `max_file_bytes` and the configured excludes: the sha `arev run diff --base-tree` with
+/// the same configuration pins.
 pub fn snapshot_diff(
     root: &Path,
     base: Option<&str>,
     max_file_bytes: u64,
+    excludes: &Excludes,
 ) -> Result<Snapshot, TargetError> {
     let repo = Repository::open(root).map_err(|_| TargetError::NotARepo(root.to_path_buf()))?;
     let rules = DiffRules {
         cap: max_file_bytes,
         run_dirs: &[],
         only: None,
+        excludes: Some(excludes),
     };
     let (patch, tree) = match base {
         Some(b) => diff::snapshot_patch(&repo, root, b, &rules)?,
@@ -444,6 +459,7 @@ pub fn repin(target: &PinnedTarget) -> Result<String, TargetError> {
                 cap: REPIN_MAX_FILE_BYTES,
                 run_dirs: &[],
                 only: Some(&only),
+                excludes: None,
             };
             let patch = match &target.base_tree {
                 Some(tree) => diff::snapshot_patch(&repo, &target.root, tree, &rules)?.0,
@@ -451,5 +467,27 @@ pub fn repin(target: &PinnedTarget) -> Result<String, TargetError> {
             };
             Ok(sha256_hex(&patch))
         }
+    }
+}
+
+/// The bytes of the repository file `rel` (root-relative, `/`-separated), read like a target
+/// file — never through a symlink, at most `cap` bytes — or None when it does not exist.
+/// Used for repository inputs such as project rules (docs/architecture.md §19.1).
+pub fn read_repo_file(root: &Path, rel: &str, cap: u64) -> Result<Option<Vec<u8>>, String> {
+    let Some(norm) = scan::normalize_rel(rel).filter(|n| !n.is_empty()) else {
+        return Err("not a path inside the repository".into());
+    };
+    if Path::new(rel).is_absolute() {
+        return Err("not a path inside the repository".into());
+    }
+    match scan::read_regular(root, &norm, cap) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(scan::ScanError::Missing) => Ok(None),
+        Err(scan::ScanError::Skip(reason, message)) => Err(match reason {
+            super::SkipReason::TooLarge => format!("over {cap} bytes"),
+            super::SkipReason::Symlink => "a symbolic link (never followed)".into(),
+            _ if message.is_empty() => reason.as_str().replace('_', " "),
+            _ => message,
+        }),
     }
 }

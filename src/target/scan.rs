@@ -46,12 +46,18 @@ impl ScanError {
             },
             Self::Skip(SkipReason::Symlink, _) => TargetError::Symlink(arg.to_owned()),
             Self::Skip(SkipReason::ControlChars, _) => TargetError::ControlChars(escape_path(arg)),
-            Self::Skip(reason @ (SkipReason::Submodule | SkipReason::RunDir), _) => {
-                TargetError::Unreadable {
-                    path: arg.to_owned(),
-                    message: format!("skipped ({})", reason.as_str()),
-                }
-            }
+            Self::Skip(
+                reason @ (SkipReason::Submodule
+                | SkipReason::RunDir
+                | SkipReason::Excluded
+                | SkipReason::Generated
+                | SkipReason::Vendored
+                | SkipReason::Lockfile),
+                _,
+            ) => TargetError::Unreadable {
+                path: arg.to_owned(),
+                message: format!("skipped ({})", reason.as_str()),
+            },
         }
     }
 }

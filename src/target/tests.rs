@@ -59,6 +59,7 @@ fn req(cwd: &Path, args: &[&str]) -> TargetRequest {
         base_tree: None,
         cwd: cwd.to_path_buf(),
         max_file_bytes: CAP,
+        excludes: Excludes::new(vec![], true),
     }
 }
 
@@ -252,7 +253,7 @@ fn snapshot_diff_reviews_only_changes_since_the_snapshot_and_leaves_the_index_al
     let status_before = git(root, &["status", "--porcelain"]);
     let index_before = fs::read(root.join(".git/index")).expect("index");
 
-    let base = snapshot_diff(root, None, CAP).expect("snapshot");
+    let base = snapshot_diff(root, None, CAP, &Excludes::none()).expect("snapshot");
     assert_eq!(base.sha, empty_diff_sha());
     let listed = git(root, &["ls-tree", "-r", "--name-only", &base.tree]);
     let listed: Vec<&str> = listed.lines().collect();
@@ -286,7 +287,7 @@ fn snapshot_diff_reviews_only_changes_since_the_snapshot_and_leaves_the_index_al
     assert_eq!(t.base_tree.as_deref(), Some(base.tree.as_str()));
     assert_eq!(t.hunks["a.txt"], [Hunk { start: 1, end: 2 }]);
     // The hook's sha is the one the run pins, and re-pinning agrees.
-    let now = snapshot_diff(root, Some(&base.tree), CAP).expect("snapshot now");
+    let now = snapshot_diff(root, Some(&base.tree), CAP, &Excludes::none()).expect("snapshot now");
     assert_eq!(now.sha, t.sha256);
     assert_eq!(repin(&t).expect("repin"), t.sha256);
     assert_ne!(now.tree, base.tree);
@@ -318,7 +319,7 @@ fn snapshot_diff_reviews_only_changes_since_the_snapshot_and_leaves_the_index_al
 fn snapshot_diffs_skip_links_and_nested_repositories_like_any_diff() {
     let dir = repo_with(&[("a.txt", "a\n")]);
     let root = dir.path();
-    let base = snapshot_diff(root, None, CAP).expect("snapshot");
+    let base = snapshot_diff(root, None, CAP, &Excludes::none()).expect("snapshot");
     std::os::unix::fs::symlink("/etc/passwd", root.join("link.txt")).expect("symlink");
     let nested = root.join("vendor/nested");
     fs::create_dir_all(&nested).expect("mkdir");
@@ -360,13 +361,13 @@ fn snapshot_records_a_nested_repository_instead_of_failing() {
     git(&nested, &["init", "-q"]);
     write(&nested, "x.rs", "fn x() {}\n");
     // Without a commit it is left out; with one, it is a gitlink to its HEAD.
-    let empty = snapshot_diff(root, None, CAP).expect("snapshot");
+    let empty = snapshot_diff(root, None, CAP, &Excludes::none()).expect("snapshot");
     let listed = git(root, &["ls-tree", "-r", &empty.tree]);
     assert!(!listed.contains("vendor"), "{listed}");
     git(&nested, &["add", "-A"]);
     git(&nested, &["commit", "-q", "-m", "x"]);
     let head = git(&nested, &["rev-parse", "HEAD"]);
-    let base = snapshot_diff(root, None, CAP).expect("snapshot");
+    let base = snapshot_diff(root, None, CAP, &Excludes::none()).expect("snapshot");
     let listed = git(root, &["ls-tree", "-r", &base.tree]);
     assert!(
         listed.contains(&format!("160000 commit {}\tvendor/nested", head.trim())),
@@ -374,7 +375,7 @@ fn snapshot_records_a_nested_repository_instead_of_failing() {
     );
     // Unchanged since: no diff.
     assert_eq!(
-        snapshot_diff(root, Some(&base.tree), CAP)
+        snapshot_diff(root, Some(&base.tree), CAP, &Excludes::none())
             .expect("diff")
             .sha,
         empty_diff_sha()
@@ -387,9 +388,9 @@ fn snapshot_of_an_unborn_branch() {
     let root = dir.path();
     git(root, &["init", "-q"]);
     write(root, "a.txt", "a\n");
-    let base = snapshot_diff(root, None, CAP).expect("snapshot");
+    let base = snapshot_diff(root, None, CAP, &Excludes::none()).expect("snapshot");
     write(root, "b.txt", "b\n");
-    let now = snapshot_diff(root, Some(&base.tree), CAP).expect("diff");
+    let now = snapshot_diff(root, Some(&base.tree), CAP, &Excludes::none()).expect("diff");
     assert_ne!(now.sha, empty_diff_sha());
     assert!(!root.join(".git/index").exists(), "no index written");
 }
@@ -432,10 +433,7 @@ fn diff_binary_deleted_and_run_dir() {
     assert_eq!(t.hunks["gone.txt"], vec![Hunk { start: 1, end: 3 }]);
     assert_eq!(
         t.skipped,
-        vec![SkippedFile {
-            path: "img.bin".into(),
-            reason: SkipReason::Binary
-        }]
+        vec![SkippedFile::new("img.bin".into(), SkipReason::Binary)]
     );
     let patch = String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8");
     // Skipped files are left out of the patch: it holds exactly the reviewed files.
@@ -771,18 +769,9 @@ fn manifest_skips_unreviewable_files() {
     assert_eq!(
         t.skipped,
         vec![
-            SkippedFile {
-                path: "data/big.rs".into(),
-                reason: SkipReason::TooLarge
-            },
-            SkippedFile {
-                path: "data/bin.rs".into(),
-                reason: SkipReason::Binary
-            },
-            SkippedFile {
-                path: "data/latin.rs".into(),
-                reason: SkipReason::NotUtf8
-            },
+            SkippedFile::new("data/big.rs".into(), SkipReason::TooLarge),
+            SkippedFile::new("data/bin.rs".into(), SkipReason::Binary),
+            SkippedFile::new("data/latin.rs".into(), SkipReason::NotUtf8),
         ]
     );
     // Skipped files are not in the manifest nor in its digest.
@@ -1167,4 +1156,44 @@ fn untracked_nested_repository_is_listed_skipped() {
     assert_eq!(paths(&t), ["a.rs"]);
     assert_eq!(skipped(&t), [("nested", SkipReason::Submodule)]);
     assert!(!patch_text(&t).contains("nested"));
+}
+
+#[test]
+fn diff_excludes_leave_files_out_of_the_patch_and_the_hook_sha_agrees() {
+    let dir = repo_with(&[
+        ("src/a.rs", "fn a() {}\n"),
+        (".gitattributes", "gen/** linguist-generated\n"),
+    ]);
+    let root = dir.path();
+    write(root, "src/a.rs", "fn a() { 1 }\n");
+    write(root, "Cargo.lock", "# lock\n");
+    write(root, "gen/x.rs", "fn x() {}\n");
+    write(root, "web/app.min.js", "var a;\n");
+    let mut r = req(root, &["diff"]);
+    r.excludes = Excludes::new(vec!["*.min.js".into()], true);
+    let t = resolve(&r).expect("resolve");
+    assert_eq!(paths(&t), ["src/a.rs"]);
+    let skipped: Vec<(String, String)> = t
+        .skipped
+        .iter()
+        .map(|s| (s.path.clone(), s.label()))
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            ("Cargo.lock".to_string(), "lockfile".to_string()),
+            ("gen/x.rs".into(), "generated".into()),
+            ("web/app.min.js".into(), "excluded:*.min.js".into()),
+        ]
+    );
+    let patch = String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8");
+    assert!(!patch.contains("Cargo.lock") && !patch.contains("gen/x.rs"));
+    // The Stop hook's sha with the same excludes is the pinned sha.
+    let sha = diff_sha_capped(root, None, CAP, &r.excludes).expect("sha");
+    assert_eq!(sha, t.sha256);
+    // Without them, the lockfile is part of the diff.
+    let mut all = req(root, &["diff"]);
+    all.excludes = Excludes::none();
+    let t = resolve(&all).expect("resolve");
+    assert!(paths(&t).contains(&"Cargo.lock"), "{:?}", paths(&t));
 }

@@ -186,7 +186,10 @@ fn an_agents_setsid_grandchild_does_not_outlive_the_run() {
         .arev()
         .args(&["run", "src/lib.rs", "--format", "json"])
         .env("AREV_FAKE_PIDS", pids.to_str().unwrap())
-        .script(json!({"steps": [{"role": "enthusiast", "setsid_grandchild": true}]}))
+        // The first answer only (an empty round-1 answer is re-prompted once).
+        .script(
+            json!({"steps": [{"role": "enthusiast", "retry": false, "setsid_grandchild": true}]}),
+        )
         .run();
     run.assert_code(0);
     let r = recorded(&pids);

@@ -81,3 +81,7 @@ mod tool_gate;
 // Untrusted pull requests: --repo-config, the argv floor, and (real CLIs) no repository
 // settings in reviewer sessions, no reads outside the repository in run files.
 mod trust;
+// Review context: project rules, path instructions, excludes, focus.
+mod context;
+// Protocol details of the source protocol: each rule driven by scripted answers.
+mod fidelity;

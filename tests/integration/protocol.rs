@@ -166,9 +166,10 @@ fn max_rounds_with_escalation_in_full_mode() {
     assert_eq!(run.meta()["stop_reason"], "max-rounds");
     assert_round_tier(&run, 1, "haiku");
     assert_round_tier(&run, 2, "sonnet");
+    // Round 1: the Judge asks for sonnet; round 2: nothing debunked (0 % debunk rate).
     assert_eq!(
         run.report()["quality"]["escalations"],
-        json!(["round 1: haiku → sonnet"])
+        json!(["round 1: haiku → sonnet", "round 2: sonnet → opus"])
     );
     assert!(decision(&run, 2)["reasons"]
         .to_string()
@@ -262,7 +263,10 @@ fn spec_targets_use_spec_agents_and_sections() {
     let report = run.report();
     assert_eq!(report["target"]["target_type"], "spec");
     assert_eq!(report["target"]["mode"], "FULL");
-    assert_eq!(report["confirmed"][0]["file"], "# Cache / ## Design");
+    // Outputs point at the document and the line; the section is canonical.
+    assert_eq!(report["confirmed"][0]["file"], "docs/plan.md");
+    assert_eq!(report["confirmed"][0]["line"], 5);
+    assert_eq!(report["confirmed"][0]["section"], "## Design");
     let first = &run.fake_log()[0];
     let argv: Vec<String> = serde_json::from_value(first["argv"].clone()).unwrap();
     let sys = &argv[argv
