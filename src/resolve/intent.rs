@@ -1,6 +1,6 @@
 //! `--intent FILE|-`: what the change is meant to do (a PR description, a ticket, the user's
 //! requests to a Claude Code session), read once, bounded, for the `<intent>` block of every
-//! role's prompt (docs/architecture.md, review context).
+//! role's prompt (docs/architecture.md §19.7).
 
 use crate::errors::ExpectedError;
 use std::io::Read;
