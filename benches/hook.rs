@@ -6,10 +6,11 @@
 //!
 //! Cases, each on a temp git repo with one uncommitted file:
 //! - not enabled: no session state → `arev hook stop` exits 0 with no output;
-//! - cached verdict: the session opted in (`arev hook prompt` with `#arev`) and a clean
-//!   verdict for the current diff sha is cached → `arev hook stop` computes the diff sha,
-//!   finds the verdict, updates the chain, prints nothing.
-//!   The shell equivalent reads `state.json` with jq, hashes `git diff <baseline>` and tests
+//! - cached verdict: the session opted in (`arev hook prompt` with `#arev`, which snapshots
+//!   the working tree), changed one more file, and a clean verdict for the session's diff
+//!   sha is cached → `arev hook stop` snapshots the working tree, computes the diff sha
+//!   against the baseline snapshot, finds the verdict, updates the chain, prints nothing.
+//!   The shell equivalent reads `state.json` with jq, hashes `git diff <baseline tree>` and tests
 //!   for the verdict file (a weaker lookup: no untracked files, no chain update).
 // A benchmark is test code: a broken fixture may panic.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -98,13 +99,13 @@ fn main() {
         (
             "jq",
             r#"s=$(jq -r .session_id); f=".arev/sessions/$s/state.json"; [ -f "$f" ] || exit 0; jq -e .enabled "$f" >/dev/null || exit 0"#,
-            r#"s=$(jq -r .session_id); d=".arev/sessions/$s"; [ -f "$d/state.json" ] || exit 0; b=$(jq -r .baseline_head "$d/state.json"); sha=$(git diff "$b" | sha256sum | cut -d' ' -f1); [ -f "$d/verdicts/$sha.json" ] && exit 0; exit 0"#,
+            r#"s=$(jq -r .session_id); d=".arev/sessions/$s"; [ -f "$d/state.json" ] || exit 0; b=$(jq -r .baseline_tree "$d/state.json"); sha=$(git diff "$b" | sha256sum | cut -d' ' -f1); [ -f "$d/verdicts/$sha.json" ] && exit 0; exit 0"#,
         )
     } else {
         (
             "python3",
             r#"python3 -c 'import json,sys,os; s=json.load(sys.stdin)["session_id"]; f=".arev/sessions/%s/state.json"%s; os.path.exists(f) and json.load(open(f))["enabled"]'"#,
-            r#"python3 -c 'import json,sys,os,subprocess,hashlib; s=json.load(sys.stdin)["session_id"]; d=".arev/sessions/"+s; st=json.load(open(d+"/state.json")); h=hashlib.sha256(subprocess.run(["git","diff",st["baseline_head"]],capture_output=True).stdout).hexdigest(); os.path.exists(d+"/verdicts/"+h+".json")'"#,
+            r#"python3 -c 'import json,sys,os,subprocess,hashlib; s=json.load(sys.stdin)["session_id"]; d=".arev/sessions/"+s; st=json.load(open(d+"/state.json")); h=hashlib.sha256(subprocess.run(["git","diff",st["baseline_tree"]],capture_output=True).stdout).hexdigest(); os.path.exists(d+"/verdicts/"+h+".json")'"#,
         )
     };
 
@@ -132,7 +133,16 @@ fn main() {
     assert!(p.wait().expect("wait").success());
     let store = arev::hook::SessionStore::new(&root, SESSION);
     let state = store.load().expect("state").expect("enabled");
-    let sha = arev::target::diff_sha(&root, state.baseline_head.as_deref()).expect("sha");
+    // The session's own change (the uncommitted file above predates the baseline).
+    std::fs::write(root.join("src/m1.rs"), "pub fn by_the_agent() {}\n").expect("write");
+    let sha = arev::target::snapshot_diff(
+        &root,
+        Some(&state.baseline_tree),
+        arev::target::DEFAULT_MAX_FILE_BYTES,
+        &arev::target::Excludes::none(),
+    )
+    .expect("sha")
+    .sha;
     store
         .save_verdict(&arev::hook::Verdict {
             sha,

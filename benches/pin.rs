@@ -105,6 +105,7 @@ fn run_arev(root: &Path) -> (Duration, String, usize) {
     let req = TargetRequest {
         args: vec!["src/**/*.rs".to_owned()],
         base: None,
+        base_tree: None,
         cwd: root.to_path_buf(),
         max_file_bytes: 1024 * 1024,
         excludes: Excludes::new(vec![], true),

@@ -126,6 +126,7 @@ pub fn empty_target(plan: &RunPlan) -> PinnedTarget {
         skipped: vec![],
         hunks: Default::default(),
         base: None,
+        base_tree: None,
         measured_lines: 0,
         mode: Mode::Lightweight,
         target_type: TargetType::Code,

@@ -32,6 +32,7 @@ pub(crate) fn target(root: &Path, kind: TargetKind, files: &[(&str, u32)]) -> Pi
         skipped: vec![],
         hunks: BTreeMap::new(),
         base: None,
+        base_tree: None,
         measured_lines: 10,
         mode: Mode::Lightweight,
         target_type: TargetType::Code,

@@ -14,6 +14,14 @@ use crate::watch::render_started;
 use std::process::ExitStatus;
 
 pub(super) fn background_command(args: &RunArgs) -> Result<i32, ExpectedError> {
+    // The detached run's stdin is not the caller's: it could only read an empty intent.
+    if args.intent.as_deref() == Some(std::path::Path::new("-")) {
+        return Err(ExpectedError::Usage(
+            "--intent - cannot be read by a --background run (its stdin is not yours); \
+             write the intent to a file and pass --intent FILE"
+                .into(),
+        ));
+    }
     let spawned = spawn_detached()
         .map_err(|e| ExpectedError::Usage(format!("cannot start the background run: {e}")))?;
     let mut run = match spawned {

@@ -195,10 +195,14 @@ pub struct EvalCompareArgs {
 const HOOK_HELP: &str = "\
 Events:
   prompt  UserPromptSubmit: a prompt starting with #arev turns review on for the session and
-          records the baseline (HEAD and the diff); `#arev off` turns it off.
-  stop    Stop: reviews the session's changes (once per diff sha) and blocks on confirmed
-          medium/high findings, ends the turn on critical ones or when the agent stops again
-          without a change; any internal error lets the agent stop, with a message saying why.
+          records the baseline (a snapshot of the working tree, untracked files included);
+          `#arev off` turns it off. The user's prompts are recorded as the review's intent;
+          prompts Claude Code writes itself (<task-notification>, …) are ignored.
+  stop    Stop: reviews the session's changes since the baseline (once per diff sha) and
+          blocks on confirmed medium/high findings, ends the turn on critical ones or when
+          the agent stops again without a change; an approval moves the baseline. Any
+          internal error, or a review out of [hook] timeout, lets the agent stop, with a
+          message saying why.
 AREV_DISABLE=1 turns every hook off. Config: the [hook] section (mode prefix|always|off,
 prefix, max_nudges, max_blocks, timeout).";
 
@@ -356,6 +360,15 @@ pub struct RunArgs {
     /// With `diff`: review merge-base(REV, HEAD)..working tree.
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,
+    /// With `diff`: review the working tree against this tree object (a snapshot the Stop
+    /// hook took when review was enabled). Internal; used by `arev hook stop`.
+    #[arg(long, value_name = "OID", hide = true, conflicts_with_all = ["base", "iterate"])]
+    pub base_tree: Option<String>,
+    /// What the change is meant to do (a PR description, a ticket), from FILE or `-` (stdin),
+    /// at most 8 KiB: every role gets it, and a change that does not do what it says (or does
+    /// what it does not say) is reported as category `intent`.
+    #[arg(long, value_name = "FILE|-")]
+    pub intent: Option<PathBuf>,
     /// Model tier of the first round; escalation never goes below it.
     #[arg(long, value_enum)]
     pub model: Option<TierArg>,

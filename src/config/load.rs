@@ -229,7 +229,7 @@ impl Config {
         {
             self.agent(role)?;
         }
-        self.hook_timeout()?;
+        self.check_hook_timeout()?;
         self.verify_timeout()?;
         for role in [
             crate::findings::Role::Enthusiast,
@@ -302,6 +302,34 @@ impl Config {
             }
         };
         Ok((parse("agent", &t.agent)?, parse("grace", &t.grace)?))
+    }
+
+    /// `[hook] timeout` must end the review (and its grace) before Claude Code's own Stop-hook
+    /// timeout ends the hook, with a margin: a review out of time is then recorded
+    /// `interrupted` and reported, never cut off silently.
+    fn check_hook_timeout(&self) -> Result<(), ConfigError> {
+        let hook = self.hook_timeout()?;
+        let grace = self.grace()?;
+        let room =
+            Duration::from_secs(super::STOP_HOOK_TIMEOUT_SECS - super::STOP_HOOK_MARGIN_SECS);
+        if hook.saturating_add(grace) > room {
+            let max = room.saturating_sub(grace);
+            return Err(ConfigError::Invalid {
+                key: "hook.timeout".into(),
+                message: format!(
+                    "\"{}\" plus timeouts.grace ({}) must stay within {} of the Stop hook's \
+                     {} s timeout in hooks/hooks.json (a {} s margin to record and report an \
+                     unfinished review); at most \"{}\"",
+                    self.hook.timeout,
+                    humantime::format_duration(grace),
+                    humantime::format_duration(room),
+                    super::STOP_HOOK_TIMEOUT_SECS,
+                    super::STOP_HOOK_MARGIN_SECS,
+                    humantime::format_duration(max),
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// `[hook] timeout` as a Duration.
@@ -467,6 +495,36 @@ mod tests {
         assert_eq!(c.review.passes, 4);
         assert_eq!(c.review.fail_on, super::super::FailOn::Low);
         assert_eq!(c.agent_timeout().unwrap(), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn hook_timeout_must_leave_a_margin_below_the_stop_hooks_timeout() {
+        let d = tempfile::tempdir().unwrap();
+        let load_with = |text: &str| {
+            let f = write(d.path(), "h.toml", text);
+            load(&ConfigSources {
+                repo_file: Some(f),
+                ..Default::default()
+            })
+        };
+        // The default and the largest allowed value load.
+        let (c, _) = load(&ConfigSources::default()).unwrap();
+        assert!(
+            c.hook_timeout().unwrap() + c.grace().unwrap()
+                <= Duration::from_secs(super::super::STOP_HOOK_TIMEOUT_SECS - 120)
+        );
+        load_with("[hook]\ntimeout = \"57m 50s\"\n").unwrap();
+        let err = load_with("[hook]\ntimeout = \"59m\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("hook.timeout: \"59m\" plus timeouts.grace (10s)")
+                && err.contains("3600 s timeout in hooks/hooks.json")
+                && err.ends_with("at most \"57m 50s\""),
+            "{err}"
+        );
+        // A longer grace takes its share.
+        assert!(load_with("[hook]\ntimeout = \"57m 50s\"\n[timeouts]\ngrace = \"1m\"\n").is_err());
     }
 
     #[test]

@@ -148,6 +148,13 @@ pub enum HookMode {
     Off,
 }
 
+/// The Stop hook's `timeout` in hooks/hooks.json and in what `arev install claude` writes,
+/// in seconds: Claude Code kills the hook after it.
+pub const STOP_HOOK_TIMEOUT_SECS: u64 = 3600;
+/// What `[hook] timeout` plus `[timeouts] grace` must leave of the Stop hook's timeout: time
+/// for the stopped review to record its run as `interrupted` and for the hook to say so.
+pub const STOP_HOOK_MARGIN_SECS: u64 = 120;
+
 /// `[hook]`: the Claude Code Stop/UserPromptSubmit hooks (docs/architecture.md §14.1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

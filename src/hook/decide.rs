@@ -8,12 +8,13 @@
 //! | 2   | `[hook] mode = "off"`                                          | silent |
 //! | 3   | mode `prefix` and the session never opted in with `#arev`      | silent |
 //! | 4   | an internal error while gathering the facts                    | fail open, visibly |
-//! | 5   | the diff is the one recorded when review was enabled           | silent (nothing changed) |
-//! | 6   | this diff was already handed over to the human by a blocker   | silent |
+//! | 5   | the diff is the one at the baseline (nothing changed since it) | silent (nothing changed) |
+//! | 6   | this diff was already handed over to the human (a blocker, or a review that ran out of time) | silent |
 //! | 7   | arev blocked on this very diff and the agent stops again       | blocker: stopped without change |
 //! | 8   | `stop_hook_active` and arev already decided on this diff       | silent (honour `stop_hook_active`) |
 //! | 9   | no verdict for this diff yet                                   | review (then decide again) |
 //! | 10  | the review did not run or produced no verdict                  | fail open, visibly |
+//! | 10b | the review ran out of `[hook] timeout` (recorded `interrupted`) | unfinished: let it stop, say so |
 //! | 11  | a confirmed `critical`                                         | blocker |
 //! | 12  | a confirmed concern already blocked on `max_nudges` times      | blocker: concern still standing |
 //! | 13  | a confirmed concern after `max_blocks` blocks in a row         | blocker: circuit breaker |
@@ -63,6 +64,8 @@ pub enum ReviewOutcome {
     Reviewed(Verdict),
     /// The review did not run or did not produce a verdict; why.
     Failed(String),
+    /// The review ran out of time and was stopped (its run dir says `interrupted`); why.
+    Unfinished(String),
 }
 
 /// Why the hook stays silent (exit 0, no output).
@@ -98,6 +101,7 @@ impl Decision {
             Self::Review => "review",
             Self::Approve => "approve",
             Self::FailOpen(_) => "fail_open",
+            Self::Unfinished(_) => "unfinished",
             Self::Block(_) => "block",
             Self::Blocker {
                 why: BlockerWhy::Critical,
@@ -129,6 +133,9 @@ pub enum Decision {
     Approve,
     /// Let the agent stop, and tell the human the review did not run and why.
     FailOpen(String),
+    /// Let the agent stop, and tell the human the review did not finish in time and where
+    /// its run dir is; the diff is not reviewed again (handed over).
+    Unfinished(String),
     /// `{"decision":"block"}`: the agent must address these concerns first.
     Block(Vec<FindingBrief>),
     /// `{"continue":false}`: end the turn and hand over to the human.
@@ -150,7 +157,8 @@ pub struct Chain {
     pub last_blocked_sha: Option<String>,
     /// The diff sha of arev's last decision (cleared by a human prompt).
     pub last_decided_sha: Option<String>,
-    /// A diff sha a blocker already handed to the human (kept across prompts).
+    /// A diff sha already handed to the human, by a blocker or a review that ran out of
+    /// time (kept across prompts).
     pub handed_over_sha: Option<String>,
 }
 
@@ -230,6 +238,7 @@ pub fn decide(f: &StopFacts) -> Decision {
     let v = match &f.review {
         None => return Decision::Review,
         Some(ReviewOutcome::Failed(why)) => return Decision::FailOpen(why.clone()),
+        Some(ReviewOutcome::Unfinished(why)) => return Decision::Unfinished(why.clone()),
         Some(ReviewOutcome::Reviewed(v)) => v,
     };
     if !v.critical.is_empty() {
@@ -277,7 +286,7 @@ pub fn advance(chain: &Chain, sha: &str, decision: &Decision) -> Chain {
             }
             next.last_blocked_sha = Some(sha.to_string());
         }
-        Decision::Blocker { .. } => {
+        Decision::Blocker { .. } | Decision::Unfinished(_) => {
             next.reset_blocks();
             next.handed_over_sha = Some(sha.to_string());
         }
@@ -437,6 +446,25 @@ mod tests {
             ..facts()
         };
         assert_eq!(decide(&f), Decision::FailOpen("claude not found".into()));
+    }
+
+    #[test]
+    fn row10b_a_review_out_of_time_is_unfinished_and_not_retried() {
+        let f = StopFacts {
+            review: Some(ReviewOutcome::Unfinished("out of time".into())),
+            ..facts()
+        };
+        let d = decide(&f);
+        assert_eq!(d, Decision::Unfinished("out of time".into()));
+        let chain = advance(&f.chain, "S", &d);
+        assert_eq!(chain.handed_over_sha.as_deref(), Some("S"));
+        // The next stop on the same diff, even after a human prompt, stays silent.
+        let again = StopFacts {
+            chain: chain.after_prompt(),
+            review: None,
+            ..facts()
+        };
+        assert_eq!(decide(&again), Decision::Silent(SilentWhy::HandedOver));
     }
 
     #[test]

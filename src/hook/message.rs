@@ -1,7 +1,8 @@
 //! What the hooks print (docs/architecture.md §16.2): `{"decision":"block","reason"}` for a
 //! concern, `{"continue":false,"stopReason","systemMessage"}` for a blocker, a lone
-//! `systemMessage` when the review did not run (fail open) — pointers, not payloads: each
-//! finding in one line plus its edit instruction, and the report's path.
+//! `systemMessage` when the review did not run (fail open) or did not finish in time —
+//! pointers, not payloads: each finding in one line plus its edit instruction, and the
+//! report's path.
 
 use super::decide::{BlockerWhy, Decision, FindingBrief, Verdict};
 use serde_json::{json, Value};
@@ -43,16 +44,26 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// The asides the session carries (this verdict's included), for the approve message.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionAsides {
+    pub total: usize,
+    /// Where they are listed (the session's state.json).
+    pub listed_in: String,
+}
+
 /// The hook's stdout for a Stop decision; `None` = print nothing.
 ///
 /// `verdict` is the one decided on (for the report path); `fresh` is true when this very
-/// invocation ran the review (an approve then says so once).
+/// invocation ran the review (an approve then says so once); `session` counts the asides of
+/// every approved review since review was enabled.
 pub fn stop_output(
     d: &Decision,
     verdict: Option<&Verdict>,
     fresh: bool,
     max_nudges: u32,
     max_blocks: u32,
+    session: &SessionAsides,
 ) -> Option<Value> {
     let report = verdict.map_or_else(|| "(no report)".to_string(), |v| v.report.clone());
     match d {
@@ -62,7 +73,7 @@ pub fn stop_output(
             if !fresh {
                 return None;
             }
-            let asides = if v.asides.is_empty() {
+            let mut asides = if v.asides.is_empty() {
                 String::new()
             } else {
                 format!(
@@ -71,6 +82,13 @@ pub fn stop_output(
                     report
                 )
             };
+            if session.total > v.asides.len() {
+                asides.push_str(&format!(
+                    "; {} so far in this session, listed in {}",
+                    plural(session.total, "aside", "asides"),
+                    session.listed_in
+                ));
+            }
             Some(json!({
                 "systemMessage": format!(
                     "arev: reviewed the session's changes (run {}): no concerns{asides}",
@@ -81,6 +99,13 @@ pub fn stop_output(
         Decision::FailOpen(why) => Some(json!({
             "systemMessage": format!(
                 "arev: the review did NOT run: {why}. The agent was allowed to stop unreviewed."
+            )
+        })),
+        Decision::Unfinished(why) => Some(json!({
+            "systemMessage": format!(
+                "arev: the review did NOT finish: {why}. The agent was allowed to stop \
+                 unreviewed; these changes are not reviewed again by the hook (run `arev run \
+                 diff` yourself, or raise [hook] timeout)."
             )
         })),
         Decision::Block(concerns) => Some(json!({
@@ -180,6 +205,7 @@ mod tests {
             true,
             3,
             5,
+            &SessionAsides::default(),
         )
         .unwrap();
         assert_eq!(out["decision"], "block");
@@ -200,7 +226,7 @@ mod tests {
             why: BlockerWhy::MaxBlocks,
             findings: vec![f(Severity::Medium)],
         };
-        let out = stop_output(&d, Some(&v()), false, 3, 5).unwrap();
+        let out = stop_output(&d, Some(&v()), false, 3, 5, &SessionAsides::default()).unwrap();
         assert_eq!(out["continue"], false);
         assert!(out["stopReason"].as_str().unwrap().starts_with("arev: "));
         let m = out["systemMessage"].as_str().unwrap();
@@ -220,19 +246,56 @@ mod tests {
             false,
             3,
             5,
+            &SessionAsides::default(),
         )
         .unwrap();
         let m = out["systemMessage"].as_str().unwrap();
         assert!(m.contains("did NOT run: claude not found"), "{m}");
         assert!(out.get("decision").is_none() && out.get("continue").is_none());
-        let a = stop_output(&Decision::Approve, Some(&v()), true, 3, 5).unwrap();
+        let one = SessionAsides {
+            total: 1,
+            listed_in: "/s/state.json".into(),
+        };
+        let a = stop_output(&Decision::Approve, Some(&v()), true, 3, 5, &one).unwrap();
         assert!(a["systemMessage"]
             .as_str()
             .unwrap()
             .contains("1 aside logged"));
+        assert!(!a["systemMessage"].as_str().unwrap().contains("so far"));
         assert_eq!(
-            stop_output(&Decision::Approve, Some(&v()), false, 3, 5),
+            stop_output(&Decision::Approve, Some(&v()), false, 3, 5, &one),
             None
         );
+        // Asides carried from earlier approved reviews are counted and pointed at.
+        let three = SessionAsides {
+            total: 3,
+            listed_in: "/s/state.json".into(),
+        };
+        let a = stop_output(&Decision::Approve, Some(&v()), true, 3, 5, &three).unwrap();
+        let m = a["systemMessage"].as_str().unwrap();
+        assert!(
+            m.contains("1 aside logged (low)")
+                && m.contains("3 asides so far in this session, listed in /s/state.json"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn unfinished_says_the_review_did_not_finish() {
+        let out = stop_output(
+            &Decision::Unfinished("out of time — run dir /r".into()),
+            None,
+            false,
+            3,
+            5,
+            &SessionAsides::default(),
+        )
+        .unwrap();
+        let m = out["systemMessage"].as_str().unwrap();
+        assert!(
+            m.contains("did NOT finish: out of time — run dir /r"),
+            "{m}"
+        );
+        assert!(out.get("decision").is_none() && out.get("continue").is_none());
     }
 }

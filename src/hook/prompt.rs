@@ -1,15 +1,33 @@
 //! `arev hook prompt` (UserPromptSubmit): `#arev …` enables review for the session and
-//! records the baseline (HEAD and the diff sha now); `#arev off` turns it off; any other
-//! prompt in a reviewed session starts a new block chain. Mode `always` records a baseline
-//! on a session's first prompt. Fails open with a `systemMessage`.
+//! records the baseline (a snapshot of the working tree, untracked files included, so work
+//! that predates it is never reviewed); `#arev off` turns it off; any other prompt of the
+//! user in a reviewed session starts a new block chain and joins the review's intent. Mode
+//! `always` records a baseline on a session's first prompt. Prompts Claude Code writes itself
+//! (a background task's `<task-notification>`, system reminders, Stop-hook feedback) change
+//! nothing. Fails open with a `systemMessage`.
 
 use super::env::{load_config, HookEnv};
 use super::input;
+use super::intent::PROMPT_MAX_BYTES;
 use super::message::system_message;
 use super::state::{find_root, now, SessionState, SessionStore};
-use crate::config::{Config, HookMode};
+use crate::config::HookMode;
 use serde_json::{json, Value};
 use std::path::Path;
+
+/// What review starts from: HEAD (for messages) and the working-tree snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Baseline {
+    pub head: Option<String>,
+    pub snapshot: crate::target::Snapshot,
+}
+
+impl Baseline {
+    /// A fresh state (review on, empty chain, no asides) starting from this baseline.
+    pub fn state(&self, session_id: &str, by: &str) -> SessionState {
+        SessionState::new(session_id, by, self.head.clone(), &self.snapshot)
+    }
+}
 
 /// What a prompt says to arev.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,8 +54,26 @@ pub fn parse_prompt(prompt: &str, prefix: &str) -> PromptCommand {
     }
 }
 
-/// HEAD (None on an unborn branch) and the diff sha against it, for `root`.
-fn baseline(root: &Path, config: &Config) -> Result<(Option<String>, String), String> {
+/// How prompts that Claude Code writes itself begin. Claude Code 2.1.330 fires
+/// UserPromptSubmit for a finished background task with the prompt
+/// `<task-notification>\n<task-id>…</task-id>…` (verified with the real CLI); harness context
+/// comes as `<system-reminder>` blocks; Stop-hook feedback (`Stop hook feedback:\n…`) is
+/// injected without UserPromptSubmit in 2.1.330, and guarded against all the same.
+const GENERATED_PREFIXES: &[&str] = &[
+    "<task-notification>",
+    "<system-reminder>",
+    "Stop hook feedback:",
+];
+
+/// Whether `prompt` was written by Claude Code rather than typed by the user: such a prompt
+/// never enables review, never starts a new block chain and is not part of the intent.
+pub fn is_generated(prompt: &str) -> bool {
+    let p = prompt.trim_start();
+    GENERATED_PREFIXES.iter().any(|g| p.starts_with(g))
+}
+
+/// HEAD (None on an unborn branch) and a snapshot of the working tree of `root`.
+pub fn baseline(root: &Path) -> Result<Baseline, String> {
     let repo = git2::Repository::open(root).map_err(|e| {
         format!(
             "cannot open the repository at {}: {}",
@@ -50,20 +86,25 @@ fn baseline(root: &Path, config: &Config) -> Result<(Option<String>, String), St
         .ok()
         .and_then(|h| h.peel_to_commit().ok())
         .map(|c| c.id().to_string());
-    // The same excludes and size cap as the Stop hook's review, so the shas compare.
-    let excludes =
-        crate::target::Excludes::new(config.review.exclude.clone(), config.review.skip_lockfiles);
-    let sha = crate::target::diff_sha_capped(
-        root,
-        head.as_deref(),
-        config.review.max_file_bytes,
-        &excludes,
-    )
-    .map_err(|e| e.to_string())?;
+    // First: `.arev/` (the session dir, run dirs) is never part of a snapshot or a diff.
     if let Err(e) = crate::store::add_git_exclude(repo.commondir()) {
         return Err(format!("cannot add .arev/ to .git/info/exclude: {e}"));
     }
-    Ok((head, sha))
+    // No diff yet: neither the size cap nor the excludes play a part in a bare snapshot.
+    let snapshot = crate::target::snapshot_diff(
+        root,
+        None,
+        crate::target::DEFAULT_MAX_FILE_BYTES,
+        &crate::target::Excludes::none(),
+    )
+    .map_err(|e| format!("cannot snapshot the working tree: {e}"))?;
+    Ok(Baseline { head, snapshot })
+}
+
+/// The prompt without the opt-in prefix (for the intent).
+fn without_prefix<'a>(prompt: &'a str, prefix: &str) -> &'a str {
+    let p = prompt.trim_start();
+    p.strip_prefix(prefix).unwrap_or(p).trim()
 }
 
 /// Run the UserPromptSubmit hook on `stdin`; what to print (`None` = nothing).
@@ -90,8 +131,16 @@ pub fn prompt(stdin: &[u8], env: &HookEnv) -> Option<Value> {
         return None;
     }
     let text = input.prompt.as_deref().unwrap_or("");
-    let command = parse_prompt(text, &config.hook.prefix);
     let store = SessionStore::new(&base_dir, &input.session_id);
+    if is_generated(text) {
+        // Not the user: no opt-in, no new chain, not intent. Logged only where a session
+        // dir already exists (nothing is created for a session that never opted in).
+        if store.dir.is_dir() {
+            store.log(&json!({"at": now(), "event": "prompt", "action": "ignored:generated"}));
+        }
+        return None;
+    }
+    let command = parse_prompt(text, &config.hook.prefix);
     let (state, corrupt) = match store.load() {
         Ok(s) => (s, None),
         Err(e) => (None, Some(e.to_string())),
@@ -110,7 +159,7 @@ pub fn prompt(stdin: &[u8], env: &HookEnv) -> Option<Value> {
                 cwd.display()
             )));
         };
-        let (head, sha) = match baseline(&root, &config) {
+        let base = match baseline(&root) {
             Ok(b) => b,
             Err(e) => return Some(system_message(&format!("arev: review not enabled: {e}"))),
         };
@@ -119,15 +168,21 @@ pub fn prompt(stdin: &[u8], env: &HookEnv) -> Option<Value> {
         } else {
             "always"
         };
-        let mut s = SessionState::new(&input.session_id, by, head.clone(), Some(sha));
+        let mut s = base.state(&input.session_id, by);
         // Re-enabling keeps the record of what was already handed to the human.
         if let Some(old) = &state {
             s.chain = old.chain.after_prompt();
         }
-        if let Err(e) = store.save(&s) {
+        let saved = store
+            .save(&s)
+            .and_then(|()| store.reset_prompts())
+            .and_then(|()| {
+                store.record_prompt(without_prefix(text, &config.hook.prefix), PROMPT_MAX_BYTES)
+            });
+        if let Err(e) = saved {
             return Some(system_message(&format!(
-                "arev: review not enabled: cannot write {}: {e}",
-                store.state_path().display()
+                "arev: review not enabled: cannot write under {}: {e}",
+                store.dir.display()
             )));
         }
         log(&format!("enable:{by}"));
@@ -135,12 +190,10 @@ pub fn prompt(stdin: &[u8], env: &HookEnv) -> Option<Value> {
             return corrupt
                 .map(|c| system_message(&format!("arev: {c}; a new baseline was recorded")));
         }
-        let short = head.as_deref().map_or("an unborn branch".to_string(), |h| {
-            h[..h.len().min(12)].to_string()
-        });
-        let mut msg = format!(
-            "arev: review is on for this session — when the agent stops, arev reviews its changes since {short} (untracked files included)"
-        );
+        let mut msg = "arev: review is on for this session — when the agent stops, arev reviews \
+                       the changes it makes from now on (uncommitted work from before is not \
+                       reviewed)"
+            .to_string();
         if let Some(c) = corrupt {
             msg.push_str(&format!(" ({c})"));
         }
@@ -148,13 +201,14 @@ pub fn prompt(stdin: &[u8], env: &HookEnv) -> Option<Value> {
             "systemMessage": msg,
             "hookSpecificOutput": {
                 "hookEventName": "UserPromptSubmit",
-                "additionalContext": format!(
+                "additionalContext":
                     "arev review is on for this session: when you stop, arev reviews the changes \
-                     made since this prompt (the git diff against {short}, untracked files \
-                     included). Confirmed medium/high findings come back as Stop hook feedback \
-                     with edit instructions; fix them, or explain in your reply why a finding is \
-                     wrong. Stopping again without changing anything hands the decision to the user."
-                ),
+                     you made since this prompt (a snapshot of the working tree was taken now, \
+                     untracked files included; earlier uncommitted work is not reviewed), \
+                     against the user's requests. Confirmed medium/high findings come back as \
+                     Stop hook feedback with edit instructions; fix them, or explain in your \
+                     reply why a finding is wrong. Stopping again without changing anything \
+                     hands the decision to the user.",
             }
         }));
     }
@@ -178,14 +232,18 @@ pub fn prompt(stdin: &[u8], env: &HookEnv) -> Option<Value> {
             config.hook.prefix
         )));
     }
-    // A new human prompt in a reviewed session: a new chain (the circuit breakers restart).
+    // A new human prompt in a reviewed session: a new chain (the circuit breakers restart),
+    // and one more request the changes are meant to carry out.
     if let Some(mut s) = state.filter(|s| s.enabled) {
         s.chain = s.chain.after_prompt();
         s.updated_at = now();
-        if let Err(e) = store.save(&s) {
+        let saved = store
+            .save(&s)
+            .and_then(|()| store.record_prompt(text, PROMPT_MAX_BYTES));
+        if let Err(e) = saved {
             return Some(system_message(&format!(
-                "arev: cannot write {}: {e}",
-                store.state_path().display()
+                "arev: cannot write under {}: {e}",
+                store.dir.display()
             )));
         }
         log("new_chain");
@@ -213,5 +271,24 @@ mod tests {
         assert_eq!(parse_prompt("#arevx do", "#arev"), PromptCommand::None);
         assert_eq!(parse_prompt("please #arev", "#arev"), PromptCommand::None);
         assert_eq!(parse_prompt("", "#arev"), PromptCommand::None);
+    }
+
+    #[test]
+    fn prompts_claude_code_writes_itself_are_recognised() {
+        // Verbatim shape of the UserPromptSubmit prompt for a finished background task
+        // (Claude Code 2.1.330).
+        let notification = "<task-notification>\n<task-id>b1lnv88yn</task-id>\n\
+            <tool-use-id>toolu_1</tool-use-id>\n<output-file>/tmp/x.output</output-file>\n\
+            <status>completed</status>\n<summary>Background command \"bg\" completed \
+            (exit code 0)</summary>\n</task-notification>";
+        assert!(is_generated(notification));
+        assert!(is_generated("  <system-reminder>x</system-reminder>"));
+        assert!(is_generated(
+            "Stop hook feedback:\narev reviewed your changes"
+        ));
+        assert!(!is_generated("#arev add an adder"));
+        assert!(!is_generated("please look at <task-notification> handling"));
+        assert_eq!(without_prefix("  #arev add it ", "#arev"), "add it");
+        assert_eq!(without_prefix("go on", "#arev"), "go on");
     }
 }

@@ -1,7 +1,8 @@
-//! One Stop-hook review: `arev run diff [--base HEAD-at-enable] --format json --allow-empty`
-//! as a supervised child process (the full round protocol, its own run dir and report),
-//! bounded by `[hook] timeout`, turned into a `Verdict` — or into the reason it produced none.
-//! If the hook itself is killed (Claude Code's hook timeout), the review gets SIGTERM at once.
+//! One Stop-hook review: `arev run diff --base-tree <baseline snapshot> [--intent FILE]
+//! --format json --allow-empty` as a supervised child process (the full round protocol, its
+//! own run dir and report), bounded by `[hook] timeout`, turned into a `Verdict` — or into the
+//! reason it produced none. If the hook itself is killed (Claude Code's hook timeout), the
+//! review gets SIGTERM at once.
 
 use super::decide::{FindingBrief, ReviewOutcome, Verdict};
 use super::lock::lock_reviews;
@@ -41,8 +42,10 @@ pub struct ReviewRequest {
     /// The `arev` executable (normally the running one).
     pub exe: PathBuf,
     pub root: PathBuf,
-    /// `--base`: HEAD when review was enabled.
-    pub base: Option<String>,
+    /// `--base-tree`: the session's baseline snapshot (only the changes since it are reviewed).
+    pub base_tree: String,
+    /// `--intent`: the user's prompts since review was enabled, composed into a file.
+    pub intent: Option<PathBuf>,
     pub timeout: Duration,
     pub grace: Duration,
 }
@@ -73,8 +76,9 @@ pub fn review(req: &ReviewRequest) -> ReviewOutcome {
         .into_iter()
         .map(OsString::from)
         .collect();
-    if let Some(b) = &req.base {
-        args.extend(["--base".into(), b.into()]);
+    args.extend(["--base-tree".into(), (&req.base_tree).into()]);
+    if let Some(i) = &req.intent {
+        args.extend(["--intent".into(), i.into()]);
     }
     let spec = Spec {
         label: "hook review".into(),
@@ -104,10 +108,7 @@ pub fn review(req: &ReviewRequest) -> ReviewOutcome {
         }
     };
     if let Ended::TimedOut { .. } = finished.ended {
-        return ReviewOutcome::Failed(format!(
-            "the review took longer than [hook] timeout ({})",
-            humantime::format_duration(req.timeout)
-        ));
+        return timed_out_outcome(&finished.stdout.kept, req.timeout);
     }
     let code = finished.ended.exit_code();
     match serde_json::from_slice::<Report>(&finished.stdout.kept) {
@@ -126,6 +127,26 @@ pub fn review(req: &ReviewRequest) -> ReviewOutcome {
             ))
         }
     }
+}
+
+/// A review stopped at `[hook] timeout`: `arev run` got the signal, stopped its agents and
+/// (normally) recorded the run as `interrupted` and printed its report, which names the run
+/// dir. Never a verdict, even if the report came out complete at the last moment.
+fn timed_out_outcome(stdout: &[u8], timeout: Duration) -> ReviewOutcome {
+    let limit = humantime::format_duration(timeout);
+    let run = match serde_json::from_slice::<Report>(stdout) {
+        Ok(r) => format!(
+            "it was stopped and recorded as {} in {}",
+            r.status.as_str(),
+            r.run_dir
+        ),
+        Err(_) => {
+            "it was stopped before it could write its report (`arev runs` lists it)".to_string()
+        }
+    };
+    ReviewOutcome::Unfinished(format!(
+        "the review took longer than [hook] timeout ({limit}); {run}"
+    ))
 }
 
 /// A report → a verdict (complete or empty), or why there is none.

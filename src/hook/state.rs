@@ -1,16 +1,19 @@
-//! Session state under `<repo>/.arev/sessions/<session_id>/`: `state.json` (opt-in, baseline,
-//! block chain), `verdicts/<diff sha>.json` (the cache: a diff is never reviewed twice) and
-//! `log.jsonl` (every decision, asides included). Writes are atomic; a corrupt state file is
-//! moved aside, never trusted.
+//! Session state under `<repo>/.arev/sessions/<session_id>/`: `state.json` (opt-in, baseline
+//! snapshot, carried asides, block chain), `prompts.jsonl` (the user's prompts since review
+//! was enabled: the review's intent), `intent.md` (the intent handed to the last review),
+//! `verdicts/<diff sha>.json` (the cache: a diff is never reviewed twice) and `log.jsonl`
+//! (every decision, asides included). Writes are atomic; a corrupt state file is moved aside,
+//! never trusted.
 
-use super::decide::{Chain, Verdict};
+use super::decide::{Chain, FindingBrief, Verdict};
 use crate::store::{write_atomic, write_json_atomic};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub const STATE_SCHEMA: u32 = 1;
+/// 2: the baseline is a working-tree snapshot (`baseline_tree`), asides are carried.
+pub const STATE_SCHEMA: u32 = 2;
 
 /// `state.json` of one Claude Code session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -23,21 +26,31 @@ pub struct SessionState {
     /// `prefix` (a `#arev` prompt) or `always` (config).
     pub enabled_by: String,
     pub enabled_at: String,
-    /// HEAD when review was enabled (None on an unborn branch): the diff's base.
+    /// HEAD when review was enabled (None on an unborn branch); for messages only.
     pub baseline_head: Option<String>,
-    /// TARGET_SHA of the diff when review was enabled.
+    /// The git tree object of the working-tree snapshot (tracked and untracked, non-ignored
+    /// files) the reviewed diff starts from: taken when review was enabled, moved to the
+    /// reviewed state after each approved stop. Not referenced by any ref.
+    pub baseline_tree: String,
+    /// When `baseline_tree` was taken.
+    pub baseline_at: String,
+    /// TARGET_SHA of the diff at the baseline (the empty patch's).
     pub baseline_sha: Option<String>,
+    /// Confirmed `low` findings of the approved reviews since review was enabled, carried when
+    /// the baseline moves (by fingerprint, latest first).
+    pub asides: Vec<FindingBrief>,
     pub chain: Chain,
     pub updated_at: String,
 }
 
 impl SessionState {
-    /// A fresh state: review on since now (`by`: `prefix` or `always`), an empty chain.
+    /// A fresh state: review on since now (`by`: `prefix` or `always`), starting from the
+    /// working-tree snapshot `baseline` (HEAD `head`, for messages), an empty chain, no asides.
     pub fn new(
         session_id: &str,
         by: &str,
-        baseline_head: Option<String>,
-        baseline_sha: Option<String>,
+        head: Option<String>,
+        baseline: &crate::target::Snapshot,
     ) -> Self {
         Self {
             schema_version: STATE_SCHEMA,
@@ -45,12 +58,33 @@ impl SessionState {
             enabled: true,
             enabled_by: by.to_string(),
             enabled_at: now(),
-            baseline_head,
-            baseline_sha,
+            baseline_head: head,
+            baseline_tree: baseline.tree.clone(),
+            baseline_at: now(),
+            baseline_sha: Some(baseline.sha.clone()),
+            asides: Vec::new(),
             chain: Chain::default(),
             updated_at: now(),
         }
     }
+
+    /// Carry `asides` (a newer review's) over: new fingerprints first, no duplicates.
+    pub fn carry_asides(&mut self, asides: &[FindingBrief]) {
+        let mut next: Vec<FindingBrief> = asides.to_vec();
+        next.extend(
+            self.asides
+                .drain(..)
+                .filter(|old| !asides.iter().any(|a| a.fingerprint == old.fingerprint)),
+        );
+        self.asides = next;
+    }
+}
+
+/// One line of `prompts.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedPrompt {
+    pub at: String,
+    pub prompt: String,
 }
 
 /// Why the state could not be loaded.
@@ -124,6 +158,49 @@ impl SessionStore {
 
     pub fn state_path(&self) -> PathBuf {
         self.dir.join("state.json")
+    }
+
+    fn prompts_path(&self) -> PathBuf {
+        self.dir.join("prompts.jsonl")
+    }
+
+    /// Where the intent handed to a review is written.
+    pub fn intent_path(&self) -> PathBuf {
+        self.dir.join("intent.md")
+    }
+
+    /// Forget the recorded prompts (review was (re-)enabled).
+    pub fn reset_prompts(&self) -> std::io::Result<()> {
+        match std::fs::remove_file(self.prompts_path()) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Append one of the user's prompts (cut to `cap` bytes at a character boundary).
+    pub fn record_prompt(&self, prompt: &str, cap: usize) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        let line = RecordedPrompt {
+            at: now(),
+            prompt: super::intent::cut(prompt.trim(), cap),
+        };
+        let mut text = serde_json::to_string(&line).map_err(std::io::Error::other)?;
+        text.push('\n');
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.prompts_path())?
+            .write_all(text.as_bytes())
+    }
+
+    /// The recorded prompts, oldest first (unreadable lines are skipped).
+    pub fn prompts(&self) -> Vec<String> {
+        std::fs::read_to_string(self.prompts_path())
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<RecordedPrompt>(l).ok())
+            .map(|p| p.prompt)
+            .collect()
     }
 
     fn verdict_path(&self, sha: &str) -> PathBuf {
@@ -221,7 +298,10 @@ mod tests {
             enabled_by: "prefix".into(),
             enabled_at: now(),
             baseline_head: Some("abc".into()),
+            baseline_tree: "4b825dc642cb6eb9a060e54bf8d69288fbee4904".into(),
+            baseline_at: now(),
             baseline_sha: Some("def".into()),
+            asides: vec![],
             chain: Chain::default(),
             updated_at: now(),
         }
@@ -238,6 +318,55 @@ mod tests {
         assert!(s
             .state_path()
             .starts_with(d.path().join(".arev/sessions/s1")));
+    }
+
+    fn aside(fp: &str) -> FindingBrief {
+        FindingBrief {
+            fingerprint: fp.into(),
+            severity: crate::findings::Severity::Low,
+            file: None,
+            line: None,
+            category: "style".into(),
+            description: fp.into(),
+            edit_instruction: None,
+        }
+    }
+
+    #[test]
+    fn asides_are_carried_newest_first_without_duplicates() {
+        let mut st = state();
+        st.carry_asides(&[aside("a"), aside("b")]);
+        st.carry_asides(&[aside("c"), aside("a")]);
+        let fps: Vec<_> = st.asides.iter().map(|a| a.fingerprint.as_str()).collect();
+        assert_eq!(fps, ["c", "a", "b"]);
+    }
+
+    #[test]
+    fn prompts_are_appended_cut_and_reset() {
+        let d = tempfile::tempdir().unwrap();
+        let s = SessionStore::new(d.path(), "s1");
+        assert!(s.prompts().is_empty());
+        s.record_prompt("  add an adder\n", 100).unwrap();
+        s.record_prompt("ééé", 3).unwrap();
+        assert_eq!(s.prompts(), ["add an adder", "é…"]);
+        s.reset_prompts().unwrap();
+        s.reset_prompts().unwrap();
+        assert!(s.prompts().is_empty());
+    }
+
+    #[test]
+    fn an_older_schema_is_not_trusted() {
+        let d = tempfile::tempdir().unwrap();
+        let s = SessionStore::new(d.path(), "s1");
+        let mut v = serde_json::to_value(state()).unwrap();
+        v["schema_version"] = 1.into();
+        std::fs::create_dir_all(&s.dir).unwrap();
+        std::fs::write(s.state_path(), v.to_string()).unwrap();
+        assert!(s
+            .load()
+            .unwrap_err()
+            .to_string()
+            .contains("schema_version 1"));
     }
 
     #[test]

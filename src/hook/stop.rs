@@ -1,10 +1,12 @@
-//! `arev hook stop`: gather the facts (cheapest first), run the decision table, review when
-//! it asks for a verdict, persist the chain, and return what to print. Fails open.
+//! `arev hook stop`: gather the facts (cheapest first), run the decision table, review the
+//! changes since the session's baseline snapshot when it asks for a verdict (the user's
+//! prompts as intent), move the baseline after an approval, persist the chain, and return
+//! what to print. Fails open.
 
 use super::decide::{advance, decide, Decision, ReviewOutcome, SilentWhy, StopFacts};
 use super::env::{load_config, HookEnv};
 use super::input;
-use super::message::stop_output;
+use super::message::{stop_output, SessionAsides};
 use super::review::{review_shared, ReviewRequest};
 use super::state::{find_root, now, SessionState, SessionStore};
 use crate::config::{Config, HookMode};
@@ -29,7 +31,7 @@ fn cheap_facts(mode: HookMode, enabled: bool, error: Option<String>) -> StopFact
 
 fn fail_open(why: String) -> (Decision, Option<Value>) {
     let d = Decision::FailOpen(why);
-    let out = stop_output(&d, None, false, 0, 0);
+    let out = stop_output(&d, None, false, 0, 0, &SessionAsides::default());
     (d, out)
 }
 
@@ -64,7 +66,7 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
     let enabled = state.as_ref().is_some_and(|s| s.enabled) || load_error.is_some();
     let pre = decide(&cheap_facts(config.hook.mode, enabled, load_error.clone()));
     if !matches!(pre, Decision::Review) {
-        let out = stop_output(&pre, None, false, 0, 0);
+        let out = stop_output(&pre, None, false, 0, 0, &SessionAsides::default());
         if matches!(pre, Decision::FailOpen(_)) {
             store.log(
                 &json!({"at": now(), "event": "stop", "decision": "fail_open", "why": load_error}),
@@ -75,21 +77,30 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
     let Some(root) = root else {
         return fail_open(format!("{} is not inside a git repository", cwd.display()));
     };
-    let base = state.as_ref().and_then(|s| s.baseline_head.clone());
+    let Some(mut state) = state else {
+        return no_baseline(&store, &root, &input.session_id);
+    };
     // The same excludes and size cap as the review it may run, so the verdict cache (keyed
     // by the pinned sha) and the baseline compare like for like.
     let excludes =
         crate::target::Excludes::new(config.review.exclude.clone(), config.review.skip_lockfiles);
-    let sha = match crate::target::diff_sha_capped(
+    let snap = match crate::target::snapshot_diff(
         &root,
-        base.as_deref(),
+        Some(&state.baseline_tree),
         config.review.max_file_bytes,
         &excludes,
     ) {
         Ok(s) => s,
-        Err(e) => return fail_open(format!("cannot compute the session's diff: {e}")),
+        Err(e) => {
+            return fail_open(format!(
+                "cannot compute the session's changes since its baseline snapshot ({e}); a \
+                 prompt starting with {} records a new baseline",
+                config.hook.prefix
+            ))
+        }
     };
-    let chain = state.as_ref().map(|s| s.chain.clone()).unwrap_or_default();
+    let sha = snap.sha.clone();
+    let chain = state.chain.clone();
     let mut facts = StopFacts {
         disabled_env: false,
         mode: config.hook.mode,
@@ -97,7 +108,7 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
         error: None,
         stop_hook_active: input.stop_hook_active,
         sha: sha.clone(),
-        baseline_sha: state.as_ref().and_then(|s| s.baseline_sha.clone()),
+        baseline_sha: state.baseline_sha.clone(),
         chain: chain.clone(),
         max_nudges: config.hook.max_nudges,
         max_blocks: config.hook.max_blocks,
@@ -106,7 +117,7 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
     let mut decision = decide(&facts);
     let mut fresh = false;
     if decision == Decision::Review {
-        let req = match review_request(&root, base, &config) {
+        let req = match review_request(&root, &state, &store, &config) {
             Ok(r) => r,
             Err(e) => return fail_open(e),
         };
@@ -123,12 +134,20 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
         Some(ReviewOutcome::Reviewed(v)) => Some(v.clone()),
         _ => None,
     };
-    let next_chain = advance(&chain, &sha, &decision);
-    let mut next_state =
-        state.unwrap_or_else(|| SessionState::new(&input.session_id, "always", None, None));
-    next_state.chain = next_chain;
-    next_state.updated_at = now();
-    if let Err(e) = store.save(&next_state) {
+    state.chain = advance(&chain, &sha, &decision);
+    state.updated_at = now();
+    let moved = match (&decision, &verdict) {
+        // Approved: the next stop reviews only what changes from here (the asides stay).
+        (Decision::Approve, Some(v)) if v.sha == sha => {
+            state.carry_asides(&v.asides);
+            state.baseline_tree = snap.tree.clone();
+            state.baseline_at = now();
+            state.baseline_sha = Some(crate::target::empty_diff_sha());
+            true
+        }
+        _ => false,
+    };
+    if let Err(e) = store.save(&state) {
         // Without the chain on disk the circuit breakers cannot count: never block blind.
         let why = format!("cannot write {}: {e}", store.state_path().display());
         return fail_open(why);
@@ -141,32 +160,81 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
         "decision": decision.log_name(),
         "reviewed_now": fresh,
         "run_id": verdict.as_ref().map(|v| v.run_id.clone()),
-        "why": match &decision { Decision::FailOpen(w) => Some(w.clone()), _ => None },
+        "why": match &decision {
+            Decision::FailOpen(w) | Decision::Unfinished(w) => Some(w.clone()),
+            _ => None,
+        },
         "asides": verdict.as_ref().map(|v| v.asides.clone()).unwrap_or_default(),
         "concerns": verdict.as_ref().map(|v| v.concerns.len()).unwrap_or(0),
         "critical": verdict.as_ref().map(|v| v.critical.len()).unwrap_or(0),
+        "baseline_moved_to": moved.then(|| snap.tree.clone()),
     }));
+    let session = SessionAsides {
+        total: state.asides.len(),
+        listed_in: store.state_path().display().to_string(),
+    };
     let out = stop_output(
         &decision,
         verdict.as_ref(),
         fresh,
         config.hook.max_nudges,
         config.hook.max_blocks,
+        &session,
     );
     (decision, out)
 }
 
+/// An enabled session without a recorded baseline (mode `always` and the UserPromptSubmit
+/// hook did not run): nothing can be told apart from earlier work, so record the baseline
+/// now, review nothing, and say so.
+fn no_baseline(
+    store: &SessionStore,
+    root: &std::path::Path,
+    session_id: &str,
+) -> (Decision, Option<Value>) {
+    let base = match super::prompt::baseline(root) {
+        Ok(b) => b,
+        Err(e) => return fail_open(format!("this session has no baseline, and {e}")),
+    };
+    let state = base.state(session_id, "always");
+    if let Err(e) = store.save(&state) {
+        return fail_open(format!(
+            "this session has no baseline, and {} cannot be written: {e}",
+            store.state_path().display()
+        ));
+    }
+    store.log(&json!({"at": now(), "event": "stop", "decision": "fail_open", "why": "no baseline: recorded one"}));
+    fail_open(
+        "this session had no baseline (its UserPromptSubmit hook did not run), so its changes \
+         cannot be told apart from earlier work; one was recorded now, and the next stop \
+         reviews the changes made from here"
+            .to_string(),
+    )
+}
+
 fn review_request(
     root: &std::path::Path,
-    base: Option<String>,
+    state: &SessionState,
+    store: &SessionStore,
     config: &Config,
 ) -> Result<ReviewRequest, String> {
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot locate the arev executable ({e})"))?;
+    // The user's prompts since review was enabled are what the changes are meant to do.
+    let intent = match super::intent::compose(&store.prompts(), crate::resolve::INTENT_MAX_BYTES) {
+        Some(text) => {
+            let p = store.intent_path();
+            crate::store::write_atomic(&p, text.as_bytes())
+                .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+            Some(p)
+        }
+        None => None,
+    };
     Ok(ReviewRequest {
         exe,
         root: root.to_path_buf(),
-        base,
+        base_tree: state.baseline_tree.clone(),
+        intent,
         timeout: config.hook_timeout().map_err(|e| e.to_string())?,
         grace: config.grace().map_err(|e| e.to_string())?,
     })

@@ -27,8 +27,22 @@ const AGENTS: &[(&str, &str)] = &[
     ("adversary", include_str!("../../agents/adversary.md")),
     ("judge", include_str!("../../agents/judge.md")),
 ];
-/// Hook subcommands, their Claude Code event and timeout (seconds), as in hooks/hooks.json.
-const HOOKS: &[(&str, &str, u64)] = &[("UserPromptSubmit", "prompt", 30), ("Stop", "stop", 3600)];
+/// Hook subcommands: their Claude Code event, timeout (seconds) and spinner text
+/// (`statusMessage`, shown by Claude Code while the hook runs), as in hooks/hooks.json.
+const HOOKS: &[(&str, &str, u64, &str)] = &[
+    (
+        "UserPromptSubmit",
+        "prompt",
+        30,
+        "arev: recording the review baseline",
+    ),
+    (
+        "Stop",
+        "stop",
+        crate::config::STOP_HOOK_TIMEOUT_SECS,
+        "arev: reviewing the session's changes (can take minutes)",
+    ),
+];
 const MANIFEST: &str = "arev-install.json";
 
 /// What one install added, so that uninstall removes exactly that.
@@ -130,13 +144,14 @@ fn read_settings(path: &Path) -> Result<Option<OJson>, String> {
     }
 }
 
-fn hook_entry(command: &str, timeout: u64) -> OJson {
+fn hook_entry(command: &str, timeout: u64, status: &str) -> OJson {
     OJson::Obj(vec![(
         "hooks".into(),
         OJson::Arr(vec![OJson::Obj(vec![
             ("type".into(), OJson::str("command")),
             ("command".into(), OJson::str(command)),
             ("timeout".into(), OJson::Num(timeout.into())),
+            ("statusMessage".into(), OJson::str(status)),
         ])]),
     )])
 }
@@ -183,7 +198,7 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
     let existing = read_settings(&settings_path)?;
     if let Some(hooks) = existing.as_ref().and_then(|s| s.get("hooks")) {
         let bad = !matches!(hooks, OJson::Obj(_))
-            || HOOKS.iter().any(|(event, _, _)| {
+            || HOOKS.iter().any(|(event, _, _, _)| {
                 hooks
                     .get(event)
                     .is_some_and(|g| !matches!(g, OJson::Arr(_)))
@@ -242,7 +257,7 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
             "`hooks` is not an object; nothing was changed",
         ));
     }
-    for (event, sub, timeout) in HOOKS {
+    for (event, sub, timeout, status) in HOOKS {
         let command = format!("{token} hook {sub}");
         if hooks.get(event).is_none() {
             hooks.push(event, OJson::Arr(vec![]));
@@ -266,7 +281,7 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
         }
         if !found {
             if let OJson::Arr(v) = groups {
-                v.push(hook_entry(&command, *timeout));
+                v.push(hook_entry(&command, *timeout, status));
             }
         }
     }
@@ -303,7 +318,7 @@ pub fn uninstall(claude_dir: &Path) -> Result<Summary, String> {
     let settings_path = claude_dir.join("settings.json");
     if let Some(mut settings) = read_settings(&settings_path)? {
         if let Some(hooks) = settings.get_mut("hooks") {
-            for (event, sub, _) in HOOKS {
+            for (event, sub, _, _) in HOOKS {
                 let Some(OJson::Arr(groups)) = hooks.get_mut(event) else {
                     continue;
                 };
@@ -412,6 +427,23 @@ mod tests {
     }
 
     #[test]
+    fn hooks_match_the_plugins_hooks_json() {
+        let plugin: serde_json::Value =
+            serde_json::from_str(include_str!("../../hooks/hooks.json")).unwrap();
+        for (event, sub, timeout, status) in HOOKS {
+            let h = &plugin["hooks"][event][0]["hooks"][0];
+            assert_eq!(h["command"], format!("arev hook {sub}"), "{event}");
+            assert_eq!(h["timeout"], *timeout, "{event}");
+            assert_eq!(h["statusMessage"], *status, "{event}");
+        }
+        assert_eq!(
+            plugin["hooks"].as_object().unwrap().len(),
+            HOOKS.len(),
+            "{plugin}"
+        );
+    }
+
+    #[test]
     fn merges_keeps_order_is_idempotent_and_uninstalls_exactly() {
         let d = tempfile::tempdir().unwrap();
         let dir = d.path().join(".claude");
@@ -436,6 +468,10 @@ mod tests {
             "/opt/bin/arev hook stop"
         );
         assert_eq!(v["hooks"]["Stop"][1]["hooks"][0]["timeout"], 3600);
+        assert_eq!(
+            v["hooks"]["Stop"][1]["hooks"][0]["statusMessage"],
+            "arev: reviewing the session's changes (can take minutes)"
+        );
         assert_eq!(
             v["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"],
             "/opt/bin/arev hook prompt"

@@ -229,6 +229,7 @@ impl Iteration<'_, '_> {
         let target = resolve(&TargetRequest {
             args: s.args.clone(),
             base: s.base.clone(),
+            base_tree: None,
             cwd: s.wt_cwd.clone(),
             max_file_bytes: plan.config.review.max_file_bytes,
             excludes: plan.excludes.clone(),

@@ -1,5 +1,6 @@
 //! Resolve: arguments + config + pinned target → one immutable `RunPlan`; its agents → a `Panel`.
 mod context;
+mod intent;
 mod outputs;
 mod panel;
 mod plan;
@@ -9,6 +10,7 @@ pub use context::{
     load_rules, match_paths, resolve_context, CommitTree, ContextError, MatchedPaths, NoFiles,
     RepoFiles, ReviewContext, RulesFile, Worktree, RULES_CAP,
 };
+pub use intent::INTENT_MAX_BYTES;
 pub use panel::{agent_spec, Panel};
 pub(crate) use plan::discover_root;
 pub use plan::{resolve_run, AgentRef, Outputs, RunPlan};

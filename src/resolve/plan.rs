@@ -61,6 +61,8 @@ pub struct RunPlan {
     pub outputs: Outputs,
     /// The target as typed (for an empty run's record).
     pub display: String,
+    /// `--intent`: what the change is meant to do (at most 8 KiB), for every role's prompt.
+    pub intent: Option<String>,
     /// `--shard i/n`: the slice reviewed and the full manifest's identity (the target above
     /// is already restricted to the slice).
     pub shard: Option<ShardInfo>,
@@ -114,6 +116,19 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
     if let Some(name) = &args.agent {
         config.agent(name)?;
     }
+    let intent = match &args.intent {
+        Some(arg) => {
+            let text = super::intent::read_intent(arg, cwd)?;
+            if text.is_none() {
+                crate::output::warn(&format!(
+                    "--intent {}: empty; the review runs without an intent",
+                    arg.display()
+                ));
+            }
+            text
+        }
+        None => None,
+    };
     let outputs = Outputs {
         format: args.output.format,
         out: args.output.out.as_ref().map(|p| absolutize(cwd, p)),
@@ -134,6 +149,7 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
     let req = TargetRequest {
         args: args.targets.clone(),
         base: args.base.clone(),
+        base_tree: args.base_tree.clone(),
         cwd: cwd.to_path_buf(),
         max_file_bytes: config.review.max_file_bytes,
         excludes: excludes.clone(),
@@ -219,6 +235,7 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
             .or((config.budget.tokens > 0).then_some(config.budget.tokens)),
         outputs,
         display: args.targets.join(" "),
+        intent,
         shard,
         excludes,
         context,

@@ -2,7 +2,7 @@
 //! target (tag, guide, read scope, RELEVANT_FILES budget), plus prompt building.
 
 use super::prompt::{
-    embed_json, escape_text, first_line, render, target_guide, target_tag, PromptVars,
+    embed_json, escape_text, first_line, intent_block, render, target_guide, target_tag, PromptVars,
 };
 use super::step::Places;
 use super::{blocks, Assets, RoundFinding};
@@ -27,6 +27,8 @@ pub(super) struct Ctx<'a> {
     pub symbols: SymbolIndex,
     /// The rendered `<localization>` block per role ("" when not configured).
     localization: BTreeMap<&'static str, String>,
+    /// The rendered `<intent>` block per role ("" without `--intent`).
+    intent: BTreeMap<&'static str, String>,
     /// The `<path_instructions>` block for this target ("" when no glob matched).
     path_instructions: String,
     /// Project rules files agents may Read (absolute; context, not target).
@@ -115,6 +117,10 @@ impl<'a> Ctx<'a> {
                 )
             })
             .collect();
+        let intent = [Role::Enthusiast, Role::Adversary, Role::Judge, Role::Fixer]
+            .into_iter()
+            .map(|r| (r.as_str(), intent_block(r, plan.intent.as_deref())))
+            .collect();
         let matched = match_paths(&plan.context.paths, target.allowed_files());
         let outline = (target.target_type == TargetType::Spec)
             .then(|| target.files.first())
@@ -129,6 +135,7 @@ impl<'a> Ctx<'a> {
             panel,
             symbols,
             localization,
+            intent,
             path_instructions: blocks::path_instructions(&matched),
             rules_paths: plan.context.rules_paths(&target.root),
             rules_files: plan.context.rules.iter().map(|r| r.path.clone()).collect(),
@@ -243,6 +250,10 @@ impl<'a> Ctx<'a> {
             .set(
                 "focus",
                 blocks::focus(role, self.plan.context.focus.as_deref()),
+            )
+            .set(
+                "intent",
+                self.intent.get(role.as_str()).cloned().unwrap_or_default(),
             )
             .set("prior_rounds", "")
             .set("checklist", "")

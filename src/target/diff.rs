@@ -1,14 +1,19 @@
 //! Diff targets: HEAD (or merge-base with `--base`) vs the working tree, index and untracked
 //! files included, with the staged-diff fallback; rendered as `git diff`-style patch text
 //! holding only the reviewed files (links, submodules, run dirs, oversized and binary files
-//! are listed as skipped and never loaded or followed).
+//! are listed as skipped and never loaded or followed). Also snapshots: the working tree
+//! written as a git tree object through a private index (the Stop hook's baseline), and the
+//! diff of a snapshot tree against the working tree now.
 
 use super::exclude::Excluder;
 use super::scan::{
     count_lines, escape_path, has_control_chars, is_run_dir, read_regular, sha256_hex, ScanError,
 };
 use super::{Excludes, Hunk, SkipReason, SkippedFile, TargetError, TargetFile};
-use git2::{Delta, Diff, DiffOptions, ErrorCode, FileMode, Oid, Patch, Repository, Tree};
+use git2::{
+    Delta, Diff, DiffOptions, ErrorCode, FileMode, Index, IndexAddOption, Oid, Patch, Repository,
+    Tree,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
@@ -351,7 +356,15 @@ pub(crate) fn pin_diff(
     base: Option<&str>,
     rules: &DiffRules<'_>,
 ) -> Result<DiffPin, TargetError> {
-    let rendered = compute(repo, root, base, rules)?;
+    pin_rendered(repo, root, compute(repo, root, base, rules)?)
+}
+
+/// The pinned diff of an already rendered patch (an error when it holds no change).
+fn pin_rendered(
+    repo: &Repository,
+    root: &Path,
+    rendered: Rendered,
+) -> Result<DiffPin, TargetError> {
     if !rendered.changed {
         return Err(TargetError::EmptyDiff {
             root: root.to_path_buf(),
@@ -394,4 +407,133 @@ fn blob_lines(repo: &Repository, id: Oid) -> u32 {
     repo.find_blob(id)
         .map(|b| count_lines(b.content()))
         .unwrap_or(0)
+}
+
+/// Write the working tree as a tree object — what `git add -A && git write-tree` would record:
+/// tracked and untracked files, ignored ones left out, `.arev/` left out — through a private
+/// copy of the index, so the user's index, HEAD and branches are never touched. The blobs and
+/// trees go into the object database (unreferenced: `git gc` prunes them after its expiry).
+pub(crate) fn snapshot_tree(repo: &Repository) -> Result<Oid, TargetError> {
+    let io = |e: std::io::Error| TargetError::Git(format!("cannot snapshot the working tree: {e}"));
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| TargetError::Git("the repository has no working tree".to_owned()))?;
+    let scratch = tempfile::tempdir().map_err(io)?;
+    let private = scratch.path().join("index");
+    // Starting from the user's index keeps its stat cache: unchanged files are not re-read.
+    match std::fs::copy(repo.path().join("index"), &private) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io(e)),
+    }
+    let mut index = Index::open(&private).map_err(|e| git_err(&e))?;
+    // A handle of its own: the private index replaces the repository's only in this handle.
+    let handle = Repository::open(workdir).map_err(|e| git_err(&e))?;
+    handle.set_index(&mut index).map_err(|e| git_err(&e))?;
+    // An untracked nested repository comes as `dir/`: libgit2 cannot add it as files, so it
+    // is recorded as git does, a gitlink to its HEAD (a submodule-like entry every diff
+    // lists as skipped), and left out while it has no commit.
+    let mut nested: Vec<Vec<u8>> = Vec::new();
+    let mut skip_nested = |path: &Path, _: &[u8]| -> i32 {
+        let bytes = path.as_os_str().as_encoded_bytes();
+        match bytes.strip_suffix(b"/") {
+            Some(dir) => {
+                nested.push(dir.to_vec());
+                1
+            }
+            None => 0,
+        }
+    };
+    index
+        .add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip_nested))
+        .and_then(|()| index.update_all(["*"], None))
+        .map_err(|e| git_err(&e))?;
+    for dir in nested {
+        let head = Repository::open(workdir.join(String::from_utf8_lossy(&dir).as_ref()))
+            .ok()
+            .and_then(|r| r.head().ok().and_then(|h| h.target()));
+        if let Some(id) = head {
+            index.add(&gitlink(dir, id)).map_err(|e| git_err(&e))?;
+        }
+    }
+    index
+        .remove_dir(Path::new(RUN_DIR), 0)
+        .map_err(|e| git_err(&e))?;
+    index.write_tree_to(&handle).map_err(|e| git_err(&e))
+}
+
+/// An index entry for a submodule-like directory at `path` whose HEAD is `id`.
+fn gitlink(path: Vec<u8>, id: Oid) -> git2::IndexEntry {
+    let zero = git2::IndexTime::new(0, 0);
+    git2::IndexEntry {
+        ctime: zero,
+        mtime: zero,
+        dev: 0,
+        ino: 0,
+        mode: 0o160000,
+        uid: 0,
+        gid: 0,
+        file_size: 0,
+        id,
+        // The path length bits are filled in by `Index::add`.
+        flags: 0,
+        flags_extended: 0,
+        path,
+    }
+}
+
+/// The tree `oid` names, or why it cannot be used as a diff base.
+fn snapshot_base<'r>(repo: &'r Repository, oid: &str) -> Result<Tree<'r>, TargetError> {
+    let bad = |message: &str| TargetError::BadBaseTree {
+        tree: oid.to_owned(),
+        message: message.to_owned(),
+    };
+    let id = Oid::from_str(oid).map_err(|_| bad("not an object id"))?;
+    repo.find_tree(id)
+        .map_err(|_| bad("no such tree in the repository"))
+}
+
+/// The patch from the tree `base` to a snapshot of the working tree now (the same rules as
+/// any diff: the new side is the working tree), and that snapshot.
+fn compute_snapshot(
+    repo: &Repository,
+    root: &Path,
+    base: &str,
+    rules: &DiffRules<'_>,
+) -> Result<(Rendered, Oid), TargetError> {
+    let base = snapshot_base(repo, base)?;
+    let now = snapshot_tree(repo)?;
+    let now_tree = repo.find_tree(now).map_err(|e| git_err(&e))?;
+    let mut opts = DiffOptions::new();
+    opts.max_size(i64::try_from(rules.cap).unwrap_or(i64::MAX).max(1));
+    let diff = repo
+        .diff_tree_to_tree(Some(&base), Some(&now_tree), Some(&mut opts))
+        .map_err(|e| git_err(&e))?;
+    let excluder = rules.excludes.map(|e| e.compile(Some(repo))).transpose()?;
+    Ok((
+        render(repo, root, &diff, rules, excluder.as_ref(), true)?,
+        now,
+    ))
+}
+
+/// The patch bytes from the tree `base` to the working tree now, and the snapshot tree of
+/// the working tree they were computed against.
+pub(crate) fn snapshot_patch(
+    repo: &Repository,
+    root: &Path,
+    base: &str,
+    rules: &DiffRules<'_>,
+) -> Result<(Vec<u8>, Oid), TargetError> {
+    compute_snapshot(repo, root, base, rules).map(|(r, now)| (r.patch, now))
+}
+
+/// Pin the diff from the tree `base` to the working tree (no staged fallback: the snapshot
+/// already holds the index's and the untracked files' content).
+pub(crate) fn pin_snapshot_diff(
+    repo: &Repository,
+    root: &Path,
+    base: &str,
+    rules: &DiffRules<'_>,
+) -> Result<DiffPin, TargetError> {
+    pin_rendered(repo, root, compute_snapshot(repo, root, base, rules)?.0)
 }

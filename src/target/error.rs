@@ -22,6 +22,10 @@ pub enum TargetError {
     BaseWithoutDiff,
     #[error("--base {rev}: {message}")]
     BadBase { rev: String, message: String },
+    #[error("--base-tree is only valid with the `diff` target, and not with --base")]
+    BaseTreeWithoutDiff,
+    #[error("--base-tree {tree}: {message}")]
+    BadBaseTree { tree: String, message: String },
     #[error("the diff is empty: nothing to review (pass --allow-empty to exit 0)")]
     EmptyDiff { root: PathBuf },
     #[error("cannot read {path}: {message}")]

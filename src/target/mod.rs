@@ -14,8 +14,8 @@ pub use error::TargetError;
 pub use exclude::{is_lockfile, AttributeSource, Excludes, LOCKFILES};
 pub use model::*;
 pub use resolve::{
-    diff_sha, diff_sha_capped, read_repo_file, repin, resolve, resolve_excluding,
-    DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES, REPIN_MAX_FILE_BYTES,
+    diff_sha, diff_sha_capped, empty_diff_sha, read_repo_file, repin, resolve, resolve_excluding,
+    snapshot_diff, Snapshot, DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES, REPIN_MAX_FILE_BYTES,
 };
 pub use shard::{apply_shard, partition, ShardInfo, ShardSpec, MAX_SHARDS};
 

@@ -204,6 +204,8 @@ pub struct PinnedTarget {
     pub hunks: BTreeMap<String, Vec<Hunk>>,
     /// `--base REV` as given, for diff targets.
     pub base: Option<String>,
+    /// `--base-tree OID`: the diff starts from this tree (a working-tree snapshot) instead.
+    pub base_tree: Option<String>,
     /// Lines of the target measured for mode selection (file lines, diff lines, total).
     pub measured_lines: u64,
     pub mode: Mode,
@@ -239,6 +241,9 @@ pub struct TargetRequest {
     pub args: Vec<String>,
     /// `--base REV` (only valid with `diff`).
     pub base: Option<String>,
+    /// `--base-tree OID` (only valid with `diff`, not with `base`): the tree of a working-tree
+    /// snapshot the diff starts from.
+    pub base_tree: Option<String>,
     /// Directory relative paths and globs are resolved from.
     pub cwd: PathBuf,
     /// Size cap per file in bytes (default 1 MiB).

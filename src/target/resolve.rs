@@ -193,6 +193,9 @@ pub fn resolve_excluding(
     if !is_diff && req.base.is_some() {
         return Err(TargetError::BaseWithoutDiff);
     }
+    if req.base_tree.is_some() && (!is_diff || req.base.is_some()) {
+        return Err(TargetError::BaseTreeWithoutDiff);
+    }
     req.excludes.validate()?;
     let (ctx, repo) = context(req, run_dirs)?;
     if is_diff {
@@ -223,7 +226,10 @@ fn pin_diff(
         only: None,
         excludes: Some(&req.excludes),
     };
-    let pin = diff::pin_diff(repo, &ctx.root, req.base.as_deref(), &rules)?;
+    let pin = match &req.base_tree {
+        Some(tree) => diff::pin_snapshot_diff(repo, &ctx.root, tree, &rules)?,
+        None => diff::pin_diff(repo, &ctx.root, req.base.as_deref(), &rules)?,
+    };
     let measured_lines = u64::from(count_lines(&pin.patch));
     let mode = if measured_lines <= LIGHTWEIGHT_DIFF_LINES {
         Mode::Lightweight
@@ -246,6 +252,7 @@ fn pin_diff(
         skipped: pin.skipped,
         hunks: pin.hunks,
         base: req.base.clone(),
+        base_tree: req.base_tree.clone(),
         measured_lines,
         mode,
         target_type: TargetType::Code,
@@ -298,6 +305,7 @@ fn pin_file(ctx: &Context, arg: &str, display: String) -> Result<PinnedTarget, T
         skipped: Vec::new(),
         hunks: BTreeMap::new(),
         base: None,
+        base_tree: None,
         measured_lines: u64::from(scanned.lines),
         mode,
         target_type,
@@ -324,6 +332,7 @@ fn pin_manifest(
         skipped: pin.skipped,
         hunks: BTreeMap::new(),
         base: None,
+        base_tree: None,
         measured_lines: pin.measured_lines,
         mode: Mode::Full,
         target_type: TargetType::Code,
@@ -383,6 +392,49 @@ pub fn diff_sha_capped(
     Ok(sha256_hex(&patch))
 }
 
+/// A working-tree snapshot (see [`snapshot_diff`]): the tree object written for it and the
+/// TARGET_SHA of the diff from a base tree to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Oid of the tree holding the working tree (tracked and untracked, non-ignored files).
+    pub tree: String,
+    /// sha256 of the patch `arev run diff --base-tree <base>` pins now.
+    pub sha: String,
+}
+
+/// TARGET_SHA of a diff with no change (the sha256 of the empty patch).
+pub fn empty_diff_sha() -> String {
+    sha256_hex(&[])
+}
+
+/// Snapshot the working tree of the repository at `root` into a tree object (the user's
+/// index, HEAD and branches untouched), with the TARGET_SHA of the diff from the tree `base`
+/// (`None`: from the snapshot itself, i.e. the empty patch) under the size cap
+/// `max_file_bytes` and the configured excludes: the sha `arev run diff --base-tree` with
+/// the same configuration pins.
+pub fn snapshot_diff(
+    root: &Path,
+    base: Option<&str>,
+    max_file_bytes: u64,
+    excludes: &Excludes,
+) -> Result<Snapshot, TargetError> {
+    let repo = Repository::open(root).map_err(|_| TargetError::NotARepo(root.to_path_buf()))?;
+    let rules = DiffRules {
+        cap: max_file_bytes,
+        run_dirs: &[],
+        only: None,
+        excludes: Some(excludes),
+    };
+    let (patch, tree) = match base {
+        Some(b) => diff::snapshot_patch(&repo, root, b, &rules)?,
+        None => (Vec::new(), diff::snapshot_tree(&repo)?),
+    };
+    Ok(Snapshot {
+        tree: tree.to_string(),
+        sha: sha256_hex(&patch),
+    })
+}
+
 /// Re-compute TARGET_SHA for an already pinned target (same rules, same file list).
 ///
 /// A diff is re-rendered over the pinned files only (files the review did not cover cannot
@@ -409,7 +461,10 @@ pub fn repin(target: &PinnedTarget) -> Result<String, TargetError> {
                 only: Some(&only),
                 excludes: None,
             };
-            let patch = diff::patch_bytes(&repo, &target.root, target.base.as_deref(), &rules)?;
+            let patch = match &target.base_tree {
+                Some(tree) => diff::snapshot_patch(&repo, &target.root, tree, &rules)?.0,
+                None => diff::patch_bytes(&repo, &target.root, target.base.as_deref(), &rules)?,
+            };
             Ok(sha256_hex(&patch))
         }
     }

@@ -56,6 +56,7 @@ fn req(cwd: &Path, args: &[&str]) -> TargetRequest {
     TargetRequest {
         args: args.iter().map(|s| (*s).to_owned()).collect(),
         base: None,
+        base_tree: None,
         cwd: cwd.to_path_buf(),
         max_file_bytes: CAP,
         excludes: Excludes::new(vec![], true),
@@ -233,6 +234,165 @@ fn diff_with_base_uses_the_merge_base() {
 
     r.base = Some("no-such-rev".into());
     assert!(matches!(resolve(&r), Err(TargetError::BadBase { rev, .. }) if rev == "no-such-rev"));
+}
+
+#[test]
+fn snapshot_diff_reviews_only_changes_since_the_snapshot_and_leaves_the_index_alone() {
+    let dir = repo_with(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let root = dir.path();
+    // Work from before the snapshot: modified, staged, untracked, deleted, ignored.
+    write(root, "a.txt", "a wip\n");
+    write(root, "staged.txt", "staged\n");
+    git(root, &["add", "staged.txt"]);
+    write(root, "untracked.txt", "untracked\n");
+    fs::remove_file(root.join("b.txt")).expect("rm");
+    write(root, ".gitignore", "ignored.log\n.arev/\n");
+    write(root, "ignored.log", "noise\n");
+    write(root, ".arev/sessions/s/state.json", "{}\n");
+    // `git status` may refresh the index itself: run it before reading the bytes.
+    let status_before = git(root, &["status", "--porcelain"]);
+    let index_before = fs::read(root.join(".git/index")).expect("index");
+
+    let base = snapshot_diff(root, None, CAP, &Excludes::none()).expect("snapshot");
+    assert_eq!(base.sha, empty_diff_sha());
+    let listed = git(root, &["ls-tree", "-r", "--name-only", &base.tree]);
+    let listed: Vec<&str> = listed.lines().collect();
+    assert_eq!(
+        listed,
+        [".gitignore", "a.txt", "staged.txt", "untracked.txt"],
+        "tracked and untracked, not ignored, not deleted, not .arev"
+    );
+    assert_eq!(
+        fs::read(root.join(".git/index")).expect("index"),
+        index_before
+    );
+    assert_eq!(git(root, &["status", "--porcelain"]), status_before);
+
+    // Nothing changed since: an empty diff.
+    let mut r = req(root, &["diff"]);
+    r.base_tree = Some(base.tree.clone());
+    assert!(matches!(resolve(&r), Err(TargetError::EmptyDiff { .. })));
+
+    // The session's changes: a new untracked file and an edit on top of the WIP.
+    write(root, "a.txt", "a wip\nmore\n");
+    write(root, "new.txt", "new\n");
+    let t = resolve(&r).expect("snapshot diff");
+    assert_eq!(paths(&t), ["a.txt", "new.txt"]);
+    let patch = String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8");
+    assert!(patch.contains(" a wip\n+more\n"), "{patch}");
+    assert!(
+        !patch.contains("untracked") && !patch.contains("staged"),
+        "{patch}"
+    );
+    assert_eq!(t.base_tree.as_deref(), Some(base.tree.as_str()));
+    assert_eq!(t.hunks["a.txt"], [Hunk { start: 1, end: 2 }]);
+    // The hook's sha is the one the run pins, and re-pinning agrees.
+    let now = snapshot_diff(root, Some(&base.tree), CAP, &Excludes::none()).expect("snapshot now");
+    assert_eq!(now.sha, t.sha256);
+    assert_eq!(repin(&t).expect("repin"), t.sha256);
+    assert_ne!(now.tree, base.tree);
+    assert_eq!(
+        fs::read(root.join(".git/index")).expect("index"),
+        index_before
+    );
+
+    // Misuse: another target, with --base, or an oid that is not a tree here.
+    let mut bad = req(root, &["a.txt"]);
+    bad.base_tree = Some(base.tree);
+    assert!(matches!(
+        resolve(&bad),
+        Err(TargetError::BaseTreeWithoutDiff)
+    ));
+    r.base = Some("HEAD".into());
+    assert!(matches!(resolve(&r), Err(TargetError::BaseTreeWithoutDiff)));
+    r.base = None;
+    for oid in ["nothex", "0123456789012345678901234567890123456789"] {
+        r.base_tree = Some(oid.into());
+        assert!(
+            matches!(resolve(&r), Err(TargetError::BadBaseTree { .. })),
+            "{oid}"
+        );
+    }
+}
+
+#[test]
+fn snapshot_diffs_skip_links_and_nested_repositories_like_any_diff() {
+    let dir = repo_with(&[("a.txt", "a\n")]);
+    let root = dir.path();
+    let base = snapshot_diff(root, None, CAP, &Excludes::none()).expect("snapshot");
+    std::os::unix::fs::symlink("/etc/passwd", root.join("link.txt")).expect("symlink");
+    let nested = root.join("vendor/nested");
+    fs::create_dir_all(&nested).expect("mkdir");
+    git(&nested, &["init", "-q"]);
+    write(&nested, "x.rs", "fn x() {}\n");
+    // A nested repository without a commit is left out (no error).
+    let mut r = req(root, &["diff"]);
+    r.base_tree = Some(base.tree);
+    let early = resolve(&r);
+    assert!(!matches!(&early, Err(TargetError::Git(_))), "{early:?}");
+    git(&nested, &["add", "-A"]);
+    git(&nested, &["commit", "-q", "-m", "x"]);
+    write(root, "b.txt", "b\n");
+    let t = resolve(&r).expect("snapshot diff");
+    assert_eq!(paths(&t), ["b.txt"]);
+    let skipped: Vec<(&str, SkipReason)> = t
+        .skipped
+        .iter()
+        .map(|s| (s.path.as_str(), s.reason))
+        .collect();
+    assert!(
+        skipped.contains(&("link.txt", SkipReason::Symlink)),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped
+            .iter()
+            .any(|(p, r)| p.starts_with("vendor/nested") && *r == SkipReason::Submodule),
+        "{skipped:?}"
+    );
+}
+
+#[test]
+fn snapshot_records_a_nested_repository_instead_of_failing() {
+    let dir = repo_with(&[("a.txt", "a\n")]);
+    let root = dir.path();
+    let nested = root.join("vendor/nested");
+    fs::create_dir_all(&nested).expect("mkdir");
+    git(&nested, &["init", "-q"]);
+    write(&nested, "x.rs", "fn x() {}\n");
+    // Without a commit it is left out; with one, it is a gitlink to its HEAD.
+    let empty = snapshot_diff(root, None, CAP, &Excludes::none()).expect("snapshot");
+    let listed = git(root, &["ls-tree", "-r", &empty.tree]);
+    assert!(!listed.contains("vendor"), "{listed}");
+    git(&nested, &["add", "-A"]);
+    git(&nested, &["commit", "-q", "-m", "x"]);
+    let head = git(&nested, &["rev-parse", "HEAD"]);
+    let base = snapshot_diff(root, None, CAP, &Excludes::none()).expect("snapshot");
+    let listed = git(root, &["ls-tree", "-r", &base.tree]);
+    assert!(
+        listed.contains(&format!("160000 commit {}\tvendor/nested", head.trim())),
+        "{listed}"
+    );
+    // Unchanged since: no diff.
+    assert_eq!(
+        snapshot_diff(root, Some(&base.tree), CAP, &Excludes::none())
+            .expect("diff")
+            .sha,
+        empty_diff_sha()
+    );
+}
+
+#[test]
+fn snapshot_of_an_unborn_branch() {
+    let dir = TempDir::new().expect("tempdir");
+    let root = dir.path();
+    git(root, &["init", "-q"]);
+    write(root, "a.txt", "a\n");
+    let base = snapshot_diff(root, None, CAP, &Excludes::none()).expect("snapshot");
+    write(root, "b.txt", "b\n");
+    let now = snapshot_diff(root, Some(&base.tree), CAP, &Excludes::none()).expect("diff");
+    assert_ne!(now.sha, empty_diff_sha());
+    assert!(!root.join(".git/index").exists(), "no index written");
 }
 
 #[test]

@@ -30,6 +30,19 @@ fn session(
     fake: &FakeAnthropic,
     prompt: &str,
 ) -> (bool, Vec<Value>, String) {
+    session_with(bin, repo, fake, prompt, &[], &[])
+}
+
+/// [`session`] with more environment for the session (and so for its hooks and reviews) and
+/// more CLI arguments.
+fn session_with(
+    bin: &Path,
+    repo: &TestRepo,
+    fake: &FakeAnthropic,
+    prompt: &str,
+    env: &[(&str, String)],
+    args: &[&str],
+) -> (bool, Vec<Value>, String) {
     let arev_dir = Path::new(env!("CARGO_BIN_EXE_arev"))
         .parent()
         .unwrap()
@@ -53,11 +66,13 @@ fn session(
             "--model",
             "opus",
         ])
+        .args(args)
         .current_dir(&repo.root)
         .env_clear()
         .envs(fake.claude_env(&home))
         .env("PATH", path)
         .env("AREV_AGENT_TIMEOUT", "120s")
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -193,6 +208,52 @@ fn plugin_validates_strict_with_the_real_cli() {
     }
 }
 
+/// `statusMessage` (the spinner text while a hook runs) is a field Claude Code 2.1.330 knows:
+/// the plugin's string values validate cleanly (above), and the same hooks.json with a
+/// number there is flagged by that field's name and dropped at runtime. (Checked by hand in
+/// the interactive TUI too: the spinner reads the Stop hook's statusMessage while it runs.)
+#[test]
+fn status_message_is_a_hook_field_the_cli_knows() {
+    let Some(bin) = claude_bin("status_message_is_a_hook_field_the_cli_knows") else {
+        return;
+    };
+    let hooks: Value = serde_json::from_str(
+        &std::fs::read_to_string(plugin_root().join("hooks/hooks.json")).unwrap(),
+    )
+    .unwrap();
+    for event in ["Stop", "UserPromptSubmit"] {
+        assert!(
+            hooks["hooks"][event][0]["hooks"][0]["statusMessage"].is_string(),
+            "{event}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".claude-plugin")).unwrap();
+    std::fs::create_dir_all(dir.path().join("hooks")).unwrap();
+    std::fs::copy(
+        plugin_root().join(".claude-plugin/plugin.json"),
+        dir.path().join(".claude-plugin/plugin.json"),
+    )
+    .unwrap();
+    let mut bad = hooks;
+    bad["hooks"]["Stop"][0]["hooks"][0]["statusMessage"] = json!(42);
+    std::fs::write(dir.path().join("hooks/hooks.json"), bad.to_string()).unwrap();
+    let o = Command::new(&bin)
+        .args(["plugin", "validate", "--strict", "--json"])
+        .arg(dir.path())
+        .env("HOME", tempfile::tempdir().unwrap().path())
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["success"], false, "{v}");
+    let warnings = v["contents"].to_string();
+    assert!(
+        warnings.contains("hooks.Stop.0.hooks.0: Invalid command hook (statusMessage"),
+        "{warnings}"
+    );
+}
+
 /// The whole advisor loop: `#arev` prompt → the agent writes a defect and stops → the Stop
 /// hook's review (the real CLI as Enthusiast/Adversary/Judge) blocks with the finding → the
 /// agent fixes it and stops again → the second review is clean and the hook lets it stop.
@@ -304,6 +365,219 @@ fn stop_hook_blocks_the_defect_and_approves_the_fix() {
         "{:?}",
         fake.stray_requests()
     );
+}
+
+/// The Stop hook at real speed, with the user's own uncommitted work in the tree: `#arev`
+/// snapshots the working tree (a modified tracked file and an untracked file that predate
+/// it), the agent writes a defect and stops, the review — a reviewer that takes 25 s to
+/// answer — sees only the agent's file and blocks with the finding; the next model request
+/// carries the reason; the agent fixes it and the second review approves. The user's WIP is
+/// never reviewed, blamed or touched.
+#[test]
+fn stop_hook_review_of_realistic_length_blocks_only_the_sessions_changes() {
+    let Some(bin) =
+        claude_bin("stop_hook_review_of_realistic_length_blocks_only_the_sessions_changes")
+    else {
+        return;
+    };
+    // The session is the real CLI; the reviewers are the scripted fake agent, slowed down.
+    let repo = TestRepo::new();
+    repo.write(
+        "arev.toml",
+        &format!(
+            "[agents.claude]\nbackend = \"claude\"\nbinary = \"{}\"\n",
+            env!("CARGO_BIN_EXE_arev-fake-agent")
+        ),
+    );
+    repo.commit("config");
+    let wip_lib = format!(
+        "{}// WIP_BEFORE: the user's half-done change\n",
+        crate::harness::LIB_RS
+    );
+    repo.write("src/lib.rs", &wip_lib);
+    repo.write("notes.txt", "untracked notes from before the session\n");
+    let calc = repo.root.join("src/calc.rs");
+    let calc_s = calc.to_str().unwrap().to_string();
+    const REVIEW_DELAY_MS: u64 = 25_000;
+    let defect = json!({"path": "src/calc.rs", "text": "a - b"});
+    let reviewers = json!({"steps": [
+        {"role": "enthusiast", "round": 1, "if_file_contains": defect, "delay_ms": REVIEW_DELAY_MS,
+         "answer": {"findings": [finding("F1", "src/calc.rs", 2, "high", "arithmetic")]}},
+        {"role": "judge", "round": 1, "if_file_contains": defect,
+         "answer": {"rulings": [ruling("F1", "src/calc.rs", 2, "high", "enthusiast")],
+                    "summary": "1 confirmed", "convergence": false, "next_round_model": null}}
+    ]});
+    let script_path = repo.scratch.join("reviewers.json");
+    std::fs::write(&script_path, reviewers.to_string()).unwrap();
+    let fake = FakeAnthropic::start(Script::new().session(vec![
+        Step::Tool {
+            name: "Write".into(),
+            input: json!({"file_path": calc_s, "content": CALC_BAD}),
+        },
+        Step::Text("Done: src/calc.rs has add().".into()),
+        Step::Tool {
+            name: "Write".into(),
+            input: json!({"file_path": calc_s, "content": CALC_GOOD}),
+        },
+        Step::Text("Fixed: add() adds.".into()),
+    ]));
+    let started = Instant::now();
+    let (ok, events, dbg) = session_with(
+        &bin,
+        &repo,
+        &fake,
+        "#arev add an adder in src/calc.rs",
+        &[
+            ("AREV_FAKE_SCRIPT", script_path.display().to_string()),
+            (
+                "AREV_FAKE_LOG",
+                repo.scratch.join("fake.log").display().to_string(),
+            ),
+        ],
+        &[],
+    );
+    let took = started.elapsed();
+    assert!(ok, "{dbg}");
+    let result = events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "result")
+        .expect("result");
+    assert_eq!(result["is_error"], false, "{dbg}");
+    assert!(
+        took >= Duration::from_millis(REVIEW_DELAY_MS),
+        "the review took real time: {took:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&calc).unwrap(), CALC_GOOD);
+
+    // The request after the first stop carries the block's reason to the model.
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 4, "write, stop, fix, stop: {dbg}");
+    let after_block = reqs
+        .iter()
+        .find(|r| r.step == 2)
+        .unwrap_or_else(|| panic!("no request after the block: {dbg}"));
+    let msgs = after_block.body["messages"].to_string();
+    assert!(msgs.contains("Stop hook feedback"), "{msgs}");
+    assert!(msgs.contains("[high] src/calc.rs:2 (arithmetic)"), "{msgs}");
+    assert!(msgs.contains("Edit: src/calc.rs:2"), "{msgs}");
+    assert!(
+        !reqs[1].body["messages"]
+            .to_string()
+            .contains("[high] src/calc.rs:2"),
+        "the reason arrives only after the review"
+    );
+
+    // Two reviews; the first (slow one) saw only the agent's file.
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(repo.root.join(".arev/runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    runs.sort();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let first: Value =
+        serde_json::from_str(&std::fs::read_to_string(runs[0].join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(first["target"]["allowed_files"], json!(["src/calc.rs"]));
+    assert!(
+        first["duration_ms"].as_u64().unwrap() >= REVIEW_DELAY_MS,
+        "{}",
+        first["duration_ms"]
+    );
+    let patch = std::fs::read_to_string(runs[0].join("target/diff.patch")).unwrap();
+    assert!(
+        !patch.contains("WIP_BEFORE") && !patch.contains("notes.txt"),
+        "{patch}"
+    );
+    // The intent of both reviews: the user's prompt, without the prefix.
+    let prompt = std::fs::read_to_string(runs[0].join("agents/r1/enthusiast/prompt.md"))
+        .or_else(|_| std::fs::read_to_string(runs[0].join("agents/r1/enthusiast-p1/prompt.md")))
+        .unwrap();
+    assert!(
+        prompt.contains("<intent>") && prompt.contains("1. add an adder in src/calc.rs"),
+        "{prompt}"
+    );
+    // The session log: block, then approve; the user's WIP is untouched.
+    let sessions = repo.root.join(".arev/sessions");
+    let dir = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let log = std::fs::read_to_string(dir.join("log.jsonl")).unwrap();
+    let decisions: Vec<String> = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["event"] == "stop")
+        .map(|v| v["decision"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(decisions, ["block", "approve"], "{log}");
+    assert_eq!(
+        std::fs::read_to_string(repo.root.join("src/lib.rs")).unwrap(),
+        wip_lib
+    );
+    assert!(repo.root.join("notes.txt").is_file());
+    assert!(
+        fake.stray_requests().is_empty(),
+        "{:?}",
+        fake.stray_requests()
+    );
+}
+
+/// A background task's completion comes back from the real CLI as a UserPromptSubmit whose
+/// prompt is a `<task-notification>`: `arev hook prompt` ignores it (no new block chain, not
+/// part of the intent), while the `#arev` prompt that started the session counts.
+#[test]
+fn a_real_task_notification_is_not_a_user_prompt() {
+    let Some(bin) = claude_bin("a_real_task_notification_is_not_a_user_prompt") else {
+        return;
+    };
+    let repo = repo_with_real_reviewers(&bin);
+    let fake = FakeAnthropic::start(Script::new().session(vec![
+        Step::Tool {
+            name: "Bash".into(),
+            input: json!({"command": "sleep 2; echo BG_DONE", "description": "wait a bit",
+                          "run_in_background": true}),
+        },
+        Step::Text("Started it.".into()),
+        Step::Text("The background task finished.".into()),
+    ]));
+    let (ok, _events, dbg) = session_with(
+        &bin,
+        &repo,
+        &fake,
+        "#arev wait for the background job",
+        &[],
+        &["--allowedTools", "Bash"],
+    );
+    assert!(ok, "{dbg}");
+    let reqs = fake.requests();
+    assert!(
+        reqs.iter().any(|r| r.body["messages"]
+            .to_string()
+            .contains("<task-notification>")),
+        "the CLI delivered the notification: {dbg}"
+    );
+    let sessions = repo.root.join(".arev/sessions");
+    let dir = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let log = std::fs::read_to_string(dir.join("log.jsonl")).unwrap();
+    let actions: Vec<String> = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["event"] == "prompt")
+        .map(|v| v["action"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(actions, ["enable:prefix", "ignored:generated"], "{log}");
+    let prompts = std::fs::read_to_string(dir.join("prompts.jsonl")).unwrap();
+    assert_eq!(prompts.lines().count(), 1, "{prompts}");
+    assert!(prompts.contains("wait for the background job"), "{prompts}");
 }
 
 /// `/arev:adversarial-review src/lib.rs` in `-p` mode: the command runs `arev run src/lib.rs

@@ -555,3 +555,391 @@ fn bad_input_and_no_repository_fail_open() {
         "{out}"
     );
 }
+
+/// The run dirs under `.arev/runs`, oldest first.
+fn run_dirs(repo: &TestRepo) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(repo.root.join(".arev/runs"))
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Every `prompt.md` of the newest run dir, by agent dir (`r1/enthusiast-p1`, …).
+fn prompts_of_last_run(repo: &TestRepo) -> Vec<(String, String)> {
+    let run = run_dirs(repo).pop().expect("a run dir");
+    let mut out = vec![];
+    let agents = run.join("agents");
+    for round in std::fs::read_dir(&agents).unwrap().flatten() {
+        for agent in std::fs::read_dir(round.path()).unwrap().flatten() {
+            let p = agent.path().join("prompt.md");
+            if let Ok(text) = std::fs::read_to_string(&p) {
+                let name = p
+                    .parent()
+                    .unwrap()
+                    .strip_prefix(&agents)
+                    .unwrap()
+                    .display()
+                    .to_string();
+                out.push((name, text));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn human(repo: &TestRepo, text: &str) -> HookRun {
+    hook(
+        repo,
+        "prompt",
+        &prompt_input(repo, text),
+        clean_script(),
+        &[],
+    )
+}
+
+/// Uncommitted work that predates `#arev` — a modified tracked file, a staged new file and an
+/// untracked file — is part of the baseline: the review sees only the session's own changes
+/// (also inside a file that already had WIP), and the user's index, HEAD and branches are
+/// byte-identical afterwards.
+#[test]
+fn pre_existing_wip_is_never_reviewed_or_blamed() {
+    let repo = TestRepo::new();
+    repo.write(
+        "src/lib.rs",
+        &format!(
+            "{}// WIP_BEFORE: half-done by the user\n",
+            crate::harness::LIB_RS
+        ),
+    );
+    repo.write("staged.rs", "pub fn staged_before() {}\n");
+    repo.git(&["add", "staged.rs"]);
+    repo.write("notes.txt", "untracked notes from before\n");
+    let before = repo.state();
+    enable(&repo);
+    assert_eq!(
+        state(&repo)["baseline_tree"].as_str().unwrap().len(),
+        40,
+        "a tree oid"
+    );
+    // Nothing of the session yet: the WIP alone is no change.
+    stop(&repo, false, defect_script("critical")).silent();
+    assert_eq!(dispatches(&repo), 0, "the user's WIP is not reviewed");
+
+    // The agent adds a file and appends to the file that already had WIP.
+    repo.write("src/calc.rs", CALC);
+    repo.write(
+        "src/lib.rs",
+        &format!(
+            "{}// WIP_BEFORE: half-done by the user\npub fn agent_added() {{}}\n",
+            crate::harness::LIB_RS
+        ),
+    );
+    let out = stop(&repo, false, defect_script("high")).json();
+    assert_eq!(out["decision"], "block", "{out}");
+    let run = run_dirs(&repo).pop().unwrap();
+    let patch = std::fs::read_to_string(run.join("target/diff.patch")).unwrap();
+    assert!(patch.contains("+pub fn agent_added() {}"), "{patch}");
+    assert!(
+        patch.contains("diff --git a/src/calc.rs b/src/calc.rs"),
+        "{patch}"
+    );
+    for before_session in [
+        "WIP_BEFORE",
+        "staged_before",
+        "notes.txt",
+        "untracked notes",
+    ] {
+        assert!(
+            !patch.contains(&format!("+{before_session}"))
+                && !patch.contains(&format!("b/{before_session}")),
+            "{before_session} predates the session: {patch}"
+        );
+    }
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("report.json")).unwrap()).unwrap();
+    assert_eq!(
+        report["target"]["allowed_files"],
+        json!(["src/calc.rs", "src/lib.rs"])
+    );
+    // The prompts tell the agents what the diff is against.
+    let prompts = prompts_of_last_run(&repo);
+    assert!(prompts[0]
+        .1
+        .contains("against a snapshot of it taken earlier"));
+
+    // The user's repository: only the files the test itself wrote changed; the index (with
+    // its staged file), HEAD and branches are byte-identical.
+    let now = repo.state();
+    assert!(now.index == before.index, ".git/index changed");
+    assert_eq!(now.head, before.head);
+    assert_eq!(now.head_commit, before.head_commit);
+    assert_eq!(now.branches, before.branches);
+    assert_eq!(
+        repo.git(&["diff", "--cached", "--name-only"]).trim(),
+        "staged.rs"
+    );
+}
+
+/// After an approved stop the baseline moves to the approved state: the next stop reviews
+/// only what changed since, and the approved review's asides are carried in the session.
+#[test]
+fn baseline_moves_after_an_approved_stop_and_asides_are_carried() {
+    let repo = TestRepo::new();
+    enable(&repo);
+    let first_tree = state(&repo)["baseline_tree"].as_str().unwrap().to_string();
+    repo.write("src/calc.rs", CALC);
+    let out = stop(&repo, false, defect_script("low")).json();
+    assert!(out.get("decision").is_none(), "{out}");
+    let m = out["systemMessage"].as_str().unwrap();
+    assert!(m.contains("no concerns; 1 aside logged (low)"), "{m}");
+    let s = state(&repo);
+    let moved_tree = s["baseline_tree"].as_str().unwrap().to_string();
+    assert_ne!(moved_tree, first_tree, "the baseline moved");
+    assert_eq!(s["asides"].as_array().unwrap().len(), 1);
+    assert_eq!(s["asides"][0]["file"], "src/calc.rs");
+    // The moved baseline is the approved state, the untracked new file included.
+    let listed = repo.git(&["ls-tree", "-r", "--name-only", &moved_tree]);
+    assert!(listed.lines().any(|l| l == "src/calc.rs"), "{listed}");
+    assert!(!listed.contains(".arev"), "{listed}");
+    let n = dispatches(&repo);
+    // Stopping again with nothing new: silent, no review.
+    stop(&repo, false, defect_script("high")).silent();
+    assert_eq!(dispatches(&repo), n);
+
+    // The next change: only it is reviewed; src/calc.rs (approved) is not in the diff.
+    human(&repo, "now a multiplier").silent();
+    repo.write(
+        "src/mul.rs",
+        "pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}\n",
+    );
+    let script = json!({"steps": [
+        {"role": "enthusiast", "round": 1, "answer": {"findings": [
+            finding("F1", "src/mul.rs", 2, "low", "naming")]}},
+        {"role": "judge", "round": 1, "answer": {"rulings": [
+            ruling("F1", "src/mul.rs", 2, "low", "enthusiast")],
+            "summary": "1 confirmed", "convergence": false, "next_round_model": null}}
+    ]});
+    let out = stop(&repo, false, script).json();
+    let m = out["systemMessage"].as_str().unwrap();
+    assert!(
+        m.contains("1 aside logged (low)") && m.contains("2 asides so far in this session"),
+        "{m}"
+    );
+    assert!(m.contains(".arev/sessions/"), "{m}");
+    let run = run_dirs(&repo).pop().unwrap();
+    let patch = std::fs::read_to_string(run.join("target/diff.patch")).unwrap();
+    assert!(
+        patch.contains("b/src/mul.rs") && !patch.contains("src/calc.rs"),
+        "{patch}"
+    );
+    let s = state(&repo);
+    let files: Vec<&str> = s["asides"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["src/mul.rs", "src/calc.rs"], "newest first");
+    let log = std::fs::read_to_string(session_dir(&repo).join("log.jsonl")).unwrap();
+    assert_eq!(log.matches("\"baseline_moved_to\":\"").count(), 2, "{log}");
+
+    // A block does not move the baseline: the defect stays in the next review's diff.
+    repo.write(
+        "src/sub.rs",
+        "pub fn sub(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+    );
+    let tree = state(&repo)["baseline_tree"].clone();
+    let script = json!({"steps": [
+        {"role": "enthusiast", "round": 1, "answer": {"findings": [
+            finding("F1", "src/sub.rs", 2, "high", "arithmetic")]}},
+        {"role": "judge", "round": 1, "answer": {"rulings": [
+            ruling("F1", "src/sub.rs", 2, "high", "enthusiast")],
+            "summary": "1 confirmed", "convergence": false, "next_round_model": null}}
+    ]});
+    assert_eq!(stop(&repo, false, script).json()["decision"], "block");
+    assert_eq!(state(&repo)["baseline_tree"], tree);
+}
+
+/// The user's prompts since `#arev` (prefix stripped, generated prompts left out) reach every
+/// role of the review as an `<intent>` block.
+#[test]
+fn the_users_prompts_are_the_reviews_intent() {
+    let repo = TestRepo::new();
+    human(&repo, "a prompt before review was enabled").silent();
+    hook(
+        &repo,
+        "prompt",
+        &prompt_input(&repo, "#arev add an adder in src/calc.rs"),
+        clean_script(),
+        &[],
+    );
+    human(&repo, "and make it saturate on overflow").silent();
+    human(
+        &repo,
+        "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>",
+    )
+    .silent();
+    repo.write("src/calc.rs", CALC);
+    // A low finding: Enthusiast, Adversary and Judge all run.
+    stop(&repo, false, defect_script("low")).json();
+    let prompts = prompts_of_last_run(&repo);
+    let names: Vec<&str> = prompts.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(
+        names.iter().any(|n| n.contains("enthusiast"))
+            && names.iter().any(|n| n.contains("adversary"))
+            && names.iter().any(|n| n.contains("judge")),
+        "{names:?}"
+    );
+    for (name, text) in &prompts {
+        let block = text
+            .split("<intent>\n")
+            .nth(1)
+            .and_then(|t| t.split("\n</intent>").next())
+            .unwrap_or_else(|| panic!("{name}: no <intent> block:\n{text}"));
+        assert!(
+            block.contains("1. add an adder in src/calc.rs\n")
+                && block.contains("2. and make it saturate on overflow"),
+            "{name}: {block}"
+        );
+        assert!(!block.contains("#arev"), "{name}: {block}");
+        assert!(
+            !block.contains("before review was enabled"),
+            "{name}: {block}"
+        );
+        assert!(!block.contains("task-notification"), "{name}: {block}");
+    }
+    let enthusiast = &prompts
+        .iter()
+        .find(|(n, _)| n.contains("enthusiast"))
+        .unwrap()
+        .1;
+    assert!(enthusiast.contains("category `intent`"), "{enthusiast}");
+    let intent = std::fs::read_to_string(session_dir(&repo).join("intent.md")).unwrap();
+    assert!(
+        intent.contains("2. and make it saturate on overflow"),
+        "{intent}"
+    );
+}
+
+/// Prompts Claude Code writes itself (a finished background task's `<task-notification>`,
+/// system reminders, Stop-hook feedback) neither enable review nor start a new block chain;
+/// a human prompt does.
+#[test]
+fn generated_prompts_never_enable_review_or_start_a_new_chain() {
+    let notification = "<task-notification>\n<task-id>b1lnv88yn</task-id>\n\
+        <tool-use-id>toolu_1</tool-use-id>\n<status>completed</status>\n\
+        <summary>Background command \"sleep\" completed (exit code 0)</summary>\n\
+        </task-notification>";
+    // Mode always: a generated prompt first records no baseline at all.
+    let repo = TestRepo::new();
+    repo.write("arev.toml", "[hook]\nmode = \"always\"\n");
+    repo.commit("config");
+    for p in [
+        notification,
+        "<system-reminder>context</system-reminder>",
+        "Stop hook feedback:\n#arev",
+    ] {
+        human(&repo, p).silent();
+    }
+    assert!(
+        !repo.root.join(".arev").exists(),
+        "no session for a generated prompt"
+    );
+
+    // An enabled session that was blocked: the notification keeps the chain.
+    let repo = TestRepo::new();
+    enable(&repo);
+    repo.write("src/calc.rs", CALC);
+    assert_eq!(
+        stop(&repo, false, defect_script("high")).json()["decision"],
+        "block"
+    );
+    let chain = state(&repo)["chain"].clone();
+    assert_eq!(chain["consecutive_blocks"], 1);
+    human(&repo, notification).silent();
+    assert_eq!(state(&repo)["chain"], chain, "no new chain");
+    let log = std::fs::read_to_string(session_dir(&repo).join("log.jsonl")).unwrap();
+    assert!(log.contains("\"action\":\"ignored:generated\""), "{log}");
+    // The turn the notification started ends without a change: a blocker for the human, not
+    // a fresh block (a new chain would have blocked again).
+    let out = stop(&repo, false, defect_script("high")).json();
+    assert_eq!(out["continue"], false, "{out}");
+    // A human prompt does start a new chain.
+    human(&repo, "try again").silent();
+    assert_eq!(state(&repo)["chain"]["consecutive_blocks"], 0);
+}
+
+/// A review that runs out of `[hook] timeout` is stopped, recorded `interrupted` in its run
+/// dir, and the user is told so with the run dir; the same diff is not reviewed again.
+#[test]
+fn a_review_out_of_time_is_recorded_interrupted_and_said() {
+    let repo = TestRepo::new();
+    repo.write(
+        "arev.toml",
+        "[hook]\ntimeout = \"3s\"\n[timeouts]\ngrace = \"2s\"\n",
+    );
+    repo.commit("config");
+    enable(&repo);
+    repo.write("src/calc.rs", CALC);
+    let slow = json!({"steps": [
+        {"role": "enthusiast", "round": 1, "delay_ms": 60000,
+         "answer": {"findings": [finding("F1", "src/calc.rs", 2, "high", "arithmetic")]}}
+    ]});
+    let started = std::time::Instant::now();
+    let r = stop(&repo, false, slow.clone());
+    let took = started.elapsed();
+    let out = r.json();
+    assert!(
+        took >= std::time::Duration::from_secs(3) && took < std::time::Duration::from_secs(30),
+        "{took:?}"
+    );
+    assert!(
+        out.get("decision").is_none() && out.get("continue").is_none(),
+        "{out}"
+    );
+    let m = out["systemMessage"].as_str().unwrap();
+    let run = run_dirs(&repo).pop().expect("a run dir");
+    assert!(
+        m.contains("did NOT finish")
+            && m.contains("longer than [hook] timeout (3s)")
+            && m.contains(&format!("recorded as interrupted in {}", run.display())),
+        "{m}"
+    );
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["status"], "interrupted", "{meta}");
+    let log = std::fs::read_to_string(session_dir(&repo).join("log.jsonl")).unwrap();
+    assert!(log.contains("\"decision\":\"unfinished\""), "{log}");
+    assert!(!session_dir(&repo).join("verdicts").exists(), "no verdict");
+    // Not retried on the same diff, also after a new human prompt.
+    human(&repo, "thanks").silent();
+    let n = dispatches(&repo);
+    stop(&repo, false, slow).silent();
+    assert_eq!(dispatches(&repo), n);
+}
+
+/// Mode `always` with no baseline (the UserPromptSubmit hook never ran): nothing is reviewed
+/// or blamed, a baseline is recorded, and the user is told; the next change is reviewed.
+#[test]
+fn a_session_without_a_baseline_records_one_and_says_so() {
+    let repo = TestRepo::new();
+    repo.write("arev.toml", "[hook]\nmode = \"always\"\n");
+    repo.commit("config");
+    repo.write("wip.rs", "pub fn wip() {}\n");
+    let out = stop(&repo, false, defect_script("critical")).json();
+    let m = out["systemMessage"].as_str().unwrap();
+    assert!(
+        m.contains("did NOT run") && m.contains("no baseline"),
+        "{m}"
+    );
+    assert_eq!(dispatches(&repo), 0);
+    assert_eq!(state(&repo)["enabled_by"], "always");
+    repo.write("src/calc.rs", CALC);
+    let out = stop(&repo, false, defect_script("high")).json();
+    assert_eq!(out["decision"], "block", "{out}");
+    let run = run_dirs(&repo).pop().unwrap();
+    let patch = std::fs::read_to_string(run.join("target/diff.patch")).unwrap();
+    assert!(!patch.contains("wip.rs"), "{patch}");
+}

@@ -48,6 +48,8 @@ mod shard;
 mod protocol;
 // `arev hook prompt|stop`: hook JSON on stdin, every branch of the Stop-hook decision table.
 mod hook;
+// `arev run --intent FILE|-`: the <intent> block for every role, category `intent`, limits.
+mod intent;
 // Concurrent Stop hooks of one session share one review (the session's review lock).
 mod hook_lock;
 // The repo as a Claude Code plugin through the real CLI: validate, Stop-hook loop, slash command.
