@@ -557,11 +557,20 @@ fn bad_input_and_no_repository_fail_open() {
 }
 
 /// The run dirs under `.arev/runs`, oldest first.
+/// The run dirs, oldest first: by meta.json's `started_at` (milliseconds), then by name —
+/// two runs started in the same second have ids whose order is random.
 fn run_dirs(repo: &TestRepo) -> Vec<std::path::PathBuf> {
     let mut v: Vec<_> = std::fs::read_dir(repo.root.join(".arev/runs"))
         .map(|rd| rd.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
-    v.sort();
+    let started = |p: &std::path::Path| {
+        std::fs::read(p.join("meta.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|m| m["started_at"].as_str().map(str::to_string))
+            .unwrap_or_default()
+    };
+    v.sort_by_key(|p| (started(p), p.clone()));
     v
 }
 
