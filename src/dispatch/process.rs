@@ -7,7 +7,7 @@ use super::{
     DispatchRequest, EventFormat, ProcessEnd,
 };
 use crate::process::{supervise, Ended, Env, Input, Limits, Sink, Spec};
-use crate::store::{write_atomic, write_json_atomic};
+use crate::store::{write_json_record, write_record};
 use nix::sys::signal::Signal;
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
@@ -199,7 +199,7 @@ pub(crate) async fn dispatch_with_env(
     let out = &req.out_dir;
     std::fs::create_dir_all(out).map_err(io_err(out))?;
     let prompt_path = out.join("prompt.md");
-    write_atomic(&prompt_path, req.prompt.as_bytes()).map_err(io_err(&prompt_path))?;
+    write_record(&prompt_path, req.prompt.as_bytes()).map_err(io_err(&prompt_path))?;
 
     let model = agent.models.get(req.tier).to_string();
     let inv = invocation(agent, req);
@@ -284,12 +284,12 @@ fn write_outputs(
     started: Instant,
 ) -> Result<(), DispatchError> {
     let events = out.join("events.jsonl");
-    write_atomic(&events, stdout).map_err(io_err(&events))?;
+    write_record(&events, stdout).map_err(io_err(&events))?;
     let err_log = out.join("stderr.log");
-    write_atomic(&err_log, stderr).map_err(io_err(&err_log))?;
+    write_record(&err_log, stderr).map_err(io_err(&err_log))?;
     outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let oc = out.join("outcome.json");
-    write_json_atomic(&oc, outcome).map_err(io_err(&oc))?;
+    write_json_record(&oc, outcome).map_err(io_err(&oc))?;
     Ok(())
 }
 

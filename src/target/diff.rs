@@ -1,26 +1,159 @@
 //! Diff targets: HEAD (or merge-base with `--base`) vs the working tree, index and untracked
-//! files included, with the staged-diff fallback; rendered as `git diff`-style patch text
-//! holding only the reviewed files (links, submodules, run dirs, oversized and binary files
-//! are listed as skipped and never loaded or followed).
+//! files included, with the staged-diff fallback; rendered byte for byte as plain git renders
+//! it (docs/architecture.md §5.1: full object ids, no rename detection) and holding only the
+//! reviewed files (links, submodules, run dirs, oversized and binary files are listed as
+//! skipped and never loaded or followed). The patch is streamed one file at a time into a
+//! sink — a spool file with its digest, line count and brief, or just a hasher — so memory
+//! stays bounded by the size cap, not the patch; the spool remembers each file's bytes and
+//! stat pre-key so that the end-of-run drift check re-renders only files that moved.
 
+use super::brief::DiffBrief;
 use super::scan::{
-    count_lines, escape_path, has_control_chars, is_run_dir, read_regular, sha256_hex, ScanError,
+    count_lines, escape_path, has_control_chars, hex, is_run_dir, read_regular_meta, ScanError,
 };
+use super::statkey::{now_ns, StatKey};
 use super::{Hunk, SkipReason, SkippedFile, TargetError, TargetFile};
 use git2::{Delta, Diff, DiffOptions, ErrorCode, FileMode, Oid, Patch, Repository, Tree};
+use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 /// The run directory's home inside a repository; never part of a diff.
 const RUN_DIR: &str = ".arev";
 
-/// A pinned diff.
+/// At most this many paths are handed to libgit2 as a pathspec (its matching is linear in
+/// the pathspec per path); a longer list is filtered after the diff instead.
+const PATHSPEC_MAX: usize = 64;
+
+/// A pinned diff: the patch spooled to a temporary file, and what was measured on the way.
 #[derive(Debug)]
 pub(crate) struct DiffPin {
-    pub patch: Vec<u8>,
+    pub spool: PatchSpool,
+    /// sha256 of the patch (TARGET_SHA).
+    pub sha256: String,
+    /// Lines of the patch.
+    pub lines: u64,
+    pub brief: String,
     pub files: Vec<TargetFile>,
     pub skipped: Vec<SkippedFile>,
     pub hunks: BTreeMap<String, Vec<Hunk>>,
+}
+
+/// A pinned diff.patch, spooled to a temporary file (removed when dropped), with the drift
+/// pre-key taken while it was rendered.
+#[derive(Debug)]
+pub struct PatchSpool {
+    path: tempfile::TempPath,
+    len: u64,
+    key: DriftKey,
+}
+
+impl PatchSpool {
+    /// The spool file (copied into the run dir as `target/diff.patch`).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes of the patch.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl PartialEq for PatchSpool {
+    fn eq(&self, other: &Self) -> bool {
+        *self.path == *other.path
+    }
+}
+
+impl Eq for PatchSpool {}
+
+/// What a diff's bytes depend on, cheaply checkable at the end of a run: the base tree, the
+/// index file and, for every file of the patch, its bytes in the spool and the stat
+/// pre-key of its working-tree file.
+#[derive(Debug, Clone)]
+struct DriftKey {
+    base_tree: Option<Oid>,
+    index: Option<StatKey>,
+    /// The patch is the staged diff (its new side is the index, not the working tree).
+    staged: bool,
+    /// When the keys were taken (before any file was read).
+    taken_ns: i64,
+    entries: Vec<SpooledFile>,
+}
+
+/// One file's part of the spooled patch.
+#[derive(Debug, Clone)]
+struct SpooledFile {
+    path: String,
+    offset: u64,
+    len: u64,
+    /// The working-tree file's key before it was read (None: deleted or missing).
+    stat: Option<StatKey>,
+}
+
+/// Where a rendered patch goes, one reviewed file at a time.
+pub(crate) trait PatchSink {
+    /// The part of the patch for `path` (whole lines, git's bytes).
+    fn file(&mut self, path: &str, chunk: &[u8]) -> std::io::Result<()>;
+}
+
+impl PatchSink for Sha256 {
+    fn file(&mut self, _path: &str, chunk: &[u8]) -> std::io::Result<()> {
+        self.update(chunk);
+        Ok(())
+    }
+}
+
+/// The pin's sink: spool file, digest, line count, brief and each file's byte range.
+struct SpoolSink {
+    out: std::io::BufWriter<tempfile::NamedTempFile>,
+    hasher: Sha256,
+    len: u64,
+    lines: u64,
+    brief: DiffBrief,
+    ranges: Vec<(u64, u64)>,
+}
+
+impl SpoolSink {
+    fn new() -> Result<Self, TargetError> {
+        let file = tempfile::Builder::new()
+            .prefix(".arev-diff-")
+            .suffix(".patch")
+            .tempfile()
+            .map_err(spool_err)?;
+        Ok(Self {
+            out: std::io::BufWriter::with_capacity(256 * 1024, file),
+            hasher: Sha256::new(),
+            len: 0,
+            lines: 0,
+            brief: DiffBrief::default(),
+            ranges: Vec::new(),
+        })
+    }
+}
+
+impl PatchSink for SpoolSink {
+    fn file(&mut self, _path: &str, chunk: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(chunk)?;
+        self.hasher.update(chunk);
+        let len = chunk.len() as u64;
+        self.ranges.push((self.len, len));
+        self.len += len;
+        self.lines += u64::from(count_lines(chunk));
+        self.brief.feed(&String::from_utf8_lossy(chunk));
+        Ok(())
+    }
+}
+
+fn spool_err(e: std::io::Error) -> TargetError {
+    TargetError::Spool(e.to_string())
 }
 
 /// Which files of a diff are reviewed (everything else is left out of the patch).
@@ -34,7 +167,7 @@ pub(crate) struct DiffRules<'a> {
     pub only: Option<&'a BTreeSet<String>>,
 }
 
-/// One file of the rendered patch.
+/// One file of the rendered patch (each sent to the sink in this order).
 #[derive(Debug)]
 struct Entry {
     path: String,
@@ -43,13 +176,14 @@ struct Entry {
     old_id: Oid,
     /// sha256 and line count of the working-tree file, read without following links.
     read: Option<(String, u32)>,
+    /// Its stat pre-key, taken before it was read.
+    stat: Option<StatKey>,
     hunks: Vec<Hunk>,
 }
 
-/// The rendered patch and its files.
+/// The files of a rendered patch (the bytes went to the sink).
 #[derive(Debug, Default)]
 struct Rendered {
-    patch: Vec<u8>,
     entries: Vec<Entry>,
     skipped: Vec<SkippedFile>,
     /// Whether the diff had any change at all (reviewable or not) outside `.arev/`.
@@ -161,9 +295,51 @@ fn blob_size(repo: &Repository, id: Oid) -> u64 {
         .unwrap_or(0)
 }
 
-/// Render `diff` as `git diff` prints it, one file at a time, with only the files that are
-/// reviewed: symlinks, submodules, run dirs, names with control characters, files over the
-/// cap (never loaded) and binary files are left out of the patch and listed as skipped.
+/// libgit2's text for one file made byte-identical to git's: git writes no `---`/`+++` lines
+/// for a file without hunks (an empty file added or deleted), and ends a `---`/`+++` line
+/// whose name holds a space with a tab (so that `patch` can find where the name ends).
+fn git_compatible(buf: &[u8]) -> Cow<'_, [u8]> {
+    let (header, hunks) = match memchr_hunk(buf) {
+        Some(at) => buf.split_at(at),
+        None => (buf, &[][..]),
+    };
+    let no_hunks = hunks.is_empty();
+    let needs_fix = header.split(|&b| b == b'\n').any(|line| {
+        (line.starts_with(b"--- ") || line.starts_with(b"+++ "))
+            && (no_hunks || line[4..].contains(&b' '))
+    });
+    if !needs_fix {
+        return Cow::Borrowed(buf);
+    }
+    let mut out = Vec::with_capacity(buf.len() + 2);
+    for line in header.split_inclusive(|&b| b == b'\n') {
+        let file_line = line.starts_with(b"--- ") || line.starts_with(b"+++ ");
+        if !file_line {
+            out.extend_from_slice(line);
+        } else if !no_hunks {
+            let body = line.strip_suffix(b"\n").unwrap_or(line);
+            out.extend_from_slice(body);
+            if body[4..].contains(&b' ') {
+                out.push(b'\t');
+            }
+            out.push(b'\n');
+        }
+    }
+    out.extend_from_slice(hunks);
+    Cow::Owned(out)
+}
+
+/// Offset of the first hunk line (`@@ ` at a line start), if any.
+fn memchr_hunk(buf: &[u8]) -> Option<usize> {
+    if buf.starts_with(b"@@ ") {
+        return Some(0);
+    }
+    buf.windows(4).position(|w| w == b"\n@@ ").map(|i| i + 1)
+}
+
+/// Render `diff` as git prints it, one file at a time into `sink`, with only the files that
+/// are reviewed: symlinks, submodules, run dirs, names with control characters, files over
+/// the cap (never loaded) and binary files are left out of the patch and listed as skipped.
 /// `.arev/` is left out silently. `workdir`: the new side is the working tree (else the
 /// index).
 fn render(
@@ -172,6 +348,7 @@ fn render(
     diff: &Diff<'_>,
     rules: &DiffRules<'_>,
     workdir: bool,
+    sink: &mut dyn PatchSink,
 ) -> Result<Rendered, TargetError> {
     let mut out = Rendered::default();
     let n = diff.deltas().len();
@@ -228,13 +405,15 @@ fn render(
         // Sizes first, from metadata and object headers: an oversized side is never loaded.
         let old_size = blob_size(repo, delta.old_file().id());
         let mut read = None;
+        let mut stat = None;
         let new_size = if deleted {
             0
         } else if workdir {
-            match read_regular(root, path, rules.cap) {
-                Ok(bytes) => {
+            match read_regular_meta(root, path, rules.cap) {
+                Ok((bytes, meta)) => {
                     let len = bytes.len() as u64;
-                    read = Some((sha256_hex(&bytes), count_lines(&bytes)));
+                    read = Some((hex(&Sha256::digest(&bytes)), count_lines(&bytes)));
+                    stat = Some(StatKey::of(&meta));
                     len
                 }
                 Err(ScanError::Skip(reason, _)) => {
@@ -278,76 +457,140 @@ fn render(
             hunks.push(Hunk { start, end });
         }
         let buf = patch.to_buf().map_err(|e| git_err(&e))?;
-        out.patch.extend_from_slice(&buf);
+        sink.file(path, &git_compatible(&buf)).map_err(spool_err)?;
         out.entries.push(Entry {
             path: path.to_owned(),
             deleted,
             new_id: delta.new_file().id(),
             old_id: delta.old_file().id(),
             read,
+            stat,
             hunks,
         });
     }
     Ok(out)
 }
 
-/// The patch: working tree (with index and untracked files) against the base tree, or the
-/// staged diff when that has no change at all.
+/// The diff options: full object ids and git's default indent heuristic (what plain git
+/// prints), libgit2's binary sniff beyond the cap, and the paths of `rules.only` as a
+/// literal pathspec when there are few.
+fn options(rules: &DiffRules<'_>, untracked: bool) -> DiffOptions {
+    let max_size = i64::try_from(rules.cap).unwrap_or(i64::MAX).max(1);
+    let mut opts = DiffOptions::new();
+    opts.max_size(max_size).id_abbrev(40).indent_heuristic(true);
+    if untracked {
+        opts.include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .show_untracked_content(true);
+    }
+    if let Some(only) = rules.only.filter(|o| o.len() <= PATHSPEC_MAX) {
+        for p in only {
+            opts.pathspec(p);
+        }
+        opts.disable_pathspec_match(true);
+    }
+    opts
+}
+
+/// A rendered diff: its files, whether it is the staged fallback, and the base tree.
+struct Computed {
+    rendered: Rendered,
+    staged: bool,
+    base_tree: Option<Oid>,
+}
+
+/// The patch, into `sink`: working tree (with index and untracked files) against the base
+/// tree, or the staged diff when that has no change at all.
 fn compute(
     repo: &Repository,
     root: &Path,
     base: Option<&str>,
     rules: &DiffRules<'_>,
-) -> Result<Rendered, TargetError> {
+    sink: &mut dyn PatchSink,
+) -> Result<Computed, TargetError> {
     let tree = base_tree(repo, base)?;
-    let max_size = i64::try_from(rules.cap).unwrap_or(i64::MAX).max(1);
-    let mut opts = DiffOptions::new();
-    opts.include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .show_untracked_content(true)
-        .max_size(max_size);
+    let base_tree = tree.as_ref().map(Tree::id);
     let working = repo
-        .diff_tree_to_workdir_with_index(tree.as_ref(), Some(&mut opts))
+        .diff_tree_to_workdir_with_index(tree.as_ref(), Some(&mut options(rules, true)))
         .map_err(|e| git_err(&e))?;
-    let rendered = render(repo, root, &working, rules, true)?;
+    let rendered = render(repo, root, &working, rules, true, sink)?;
     if rendered.changed {
-        return Ok(rendered);
+        return Ok(Computed {
+            rendered,
+            staged: false,
+            base_tree,
+        });
     }
-    let mut opts = DiffOptions::new();
-    opts.max_size(max_size);
+    // Nothing was written to the sink: the staged diff goes there instead.
     let staged = repo
-        .diff_tree_to_index(tree.as_ref(), None, Some(&mut opts))
+        .diff_tree_to_index(tree.as_ref(), None, Some(&mut options(rules, false)))
         .map_err(|e| git_err(&e))?;
-    render(repo, root, &staged, rules, false)
+    Ok(Computed {
+        rendered: render(repo, root, &staged, rules, false, sink)?,
+        staged: true,
+        base_tree,
+    })
 }
 
-/// Just the patch bytes (for re-pinning and change detection). Empty when nothing
-/// reviewable changed.
-pub(crate) fn patch_bytes(
+/// The index file's key (None when there is none).
+fn index_key(repo: &Repository) -> Option<StatKey> {
+    StatKey::lstat(&repo.path().join("index")).ok().flatten()
+}
+
+/// sha256 of the patch (the sha256 of the empty patch when nothing reviewable changed),
+/// streamed: the patch is never held.
+pub(crate) fn patch_sha(
     repo: &Repository,
     root: &Path,
     base: Option<&str>,
     rules: &DiffRules<'_>,
-) -> Result<Vec<u8>, TargetError> {
-    compute(repo, root, base, rules).map(|r| r.patch)
+) -> Result<String, TargetError> {
+    let mut hasher = Sha256::new();
+    compute(repo, root, base, rules, &mut hasher)?;
+    Ok(hex(&hasher.finalize()))
 }
 
-/// Pin the diff of the repository whose work tree is `root`.
+/// Pin the diff of the repository whose work tree is `root`: the patch goes to a spool file
+/// as it is rendered, hashed, counted and summarised on the way.
 pub(crate) fn pin_diff(
     repo: &Repository,
     root: &Path,
     base: Option<&str>,
     rules: &DiffRules<'_>,
 ) -> Result<DiffPin, TargetError> {
-    let rendered = compute(repo, root, base, rules)?;
+    // Keys are taken from here on: a file changed after this instant is never trusted.
+    let taken_ns = now_ns();
+    let index = index_key(repo);
+    let mut sink = SpoolSink::new()?;
+    let computed = compute(repo, root, base, rules, &mut sink)?;
+    let rendered = computed.rendered;
     if !rendered.changed {
         return Err(TargetError::EmptyDiff {
             root: root.to_path_buf(),
         });
     }
+    let SpoolSink {
+        out,
+        hasher,
+        len,
+        lines,
+        brief,
+        ranges,
+    } = sink;
+    let spooled = out
+        .into_inner()
+        .map_err(|e| spool_err(e.into_error()))?
+        .into_temp_path();
     let mut files = Vec::new();
     let mut hunks = BTreeMap::new();
-    for e in rendered.entries {
+    let mut entries = Vec::with_capacity(rendered.entries.len());
+    for (e, (offset, chunk_len)) in rendered.entries.into_iter().zip(ranges) {
+        entries.push(SpooledFile {
+            path: e.path.clone(),
+            offset,
+            len: chunk_len,
+            stat: e.stat,
+        });
         let (sha256, lines) = match (e.deleted, e.read) {
             (true, _) => (String::new(), blob_lines(repo, e.old_id)),
             (false, Some(read)) => read,
@@ -368,11 +611,116 @@ pub(crate) fn pin_diff(
     let mut skipped = rendered.skipped;
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(DiffPin {
-        patch: rendered.patch,
+        spool: PatchSpool {
+            path: spooled,
+            len,
+            key: DriftKey {
+                base_tree: computed.base_tree,
+                index,
+                staged: computed.staged,
+                taken_ns,
+                entries,
+            },
+        },
+        sha256: hex(&hasher.finalize()),
+        lines,
+        brief: brief.finish(),
         files,
         skipped,
         hunks,
     })
+}
+
+/// Collects the re-rendered parts of the patch per path.
+#[derive(Default)]
+struct Chunks(HashMap<String, Vec<u8>>);
+
+impl PatchSink for Chunks {
+    fn file(&mut self, path: &str, chunk: &[u8]) -> std::io::Result<()> {
+        self.0
+            .entry(path.to_owned())
+            .or_default()
+            .extend_from_slice(chunk);
+        Ok(())
+    }
+}
+
+/// The TARGET_SHA of a pinned diff now, over the pinned files only (`only`), with the cap
+/// `cap`. With the pin's spool, only files whose stat pre-key moved are re-rendered (the
+/// rest of the patch is read back from the spool); with an unchanged base tree and index and
+/// no file moved, nothing is read at all. Without a spool, or when the base, the index or
+/// the staged fallback is involved, the whole patch of the pinned files is re-rendered.
+pub(crate) fn repin(
+    repo: &Repository,
+    root: &Path,
+    base: Option<&str>,
+    only: &BTreeSet<String>,
+    cap: u64,
+    pinned: Option<(&PatchSpool, &str)>,
+) -> Result<String, TargetError> {
+    let rules = DiffRules {
+        cap,
+        run_dirs: &[],
+        only: Some(only),
+    };
+    let Some((spool, pinned_sha)) = pinned else {
+        return patch_sha(repo, root, base, &rules);
+    };
+    let key = &spool.key;
+    let base_tree = base_tree(repo, base)?.as_ref().map(Tree::id);
+    if key.staged || base_tree != key.base_tree || index_key(repo) != key.index {
+        return patch_sha(repo, root, base, &rules);
+    }
+    let mut moved = BTreeSet::new();
+    for e in &key.entries {
+        let now = StatKey::lstat(&root.join(&e.path)).ok().flatten();
+        let same = match (&e.stat, &now) {
+            (None, None) => true,
+            (Some(k), now) => k.still(now.as_ref(), key.taken_ns),
+            (None, Some(_)) => false,
+        };
+        if !same {
+            moved.insert(e.path.clone());
+        }
+    }
+    if moved.is_empty() {
+        return Ok(pinned_sha.to_owned());
+    }
+    let moved_rules = DiffRules {
+        only: Some(&moved),
+        ..rules
+    };
+    let mut fresh = Chunks::default();
+    let tree = base_tree.map(|id| repo.find_tree(id)).transpose();
+    let tree = tree.map_err(|e| git_err(&e))?;
+    let working = repo
+        .diff_tree_to_workdir_with_index(tree.as_ref(), Some(&mut options(&moved_rules, true)))
+        .map_err(|e| git_err(&e))?;
+    let rendered = render(repo, root, &working, &moved_rules, true, &mut fresh)?;
+    if !rendered.changed && moved.len() == key.entries.len() {
+        // Every pinned file changed back: the pin's rules fall back to the staged diff.
+        return patch_sha(repo, root, base, &rules);
+    }
+    let mut file = std::fs::File::open(spool.path()).map_err(spool_err)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    for e in &key.entries {
+        if moved.contains(&e.path) {
+            if let Some(chunk) = fresh.0.remove(&e.path) {
+                hasher.update(&chunk);
+            }
+            continue;
+        }
+        file.seek(SeekFrom::Start(e.offset)).map_err(spool_err)?;
+        let mut left = e.len;
+        while left > 0 {
+            let want = usize::try_from(left).unwrap_or(usize::MAX).min(buf.len());
+            file.read_exact(&mut buf[..want]).map_err(spool_err)?;
+            hasher.update(&buf[..want]);
+            left -= want as u64;
+        }
+    }
+    Ok(hex(&hasher.finalize()))
 }
 
 fn blob_lines(repo: &Repository, id: Oid) -> u32 {
@@ -382,4 +730,34 @@ fn blob_lines(repo: &Repository, id: Oid) -> u32 {
     repo.find_blob(id)
         .map(|b| count_lines(b.content()))
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_are_made_git_compatible() {
+        let plain =
+            b"diff --git a/a b/a\nindex 1..2 100644\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n";
+        assert!(matches!(git_compatible(plain), Cow::Borrowed(_)));
+        let empty =
+            b"diff --git a/e b/e\nnew file mode 100644\nindex 0..e\n--- /dev/null\n+++ b/e\n";
+        assert_eq!(
+            &*git_compatible(empty),
+            b"diff --git a/e b/e\nnew file mode 100644\nindex 0..e\n"
+        );
+        let spaced = b"diff --git a/s p b/s p\nindex 1..2 100644\n--- a/s p\n+++ b/s p\n@@ -1 +1 @@\n-a b\n+--- c d\n";
+        assert_eq!(
+            &*git_compatible(spaced),
+            b"diff --git a/s p b/s p\nindex 1..2 100644\n--- a/s p\t\n+++ b/s p\t\n@@ -1 +1 @@\n-a b\n+--- c d\n"
+                .as_slice()
+        );
+        let new_spaced = b"diff --git a/s p b/s p\nnew file mode 100644\nindex 0..2\n--- /dev/null\n+++ b/s p\n@@ -0,0 +1 @@\n+x\n";
+        assert_eq!(
+            &*git_compatible(new_spaced),
+            b"diff --git a/s p b/s p\nnew file mode 100644\nindex 0..2\n--- /dev/null\n+++ b/s p\t\n@@ -0,0 +1 @@\n+x\n"
+                .as_slice()
+        );
+    }
 }

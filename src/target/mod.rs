@@ -8,6 +8,7 @@ mod model;
 mod resolve;
 mod scan;
 mod shard;
+mod statkey;
 
 pub use error::TargetError;
 pub use model::*;
@@ -16,6 +17,7 @@ pub use resolve::{
     LIGHTWEIGHT_DIFF_LINES, REPIN_MAX_FILE_BYTES,
 };
 pub use shard::{apply_shard, partition, ShardInfo, ShardSpec, MAX_SHARDS};
+pub use statkey::{now_ns, StatKey, RACY_MARGIN_NS};
 
 #[cfg(test)]
 mod tests;

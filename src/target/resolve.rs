@@ -6,16 +6,16 @@ use super::diff;
 use super::diff::DiffRules;
 use super::manifest;
 use super::scan::{
-    self, canonical_dir, count_lines, escape_path, file_size, has_control_chars, rel_string,
-    sha256_hex,
+    self, canonical_dir, escape_path, file_size, has_control_chars, rel_string, sha256_hex,
 };
 use super::{
-    skip_summary, Artefact, Mode, PinnedTarget, TargetError, TargetFile, TargetKind, TargetRequest,
-    TargetType,
+    skip_summary, Artefact, ArtefactContent, Mode, PinnedTarget, TargetError, TargetFile,
+    TargetKind, TargetRequest, TargetType,
 };
 use git2::Repository;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// `[review] max_file_bytes` when nothing else is configured (1 MiB).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -222,7 +222,7 @@ fn pin_diff(
         only: None,
     };
     let pin = diff::pin_diff(repo, &ctx.root, req.base.as_deref(), &rules)?;
-    let measured_lines = u64::from(count_lines(&pin.patch));
+    let measured_lines = pin.lines;
     let mode = if measured_lines <= LIGHTWEIGHT_DIFF_LINES {
         Mode::Lightweight
     } else {
@@ -234,11 +234,11 @@ fn pin_diff(
         root: ctx.root.clone(),
         in_repo: true,
         file_path: None,
-        sha256: sha256_hex(&pin.patch),
-        brief: brief::diff_brief(&String::from_utf8_lossy(&pin.patch)),
+        sha256: pin.sha256,
+        brief: pin.brief,
         artefact: Some(Artefact {
             name: "diff.patch",
-            bytes: pin.patch,
+            content: ArtefactContent::Patch(Arc::new(pin.spool)),
         }),
         files: pin.files,
         skipped: pin.skipped,
@@ -367,14 +367,14 @@ pub fn diff_sha_capped(
         run_dirs: &[],
         only: None,
     };
-    let patch = diff::patch_bytes(&repo, root, base, &rules)?;
-    Ok(sha256_hex(&patch))
+    diff::patch_sha(&repo, root, base, &rules)
 }
 
 /// Re-compute TARGET_SHA for an already pinned target (same rules, same file list).
 ///
 /// A diff is re-rendered over the pinned files only (files the review did not cover cannot
-/// drift it); a file that grew past [`REPIN_MAX_FILE_BYTES`] or became a link is left out
+/// drift it), and of those only the files whose stat pre-key moved since the pin (the rest
+/// is read back from the pin's spool; nothing at all when nothing moved); a file that grew past [`REPIN_MAX_FILE_BYTES`] or became a link is left out
 /// unread, which changes the sha. A diff that has become empty hashes to the sha256 of the
 /// empty patch. A file of the target that can no longer be read (or is now a link) is an
 /// error; callers record it as drift.
@@ -391,13 +391,18 @@ pub fn repin(target: &PinnedTarget) -> Result<String, TargetError> {
             let repo = Repository::open(&target.root)
                 .map_err(|_| TargetError::NotARepo(target.root.clone()))?;
             let only: BTreeSet<String> = target.files.iter().map(|f| f.path.clone()).collect();
-            let rules = DiffRules {
-                cap: REPIN_MAX_FILE_BYTES,
-                run_dirs: &[],
-                only: Some(&only),
+            let spool = match target.artefact.as_ref().map(|a| &a.content) {
+                Some(ArtefactContent::Patch(spool)) => Some((&**spool, target.sha256.as_str())),
+                _ => None,
             };
-            let patch = diff::patch_bytes(&repo, &target.root, target.base.as_deref(), &rules)?;
-            Ok(sha256_hex(&patch))
+            diff::repin(
+                &repo,
+                &target.root,
+                target.base.as_deref(),
+                &only,
+                REPIN_MAX_FILE_BYTES,
+                spool,
+            )
         }
     }
 }

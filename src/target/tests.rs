@@ -132,7 +132,8 @@ fn diff_includes_modified_and_untracked_but_not_ignored() {
     assert_eq!(paths(&t), ["src/a.rs", "src/new.rs"]);
     let art = t.artefact.as_ref().expect("artefact");
     assert_eq!(art.name, "diff.patch");
-    let patch = String::from_utf8(art.bytes.clone()).expect("utf8");
+    let bytes = art.read().expect("read");
+    let patch = String::from_utf8(bytes.clone()).expect("utf8");
     assert!(
         patch.contains("diff --git a/src/a.rs b/src/a.rs\n"),
         "{patch}"
@@ -149,11 +150,11 @@ fn diff_includes_modified_and_untracked_but_not_ignored() {
 
     // TARGET_SHA is the sha256 of the written patch.
     let written = root.join("written.patch");
-    fs::write(&written, &art.bytes).expect("write");
+    fs::write(&written, &bytes).expect("write");
     assert_eq!(t.sha256, sha256sum_of(root, "sha256sum written.patch"));
     fs::remove_file(written).expect("rm");
-    assert_eq!(t.sha256, sha(&art.bytes));
-    assert_eq!(t.measured_lines, u64::from(scan::count_lines(&art.bytes)));
+    assert_eq!(t.sha256, sha(&bytes));
+    assert_eq!(t.measured_lines, u64::from(scan::count_lines(&bytes)));
 
     let a = t.file("src/a.rs").expect("a.rs");
     assert_eq!(
@@ -178,7 +179,8 @@ fn diff_patch_matches_git_diff_for_tracked_changes() {
     write(root, "a.txt", "1\n2\n3\nfour\n5\n6\n7\n8\n9\nten\n");
     write(root, "b.txt", "y");
     let t = resolve_in(root, &["diff"]).expect("diff");
-    let ours = String::from_utf8(t.artefact.expect("artefact").bytes).expect("utf8");
+    let ours =
+        String::from_utf8(t.artefact.expect("artefact").read().expect("read")).expect("utf8");
     let theirs = git(root, &["diff", "--no-color", "--no-ext-diff", "HEAD"]);
     // Index lines may abbreviate differently; everything else must be identical.
     let strip = |s: &str| -> String {
@@ -199,9 +201,16 @@ fn diff_falls_back_to_the_staged_diff() {
     git(root, &["add", "a.txt"]);
     write(root, "a.txt", "one\n");
     let t = resolve_in(root, &["diff"]).expect("staged diff");
-    let patch = String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8");
+    let patch = String::from_utf8(t.artefact.clone().expect("artefact").read().expect("read"))
+        .expect("utf8");
     assert!(patch.contains("-one\n+two\n"), "{patch}");
     assert_eq!(paths(&t), ["a.txt"]);
+    // What plain git prints for the staged diff, byte for byte.
+    let theirs = git(
+        root,
+        &["diff-index", "--cached", "-p", "--full-index", "HEAD"],
+    );
+    assert_eq!(patch, theirs);
 }
 
 #[test]
@@ -252,7 +261,8 @@ fn diff_on_unborn_head_lists_new_files() {
     write(dir.path(), "first.rs", "fn main() {}\n");
     let t = resolve_in(dir.path(), &["diff"]).expect("diff");
     assert_eq!(paths(&t), ["first.rs"]);
-    let patch = String::from_utf8(t.artefact.expect("artefact").bytes).expect("utf8");
+    let patch =
+        String::from_utf8(t.artefact.expect("artefact").read().expect("read")).expect("utf8");
     assert!(patch.contains("+fn main() {}\n"), "{patch}");
 }
 
@@ -277,7 +287,8 @@ fn diff_binary_deleted_and_run_dir() {
             reason: SkipReason::Binary
         }]
     );
-    let patch = String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8");
+    let patch = String::from_utf8(t.artefact.clone().expect("artefact").read().expect("read"))
+        .expect("utf8");
     // Skipped files are left out of the patch: it holds exactly the reviewed files.
     assert!(!patch.contains("img.bin"), "{patch}");
     assert!(!patch.contains(".arev"), "{patch}");
@@ -489,7 +500,7 @@ fn glob_manifest_respects_gitignore_and_includes_hidden() {
     let art = t.artefact.as_ref().expect("artefact");
     assert_eq!(art.name, "manifest.txt");
     assert_eq!(
-        String::from_utf8(art.bytes.clone()).expect("utf8"),
+        String::from_utf8(art.read().expect("read")).expect("utf8"),
         "src/.hidden.rs\nsrc/a.rs\nsrc/lib.rs\nsrc/sub/deep.rs\nsrc/untracked.rs\n"
     );
     assert_eq!(t.mode, Mode::Full);
@@ -626,7 +637,10 @@ fn manifest_skips_unreviewable_files() {
         ]
     );
     // Skipped files are not in the manifest nor in its digest.
-    assert_eq!(t.artefact.as_ref().expect("art").bytes, b"ok.rs\n");
+    assert_eq!(
+        t.artefact.as_ref().expect("art").read().expect("read"),
+        b"ok.rs\n"
+    );
     let ok_sha = sha(b"fn ok() {}\n");
     assert_eq!(t.sha256, sha(format!("{ok_sha}  ok.rs\n").as_bytes()));
 
@@ -719,7 +733,7 @@ fn skipped(t: &PinnedTarget) -> Vec<(&str, SkipReason)> {
 }
 
 fn patch_text(t: &PinnedTarget) -> String {
-    String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8")
+    String::from_utf8(t.artefact.clone().expect("artefact").read().expect("read")).expect("utf8")
 }
 
 #[cfg(unix)]
@@ -949,7 +963,10 @@ fn names_with_control_characters_are_refused_never_written_raw() {
             ("tab\\tx.rs", SkipReason::ControlChars)
         ]
     );
-    assert_eq!(t.artefact.as_ref().expect("art").bytes, b"a.rs\n");
+    assert_eq!(
+        t.artefact.as_ref().expect("art").read().expect("read"),
+        b"a.rs\n"
+    );
 
     let d = resolve_in(root, &["diff"]);
     match d {
@@ -1007,4 +1024,115 @@ fn untracked_nested_repository_is_listed_skipped() {
     assert_eq!(paths(&t), ["a.rs"]);
     assert_eq!(skipped(&t), [("nested", SkipReason::Submodule)]);
     assert!(!patch_text(&t).contains("nested"));
+}
+
+/// The plain-git command that reproduces `diff.patch` (README "Reproducing the pin with
+/// git", docs/architecture.md §5.1): a throw-away index holding the working tree, diffed
+/// against BASE with full object ids; the arguments are one exclude pathspec per skipped
+/// path.
+const PLAIN_GIT_DIFF: &str = r#"i=$(mktemp -u) && { cp "$(git rev-parse --git-path index)" "$i" 2>/dev/null || :; } && GIT_INDEX_FILE="$i" git add -A -- . ':!.arev' "$@" && GIT_INDEX_FILE="$i" git diff-index --cached -p --full-index "$BASE" -- ':!.arev' "$@"; s=$?; rm -f "$i"; exit $s"#;
+
+fn plain_git_diff(root: &Path, base: &str, skipped: &[&str]) -> Vec<u8> {
+    let excludes = skipped.iter().map(|p| format!(":(exclude,literal){p}"));
+    let out = Command::new("sh")
+        .args(["-c", PLAIN_GIT_DIFF, "sh"])
+        .args(excludes)
+        .env("BASE", base)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .current_dir(root)
+        .output()
+        .expect("sh");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+#[test]
+fn diff_patch_is_byte_identical_to_plain_git() {
+    let long_fn = format!("fn {}() {{", "very_long_function_name_".repeat(5));
+    let body = format!("{long_fn}\n    1\n    2\n    3\n    4\n    5\n    6\n}}\n");
+    let dir = repo_with(&[
+        ("a.rs", "fn a() {\n    1\n}\n\nfn b() {\n    2\n}\n"),
+        ("long.rs", &body),
+        ("del.txt", "x\ny\n"),
+        ("staged_mv.txt", "old\n"),
+        ("plain_mv.txt", "moved by mv\n"),
+        ("exe.sh", "#!/bin/sh\n"),
+        ("nonl.txt", "a\nb"),
+        ("empty_gone.txt", ""),
+        ("dir/keep.rs", "k\n"),
+    ]);
+    let root = dir.path();
+    // Tracked edits (one the indent heuristic slides), a deletion, renames (staged and
+    // not), a mode change, a missing final newline.
+    write(
+        root,
+        "a.rs",
+        "fn a() {\n    1\n}\n\nfn c() {\n}\n\nfn b() {\n    2\n}\n",
+    );
+    write(root, "long.rs", body.replace("    5\n", "    five\n"));
+    fs::remove_file(root.join("del.txt")).expect("rm");
+    fs::remove_file(root.join("empty_gone.txt")).expect("rm");
+    git(root, &["mv", "staged_mv.txt", "staged_moved.txt"]);
+    fs::rename(root.join("plain_mv.txt"), root.join("dir/plain_moved.txt")).expect("mv");
+    write(root, "nonl.txt", "a\nc");
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(root.join("exe.sh"), fs::Permissions::from_mode(0o755)).expect("chmod");
+    // New untracked files: nested, empty, executable, names with a space and non-ASCII.
+    write(root, "untracked.rs", "new\n");
+    write(root, "d/e/n.txt", "z\n");
+    write(root, "empty.txt", "");
+    write(root, "sp ace.txt", "space\n");
+    write(root, "é.txt", "accent\n");
+    write(root, "newexe.sh", "#!/bin/sh\necho\n");
+    fs::set_permissions(root.join("newexe.sh"), fs::Permissions::from_mode(0o755)).expect("chmod");
+    // Ignored files and arev's own home are not part of either.
+    write(root, ".gitignore", "*.log\n");
+    write(root, "ign.log", "i\n");
+    write(root, ".arev/runs/x/meta.json", "{}\n");
+
+    let t = resolve_in(root, &["diff"]).expect("diff");
+    assert!(t.skipped.is_empty(), "{:?}", t.skipped);
+    let ours = t.artefact.as_ref().expect("artefact").read().expect("read");
+    let theirs = plain_git_diff(root, "HEAD", &[]);
+    assert_eq!(
+        String::from_utf8_lossy(&ours),
+        String::from_utf8_lossy(&theirs)
+    );
+    assert_eq!(t.sha256, sha(&theirs));
+    let patch = String::from_utf8(ours).expect("utf8");
+    assert!(patch.contains("\n+++ b/sp ace.txt\t\n"), "{patch}");
+    assert!(
+        patch.contains("index 0000000000000000000000000000000000000000..e69de29bb2d1d6434b8b29ae775ad8c2e48c5391\n"),
+        "full ids: {patch}"
+    );
+    assert!(patch.contains("diff --git a/staged_mv.txt b/staged_mv.txt\ndeleted file mode"));
+
+    // Skipped files (a binary, a symlink) are left out: the same command with one exclude
+    // pathspec per skipped path.
+    write(root, "img.bin", [0u8, 1, 2, 0]);
+    symlink(root, "a.rs", "link.rs");
+    let t = resolve_in(root, &["diff"]).expect("diff");
+    let skipped: Vec<&str> = t.skipped.iter().map(|s| s.path.as_str()).collect();
+    assert_eq!(skipped, ["img.bin", "link.rs"]);
+    let ours = t.artefact.as_ref().expect("artefact").read().expect("read");
+    assert_eq!(ours, plain_git_diff(root, "HEAD", &skipped));
+
+    // --base REV: the merge base instead of HEAD.
+    git(root, &["add", "-A", "--", ".", ":!img.bin", ":!link.rs"]);
+    git(root, &["commit", "-q", "-m", "on top"]);
+    write(root, "a.rs", "changed again\n");
+    let mut r = req(root, &["diff"]);
+    r.base = Some("HEAD~1".into());
+    let t = resolve(&r).expect("diff --base");
+    let base = git(root, &["merge-base", "HEAD~1", "HEAD"]);
+    let ours = t.artefact.as_ref().expect("artefact").read().expect("read");
+    assert_eq!(
+        String::from_utf8_lossy(&ours),
+        String::from_utf8_lossy(&plain_git_diff(root, base.trim(), &skipped))
+    );
 }
