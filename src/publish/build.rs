@@ -219,11 +219,7 @@ pub fn build_payload(
             .collect();
         let covered = report
             .coverage
-            .files
-            .iter()
-            .filter(|f| f.status == crate::report::CoverageStatus::Reviewed)
-            .map(|f| f.path.clone())
-            .collect();
+            .reviewed_files(&report.target.allowed_files);
         (comments, fps, covered)
     } else {
         (vec![], vec![], vec![])

@@ -11,7 +11,7 @@ mod recorder;
 mod state;
 
 pub use atomic::{copy_record, write_atomic, write_json_atomic, write_json_record, write_record};
-pub use layout::{add_git_exclude, create_run_dir, default_runs_base, RunDir, RunId};
+pub use layout::{add_git_exclude, create_run_dir, default_runs_base, RunDir, RunId, SUMMARY_FILE};
 pub use list::{find_run, list_runs, load_report, load_report_file, LoadRunError, RunSummary};
 pub use meta::{Meta, MetaIterate, MetaTarget, RunStatus};
 pub use process::{Liveness, ProcessId};

@@ -2,7 +2,7 @@
 //! `begin` (target artefact, brief.md, meta.json `running` with the pid and start time of
 //! this process, progress.json), `record_round` (round-N.json and the round count in
 //! meta.json), `record_iteration` (an iterate run's progress), and `finish` (status and
-//! reasons, report.json, report.md, report.sarif, the final meta.json). Dispatching code
+//! reasons, report.json, summary.json, report.md, report.sarif, the final meta.json). Dispatching code
 //! updates progress.json through the recorder's `ProgressLog`. Every file is written
 //! atomically; only meta.json and report.json are also fsynced (store::atomic); meta.json is
 //! never read back from disk to change it.
@@ -13,7 +13,7 @@ use super::{
     ProcessId, RunDir, RunStatus,
 };
 use crate::findings::Tier;
-use crate::report::{render_markdown, render_sarif, Report};
+use crate::report::{render_markdown, render_sarif, Report, ReportSummary};
 use crate::round::RoundRecord;
 use crate::target::{ArtefactContent, PinnedTarget};
 use std::path::PathBuf;
@@ -301,6 +301,9 @@ impl Recorder {
         let run = &self.run;
         write_json_atomic(&run.report_json(), &report)
             .map_err(RecordError::at(run.report_json()))?;
+        // A digest for `arev runs`; without it (a crash here) listings read report.json.
+        write_json_record(&run.summary(), &ReportSummary::of(&report))
+            .map_err(RecordError::at(run.summary()))?;
         write_record(&run.report_md(), render_markdown(&report).as_bytes())
             .map_err(RecordError::at(run.report_md()))?;
         if sarif {
@@ -415,7 +418,7 @@ mod tests {
             RunStatus::Aborted,
             "built from the final meta"
         );
-        for f in ["report.json", "report.md", "report.sarif"] {
+        for f in ["report.json", "summary.json", "report.md", "report.sarif"] {
             assert!(run.path.join(f).is_file(), "{f}");
         }
         let progress = crate::store::read_progress(&run.path).unwrap();
