@@ -57,7 +57,11 @@ fn child(root: &Path, moved: bool) {
     let start = Instant::now();
     let sha = repin(&t).expect("repin");
     let repin_time = start.elapsed();
-    assert_eq!(sha == t.sha256, !moved, "drift detected exactly when a file moved");
+    assert_eq!(
+        sha == t.sha256,
+        !moved,
+        "drift detected exactly when a file moved"
+    );
     println!(
         "{} {} {} {} {}",
         t.sha256,
@@ -177,10 +181,7 @@ fn main() {
     );
     println!("  {GIT_DIFF:<36} {g:8.1} ms");
     println!("  plain-git reproduction | sha256sum   {p:8.1} ms");
-    println!(
-        "ratio arev / git diff: {:.2}x (goal <= 1.00)",
-        a / g
-    );
+    println!("ratio arev / git diff: {:.2}x (goal <= 1.00)", a / g);
     println!(
         "digest equals the plain-git reproduction: {} (arev {arev_sha}, git {plain_sha}; `git diff HEAD` differs by design: {git_sha})",
         if same && arev_sha == plain_sha { "yes" } else { "NO" }

@@ -95,7 +95,12 @@ pub fn build_repo(root: &Path, dirs: usize, files_per_dir: usize) -> Vec<String>
 }
 
 /// Wall time and output of one whole process (`argv` in `cwd`, optional stdin).
-pub fn timed(argv: &[&str], cwd: &Path, envs: &[(&str, &str)], stdin: Option<&[u8]>) -> (Duration, Output) {
+pub fn timed(
+    argv: &[&str],
+    cwd: &Path,
+    envs: &[(&str, &str)],
+    stdin: Option<&[u8]>,
+) -> (Duration, Output) {
     let start = Instant::now();
     let mut child = Command::new(argv[0])
         .args(&argv[1..])

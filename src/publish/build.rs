@@ -217,9 +217,7 @@ pub fn build_payload(
             .iter()
             .map(|f| f.fingerprint.clone())
             .collect();
-        let covered = report
-            .coverage
-            .reviewed_files(&report.target.allowed_files);
+        let covered = report.coverage.reviewed_files(&report.target.allowed_files);
         (comments, fps, covered)
     } else {
         (vec![], vec![], vec![])

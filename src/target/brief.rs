@@ -282,7 +282,10 @@ fn path_from_diff_git(rest: &str) -> String {
 
 /// A header's path: without git's trailing tab (after a name holding a space) and quotes.
 fn unquote(s: &str) -> String {
-    s.strip_suffix('\t').unwrap_or(s).trim_matches('"').to_owned()
+    s.strip_suffix('\t')
+        .unwrap_or(s)
+        .trim_matches('"')
+        .to_owned()
 }
 
 /// The brief of a whole unified patch at once.
