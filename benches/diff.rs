@@ -25,7 +25,7 @@ const REPS: usize = 7;
 const CHILD: &str = "AREV_BENCH_DIFF_CHILD";
 const GIT_DIFF: &str = "git diff HEAD | sha256sum";
 /// The documented plain-git command for `diff.patch` (no skipped files), hashed.
-const PLAIN_GIT: &str = r#"i=$(mktemp -u) && cp "$(git rev-parse --git-path index)" "$i" && GIT_INDEX_FILE="$i" git add -A -- . ':!.arev' && GIT_INDEX_FILE="$i" git diff-index --cached -p --full-index HEAD -- ':!.arev' | sha256sum; rm -f "$i""#;
+const PLAIN_GIT: &str = r#"i=$(mktemp -u) && cp -p "$(git rev-parse --git-path index)" "$i" && GIT_INDEX_FILE="$i" git add -A && GIT_INDEX_FILE="$i" git diff-index --cached -p --full-index HEAD -- ':!.arev' | sha256sum; rm -f "$i""#;
 
 /// The child: pin, copy the patch into a run dir, drift check; prints
 /// `sha pin_ms repin_ms peak_kib patch_bytes`. `moved`: one pinned file changes before the
@@ -132,6 +132,14 @@ fn main() {
     }
     let dir = tempfile::TempDir::new().expect("tempdir");
     let root = dir.path().canonicalize().expect("canonical");
+    // AREV_BENCH_KEEP=1 keeps the corpus (for profiling the child in it).
+    let dir = if std::env::var_os("AREV_BENCH_KEEP").is_some() {
+        println!("corpus kept at {}", root.display());
+        let _ = dir.keep();
+        None
+    } else {
+        Some(dir)
+    };
     let setup = Instant::now();
     let paths = build_repo(&root, DIRS, FILES_PER_DIR);
     let (changed, files) = change(&root, &paths);
@@ -200,4 +208,5 @@ fn main() {
         "drift check with one moved file: median {:.2} ms (full re-pin: the pin itself)",
         median(&moved_ms)
     );
+    drop(dir);
 }

@@ -15,7 +15,6 @@ use super::statkey::{now_ns, StatKey};
 use super::{Hunk, SkipReason, SkippedFile, TargetError, TargetFile};
 use git2::{Delta, Diff, DiffOptions, ErrorCode, FileMode, Oid, Patch, Repository, Tree};
 use sha2::{Digest, Sha256};
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -295,53 +294,138 @@ fn blob_size(repo: &Repository, id: Oid) -> u64 {
         .unwrap_or(0)
 }
 
-/// libgit2's text for one file made byte-identical to git's: git writes no `---`/`+++` lines
-/// for a file without hunks (an empty file added or deleted), and ends a `---`/`+++` line
-/// whose name holds a space with a tab (so that `patch` can find where the name ends).
-fn git_compatible(buf: &[u8]) -> Cow<'_, [u8]> {
-    let (header, hunks) = match memchr_hunk(buf) {
-        Some(at) => buf.split_at(at),
-        None => (buf, &[][..]),
-    };
-    let no_hunks = hunks.is_empty();
-    let needs_fix = header.split(|&b| b == b'\n').any(|line| {
-        (line.starts_with(b"--- ") || line.starts_with(b"+++ "))
-            && (no_hunks || line[4..].contains(&b' '))
-    });
-    if !needs_fix {
-        return Cow::Borrowed(buf);
+/// `prefix` + `path` as git writes a name in a patch header (core.quotePath): in double
+/// quotes with C escapes when it holds a quote, a backslash, a control character or a
+/// non-ASCII byte (octal), else as is.
+fn quote_path(prefix: &str, path: &str) -> String {
+    let needs = path
+        .bytes()
+        .any(|b| b < 0x20 || b == b'"' || b == b'\\' || b >= 0x7f);
+    if !needs {
+        return format!("{prefix}{path}");
     }
-    let mut out = Vec::with_capacity(buf.len() + 2);
-    for line in header.split_inclusive(|&b| b == b'\n') {
-        let file_line = line.starts_with(b"--- ") || line.starts_with(b"+++ ");
-        if !file_line {
-            out.extend_from_slice(line);
-        } else if !no_hunks {
-            let body = line.strip_suffix(b"\n").unwrap_or(line);
-            out.extend_from_slice(body);
-            if body[4..].contains(&b' ') {
-                out.push(b'\t');
-            }
-            out.push(b'\n');
+    let mut out = String::with_capacity(path.len() + 8);
+    out.push('"');
+    out.push_str(prefix);
+    for b in path.bytes() {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            0x07 => out.push_str("\\a"),
+            0x08 => out.push_str("\\b"),
+            0x0b => out.push_str("\\v"),
+            0x0c => out.push_str("\\f"),
+            b if b < 0x20 || b >= 0x7f => out.push_str(&format!("\\{b:03o}")),
+            b => out.push(char::from(b)),
         }
     }
-    out.extend_from_slice(hunks);
-    Cow::Owned(out)
+    out.push('"');
+    out
+}
+
+/// A blob mode as git prints it.
+fn mode_str(mode: FileMode) -> &'static str {
+    match mode {
+        FileMode::BlobExecutable => "100755",
+        _ => "100644",
+    }
+}
+
+/// What one file's patch header says.
+struct Header<'a> {
+    path: &'a str,
+    /// None: the file does not exist on that side.
+    old: Option<(Oid, FileMode)>,
+    new: Option<(Oid, FileMode)>,
+    has_hunks: bool,
+}
+
+impl Header<'_> {
+    /// The header exactly as `git diff-index -p --full-index` writes it: no `index` line for
+    /// a change of mode alone, no `---`/`+++` lines without hunks, and a tab after a
+    /// `---`/`+++` name holding a space.
+    fn write(&self, out: &mut Vec<u8>) {
+        use std::fmt::Write as _;
+        let a = quote_path("a/", self.path);
+        let b = quote_path("b/", self.path);
+        let mut h = String::with_capacity(200);
+        let _ = writeln!(h, "diff --git {a} {b}");
+        let zero = Oid::zero();
+        let (old_id, new_id) = (
+            self.old.map_or(zero, |(id, _)| id),
+            self.new.map_or(zero, |(id, _)| id),
+        );
+        let mut same_mode = None;
+        match (self.old, self.new) {
+            (None, Some((_, m))) => {
+                let _ = writeln!(h, "new file mode {}", mode_str(m));
+            }
+            (Some((_, m)), None) => {
+                let _ = writeln!(h, "deleted file mode {}", mode_str(m));
+            }
+            (Some((_, om)), Some((_, nm))) if mode_str(om) != mode_str(nm) => {
+                let _ = writeln!(h, "old mode {}\nnew mode {}", mode_str(om), mode_str(nm));
+            }
+            (Some((_, m)), Some(_)) => same_mode = Some(mode_str(m)),
+            (None, None) => {}
+        }
+        if old_id != new_id {
+            match same_mode {
+                Some(m) => {
+                    let _ = writeln!(h, "index {old_id}..{new_id} {m}");
+                }
+                None => {
+                    let _ = writeln!(h, "index {old_id}..{new_id}");
+                }
+            }
+        }
+        if self.has_hunks {
+            let tab = |name: &str| if name.contains(' ') { "\t" } else { "" };
+            let minus = if self.old.is_some() {
+                a
+            } else {
+                "/dev/null".to_owned()
+            };
+            let plus = if self.new.is_some() {
+                b
+            } else {
+                "/dev/null".to_owned()
+            };
+            let _ = writeln!(h, "--- {minus}{}", tab(&minus));
+            let _ = writeln!(h, "+++ {plus}{}", tab(&plus));
+        }
+        out.extend_from_slice(h.as_bytes());
+    }
 }
 
 /// Offset of the first hunk line (`@@ ` at a line start), if any.
-fn memchr_hunk(buf: &[u8]) -> Option<usize> {
+fn first_hunk(buf: &[u8]) -> Option<usize> {
     if buf.starts_with(b"@@ ") {
         return Some(0);
     }
     buf.windows(4).position(|w| w == b"\n@@ ").map(|i| i + 1)
 }
 
+/// The content of a blob (empty for the zero id).
+fn blob_bytes(repo: &Repository, id: Oid) -> Result<Vec<u8>, TargetError> {
+    if id.is_zero() {
+        return Ok(Vec::new());
+    }
+    repo.find_blob(id)
+        .map(|b| b.content().to_vec())
+        .map_err(|e| git_err(&e))
+}
+
 /// Render `diff` as git prints it, one file at a time into `sink`, with only the files that
 /// are reviewed: symlinks, submodules, run dirs, names with control characters, files over
 /// the cap (never loaded) and binary files are left out of the patch and listed as skipped.
 /// `.arev/` is left out silently. `workdir`: the new side is the working tree (else the
-/// index).
+/// index). libgit2 lists the changed paths; each file's two sides are read here (the
+/// working tree's without following links) and diffed as buffers, so no attribute or
+/// filter lookup happens per file; the header is written as git writes it.
 fn render(
     repo: &Repository,
     root: &Path,
@@ -371,11 +455,14 @@ fn render(
             out.skipped.push(SkippedFile { path, reason });
         }
     };
+    let mut opts = DiffOptions::new();
+    opts.indent_heuristic(true);
+    let mut chunk = Vec::new();
     for idx in 0..n {
         let Some(delta) = diff.get_delta(idx) else {
             continue;
         };
-        let (raw, deleted) = delta_path(&delta);
+        let (raw, mut deleted) = delta_path(&delta);
         if is_arev_home(raw) {
             continue;
         }
@@ -402,44 +489,63 @@ fn render(
             skip(&mut out, path.trim_end_matches('/').to_owned(), *why);
             continue;
         }
+        let old_file = delta.old_file();
+        let new_file = delta.new_file();
+        let old = (!old_file.id().is_zero() && old_file.mode() != FileMode::Unreadable)
+            .then(|| (old_file.id(), old_file.mode()));
         // Sizes first, from metadata and object headers: an oversized side is never loaded.
-        let old_size = blob_size(repo, delta.old_file().id());
+        if old.is_some_and(|(id, _)| blob_size(repo, id) > rules.cap) {
+            skip(&mut out, path.to_owned(), SkipReason::TooLarge);
+            continue;
+        }
         let mut read = None;
         let mut stat = None;
-        let new_size = if deleted {
-            0
+        let new_bytes = if deleted {
+            Vec::new()
         } else if workdir {
             match read_regular_meta(root, path, rules.cap) {
                 Ok((bytes, meta)) => {
-                    let len = bytes.len() as u64;
                     read = Some((hex(&Sha256::digest(&bytes)), count_lines(&bytes)));
                     stat = Some(StatKey::of(&meta));
-                    len
+                    bytes
                 }
                 Err(ScanError::Skip(reason, _)) => {
                     skip(&mut out, path.to_owned(), reason);
                     continue;
                 }
-                // Gone from the working tree since git looked: measured from the blob.
-                Err(ScanError::Missing) => blob_size(repo, delta.new_file().id()),
+                // Gone from the working tree since git looked: a deletion now.
+                Err(ScanError::Missing) => {
+                    deleted = true;
+                    Vec::new()
+                }
             }
-        } else {
-            blob_size(repo, delta.new_file().id())
-        };
-        if old_size > rules.cap || new_size > rules.cap {
+        } else if blob_size(repo, new_file.id()) > rules.cap {
             skip(&mut out, path.to_owned(), SkipReason::TooLarge);
             continue;
-        }
-        let Some(mut patch) = Patch::from_diff(diff, idx).map_err(|e| git_err(&e))? else {
-            continue;
+        } else {
+            blob_bytes(repo, new_file.id())?
         };
+        if deleted && old.is_none() {
+            continue;
+        }
+        let old_bytes = match old {
+            Some((id, _)) => blob_bytes(repo, id)?,
+            None => Vec::new(),
+        };
+        let p = Path::new(path);
+        let mut patch =
+            Patch::from_buffers(&old_bytes, Some(p), &new_bytes, Some(p), Some(&mut opts))
+                .map_err(|e| git_err(&e))?;
+        // The new side's blob id: libgit2 hashed the buffer for the patch.
+        let new = (!deleted).then(|| (patch.delta().new_file().id(), new_file.mode()));
         if patch.delta().flags().is_binary() {
             skip(&mut out, path.to_owned(), SkipReason::Binary);
             continue;
         }
         // A path the index changed and the working tree changed back: no change at all.
-        let same_mode = delta.old_file().mode() == delta.new_file().mode();
-        if patch.num_hunks() == 0 && same_mode && delta.status() == Delta::Modified {
+        if patch.num_hunks() == 0
+            && old.map(|(id, m)| (id, mode_str(m))) == new.map(|(id, m)| (id, mode_str(m)))
+        {
             continue;
         }
         out.changed = true;
@@ -456,13 +562,26 @@ fn render(
             let end = start + lines.saturating_sub(1);
             hunks.push(Hunk { start, end });
         }
-        let buf = patch.to_buf().map_err(|e| git_err(&e))?;
-        sink.file(path, &git_compatible(&buf)).map_err(spool_err)?;
+        chunk.clear();
+        Header {
+            path,
+            old,
+            new,
+            has_hunks: patch.num_hunks() > 0,
+        }
+        .write(&mut chunk);
+        if patch.num_hunks() > 0 {
+            let buf = patch.to_buf().map_err(|e| git_err(&e))?;
+            if let Some(at) = first_hunk(&buf) {
+                chunk.extend_from_slice(&buf[at..]);
+            }
+        }
+        sink.file(path, &chunk).map_err(spool_err)?;
         out.entries.push(Entry {
             path: path.to_owned(),
             deleted,
-            new_id: delta.new_file().id(),
-            old_id: delta.old_file().id(),
+            new_id: new.map_or(Oid::zero(), |(id, _)| id),
+            old_id: old.map_or(Oid::zero(), |(id, _)| id),
             read,
             stat,
             hunks,
@@ -508,6 +627,10 @@ fn compute(
     rules: &DiffRules<'_>,
     sink: &mut dyn PatchSink,
 ) -> Result<Computed, TargetError> {
+    // Objects are read as git reads them, without re-hashing each one to verify it (a
+    // sha1 pass over every old side; libgit2's default).
+    static UNVERIFIED: std::sync::Once = std::sync::Once::new();
+    UNVERIFIED.call_once(|| git2::opts::strict_hash_verification(false));
     let tree = base_tree(repo, base)?;
     let base_tree = tree.as_ref().map(Tree::id);
     let working = repo
@@ -737,27 +860,68 @@ mod tests {
     use super::*;
 
     #[test]
-    fn headers_are_made_git_compatible() {
-        let plain =
-            b"diff --git a/a b/a\nindex 1..2 100644\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n";
-        assert!(matches!(git_compatible(plain), Cow::Borrowed(_)));
-        let empty =
-            b"diff --git a/e b/e\nnew file mode 100644\nindex 0..e\n--- /dev/null\n+++ b/e\n";
+    fn names_are_quoted_as_git_quotes_them() {
+        assert_eq!(quote_path("a/", "src/x.rs"), "a/src/x.rs");
+        assert_eq!(quote_path("b/", "sp ace"), "b/sp ace");
+        assert_eq!(quote_path("a/", "é.txt"), "\"a/\\303\\251.txt\"");
+        assert_eq!(quote_path("a/", "q\"b\\"), "\"a/q\\\"b\\\\\"");
+    }
+
+    #[test]
+    fn headers_are_written_as_git_writes_them() {
+        let id = |c: char| Oid::from_str(&c.to_string().repeat(40)).unwrap();
+        let text = |h: Header<'_>| {
+            let mut v = Vec::new();
+            h.write(&mut v);
+            String::from_utf8(v).unwrap()
+        };
         assert_eq!(
-            &*git_compatible(empty),
-            b"diff --git a/e b/e\nnew file mode 100644\nindex 0..e\n"
+            text(Header {
+                path: "e",
+                old: None,
+                new: Some((id('e'), FileMode::Blob)),
+                has_hunks: false
+            }),
+            format!(
+                "diff --git a/e b/e\nnew file mode 100644\nindex {}..{}\n",
+                Oid::zero(),
+                id('e')
+            )
         );
-        let spaced = b"diff --git a/s p b/s p\nindex 1..2 100644\n--- a/s p\n+++ b/s p\n@@ -1 +1 @@\n-a b\n+--- c d\n";
         assert_eq!(
-            &*git_compatible(spaced),
-            b"diff --git a/s p b/s p\nindex 1..2 100644\n--- a/s p\t\n+++ b/s p\t\n@@ -1 +1 @@\n-a b\n+--- c d\n"
-                .as_slice()
+            text(Header {
+                path: "s p",
+                old: Some((id('1'), FileMode::Blob)),
+                new: Some((id('2'), FileMode::Blob)),
+                has_hunks: true
+            }),
+            format!(
+                "diff --git a/s p b/s p\nindex {}..{} 100644\n--- a/s p\t\n+++ b/s p\t\n",
+                id('1'),
+                id('2')
+            )
         );
-        let new_spaced = b"diff --git a/s p b/s p\nnew file mode 100644\nindex 0..2\n--- /dev/null\n+++ b/s p\n@@ -0,0 +1 @@\n+x\n";
         assert_eq!(
-            &*git_compatible(new_spaced),
-            b"diff --git a/s p b/s p\nnew file mode 100644\nindex 0..2\n--- /dev/null\n+++ b/s p\t\n@@ -0,0 +1 @@\n+x\n"
-                .as_slice()
+            text(Header {
+                path: "x.sh",
+                old: Some((id('3'), FileMode::Blob)),
+                new: Some((id('3'), FileMode::BlobExecutable)),
+                has_hunks: false
+            }),
+            "diff --git a/x.sh b/x.sh\nold mode 100644\nnew mode 100755\n"
+        );
+        assert_eq!(
+            text(Header {
+                path: "gone",
+                old: Some((id('4'), FileMode::Blob)),
+                new: None,
+                has_hunks: true
+            }),
+            format!(
+                "diff --git a/gone b/gone\ndeleted file mode 100644\nindex {}..{}\n--- a/gone\n+++ /dev/null\n",
+                id('4'),
+                Oid::zero()
+            )
         );
     }
 }

@@ -13,11 +13,11 @@ mod statkey;
 pub use error::TargetError;
 pub use model::*;
 pub use resolve::{
-    diff_sha, diff_sha_capped, repin, resolve, resolve_excluding, DEFAULT_MAX_FILE_BYTES,
-    LIGHTWEIGHT_DIFF_LINES, REPIN_MAX_FILE_BYTES,
+    diff_sha, diff_sha_cached, diff_sha_capped, repin, resolve, resolve_excluding,
+    DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES, REPIN_MAX_FILE_BYTES,
 };
 pub use shard::{apply_shard, partition, ShardInfo, ShardSpec, MAX_SHARDS};
-pub use statkey::{now_ns, StatKey, RACY_MARGIN_NS};
+pub use statkey::{now_ns, worktree_key, ShaCache, StatKey, WorktreeKey, RACY_MARGIN_NS};
 
 #[cfg(test)]
 mod tests;

@@ -8,6 +8,7 @@ use super::manifest;
 use super::scan::{
     self, canonical_dir, escape_path, file_size, has_control_chars, rel_string, sha256_hex,
 };
+use super::statkey::{now_ns, worktree_key, ShaCache, RACY_MARGIN_NS};
 use super::{
     skip_summary, Artefact, ArtefactContent, Mode, PinnedTarget, TargetError, TargetFile,
     TargetKind, TargetRequest, TargetType,
@@ -368,6 +369,42 @@ pub fn diff_sha_capped(
         only: None,
     };
     diff::patch_sha(&repo, root, base, &rules)
+}
+
+/// [`diff_sha_capped`] through the key cache in the file `cache`: when the working tree's
+/// key ([`worktree_key`]: HEAD, the index, the stat of every changed, untracked or
+/// directory entry) is one the cache has seen, the sha it produced then, without rendering
+/// the diff (a `git status`'s worth of `lstat`s); otherwise the diff is rendered, and its sha
+/// remembered under the key when nothing keyed changed while it was rendered.
+pub fn diff_sha_cached(
+    root: &Path,
+    base: Option<&str>,
+    max_file_bytes: u64,
+    cache: &Path,
+) -> Result<String, TargetError> {
+    let repo = Repository::open(root).map_err(|_| TargetError::NotARepo(root.to_path_buf()))?;
+    let identity = format!("diff\0{}\0{max_file_bytes}", base.unwrap_or(""));
+    let mut known = ShaCache::load(cache);
+    if let Ok(key) = worktree_key(&repo, root, &identity) {
+        if let Some(sha) = known.get(&key.digest) {
+            return Ok(sha.to_owned());
+        }
+    }
+    let before = now_ns();
+    let rules = DiffRules {
+        cap: max_file_bytes,
+        run_dirs: &[],
+        only: None,
+    };
+    let sha = diff::patch_sha(&repo, root, base, &rules)?;
+    // Keyed after the diff, stored only if nothing keyed moved since just before it: then
+    // the diff saw exactly the tree the key describes.
+    if let Ok(key) = worktree_key(&repo, root, &identity) {
+        if key.newest_ns < before.saturating_sub(RACY_MARGIN_NS) {
+            let _ = known.put(cache, &key.digest, &sha);
+        }
+    }
+    Ok(sha)
 }
 
 /// Re-compute TARGET_SHA for an already pinned target (same rules, same file list).

@@ -1,11 +1,21 @@
-//! Stat pre-keys (docs/architecture.md §5): what `lstat` says about a file — size, mtime,
+//! Stat pre-keys (docs/architecture.md §5.1): what `lstat` says about a file — size, mtime,
 //! ctime, inode, mode — as a cheap stand-in for its content, so that the end-of-run drift
-//! check and the Stop hook's verdict cache re-read only files whose key moved. A key taken
-//! within [`RACY_MARGIN_NS`] of a file's last change proves nothing (a second write in the
-//! same timestamp tick leaves every field equal) and is never trusted.
+//! check and the Stop hook's diff cache re-read only what moved. A key taken within
+//! [`RACY_MARGIN_NS`] of a file's last change proves nothing (a second write in the same
+//! timestamp tick leaves every field equal) and is never trusted.
+//!
+//! [`worktree_key`] keys a whole working tree the way `git status` looks at it (HEAD, the
+//! index, every tracked file whose stat differs from its index entry, every non-ignored
+//! directory and untracked file), and [`ShaCache`] maps such keys to the diff sha they
+//! produced, so a Stop hook whose tree did not move skips rendering the diff.
 
+use super::TargetError;
+use git2::Repository;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::HashSet;
 use std::fs::Metadata;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -69,6 +79,190 @@ pub fn now_ns() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// A working tree's key: equal digests (whose newest stat was not racy when stored) mean
+/// an equal diff against the same base.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorktreeKey {
+    /// Hex sha256 over everything keyed.
+    pub digest: String,
+    /// The latest mtime/ctime among the keyed stats (nanoseconds): a key whose `newest` is
+    /// not older than the instant before the diff was computed by [`RACY_MARGIN_NS`] may
+    /// describe a tree the diff did not see, and is not stored.
+    pub newest_ns: i64,
+}
+
+/// Feeds the digest and tracks the newest change.
+struct KeyHasher {
+    hasher: Sha256,
+    newest_ns: i64,
+}
+
+impl KeyHasher {
+    fn field(&mut self, tag: &[u8], bytes: &[u8]) {
+        self.hasher.update(tag);
+        self.hasher.update((bytes.len() as u64).to_le_bytes());
+        self.hasher.update(bytes);
+    }
+
+    fn stat(&mut self, tag: &[u8], path: &[u8], key: Option<&StatKey>) {
+        self.field(tag, path);
+        match key {
+            Some(k) => {
+                self.newest_ns = self.newest_ns.max(k.mtime_ns).max(k.ctime_ns);
+                for v in [k.size, k.ino, k.dev, u64::from(k.mode)] {
+                    self.hasher.update(v.to_le_bytes());
+                }
+                self.hasher.update(k.mtime_ns.to_le_bytes());
+                self.hasher.update(k.ctime_ns.to_le_bytes());
+            }
+            None => self.hasher.update(b"-"),
+        }
+    }
+}
+
+/// Whether the working-tree file's metadata `m` matches the index entry's stat fields
+/// (what git compares before it trusts an entry to be unchanged).
+fn matches_index(e: &git2::IndexEntry, m: &Metadata) -> bool {
+    let exec = |mode: u32| mode & 0o100 != 0;
+    // The index keeps 32-bit seconds, sizes, inodes and devices.
+    m.mtime() as i32 == e.mtime.seconds()
+        && m.mtime_nsec() as u32 == e.mtime.nanoseconds()
+        && m.ctime() as i32 == e.ctime.seconds()
+        && m.ctime_nsec() as u32 == e.ctime.nanoseconds()
+        && m.len() as u32 == e.file_size
+        && m.ino() as u32 == e.ino
+        && m.mode() & 0o170_000 == e.mode & 0o170_000
+        && exec(m.mode()) == exec(e.mode)
+}
+
+/// The key of the working tree of `repo` (work tree `root`) for a diff identified by
+/// `identity` (its base and rules): HEAD, the index file and `info/exclude`, every tracked
+/// file whose `lstat` differs from its index entry or that the index holds racily (changed
+/// within [`RACY_MARGIN_NS`] of the index write), every directory the `.gitignore` rules do
+/// not exclude (a file created, removed or renamed in one changes its mtime) and every
+/// untracked file in them. Costs what `git status` costs: one `lstat` per tracked file, one
+/// `readdir` per directory; no file is read.
+pub fn worktree_key(
+    repo: &Repository,
+    root: &Path,
+    identity: &str,
+) -> Result<WorktreeKey, TargetError> {
+    let git = |e: git2::Error| TargetError::Git(e.message().to_owned());
+    let mut h = KeyHasher {
+        hasher: Sha256::new(),
+        newest_ns: i64::MIN,
+    };
+    h.field(b"identity", identity.as_bytes());
+    let head = repo.head().ok().and_then(|r| r.target());
+    h.field(
+        b"head",
+        head.map(|o| o.to_string()).unwrap_or_default().as_bytes(),
+    );
+    let index_path = repo.path().join("index");
+    let index_key = StatKey::lstat(&index_path).ok().flatten();
+    h.stat(b"index", b"", index_key.as_ref());
+    let exclude = repo.commondir().join("info").join("exclude");
+    h.stat(
+        b"exclude",
+        b"",
+        StatKey::lstat(&exclude).ok().flatten().as_ref(),
+    );
+    let index = repo.index().map_err(git)?;
+    let racy_from = index_key.map_or(i64::MAX, |k| k.mtime_ns.saturating_sub(RACY_MARGIN_NS));
+    let mut tracked: HashSet<Vec<u8>> = HashSet::with_capacity(index.len());
+    for e in index.iter() {
+        // Submodules are skipped by every diff: their work trees are not keyed.
+        if e.mode & 0o170_000 != 0o160_000 {
+            let now =
+                std::fs::symlink_metadata(root.join(std::ffi::OsStr::from_bytes(&e.path))).ok();
+            let entry_ns =
+                i64::from(e.mtime.seconds()) * 1_000_000_000 + i64::from(e.mtime.nanoseconds());
+            let clean = now.as_ref().is_some_and(|m| matches_index(&e, m));
+            if !clean || entry_ns >= racy_from {
+                h.stat(b"tracked", &e.path, now.as_ref().map(StatKey::of).as_ref());
+            }
+        }
+        tracked.insert(e.path);
+    }
+    // Every directory the ignore rules leave in, and the untracked files in them, in a
+    // stable order. arev's own home and nested repositories are not walked.
+    let mut walked: Vec<(Vec<u8>, bool, Option<StatKey>)> = Vec::new();
+    let walk = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .ignore(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(true)
+        .parents(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| !matches!(e.file_name().to_str(), Some(".git" | ".arev")))
+        .build();
+    for entry in walk {
+        let Ok(entry) = entry else { continue };
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let rel = rel.as_os_str().as_bytes().to_vec();
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        if is_dir || !tracked.contains(&rel) {
+            walked.push((rel, is_dir, StatKey::lstat(entry.path()).ok().flatten()));
+        }
+    }
+    walked.sort_by(|a, b| a.0.cmp(&b.0));
+    for (rel, is_dir, key) in &walked {
+        let tag: &[u8] = if *is_dir { b"dir" } else { b"untracked" };
+        h.stat(tag, rel, key.as_ref());
+    }
+    Ok(WorktreeKey {
+        digest: super::scan::hex(&h.hasher.finalize()),
+        newest_ns: h.newest_ns,
+    })
+}
+
+/// The last few working-tree keys of a diff and the diff sha each produced, kept in a small
+/// JSON file (e.g. in a Stop-hook session dir).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShaCache {
+    /// `(key digest, diff sha)`, most recent last.
+    entries: Vec<(String, String)>,
+}
+
+impl ShaCache {
+    /// Keys kept: enough for an agent flipping between a few states of its work.
+    const KEEP: usize = 16;
+
+    /// The cache in `path`; empty when missing or unreadable (a cache never fails a caller).
+    pub fn load(path: &Path) -> Self {
+        std::fs::read(path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, sha)| sha.as_str())
+    }
+
+    /// Remember `sha` for `key`, and write the cache to `path` (temp file + rename).
+    pub fn put(&mut self, path: &Path, key: &str, sha: &str) -> std::io::Result<()> {
+        self.entries.retain(|(k, _)| k != key);
+        self.entries.push((key.to_owned(), sha.to_owned()));
+        let extra = self.entries.len().saturating_sub(Self::KEEP);
+        self.entries.drain(..extra);
+        let dir = path.parent().unwrap_or_else(|| Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+        serde_json::to_writer(&mut tmp, self).map_err(std::io::Error::other)?;
+        tmp.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

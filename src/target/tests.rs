@@ -1030,7 +1030,7 @@ fn untracked_nested_repository_is_listed_skipped() {
 /// git", docs/architecture.md §5.1): a throw-away index holding the working tree, diffed
 /// against BASE with full object ids; the arguments are one exclude pathspec per skipped
 /// path.
-const PLAIN_GIT_DIFF: &str = r#"i=$(mktemp -u) && { cp "$(git rev-parse --git-path index)" "$i" 2>/dev/null || :; } && GIT_INDEX_FILE="$i" git add -A -- . ':!.arev' "$@" && GIT_INDEX_FILE="$i" git diff-index --cached -p --full-index "$BASE" -- ':!.arev' "$@"; s=$?; rm -f "$i"; exit $s"#;
+const PLAIN_GIT_DIFF: &str = r#"i=$(mktemp -u) && { cp -p "$(git rev-parse --git-path index)" "$i" 2>/dev/null || :; } && GIT_INDEX_FILE="$i" git add -A && GIT_INDEX_FILE="$i" git diff-index --cached -p --full-index "$BASE" -- ':!.arev' "$@"; s=$?; rm -f "$i"; exit $s"#;
 
 fn plain_git_diff(root: &Path, base: &str, skipped: &[&str]) -> Vec<u8> {
     let excludes = skipped.iter().map(|p| format!(":(exclude,literal){p}"));
@@ -1094,6 +1094,7 @@ fn diff_patch_is_byte_identical_to_plain_git() {
     write(root, ".gitignore", "*.log\n");
     write(root, "ign.log", "i\n");
     write(root, ".arev/runs/x/meta.json", "{}\n");
+    write(root, ".git/info/exclude", ".arev/\n");
 
     let t = resolve_in(root, &["diff"]).expect("diff");
     assert!(t.skipped.is_empty(), "{:?}", t.skipped);
