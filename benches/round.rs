@@ -88,10 +88,7 @@ fn run(dir: &Path, bin: &Path, script: &Path) -> Measured {
         let f: Vec<&str> = rest.split_whitespace().collect();
         // f[0] = state; utime, stime are fields 14 and 15 of stat (f[11], f[12] here).
         if f[0] == "Z" {
-            break (
-                f[11].parse::<u64>().unwrap(),
-                f[12].parse::<u64>().unwrap(),
-            );
+            break (f[11].parse::<u64>().unwrap(), f[12].parse::<u64>().unwrap());
         }
         std::thread::sleep(Duration::from_micros(500));
     };
@@ -206,7 +203,12 @@ fn own_cpu_ms(dir: &Path, args: &[&str]) -> f64 {
     let mut child = child;
     let ticks = loop {
         let stat = std::fs::read_to_string(&stat_path).unwrap();
-        let f: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+        let f: Vec<&str> = stat
+            .rsplit_once(')')
+            .unwrap()
+            .1
+            .split_whitespace()
+            .collect();
         if f[0] == "Z" {
             break f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
         }

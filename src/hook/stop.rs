@@ -76,7 +76,14 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
         return fail_open(format!("{} is not inside a git repository", cwd.display()));
     };
     let base = state.as_ref().and_then(|s| s.baseline_head.clone());
-    let sha = match crate::target::diff_sha(&root, base.as_deref()) {
+    // Keyed first (docs/architecture.md §5.1): the diff is rendered only when the working
+    // tree moved since a Stop that stored its key.
+    let sha = match crate::target::diff_sha_cached(
+        &root,
+        base.as_deref(),
+        crate::target::DEFAULT_MAX_FILE_BYTES,
+        &store.dir.join("diffkey.json"),
+    ) {
         Ok(s) => s,
         Err(e) => return fail_open(format!("cannot compute the session's diff: {e}")),
     };

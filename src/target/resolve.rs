@@ -382,6 +382,17 @@ pub fn diff_sha_cached(
     max_file_bytes: u64,
     cache: &Path,
 ) -> Result<String, TargetError> {
+    diff_sha_cached_with(root, base, max_file_bytes, cache, RACY_MARGIN_NS)
+}
+
+/// [`diff_sha_cached`] with the racy margin `margin_ns` (tests shorten it).
+pub(crate) fn diff_sha_cached_with(
+    root: &Path,
+    base: Option<&str>,
+    max_file_bytes: u64,
+    cache: &Path,
+    margin_ns: i64,
+) -> Result<String, TargetError> {
     let repo = Repository::open(root).map_err(|_| TargetError::NotARepo(root.to_path_buf()))?;
     let identity = format!("diff\0{}\0{max_file_bytes}", base.unwrap_or(""));
     let mut known = ShaCache::load(cache);
@@ -400,7 +411,7 @@ pub fn diff_sha_cached(
     // Keyed after the diff, stored only if nothing keyed moved since just before it: then
     // the diff saw exactly the tree the key describes.
     if let Ok(key) = worktree_key(&repo, root, &identity) {
-        if key.newest_ns < before.saturating_sub(RACY_MARGIN_NS) {
+        if key.newest_ns < before.saturating_sub(margin_ns) {
             let _ = known.put(cache, &key.digest, &sha);
         }
     }

@@ -1137,3 +1137,102 @@ fn diff_patch_is_byte_identical_to_plain_git() {
         String::from_utf8_lossy(&plain_git_diff(root, base.trim(), &skipped))
     );
 }
+
+// ---------------------------------------------------------------- cached diff sha
+
+/// Whether the cache in `cache` already knows the working tree of `root` as it is now.
+fn cache_knows(root: &Path, cache: &Path) -> bool {
+    let repo = git2::Repository::open(root).expect("repo");
+    let identity = format!("diff\0\0{CAP}");
+    let key = statkey::worktree_key(&repo, root, &identity).expect("key");
+    statkey::ShaCache::load(cache).get(&key.digest).is_some()
+}
+
+/// The cached sha (stored at once: a zero racy margin) next to the uncached one.
+fn cached_sha(root: &Path, cache: &Path) -> String {
+    let sha = resolve::diff_sha_cached_with(root, None, CAP, cache, 0).expect("cached");
+    assert_eq!(sha, diff_sha_capped(root, None, CAP).expect("sha"));
+    sha
+}
+
+#[test]
+fn the_diff_sha_cache_hits_only_while_nothing_keyed_moved() {
+    let dir = repo_with(&[
+        ("src/a.rs", "fn a() {}\n"),
+        ("src/b.rs", "fn b() {}\n"),
+        (".gitignore", "target/\n"),
+    ]);
+    let root = &canon(dir.path());
+    let state = TempDir::new().expect("state");
+    let cache = state.path().join("diffkey.json");
+    let tick = || std::thread::sleep(std::time::Duration::from_millis(20));
+    write(root, "src/a.rs", "fn a() { 1 }\n");
+    tick();
+    assert!(!cache_knows(root, &cache));
+    let first = cached_sha(root, &cache);
+    assert!(cache_knows(root, &cache), "stored under the tree's key");
+    assert_eq!(cached_sha(root, &cache), first, "a hit");
+
+    // Every kind of change moves the key (and the sha follows the tree).
+    let steps: Vec<(&str, Box<dyn Fn()>)> = vec![
+        (
+            "a tracked file edited",
+            Box::new(|| write(root, "src/a.rs", "fn a() { 2 }\n")),
+        ),
+        (
+            "a clean tracked file edited",
+            Box::new(|| write(root, "src/b.rs", "fn b() { 3 }\n")),
+        ),
+        (
+            "an untracked file",
+            Box::new(|| write(root, "src/new.rs", "new\n")),
+        ),
+        (
+            "an untracked file edited",
+            Box::new(|| write(root, "src/new.rs", "newer\n")),
+        ),
+        (
+            "a new directory",
+            Box::new(|| fs::create_dir_all(root.join("empty/deeper")).expect("mkdir")),
+        ),
+        (
+            "a file in an untracked empty directory",
+            Box::new(|| write(root, "empty/deeper/x.rs", "x\n")),
+        ),
+        (
+            "a tracked file deleted",
+            Box::new(|| fs::remove_file(root.join("src/b.rs")).expect("rm")),
+        ),
+        (
+            "staged",
+            Box::new(|| {
+                git(root, &["add", "-A"]);
+            }),
+        ),
+        (
+            "committed",
+            Box::new(|| {
+                git(root, &["commit", "-q", "-m", "c"]);
+            }),
+        ),
+    ];
+    for (what, change) in steps {
+        change();
+        tick();
+        assert!(!cache_knows(root, &cache), "{what}: the key must move");
+        cached_sha(root, &cache);
+        assert!(cache_knows(root, &cache), "{what}: stored");
+    }
+    // Churn inside an ignored directory keeps the key.
+    fs::create_dir_all(root.join("target/debug")).expect("mkdir");
+    tick();
+    cached_sha(root, &cache);
+    write(root, "target/debug/out.o", "object");
+    assert!(cache_knows(root, &cache), "ignored churn keeps the key");
+
+    // Not stored while the tree is too fresh to key (the default 2 s margin).
+    write(root, "src/a.rs", "fn a() { 4 }\n");
+    let sha = diff_sha_cached(root, None, CAP, &cache).expect("cached");
+    assert_eq!(sha, diff_sha_capped(root, None, CAP).expect("sha"));
+    assert!(!cache_knows(root, &cache), "a racy tree is never stored");
+}
