@@ -11,6 +11,7 @@
 
 use super::TargetError;
 use git2::Repository;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
@@ -48,6 +49,18 @@ impl StatKey {
             ino: m.ino(),
             dev: m.dev(),
             mode: m.mode(),
+        }
+    }
+
+    /// The key of a raw `stat` (from `fstatat`).
+    pub fn of_stat(st: &nix::sys::stat::FileStat) -> Self {
+        Self {
+            size: st.st_size as u64,
+            mtime_ns: st.st_mtime.saturating_mul(1_000_000_000) + st.st_mtime_nsec,
+            ctime_ns: st.st_ctime.saturating_mul(1_000_000_000) + st.st_ctime_nsec,
+            ino: st.st_ino,
+            dev: st.st_dev,
+            mode: st.st_mode,
         }
     }
 
@@ -122,19 +135,22 @@ impl KeyHasher {
     }
 }
 
-/// Whether the working-tree file's metadata `m` matches the index entry's stat fields
-/// (what git compares before it trusts an entry to be unchanged).
-fn matches_index(e: &git2::IndexEntry, m: &Metadata) -> bool {
+/// Whether the working-tree file's key `k` matches the index entry's stat fields (what
+/// git compares before it trusts an entry to be unchanged).
+fn matches_index(e: &git2::IndexEntry, k: &StatKey) -> bool {
     let exec = |mode: u32| mode & 0o100 != 0;
+    let split = |ns: i64| (ns.div_euclid(1_000_000_000), ns.rem_euclid(1_000_000_000));
+    let (ms, mn) = split(k.mtime_ns);
+    let (cs, cn) = split(k.ctime_ns);
     // The index keeps 32-bit seconds, sizes, inodes and devices.
-    m.mtime() as i32 == e.mtime.seconds()
-        && m.mtime_nsec() as u32 == e.mtime.nanoseconds()
-        && m.ctime() as i32 == e.ctime.seconds()
-        && m.ctime_nsec() as u32 == e.ctime.nanoseconds()
-        && m.len() as u32 == e.file_size
-        && m.ino() as u32 == e.ino
-        && m.mode() & 0o170_000 == e.mode & 0o170_000
-        && exec(m.mode()) == exec(e.mode)
+    ms as i32 == e.mtime.seconds()
+        && mn as u32 == e.mtime.nanoseconds()
+        && cs as i32 == e.ctime.seconds()
+        && cn as u32 == e.ctime.nanoseconds()
+        && k.size as u32 == e.file_size
+        && k.ino as u32 == e.ino
+        && k.mode & 0o170_000 == e.mode & 0o170_000
+        && exec(k.mode) == exec(e.mode)
 }
 
 /// The key of the working tree of `repo` (work tree `root`) for a diff identified by
@@ -171,20 +187,36 @@ pub fn worktree_key(
     );
     let index = repo.index().map_err(git)?;
     let racy_from = index_key.map_or(i64::MAX, |k| k.mtime_ns.saturating_sub(RACY_MARGIN_NS));
-    let mut tracked: HashSet<Vec<u8>> = HashSet::with_capacity(index.len());
-    for e in index.iter() {
-        // Submodules are skipped by every diff: their work trees are not keyed.
-        if e.mode & 0o170_000 != 0o160_000 {
-            let now =
-                std::fs::symlink_metadata(root.join(std::ffi::OsStr::from_bytes(&e.path))).ok();
+    // One `lstat` per tracked file, relative to the root's descriptor (short path walks),
+    // on every core; keyed in index order.
+    let entries: Vec<git2::IndexEntry> = index.iter().collect();
+    let root_dir = std::fs::File::open(root).map_err(|e| TargetError::Unreadable {
+        path: root.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let flag = nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW;
+    let keyed: Vec<Option<Option<StatKey>>> = entries
+        .par_iter()
+        .map(|e| {
+            // Submodules are skipped by every diff: their work trees are not keyed.
+            if e.mode & 0o170_000 == 0o160_000 {
+                return None;
+            }
+            let now = nix::sys::stat::fstatat(&root_dir, e.path.as_slice(), flag)
+                .ok()
+                .map(|st| StatKey::of_stat(&st));
             let entry_ns =
                 i64::from(e.mtime.seconds()) * 1_000_000_000 + i64::from(e.mtime.nanoseconds());
-            let clean = now.as_ref().is_some_and(|m| matches_index(&e, m));
-            if !clean || entry_ns >= racy_from {
-                h.stat(b"tracked", &e.path, now.as_ref().map(StatKey::of).as_ref());
-            }
+            let clean = now.as_ref().is_some_and(|k| matches_index(e, k));
+            (!clean || entry_ns >= racy_from).then_some(now)
+        })
+        .collect();
+    let mut tracked: HashSet<&[u8]> = HashSet::with_capacity(entries.len());
+    for (e, key) in entries.iter().zip(&keyed) {
+        if let Some(now) = key {
+            h.stat(b"tracked", &e.path, now.as_ref());
         }
-        tracked.insert(e.path);
+        tracked.insert(e.path.as_slice());
     }
     // Every directory the ignore rules leave in, and the untracked files in them, in a
     // stable order. arev's own home and nested repositories are not walked.
@@ -205,10 +237,14 @@ pub fn worktree_key(
         let Ok(rel) = entry.path().strip_prefix(root) else {
             continue;
         };
-        let rel = rel.as_os_str().as_bytes().to_vec();
+        let rel = rel.as_os_str().as_bytes();
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        if is_dir || !tracked.contains(&rel) {
-            walked.push((rel, is_dir, StatKey::lstat(entry.path()).ok().flatten()));
+        if is_dir || !tracked.contains(rel) {
+            let at: &[u8] = if rel.is_empty() { b"." } else { rel };
+            let key = nix::sys::stat::fstatat(&root_dir, at, flag)
+                .ok()
+                .map(|st| StatKey::of_stat(&st));
+            walked.push((rel.to_vec(), is_dir, key));
         }
     }
     walked.sort_by(|a, b| a.0.cmp(&b.0));

@@ -1236,3 +1236,18 @@ fn the_diff_sha_cache_hits_only_while_nothing_keyed_moved() {
     assert_eq!(sha, diff_sha_capped(root, None, CAP).expect("sha"));
     assert!(!cache_knows(root, &cache), "a racy tree is never stored");
 }
+
+#[test]
+fn a_new_file_at_the_root_moves_the_key() {
+    let dir = repo_with(&[("a.rs", "fn a() {}\n")]);
+    let root = &canon(dir.path());
+    let state = TempDir::new().expect("state");
+    let cache = state.path().join("diffkey.json");
+    write(root, "a.rs", "fn a() { 1 }\n");
+    cached_sha(root, &cache);
+    assert!(cache_knows(root, &cache));
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    // Untracked, so only the walk sees it; the root directory's own key moved too.
+    write(root, "new.rs", "x\n");
+    assert!(!cache_knows(root, &cache));
+}
