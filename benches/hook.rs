@@ -103,7 +103,10 @@ fn opt_in_edit_and_cache(root: &Path, edit: impl FnOnce()) {
             asides: vec![],
         })
         .unwrap();
-    // Edits age past the working-tree key's racy window, as they do before an agent stops.
+    // The index refreshed once (a fresh clone's entries are all racily clean, which the
+    // first `git status` rewrites), and the edits aged past the working-tree key's racy
+    // window, as they are by the time an agent stops.
+    git(root, &["status", "--porcelain"]);
     std::thread::sleep(Duration::from_millis(2500));
 }
 

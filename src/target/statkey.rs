@@ -220,8 +220,9 @@ pub fn worktree_key(
     }
     // Every directory the ignore rules leave in, and the untracked files in them, in a
     // stable order. arev's own home and nested repositories are not walked.
-    let mut walked: Vec<(Vec<u8>, bool, Option<StatKey>)> = Vec::new();
-    let walk = ignore::WalkBuilder::new(root)
+    let walked: std::sync::Mutex<Vec<(Vec<u8>, bool, Option<StatKey>)>> =
+        std::sync::Mutex::new(Vec::new());
+    ignore::WalkBuilder::new(root)
         .hidden(false)
         .ignore(false)
         .git_ignore(true)
@@ -231,22 +232,34 @@ pub fn worktree_key(
         .require_git(false)
         .follow_links(false)
         .filter_entry(|e| !matches!(e.file_name().to_str(), Some(".git" | ".arev")))
-        .build();
-    for entry in walk {
-        let Ok(entry) = entry else { continue };
-        let Ok(rel) = entry.path().strip_prefix(root) else {
-            continue;
-        };
-        let rel = rel.as_os_str().as_bytes();
-        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        if is_dir || !tracked.contains(rel) {
-            let at: &[u8] = if rel.is_empty() { b"." } else { rel };
-            let key = nix::sys::stat::fstatat(&root_dir, at, flag)
-                .ok()
-                .map(|st| StatKey::of_stat(&st));
-            walked.push((rel.to_vec(), is_dir, key));
-        }
-    }
+        .build_parallel()
+        .run(|| {
+            let (tracked, walked, root_dir) = (&tracked, &walked, &root_dir);
+            Box::new(move |entry| {
+                let Ok(entry) = entry else {
+                    return ignore::WalkState::Continue;
+                };
+                let Ok(rel) = entry.path().strip_prefix(root) else {
+                    return ignore::WalkState::Continue;
+                };
+                let rel = rel.as_os_str().as_bytes();
+                let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                if is_dir || !tracked.contains(rel) {
+                    let at: &[u8] = if rel.is_empty() { b"." } else { rel };
+                    let key = nix::sys::stat::fstatat(root_dir, at, flag)
+                        .ok()
+                        .map(|st| StatKey::of_stat(&st));
+                    walked
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push((rel.to_vec(), is_dir, key));
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    let mut walked = walked
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     walked.sort_by(|a, b| a.0.cmp(&b.0));
     for (rel, is_dir, key) in &walked {
         let tag: &[u8] = if *is_dir { b"dir" } else { b"untracked" };
