@@ -21,19 +21,20 @@ const REPS: usize = 9;
 
 fn finding(id: usize) -> Value {
     json!({"id": format!("F{id}"), "severity": "high", "target_type": "code", "file": "src/lib.rs",
-        "line": id, "category": "logic", "description": format!("defect {id} in the thing"),
-        "evidence": format!("pub fn f{id}()"), "source": "enthusiast", "prior_finding_id": null})
+        "line": 10 * id, "category": "logic", "description": format!("defect {id} in the thing"),
+        "evidence": format!("pub fn f{}()", 10 * id), "source": "enthusiast", "prior_finding_id": null})
 }
 
 fn ruling(id: usize) -> Value {
-    json!({"finding_id": format!("F{id}"), "file": "src/lib.rs", "line": id, "target_type": "code",
+    json!({"finding_id": format!("F{id}"), "file": "src/lib.rs", "line": 10 * id, "target_type": "code",
         "final_severity": "high", "winner": "enthusiast", "resolution": "real", "edit_instruction": "fix it", "cites": []})
 }
 
 /// One real run with FINDINGS confirmed findings; returns its run dir.
 fn seed_run(repo: &Path, bin: &Path) -> std::path::PathBuf {
     std::fs::create_dir_all(repo.join("src")).unwrap();
-    let body: String = (1..=FINDINGS + 10)
+    // Findings 10 lines apart: the union keeps them apart.
+    let body: String = (1..=10 * FINDINGS + 10)
         .map(|i| format!("pub fn f{i}() -> u32 {{ {i} }}\n"))
         .collect();
     std::fs::write(repo.join("src/lib.rs"), body).unwrap();
