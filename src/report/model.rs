@@ -326,7 +326,7 @@ mod tests {
         );
         assert_eq!(c.reviewed_files(&allowed), allowed);
         // An unfinished review: nothing reviewed.
-        let c = Coverage::with_exceptions(0, vec![blob.clone()], CoverageStatus::Skipped);
+        let c = Coverage::with_exceptions(0, vec![blob], CoverageStatus::Skipped);
         assert!(c.reviewed_files(&allowed).is_empty());
         // A report written before `others` lists every file, read as it is.
         let old: Coverage = serde_json::from_str(

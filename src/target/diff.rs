@@ -318,7 +318,7 @@ fn quote_path(prefix: &str, path: &str) -> String {
             0x08 => out.push_str("\\b"),
             0x0b => out.push_str("\\v"),
             0x0c => out.push_str("\\f"),
-            b if b < 0x20 || b >= 0x7f => out.push_str(&format!("\\{b:03o}")),
+            b if !(0x20..0x7f).contains(&b) => out.push_str(&format!("\\{b:03o}")),
             b => out.push(char::from(b)),
         }
     }

@@ -153,6 +153,9 @@ fn matches_index(e: &git2::IndexEntry, k: &StatKey) -> bool {
         && exec(k.mode) == exec(e.mode)
 }
 
+/// A directory (true) or an untracked file seen by the walk: its root-relative path and key.
+type Walked = (Vec<u8>, bool, Option<StatKey>);
+
 /// The key of the working tree of `repo` (work tree `root`) for a diff identified by
 /// `identity` (its base and rules): HEAD, the index file and `info/exclude`, every tracked
 /// file whose `lstat` differs from its index entry or that the index holds racily (changed
@@ -220,8 +223,7 @@ pub fn worktree_key(
     }
     // Every directory the ignore rules leave in, and the untracked files in them, in a
     // stable order. arev's own home and nested repositories are not walked.
-    let walked: std::sync::Mutex<Vec<(Vec<u8>, bool, Option<StatKey>)>> =
-        std::sync::Mutex::new(Vec::new());
+    let walked: std::sync::Mutex<Vec<Walked>> = std::sync::Mutex::new(Vec::new());
     ignore::WalkBuilder::new(root)
         .hidden(false)
         .ignore(false)

@@ -1174,7 +1174,8 @@ fn the_diff_sha_cache_hits_only_while_nothing_keyed_moved() {
     assert_eq!(cached_sha(root, &cache), first, "a hit");
 
     // Every kind of change moves the key (and the sha follows the tree).
-    let steps: Vec<(&str, Box<dyn Fn()>)> = vec![
+    type Step<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let steps: Vec<Step<'_>> = vec![
         (
             "a tracked file edited",
             Box::new(|| write(root, "src/a.rs", "fn a() { 2 }\n")),
