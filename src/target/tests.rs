@@ -1252,3 +1252,36 @@ fn a_new_file_at_the_root_moves_the_key() {
     write(root, "new.rs", "x\n");
     assert!(!cache_knows(root, &cache));
 }
+
+#[test]
+fn the_keyed_drift_check_splices_moved_files_into_the_pinned_patch() {
+    let dir = repo_with(&[
+        ("a.rs", "fn a() {}\n"),
+        ("b.rs", "fn b() {}\n"),
+        ("c.rs", "fn c() {}\n"),
+    ]);
+    let root = dir.path();
+    write(root, "a.rs", "fn a() { 1 }\n");
+    write(root, "c.rs", "fn c() { 3 }\n");
+    write(root, "new/deep/n.rs", "fn n() {}\n");
+    // Older than the racy window: their stat keys are trusted.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let t = resolve_in(root, &["diff"]).expect("diff");
+    assert_eq!(paths(&t), ["a.rs", "c.rs", "new/deep/n.rs"]);
+    assert_eq!(repin(&t).expect("repin"), t.sha256, "nothing moved");
+
+    // One file in the middle and the untracked one move: re-rendered, the rest spliced in
+    // from the spool; the result is the patch a fresh pin of the same files gives.
+    write(root, "c.rs", "fn c() { 33 }\n");
+    write(root, "new/deep/n.rs", "fn n() { moved }\n");
+    let fresh = resolve_in(root, &["diff"]).expect("fresh");
+    assert_eq!(paths(&fresh), paths(&t));
+    assert_eq!(repin(&t).expect("repin"), fresh.sha256);
+
+    // A moved base re-renders the pinned files.
+    git(root, &["add", "a.rs"]);
+    git(root, &["commit", "-q", "-m", "a"]);
+    let now = resolve_in(root, &["diff"]).expect("now");
+    assert_eq!(paths(&now), ["c.rs", "new/deep/n.rs"]);
+    assert_eq!(repin(&t).expect("repin"), now.sha256);
+}
