@@ -148,42 +148,31 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
     }
     sort_confirmed(&mut confirmed);
     let by_severity = BySeverity::of(&confirmed);
-    let mut files: Vec<CoverageFile> = target
-        .files
-        .iter()
-        .map(|f| CoverageFile {
-            path: f.path.clone(),
-            status: CoverageStatus::Reviewed,
-            reason: None,
-            glob: None,
-        })
-        .chain(target.skipped.iter().map(|s| CoverageFile {
-            path: s.path.clone(),
-            status: CoverageStatus::Skipped,
-            reason: Some(s.reason),
-            glob: s.glob.clone(),
-        }))
-        .collect();
-    files.sort_by(|a, b| a.path.cmp(&b.path));
+    // Coverage as exceptions: the skipped files; every other file of the target was
+    // reviewed — or, when the review did not complete, not (it covered nothing).
     let completed = matches!(result.end, ReviewEnd::Stopped(_));
-    let coverage = Coverage {
-        reviewed: if completed {
+    let coverage = Coverage::with_exceptions(
+        if completed {
             target.files.len() as u32
         } else {
             0
         },
-        skipped: target.skipped.len() as u32,
-        files: files
-            .into_iter()
-            .map(|mut f| {
-                if !completed && f.status == CoverageStatus::Reviewed {
-                    // An aborted review covered nothing: say so instead of claiming coverage.
-                    f.status = CoverageStatus::Skipped;
-                }
-                f
+        target
+            .skipped
+            .iter()
+            .map(|s| CoverageFile {
+                path: s.path.clone(),
+                status: CoverageStatus::Skipped,
+                reason: Some(s.reason),
+                glob: s.glob.clone(),
             })
             .collect(),
-    };
+        if completed {
+            CoverageStatus::Reviewed
+        } else {
+            CoverageStatus::Skipped
+        },
+    );
     let cost = Cost::from_dispatches(result.rounds.iter().flat_map(|r| &r.dispatches));
     let mut agent_errors = 0;
     for r in &result.rounds {

@@ -76,25 +76,16 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
         debunked: vec![],
         unresolved: vec![],
         by_severity: BySeverity::default(),
-        coverage: Coverage {
-            reviewed: files.len() as u32,
-            skipped: 1,
-            files: files
-                .iter()
-                .map(|f| CoverageFile {
-                    path: f.to_string(),
-                    status: CoverageStatus::Reviewed,
-                    reason: None,
-                    glob: None,
-                })
-                .chain(std::iter::once(CoverageFile {
-                    path: "blob.bin".into(),
-                    status: CoverageStatus::Skipped,
-                    reason: Some(crate::target::SkipReason::Binary),
-                    glob: None,
-                }))
-                .collect(),
-        },
+        coverage: Coverage::with_exceptions(
+            files.len() as u32,
+            vec![CoverageFile {
+                path: "blob.bin".into(),
+                status: CoverageStatus::Skipped,
+                reason: Some(crate::target::SkipReason::Binary),
+                glob: None,
+            }],
+            CoverageStatus::Reviewed,
+        ),
         cost: Cost {
             usd: 0.5,
             tokens: 10,

@@ -11,6 +11,7 @@ mod markdown;
 mod merge;
 mod model;
 mod sarif;
+mod summary;
 mod text;
 
 pub use build::{build_report, BuildInput};
@@ -21,4 +22,5 @@ pub use markdown::render_markdown;
 pub use merge::{merge_reports, MergeError, MergeInput};
 pub use model::*;
 pub use sarif::{render_sarif, sarif_level, SARIF_SCHEMA_URI};
+pub use summary::ReportSummary;
 pub use text::render_text;

@@ -194,12 +194,77 @@ impl CoverageFile {
     }
 }
 
+/// Which files were reviewed, compactly: `files` lists the exceptions (every skipped file
+/// with its reason, and any file of the target that was not reviewed), `others` is the
+/// status of every other file of `target.allowed_files`. A report without `others` (written
+/// by an earlier arev) lists every file in `files`. `Coverage::expand` gives the full list
+/// either way.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Coverage {
     pub reviewed: u32,
     pub skipped: u32,
+    /// The exceptions, sorted by path (every file when `others` is null).
     pub files: Vec<CoverageFile>,
+    /// The status of every file of `target.allowed_files` not in `files` (`reviewed`, or
+    /// `skipped` when the review did not complete); null: `files` lists every file.
+    #[serde(default)]
+    pub others: Option<CoverageStatus>,
+}
+
+impl Coverage {
+    /// Coverage of a target whose `allowed` files all have the status `others`, except the
+    /// `exceptions` (skipped files with their reasons, files not reviewed).
+    pub fn with_exceptions(
+        reviewed: u32,
+        mut exceptions: Vec<CoverageFile>,
+        others: CoverageStatus,
+    ) -> Self {
+        exceptions.sort_by(|a, b| a.path.cmp(&b.path));
+        Self {
+            reviewed,
+            skipped: exceptions.iter().filter(|f| f.reason.is_some()).count() as u32,
+            files: exceptions,
+            others: Some(others),
+        }
+    }
+
+    /// Every file with its status, sorted by path: the listed files and, with `others`, the
+    /// `allowed` files (the report's `target.allowed_files`) not listed.
+    pub fn expand(&self, allowed: &[String]) -> Vec<CoverageFile> {
+        let Some(others) = self.others else {
+            return self.files.clone();
+        };
+        let listed: std::collections::HashSet<&str> =
+            self.files.iter().map(|f| f.path.as_str()).collect();
+        let mut all: Vec<CoverageFile> = self
+            .files
+            .iter()
+            .cloned()
+            .chain(
+                allowed
+                    .iter()
+                    .filter(|p| !listed.contains(p.as_str()))
+                    .map(|p| CoverageFile {
+                        path: p.clone(),
+                        status: others,
+                        reason: None,
+                        glob: None,
+                    }),
+            )
+            .collect();
+        all.sort_by(|a, b| a.path.cmp(&b.path));
+        all
+    }
+
+    /// The reviewed files (of `allowed`, the report's `target.allowed_files`), sorted.
+    pub fn reviewed_files(&self, allowed: &[String]) -> Vec<String> {
+        self.expand(allowed)
+            .into_iter()
+            .filter(|f| f.status == CoverageStatus::Reviewed)
+            .map(|f| f.path)
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -250,4 +315,46 @@ pub struct MergedShard {
     pub abort_reason: Option<AbortReason>,
     /// Files this shard reviewed.
     pub files: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, status: CoverageStatus, reason: Option<SkipReason>) -> CoverageFile {
+        CoverageFile {
+            path: path.into(),
+            status,
+            reason,
+            glob: None,
+        }
+    }
+
+    #[test]
+    fn coverage_exceptions_expand_to_every_file() {
+        let allowed = vec!["a.rs".to_owned(), "c.rs".to_owned()];
+        let blob = file("b.bin", CoverageStatus::Skipped, Some(SkipReason::Binary));
+        let c = Coverage::with_exceptions(2, vec![blob.clone()], CoverageStatus::Reviewed);
+        assert_eq!(c.skipped, 1);
+        assert_eq!(
+            c.expand(&allowed),
+            [
+                file("a.rs", CoverageStatus::Reviewed, None),
+                blob.clone(),
+                file("c.rs", CoverageStatus::Reviewed, None)
+            ]
+        );
+        assert_eq!(c.reviewed_files(&allowed), allowed);
+        // An unfinished review: nothing reviewed.
+        let c = Coverage::with_exceptions(0, vec![blob], CoverageStatus::Skipped);
+        assert!(c.reviewed_files(&allowed).is_empty());
+        // A report written before `others` lists every file, read as it is.
+        let old: Coverage = serde_json::from_str(
+            r#"{"reviewed":1,"skipped":1,"files":[{"path":"a.rs","status":"reviewed","reason":null},{"path":"b.bin","status":"skipped","reason":"binary"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(old.others, None);
+        assert_eq!(old.reviewed_files(&allowed), ["a.rs"]);
+        assert_eq!(old.expand(&allowed).len(), 2);
+    }
 }

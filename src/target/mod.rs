@@ -9,15 +9,18 @@ mod model;
 mod resolve;
 mod scan;
 mod shard;
+mod statkey;
 
 pub use error::TargetError;
 pub use exclude::{is_lockfile, AttributeSource, Excludes, LOCKFILES};
 pub use model::*;
 pub use resolve::{
-    diff_sha, diff_sha_capped, empty_diff_sha, read_repo_file, repin, resolve, resolve_excluding,
-    snapshot_diff, Snapshot, DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES, REPIN_MAX_FILE_BYTES,
+    diff_sha, diff_sha_capped, empty_diff_sha, read_repo_file, remember_snapshot, repin, resolve,
+    resolve_excluding, snapshot_diff, snapshot_diff_cached, CachedSnapshot, Snapshot,
+    DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES, REPIN_MAX_FILE_BYTES,
 };
 pub use shard::{apply_shard, partition, ShardInfo, ShardSpec, MAX_SHARDS};
+pub use statkey::{now_ns, worktree_key, Keyed, ShaCache, StatKey, WorktreeKey, RACY_MARGIN_NS};
 
 #[cfg(test)]
 mod tests;

@@ -168,10 +168,7 @@ pub fn apply_shard(
     };
     let measured_lines = files.iter().map(|f| u64::from(f.lines)).sum();
     let shard = PinnedTarget {
-        artefact: Some(Artefact {
-            name: "manifest.txt",
-            bytes,
-        }),
+        artefact: Some(Artefact::in_memory("manifest.txt", bytes)),
         sha256,
         files,
         measured_lines,
