@@ -229,6 +229,17 @@ fn main() {
     // --- 20,000-file repo: one changed line, then 5,000 changed files.
     let big = tempfile::tempdir().unwrap();
     let broot = big.path().canonicalize().unwrap();
+    // AREV_BENCH_KEEP=1 keeps this repo as it is after the one-changed-line case (for
+    // profiling `arev hook stop` in it; put `state.json.kept` back as `state.json` first)
+    // and ends the bench there.
+    let keep = std::env::var_os("AREV_BENCH_KEEP").is_some();
+    let _big = if keep {
+        println!("20,000-file repo kept at {}", broot.display());
+        let _ = big.keep();
+        None
+    } else {
+        Some(big)
+    };
     let paths = build_repo(&broot, 200, 100);
     let bstop = stop_input(&broot);
     let edit_one = || {
@@ -249,6 +260,16 @@ fn main() {
         &reset,
     );
     assert_path(&broot, from, "approve", "keyed");
+    if keep {
+        reset();
+        let state = arev::hook::SessionStore::new(&broot, SESSION).state_path();
+        std::fs::copy(&state, state.with_extension("json.kept")).unwrap();
+        println!(
+            "one changed line: arev {:.2} ms, git status {:.2} ms, git diff|sha {:.2} ms",
+            one[0], one[1], one[2]
+        );
+        return;
+    }
     let (reset, from) = opt_in_edit_and_cache(&broot, || {
         for p in paths.iter().step_by(4) {
             let p = broot.join(p);

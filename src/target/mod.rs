@@ -4,6 +4,7 @@ mod brief;
 mod diff;
 mod error;
 mod exclude;
+mod gitindex;
 mod manifest;
 mod model;
 mod resolve;
@@ -20,7 +21,10 @@ pub use resolve::{
     DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES, REPIN_MAX_FILE_BYTES,
 };
 pub use shard::{apply_shard, partition, ShardInfo, ShardSpec, MAX_SHARDS};
-pub use statkey::{now_ns, worktree_key, Keyed, ShaCache, StatKey, WorktreeKey, RACY_MARGIN_NS};
+pub use statkey::{
+    now_ns, worktree_key, worktree_key_listed, Keyed, Listed, ShaCache, StatKey, WorktreeKey,
+    RACY_MARGIN_NS,
+};
 
 #[cfg(test)]
 mod tests;

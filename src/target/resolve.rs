@@ -8,7 +8,7 @@ use super::manifest;
 use super::scan::{
     self, canonical_dir, escape_path, file_size, has_control_chars, rel_string, sha256_hex,
 };
-use super::statkey::{now_ns, worktree_key, ShaCache, RACY_MARGIN_NS};
+use super::statkey::{now_ns, worktree_key, worktree_key_listed, ShaCache, RACY_MARGIN_NS};
 use super::{
     skip_summary, Artefact, ArtefactContent, Excludes, Mode, PinnedTarget, TargetError, TargetFile,
     TargetKind, TargetRequest, TargetType,
@@ -493,16 +493,31 @@ pub(crate) fn snapshot_diff_cached_with(
     let repo = Repository::open(root).map_err(|_| TargetError::NotARepo(root.to_path_buf()))?;
     let identity = snapshot_identity(base, max_file_bytes, excludes);
     let mut known = ShaCache::load(cache);
-    let key = worktree_key(&repo, root).ok();
-    if let Some(hit) = key.as_ref().and_then(|k| known.get(&identity, &k.digest)) {
-        return Ok(CachedSnapshot {
+    let hit = |known: &ShaCache, digest: String| {
+        known.get(&identity, &digest).map(|k| CachedSnapshot {
             snapshot: Snapshot {
-                tree: hit.tree.clone(),
-                sha: hit.sha.clone(),
+                tree: k.tree.clone(),
+                sha: k.sha.clone(),
             },
             hit: true,
-            key: key.map(|k| k.digest),
-        });
+            key: Some(digest),
+        })
+    };
+    // Cheapest first: the directories and untracked files the last walk saw, unwalked.
+    if let Some(listing) = known.listing() {
+        if let Ok(key) = worktree_key_listed(&repo, root, listing) {
+            if let Some(found) = hit(&known, key.digest) {
+                return Ok(found);
+            }
+        }
+    }
+    // Then a walk (the tree may be back to a state seen before the last one).
+    if let Ok((key, listing)) = worktree_key(&repo, root) {
+        if let Some(found) = hit(&known, key.digest) {
+            known.set_listing(listing);
+            let _ = known.save(cache);
+            return Ok(found);
+        }
     }
     let before = now_ns();
     let rules = DiffRules {
@@ -520,14 +535,16 @@ pub(crate) fn snapshot_diff_cached_with(
     // the diff saw exactly the tree the key describes.
     let key = worktree_key(&repo, root)
         .ok()
-        .filter(|k| k.newest_ns < before.saturating_sub(margin_ns));
-    if let Some(k) = &key {
+        .filter(|(k, _)| k.newest_ns < before.saturating_sub(margin_ns));
+    let key = key.map(|(k, listing)| {
+        known.set_listing(listing);
         let _ = known.put(cache, &identity, &k.digest, &snapshot.sha, &snapshot.tree);
-    }
+        k.digest
+    });
     Ok(CachedSnapshot {
         snapshot,
         hit: false,
-        key: key.map(|k| k.digest),
+        key,
     })
 }
 

@@ -1368,10 +1368,14 @@ fn diff_patch_is_byte_identical_to_plain_git() {
 fn cache_knows(root: &Path, base: &str, cache: &Path) -> bool {
     let repo = git2::Repository::open(root).expect("repo");
     let identity = resolve::snapshot_identity(base, CAP, &Excludes::none());
-    let key = statkey::worktree_key(&repo, root).expect("key");
-    statkey::ShaCache::load(cache)
-        .get(&identity, &key.digest)
-        .is_some()
+    let (key, listing) = statkey::worktree_key(&repo, root).expect("key");
+    let known = statkey::ShaCache::load(cache);
+    // The walk-free key agrees with the walk's while nothing listed moved.
+    if let Some(stored) = known.listing().filter(|l| Some(*l) == listing.as_deref()) {
+        let listed = statkey::worktree_key_listed(&repo, root, stored).expect("listed");
+        assert_eq!(listed.digest, key.digest);
+    }
+    known.get(&identity, &key.digest).is_some()
 }
 
 /// The cached snapshot diff (stored at once: a zero racy margin) next to the uncached one.
