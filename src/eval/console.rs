@@ -183,17 +183,19 @@ pub(crate) mod tests {
 
     #[test]
     fn progress_lines_say_what_each_case_did() {
-        let mut r = result(
-            "c1",
-            ReviewOutcome::Aborted,
-            vec![loc("a.rs", 1, 1)],
-            vec![],
-        );
-        r.status = CaseStatus::Aborted;
-        r.unmatched = 2;
-        r.cost_usd = 0.5;
-        r.wall_ms = 1500;
-        r.detail = Some("judge_malformed_json".into());
+        let r = CaseResult {
+            status: CaseStatus::Aborted,
+            unmatched: 2,
+            cost_usd: 0.5,
+            wall_ms: 1500,
+            detail: Some("judge_malformed_json".into()),
+            ..result(
+                "c1",
+                ReviewOutcome::Aborted,
+                vec![loc("a.rs", 1, 1)],
+                vec![],
+            )
+        };
         assert_eq!(
             progress_line(Event::Started, "c1", None).as_deref(),
             Some("eval: c1: reviewing")

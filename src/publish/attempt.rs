@@ -150,20 +150,6 @@ mod tests {
     use crate::report::fixtures;
 
     #[test]
-    fn line_text_reads_a_line_inside_the_root_only() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(d.path().join("a.rs"), "one\r\ntwo\nthree").unwrap();
-        assert_eq!(line_text(d.path(), "a.rs", 1).as_deref(), Some("one"));
-        assert_eq!(line_text(d.path(), "a.rs", 3).as_deref(), Some("three"));
-        assert_eq!(line_text(d.path(), "a.rs", 0), None);
-        assert_eq!(line_text(d.path(), "a.rs", 4), None);
-        assert_eq!(line_text(d.path(), "missing.rs", 1), None);
-        assert_eq!(line_text(d.path(), "../a.rs", 1), None);
-        let abs = d.path().join("a.rs");
-        assert_eq!(line_text(d.path(), &abs.display().to_string(), 1), None);
-    }
-
-    #[test]
     fn describe_names_the_request_kind_and_counts() {
         let p = Published {
             head_sha: "0123456789abcdef".into(),
@@ -184,27 +170,35 @@ mod tests {
     }
 
     #[test]
+    fn line_text_reads_a_line_inside_the_root_only() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a.rs"), "one\r\ntwo\nthree").unwrap();
+        assert_eq!(line_text(d.path(), "a.rs", 1).as_deref(), Some("one"));
+        assert_eq!(line_text(d.path(), "a.rs", 3).as_deref(), Some("three"));
+        assert_eq!(line_text(d.path(), "a.rs", 0), None);
+        assert_eq!(line_text(d.path(), "a.rs", 4), None);
+        assert_eq!(line_text(d.path(), "missing.rs", 1), None);
+        assert_eq!(line_text(d.path(), "../a.rs", 1), None);
+        let abs = d.path().join("a.rs");
+        assert_eq!(line_text(d.path(), &abs.display().to_string(), 1), None);
+    }
+
+    #[test]
     fn a_failed_publish_fails_the_run_only_when_strict_and_the_review_had_a_verdict() {
-        assert_eq!(
-            code_after_failed_publish(exit_codes::OK, false),
-            exit_codes::OK
-        );
-        assert_eq!(
-            code_after_failed_publish(exit_codes::OK, true),
-            exit_codes::USAGE
-        );
-        assert_eq!(
-            code_after_failed_publish(exit_codes::FINDINGS, true),
-            exit_codes::USAGE
-        );
-        assert_eq!(
-            code_after_failed_publish(exit_codes::FINDINGS, false),
-            exit_codes::FINDINGS
-        );
-        assert_eq!(
-            code_after_failed_publish(exit_codes::ABORTED, true),
-            exit_codes::ABORTED
-        );
+        use exit_codes::{ABORTED, FINDINGS, OK, USAGE};
+        for (code, strict, after) in [
+            (OK, false, OK),
+            (OK, true, USAGE),
+            (FINDINGS, true, USAGE),
+            (FINDINGS, false, FINDINGS),
+            (ABORTED, true, ABORTED),
+        ] {
+            assert_eq!(
+                code_after_failed_publish(code, strict),
+                after,
+                "{code} {strict}"
+            );
+        }
     }
 
     #[test]
