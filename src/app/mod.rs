@@ -10,6 +10,7 @@ mod review;
 mod run;
 mod runs;
 mod schema;
+mod suppress;
 
 use crate::cli::{Cli, Command};
 use crate::exit_codes;
@@ -67,6 +68,7 @@ pub fn main_impl() -> i32 {
         Command::Report(args) => finish(report::report_command(&args)),
         Command::Runs(args) => finish(runs::runs_command(&args).map(|()| exit_codes::OK)),
         Command::Merge(args) => finish(merge::merge_command(&args)),
+        Command::Suppress(args) => finish(suppress::suppress_command(&args)),
     }
 }
 

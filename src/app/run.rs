@@ -6,9 +6,10 @@ use crate::cli::RunArgs;
 use crate::errors::ExpectedError;
 use crate::output;
 use crate::resolve::resolve_run;
-use crate::review::{begin, empty_target, finish};
+use crate::review::{begin, empty_target, finish_with, prepare, replay};
 use crate::round::{run_review, Progress, ReviewEnd, ReviewResult};
 use crate::store::{add_git_exclude, create_run_dir};
+use std::path::PathBuf;
 use std::time::Instant;
 
 pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
@@ -30,6 +31,8 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
         ));
     }
     let target = plan.target.clone().unwrap_or_else(|| empty_target(&plan));
+    // --incremental: only the changed part is reviewed; then the verdict cache.
+    let prepared = prepare(&plan, target, empty);
 
     // The run dir: created only after everything was resolved; removed again if it cannot
     // be initialised, so a failure never leaves a half-written run dir.
@@ -40,20 +43,39 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
     }
     let run = create_run_dir(&plan.runs_base, &plan.display)
         .map_err(|e| ExpectedError::write(&plan.runs_base, e))?;
-    let mut rec = begin(&plan, &target, run, empty)?;
+    let mut rec = begin(&plan, prepared.target(), run, empty)?;
+    let progress = Progress::new(plan.outputs.quiet);
 
-    let result = if empty {
-        ReviewResult::ended(ReviewEnd::Empty)
+    let (finished, end) = if let Some(hit) = prepared.hit() {
+        progress.line(&format!(
+            "verdict reused from run {} (verdict cache; --no-cache reviews again)",
+            hit.run_id
+        ));
+        (replay(&plan, &prepared, rec, hit, started)?, None)
     } else {
-        let (rt, cancel) = runtime()?;
-        let progress = Progress::new(plan.outputs.quiet);
-        rt.block_on(run_review(&plan, &target, &mut rec, &cancel, progress))
+        let result = if empty {
+            ReviewResult::ended(ReviewEnd::Empty)
+        } else if let Some(stop) = prepared.nothing_changed() {
+            progress.line("nothing changed since the baseline: its verdict is carried over");
+            ReviewResult::ended(ReviewEnd::Stopped(stop))
+        } else {
+            let (rt, cancel) = runtime()?;
+            rt.block_on(run_review(
+                &plan,
+                prepared.target(),
+                &mut rec,
+                &cancel,
+                progress,
+            ))
+        };
+        let finished = finish_with(&plan, &prepared, rec, &result, started)?;
+        (finished, Some(result.end))
     };
 
-    let run_dir = rec.run().path.clone();
-    let report = finish(&plan, &target, rec, &result, started)?.report;
+    let run_dir = PathBuf::from(&finished.report.run_dir);
+    let report = finished.report;
     emit(&report, &plan)?;
-    if let ReviewEnd::Aborted(a) = &result.end {
+    if let Some(ReviewEnd::Aborted(a)) = &end {
         output::error(&format!(
             "review aborted ({}): {} — run dir {}",
             a.reason(),

@@ -162,8 +162,7 @@ fn brief(f: &ReportFinding) -> FindingBrief {
 pub fn verdict_of(report: &Report) -> Verdict {
     let pick = |sevs: &[Severity]| {
         report
-            .confirmed
-            .iter()
+            .gating()
             .filter(|f| sevs.contains(&f.severity))
             .map(brief)
             .collect()

@@ -59,6 +59,8 @@ pub struct RunPlan {
     /// `--shard i/n`: the slice reviewed and the full manifest's identity (the target above
     /// is already restricted to the slice).
     pub shard: Option<ShardInfo>,
+    /// Baseline, suppressions, incremental review and the verdict cache.
+    pub memory: super::MemoryPlan,
 }
 
 impl RunPlan {
@@ -138,6 +140,7 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         (t, None) => (t, None),
     };
     let root = target.as_ref().map_or(root, |t| t.root.clone());
+    let memory = super::memory::resolve_memory(args, &config, &root, cwd, &runs_base)?;
     let mode = target.as_ref().map(|t| t.mode);
     let passes = args
         .passes
@@ -180,6 +183,7 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         outputs,
         display: args.targets.join(" "),
         shard,
+        memory,
         target,
         config,
         config_digest,

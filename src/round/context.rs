@@ -43,6 +43,9 @@ pub(super) struct History {
     /// (round, finding id, file, line) of every confirmed ruling.
     pub confirmed: Vec<(u32, String, String, u32)>,
     pub prior_summary: Option<String>,
+    /// (file, line) of every suppressed finding: on the Enthusiasts' BLOCKLIST with the
+    /// confirmed locations, never sent to the Judge.
+    pub suppressed: Vec<(String, u32)>,
 }
 
 impl History {
@@ -51,6 +54,13 @@ impl History {
             .iter()
             .map(|(_, _, f, l)| (f.clone(), *l))
             .collect()
+    }
+
+    /// The confirmed and the suppressed locations: what is not raised again.
+    pub fn blocklist(&self) -> Vec<(String, u32)> {
+        let mut v = self.locations();
+        v.extend(self.suppressed.iter().cloned());
+        v
     }
 }
 
@@ -310,14 +320,21 @@ pub(super) fn relevant_files(
 }
 
 fn prior_rounds_section(h: &History, role: Role) -> String {
-    if h.confirmed.is_empty() && h.prior_summary.is_none() {
+    if h.confirmed.is_empty() && h.prior_summary.is_none() && h.suppressed.is_empty() {
         return String::new();
     }
-    let list: Vec<String> = h
+    let mut list: Vec<String> = h
         .confirmed
         .iter()
         .map(|(r, id, f, l)| format!("{f}:{l} (round {r} {id})"))
         .collect();
+    if role != Role::Judge {
+        list.extend(
+            h.suppressed
+                .iter()
+                .map(|(f, l)| format!("{f}:{l} (suppressed)")),
+        );
+    }
     let list = if list.is_empty() {
         "(none)".to_string()
     } else {

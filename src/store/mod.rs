@@ -1,6 +1,7 @@
 //! Run-directory persistence (docs/architecture.md §7): run ids, create-or-fail, atomic
 //! writes, meta.json, and the `Recorder` that owns a run's records.
 mod atomic;
+pub mod cache;
 mod layout;
 mod list;
 mod meta;

@@ -3,6 +3,7 @@
 mod brief;
 mod diff;
 mod error;
+mod incremental;
 mod manifest;
 mod model;
 mod resolve;
@@ -10,6 +11,9 @@ mod scan;
 mod shard;
 
 pub use error::TargetError;
+pub use incremental::{
+    patch_sections, restrict, split_incremental, BaselineFile, IncrementalSplit,
+};
 pub use model::*;
 pub use resolve::{
     diff_sha, diff_sha_capped, repin, resolve, resolve_excluding, DEFAULT_MAX_FILE_BYTES,
