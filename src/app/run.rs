@@ -30,6 +30,9 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
             sh.manifest_files.len()
         ));
     }
+    for w in &plan.memory.suppressions.warnings {
+        output::warn(w);
+    }
     let target = plan.target.clone().unwrap_or_else(|| empty_target(&plan));
     // --incremental: only the changed part is reviewed; then the verdict cache.
     let prepared = prepare(&plan, target, empty);

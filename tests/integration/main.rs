@@ -54,3 +54,5 @@ mod install;
 mod attribution;
 // Iterate mode: review → fix in a worktree → re-review; every outer stop reason.
 mod iterate;
+// Review memory: baselines, suppressions, incremental re-review, the verdict cache.
+mod memory;
