@@ -30,7 +30,13 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
             sh.manifest_files.len()
         ));
     }
-    for w in &plan.memory.suppressions.warnings {
+    for w in plan
+        .memory
+        .suppressions
+        .warnings
+        .iter()
+        .chain(&plan.memory.warnings)
+    {
         output::warn(w);
     }
     let target = plan.target.clone().unwrap_or_else(|| empty_target(&plan));

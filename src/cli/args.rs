@@ -176,6 +176,9 @@ Examples:
   arev run 'src/**/*.rs' --out r.json   a glob; report also written to r.json
   arev run diff --iterate --verify 'cargo test'
                                         review, fix in a worktree, re-review until clean
+  arev run diff --baseline prev.json --incremental
+                                        new / still open / fixed since an earlier report;
+                                        only what changed since then is reviewed again
 
 Exit codes:
   0    review completed; no confirmed finding at or above --fail-on (default high)

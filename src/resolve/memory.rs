@@ -24,6 +24,8 @@ pub struct MemoryPlan {
     pub suppressions: SuppressionSet,
     /// The verdict cache directory; None with `--no-cache` or without a usable location.
     pub cache_dir: Option<PathBuf>,
+    /// Why the verdict cache is not used, when that was not asked for (printed at the start).
+    pub warnings: Vec<String>,
 }
 
 /// Resolve the memory flags of `arev run` for the repository at `root`.
@@ -41,15 +43,26 @@ pub fn resolve_memory(
         .transpose()?;
     let today = chrono::Utc::now().date_naive();
     let suppressions = load_suppressions(root, today)?;
+    let mut warnings = vec![];
     let cache_dir = if args.no_cache || args.iterate {
         None
     } else {
-        cache_dir(
+        let dir = cache_dir(
             &config.cache.dir,
             root,
             std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from),
             std::env::var_os("HOME").map(PathBuf::from),
-        )?
+        )?;
+        match dir {
+            Some(d) if inside(&d, root) => {
+                warnings.push(format!(
+                    "the verdict cache {} is inside the repository: not used (the reviewed tree must not be able to supply verdicts; set [cache] dir)",
+                    d.display()
+                ));
+                None
+            }
+            d => d,
+        }
     };
     Ok(MemoryPlan {
         baseline,
@@ -57,6 +70,7 @@ pub fn resolve_memory(
         incremental: args.incremental,
         suppressions,
         cache_dir,
+        warnings,
     })
 }
 
@@ -75,9 +89,18 @@ fn lexical(p: &Path) -> PathBuf {
     out
 }
 
+/// Whether `dir` lies inside the repository at `root` (lexically or once resolved).
+fn inside(dir: &Path, root: &Path) -> bool {
+    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let dir = lexical(dir);
+    dir.starts_with(root) || canonical(&dir).starts_with(canonical(root))
+}
+
 /// The verdict cache directory: `[cache] dir` (absolute, outside the repository at `root`:
-/// the reviewed tree must not be able to hand arev verdicts), else `$XDG_CACHE_HOME/arev`
-/// (an absolute value only, as the XDG spec says), else `$HOME/.cache/arev`, else none.
+/// the reviewed tree must not be able to hand arev verdicts; a usage error otherwise), else
+/// `$XDG_CACHE_HOME/arev` (an absolute value only, as the XDG spec says), else
+/// `$HOME/.cache/arev`, else none. (A default that lands inside the repository is dropped by
+/// the caller, with a warning.)
 pub fn cache_dir(
     configured: &str,
     root: &Path,
@@ -92,8 +115,7 @@ pub fn cache_dir(
             )));
         }
         let dir = lexical(dir);
-        let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-        if dir.starts_with(root) || canonical(&dir).starts_with(canonical(root)) {
+        if inside(&dir, root) {
             return Err(ExpectedError::Usage(format!(
                 "[cache] dir = \"{configured}\": inside the repository {}; the reviewed tree must not be able to supply verdicts",
                 root.display()

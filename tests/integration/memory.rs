@@ -164,7 +164,7 @@ fn a_baseline_marks_findings_new_unchanged_updated_and_fixed_when_lines_move() {
     // Text and Markdown group New / Still open / Fixed.
     let text = repo
         .arev()
-        .args(&["report", &r["run_id"].as_str().unwrap().to_string()])
+        .args(&["report", r["run_id"].as_str().unwrap()])
         .run();
     text.assert_code(0);
     for part in ["New (2):", "Still open (1):", "Fixed (1):"] {
@@ -839,4 +839,22 @@ fn a_cache_dir_inside_the_repository_is_refused() {
         .run()
         .assert_code(1);
     assert!(outside.join("verdicts").is_dir());
+}
+
+#[test]
+fn a_default_cache_inside_the_repository_is_not_used() {
+    let repo = TestRepo::new();
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--max-rounds", "1"])
+        .env("XDG_CACHE_HOME", repo.root.join("forged").to_str().unwrap())
+        .script(cache_script())
+        .run();
+    run.assert_code(1);
+    assert!(
+        run.stderr.contains("inside the repository: not used"),
+        "{}",
+        run.stderr
+    );
+    assert!(!repo.root.join("forged").exists());
 }
