@@ -63,6 +63,33 @@ impl Bench {
         (wall, serde_json::from_slice(&out.stdout).unwrap())
     }
 
+    /// The same command stopped right after pinning the target (a `--baseline` that does
+    /// not exist is refused once the target is pinned): what any run pays before reviewing.
+    fn pin_only(&self) -> Duration {
+        let start = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_arev"))
+            .args([
+                "run",
+                "src/*.rs",
+                "-q",
+                "--format",
+                "json",
+                "--baseline",
+                "nope",
+            ])
+            .current_dir(&self.dir)
+            .env_clear()
+            .env("PATH", format!("{}:/usr/bin:/bin", self.bin.display()))
+            .env("HOME", self.dir.join("home"))
+            .env("XDG_CACHE_HOME", &self.cache)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let wall = start.elapsed();
+        assert_eq!(out.status.code(), Some(2));
+        wall
+    }
+
     fn dispatches(&self) -> Vec<Value> {
         std::fs::read_to_string(&self.log)
             .unwrap_or_default()
@@ -131,7 +158,8 @@ fn main() {
     }
     assert_eq!(b.dispatches().len(), before, "a hit dispatches nothing");
     let read: Vec<Duration> = (0..RUNS).map(|_| read_once(&dir)).collect();
-    let (cold, hit, read) = (median(cold), median(hit), median(read));
+    let pin: Vec<Duration> = (0..RUNS).map(|_| b.pin_only()).collect();
+    let (cold, hit, read, pin) = (median(cold), median(hit), median(read), median(pin));
     println!("verdict cache, {FILES}-file manifest, whole process, median of {RUNS} runs (instant fake agents):");
     println!("  first review (cold cache): {}", ms(cold));
     println!(
@@ -139,6 +167,11 @@ fn main() {
         ms(hit),
         cold.as_secs_f64() / hit.as_secs_f64(),
         ms(read)
+    );
+    println!(
+        "  of which pinning (the same command stopped once the target is pinned): {}; the hit's own cost: {}",
+        ms(pin),
+        ms(hit.saturating_sub(pin))
     );
 
     // 2. --incremental with one changed file.

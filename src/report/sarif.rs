@@ -340,6 +340,41 @@ mod tests {
             .is_none());
         assert_eq!(sarif["runs"][0]["properties"]["arev.shard"], "1/2");
 
+        // Memory: baselineState on results, a fixed one as `pass`, suppressions (a
+        // target-wide suppressed finding included).
+        use crate::report::{BaselineState, Suppression, SuppressionKind};
+        let mut m = shard(1, 1, &["a.rs"], RunStatus::Complete);
+        m.confirmed[0].baseline_state = Some(BaselineState::Updated);
+        let mut fixed = finding("gone.rs", Severity::High);
+        fixed.baseline_state = Some(BaselineState::Absent);
+        m.absent.push(fixed);
+        let mut quiet = finding("q.rs", Severity::Critical);
+        quiet.file = None;
+        quiet.line = None;
+        quiet.category = "noise".into();
+        quiet.suppression = Some(Suppression {
+            kind: SuppressionKind::External,
+            justification: "accepted".into(),
+            source: ".arev/suppressions.toml (entry 1)".into(),
+            expires: Some("2030-01-01".into()),
+        });
+        m.suppressed.push(quiet);
+        let sarif = sarif_schema::assert_valid(&render_sarif(&m), "unit-memory");
+        let results = sarif["runs"][0]["results"].as_array().unwrap();
+        assert_eq!(results[0]["baselineState"], "updated");
+        assert_eq!(results[1]["suppressions"][0]["kind"], "external");
+        assert_eq!(results[1]["suppressions"][0]["justification"], "accepted");
+        assert_eq!(results[1]["properties"]["arev.status"], "suppressed");
+        assert_eq!(results[2]["kind"], "pass");
+        assert_eq!(results[2]["baselineState"], "absent");
+        assert_eq!(
+            sarif["runs"][0]["tool"]["driver"]["rules"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+
         let aborted = shard(1, 1, &[], RunStatus::Aborted);
         let sarif = sarif_schema::assert_valid(&render_sarif(&aborted), "unit-aborted");
         assert_eq!(
