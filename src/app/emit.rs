@@ -80,7 +80,9 @@ pub(crate) fn verdict(report: &Report, fail_on: FailOn) -> i32 {
         RunStatus::Interrupted | RunStatus::Running => exit_codes::INTERRUPTED,
         RunStatus::Empty => exit_codes::OK,
         RunStatus::Complete => {
-            if report.confirmed.iter().any(|f| fail_on.fails(f.severity)) {
+            // `gating`: suppressed findings never count; with --only-new, only new and
+            // updated ones do.
+            if report.gating().any(|f| fail_on.fails(f.severity)) {
                 exit_codes::FINDINGS
             } else {
                 exit_codes::OK
