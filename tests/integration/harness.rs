@@ -211,6 +211,18 @@ impl Arev<'_> {
         self
     }
 
+    /// The verdict cache of this invocation: a fresh one, or for `arev hook` the one all
+    /// hook invocations in this repository share.
+    fn cache_dir(&self) -> PathBuf {
+        if self.args.first().is_some_and(|a| a == "hook") {
+            let dir = self.repo.scratch.join("hook-cache");
+            std::fs::create_dir_all(&dir).unwrap();
+            dir
+        } else {
+            self.repo.fresh_cache_dir()
+        }
+    }
+
     pub fn command(&self) -> Command {
         let bin = self.repo.scratch.join("bin");
         std::fs::create_dir_all(&bin).unwrap();
@@ -238,8 +250,9 @@ impl Arev<'_> {
             .env("HOME", self.repo.scratch.join("home"))
             // A fresh, empty verdict cache per invocation: a test that runs the same review
             // twice (with another fake script) must review twice. Tests of the cache share
-            // one by setting XDG_CACHE_HOME themselves.
-            .env("XDG_CACHE_HOME", self.repo.fresh_cache_dir())
+            // one by setting XDG_CACHE_HOME themselves. Hooks share the repository's one,
+            // as the hooks of a Claude Code session share the user's cache.
+            .env("XDG_CACHE_HOME", self.cache_dir())
             .env("AREV_FAKE_SCRIPT", &script)
             .env("AREV_FAKE_LOG", self.repo.scratch.join("fake.log"))
             .stdin(Stdio::null());

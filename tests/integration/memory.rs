@@ -858,3 +858,143 @@ fn a_default_cache_inside_the_repository_is_not_used() {
     );
     assert!(!repo.root.join("forged").exists());
 }
+
+#[test]
+fn a_suppression_the_change_adds_applies_only_when_its_tree_is_trusted() {
+    let repo = TestRepo::new();
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    repo.write(
+        "src/lib.rs",
+        &crate::harness::LIB_RS.replace("s.parse()", "s.trim().parse()"),
+    )
+    .commit("pr: trim");
+    let fp = arev::report::fingerprint(
+        &repo.root,
+        Some("src/lib.rs"),
+        Some(2),
+        "error-handling",
+        "error-handling defect",
+    );
+    // The pull request adds a suppression of the very finding its change causes.
+    let entry = format!("[[suppress]]\nfingerprint = \"{fp}\"\nreason = \"trust me\"\n");
+    repo.write(".arev/suppressions.toml", &entry);
+    let run = |extra: &[&str]| {
+        repo.arev()
+            .args(&["run", "diff", "--base", "main", "--max-rounds", "1"])
+            .args(&["--format", "json"])
+            .args(extra)
+            .script(script(
+                vec![finding("F1", "src/lib.rs", 2, "high", "error-handling")],
+                vec![ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
+            ))
+            .run()
+    };
+    let files = |run: &Run| {
+        let dir = PathBuf::from(report(run)["run_dir"].as_str().unwrap());
+        let meta: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
+        meta["repo_inputs"]["files"].clone()
+    };
+
+    // `--base` reads repository inputs from the merge-base: the PR's suppression is not
+    // applied, and the warning names the file.
+    let base = run(&[]);
+    base.assert_code(1);
+    let r = report(&base);
+    assert_eq!(states(&r, "confirmed").len(), 1, "{r:#}");
+    assert!(
+        r["suppressed"].as_array().is_none_or(Vec::is_empty),
+        "{r:#}"
+    );
+    let warning = base
+        .stderr
+        .lines()
+        .find(|l| l.contains("--repo-config worktree"))
+        .unwrap_or_else(|| panic!("no base warning: {}", base.stderr));
+    assert!(warning.contains(".arev/suppressions.toml"), "{warning}");
+    assert_eq!(files(&base), json!([]));
+
+    // `--repo-config worktree` trusts the checked-out tree: the suppression applies.
+    let wt = run(&["--repo-config", "worktree"]);
+    wt.assert_code(0);
+    let r = report(&wt);
+    assert!(states(&r, "confirmed").is_empty(), "{r:#}");
+    let sup = &r["suppressed"][0]["suppression"];
+    assert_eq!(sup["kind"], "external");
+    assert_eq!(sup["justification"], "trust me");
+    assert_eq!(files(&wt), json!([".arev/suppressions.toml"]));
+
+    // `ignore` reads none.
+    let ignored = run(&["--repo-config", "ignore"]);
+    ignored.assert_code(1);
+    assert_eq!(files(&ignored), json!([]));
+
+    // Once the suppression is on the base branch, `--base` applies it (read from the
+    // merge-base commit).
+    std::fs::remove_file(repo.root.join(".arev/suppressions.toml")).unwrap();
+    repo.git(&["checkout", "-q", "main"]);
+    repo.write(".arev/suppressions.toml", &entry);
+    repo.git(&["add", "-f", ".arev/suppressions.toml"]);
+    repo.git(&["commit", "-q", "-m", "accept the finding"]);
+    repo.git(&["checkout", "-q", "pr"]);
+    repo.git(&["rebase", "-q", "main"]);
+    let base = run(&[]);
+    base.assert_code(0);
+    let r = report(&base);
+    assert_eq!(
+        r["suppressed"][0]["suppression"]["justification"],
+        "trust me"
+    );
+    assert_eq!(files(&base), json!([".arev/suppressions.toml"]));
+}
+
+#[test]
+fn the_review_context_is_part_of_the_cache_key() {
+    let repo = TestRepo::new();
+    let cache = repo.scratch.join("shared-cache");
+    let intent = repo.scratch.join("intent.md");
+    std::fs::write(&intent, "Make parse total.\n").unwrap();
+    let run = |extra: &[&str]| {
+        let r = repo
+            .arev()
+            .args(&["run", "src/lib.rs", "--max-rounds", "1", "--format", "json"])
+            .args(extra)
+            .env("XDG_CACHE_HOME", cache.to_str().unwrap())
+            .script(cache_script())
+            .run();
+        r.assert_code(1);
+        report(&r).get("cached_from").cloned()
+    };
+    assert_eq!(run(&[]), None);
+    assert!(run(&[]).is_some(), "warm");
+    // --focus.
+    assert_eq!(run(&["--focus", "error handling"]), None, "new focus");
+    assert!(run(&["--focus", "error handling"]).is_some());
+    assert_eq!(run(&["--focus", "overflow"]), None, "changed focus");
+    // Project rules: added, then changed.
+    repo.write("REVIEW.md", "A panic on user input is critical.\n");
+    assert_eq!(run(&[]), None, "new rules");
+    assert!(run(&[]).is_some());
+    repo.write("REVIEW.md", "A panic on user input is low.\n");
+    assert_eq!(run(&[]), None, "changed rule");
+    assert!(run(&[]).is_some());
+    // --intent, --exclude and --repo-config.
+    let intent_arg = ["--intent", intent.to_str().unwrap()];
+    assert_eq!(run(&intent_arg), None, "an intent");
+    assert!(run(&intent_arg).is_some());
+    std::fs::write(&intent, "Make parse fast.\n").unwrap();
+    assert_eq!(run(&intent_arg), None, "changed intent");
+    assert_eq!(run(&["--exclude", "docs/**"]), None, "changed excludes");
+    assert_eq!(
+        run(&["--repo-config", "ignore"]),
+        None,
+        "other repository inputs"
+    );
+    // Path instructions (configuration, whose text also reaches the agents).
+    repo.write(
+        "arev.toml",
+        "[[review.paths]]\nglob = \"src/**\"\ninstructions = \"check the parse calls\"\n",
+    );
+    assert_eq!(run(&[]), None, "path instructions");
+    assert!(run(&[]).is_some());
+}
