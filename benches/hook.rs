@@ -21,7 +21,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const RUNS: usize = 200;
@@ -41,6 +41,26 @@ fn git(root: &Path, args: &[&str]) {
     assert!(ok, "git {args:?}");
 }
 
+/// Run `argv` in `cwd` with `env` and `stdin`; its output.
+fn feed(argv: &[&str], stdin: &str, cwd: &Path, env: &Env) -> Output {
+    let mut child = Command::new(argv[0])
+        .args(&argv[1..])
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    child.wait_with_output().expect("wait")
+}
+
 /// Median wall time of `argv` with `stdin`, which must exit 0 with an empty stdout;
 /// `before` runs ahead of each (untimed).
 fn median(argv: &[&str], stdin: &str, cwd: &Path, env: &Env, before: &dyn Fn()) -> Duration {
@@ -48,22 +68,7 @@ fn median(argv: &[&str], stdin: &str, cwd: &Path, env: &Env, before: &dyn Fn()) 
     for _ in 0..RUNS {
         before();
         let start = Instant::now();
-        let mut child = Command::new(argv[0])
-            .args(&argv[1..])
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(stdin.as_bytes())
-            .expect("write stdin");
-        let out = child.wait_with_output().expect("wait");
+        let out = feed(argv, stdin, cwd, env);
         times.push(start.elapsed());
         assert!(
             out.status.success() && out.stdout.is_empty(),
@@ -150,39 +155,15 @@ fn main() {
         r##"{{"session_id":"{SESSION}","cwd":"{}","prompt":"#arev bench"}}"##,
         root.display()
     );
-    let mut p = Command::new(arev)
-        .args(["hook", "prompt"])
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .current_dir(&root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("spawn prompt");
-    p.stdin
-        .take()
-        .expect("stdin")
-        .write_all(prompt.as_bytes())
-        .expect("write");
-    assert!(p.wait().expect("wait").success());
+    assert!(feed(&[arev, "hook", "prompt"], &prompt, &root, &env)
+        .status
+        .success());
     let store = arev::hook::SessionStore::new(&root, SESSION);
     // The session's own change (the uncommitted file above predates the baseline).
     std::fs::write(root.join("src/m1.rs"), "pub fn by_the_agent() {}\n").expect("write");
     let before_stop = std::fs::read(store.state_path()).expect("state.json");
     // One Stop reviews the diff (clean): its verdict goes into the verdict cache.
-    let mut s = Command::new(arev)
-        .args(["hook", "stop"])
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .current_dir(&root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn stop");
-    s.stdin
-        .take()
-        .expect("stdin")
-        .write_all(stop.as_bytes())
-        .expect("write");
-    let out = s.wait_with_output().expect("wait");
+    let out = feed(&[arev, "hook", "stop"], &stop, &root, &env);
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("no concerns"),
         "the seeding stop reviewed and approved: {}",

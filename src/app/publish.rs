@@ -3,7 +3,7 @@
 //! record the outcome. A failed publish after a run keeps the review's exit code unless
 //! `--publish-strict`.
 
-use super::emit::{cwd, runs_base};
+use super::emit::{cwd, named_run_dir};
 use crate::cli::{PublishArgs, RunArgs};
 use crate::errors::ExpectedError;
 use crate::exit_codes;
@@ -13,7 +13,7 @@ use crate::publish::{
     PublishError, PublishRecord, PublishStatus, Published, RetryPolicy,
 };
 use crate::report::Report;
-use crate::store::{find_run, load_report, load_report_file, write_json_atomic, RunStatus};
+use crate::store::{load_report, load_report_file, write_json_atomic, RunStatus};
 use std::path::{Component, Path, PathBuf};
 
 fn payload_path(run_dir: &Path, forge: Forge) -> PathBuf {
@@ -201,12 +201,7 @@ pub(crate) fn publish_command(args: &PublishArgs) -> Result<i32, ExpectedError> 
         let same_run = load_report(&dir).is_ok_and(|in_dir| in_dir.run_id == r.run_id);
         (r, same_run.then_some(dir))
     } else {
-        let dir = if direct.is_dir() {
-            direct
-        } else {
-            let base = runs_base(&cwd, args.run_dir.as_deref())?;
-            find_run(&args.run, &base).map_err(|e| ExpectedError::Usage(e.to_string()))?
-        };
+        let dir = named_run_dir(&cwd, &args.run, args.run_dir.as_deref())?;
         let r = load_report(&dir).map_err(|e| ExpectedError::Usage(e.to_string()))?;
         (r, Some(dir))
     };

@@ -1,7 +1,7 @@
 //! `arev suppress <RUN|REPORT.json> <FINDING_ID> --reason "…"`: append a suppression of a
 //! finished run's finding to the repository's `.arev/suppressions.toml`.
 
-use super::emit::{cwd, runs_base};
+use super::emit::{cwd, named_report};
 use crate::cli::SuppressArgs;
 use crate::errors::ExpectedError;
 use crate::exit_codes;
@@ -11,7 +11,7 @@ use crate::resolve::suppressions::{
     parse_suppressions, read_suppressions_file, render_entry, suppressions_path, NewEntry,
     SUPPRESSIONS_FILE,
 };
-use crate::store::{find_run, load_report, load_report_file, write_atomic};
+use crate::store::write_atomic;
 use chrono::NaiveDate;
 
 pub(crate) fn suppress_command(args: &SuppressArgs) -> Result<i32, ExpectedError> {
@@ -31,18 +31,7 @@ pub(crate) fn suppress_command(args: &SuppressArgs) -> Result<i32, ExpectedError
             })
         })
         .transpose()?;
-    let direct = cwd.join(&args.run);
-    let report = if direct.is_file() {
-        load_report_file(&direct).map_err(|e| ExpectedError::Usage(e.to_string()))?
-    } else {
-        let dir = if direct.is_dir() {
-            direct
-        } else {
-            let base = runs_base(&cwd, args.run_dir.as_deref())?;
-            find_run(&args.run, &base).map_err(|e| ExpectedError::Usage(e.to_string()))?
-        };
-        load_report(&dir).map_err(|e| ExpectedError::Usage(e.to_string()))?
-    };
+    let report = named_report(&cwd, &args.run, args.run_dir.as_deref())?;
     let f = report
         .find_finding(&args.finding)
         .map_err(ExpectedError::Usage)?;

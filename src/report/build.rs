@@ -133,8 +133,8 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
     let spec_doc = (target.target_type == crate::target::TargetType::Spec)
         .then(|| target.files.first().map(|d| d.path.as_str()))
         .flatten();
-    for j in &result.judged {
-        let e = entry(
+    let mut entry_of = |j: &Judged| {
+        entry(
             j,
             spec_doc,
             &target.root,
@@ -142,7 +142,10 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
             &result.rounds,
             input.enthusiast_agent,
             input.judge_agent,
-        );
+        )
+    };
+    for j in &result.judged {
+        let e = entry_of(j);
         match &j.ruling {
             Some(r) if r.is_confirmed() => confirmed.push(e),
             Some(_) => debunked.push(e),
@@ -162,15 +165,7 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
             finding: s.finding.clone(),
             ruling: None,
         };
-        let mut e = entry(
-            &j,
-            spec_doc,
-            &target.root,
-            &mut texts,
-            &result.rounds,
-            input.enthusiast_agent,
-            input.judge_agent,
-        );
+        let mut e = entry_of(&j);
         e.suppression = Some(s.suppression.clone());
         suppressed.push(e);
     }

@@ -10,7 +10,8 @@ use crate::config::Config;
 use crate::errors::ExpectedError;
 use crate::findings::suppress::SuppressionSet;
 use crate::report::Report;
-use std::path::{Component, Path, PathBuf};
+use crate::target::lexical;
+use std::path::{Path, PathBuf};
 
 /// The memory part of a `RunPlan`.
 #[derive(Debug, Clone, Default)]
@@ -75,21 +76,6 @@ pub fn resolve_memory(
         cache_dir,
         warnings,
     })
-}
-
-/// `a/./b/../c` → `a/c`, without touching the file system.
-fn lexical(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 /// Whether `dir` lies inside the repository at `root` (lexically or once resolved).

@@ -18,8 +18,9 @@ pub use incremental::{
 };
 pub use model::*;
 pub use resolve::{
-    diff_sha, diff_sha_capped, empty_diff_sha, read_repo_file, repin, resolve, resolve_excluding,
-    snapshot_diff, Snapshot, DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES, REPIN_MAX_FILE_BYTES,
+    diff_sha, diff_sha_capped, empty_diff_sha, lexical, read_repo_file, repin, resolve,
+    resolve_excluding, snapshot_diff, Snapshot, DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES,
+    REPIN_MAX_FILE_BYTES,
 };
 pub use shard::{apply_shard, partition, ShardInfo, ShardSpec, MAX_SHARDS};
 

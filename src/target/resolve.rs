@@ -59,9 +59,14 @@ impl Context {
 /// `arg` (relative to cwd, or absolute) made absolute with `.` and `..` resolved lexically,
 /// never through the file system (so that no symlink is followed).
 fn lexical_abs(cwd: &Path, arg: &str) -> PathBuf {
-    let joined = cwd.join(arg);
+    lexical(&cwd.join(arg))
+}
+
+/// `p` with `.` and `..` resolved lexically (`a/./b/../c` → `a/c`), never through the file
+/// system.
+pub fn lexical(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
-    for c in joined.components() {
+    for c in p.components() {
         match c {
             Component::ParentDir => {
                 out.pop();

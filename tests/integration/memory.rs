@@ -30,6 +30,24 @@ fn script(findings: Vec<Value>, rulings: Vec<Value>) -> Value {
     ]})
 }
 
+/// One round in which the Judge confirms every finding, as (file, line, severity, category),
+/// at its severity.
+fn confirmed(found: &[(&str, u32, &str, &str)]) -> Value {
+    let id = |i: usize| format!("F{}", i + 1);
+    script(
+        found
+            .iter()
+            .enumerate()
+            .map(|(i, (file, line, sev, cat))| finding(&id(i), file, *line, sev, cat))
+            .collect(),
+        found
+            .iter()
+            .enumerate()
+            .map(|(i, (file, line, sev, _))| ruling(&id(i), file, *line, sev, "enthusiast"))
+            .collect(),
+    )
+}
+
 /// Findings of `report[list]` as (category, line, baseline_state).
 fn states(report: &Value, list: &str) -> Vec<(String, u64, String)> {
     let mut v: Vec<(String, u64, String)> = report[list]
@@ -68,18 +86,11 @@ fn a_baseline_marks_findings_new_unchanged_updated_and_fixed_when_lines_move() {
     let first = repo
         .arev()
         .args(&args)
-        .script(script(
-            vec![
-                finding("F1", "src/lib.rs", 2, "high", "error-handling"),
-                finding("F2", "src/lib.rs", 5, "medium", "logic"),
-                finding("F3", "src/lib.rs", 12, "high", "security"),
-            ],
-            vec![
-                ruling("F1", "src/lib.rs", 2, "high", "enthusiast"),
-                ruling("F2", "src/lib.rs", 5, "medium", "enthusiast"),
-                ruling("F3", "src/lib.rs", 12, "high", "enthusiast"),
-            ],
-        ))
+        .script(confirmed(&[
+            ("src/lib.rs", 2, "high", "error-handling"),
+            ("src/lib.rs", 5, "medium", "logic"),
+            ("src/lib.rs", 12, "high", "security"),
+        ]))
         .run();
     first.assert_code(1);
     let base = report(&first);
@@ -409,10 +420,7 @@ fn external_suppressions_need_a_reason_and_arev_suppress_appends_one() {
     let first = repo
         .arev()
         .args(&["run", "src/lib.rs", "--max-rounds", "1", "--format", "json"])
-        .script(script(
-            vec![finding("F1", "src/lib.rs", 2, "high", "error-handling")],
-            vec![ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
-        ))
+        .script(confirmed(&[("src/lib.rs", 2, "high", "error-handling")]))
         .run();
     first.assert_code(1);
     let r = report(&first);
@@ -554,10 +562,7 @@ fn incremental_manifests_review_changed_files_and_carry_the_rest() {
         .arev()
         .args(&args)
         .args(&["--baseline", &base_id, "--incremental"])
-        .script(script(
-            vec![finding("F1", "src/e.rs", 2, "high", "error-handling")],
-            vec![ruling("F1", "src/e.rs", 2, "high", "enthusiast")],
-        ))
+        .script(confirmed(&[("src/e.rs", 2, "high", "error-handling")]))
         .run();
     second.assert_code(1);
     let r = report(&second);
@@ -668,16 +673,10 @@ fn incremental_diffs_review_only_files_whose_change_changed() {
     let first = repo
         .arev()
         .args(&args)
-        .script(script(
-            vec![
-                finding("F1", "src/x.rs", 2, "high", "error-handling"),
-                finding("F2", "src/y.rs", 2, "high", "arithmetic"),
-            ],
-            vec![
-                ruling("F1", "src/x.rs", 2, "high", "enthusiast"),
-                ruling("F2", "src/y.rs", 2, "high", "enthusiast"),
-            ],
-        ))
+        .script(confirmed(&[
+            ("src/x.rs", 2, "high", "error-handling"),
+            ("src/y.rs", 2, "high", "arithmetic"),
+        ]))
         .run();
     first.assert_code(1);
     let base = report(&first);
@@ -721,10 +720,7 @@ fn incremental_diffs_review_only_files_whose_change_changed() {
 }
 
 fn cache_script() -> Value {
-    script(
-        vec![finding("F1", "src/lib.rs", 2, "high", "error-handling")],
-        vec![ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
-    )
+    confirmed(&[("src/lib.rs", 2, "high", "error-handling")])
 }
 
 #[test]
@@ -883,10 +879,7 @@ fn a_suppression_the_change_adds_applies_only_when_its_tree_is_trusted() {
             .args(&["run", "diff", "--base", "main", "--max-rounds", "1"])
             .args(&["--format", "json"])
             .args(extra)
-            .script(script(
-                vec![finding("F1", "src/lib.rs", 2, "high", "error-handling")],
-                vec![ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
-            ))
+            .script(confirmed(&[("src/lib.rs", 2, "high", "error-handling")]))
             .run()
     };
     let files = |run: &Run| {
