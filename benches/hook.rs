@@ -1,27 +1,33 @@
 //! Whole-process latency of `arev hook stop`, side by side with a shell hook doing the same
 //! state lookup (`jq`, or `python3` when jq is missing — the output says which).
 //!
-//! `cargo bench --bench hook` (optimised build). Prints medians and ratios; it asserts
-//! nothing about time (goals: not enabled < 5 ms, cached verdict < 20 ms).
+//! `cargo bench --features fake-agent --bench hook` (optimised build). Prints medians and
+//! ratios; it asserts nothing about time (goals: not enabled < 5 ms, cached verdict < 20 ms).
 //!
 //! Cases, each on a temp git repo with one uncommitted file:
 //! - not enabled: no session state → `arev hook stop` exits 0 with no output;
 //! - cached verdict: the session opted in (`arev hook prompt` with `#arev`, which snapshots
-//!   the working tree), changed one more file, and a clean verdict for the session's diff
-//!   sha is cached → `arev hook stop` snapshots the working tree, computes the diff sha
-//!   against the baseline snapshot, finds the verdict, updates the chain, prints nothing.
-//!   The shell equivalent reads `state.json` with jq, hashes `git diff <baseline tree>` and tests
-//!   for the verdict file (a weaker lookup: no untracked files, no chain update).
+//!   the working tree), changed one more file, and one Stop reviewed that diff (the fake
+//!   agent, clean), which left its verdict in the verdict cache; the session state is put
+//!   back to before that Stop before each run → `arev hook stop` snapshots the working tree,
+//!   identifies the diff against the baseline snapshot, resolves the review's inputs, finds
+//!   the verdict in the cache, approves (silently: not fresh), moves the baseline, prints
+//!   nothing. The shell equivalent reads `state.json` with jq, hashes `git diff <baseline
+//!   tree>` and tests for a file named by it (a weaker lookup: no untracked files, no
+//!   review inputs, no chain update).
 // A benchmark is test code: a broken fixture may panic.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::print_stdout)]
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const RUNS: usize = 200;
+
+/// Environment variables set for every process.
+type Env = Vec<(String, String)>;
 const SESSION: &str = "bench-session";
 
 fn git(root: &Path, args: &[&str]) {
@@ -35,26 +41,34 @@ fn git(root: &Path, args: &[&str]) {
     assert!(ok, "git {args:?}");
 }
 
-/// Median wall time of `argv` with `stdin`, which must exit 0 with an empty stdout.
-fn median(argv: &[&str], stdin: &str, cwd: &Path) -> Duration {
+/// Run `argv` in `cwd` with `env` and `stdin`; its output.
+fn feed(argv: &[&str], stdin: &str, cwd: &Path, env: &Env) -> Output {
+    let mut child = Command::new(argv[0])
+        .args(&argv[1..])
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    child.wait_with_output().expect("wait")
+}
+
+/// Median wall time of `argv` with `stdin`, which must exit 0 with an empty stdout;
+/// `before` runs ahead of each (untimed).
+fn median(argv: &[&str], stdin: &str, cwd: &Path, env: &Env, before: &dyn Fn()) -> Duration {
     let mut times = Vec::with_capacity(RUNS);
     for _ in 0..RUNS {
+        before();
         let start = Instant::now();
-        let mut child = Command::new(argv[0])
-            .args(&argv[1..])
-            .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(stdin.as_bytes())
-            .expect("write stdin");
-        let out = child.wait_with_output().expect("wait");
+        let out = feed(argv, stdin, cwd, env);
         times.push(start.elapsed());
         assert!(
             out.status.success() && out.stdout.is_empty(),
@@ -74,7 +88,9 @@ fn ms(d: Duration) -> String {
 fn main() {
     let arev = env!("CARGO_BIN_EXE_arev");
     let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().canonicalize().expect("canonical");
+    let tmp = dir.path().canonicalize().expect("canonical");
+    let root = tmp.join("repo");
+    std::fs::create_dir_all(&root).expect("mkdir repo");
     git(&root, &["init", "-q", "-b", "main"]);
     git(&root, &["config", "user.email", "b@example.com"]);
     git(&root, &["config", "user.name", "B"]);
@@ -109,52 +125,53 @@ fn main() {
         )
     };
 
+    // The fake agent as `claude`, the verdict cache in the temp dir.
+    let bin = tmp.join("bin");
+    std::fs::create_dir_all(&bin).expect("mkdir bin");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_arev-fake-agent"), bin.join("claude"))
+        .expect("symlink");
+    let env: Env = vec![
+        (
+            "PATH".into(),
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        ),
+        (
+            "XDG_CACHE_HOME".into(),
+            tmp.join("cache").display().to_string(),
+        ),
+    ];
+    let nothing = || {};
+
     // Not enabled.
-    let arev_off = median(&[arev, "hook", "stop"], &stop, &root);
-    let sh_off = median(&["sh", "-c", lookup_off], &stop, &root);
+    let arev_off = median(&[arev, "hook", "stop"], &stop, &root, &env, &nothing);
+    let sh_off = median(&["sh", "-c", lookup_off], &stop, &root, &env, &nothing);
 
     // Opt in, then cache a clean verdict for the current diff.
     let prompt = format!(
         r##"{{"session_id":"{SESSION}","cwd":"{}","prompt":"#arev bench"}}"##,
         root.display()
     );
-    let mut p = Command::new(arev)
-        .args(["hook", "prompt"])
-        .current_dir(&root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("spawn prompt");
-    p.stdin
-        .take()
-        .expect("stdin")
-        .write_all(prompt.as_bytes())
-        .expect("write");
-    assert!(p.wait().expect("wait").success());
+    assert!(feed(&[arev, "hook", "prompt"], &prompt, &root, &env)
+        .status
+        .success());
     let store = arev::hook::SessionStore::new(&root, SESSION);
-    let state = store.load().expect("state").expect("enabled");
     // The session's own change (the uncommitted file above predates the baseline).
     std::fs::write(root.join("src/m1.rs"), "pub fn by_the_agent() {}\n").expect("write");
-    let sha = arev::target::snapshot_diff(
-        &root,
-        Some(&state.baseline_tree),
-        arev::target::DEFAULT_MAX_FILE_BYTES,
-        &arev::target::Excludes::none(),
-    )
-    .expect("sha")
-    .sha;
-    store
-        .save_verdict(&arev::hook::Verdict {
-            sha,
-            run_id: "bench".into(),
-            report: "/dev/null".into(),
-            critical: vec![],
-            concerns: vec![],
-            asides: vec![],
-        })
-        .expect("verdict");
-    let arev_cached = median(&[arev, "hook", "stop"], &stop, &root);
-    let sh_cached = median(&["sh", "-c", lookup_cached], &stop, &root);
+    let before_stop = std::fs::read(store.state_path()).expect("state.json");
+    // One Stop reviews the diff (clean): its verdict goes into the verdict cache.
+    let out = feed(&[arev, "hook", "stop"], &stop, &root, &env);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no concerns"),
+        "the seeding stop reviewed and approved: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let reset = || std::fs::write(store.state_path(), &before_stop).expect("reset state");
+    let arev_cached = median(&[arev, "hook", "stop"], &stop, &root, &env, &reset);
+    let sh_cached = median(&["sh", "-c", lookup_cached], &stop, &root, &env, &reset);
 
     println!("arev hook stop, whole process, median of {RUNS} runs (50-file repo, 1 changed file)");
     println!(

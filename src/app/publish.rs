@@ -3,7 +3,7 @@
 //! record) → a line on stderr and an exit code. A failed publish after a run keeps the
 //! review's exit code unless `--publish-strict`.
 
-use super::emit::{cwd, runs_base};
+use super::emit::{cwd, named_run_dir};
 use crate::cli::{PublishArgs, RunArgs};
 use crate::errors::ExpectedError;
 use crate::exit_codes;
@@ -20,8 +20,9 @@ use std::path::Path;
 pub(crate) fn publish_command(args: &PublishArgs) -> Result<i32, ExpectedError> {
     let cwd = cwd()?;
     let forge: Forge = args.forge.into();
-    let (report, run_dir) =
-        find_report(&cwd, &args.run, || runs_base(&cwd, args.run_dir.as_deref()))?;
+    let (report, run_dir) = find_report(&cwd, &args.run, || {
+        named_run_dir(&cwd, &args.run, args.run_dir.as_deref())
+    })?;
     let (root, _) = crate::resolve::discover_root(&cwd);
     match publish_report(
         forge,

@@ -13,16 +13,17 @@ use super::send::send;
 use crate::errors::ExpectedError;
 use crate::exit_codes;
 use crate::report::Report;
-use crate::store::{find_run, load_report, load_report_file, RunStatus};
+use crate::store::{load_report, load_report_file, RunStatus};
 use std::path::{Component, Path, PathBuf};
 
 /// The report `arev publish <RUN>` names, and its run dir when it has one: `run` is a
-/// report file (published from its run dir when that holds the same run), a run dir, or a
-/// run id under `runs_base()`. A run without a verdict (interrupted, running) is refused.
+/// report file (published from its run dir when that holds the same run), else the run dir
+/// `dir_of()` finds for it (a directory, or a run id under the runs base). A run without a
+/// verdict (interrupted, running) is refused.
 pub fn find_report(
     cwd: &Path,
     run: &str,
-    runs_base: impl FnOnce() -> Result<PathBuf, ExpectedError>,
+    dir_of: impl FnOnce() -> Result<PathBuf, ExpectedError>,
 ) -> Result<(Report, Option<PathBuf>), ExpectedError> {
     let direct = cwd.join(run);
     let (report, run_dir) = if direct.is_file() {
@@ -33,11 +34,7 @@ pub fn find_report(
         let same_run = load_report(&dir).is_ok_and(|in_dir| in_dir.run_id == r.run_id);
         (r, same_run.then_some(dir))
     } else {
-        let dir = if direct.is_dir() {
-            direct
-        } else {
-            find_run(run, &runs_base()?).map_err(|e| ExpectedError::Usage(e.to_string()))?
-        };
+        let dir = dir_of()?;
         let r = load_report(&dir).map_err(|e| ExpectedError::Usage(e.to_string()))?;
         (r, Some(dir))
     };
@@ -226,8 +223,12 @@ mod tests {
             e.to_string(),
             "run run-1 is interrupted: there is no review to publish"
         );
-        // Neither a file nor a dir: a run id under the runs base.
+        // Not a file: the run dir `dir_of` finds, whose report must load.
         let e = find_report(d.path(), "no-such-run", || Ok(d.path().join("runs")));
         assert!(e.is_err());
+        let e = find_report(d.path(), "no-such-run", || {
+            Err(ExpectedError::Usage("no run no-such-run".into()))
+        });
+        assert_eq!(e.unwrap_err().to_string(), "no run no-such-run");
     }
 }

@@ -33,7 +33,13 @@ pub(crate) struct FileLines {
 }
 
 impl FileLines {
-    fn new(text: &str) -> Self {
+    /// The file's lines, whitespace-normalised (index 0 is line 1).
+    pub(crate) fn lines(&self) -> &[String] {
+        &self.lines
+    }
+
+    /// The lines of `text` (for tests and callers holding the text already).
+    pub(crate) fn new(text: &str) -> Self {
         let lines: Vec<String> = text.lines().map(normalise).collect();
         let mut seen: HashMap<&str, usize> = HashMap::new();
         let occurrence = lines

@@ -30,6 +30,9 @@ pub(crate) fn finding(file: &str, sev: Severity) -> ReportFinding {
         found_by_passes: vec![1],
         found_by: vec!["claude".into()],
         ruled_by: None,
+        baseline_state: None,
+        carried_over_from: None,
+        suppression: None,
     }
 }
 
@@ -79,6 +82,7 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
         coverage: Coverage {
             reviewed: files.len() as u32,
             skipped: 1,
+            carried_over: 0,
             files: files
                 .iter()
                 .map(|f| CoverageFile {
@@ -86,12 +90,16 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
                     status: CoverageStatus::Reviewed,
                     reason: None,
                     glob: None,
+                    sha256: None,
+                    patch_sha256: None,
                 })
                 .chain(std::iter::once(CoverageFile {
                     path: "blob.bin".into(),
                     status: CoverageStatus::Skipped,
                     reason: Some(crate::target::SkipReason::Binary),
                     glob: None,
+                    sha256: None,
+                    patch_sha256: None,
                 }))
                 .collect(),
         },
@@ -118,6 +126,11 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
         }),
         merged_from: vec![],
         iterate: None,
+        baseline: None,
+        absent: vec![],
+        suppressed: vec![],
+        incremental: None,
+        cached_from: None,
         started_at: format!("2026-01-01T00:00:0{index}Z"),
         finished_at: format!("2026-01-01T00:01:0{index}Z"),
         duration_ms: 100 * u64::from(index),

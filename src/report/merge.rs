@@ -270,6 +270,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
     let mut confirmed: Vec<ReportFinding> = Vec::new();
     let mut debunked: Vec<ReportFinding> = Vec::new();
     let mut unresolved: Vec<ReportFinding> = Vec::new();
+    let mut suppressed: Vec<ReportFinding> = Vec::new();
     for r in &reports {
         // Finding ids (`F1`) are local to a shard's rounds: qualify them with the shard
         // (`s2:F1`), so that they stay unique and point at the shard's round files.
@@ -284,6 +285,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
         confirmed.extend(r.confirmed.iter().map(qualify));
         debunked.extend(r.debunked.iter().map(qualify));
         unresolved.extend(r.unresolved.iter().map(qualify));
+        suppressed.extend(r.suppressed.iter().map(qualify));
     }
     sort_confirmed(&mut confirmed);
     for list in [&mut debunked, &mut unresolved] {
@@ -310,6 +312,10 @@ fn combine(inputs: &[MergeInput]) -> Report {
             .filter(|f| f.status == CoverageStatus::Reviewed)
             .count() as u32,
         skipped: files.iter().filter(|f| f.reason.is_some()).count() as u32,
+        carried_over: files
+            .iter()
+            .filter(|f| f.status == CoverageStatus::CarriedOver)
+            .count() as u32,
         files,
     };
 
@@ -457,6 +463,11 @@ fn combine(inputs: &[MergeInput]) -> Report {
         shard: None,
         merged_from,
         iterate: None,
+        baseline: None,
+        absent: vec![],
+        suppressed,
+        incremental: None,
+        cached_from: None,
         started_at: reports
             .iter()
             .map(|r| r.started_at.as_str())

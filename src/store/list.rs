@@ -30,6 +30,9 @@ pub struct RunSummary {
     pub shard: Option<String>,
     /// Why meta.json could not be read.
     pub error: Option<String>,
+    /// A verdict-cache hit: the run whose verdict it reuses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_from: Option<String>,
 }
 
 /// Every run directory under `base`, newest first (by start time, then id). A missing base
@@ -66,6 +69,7 @@ pub fn list_runs(base: &Path) -> std::io::Result<Vec<RunSummary>> {
                 .and_then(|r| r.shard.as_ref())
                 .map(|s| format!("{}/{}", s.index, s.count)),
             error: None,
+            cached_from: None,
         };
         let view = read_run(&dir);
         s.status = view.state;
@@ -76,6 +80,7 @@ pub fn list_runs(base: &Path) -> std::io::Result<Vec<RunSummary>> {
                 s.target = Some(m.target.display);
                 s.started_at = Some(m.started_at);
                 s.finished_at = m.finished_at;
+                s.cached_from = m.cached_from;
             }
             Err(e) => s.error = Some(e),
         }

@@ -527,6 +527,22 @@ pub(crate) fn snapshot_patch(
     compute_snapshot(repo, root, base, rules).map(|(r, now)| (r.patch, now))
 }
 
+/// The diff from the tree `base` to the working tree as [`pin_snapshot_diff`] pins it — its
+/// patch and reviewed files (none when nothing changed) — and the snapshot tree.
+pub(crate) fn snapshot_files(
+    repo: &Repository,
+    root: &Path,
+    base: &str,
+    rules: &DiffRules<'_>,
+) -> Result<(Vec<u8>, Vec<TargetFile>, Oid), TargetError> {
+    let (rendered, now) = compute_snapshot(repo, root, base, rules)?;
+    if !rendered.changed {
+        return Ok((rendered.patch, vec![], now));
+    }
+    let pin = pin_rendered(repo, root, rendered)?;
+    Ok((pin.patch, pin.files, now))
+}
+
 /// Pin the diff from the tree `base` to the working tree (no staged fallback: the snapshot
 /// already holds the index's and the untracked files' content).
 pub(crate) fn pin_snapshot_diff(

@@ -4,6 +4,7 @@ mod brief;
 mod diff;
 mod error;
 mod exclude;
+mod incremental;
 mod manifest;
 mod model;
 mod resolve;
@@ -12,10 +13,14 @@ mod shard;
 
 pub use error::TargetError;
 pub use exclude::{is_lockfile, AttributeSource, Excludes, LOCKFILES};
+pub use incremental::{
+    patch_sections, restrict, split_incremental, BaselineFile, IncrementalSplit,
+};
 pub use model::*;
 pub use resolve::{
-    diff_sha, diff_sha_capped, empty_diff_sha, read_repo_file, repin, resolve, resolve_excluding,
-    snapshot_diff, Snapshot, DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES, REPIN_MAX_FILE_BYTES,
+    diff_sha, diff_sha_capped, empty_diff_sha, lexical, read_repo_file, repin, resolve,
+    resolve_excluding, snapshot_diff, Snapshot, DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES,
+    REPIN_MAX_FILE_BYTES,
 };
 pub use shard::{apply_shard, partition, ShardInfo, ShardSpec, MAX_SHARDS};
 

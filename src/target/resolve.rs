@@ -10,8 +10,8 @@ use super::scan::{
     sha256_hex,
 };
 use super::{
-    skip_summary, Artefact, Excludes, Mode, PinnedTarget, TargetError, TargetFile, TargetKind,
-    TargetRequest, TargetType,
+    skip_summary, Artefact, Excludes, Mode, PinnedTarget, TargetError, TargetFile, TargetIdentity,
+    TargetKind, TargetRequest, TargetType,
 };
 use git2::Repository;
 use std::collections::{BTreeMap, BTreeSet};
@@ -59,9 +59,14 @@ impl Context {
 /// `arg` (relative to cwd, or absolute) made absolute with `.` and `..` resolved lexically,
 /// never through the file system (so that no symlink is followed).
 fn lexical_abs(cwd: &Path, arg: &str) -> PathBuf {
-    let joined = cwd.join(arg);
+    lexical(&cwd.join(arg))
+}
+
+/// `p` with `.` and `..` resolved lexically (`a/./b/../c` → `a/c`), never through the file
+/// system.
+pub fn lexical(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
-    for c in joined.components() {
+    for c in p.components() {
         match c {
             Component::ParentDir => {
                 out.pop();
@@ -214,6 +219,15 @@ pub fn resolve_excluding(
     pin_manifest(&ctx, req, repo.as_ref(), display)
 }
 
+/// A diff's mode by its patch lines.
+fn diff_mode(measured_lines: u64) -> Mode {
+    if measured_lines <= LIGHTWEIGHT_DIFF_LINES {
+        Mode::Lightweight
+    } else {
+        Mode::Full
+    }
+}
+
 fn pin_diff(
     ctx: &Context,
     repo: &Repository,
@@ -231,11 +245,7 @@ fn pin_diff(
         None => diff::pin_diff(repo, &ctx.root, req.base.as_deref(), &rules)?,
     };
     let measured_lines = u64::from(count_lines(&pin.patch));
-    let mode = if measured_lines <= LIGHTWEIGHT_DIFF_LINES {
-        Mode::Lightweight
-    } else {
-        Mode::Full
-    };
+    let mode = diff_mode(measured_lines);
     let target = PinnedTarget {
         kind: TargetKind::Diff,
         display,
@@ -392,14 +402,32 @@ pub fn diff_sha_capped(
     Ok(sha256_hex(&patch))
 }
 
-/// A working-tree snapshot (see [`snapshot_diff`]): the tree object written for it and the
-/// TARGET_SHA of the diff from a base tree to it.
+/// A working-tree snapshot (see [`snapshot_diff`]): the tree object written for it and what
+/// identifies the diff from a base tree to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
     /// Oid of the tree holding the working tree (tracked and untracked, non-ignored files).
     pub tree: String,
     /// sha256 of the patch `arev run diff --base-tree <base>` pins now.
     pub sha: String,
+    /// [`super::files_digest`] of the files that diff reviews.
+    pub files_sha256: String,
+    /// The diff's mode (by its patch lines).
+    pub mode: Mode,
+}
+
+impl Snapshot {
+    /// The identity of the target `arev run diff --base-tree <base>` pins now: with the
+    /// review's other inputs, its verdict-cache key (docs/architecture.md §20.4).
+    pub fn identity(&self) -> TargetIdentity {
+        TargetIdentity {
+            kind: TargetKind::Diff,
+            sha256: self.sha.clone(),
+            files_sha256: self.files_sha256.clone(),
+            target_type: TargetType::Code,
+            mode: self.mode,
+        }
+    }
 }
 
 /// TARGET_SHA of a diff with no change (the sha256 of the empty patch).
@@ -411,7 +439,7 @@ pub fn empty_diff_sha() -> String {
 /// index, HEAD and branches untouched), with the TARGET_SHA of the diff from the tree `base`
 /// (`None`: from the snapshot itself, i.e. the empty patch) under the size cap
 /// `max_file_bytes` and the configured excludes: the sha `arev run diff --base-tree` with
-/// the same configuration pins.
+/// the same configuration pins, and the rest of that target's identity.
 pub fn snapshot_diff(
     root: &Path,
     base: Option<&str>,
@@ -425,13 +453,15 @@ pub fn snapshot_diff(
         only: None,
         excludes: Some(excludes),
     };
-    let (patch, tree) = match base {
-        Some(b) => diff::snapshot_patch(&repo, root, b, &rules)?,
-        None => (Vec::new(), diff::snapshot_tree(&repo)?),
+    let (patch, files, tree) = match base {
+        Some(b) => diff::snapshot_files(&repo, root, b, &rules)?,
+        None => (Vec::new(), Vec::new(), diff::snapshot_tree(&repo)?),
     };
     Ok(Snapshot {
         tree: tree.to_string(),
         sha: sha256_hex(&patch),
+        files_sha256: super::files_digest(&files),
+        mode: diff_mode(u64::from(count_lines(&patch))),
     })
 }
 
