@@ -1,7 +1,7 @@
 //! Whole-process latency of `arev hook stop`, side by side with what it replaces or must
 //! not exceed, in alternating runs (docs/architecture.md §5.1, §14).
 //!
-//! `cargo bench --bench hook` (optimised build). Prints medians and ratios; it asserts
+//! `cargo bench --features fake-agent --bench hook` (optimised build). Prints medians and ratios; it asserts
 //! which path each case took (from the session log), never a time.
 //!
 //! Cases:
@@ -9,10 +9,11 @@
 //!   shell hook doing the same state lookup (`jq`, or `python3` when jq is missing);
 //! - cached verdict (50-file repo; 20,000-file repo with one changed line; the same repo with
 //!   5,000 changed files): the session opted in on a clean tree (`arev hook prompt`, which
-//!   snapshots it as the baseline), the agent edited files afterwards, a verdict for that
-//!   diff is cached, and one Stop already ran on this tree (it rendered the diff and stored
-//!   the working tree's key), so the hook finds the diff's sha by the key (`"diff":"keyed"`
-//!   in the log), reads the verdict and approves (`approve`). The session state is put back
+//!   snapshots it as the baseline), the agent edited files afterwards, and one Stop already
+//!   ran on this tree: it rendered the diff, stored the working tree's key, and reviewed the
+//!   diff (the fake agent, clean), which left its verdict in the verdict cache. So the hook
+//!   finds the diff by the key (`"diff":"keyed"` in the log), finds the verdict in the
+//!   cache and approves (`approve`). The session state is put back
 //!   before every run (an approval moves the baseline), outside the timing. Beside
 //!   `git status` and `git diff HEAD | sha256sum` on the same tree (goal: no slower than
 //!   `git status`).
@@ -28,6 +29,14 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const SESSION: &str = "bench-session";
+
+/// The environment of every process: the fake agent as `claude` first on PATH, the verdict
+/// cache in a temp dir (set up once by `main`).
+static ENV: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+
+fn env() -> &'static [(String, String)] {
+    ENV.get().map_or(&[], Vec::as_slice)
+}
 
 fn stop_input(root: &Path) -> String {
     format!(
@@ -48,7 +57,11 @@ fn side_by_side(
     for _ in 0..runs {
         reset();
         for (i, (argv, stdin, quiet)) in cases.iter().enumerate() {
-            let (t, out) = timed(argv, cwd, &[], stdin.map(str::as_bytes));
+            let envs: Vec<(&str, &str)> = env()
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            let (t, out) = timed(argv, cwd, &envs, stdin.map(str::as_bytes));
             if *quiet {
                 assert!(
                     out.stdout.is_empty(),
@@ -116,31 +129,6 @@ fn opt_in_edit_and_cache(root: &Path, edit: impl FnOnce()) -> (impl Fn(), usize)
     assert!(p.wait().unwrap().success());
     edit();
     let store = arev::hook::SessionStore::new(root, SESSION);
-    let state = store.load().unwrap().expect("enabled");
-    // The default configuration's size cap and excludes, as the hook uses.
-    let sha = arev::target::snapshot_diff(
-        root,
-        Some(&state.baseline_tree),
-        arev::target::DEFAULT_MAX_FILE_BYTES,
-        &arev::target::Excludes::new(vec![], true),
-    )
-    .unwrap()
-    .sha;
-    assert_ne!(
-        state.baseline_sha.as_deref(),
-        Some(sha.as_str()),
-        "the edit changed the diff"
-    );
-    store
-        .save_verdict(&arev::hook::Verdict {
-            sha,
-            run_id: "bench".into(),
-            report: "/dev/null".into(),
-            critical: vec![],
-            concerns: vec![],
-            asides: vec![],
-        })
-        .unwrap();
     // The index refreshed once (a fresh clone's entries are all racily clean, which the
     // first `git status` rewrites), and the edits aged past the working-tree key's racy
     // window, as they are by the time an agent stops.
@@ -150,8 +138,11 @@ fn opt_in_edit_and_cache(root: &Path, edit: impl FnOnce()) -> (impl Fn(), usize)
     let state_path = store.state_path();
     let reset = move || std::fs::write(&state_path, &saved).unwrap();
     let before = logged_stops(root).len();
+    // One Stop reviews the diff (the fake agent, clean): its verdict goes into the verdict
+    // cache, the working tree's key into the session's key cache.
     let out = Command::new(env!("CARGO_BIN_EXE_arev"))
         .args(["hook", "stop"])
+        .envs(env().iter().map(|(k, v)| (k, v)))
         .current_dir(root)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -164,7 +155,11 @@ fn opt_in_edit_and_cache(root: &Path, edit: impl FnOnce()) -> (impl Fn(), usize)
             c.wait_with_output()
         })
         .unwrap();
-    assert!(out.status.success());
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("no concerns"),
+        "the seeding stop reviewed and approved: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert_path(root, before, "approve", "rendered");
     reset();
     (reset, before + 1)
@@ -172,6 +167,18 @@ fn opt_in_edit_and_cache(root: &Path, edit: impl FnOnce()) -> (impl Fn(), usize)
 
 fn main() {
     let arev = env!("CARGO_BIN_EXE_arev");
+    let tools = tempfile::tempdir().unwrap();
+    let bin = tools.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_arev-fake-agent"), bin.join("claude")).unwrap();
+    let path = std::env::var("PATH").unwrap_or_default();
+    let _ = ENV.set(vec![
+        ("PATH".into(), format!("{}:{path}", bin.display())),
+        (
+            "XDG_CACHE_HOME".into(),
+            tools.path().join("cache").display().to_string(),
+        ),
+    ]);
     let stop_argv: &[&str] = &[arev, "hook", "stop"];
     let git_status: &[&str] = &["git", "status", "--porcelain"];
     let git_diff: &[&str] = &["sh", "-c", "git diff HEAD | sha256sum"];

@@ -1,7 +1,13 @@
 //! One review from a pinned target to its written report, shared by `arev run` and every
 //! iteration of `arev run --iterate`: begin the run's records, drive the rounds, and finish
 //! (re-pin the target, record how it ended, write report.json / report.md / report.sarif and
-//! the final meta.json). The records themselves are written by `store::Recorder`.
+//! the final meta.json). The records themselves are written by `store::Recorder`. What a
+//! review remembers across runs (baseline, incremental carry-over, verdict cache) is
+//! `memory`.
+
+mod memory;
+
+pub use memory::{cache_key, complete, prepare, replayed, Prepared};
 
 use crate::cli::Format;
 use crate::findings::Role;
@@ -9,7 +15,7 @@ use crate::output;
 use crate::report::{build_report, BuildInput};
 use crate::resolve::RunPlan;
 use crate::round::{run_review, Progress, ReviewEnd, ReviewResult};
-use crate::store::{Ending, Finished, RecordError, Recorder, RunDir, Start};
+use crate::store::{Ending, Finished, RecordError, Recorder, RunDir, RunStopReason, Start};
 use crate::target::{Mode, PinnedTarget, TargetKind, TargetType};
 use sha2::{Digest, Sha256};
 use std::time::Instant;
@@ -77,10 +83,23 @@ pub fn ending(end: &ReviewEnd) -> Ending {
 pub fn finish(
     plan: &RunPlan,
     target: &PinnedTarget,
+    rec: Recorder,
+    result: &ReviewResult,
+    started: Instant,
+) -> Result<Finished, RecordError> {
+    finish_with(plan, &Prepared::plain(target.clone()), rec, result, started)
+}
+
+/// [`finish`] for a prepared review: the review's own report goes into the verdict cache
+/// (when complete), then becomes the full picture (`memory::complete`).
+pub fn finish_with(
+    plan: &RunPlan,
+    prepared: &Prepared,
     mut rec: Recorder,
     result: &ReviewResult,
     started: Instant,
 ) -> Result<Finished, RecordError> {
+    let target = prepared.target();
     if result.end != ReviewEnd::Empty {
         if let Err(e) = rec.repin(target) {
             output::warn(&format!("cannot re-pin the target: {e}"));
@@ -89,8 +108,12 @@ pub fn finish(
             output::warn("the target changed during the review (sha256 drift); findings refer to the pinned version");
         }
     }
+    if let Some(b) = &plan.memory.baseline {
+        rec.note_baseline(&b.run_id);
+    }
     let run_dir = rec.run().path.clone();
     let sarif = plan.outputs.sarif.is_some() || plan.outputs.format == Format::Sarif;
+    let fresh = matches!(result.end, ReviewEnd::Stopped(_)) && prepared.nothing_changed().is_none();
     rec.finish(ending(&result.end), sarif, |meta| {
         let mut report = build_report(&BuildInput {
             result,
@@ -102,6 +125,39 @@ pub fn finish(
             duration_ms: started.elapsed().as_millis() as u64,
         });
         report.shard = plan.shard.clone();
+        // A verdict about a target that changed during the review is not reused.
+        if fresh && !meta.target.drift {
+            prepared.store(&report);
+        }
+        complete(plan, prepared, &mut report);
+        report
+    })
+}
+
+/// A verdict-cache hit: nothing is dispatched; the cached report is recorded as this run's
+/// (`cached_from` in meta.json and report.json), completed like a fresh one.
+pub fn replay(
+    plan: &RunPlan,
+    prepared: &Prepared,
+    mut rec: Recorder,
+    hit: &crate::store::cache::CachedVerdict,
+    started: Instant,
+) -> Result<Finished, RecordError> {
+    rec.note_cached_from(&hit.run_id);
+    if let Some(b) = &plan.memory.baseline {
+        rec.note_baseline(&b.run_id);
+    }
+    let run_dir = rec.run().path.clone();
+    let sarif = plan.outputs.sarif.is_some() || plan.outputs.format == Format::Sarif;
+    // A hit always has one (`VerdictCache::lookup` returns complete reviews only).
+    let stop_reason = hit
+        .report
+        .stop_reason
+        .map_or(RunStopReason::ZeroFindings, Into::into);
+    rec.finish(Ending::Complete { stop_reason }, sarif, |meta| {
+        let mut report = memory::replayed(hit, meta, &run_dir, prepared.target());
+        report.duration_ms = started.elapsed().as_millis() as u64;
+        complete(plan, prepared, &mut report);
         report
     })
 }

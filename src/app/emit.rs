@@ -80,7 +80,9 @@ pub(crate) fn verdict(report: &Report, fail_on: FailOn) -> i32 {
         RunStatus::Interrupted | RunStatus::Running => exit_codes::INTERRUPTED,
         RunStatus::Empty => exit_codes::OK,
         RunStatus::Complete => {
-            if report.confirmed.iter().any(|f| fail_on.fails(f.severity)) {
+            // `gating`: suppressed findings never count; with --only-new, only new and
+            // updated ones do.
+            if report.gating().any(|f| fail_on.fails(f.severity)) {
                 exit_codes::FINDINGS
             } else {
                 exit_codes::OK
@@ -113,6 +115,37 @@ pub(crate) fn runs_base(cwd: &Path, flag: Option<&Path>) -> Result<PathBuf, Expe
         d if Path::new(d).is_absolute() => PathBuf::from(d),
         d => root.join(d),
     })
+}
+
+/// The run dir `run` names (relative to `cwd`): a directory, else a run id or a unique prefix
+/// of one under the runs base (`--run-dir`, else the repository's).
+pub(crate) fn named_run_dir(
+    cwd: &Path,
+    run: &str,
+    run_dir: Option<&Path>,
+) -> Result<PathBuf, ExpectedError> {
+    let direct = cwd.join(run);
+    if direct.is_dir() {
+        return Ok(direct);
+    }
+    let base = runs_base(cwd, run_dir)?;
+    crate::store::find_run(run, &base).map_err(|e| ExpectedError::Usage(e.to_string()))
+}
+
+/// The report `run` names: a report.json file (e.g. one copied out of its run dir with
+/// `--out arev.json`, or `arev merge`'s), else the report of [`named_run_dir`].
+pub(crate) fn named_report(
+    cwd: &Path,
+    run: &str,
+    run_dir: Option<&Path>,
+) -> Result<crate::report::Report, ExpectedError> {
+    let direct = cwd.join(run);
+    let loaded = if direct.is_file() {
+        crate::store::load_report_file(&direct)
+    } else {
+        crate::store::load_report(&named_run_dir(cwd, run, run_dir)?)
+    };
+    loaded.map_err(|e| ExpectedError::Usage(e.to_string()))
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ mod run;
 mod runs;
 mod schema;
 mod status;
+mod suppress;
 
 use crate::cli::{Cli, Command};
 use crate::exit_codes;
@@ -78,6 +79,7 @@ pub fn main_impl() -> i32 {
         Command::Status(args) => finish(status::status_command(&args)),
         Command::RunResult(args) => finish(result::result_command(&args)),
         Command::Cancel(args) => finish(cancel::cancel_command(&args)),
+        Command::Suppress(args) => finish(suppress::suppress_command(&args)),
     }
 }
 

@@ -9,7 +9,7 @@ use crate::errors::ExpectedError;
 use crate::output;
 use crate::report::Report;
 use crate::resolve::{resolve_run, RunPlan};
-use crate::review::{begin, empty_target, finish};
+use crate::review::{begin, empty_target, finish_with, prepare, replay};
 use crate::round::{run_review, Progress, ReviewEnd, ReviewResult};
 use crate::store::{add_git_exclude, create_run_dir};
 use std::path::Path;
@@ -38,7 +38,18 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
             sh.manifest_files.len()
         ));
     }
+    for w in plan
+        .memory
+        .suppressions
+        .warnings
+        .iter()
+        .chain(&plan.memory.warnings)
+    {
+        output::warn(w);
+    }
     let target = plan.target.clone().unwrap_or_else(|| empty_target(&plan));
+    // --incremental: only the changed part is reviewed; then the verdict cache.
+    let prepared = prepare(&plan, target, empty);
 
     // The run dir: created only after everything was resolved; removed again if it cannot
     // be initialised, so a failure never leaves a half-written run dir.
@@ -48,38 +59,59 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
         }
     }
     // The signal handlers first: a SIGTERM right after meta.json says `running` must still
-    // end in `interrupted`, never leave the run `running`.
-    let runtime = if empty { None } else { Some(runtime()?) };
+    // end in `interrupted`, never leave the run `running`. Only when agents will run: a
+    // cache hit or an incremental review with nothing changed dispatches none.
+    let dispatches = !empty && prepared.hit().is_none() && prepared.nothing_changed().is_none();
+    let runtime = if dispatches { Some(runtime()?) } else { None };
     let run = create_run_dir(&plan.runs_base, &plan.display)
         .map_err(|e| ExpectedError::write(&plan.runs_base, e))?;
-    let mut rec = begin(&plan, &target, run, empty)?;
+    let mut rec = begin(&plan, prepared.target(), run, empty)?;
     // A detached run: the caller may go now (meta.json is written, signals are handled).
     crate::process::announce(rec.run().id.as_str(), &rec.run().path);
+    let progress = Progress::new(plan.outputs.quiet);
+    let run_dir = rec.run().path.clone();
 
-    let result = if let Some((rt, cancel)) = runtime {
-        let progress = Progress::new(plan.outputs.quiet);
-        rt.block_on(run_review(&plan, &target, &mut rec, &cancel, progress))
+    let (finished, end) = if let Some(hit) = prepared.hit() {
+        progress.line(&format!(
+            "verdict reused from run {} (verdict cache; --no-cache reviews again)",
+            hit.run_id
+        ));
+        (replay(&plan, &prepared, rec, hit, started)?, None)
     } else {
-        ReviewResult::ended(ReviewEnd::Empty)
+        let result = if let Some((rt, cancel)) = runtime {
+            rt.block_on(run_review(
+                &plan,
+                prepared.target(),
+                &mut rec,
+                &cancel,
+                progress,
+            ))
+        } else if let Some(stop) = prepared.nothing_changed() {
+            progress.line("nothing changed since the baseline: its verdict is carried over");
+            ReviewResult::ended(ReviewEnd::Stopped(stop))
+        } else {
+            ReviewResult::ended(ReviewEnd::Empty)
+        };
+        let finished = finish_with(&plan, &prepared, rec, &result, started)?;
+        (finished, Some(result.end))
     };
 
-    let run_dir = rec.run().path.clone();
-    let finished = finish(&plan, &target, rec, &result, started)?;
-    let code = deliver(args, &plan, &finished.report, &result, &run_dir);
+    let code = deliver(args, &plan, &finished.report, end.as_ref(), &run_dir);
     record_exit(&run_dir, finished.meta, &code);
     code
 }
 
 /// The report on stdout and into the files asked for, `--publish`, and the exit code.
+/// `end`: how the review ended (None: a verdict-cache hit).
 fn deliver(
     args: &RunArgs,
     plan: &RunPlan,
     report: &Report,
-    result: &ReviewResult,
+    end: Option<&ReviewEnd>,
     run_dir: &Path,
 ) -> Result<i32, ExpectedError> {
     emit(report, plan)?;
-    if let ReviewEnd::Aborted(a) = &result.end {
+    if let Some(ReviewEnd::Aborted(a)) = end {
         output::error(&format!(
             "review aborted ({}): {} — run dir {}",
             a.reason(),

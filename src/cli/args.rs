@@ -60,6 +60,10 @@ pub enum Command {
     /// buggy revisions, score recall, noise and cost; compare two panels.
     #[command(after_help = EVAL_HELP)]
     Eval(EvalArgs),
+    /// Suppress a finding of a finished run: append it, with the reason, to
+    /// .arev/suppressions.toml.
+    #[command(after_help = SUPPRESS_HELP)]
+    Suppress(SuppressArgs),
 }
 
 const EVAL_HELP: &str = "\
@@ -192,6 +196,36 @@ pub struct EvalCompareArgs {
     pub format: EvalFormat,
 }
 
+const SUPPRESS_HELP: &str = "\
+Example:
+  arev suppress 20261121-180000-a1b2c3-src-lib-rs F2 --reason \"validated by parse() above\"
+
+FINDING is a finding id of the report (`F2`; `2:F2` for round 2 when ids repeat across
+rounds) or its fingerprint. The entry matches the finding by fingerprint, so it survives
+unrelated edits that move the line; later reviews list the finding under `suppressed` and
+never count it. In source, a comment `arev-ignore[<category>]: <reason>` on the flagged
+line or the line above does the same. arev keeps .arev/ out of `git status`: commit the
+file with `git add -f .arev/suppressions.toml`.";
+
+#[derive(Debug, Args)]
+pub struct SuppressArgs {
+    /// A run directory, a run id (or unique prefix), or a report.json file.
+    #[arg(value_name = "RUN|REPORT.json")]
+    pub run: String,
+    /// The finding: its id (`F2`, or `2:F2` with the round) or its fingerprint.
+    #[arg(value_name = "FINDING_ID")]
+    pub finding: String,
+    /// Why the finding does not need a fix (mandatory).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+    /// The last day the suppression applies (YYYY-MM-DD); after it the finding counts again.
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    pub expires: Option<String>,
+    /// Runs base to look RUN up in (default: <repo>/.arev/runs).
+    #[arg(long, value_name = "DIR")]
+    pub run_dir: Option<PathBuf>,
+}
+
 const HOOK_HELP: &str = "\
 Events:
   prompt  UserPromptSubmit: a prompt starting with #arev turns review on for the session and
@@ -317,6 +351,9 @@ Examples:
   arev run diff --background --wait 100s
                                         detach; the report if it comes within 100 s,
                                         else the run id (then: arev status / arev result)
+  arev run diff --baseline prev.json --incremental
+                                        new / still open / fixed since an earlier report;
+                                        only what changed since then is reviewed again
 
 Exit codes:
   0    review completed; no confirmed finding at or above --fail-on (default high)
@@ -419,6 +456,26 @@ pub struct RunArgs {
     /// An empty diff exits 0 with status `empty` instead of exit 2.
     #[arg(long)]
     pub allow_empty: bool,
+    /// Compare with an earlier review (a report.json, a run dir or a run id): every finding
+    /// is new, unchanged or updated, and the baseline's findings no longer found are listed
+    /// as fixed (`absent`).
+    #[arg(
+        long,
+        value_name = "REPORT.json|RUN_DIR|RUN_ID",
+        conflicts_with = "iterate"
+    )]
+    pub baseline: Option<String>,
+    /// With --baseline: the exit code, annotations and the Stop hook consider only new and
+    /// updated findings (the report still lists all).
+    #[arg(long, requires = "baseline")]
+    pub only_new: bool,
+    /// With --baseline: review only what changed since the baseline (files whose content, or
+    /// for a diff whose change, differs); carry the baseline's verdict over for the rest.
+    #[arg(long, requires = "baseline", conflicts_with = "shard")]
+    pub incremental: bool,
+    /// Neither reuse nor record a verdict in the verdict cache.
+    #[arg(long)]
+    pub no_cache: bool,
     /// Review, fix in an isolated git worktree (`.arev/worktrees/<run-id>`, branch
     /// `arev/iterate/<run-id>`), re-review, until the review is clean. Never merges.
     #[arg(long)]
@@ -460,6 +517,21 @@ pub struct RunArgs {
     /// Internal: this process is the detached run a `--background` parent started.
     #[arg(long, hide = true)]
     pub detached: bool,
+}
+
+impl RunArgs {
+    /// The arguments of `arev run ARGS…` (`args` without the program name and `run`), parsed
+    /// as the command line would be: for a process that starts `arev run` and needs the plan
+    /// that run will make (the Stop hook).
+    pub fn parse_run(
+        args: impl IntoIterator<Item = std::ffi::OsString>,
+    ) -> Result<Self, clap::Error> {
+        let argv = ["arev".into(), "run".into()].into_iter().chain(args);
+        match Cli::try_parse_from(argv)?.command {
+            Command::Run(a) => Ok(a),
+            _ => Err(clap::Error::new(clap::error::ErrorKind::InvalidSubcommand)),
+        }
+    }
 }
 
 /// Where the report goes: stdout in `--format`, plus the files asked for (shared by `run`,

@@ -4,7 +4,9 @@ pub mod floor;
 pub mod limits;
 mod load;
 mod model;
+mod template;
 
 pub use error::ConfigError;
 pub use load::{arev_env, default_toml, load, ConfigSources, ENV_KEYS};
 pub use model::*;
+pub use template::init_text;

@@ -136,6 +136,15 @@ pub struct RunConfig {
     pub dir: String,
 }
 
+/// `[cache]`: the verdict cache (docs/architecture.md §20).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// Empty = `$XDG_CACHE_HOME/arev`, else `~/.cache/arev`; otherwise an absolute path
+    /// outside the repository.
+    pub dir: String,
+}
+
 /// `[hook] mode`: when the Stop hook reviews.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -271,6 +280,7 @@ pub struct Config {
     pub timeouts: TimeoutsConfig,
     pub hook: HookConfig,
     pub run: RunConfig,
+    pub cache: CacheConfig,
     pub agents: BTreeMap<String, AgentConfig>,
     pub roles: RolesConfig,
 }

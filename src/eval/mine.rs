@@ -1,12 +1,15 @@
 //! `arev eval mine`: walk the history with git2 (read-only), measure each matching fix
-//! commit's diff, and turn the ones `select::locate` accepts into cases.
+//! commit's diff, and turn the ones `select::locate` accepts into cases (written as
+//! `<id>.json` into the cases directory).
 
 use super::error::EvalError;
 use super::model::{CaseOrigin, EvalCase, ExpectedLocation, OriginKind, EVAL_SCHEMA_VERSION};
+use super::run::write_json;
 use super::select::{case_id, locate, Change, FileFacts, Hunk, Limits, Skip};
 use git2::{Commit, Delta, Diff, DiffFindOptions, DiffOptions, Oid, Patch, Repository, Sort};
 use globset::GlobSet;
 use regex::Regex;
+use std::path::Path;
 
 /// What to mine.
 #[derive(Debug, Clone)]
@@ -43,6 +46,15 @@ impl Mined {
             .iter()
             .filter_map(|c| c.result.as_ref().ok())
     }
+}
+
+/// Write every mined case to `<out>/<id>.json` (creating `out`).
+pub fn write_cases(mined: &Mined, out: &Path) -> Result<(), EvalError> {
+    std::fs::create_dir_all(out).map_err(|e| EvalError::write(out, e))?;
+    for case in mined.cases() {
+        write_json(&out.join(format!("{}.json", case.id)), case)?;
+    }
+    Ok(())
 }
 
 fn git(what: &str, e: &git2::Error) -> EvalError {
@@ -265,5 +277,21 @@ mod tests {
         assert_eq!(line_count(b"a\n"), 1);
         assert_eq!(line_count(b"a\nb"), 2);
         assert_eq!(line_count(b"\n\n"), 2);
+    }
+
+    #[test]
+    fn mined_cases_are_written_one_file_each_and_skips_are_not() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("cases");
+        let mined = crate::eval::console::tests::mined();
+        write_cases(&mined, &out).unwrap();
+        let names: Vec<_> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names, ["fix-0123456789ab.json"]);
+        let text = std::fs::read_to_string(out.join("fix-0123456789ab.json")).unwrap();
+        let back: EvalCase = serde_json::from_str(&text).unwrap();
+        assert_eq!(Some(&back), mined.cases().next());
     }
 }

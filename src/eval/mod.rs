@@ -3,10 +3,12 @@
 //! defect was), `cases` reads and validates a case set, `checkout` gives each case a
 //! detached checkout of its buggy revision, `run` reviews every case with the real
 //! `arev run` and records each result, `score` matches confirmed findings to the expected
-//! locations and aggregates, `compare` sets two evaluations side by side, `render` prints.
+//! locations and aggregates, `compare` sets two evaluations side by side, `render` prints;
+//! `setup` turns the flags into the stages' inputs and `console` says what `arev eval` prints.
 mod cases;
 mod checkout;
 mod compare;
+mod console;
 mod error;
 mod mine;
 mod model;
@@ -14,14 +16,16 @@ mod render;
 mod run;
 mod score;
 mod select;
+mod setup;
 
 pub use cases::{
     check_in_repo, digest as case_digest, load_cases, validate, LoadedCase, ResolvedCase,
 };
 pub use checkout::{create as create_checkout, Checkout};
 pub use compare::compare;
+pub use console::{comparison_in, ending, mined_listing, progress_line, report_in, start_line};
 pub use error::EvalError;
-pub use mine::{line_count, mine, Considered, MineOptions, Mined};
+pub use mine::{line_count, mine, write_cases, Considered, MineOptions, Mined};
 pub use model::*;
 pub use render::{
     recall_line, render_compare_markdown, render_compare_text, render_markdown, render_text,
@@ -32,3 +36,4 @@ pub use select::{
     case_id, expected_ranges, is_code_file, is_test_file, locate, Change, FileFacts, Hunk, Limits,
     Skip, CODE_EXTENSIONS, DEFAULT_FIX_REGEX, DEFAULT_MAX_FILES, DEFAULT_MAX_LINES,
 };
+pub use setup::{absolute, mine_options, open_repo, prepare_run, read_report};

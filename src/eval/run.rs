@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// Everything one evaluation needs, resolved by `app::eval`.
+/// Everything one evaluation needs, resolved by `setup::prepare_run`.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
     pub cases_dir: PathBuf,

@@ -1,5 +1,6 @@
 //! Findings: the agents' wire schemas and the union of Enthusiast passes.
 mod model;
+pub mod suppress;
 mod symbols;
 mod union;
 

@@ -2,7 +2,8 @@
 //! --format json --allow-empty` as a supervised child process (the full round protocol, its
 //! own run dir and report), bounded by `[hook] timeout`, turned into a `Verdict` — or into the
 //! reason it produced none. If the hook itself is killed (Claude Code's hook timeout), the
-//! review gets SIGTERM at once.
+//! review gets SIGTERM at once. Before that, the verdict cache (`store::cache`, the one
+//! `arev run` keeps) is asked for the verdict of that very review ([`cached_verdict`]).
 
 use super::decide::{FindingBrief, ReviewOutcome, Verdict};
 use super::lock::lock_reviews;
@@ -10,7 +11,9 @@ use super::state::SessionStore;
 use crate::findings::Severity;
 use crate::process::{supervise_blocking, Ended, Env, Input, Limits, Sink, Spec};
 use crate::report::{Report, ReportFinding};
+use crate::store::cache::VerdictCache;
 use crate::store::RunStatus;
+use crate::target::TargetIdentity;
 use nix::sys::signal::Signal;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -51,28 +54,27 @@ pub struct ReviewRequest {
 }
 
 /// [`review`], one per session at a time: a Stop hook that finds another hook of its session
-/// reviewing waits for it (the session's review lock), then takes the verdict cached for
-/// `sha` if that review was of the same diff, and only reviews itself otherwise. The verdict
-/// is cached before the lock is released.
-pub fn review_shared(store: &SessionStore, sha: &str, req: &ReviewRequest) -> ReviewOutcome {
+/// reviewing waits for it (the session's review lock), then takes the verdict of `target` from
+/// the verdict cache if that review was of the same diff (the child review stores it there
+/// before it exits, so before the lock is released), and only reviews itself otherwise.
+pub fn review_shared(
+    store: &SessionStore,
+    target: &TargetIdentity,
+    req: &ReviewRequest,
+) -> ReviewOutcome {
     // A lock that cannot be taken (an unwritable session dir) never stops the review.
     let _lock = lock_reviews(&store.dir)
         .map_err(|e| tracing::debug!(error = %e, "no session review lock"))
         .ok();
-    if let Some(v) = store.load_verdict(sha) {
+    if let Some(v) = cached_verdict(req, target) {
         return ReviewOutcome::Reviewed(v);
     }
-    let outcome = review(req);
-    if let ReviewOutcome::Reviewed(v) = &outcome {
-        // Cached under the sha that was pinned: that diff is never reviewed again.
-        let _ = store.save_verdict(v);
-    }
-    outcome
+    review(req)
 }
 
-/// Run the review to a verdict. Never panics; every failure is a `Failed` with the reason.
-pub fn review(req: &ReviewRequest) -> ReviewOutcome {
-    let mut args: Vec<OsString> = ["run", "diff", "--format", "json", "--allow-empty", "-q"]
+/// The `arev run` arguments (after `run`) of the review `req` asks for.
+fn run_args(req: &ReviewRequest) -> Vec<OsString> {
+    let mut args: Vec<OsString> = ["diff", "--format", "json", "--allow-empty", "-q"]
         .into_iter()
         .map(OsString::from)
         .collect();
@@ -80,6 +82,33 @@ pub fn review(req: &ReviewRequest) -> ReviewOutcome {
     if let Some(i) = &req.intent {
         args.extend(["--intent".into(), i.into()]);
     }
+    args
+}
+
+/// The verdict the verdict cache holds for the review `req` asks for, whose target is
+/// `target` (the session's snapshot diff, `Snapshot::identity`): the key is computed as the
+/// child `arev run` computes it, from the plan its arguments resolve to (configuration,
+/// prompts, agents, review context, the intent file) — without pinning the diff again. A
+/// function of the target's identity: whatever finds that identity cheaply may sit in front.
+/// None on a miss, with `--no-cache`-like conditions (no cache directory), or when the plan
+/// cannot be resolved (the review then says why).
+pub fn cached_verdict(req: &ReviewRequest, target: &TargetIdentity) -> Option<Verdict> {
+    let args = crate::cli::RunArgs::parse_run(run_args(req))
+        .map_err(|e| tracing::debug!(error = %e, "hook review arguments"))
+        .ok()?;
+    let plan = crate::resolve::resolve_unpinned(&args, &req.root, target)
+        .map_err(|e| tracing::debug!(error = %e, "hook verdict-cache plan"))
+        .ok()?;
+    let dir = plan.memory.cache_dir.as_ref()?;
+    let key = crate::review::cache_key(&plan, target)?;
+    let hit = VerdictCache::new(dir).lookup(&key)?;
+    Some(verdict_of(&hit.report))
+}
+
+/// Run the review to a verdict. Never panics; every failure is a `Failed` with the reason.
+pub fn review(req: &ReviewRequest) -> ReviewOutcome {
+    let mut args = vec![OsString::from("run")];
+    args.extend(run_args(req));
     let spec = Spec {
         label: "hook review".into(),
         program: req.exe.clone(),
@@ -185,8 +214,7 @@ fn brief(f: &ReportFinding) -> FindingBrief {
 pub fn verdict_of(report: &Report) -> Verdict {
     let pick = |sevs: &[Severity]| {
         report
-            .confirmed
-            .iter()
+            .gating()
             .filter(|f| sevs.contains(&f.severity))
             .map(brief)
             .collect()

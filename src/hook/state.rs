@@ -1,12 +1,12 @@
 //! Session state under `<repo>/.arev/sessions/<session_id>/`: `state.json` (opt-in, baseline
 //! snapshot, carried asides, block chain), `prompts.jsonl` (the user's prompts since review
-//! was enabled: the review's intent), `intent.md` (the intent handed to the last review),
-//! `verdicts/<diff sha>.json` (the cache: a diff is never reviewed twice) and `log.jsonl`
-//! (every decision, asides included). Writes are atomic; a corrupt state file is moved aside,
-//! never trusted.
+//! was enabled: the review's intent), `intent.md` (the intent handed to the last review) and
+//! `log.jsonl` (every decision, asides included). Verdicts are not kept here: they are in the
+//! verdict cache (`store::cache`), which `arev run` and the hook share. Writes are atomic; a
+//! corrupt state file is moved aside, never trusted.
 
-use super::decide::{Chain, FindingBrief, Verdict};
-use crate::store::{write_atomic, write_json_atomic};
+use super::decide::{Chain, FindingBrief};
+use crate::store::write_json_atomic;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -209,10 +209,6 @@ impl SessionStore {
             .collect()
     }
 
-    fn verdict_path(&self, sha: &str) -> PathBuf {
-        self.dir.join("verdicts").join(format!("{sha}.json"))
-    }
-
     /// The state, `None` when the session never opted in. A corrupt file is moved aside.
     pub fn load(&self) -> Result<Option<SessionState>, LoadError> {
         let path = self.state_path();
@@ -257,24 +253,6 @@ impl SessionStore {
     pub fn save(&self, state: &SessionState) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
         write_json_atomic(&self.state_path(), state)
-    }
-
-    /// The cached verdict for `sha`; an unreadable or corrupt cache entry is a miss.
-    pub fn load_verdict(&self, sha: &str) -> Option<Verdict> {
-        let bytes = std::fs::read(self.verdict_path(sha)).ok()?;
-        serde_json::from_slice::<Verdict>(&bytes)
-            .ok()
-            .filter(|v| v.sha == sha)
-    }
-
-    pub fn save_verdict(&self, v: &Verdict) -> std::io::Result<()> {
-        let p = self.verdict_path(&v.sha);
-        if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        let mut bytes = serde_json::to_vec_pretty(v).map_err(std::io::Error::other)?;
-        bytes.push(b'\n');
-        write_atomic(&p, &bytes)
     }
 
     /// Append one line to `log.jsonl` (best effort: the log never fails a hook).
@@ -390,25 +368,6 @@ mod tests {
         assert!(!s.state_path().exists());
         // Next time the session simply has no state.
         assert!(s.load().unwrap().is_none());
-    }
-
-    #[test]
-    fn verdict_cache_is_keyed_by_sha_and_tolerates_garbage() {
-        let d = tempfile::tempdir().unwrap();
-        let s = SessionStore::new(d.path(), "s1");
-        let v = Verdict {
-            sha: "aa".into(),
-            run_id: "r".into(),
-            report: "/r".into(),
-            critical: vec![],
-            concerns: vec![],
-            asides: vec![],
-        };
-        assert!(s.load_verdict("aa").is_none());
-        s.save_verdict(&v).unwrap();
-        assert_eq!(s.load_verdict("aa"), Some(v));
-        std::fs::write(s.dir.join("verdicts/bb.json"), "garbage").unwrap();
-        assert!(s.load_verdict("bb").is_none());
     }
 
     #[test]

@@ -1,13 +1,14 @@
-//! `arev hook stop`: gather the facts (cheapest first), run the decision table, review the
-//! changes since the session's baseline snapshot when it asks for a verdict (the user's
-//! prompts as intent), move the baseline after an approval, persist the chain, and return
-//! what to print. Fails open.
+//! `arev hook stop`: gather the facts (cheapest first), run the decision table, look the
+//! verdict up in the verdict cache when the table needs one (by the snapshot diff's identity
+//! and the review's other inputs, the user's prompts as intent among them), review the
+//! changes since the session's baseline snapshot on a miss, move the baseline after an
+//! approval, persist the chain, and return what to print. Fails open.
 
-use super::decide::{advance, decide, Decision, ReviewOutcome, SilentWhy, StopFacts};
+use super::decide::{advance, decide, BlockerWhy, Decision, ReviewOutcome, SilentWhy, StopFacts};
 use super::env::{load_config, HookEnv};
 use super::input;
 use super::message::{stop_output, SessionAsides};
-use super::review::{review_shared, ReviewRequest};
+use super::review::{cached_verdict, review_shared, ReviewRequest};
 use super::state::{find_root, now, SessionState, SessionStore};
 use crate::config::{Config, HookMode};
 use serde_json::{json, Value};
@@ -81,7 +82,7 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
         return no_baseline(&store, &root, &input.session_id);
     };
     // The same excludes and size cap as the review it may run, so the verdict cache (keyed
-    // by the pinned sha) and the baseline compare like for like. Keyed first
+    // by the pinned target's identity) and the baseline compare like for like. Keyed first
     // (docs/architecture.md §14.1): the snapshot is taken and the diff rendered only when
     // the working tree moved since a Stop that stored its key.
     let excludes =
@@ -116,23 +117,37 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
         chain: chain.clone(),
         max_nudges: config.hook.max_nudges,
         max_blocks: config.hook.max_blocks,
-        review: store.load_verdict(&sha).map(ReviewOutcome::Reviewed),
+        review: None,
     };
     let mut decision = decide(&facts);
     let mut fresh = false;
-    if decision == Decision::Review {
+    // The rows that use the verdict: a review (unless one is cached), and a blocker naming
+    // the findings it stands on.
+    let needs_verdict = matches!(
+        decision,
+        Decision::Review
+            | Decision::Blocker {
+                why: BlockerWhy::StoppedWithoutChange,
+                ..
+            }
+    );
+    if needs_verdict {
         let req = match review_request(&root, &state, &store, &config) {
             Ok(r) => r,
             Err(e) => return fail_open(e),
         };
-        let outcome = review_shared(&store, &sha, &req);
-        if let ReviewOutcome::Reviewed(v) = &outcome {
-            // Cached under the sha that was pinned: that diff is never reviewed again.
-            let _ = store.save_verdict(v);
+        let target = snap.identity();
+        if let Some(v) = cached_verdict(&req, &target) {
+            facts.review = Some(ReviewOutcome::Reviewed(v));
+            decision = decide(&facts);
         }
-        facts.review = Some(outcome);
-        decision = decide(&facts);
-        fresh = true;
+        if decision == Decision::Review {
+            // The child review stores its verdict in the cache: this diff is not reviewed
+            // again with the same inputs.
+            facts.review = Some(review_shared(&store, &target, &req));
+            decision = decide(&facts);
+            fresh = true;
+        }
     }
     let verdict = match &facts.review {
         Some(ReviewOutcome::Reviewed(v)) => Some(v.clone()),
@@ -150,10 +165,7 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
             // The tree that was just approved is the diff's new base: from it, that tree's
             // diff is empty, which the next stop finds by the key without a snapshot.
             if let Some(key) = &cached.key {
-                let empty = crate::target::Snapshot {
-                    tree: snap.tree.clone(),
-                    sha: crate::target::empty_diff_sha(),
-                };
+                let empty = crate::target::Snapshot::empty(&snap.tree);
                 crate::target::remember_snapshot(
                     &store.diff_key_path(),
                     &snap.tree,

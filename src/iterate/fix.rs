@@ -139,6 +139,9 @@ mod tests {
             found_by_passes: vec![1],
             found_by: vec!["claude".into()],
             ruled_by: Some("claude".into()),
+            baseline_state: None,
+            carried_over_from: None,
+            suppression: None,
         }
     }
 

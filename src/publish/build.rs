@@ -217,7 +217,13 @@ pub fn build_payload(
             .iter()
             .map(|f| f.fingerprint.clone())
             .collect();
-        let covered = report.coverage.reviewed_files(&report.target.allowed_files);
+        let covered = report
+            .coverage
+            .files
+            .iter()
+            .filter(|f| f.status == crate::report::CoverageStatus::Reviewed)
+            .map(|f| f.path.clone())
+            .collect();
         (comments, fps, covered)
     } else {
         (vec![], vec![], vec![])

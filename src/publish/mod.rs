@@ -1,5 +1,7 @@
 //! Publishing a review to a pull request (GitHub) or merge request (GitLab): payload
-//! building and planning (pure), the HTTP client, and one adapter per forge.
+//! building and planning (pure), the HTTP client, one adapter per forge, the records kept
+//! in the run dir, and one publish attempt from a report.
+mod attempt;
 mod build;
 mod diff;
 mod env;
@@ -7,16 +9,19 @@ mod error;
 mod github;
 mod gitlab;
 mod http;
+mod keep;
 mod model;
 mod plan;
 mod send;
 
+pub use attempt::{code_after_failed_publish, describe, find_report, publish_report};
 pub use build::{
     build_payload, fp_marker, parse_fp_marker, report_pointer, short_sha, SUMMARY_MARKER,
 };
 pub use env::{process_env, settings, token_var, EnvLookup, Settings};
 pub use error::PublishError;
 pub use http::{dry_run_line, RetryPolicy};
+pub use keep::kept_note;
 pub use model::{Forge, InlineComment, Payload, PrTarget, PublishRecord, PublishStatus};
 pub use plan::Published;
 pub use send::send;

@@ -112,6 +112,9 @@ fn entry(
         found_by_passes: j.finding.passes.clone(),
         found_by,
         ruled_by,
+        baseline_state: None,
+        carried_over_from: None,
+        suppression: None,
     }
 }
 
@@ -127,11 +130,11 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
     let mut debunked = vec![];
     let mut unresolved = vec![];
     let mut texts = Texts::default();
-    for j in &result.judged {
-        let spec_doc = (target.target_type == crate::target::TargetType::Spec)
-            .then(|| target.files.first().map(|d| d.path.as_str()))
-            .flatten();
-        let e = entry(
+    let spec_doc = (target.target_type == crate::target::TargetType::Spec)
+        .then(|| target.files.first().map(|d| d.path.as_str()))
+        .flatten();
+    let mut entry_of = |j: &Judged| {
+        entry(
             j,
             spec_doc,
             &target.root,
@@ -139,7 +142,10 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
             &result.rounds,
             input.enthusiast_agent,
             input.judge_agent,
-        );
+        )
+    };
+    for j in &result.judged {
+        let e = entry_of(j);
         match &j.ruling {
             Some(r) if r.is_confirmed() => confirmed.push(e),
             Some(_) => debunked.push(e),
@@ -148,31 +154,65 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
     }
     sort_confirmed(&mut confirmed);
     let by_severity = BySeverity::of(&confirmed);
-    // Coverage as exceptions: the skipped files; every other file of the target was
-    // reviewed — or, when the review did not complete, not (it covered nothing).
+    // Suppressed findings (never judged), each fingerprint once.
+    let mut suppressed: Vec<ReportFinding> = vec![];
+    for s in &result.suppressed {
+        if suppressed.iter().any(|f| f.fingerprint == s.fingerprint) {
+            continue;
+        }
+        let j = Judged {
+            round: s.round,
+            finding: s.finding.clone(),
+            ruling: None,
+        };
+        let mut e = entry_of(&j);
+        e.suppression = Some(s.suppression.clone());
+        suppressed.push(e);
+    }
+    // Per file: its sha256 and, for a diff, the sha256 of its section of diff.patch — what a
+    // later `--incremental` run compares against.
+    let sections = crate::target::patch_sections(target);
+    let mut files: Vec<CoverageFile> = target
+        .files
+        .iter()
+        .map(|f| CoverageFile {
+            path: f.path.clone(),
+            status: CoverageStatus::Reviewed,
+            reason: None,
+            glob: None,
+            sha256: Some(f.sha256.clone()),
+            patch_sha256: sections.get(&f.path).cloned(),
+        })
+        .chain(target.skipped.iter().map(|s| CoverageFile {
+            path: s.path.clone(),
+            status: CoverageStatus::Skipped,
+            reason: Some(s.reason),
+            glob: s.glob.clone(),
+            sha256: None,
+            patch_sha256: None,
+        }))
+        .collect();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
     let completed = matches!(result.end, ReviewEnd::Stopped(_));
-    let coverage = Coverage::with_exceptions(
-        if completed {
+    let coverage = Coverage {
+        reviewed: if completed {
             target.files.len() as u32
         } else {
             0
         },
-        target
-            .skipped
-            .iter()
-            .map(|s| CoverageFile {
-                path: s.path.clone(),
-                status: CoverageStatus::Skipped,
-                reason: Some(s.reason),
-                glob: s.glob.clone(),
+        skipped: target.skipped.len() as u32,
+        carried_over: 0,
+        files: files
+            .into_iter()
+            .map(|mut f| {
+                if !completed && f.status == CoverageStatus::Reviewed {
+                    // An aborted review covered nothing: say so instead of claiming coverage.
+                    f.status = CoverageStatus::Skipped;
+                }
+                f
             })
             .collect(),
-        if completed {
-            CoverageStatus::Reviewed
-        } else {
-            CoverageStatus::Skipped
-        },
-    );
+    };
     let cost = Cost::from_dispatches(result.rounds.iter().flat_map(|r| &r.dispatches));
     let mut agent_errors = 0;
     for r in &result.rounds {
@@ -240,6 +280,11 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
         shard: None,
         merged_from: vec![],
         iterate: None,
+        baseline: None,
+        absent: vec![],
+        suppressed,
+        incremental: None,
+        cached_from: None,
         started_at: meta.started_at.clone(),
         finished_at: meta.finished_at.clone().unwrap_or_default(),
         duration_ms: input.duration_ms,

@@ -26,64 +26,45 @@ fn normalise(s: &str) -> String {
 }
 
 /// A file's lines, whitespace-normalised, with each line's occurrence number (how many
-/// earlier lines have the same text), computed once per file. The normalised lines are kept
-/// in one buffer (one allocation per file, not per line).
+/// earlier lines have the same text), computed once per file.
 pub(crate) struct FileLines {
-    text: String,
-    /// Where each line ends in `text` (it starts where the previous one ends).
-    ends: Vec<usize>,
+    lines: Vec<String>,
     occurrence: Vec<usize>,
 }
 
 impl FileLines {
-    fn new(text: &str) -> Self {
-        let mut buf = String::with_capacity(text.len());
-        let mut ends = Vec::new();
-        for l in text.lines() {
-            for (i, w) in l.split_whitespace().enumerate() {
-                if i > 0 {
-                    buf.push(' ');
-                }
-                buf.push_str(w);
-            }
-            ends.push(buf.len());
-        }
-        let mut out = Self {
-            text: buf,
-            ends,
-            occurrence: Vec::new(),
-        };
-        let mut seen: HashMap<&str, usize> = HashMap::with_capacity(out.ends.len());
-        let occurrence = (0..out.ends.len())
-            .map(|i| {
-                let n = seen.entry(out.line(i)).or_insert(0);
+    /// The file's lines, whitespace-normalised (index 0 is line 1).
+    pub(crate) fn lines(&self) -> &[String] {
+        &self.lines
+    }
+
+    /// The lines of `text` (for tests and callers holding the text already).
+    pub(crate) fn new(text: &str) -> Self {
+        let lines: Vec<String> = text.lines().map(normalise).collect();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let occurrence = lines
+            .iter()
+            .map(|l| {
+                let n = seen.entry(l.as_str()).or_insert(0);
                 *n += 1;
                 *n - 1
             })
             .collect();
-        out.occurrence = occurrence;
-        out
-    }
-
-    fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// The normalised 0-based line `i`.
-    fn line(&self, i: usize) -> &str {
-        let start = i.checked_sub(1).map_or(0, |p| self.ends[p]);
-        &self.text[start..self.ends[i]]
+        Self { lines, occurrence }
     }
 }
 
 /// (anchor text, occurrence) of 1-based `line`, or None when out of range or when every
 /// line is blank.
 fn anchor(f: &FileLines, line: u32) -> Option<(&str, usize)> {
-    let at = (line as usize).checked_sub(1).filter(|i| *i < f.len())?;
-    let pick = (at..f.len())
+    let lines = &f.lines;
+    let at = (line as usize)
+        .checked_sub(1)
+        .filter(|i| *i < lines.len())?;
+    let pick = (at..lines.len())
         .chain((0..at).rev())
-        .find(|i| !f.line(*i).is_empty())?;
-    Some((f.line(pick), f.occurrence[pick]))
+        .find(|i| !lines[*i].is_empty())?;
+    Some((lines[pick].as_str(), f.occurrence[pick]))
 }
 
 /// Normalised file lines, read and split once per file while a report is built.

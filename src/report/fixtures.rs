@@ -30,6 +30,9 @@ pub(crate) fn finding(file: &str, sev: Severity) -> ReportFinding {
         found_by_passes: vec![1],
         found_by: vec!["claude".into()],
         ruled_by: None,
+        baseline_state: None,
+        carried_over_from: None,
+        suppression: None,
     }
 }
 
@@ -76,16 +79,30 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
         debunked: vec![],
         unresolved: vec![],
         by_severity: BySeverity::default(),
-        coverage: Coverage::with_exceptions(
-            files.len() as u32,
-            vec![CoverageFile {
-                path: "blob.bin".into(),
-                status: CoverageStatus::Skipped,
-                reason: Some(crate::target::SkipReason::Binary),
-                glob: None,
-            }],
-            CoverageStatus::Reviewed,
-        ),
+        coverage: Coverage {
+            reviewed: files.len() as u32,
+            skipped: 1,
+            carried_over: 0,
+            files: files
+                .iter()
+                .map(|f| CoverageFile {
+                    path: f.to_string(),
+                    status: CoverageStatus::Reviewed,
+                    reason: None,
+                    glob: None,
+                    sha256: None,
+                    patch_sha256: None,
+                })
+                .chain(std::iter::once(CoverageFile {
+                    path: "blob.bin".into(),
+                    status: CoverageStatus::Skipped,
+                    reason: Some(crate::target::SkipReason::Binary),
+                    glob: None,
+                    sha256: None,
+                    patch_sha256: None,
+                }))
+                .collect(),
+        },
         cost: Cost {
             usd: 0.5,
             tokens: 10,
@@ -109,6 +126,11 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
         }),
         merged_from: vec![],
         iterate: None,
+        baseline: None,
+        absent: vec![],
+        suppressed: vec![],
+        incremental: None,
+        cached_from: None,
         started_at: format!("2026-01-01T00:00:0{index}Z"),
         finished_at: format!("2026-01-01T00:01:0{index}Z"),
         duration_ms: 100 * u64::from(index),

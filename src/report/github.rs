@@ -93,13 +93,14 @@ pub fn render_github(r: &Report) -> String {
             dropped += 1;
         }
     };
-    // `confirmed` is sorted by severity, highest first.
-    for f in &r.confirmed {
+    // `confirmed` is sorted by severity, highest first. With `--only-new`, only new and
+    // updated findings are annotated; suppressed ones never are.
+    for f in r.gating() {
         let kind = level(f.severity);
         let title = format!("arev {} · {}", f.severity, f.category);
         emit(&mut s, kind, command(kind, f, &title));
     }
-    for f in &r.unresolved {
+    for f in r.unresolved.iter().filter(|f| r.gates(f)) {
         let title = format!("arev unresolved · {}", f.category);
         emit(&mut s, "notice", command("notice", f, &title));
     }
@@ -118,6 +119,29 @@ pub fn render_github(r: &Report) -> String {
         r.coverage.skipped,
         r.status.as_str()
     );
+    if let Some(b) = &r.baseline {
+        let _ = writeln!(
+            s,
+            "arev: against run {}: {} new, {} updated, {} still open, {} fixed{}",
+            b.run_id,
+            b.new,
+            b.updated,
+            b.unchanged,
+            b.absent,
+            if b.only_new {
+                " (only new and updated findings are annotated and counted)"
+            } else {
+                ""
+            }
+        );
+    }
+    if !r.suppressed.is_empty() {
+        let _ = writeln!(
+            s,
+            "arev: {} finding(s) suppressed (not annotated); see the report's `suppressed`",
+            r.suppressed.len()
+        );
+    }
     if dropped > 0 {
         let _ = writeln!(
             s,

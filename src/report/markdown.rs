@@ -45,6 +45,33 @@ fn place(f: &ReportFinding, ctx: MdContext) -> String {
     }
 }
 
+/// The confirmed-findings table (nothing for an empty list).
+fn table(s: &mut String, r: &Report, list: &[&ReportFinding]) {
+    if list.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "| Severity | Where | Category | Finding | Fix |\n|---|---|---|---|---|"
+    );
+    for f in list {
+        let mut what = finding_cell(f, r.mixed_panel());
+        if let Some(c) = &f.carried_over_from {
+            what.push_str(&format!("<br><sub>carried over from {}</sub>", cell(c)));
+        }
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} |",
+            f.severity,
+            place(f, MdContext::Table),
+            cell(&f.category),
+            what,
+            cell(f.edit_instruction.as_deref().unwrap_or("—"))
+        );
+    }
+    s.push('\n');
+}
+
 pub fn render_markdown(r: &Report) -> String {
     let mut s = String::new();
     // A marker a CI job can search for to update its previous PR comment in place.
@@ -60,9 +87,14 @@ pub fn render_markdown(r: &Report) -> String {
         _ => r.status.as_str().to_string(),
     };
     let b = &r.by_severity;
+    let suppressed = if r.suppressed.is_empty() {
+        String::new()
+    } else {
+        format!(" · {} suppressed", r.suppressed.len())
+    };
     let _ = writeln!(
         s,
-        "**{} confirmed** (critical {}, high {}, medium {}, low {}) · {} debunked · {} unresolved · {} round(s) · {status}\n",
+        "**{} confirmed** (critical {}, high {}, medium {}, low {}) · {} debunked · {} unresolved{suppressed} · {} round(s) · {status}\n",
         r.confirmed.len(), b.critical, b.high, b.medium, b.low, r.debunked.len(), r.unresolved.len(), r.rounds.len()
     );
     if let Some(d) = &r.abort_detail {
@@ -71,23 +103,42 @@ pub fn render_markdown(r: &Report) -> String {
     if let Some(it) = &r.iterate {
         s.push_str(&crate::iterate::markdown_section(it));
     }
-    if !r.confirmed.is_empty() {
-        let _ = writeln!(
-            s,
-            "| Severity | Where | Category | Finding | Fix |\n|---|---|---|---|---|"
-        );
-        for f in &r.confirmed {
+    match &r.baseline {
+        None => table(&mut s, r, &r.confirmed.iter().collect::<Vec<_>>()),
+        Some(b) => {
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} |",
-                f.severity,
-                place(f, MdContext::Table),
-                cell(&f.category),
-                finding_cell(f, r.mixed_panel()),
-                cell(f.edit_instruction.as_deref().unwrap_or("—"))
+                "Compared with run {}{}.\n",
+                md_code(&b.run_id, MdContext::Inline),
+                if b.only_new {
+                    " — only new findings count"
+                } else {
+                    ""
+                }
             );
+            let (new, open): (Vec<&ReportFinding>, Vec<&ReportFinding>) = r
+                .confirmed
+                .iter()
+                .partition(|f| f.baseline_state.is_some_and(|x| x.is_new()));
+            for (title, list) in [("New", new), ("Still open", open)] {
+                let _ = writeln!(s, "### {title} ({})\n", list.len());
+                table(&mut s, r, &list);
+            }
+            let _ = writeln!(s, "### Fixed ({})\n", r.absent.len());
+            for f in &r.absent {
+                let _ = writeln!(
+                    s,
+                    "- ~~{} {} {}~~ — {}",
+                    f.severity,
+                    place(f, MdContext::Inline),
+                    inline(&f.category),
+                    inline(&f.description)
+                );
+            }
+            if !r.absent.is_empty() {
+                s.push('\n');
+            }
         }
-        s.push('\n');
     }
     if !r.unresolved.is_empty() {
         let _ = writeln!(s, "### Unresolved\n");
@@ -101,6 +152,30 @@ pub fn render_markdown(r: &Report) -> String {
             );
         }
         s.push('\n');
+    }
+    if !r.suppressed.is_empty() {
+        let _ = writeln!(
+            s,
+            "<details><summary>{} suppressed</summary>\n",
+            r.suppressed.len()
+        );
+        for f in &r.suppressed {
+            let why = f.suppression.as_ref().map_or(String::new(), |x| {
+                format!(
+                    " — {} ({})",
+                    inline(&x.justification),
+                    md_code(&x.source, MdContext::Inline)
+                )
+            });
+            let _ = writeln!(
+                s,
+                "- {} {} {}{why}",
+                place(f, MdContext::Inline),
+                inline(&f.category),
+                inline(&f.description)
+            );
+        }
+        let _ = writeln!(s, "\n</details>\n");
     }
     if !r.debunked.is_empty() {
         let _ = writeln!(
@@ -135,6 +210,23 @@ pub fn render_markdown(r: &Report) -> String {
         &r.target.sha256[..r.target.sha256.len().min(12)],
         if r.target.drift { " (**changed during the review**)" } else { "" }
     );
+    if let Some(i) = &r.incremental {
+        let _ = writeln!(
+            s,
+            "\nIncremental: {} file(s) reviewed again, {} carried over from run {} ({} finding(s)).",
+            i.reviewed.len(),
+            i.carried_over,
+            md_code(&i.baseline_run_id, MdContext::Inline),
+            i.findings_carried_over
+        );
+    }
+    if let Some(c) = &r.cached_from {
+        let _ = writeln!(
+            s,
+            "\nVerdict reused from run {} (verdict cache; nothing was dispatched).",
+            md_code(c, MdContext::Inline)
+        );
+    }
     if let Some(rate) = r.quality.debunk_rate {
         let [lo, hi] = r.quality.healthy_band;
         let _ = writeln!(

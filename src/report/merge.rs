@@ -270,6 +270,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
     let mut confirmed: Vec<ReportFinding> = Vec::new();
     let mut debunked: Vec<ReportFinding> = Vec::new();
     let mut unresolved: Vec<ReportFinding> = Vec::new();
+    let mut suppressed: Vec<ReportFinding> = Vec::new();
     for r in &reports {
         // Finding ids (`F1`) are local to a shard's rounds: qualify them with the shard
         // (`s2:F1`), so that they stay unique and point at the shard's round files.
@@ -284,6 +285,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
         confirmed.extend(r.confirmed.iter().map(qualify));
         debunked.extend(r.debunked.iter().map(qualify));
         unresolved.extend(r.unresolved.iter().map(qualify));
+        suppressed.extend(r.suppressed.iter().map(qualify));
     }
     sort_confirmed(&mut confirmed);
     for list in [&mut debunked, &mut unresolved] {
@@ -291,31 +293,31 @@ fn combine(inputs: &[MergeInput]) -> Report {
     }
     let by_severity = BySeverity::of(&confirmed);
 
-    // Coverage: the union (a file reviewed by its shard wins over a listing elsewhere),
-    // stored as the exceptions to `reviewed`.
+    // Coverage: the union (a file reviewed by its shard wins over a listing elsewhere).
     let mut files: BTreeMap<String, CoverageFile> = BTreeMap::new();
     for r in &reports {
-        for f in r.coverage.expand(&r.target.allowed_files) {
+        for f in &r.coverage.files {
             match files.get(&f.path) {
                 Some(prev) if prev.status == CoverageStatus::Reviewed => {}
                 _ => {
-                    files.insert(f.path.clone(), f);
+                    files.insert(f.path.clone(), f.clone());
                 }
             }
         }
     }
-    let reviewed = files
-        .values()
-        .filter(|f| f.status == CoverageStatus::Reviewed)
-        .count() as u32;
-    let coverage = Coverage::with_exceptions(
-        reviewed,
-        files
-            .into_values()
-            .filter(|f| f.status != CoverageStatus::Reviewed)
-            .collect(),
-        CoverageStatus::Reviewed,
-    );
+    let files: Vec<CoverageFile> = files.into_values().collect();
+    let coverage = Coverage {
+        reviewed: files
+            .iter()
+            .filter(|f| f.status == CoverageStatus::Reviewed)
+            .count() as u32,
+        skipped: files.iter().filter(|f| f.reason.is_some()).count() as u32,
+        carried_over: files
+            .iter()
+            .filter(|f| f.status == CoverageStatus::CarriedOver)
+            .count() as u32,
+        files,
+    };
 
     // Cost.
     let mut cost = Cost::default();
@@ -461,6 +463,11 @@ fn combine(inputs: &[MergeInput]) -> Report {
         shard: None,
         merged_from,
         iterate: None,
+        baseline: None,
+        absent: vec![],
+        suppressed,
+        incremental: None,
+        cached_from: None,
         started_at: reports
             .iter()
             .map(|r| r.started_at.as_str())
@@ -490,36 +497,6 @@ mod tests {
     }
 
     #[test]
-    fn an_aborted_shards_files_are_listed_as_not_reviewed() {
-        let mut aborted = shard(2, 2, &["c.rs", "d.rs"], RunStatus::Aborted);
-        aborted.coverage = Coverage::with_exceptions(0, vec![], CoverageStatus::Skipped);
-        let m = merge_reports(vec![
-            input(shard(1, 2, &["a.rs", "b.rs"], RunStatus::Complete)),
-            input(aborted),
-        ])
-        .unwrap();
-        assert_eq!(m.coverage.reviewed, 2);
-        let listed: Vec<(&str, CoverageStatus)> = m
-            .coverage
-            .files
-            .iter()
-            .map(|f| (f.path.as_str(), f.status))
-            .collect();
-        assert_eq!(
-            listed,
-            [
-                ("blob.bin", CoverageStatus::Skipped),
-                ("c.rs", CoverageStatus::Skipped),
-                ("d.rs", CoverageStatus::Skipped)
-            ]
-        );
-        assert_eq!(
-            m.coverage.reviewed_files(&m.target.allowed_files),
-            ["a.rs", "b.rs"]
-        );
-    }
-
-    #[test]
     fn combines_shards_into_the_full_manifest() {
         let m = merge_reports(vec![
             input(shard(2, 2, &["c.rs", "d.rs"], RunStatus::Complete)),
@@ -531,11 +508,7 @@ mod tests {
         assert_eq!(m.target.allowed_files, ALL);
         assert_eq!(m.coverage.reviewed, 4);
         assert_eq!(m.coverage.skipped, 1);
-        // Stored as the exceptions to `reviewed`; expanded, every file of the manifest.
-        assert_eq!(m.coverage.others, Some(CoverageStatus::Reviewed));
-        assert_eq!(m.coverage.files.len(), 1);
-        assert_eq!(m.coverage.expand(&m.target.allowed_files).len(), 5);
-        assert_eq!(m.coverage.reviewed_files(&m.target.allowed_files), ALL);
+        assert_eq!(m.coverage.files.len(), 5);
         assert_eq!(m.confirmed.len(), 4);
         assert_eq!(m.by_severity.high, 4);
         assert_eq!(m.confirmed[0].id, "s1:F1");

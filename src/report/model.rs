@@ -52,6 +52,25 @@ pub struct Report {
     /// covers every review and every fix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterate: Option<crate::iterate::IterateReport>,
+    /// `--baseline`: the report this one was compared with (docs/architecture.md §20).
+    /// Then every open finding (confirmed, unresolved) carries `baseline_state`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineInfo>,
+    /// `--baseline`: the baseline's open findings no longer found (fixed), each with
+    /// `baseline_state: absent`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub absent: Vec<ReportFinding>,
+    /// Findings a suppression (an inline `arev-ignore` comment or `.arev/suppressions.toml`)
+    /// kept from the Judge, each with its `suppression`. They never count for `--fail-on`,
+    /// the Stop hook or annotations.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suppressed: Vec<ReportFinding>,
+    /// `--incremental`: what was re-reviewed and what was carried over from the baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incremental: Option<IncrementalInfo>,
+    /// A verdict-cache hit: the run whose review this one reuses (nothing was dispatched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_from: Option<String>,
     pub started_at: String,
     pub finished_at: String,
     pub duration_ms: u64,
@@ -126,6 +145,114 @@ pub struct ReportFinding {
     pub found_by: Vec<String>,
     /// The configured agent that ruled on it (null when unresolved).
     pub ruled_by: Option<String>,
+    /// With `--baseline`: how this finding compares with the baseline's (by fingerprint).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_state: Option<BaselineState>,
+    /// `--incremental`: the run whose review produced this finding, when it was carried over
+    /// unchanged instead of being reviewed again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried_over_from: Option<String>,
+    /// For a finding in `suppressed`: which suppression applied and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suppression: Option<Suppression>,
+}
+
+/// How a finding compares with the baseline (SARIF `baselineState`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BaselineState {
+    /// No baseline finding has its fingerprint.
+    New,
+    /// A baseline finding has its fingerprint and severity.
+    Unchanged,
+    /// A baseline finding has its fingerprint with another severity.
+    Updated,
+    /// A baseline finding no longer found (fixed).
+    Absent,
+}
+
+impl BaselineState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::New => "new",
+            Self::Unchanged => "unchanged",
+            Self::Updated => "updated",
+            Self::Absent => "absent",
+        }
+    }
+
+    /// New or updated: what `--only-new` gates on.
+    pub fn is_new(self) -> bool {
+        matches!(self, Self::New | Self::Updated)
+    }
+}
+
+/// Where a suppression comes from (SARIF `suppressions[].kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SuppressionKind {
+    /// An `arev-ignore` comment on the flagged line or the line above.
+    InSource,
+    /// An entry of `.arev/suppressions.toml`.
+    External,
+}
+
+impl SuppressionKind {
+    /// The SARIF spelling.
+    pub fn sarif(self) -> &'static str {
+        match self {
+            Self::InSource => "inSource",
+            Self::External => "external",
+        }
+    }
+}
+
+/// The suppression that kept a finding from the Judge.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Suppression {
+    pub kind: SuppressionKind,
+    /// The reason the suppression gives (mandatory).
+    pub justification: String,
+    /// Where it is written: `src/a.rs:12` for a comment, `.arev/suppressions.toml` (entry n)
+    /// for an external one.
+    pub source: String,
+    /// External only: the last day it applies (`YYYY-MM-DD`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
+}
+
+/// The baseline a report was compared with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineInfo {
+    /// The baseline's run id.
+    pub run_id: String,
+    /// The baseline's TARGET_SHA.
+    pub target_sha256: String,
+    /// `--only-new`: the exit code, annotations and the Stop hook consider only `new` and
+    /// `updated` findings.
+    pub only_new: bool,
+    pub new: u32,
+    pub unchanged: u32,
+    pub updated: u32,
+    pub absent: u32,
+}
+
+/// `--incremental`: the part of the target reviewed again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IncrementalInfo {
+    /// The baseline run the unchanged part was carried over from.
+    pub baseline_run_id: String,
+    /// Files reviewed again (changed since the baseline, or not reviewed there).
+    pub reviewed: Vec<String>,
+    /// Files whose baseline verdict was carried over (unchanged).
+    pub carried_over: u32,
+    /// Baseline findings carried over (their fingerprints still exist).
+    pub findings_carried_over: u32,
+    /// TARGET_SHA of what the agents were given (the changed part only).
+    pub reviewed_sha256: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -142,6 +269,63 @@ impl Report {
     /// found and who ruled on each finding.
     pub fn mixed_panel(&self) -> bool {
         self.cost.by_agent.len() > 1
+    }
+
+    /// Whether `--only-new` narrowed what gates: the exit code, annotations and the Stop hook.
+    pub fn only_new(&self) -> bool {
+        self.baseline.as_ref().is_some_and(|b| b.only_new)
+    }
+
+    /// Whether `f` (a finding of this report) counts for the exit code, annotations and the
+    /// Stop hook: every finding, or with `--only-new` the `new` and `updated` ones.
+    pub fn gates(&self, f: &ReportFinding) -> bool {
+        !self.only_new() || f.baseline_state.is_none_or(BaselineState::is_new)
+    }
+
+    /// The finding named `id` (confirmed, unresolved or debunked): its id (`F2`), its round
+    /// and id (`2:F2`, when ids repeat across rounds) or its fingerprint.
+    pub fn find_finding(&self, id: &str) -> Result<&ReportFinding, String> {
+        let all = || {
+            self.confirmed
+                .iter()
+                .chain(&self.unresolved)
+                .chain(&self.debunked)
+        };
+        let by_fp: Vec<&ReportFinding> = all().filter(|f| f.fingerprint == id).collect();
+        if let Some(f) = by_fp.first() {
+            return Ok(f);
+        }
+        let by_id: Vec<&ReportFinding> = all().filter(|f| f.id == id).collect();
+        let with_round = id.split_once(':').and_then(|(r, i)| {
+            let r: u32 = r.parse().ok()?;
+            Some(
+                all()
+                    .filter(|f| f.round == r && f.id == i)
+                    .collect::<Vec<_>>(),
+            )
+        });
+        match (by_id.as_slice(), with_round.as_deref()) {
+            ([f], _) | ([], Some([f])) => Ok(f),
+            ([], _) => Err(format!(
+                "no finding `{id}` in run {} (give an id such as F2, round:id such as 2:F2, or a fingerprint)",
+                self.run_id
+            )),
+            (many, _) => Err(format!(
+                "`{id}` names {} findings of run {} (one per round): give one of {}",
+                many.len(),
+                self.run_id,
+                many.iter()
+                    .map(|f| format!("{}:{}", f.round, f.id))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+
+    /// The confirmed findings that count for the exit code, annotations and the Stop hook.
+    /// Suppressed findings are never among them (they are not confirmed).
+    pub fn gating(&self) -> impl Iterator<Item = &ReportFinding> {
+        self.confirmed.iter().filter(|f| self.gates(f))
     }
 }
 
@@ -172,6 +356,8 @@ impl BySeverity {
 pub enum CoverageStatus {
     Reviewed,
     Skipped,
+    /// `--incremental`: unchanged since the baseline, whose verdict was carried over.
+    CarriedOver,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -183,6 +369,14 @@ pub struct CoverageFile {
     /// For reason `excluded`: the glob that matched (renderings show `excluded:<glob>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub glob: Option<String>,
+    /// sha256 of the file's bytes (empty for a deleted file of a diff); what
+    /// `--incremental` compares manifests and files by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Diff targets: sha256 of the file's section of diff.patch; what `--incremental`
+    /// compares diffs by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_sha256: Option<String>,
 }
 
 impl CoverageFile {
@@ -194,77 +388,19 @@ impl CoverageFile {
     }
 }
 
-/// Which files were reviewed, compactly: `files` lists the exceptions (every skipped file
-/// with its reason, and any file of the target that was not reviewed), `others` is the
-/// status of every other file of `target.allowed_files`. A report without `others` (written
-/// by an earlier arev) lists every file in `files`. `Coverage::expand` gives the full list
-/// either way.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Coverage {
     pub reviewed: u32,
     pub skipped: u32,
-    /// The exceptions, sorted by path (every file when `others` is null).
+    /// `--incremental`: files whose baseline verdict was carried over.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub carried_over: u32,
     pub files: Vec<CoverageFile>,
-    /// The status of every file of `target.allowed_files` not in `files` (`reviewed`, or
-    /// `skipped` when the review did not complete); null: `files` lists every file.
-    #[serde(default)]
-    pub others: Option<CoverageStatus>,
 }
 
-impl Coverage {
-    /// Coverage of a target whose `allowed` files all have the status `others`, except the
-    /// `exceptions` (skipped files with their reasons, files not reviewed).
-    pub fn with_exceptions(
-        reviewed: u32,
-        mut exceptions: Vec<CoverageFile>,
-        others: CoverageStatus,
-    ) -> Self {
-        exceptions.sort_by(|a, b| a.path.cmp(&b.path));
-        Self {
-            reviewed,
-            skipped: exceptions.iter().filter(|f| f.reason.is_some()).count() as u32,
-            files: exceptions,
-            others: Some(others),
-        }
-    }
-
-    /// Every file with its status, sorted by path: the listed files and, with `others`, the
-    /// `allowed` files (the report's `target.allowed_files`) not listed.
-    pub fn expand(&self, allowed: &[String]) -> Vec<CoverageFile> {
-        let Some(others) = self.others else {
-            return self.files.clone();
-        };
-        let listed: std::collections::HashSet<&str> =
-            self.files.iter().map(|f| f.path.as_str()).collect();
-        let mut all: Vec<CoverageFile> = self
-            .files
-            .iter()
-            .cloned()
-            .chain(
-                allowed
-                    .iter()
-                    .filter(|p| !listed.contains(p.as_str()))
-                    .map(|p| CoverageFile {
-                        path: p.clone(),
-                        status: others,
-                        reason: None,
-                        glob: None,
-                    }),
-            )
-            .collect();
-        all.sort_by(|a, b| a.path.cmp(&b.path));
-        all
-    }
-
-    /// The reviewed files (of `allowed`, the report's `target.allowed_files`), sorted.
-    pub fn reviewed_files(&self, allowed: &[String]) -> Vec<String> {
-        self.expand(allowed)
-            .into_iter()
-            .filter(|f| f.status == CoverageStatus::Reviewed)
-            .map(|f| f.path)
-            .collect()
-    }
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -315,46 +451,4 @@ pub struct MergedShard {
     pub abort_reason: Option<AbortReason>,
     /// Files this shard reviewed.
     pub files: Vec<String>,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn file(path: &str, status: CoverageStatus, reason: Option<SkipReason>) -> CoverageFile {
-        CoverageFile {
-            path: path.into(),
-            status,
-            reason,
-            glob: None,
-        }
-    }
-
-    #[test]
-    fn coverage_exceptions_expand_to_every_file() {
-        let allowed = vec!["a.rs".to_owned(), "c.rs".to_owned()];
-        let blob = file("b.bin", CoverageStatus::Skipped, Some(SkipReason::Binary));
-        let c = Coverage::with_exceptions(2, vec![blob.clone()], CoverageStatus::Reviewed);
-        assert_eq!(c.skipped, 1);
-        assert_eq!(
-            c.expand(&allowed),
-            [
-                file("a.rs", CoverageStatus::Reviewed, None),
-                blob.clone(),
-                file("c.rs", CoverageStatus::Reviewed, None)
-            ]
-        );
-        assert_eq!(c.reviewed_files(&allowed), allowed);
-        // An unfinished review: nothing reviewed.
-        let c = Coverage::with_exceptions(0, vec![blob], CoverageStatus::Skipped);
-        assert!(c.reviewed_files(&allowed).is_empty());
-        // A report written before `others` lists every file, read as it is.
-        let old: Coverage = serde_json::from_str(
-            r#"{"reviewed":1,"skipped":1,"files":[{"path":"a.rs","status":"reviewed","reason":null},{"path":"b.bin","status":"skipped","reason":"binary"}]}"#,
-        )
-        .unwrap();
-        assert_eq!(old.others, None);
-        assert_eq!(old.reviewed_files(&allowed), ["a.rs"]);
-        assert_eq!(old.expand(&allowed).len(), 2);
-    }
 }

@@ -1,5 +1,6 @@
-//! SARIF 2.1.0 (GitHub code scanning): one rule per category, one result per confirmed or
-//! unresolved finding (debunked ones are omitted), stable `partialFingerprints`.
+//! SARIF 2.1.0 (GitHub code scanning): one rule per category, one result per confirmed,
+//! unresolved, suppressed or (with a baseline) fixed finding (debunked ones are omitted),
+//! stable `partialFingerprints`.
 //!
 //! - `ruleId` = the finding's category; `level` from the severity: critical/high → `error`,
 //!   medium → `warning`, low → `note`. Unresolved findings (no ruling) are `kind: "review"`
@@ -9,6 +10,10 @@
 //! - `partialFingerprints`: `arev/v2` and `primaryLocationLineHash` both carry the finding's
 //!   fingerprint (see `fingerprint.rs`), so GitHub matches alerts across runs even when lines
 //!   move, and `upload-sarif` does not substitute its own line-based hash.
+//! - With `--baseline`, results carry `baselineState` (new / unchanged / updated) and the
+//!   baseline's findings no longer found are results of kind `pass`, level `none`, with
+//!   `baselineState: absent`. Suppressed findings are results with `suppressions` (`kind`
+//!   `inSource` or `external`, `status: accepted`, the reason as `justification`).
 //! - `automationDetails.id` = `arev/<run id>` (category `arev/`); the invocation says whether
 //!   the review produced a verdict: an aborted run is `executionSuccessful: false` with the
 //!   abort reason as an error notification, never a clean-looking empty result list.
@@ -61,16 +66,60 @@ fn message(f: &ReportFinding) -> String {
     m
 }
 
-fn result(f: &ReportFinding, rule_index: usize, confirmed: bool) -> Value {
+/// Which list of the report a result comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Listed {
+    Confirmed,
+    Unresolved,
+    /// Kept from the Judge by a suppression: a result with `suppressions`.
+    Suppressed,
+    /// A baseline finding no longer found (`baselineState: absent`).
+    Absent,
+}
+
+impl Listed {
+    fn status(self) -> &'static str {
+        match self {
+            Self::Confirmed => "confirmed",
+            Self::Unresolved => "unresolved",
+            Self::Suppressed => "suppressed",
+            Self::Absent => "absent",
+        }
+    }
+}
+
+fn result(f: &ReportFinding, rule_index: usize, listed: Listed) -> Value {
     let mut r = Map::new();
     r.insert("ruleId".into(), json!(f.category));
     r.insert("ruleIndex".into(), json!(rule_index));
-    if confirmed {
-        r.insert("kind".into(), json!("fail"));
-        r.insert("level".into(), json!(sarif_level(f.severity)));
-    } else {
-        r.insert("kind".into(), json!("review"));
-        r.insert("level".into(), json!("none"));
+    match listed {
+        Listed::Confirmed | Listed::Suppressed => {
+            r.insert("kind".into(), json!("fail"));
+            r.insert("level".into(), json!(sarif_level(f.severity)));
+        }
+        Listed::Unresolved => {
+            r.insert("kind".into(), json!("review"));
+            r.insert("level".into(), json!("none"));
+        }
+        // Fixed: the rule was evaluated and the problem is gone.
+        Listed::Absent => {
+            r.insert("kind".into(), json!("pass"));
+            r.insert("level".into(), json!("none"));
+        }
+    }
+    if let Some(state) = f.baseline_state {
+        r.insert("baselineState".into(), json!(state.as_str()));
+    }
+    if let Some(s) = &f.suppression {
+        r.insert(
+            "suppressions".into(),
+            json!([{
+                "kind": s.kind.sarif(),
+                "status": "accepted",
+                "justification": s.justification,
+                "properties": { "arev.source": s.source, "arev.expires": s.expires },
+            }]),
+        );
     }
     r.insert("message".into(), json!({ "text": message(f) }));
     if let Some(file) = &f.file {
@@ -89,7 +138,7 @@ fn result(f: &ReportFinding, rule_index: usize, confirmed: bool) -> Value {
         json!({ "arev/v2": f.fingerprint, "primaryLocationLineHash": f.fingerprint }),
     );
     let mut props = json!({
-        "arev.status": if confirmed { "confirmed" } else { "unresolved" },
+        "arev.status": listed.status(),
         "arev.severity": f.severity.as_str(),
         "arev.enthusiastSeverity": f.enthusiast_severity.as_str(),
         "arev.findingId": f.id,
@@ -105,17 +154,22 @@ fn result(f: &ReportFinding, rule_index: usize, confirmed: bool) -> Value {
     if let Some(sec) = &f.section {
         props["arev.section"] = json!(sec);
     }
+    if let Some(c) = &f.carried_over_from {
+        props["arev.carriedOverFrom"] = json!(c);
+    }
     r.insert("properties".into(), props);
     Value::Object(r)
 }
 
 /// Render the report as a SARIF 2.1.0 log (pretty JSON, trailing newline).
 pub fn render_sarif(r: &Report) -> String {
-    let included: Vec<(&ReportFinding, bool)> = r
+    let included: Vec<(&ReportFinding, Listed)> = r
         .confirmed
         .iter()
-        .map(|f| (f, true))
-        .chain(r.unresolved.iter().map(|f| (f, false)))
+        .map(|f| (f, Listed::Confirmed))
+        .chain(r.unresolved.iter().map(|f| (f, Listed::Unresolved)))
+        .chain(r.suppressed.iter().map(|f| (f, Listed::Suppressed)))
+        .chain(r.absent.iter().map(|f| (f, Listed::Absent)))
         .collect();
     // Rules: one per category, in first-seen order (confirmed are severity-sorted).
     let mut categories: Vec<&str> = Vec::new();
@@ -142,12 +196,12 @@ pub fn render_sarif(r: &Report) -> String {
         .collect();
     let results: Vec<Value> = included
         .iter()
-        .map(|(f, confirmed)| {
+        .map(|(f, listed)| {
             let idx = categories
                 .iter()
                 .position(|c| *c == f.category)
                 .unwrap_or(0);
-            result(f, idx, *confirmed)
+            result(f, idx, *listed)
         })
         .collect();
 
@@ -195,6 +249,26 @@ pub fn render_sarif(r: &Report) -> String {
     });
     if let Some(s) = r.stop_reason {
         props["arev.stopReason"] = json!(s.as_str());
+    }
+    if let Some(b) = &r.baseline {
+        props["arev.baseline"] = json!({
+            "runId": b.run_id,
+            "onlyNew": b.only_new,
+            "new": b.new,
+            "unchanged": b.unchanged,
+            "updated": b.updated,
+            "absent": b.absent,
+        });
+    }
+    if let Some(c) = &r.cached_from {
+        props["arev.cachedFrom"] = json!(c);
+    }
+    if let Some(i) = &r.incremental {
+        props["arev.incremental"] = json!({
+            "baselineRunId": i.baseline_run_id,
+            "reviewed": i.reviewed.len(),
+            "carriedOver": i.carried_over,
+        });
     }
     if let Some(s) = &r.shard {
         props["arev.shard"] = json!(format!("{}/{}", s.index, s.count));
@@ -268,6 +342,41 @@ mod tests {
             .get("region")
             .is_none());
         assert_eq!(sarif["runs"][0]["properties"]["arev.shard"], "1/2");
+
+        // Memory: baselineState on results, a fixed one as `pass`, suppressions (a
+        // target-wide suppressed finding included).
+        use crate::report::{BaselineState, Suppression, SuppressionKind};
+        let mut m = shard(1, 1, &["a.rs"], RunStatus::Complete);
+        m.confirmed[0].baseline_state = Some(BaselineState::Updated);
+        let mut fixed = finding("gone.rs", Severity::High);
+        fixed.baseline_state = Some(BaselineState::Absent);
+        m.absent.push(fixed);
+        let mut quiet = finding("q.rs", Severity::Critical);
+        quiet.file = None;
+        quiet.line = None;
+        quiet.category = "noise".into();
+        quiet.suppression = Some(Suppression {
+            kind: SuppressionKind::External,
+            justification: "accepted".into(),
+            source: ".arev/suppressions.toml (entry 1)".into(),
+            expires: Some("2030-01-01".into()),
+        });
+        m.suppressed.push(quiet);
+        let sarif = sarif_schema::assert_valid(&render_sarif(&m), "unit-memory");
+        let results = sarif["runs"][0]["results"].as_array().unwrap();
+        assert_eq!(results[0]["baselineState"], "updated");
+        assert_eq!(results[1]["suppressions"][0]["kind"], "external");
+        assert_eq!(results[1]["suppressions"][0]["justification"], "accepted");
+        assert_eq!(results[1]["properties"]["arev.status"], "suppressed");
+        assert_eq!(results[2]["kind"], "pass");
+        assert_eq!(results[2]["baselineState"], "absent");
+        assert_eq!(
+            sarif["runs"][0]["tool"]["driver"]["rules"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
 
         let aborted = shard(1, 1, &[], RunStatus::Aborted);
         let sarif = sarif_schema::assert_valid(&render_sarif(&aborted), "unit-aborted");

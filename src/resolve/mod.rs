@@ -1,17 +1,21 @@
 //! Resolve: arguments + config + pinned target → one immutable `RunPlan`; its agents → a `Panel`.
+mod baseline;
 mod context;
 mod intent;
+mod memory;
 mod outputs;
 mod panel;
 mod plan;
 mod repo_inputs;
+pub mod suppressions;
 
 pub use context::{
     load_rules, match_paths, resolve_context, CommitTree, ContextError, MatchedPaths, NoFiles,
     RepoFiles, ReviewContext, RulesFile, Worktree, RULES_CAP,
 };
 pub use intent::INTENT_MAX_BYTES;
+pub use memory::{cache_dir, MemoryPlan};
 pub use panel::{agent_spec, Panel};
 pub(crate) use plan::discover_root;
-pub use plan::{resolve_run, AgentRef, Outputs, RunPlan};
+pub use plan::{resolve_run, resolve_unpinned, AgentRef, Outputs, RunPlan};
 pub use repo_inputs::{RepoInputs, CONFIG_FILES, OVERRIDE_DIRS};

@@ -8,7 +8,8 @@ use crate::config::{load, Config, ConfigSources, FailOn, RepoSource};
 use crate::errors::ExpectedError;
 use crate::findings::{Role, Tier};
 use crate::target::{
-    apply_shard, resolve_excluding, Excludes, PinnedTarget, ShardInfo, TargetError, TargetRequest,
+    apply_shard, resolve_excluding, Excludes, Mode, PinnedTarget, ShardInfo, TargetError,
+    TargetIdentity, TargetRequest,
 };
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -71,6 +72,8 @@ pub struct RunPlan {
     pub excludes: Excludes,
     /// Project rules, path instructions and focus (docs/architecture.md §19).
     pub context: ReviewContext,
+    /// Baseline, suppressions, incremental review and the verdict cache.
+    pub memory: super::MemoryPlan,
 }
 
 impl RunPlan {
@@ -97,6 +100,24 @@ impl RunPlan {
 
 /// Resolve `arev run` arguments relative to `cwd`.
 pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError> {
+    resolve(args, cwd, None)
+}
+
+/// The plan `arev run` makes for `args` in `cwd`, without pinning its target: `target` stands
+/// for what the caller identified itself (its mode decides passes and rounds like a pinned
+/// target's). The plan's `target` is None. For the Stop hook, which looks its diff up in
+/// the verdict cache before it starts a review: the key needs the plan the review would
+/// have (docs/architecture.md §20.4).
+pub fn resolve_unpinned(
+    args: &RunArgs,
+    cwd: &Path,
+    target: &TargetIdentity,
+) -> Result<RunPlan, ExpectedError> {
+    resolve(args, cwd, Some(target.mode))
+}
+
+/// [`resolve_run`], or with `unpinned` (a mode) [`resolve_unpinned`].
+fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan, ExpectedError> {
     let (root, git_common_dir) = discover_root(cwd);
     let repo_inputs = repo_inputs(args, cwd, &root)?;
     let mut sources = ConfigSources::discover(&root, args.config.clone());
@@ -154,8 +175,12 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         max_file_bytes: config.review.max_file_bytes,
         excludes: excludes.clone(),
     };
-    let target = match resolve_excluding(&req, std::slice::from_ref(&runs_base)) {
-        Ok(t) => Some(t),
+    let pinned = match unpinned {
+        Some(_) => Ok(None),
+        None => resolve_excluding(&req, std::slice::from_ref(&runs_base)).map(Some),
+    };
+    let target = match pinned {
+        Ok(t) => t,
         Err(TargetError::EmptyDiff { .. }) if args.allow_empty => None,
         // Changes, none reviewable: an allowed empty run that lists what was skipped.
         Err(TargetError::DiffNothingReviewable { target, .. }) if args.allow_empty => Some(*target),
@@ -194,7 +219,9 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
     };
     let context = resolve_context(&config.review.rules, focus, &config.review.paths, &*files)?;
     drop(files);
-    let mode = target.as_ref().map(|t| t.mode);
+    let memory =
+        super::memory::resolve_memory(args, &config, &root, cwd, &runs_base, &repo_inputs)?;
+    let mode = target.as_ref().map(|t| t.mode).or(unpinned);
     let passes = args
         .passes
         .or((config.review.passes > 0).then_some(config.review.passes))
@@ -239,6 +266,7 @@ pub fn resolve_run(args: &RunArgs, cwd: &Path) -> Result<RunPlan, ExpectedError>
         shard,
         excludes,
         context,
+        memory,
         target,
         config,
         config_digest,

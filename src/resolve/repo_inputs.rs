@@ -1,5 +1,6 @@
 //! Repository inputs (`--repo-config worktree|base|ignore`): the reviewed repository's
-//! `arev.toml` / `.arev/config.toml` and `.arev/{agents,prompts,heuristics}/*.md`, read once,
+//! `arev.toml` / `.arev/config.toml`, `.arev/{agents,prompts,heuristics}/*.md` and
+//! `.arev/suppressions.toml`, read once,
 //! from the working tree, from a commit's tree (the merge-base with `--base`, so that a change
 //! cannot alter its own review), or not at all. Symbolic links and non-UTF-8 files are
 //! refused: a repository input is never a way to read something outside the repository.
@@ -12,6 +13,10 @@ use std::path::{Path, PathBuf};
 
 /// The repository config files, in order of preference (the first present one is used).
 pub const CONFIG_FILES: [&str; 2] = ["arev.toml", ".arev/config.toml"];
+/// The external suppressions (docs/architecture.md §20.2): a repository input, so that with
+/// `--repo-config base` a change cannot add a suppression that silences findings about
+/// itself.
+pub const SUPPRESSIONS_FILE: &str = ".arev/suppressions.toml";
 /// Directories whose `*.md` files override the embedded role bodies, templates and checklist.
 pub const OVERRIDE_DIRS: [&str; 3] = [".arev/agents", ".arev/prompts", ".arev/heuristics"];
 /// A repository input larger than this is refused.
@@ -28,8 +33,8 @@ pub struct RepoInputs {
     pub commit: Option<String>,
     /// Where a worktree input lives (its files are named relative to it).
     root: PathBuf,
-    /// Repo-relative path → text: the config files present and every `*.md` of the override
-    /// directories.
+    /// Repo-relative path → text: the config files present, the suppressions file and every
+    /// `*.md` of the override directories.
     pub files: BTreeMap<String, String>,
 }
 
@@ -80,6 +85,13 @@ impl RepoInputs {
         CONFIG_FILES
             .iter()
             .find_map(|f| self.files.get(*f).map(|t| (self.origin(f), t.clone())))
+    }
+
+    /// The suppressions file: where it came from and its text, if present.
+    pub fn suppressions(&self) -> Option<(PathBuf, &str)> {
+        self.files
+            .get(SUPPRESSIONS_FILE)
+            .map(|t| (self.origin(SUPPRESSIONS_FILE), t.as_str()))
     }
 
     /// The override `.arev/<dir>/<name>.md`, if present.
@@ -170,7 +182,7 @@ fn scan_worktree(root: &Path) -> Found {
                 .and_then(text_of),
         )
     };
-    for f in CONFIG_FILES {
+    for f in CONFIG_FILES.into_iter().chain([SUPPRESSIONS_FILE]) {
         if let Some(t) = read(f) {
             found.insert(f.to_string(), t);
         }
@@ -222,7 +234,7 @@ fn scan_commit(repo: &Repository, commit: Oid) -> Result<Found, String> {
                 .and_then(|b| text_of(b.content().to_vec()))
         })
     };
-    for f in CONFIG_FILES {
+    for f in CONFIG_FILES.into_iter().chain([SUPPRESSIONS_FILE]) {
         if let Some(t) = tree.get_path(Path::new(f)).ok().and_then(|e| blob(&e)) {
             found.insert(f.to_string(), t);
         }
@@ -303,6 +315,7 @@ mod tests {
         write(root, ".arev/agents/notes.txt", "not an input\n");
         write(root, ".arev/agents/deeper/x.md", "not an input either\n");
         write(root, ".arev/prompts/enthusiast.md", "template\n");
+        write(root, ".arev/suppressions.toml", "# none yet\n");
         git(root, &["add", "-A"]);
         git(root, &["commit", "-qm", "base"]);
         let repo = Repository::open(root).unwrap();
@@ -316,8 +329,19 @@ mod tests {
             vec![
                 ".arev/agents/judge.md",
                 ".arev/prompts/enthusiast.md",
+                ".arev/suppressions.toml",
                 "arev.toml"
             ]
+        );
+        assert_eq!(
+            base.suppressions().map(|(o, t)| (o, t.to_string())),
+            Some((
+                PathBuf::from(format!(
+                    "{}:.arev/suppressions.toml",
+                    &head.to_string()[..12]
+                )),
+                "# none yet\n".to_string()
+            ))
         );
         assert_eq!(wt.digest(), base.digest());
         assert_eq!(

@@ -56,6 +56,9 @@ pub(super) struct History {
     pub prior_summary: Option<String>,
     /// Every ruling of the earlier rounds, with its round (the Judge's prior rulings).
     pub rulings: Vec<(u32, Ruling)>,
+    /// (file, line) of every suppressed finding: on the Enthusiasts' BLOCKLIST with the
+    /// confirmed locations, never sent to the Judge.
+    pub suppressed: Vec<(String, u32)>,
 }
 
 impl History {
@@ -64,6 +67,13 @@ impl History {
             .iter()
             .map(|(_, _, f, l)| (f.clone(), *l))
             .collect()
+    }
+
+    /// The confirmed and the suppressed locations: what is not raised again.
+    pub fn blocklist(&self) -> Vec<(String, u32)> {
+        let mut v = self.locations();
+        v.extend(self.suppressed.iter().cloned());
+        v
     }
 }
 
@@ -407,14 +417,25 @@ fn prior_rulings_block(h: &History) -> String {
 }
 
 fn prior_rounds_section(h: &History, role: Role) -> String {
-    if h.confirmed.is_empty() && h.prior_summary.is_none() && h.rulings.is_empty() {
+    if h.confirmed.is_empty()
+        && h.prior_summary.is_none()
+        && h.rulings.is_empty()
+        && h.suppressed.is_empty()
+    {
         return String::new();
     }
-    let list: Vec<String> = h
+    let mut list: Vec<String> = h
         .confirmed
         .iter()
         .map(|(r, id, f, l)| format!("{f}:{l} (round {r} {id})"))
         .collect();
+    if role != Role::Judge {
+        list.extend(
+            h.suppressed
+                .iter()
+                .map(|(f, l)| format!("{f}:{l} (suppressed)")),
+        );
+    }
     let list = if list.is_empty() {
         "(none)".to_string()
     } else {

@@ -7,13 +7,15 @@ use super::context::{relevant_files, Ctx, RoundView};
 use super::role::{run_role, Checks, RoleOutput, RoleRun, Who};
 use super::step::{
     attach_rulings, cite_problems, cites_note, dedup, fold_dispatches, gate_findings,
-    judge_offtarget, spend, State, SPARSE_CHARS,
+    judge_offtarget, spend, suppress, State, SPARSE_CHARS,
 };
 use super::{decide, Action, DecideInput, RoundFacts, RoundFinding, RoundRecord, StopReason};
+use crate::findings::suppress::reasonless_warning;
 use crate::findings::{
     union_passes, AdversaryOutput, EnthusiastOutput, JudgeOutput, Role, Ruling, UnionRules,
 };
 use crate::gates::Abort;
+use crate::report::Texts;
 use crate::resolve::RunPlan;
 use crate::store::{ProgressLog, Recorder};
 use crate::target::{PinnedTarget, TargetType};
@@ -73,6 +75,8 @@ pub struct ReviewResult {
     pub judged: Vec<Judged>,
     pub escalations: Vec<String>,
     pub warnings: Vec<String>,
+    /// Findings a suppression kept from the Judge, in round order.
+    pub suppressed: Vec<super::SuppressedFinding>,
 }
 
 impl ReviewResult {
@@ -84,6 +88,7 @@ impl ReviewResult {
             judged: vec![],
             escalations: vec![],
             warnings: vec![],
+            suppressed: vec![],
         }
     }
 }
@@ -222,8 +227,31 @@ async fn round_body(
     };
     let unioned = union_passes(pass_findings, rules);
     rec.counts.unioned = unioned.len() as u32;
-    let locations = st.history.locations();
-    let novel = dedup(unioned, &locations, target.target_type, rec);
+    let (unioned, reasonless) = {
+        let mut texts = Texts::default();
+        suppress(
+            round,
+            unioned,
+            &plan.memory.suppressions,
+            |f| texts.get(&target.root, f),
+            rec,
+        )
+    };
+    for place in reasonless {
+        let w = reasonless_warning(&place);
+        if !result.warnings.contains(&w) {
+            crate::output::warn(&w);
+            result.warnings.push(w);
+        }
+    }
+    let blocklist = st.history.blocklist();
+    let novel = dedup(unioned, &blocklist, target.target_type, rec);
+    for s in &rec.suppressed {
+        if let (Some(f), Some(l)) = (&s.finding.finding.file, s.finding.finding.line) {
+            st.history.suppressed.push((f.clone(), l));
+        }
+    }
+    result.suppressed.extend(rec.suppressed.iter().cloned());
     let adversary_map = folded.adversary.clone().unwrap_or_default();
     rec.adversary = folded.adversary;
     rec.findings = novel.clone();

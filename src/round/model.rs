@@ -174,6 +174,16 @@ pub struct RoundFinding {
     pub merged_from: Vec<String>,
 }
 
+/// A unioned finding a suppression kept from the Judge (docs/architecture.md §20).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SuppressedFinding {
+    pub round: u32,
+    pub finding: RoundFinding,
+    /// The finding's fingerprint (what an external suppression matches).
+    pub fingerprint: String,
+    pub suppression: crate::report::Suppression,
+}
+
 /// Counts of one round.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RoundCounts {
@@ -189,6 +199,13 @@ pub struct RoundCounts {
     pub unresolved: u32,
     pub substantive: u32,
     pub self_reference: u32,
+    /// Findings a suppression kept from the Judge.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub suppressed: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// What a round (or an iteration) decided.
@@ -243,8 +260,11 @@ pub struct RoundRecord {
     /// The RELEVANT_FILES budget of this round (null = the whole target).
     pub relevant_files: Option<Vec<String>>,
     pub dispatches: Vec<DispatchRecord>,
-    /// Findings after union, anchor gate and pre-adversary dedup.
+    /// Findings after union, anchor gate, suppressions and pre-adversary dedup.
     pub findings: Vec<RoundFinding>,
+    /// Findings a suppression kept from the Judge, with the suppression.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suppressed: Vec<SuppressedFinding>,
     pub adversary: Option<AdversaryOutput>,
     pub judge: Option<JudgeOutput>,
     /// Error codes: `enthusiast_malformed_json`, `anchor_invalid`, …

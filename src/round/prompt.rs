@@ -81,6 +81,22 @@ impl Assets {
     pub fn template(&self, role: Role) -> &str {
         self.templates.get(role.as_str()).map_or("", String::as_str)
     }
+
+    /// sha256 (hex) of every role body, template and the checklist in effect: part of the
+    /// verdict-cache key, so that a changed prompt (embedded or overridden) is a miss.
+    pub fn digest(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for (kind, map) in [("agent", &self.bodies), ("template", &self.templates)] {
+            for (name, text) in map {
+                h.update(format!("{kind}\0{name}\0{}\0", text.len()));
+                h.update(text.as_bytes());
+            }
+        }
+        h.update(format!("checklist\0{}\0", self.checklist.len()));
+        h.update(self.checklist.as_bytes());
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
 }
 
 /// The markdown body after a leading `---` YAML frontmatter block.

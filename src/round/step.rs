@@ -7,14 +7,19 @@ use super::context::History;
 use super::decide::confirmed_locations;
 use super::driver::Judged;
 use super::role::{RoleOutput, RoleRun};
-use super::{Action, Decision, DecisionRecord, RoundCounts, RoundFinding, RoundRecord};
+use super::{
+    Action, Decision, DecisionRecord, RoundCounts, RoundFinding, RoundRecord, SuppressedFinding,
+};
+use crate::findings::suppress::SuppressionSet;
 use crate::findings::{
     AdversaryOutput, EnthusiastOutput, JudgeOutput, PassFinding, Role, Ruling, Tier, UnionedFinding,
 };
 use crate::gates::{anchor_ok, bad_cites, check_place, Abort, Outline, Place};
+use crate::report::{fingerprint_with, FileLines};
 use crate::resolve::RunPlan;
 use crate::target::{PinnedTarget, TargetType};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 
 /// Lines within which a new finding repeats a confirmed location of an earlier round and is
 /// dropped before the Adversary sees it (code targets, same file).
@@ -135,6 +140,7 @@ impl RoundRecord {
             relevant_files: None,
             dispatches: vec![],
             findings: vec![],
+            suppressed: vec![],
             adversary: None,
             judge: None,
             errors: vec![],
@@ -291,6 +297,69 @@ pub(super) fn gate_findings(
         rec.counts.anchor_invalid as usize,
     ));
     Ok(())
+}
+
+/// Suppressions (docs/architecture.md §20): the unioned findings a suppression applies to
+/// (an `arev-ignore` comment on the flagged line or the line above, or an external entry
+/// matching the finding's fingerprint) are kept from the Judge and recorded in `rec` with
+/// their suppression; the rest are returned, with the places of `arev-ignore` markers that
+/// would have applied but give no reason (not applied). `lines` gives a file's lines.
+pub(super) fn suppress(
+    round: u32,
+    unioned: Vec<UnionedFinding>,
+    set: &SuppressionSet,
+    mut lines: impl FnMut(&str) -> Option<Rc<FileLines>>,
+    rec: &mut RoundRecord,
+) -> (Vec<UnionedFinding>, Vec<String>) {
+    let mut kept = vec![];
+    let mut reasonless = vec![];
+    for u in unioned {
+        let f = &u.finding;
+        let text = match (&f.file, f.line) {
+            (Some(p), Some(_)) => lines(p),
+            _ => None,
+        };
+        let fingerprint = fingerprint_with(
+            text.as_deref(),
+            f.line,
+            f.file.as_deref(),
+            &f.category,
+            &f.description,
+        );
+        let m = set.matches(
+            f.file.as_deref(),
+            f.line,
+            &f.category,
+            &fingerprint,
+            text.as_deref().map(FileLines::lines),
+        );
+        if let Some(place) = m.reasonless_at {
+            if !reasonless.contains(&place) {
+                reasonless.push(place);
+            }
+        }
+        match m.suppression {
+            Some(suppression) => rec.suppressed.push(SuppressedFinding {
+                round,
+                finding: RoundFinding {
+                    finding: u.finding,
+                    passes: u.passes,
+                    merged_from: u.merged_from,
+                },
+                fingerprint,
+                suppression,
+            }),
+            None => kept.push(u),
+        }
+    }
+    rec.counts.suppressed = rec.suppressed.len() as u32;
+    if !rec.suppressed.is_empty() {
+        rec.decision.reasons.push(format!(
+            "suppressions: {} finding(s) kept from the Judge",
+            rec.suppressed.len()
+        ));
+    }
+    (kept, reasonless)
 }
 
 /// Pre-adversary dedup (code targets): drop unioned findings within `DEDUP_WINDOW` lines of a

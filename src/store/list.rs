@@ -33,6 +33,9 @@ pub struct RunSummary {
     pub shard: Option<String>,
     /// Why meta.json could not be read.
     pub error: Option<String>,
+    /// A verdict-cache hit: the run whose verdict it reuses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_from: Option<String>,
 }
 
 /// `(confirmed, shard)` of a finished run: from its summary.json, or — a run dir written
@@ -81,6 +84,7 @@ pub fn list_runs(base: &Path) -> std::io::Result<Vec<RunSummary>> {
             confirmed: None,
             shard: None,
             error: None,
+            cached_from: None,
         };
         match read_meta(&dir) {
             Ok(m) => {
@@ -96,6 +100,7 @@ pub fn list_runs(base: &Path) -> std::io::Result<Vec<RunSummary>> {
                 s.target = Some(m.target.display);
                 s.started_at = Some(m.started_at);
                 s.finished_at = m.finished_at;
+                s.cached_from = m.cached_from;
             }
             Err(e) => s.error = Some(e),
         }

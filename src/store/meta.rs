@@ -89,6 +89,12 @@ pub struct Meta {
     /// `arev run --iterate` only: where the fixes are (kept on abort and Ctrl-C too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterate: Option<MetaIterate>,
+    /// A verdict-cache hit: the run whose verdict this run reuses (no agent was dispatched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_from: Option<String>,
+    /// `--baseline`: the run this one was compared with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_run_id: Option<String>,
 }
 
 /// Where the repository inputs (the repo's `arev.toml`/`.arev/config.toml` and

@@ -2,6 +2,7 @@
 //! writes, meta.json, the `Recorder` that owns a run's records (progress.json included), and
 //! reading a run back with its derived status.
 mod atomic;
+pub mod cache;
 mod exit;
 mod layout;
 mod list;

@@ -198,6 +198,8 @@ impl Recorder {
             process: ProcessId::current(),
             exit_code: None,
             iterate: None,
+            cached_from: None,
+            baseline_run_id: None,
         };
         write_json_atomic(&run.meta(), &meta).map_err(RecordError::at(run.meta()))?;
         Ok(meta)
@@ -219,6 +221,16 @@ impl Recorder {
 
     fn write_meta(&self) -> Result<(), RecordError> {
         write_json_atomic(&self.run.meta(), &self.meta).map_err(RecordError::at(self.run.meta()))
+    }
+
+    /// A verdict-cache hit: the run whose verdict this one reuses (recorded at `finish`).
+    pub fn note_cached_from(&mut self, run_id: &str) {
+        self.meta.cached_from = Some(run_id.to_string());
+    }
+
+    /// `--baseline`: the run this one is compared with (recorded at `finish`).
+    pub fn note_baseline(&mut self, run_id: &str) {
+        self.meta.baseline_run_id = Some(run_id.to_string());
     }
 
     /// An iterate run: record its branch and worktree.

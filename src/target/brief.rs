@@ -289,7 +289,6 @@ fn unquote(s: &str) -> String {
 }
 
 /// The brief of a whole unified patch at once.
-#[cfg(test)]
 pub(crate) fn diff_brief(patch: &str) -> String {
     let mut brief = DiffBrief::default();
     brief.feed(patch);

@@ -736,20 +736,86 @@ pub(crate) fn patch_sha(
     Ok(hex(&hasher.finalize()))
 }
 
-/// The sha256 of the patch from the tree `base` to the working tree now, and the snapshot
-/// tree of the working tree it was computed against.
-pub(crate) fn snapshot_sha(
+/// A reviewed file of a rendered patch as the pin lists it: the working-tree file's sha256
+/// and lines, or the lines of the blob (a deletion's old side, a staged new side) with no
+/// sha256.
+fn target_file(repo: &Repository, e: &Entry) -> TargetFile {
+    let (sha256, lines) = match (e.deleted, &e.read) {
+        (true, _) => (String::new(), blob_lines(repo, e.old_id)),
+        (false, Some(read)) => read.clone(),
+        // Staged (or gone from the working tree): measure the staged blob.
+        (false, None) => (String::new(), blob_lines(repo, e.new_id)),
+    };
+    TargetFile {
+        path: e.path.clone(),
+        sha256,
+        lines,
+    }
+}
+
+/// Files sorted by path, each once.
+fn sort_files(files: &mut Vec<TargetFile>) {
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.dedup_by(|a, b| a.path == b.path);
+}
+
+/// A patch hashed and counted as it is rendered (nothing kept).
+#[derive(Default)]
+struct HashSink {
+    hasher: Sha256,
+    lines: u64,
+}
+
+impl PatchSink for HashSink {
+    fn file(&mut self, _path: &str, chunk: &[u8]) -> std::io::Result<()> {
+        self.hasher.update(chunk);
+        self.lines += u64::from(count_lines(chunk));
+        Ok(())
+    }
+}
+
+/// The diff from the tree `base` to the working tree now, as `--base-tree` pins it, without
+/// keeping its patch.
+pub(crate) struct SnapshotDiff {
+    /// sha256 of the patch.
+    pub sha256: String,
+    /// Lines of the patch.
+    pub lines: u64,
+    /// The reviewed files, sorted (none when nothing changed).
+    pub files: Vec<TargetFile>,
+    /// The snapshot of the working tree the diff was computed against.
+    pub tree: Oid,
+}
+
+/// The diff from the tree `base` to a snapshot of the working tree now, streamed.
+pub(crate) fn snapshot_diff(
     repo: &Repository,
     root: &Path,
     base: &str,
     rules: &DiffRules<'_>,
-) -> Result<(String, Oid), TargetError> {
-    let mut hasher = Sha256::new();
-    let computed = compute(repo, root, DiffBase::Tree(base), rules, &mut hasher)?;
-    let now = computed
+) -> Result<SnapshotDiff, TargetError> {
+    let mut sink = HashSink::default();
+    let computed = compute(repo, root, DiffBase::Tree(base), rules, &mut sink)?;
+    let tree = computed
         .snapshot
         .ok_or_else(|| TargetError::Git("the snapshot diff took no snapshot".to_owned()))?;
-    Ok((hex(&hasher.finalize()), now))
+    let mut files: Vec<TargetFile> = if computed.rendered.changed {
+        computed
+            .rendered
+            .entries
+            .iter()
+            .map(|e| target_file(repo, e))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    sort_files(&mut files);
+    Ok(SnapshotDiff {
+        sha256: hex(&sink.hasher.finalize()),
+        lines: sink.lines,
+        files,
+        tree,
+    })
 }
 
 /// Pin the diff of the repository whose work tree is `root` from `base`: the patch goes to
@@ -793,23 +859,12 @@ pub(crate) fn pin_diff(
             len: chunk_len,
             stat: e.stat,
         });
-        let (sha256, lines) = match (e.deleted, e.read) {
-            (true, _) => (String::new(), blob_lines(repo, e.old_id)),
-            (false, Some(read)) => read,
-            // Staged (or gone from the working tree): measure the staged blob.
-            (false, None) => (String::new(), blob_lines(repo, e.new_id)),
-        };
+        files.push(target_file(repo, &e));
         if !e.hunks.is_empty() {
-            hunks.insert(e.path.clone(), e.hunks);
+            hunks.insert(e.path, e.hunks);
         }
-        files.push(TargetFile {
-            path: e.path,
-            sha256,
-            lines,
-        });
     }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    files.dedup_by(|a, b| a.path == b.path);
+    sort_files(&mut files);
     let mut skipped = rendered.skipped;
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(DiffPin {

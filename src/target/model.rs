@@ -256,7 +256,45 @@ pub struct PinnedTarget {
     pub brief: String,
 }
 
+/// What a review's verdict depends on in a pinned target (part of the verdict-cache key,
+/// docs/architecture.md §20.4): its kind, TARGET_SHA, the content of every reviewed file (a
+/// diff's patch does not pin the rest of its files, which agents may read), type and mode.
+/// Computable without the rest of a `PinnedTarget`: the Stop hook derives it from its
+/// snapshot (`Snapshot::identity`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetIdentity {
+    pub kind: TargetKind,
+    /// TARGET_SHA.
+    pub sha256: String,
+    /// [`files_digest`] of the reviewed files.
+    pub files_sha256: String,
+    pub target_type: TargetType,
+    pub mode: Mode,
+}
+
+/// sha256 (hex) over `"<sha256>  <path>\n"` of every file, in the given (path) order.
+pub fn files_digest<'a>(files: impl IntoIterator<Item = &'a TargetFile>) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for f in files {
+        h.update(format!("{}  {}\n", f.sha256, f.path));
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
 impl PinnedTarget {
+    /// What the verdict of reviewing this target depends on in it.
+    pub fn identity(&self) -> TargetIdentity {
+        TargetIdentity {
+            kind: self.kind,
+            sha256: self.sha256.clone(),
+            files_sha256: files_digest(&self.files),
+            target_type: self.target_type,
+            mode: self.mode,
+        }
+    }
+
     /// ALLOWED_FILES: repo-relative paths agents may read and findings may name.
     pub fn allowed_files(&self) -> impl Iterator<Item = &str> {
         self.files.iter().map(|f| f.path.as_str())

@@ -11,7 +11,7 @@ use super::scan::{
 use super::statkey::{now_ns, worktree_key, worktree_key_listed, ShaCache, RACY_MARGIN_NS};
 use super::{
     skip_summary, Artefact, ArtefactContent, Excludes, Mode, PinnedTarget, TargetError, TargetFile,
-    TargetKind, TargetRequest, TargetType,
+    TargetIdentity, TargetKind, TargetRequest, TargetType,
 };
 use git2::Repository;
 use std::collections::{BTreeMap, BTreeSet};
@@ -60,9 +60,14 @@ impl Context {
 /// `arg` (relative to cwd, or absolute) made absolute with `.` and `..` resolved lexically,
 /// never through the file system (so that no symlink is followed).
 fn lexical_abs(cwd: &Path, arg: &str) -> PathBuf {
-    let joined = cwd.join(arg);
+    lexical(&cwd.join(arg))
+}
+
+/// `p` with `.` and `..` resolved lexically (`a/./b/../c` → `a/c`), never through the file
+/// system.
+pub fn lexical(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
-    for c in joined.components() {
+    for c in p.components() {
         match c {
             Component::ParentDir => {
                 out.pop();
@@ -215,6 +220,15 @@ pub fn resolve_excluding(
     pin_manifest(&ctx, req, repo.as_ref(), display)
 }
 
+/// A diff's mode by its patch lines.
+fn diff_mode(measured_lines: u64) -> Mode {
+    if measured_lines <= LIGHTWEIGHT_DIFF_LINES {
+        Mode::Lightweight
+    } else {
+        Mode::Full
+    }
+}
+
 fn pin_diff(
     ctx: &Context,
     repo: &Repository,
@@ -234,11 +248,7 @@ fn pin_diff(
         &rules,
     )?;
     let measured_lines = pin.lines;
-    let mode = if measured_lines <= LIGHTWEIGHT_DIFF_LINES {
-        Mode::Lightweight
-    } else {
-        Mode::Full
-    };
+    let mode = diff_mode(measured_lines);
     let target = PinnedTarget {
         kind: TargetKind::Diff,
         display,
@@ -402,14 +412,42 @@ fn diff_base<'a>(base: Option<&'a str>, base_tree: Option<&'a str>) -> DiffBase<
     }
 }
 
-/// A working-tree snapshot (see [`snapshot_diff`]): the tree object written for it and the
-/// TARGET_SHA of the diff from a base tree to it.
+/// A working-tree snapshot (see [`snapshot_diff`]): the tree object written for it and what
+/// identifies the diff from a base tree to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
     /// Oid of the tree holding the working tree (tracked and untracked, non-ignored files).
     pub tree: String,
     /// sha256 of the patch `arev run diff --base-tree <base>` pins now.
     pub sha: String,
+    /// [`super::files_digest`] of the files that diff reviews.
+    pub files_sha256: String,
+    /// The diff's mode (by its patch lines).
+    pub mode: Mode,
+}
+
+impl Snapshot {
+    /// The diff from the snapshot `tree` to itself: no change.
+    pub fn empty(tree: &str) -> Self {
+        Self {
+            tree: tree.to_owned(),
+            sha: empty_diff_sha(),
+            files_sha256: super::files_digest(&[]),
+            mode: diff_mode(0),
+        }
+    }
+
+    /// The identity of the target `arev run diff --base-tree <base>` pins now: with the
+    /// review's other inputs, its verdict-cache key (docs/architecture.md §20.4).
+    pub fn identity(&self) -> TargetIdentity {
+        TargetIdentity {
+            kind: TargetKind::Diff,
+            sha256: self.sha.clone(),
+            files_sha256: self.files_sha256.clone(),
+            target_type: TargetType::Code,
+            mode: self.mode,
+        }
+    }
 }
 
 /// TARGET_SHA of a diff with no change (the sha256 of the empty patch).
@@ -421,7 +459,7 @@ pub fn empty_diff_sha() -> String {
 /// index, HEAD and branches untouched), with the TARGET_SHA of the diff from the tree `base`
 /// (`None`: from the snapshot itself, i.e. the empty patch) under the size cap
 /// `max_file_bytes` and the configured excludes: the sha `arev run diff --base-tree` with
-/// the same configuration pins.
+/// the same configuration pins, and the rest of that target's identity.
 pub fn snapshot_diff(
     root: &Path,
     base: Option<&str>,
@@ -435,13 +473,18 @@ pub fn snapshot_diff(
         only: None,
         excludes: Some(excludes),
     };
-    let (sha, tree) = match base {
-        Some(b) => diff::snapshot_sha(&repo, root, b, &rules)?,
-        None => (empty_diff_sha(), diff::snapshot_tree(&repo)?),
+    let (sha, files, lines, tree) = match base {
+        Some(b) => {
+            let d = diff::snapshot_diff(&repo, root, b, &rules)?;
+            (d.sha256, d.files, d.lines, d.tree)
+        }
+        None => (empty_diff_sha(), Vec::new(), 0, diff::snapshot_tree(&repo)?),
     };
     Ok(Snapshot {
         tree: tree.to_string(),
         sha,
+        files_sha256: super::files_digest(&files),
+        mode: diff_mode(lines),
     })
 }
 
@@ -495,10 +538,7 @@ pub(crate) fn snapshot_diff_cached_with(
     let mut known = ShaCache::load(cache);
     let hit = |known: &ShaCache, digest: String| {
         known.get(&identity, &digest).map(|k| CachedSnapshot {
-            snapshot: Snapshot {
-                tree: k.tree.clone(),
-                sha: k.sha.clone(),
-            },
+            snapshot: k.snapshot(),
             hit: true,
             key: Some(digest),
         })
@@ -526,10 +566,12 @@ pub(crate) fn snapshot_diff_cached_with(
         only: None,
         excludes: Some(excludes),
     };
-    let (sha, tree) = diff::snapshot_sha(&repo, root, base, &rules)?;
+    let d = diff::snapshot_diff(&repo, root, base, &rules)?;
     let snapshot = Snapshot {
-        tree: tree.to_string(),
-        sha,
+        tree: d.tree.to_string(),
+        sha: d.sha256,
+        files_sha256: super::files_digest(&d.files),
+        mode: diff_mode(d.lines),
     };
     // Keyed after the diff, stored only if nothing keyed moved since just before it: then
     // the diff saw exactly the tree the key describes.
@@ -538,7 +580,7 @@ pub(crate) fn snapshot_diff_cached_with(
         .filter(|(k, _)| k.newest_ns < before.saturating_sub(margin_ns));
     let key = key.map(|(k, listing)| {
         known.set_listing(listing);
-        let _ = known.put(cache, &identity, &k.digest, &snapshot.sha, &snapshot.tree);
+        let _ = known.put(cache, &identity, &k.digest, &snapshot);
         k.digest
     });
     Ok(CachedSnapshot {
@@ -561,7 +603,7 @@ pub fn remember_snapshot(
     snapshot: &Snapshot,
 ) {
     let identity = snapshot_identity(base, max_file_bytes, excludes);
-    let _ = ShaCache::load(cache).put(cache, &identity, key, &snapshot.sha, &snapshot.tree);
+    let _ = ShaCache::load(cache).put(cache, &identity, key, snapshot);
 }
 
 /// Re-compute TARGET_SHA for an already pinned target (same rules, same file list).

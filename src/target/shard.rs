@@ -146,6 +146,17 @@ pub fn apply_shard(
         .filter(|(_, s)| **s == spec.index)
         .map(|(f, _)| f.clone())
         .collect();
+    Ok((restrict_manifest(target, files), info))
+}
+
+/// A pinned manifest restricted to `files` (a subset of its files, in manifest order): its
+/// own manifest.txt, TARGET_SHA and brief; skipped files stay listed. Files of the subset
+/// are re-read only to rebuild the brief, which must not name files outside it. Shared by
+/// `--shard` and `--incremental`.
+pub(super) fn restrict_manifest(
+    target: PinnedTarget,
+    files: Vec<super::TargetFile>,
+) -> PinnedTarget {
     let sha256 = manifest_digest(files.iter().map(|f| (f.sha256.as_str(), f.path.as_str())));
     let mut bytes = Vec::new();
     for f in &files {
@@ -167,15 +178,14 @@ pub fn apply_shard(
         brief::code_brief(items.iter().map(|(p, it)| (p.as_str(), it.as_slice())))
     };
     let measured_lines = files.iter().map(|f| u64::from(f.lines)).sum();
-    let shard = PinnedTarget {
+    PinnedTarget {
         artefact: Some(Artefact::in_memory("manifest.txt", bytes)),
         sha256,
         files,
         measured_lines,
         brief,
         ..target
-    };
-    Ok((shard, info))
+    }
 }
 
 #[cfg(test)]

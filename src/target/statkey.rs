@@ -9,7 +9,7 @@
 //! directory and untracked file), and [`ShaCache`] maps such keys to the diff sha they
 //! produced, so a Stop hook whose tree did not move skips rendering the diff.
 
-use super::{gitindex, TargetError};
+use super::{gitindex, Mode, Snapshot, TargetError};
 use git2::Repository;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -386,14 +386,28 @@ fn walk(root: &Path, root_dir: &std::fs::File, tracked: &HashSet<&[u8]>) -> Vec<
     walked
 }
 
-/// What a working-tree key produced for a diff: the diff's sha and the snapshot tree it was
-/// computed against.
+/// What a working-tree key produced for a diff: the snapshot tree it was computed against
+/// and what identifies the diff (its sha, its files' digest, its mode).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Keyed {
     /// sha256 of the diff's identity (its base and rules) and the working tree's key.
     pub key: String,
     pub sha: String,
     pub tree: String,
+    pub files_sha256: String,
+    pub mode: Mode,
+}
+
+impl Keyed {
+    /// The snapshot this entry remembers.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            tree: self.tree.clone(),
+            sha: self.sha.clone(),
+            files_sha256: self.files_sha256.clone(),
+            mode: self.mode,
+        }
+    }
 }
 
 /// The last few working-tree keys of a diff and what each produced, kept in a small JSON
@@ -447,22 +461,23 @@ impl ShaCache {
         self.entries.iter().rev().find(|e| e.key == key)
     }
 
-    /// Remember `sha` and `tree` for the diff `identity` on the working-tree key `worktree`,
-    /// and write the cache to `path` (temp file + rename).
+    /// Remember `snap` for the diff `identity` on the working-tree key `worktree`, and
+    /// write the cache to `path` (temp file + rename).
     pub fn put(
         &mut self,
         path: &Path,
         identity: &str,
         worktree: &str,
-        sha: &str,
-        tree: &str,
+        snap: &Snapshot,
     ) -> std::io::Result<()> {
         let key = Self::key(identity, worktree);
         self.entries.retain(|e| e.key != key);
         self.entries.push(Keyed {
             key,
-            sha: sha.to_owned(),
-            tree: tree.to_owned(),
+            sha: snap.sha.clone(),
+            tree: snap.tree.clone(),
+            files_sha256: snap.files_sha256.clone(),
+            mode: snap.mode,
         });
         let extra = self.entries.len().saturating_sub(Self::KEEP);
         self.entries.drain(..extra);

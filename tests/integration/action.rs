@@ -102,6 +102,9 @@ fn run_action(
         *v = eval(v, &snapshot);
     }
 
+    // A fresh verdict cache per action run, as the harness gives every invocation: a run
+    // with another fake script must review again.
+    let cache = repo.fresh_cache_dir();
     let mut code = 0;
     for step in a["runs"]["steps"].as_vec().unwrap() {
         let run = step["run"].as_str().expect("a run step");
@@ -127,6 +130,7 @@ fn run_action(
                 ),
             )
             .env("HOME", repo.scratch.join("home"))
+            .env("XDG_CACHE_HOME", &cache)
             .env("RUNNER_TEMP", &runner)
             .env("GITHUB_OUTPUT", &output_file)
             .env("GITHUB_STEP_SUMMARY", &summary_file)

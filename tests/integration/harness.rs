@@ -68,6 +68,15 @@ impl TestRepo {
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
 
+    /// A new, empty directory under the scratch space (each invocation's verdict cache).
+    pub fn fresh_cache_dir(&self) -> PathBuf {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = self.scratch.join("caches").join(n.to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     /// `arev` in this repo with the fake agent as `claude`.
     pub fn arev(&self) -> Arev<'_> {
         Arev {
@@ -202,6 +211,18 @@ impl Arev<'_> {
         self
     }
 
+    /// The verdict cache of this invocation: a fresh one, or for `arev hook` the one all
+    /// hook invocations in this repository share.
+    fn cache_dir(&self) -> PathBuf {
+        if self.args.first().is_some_and(|a| a == "hook") {
+            let dir = self.repo.scratch.join("hook-cache");
+            std::fs::create_dir_all(&dir).unwrap();
+            dir
+        } else {
+            self.repo.fresh_cache_dir()
+        }
+    }
+
     pub fn command(&self) -> Command {
         let bin = self.repo.scratch.join("bin");
         std::fs::create_dir_all(&bin).unwrap();
@@ -227,6 +248,11 @@ impl Arev<'_> {
                 format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
             )
             .env("HOME", self.repo.scratch.join("home"))
+            // A fresh, empty verdict cache per invocation: a test that runs the same review
+            // twice (with another fake script) must review twice. Tests of the cache share
+            // one by setting XDG_CACHE_HOME themselves. Hooks share the repository's one,
+            // as the hooks of a Claude Code session share the user's cache.
+            .env("XDG_CACHE_HOME", self.cache_dir())
             .env("AREV_FAKE_SCRIPT", &script)
             .env("AREV_FAKE_LOG", self.repo.scratch.join("fake.log"))
             .stdin(Stdio::null());

@@ -229,9 +229,15 @@ fn concern_blocks_then_unchanged_stop_hands_over_and_the_verdict_is_cached() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(session_dir(&repo)
-        .join(format!("verdicts/{sha}.json"))
-        .is_file());
+    // The verdict is in the verdict cache (the one `arev run` keeps), under the diff's sha.
+    let cached: Vec<Value> = std::fs::read_dir(repo.scratch.join("hook-cache/arev/verdicts"))
+        .unwrap()
+        .map(|e| {
+            serde_json::from_str(&std::fs::read_to_string(e.unwrap().path()).unwrap()).unwrap()
+        })
+        .collect();
+    assert_eq!(cached.len(), 1);
+    assert_eq!(cached[0]["key"]["target"]["sha256"], sha.as_str());
     assert_eq!(state(&repo)["chain"]["consecutive_blocks"], 1);
 
     // The agent stops again without changing anything: a blocker for the human, no review.
@@ -503,7 +509,7 @@ fn missing_claude_fails_open_with_the_reason() {
     );
     assert!(out.get("decision").is_none());
     // Not cached: a failed review is no verdict.
-    assert!(!session_dir(&repo).join("verdicts").exists());
+    assert!(!repo.scratch.join("hook-cache/arev/verdicts").exists());
     // stop_hook_active on the same diff: arev does not retry in a loop.
     let r = stop(&repo, true, clean_script());
     r.silent();
@@ -921,7 +927,10 @@ fn a_review_out_of_time_is_recorded_interrupted_and_said() {
     assert_eq!(meta["status"], "interrupted", "{meta}");
     let log = std::fs::read_to_string(session_dir(&repo).join("log.jsonl")).unwrap();
     assert!(log.contains("\"decision\":\"unfinished\""), "{log}");
-    assert!(!session_dir(&repo).join("verdicts").exists(), "no verdict");
+    assert!(
+        !repo.scratch.join("hook-cache/arev/verdicts").exists(),
+        "no verdict"
+    );
     // Not retried on the same diff, also after a new human prompt.
     human(&repo, "thanks").silent();
     let n = dispatches(&repo);

@@ -85,3 +85,5 @@ mod trust;
 mod context;
 // Protocol details of the source protocol: each rule driven by scripted answers.
 mod fidelity;
+// Review memory: baselines, suppressions, incremental re-review, the verdict cache.
+mod memory;
