@@ -165,6 +165,32 @@ fn opt_in_edit_and_cache(root: &Path, edit: impl FnOnce()) -> (impl Fn(), usize)
     (reset, before + 1)
 }
 
+/// The cached-verdict case on `root` after `edit` (see the module note): medians of `runs`
+/// alternating runs of `arev hook stop`, `git status` and `git diff HEAD | sha256sum`, with
+/// every Stop checked to have taken the keyed path to an approval. The session state is as
+/// before the last Stop when it returns.
+fn cached_case(root: &Path, runs: usize, edit: impl FnOnce()) -> Vec<f64> {
+    let stop = stop_input(root);
+    let (reset, from) = opt_in_edit_and_cache(root, edit);
+    let times = side_by_side(
+        &[
+            (
+                &[env!("CARGO_BIN_EXE_arev"), "hook", "stop"],
+                Some(&stop),
+                true,
+            ),
+            (&["git", "status", "--porcelain"], None, false),
+            (&["sh", "-c", "git diff HEAD | sha256sum"], None, false),
+        ],
+        root,
+        runs,
+        &reset,
+    );
+    assert_path(root, from, "approve", "keyed");
+    reset();
+    times
+}
+
 fn main() {
     let arev = env!("CARGO_BIN_EXE_arev");
     let tools = tempfile::tempdir().unwrap();
@@ -180,8 +206,6 @@ fn main() {
         ),
     ]);
     let stop_argv: &[&str] = &[arev, "hook", "stop"];
-    let git_status: &[&str] = &["git", "status", "--porcelain"];
-    let git_diff: &[&str] = &["sh", "-c", "git diff HEAD | sha256sum"];
 
     // --- 50-file repo.
     let dir = tempfile::tempdir().unwrap();
@@ -218,20 +242,9 @@ fn main() {
         200,
         &|| {},
     );
-    let (reset, from) = opt_in_edit_and_cache(&root, || {
+    let small = cached_case(&root, 200, || {
         std::fs::write(root.join("src/m0.rs"), "pub fn changed() {}\n").unwrap();
     });
-    let small = side_by_side(
-        &[
-            (stop_argv, Some(&stop), true),
-            (git_status, None, false),
-            (git_diff, None, false),
-        ],
-        &root,
-        200,
-        &reset,
-    );
-    assert_path(&root, from, "approve", "keyed");
 
     // --- 20,000-file repo: one changed line, then 5,000 changed files.
     let big = tempfile::tempdir().unwrap();
@@ -248,27 +261,14 @@ fn main() {
         Some(big)
     };
     let paths = build_repo(&broot, 200, 100);
-    let bstop = stop_input(&broot);
     let edit_one = || {
         let p = broot.join(&paths[0]);
         let mut text = std::fs::read_to_string(&p).unwrap();
         text.push_str("// one changed line\n");
         std::fs::write(&p, text).unwrap();
     };
-    let (reset, from) = opt_in_edit_and_cache(&broot, edit_one);
-    let one = side_by_side(
-        &[
-            (stop_argv, Some(&bstop), true),
-            (git_status, None, false),
-            (git_diff, None, false),
-        ],
-        &broot,
-        30,
-        &reset,
-    );
-    assert_path(&broot, from, "approve", "keyed");
+    let one = cached_case(&broot, 30, edit_one);
     if keep {
-        reset();
         let state = arev::hook::SessionStore::new(&broot, SESSION).state_path();
         std::fs::copy(&state, state.with_extension("json.kept")).unwrap();
         println!(
@@ -277,7 +277,7 @@ fn main() {
         );
         return;
     }
-    let (reset, from) = opt_in_edit_and_cache(&broot, || {
+    let many = cached_case(&broot, 30, || {
         for p in paths.iter().step_by(4) {
             let p = broot.join(p);
             let mut text = std::fs::read_to_string(&p).unwrap();
@@ -285,17 +285,6 @@ fn main() {
             std::fs::write(&p, text).unwrap();
         }
     });
-    let many = side_by_side(
-        &[
-            (stop_argv, Some(&bstop), true),
-            (git_status, None, false),
-            (git_diff, None, false),
-        ],
-        &broot,
-        30,
-        &reset,
-    );
-    assert_path(&broot, from, "approve", "keyed");
 
     println!("arev hook stop, whole process, medians of alternating runs");
     println!(

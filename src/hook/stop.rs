@@ -257,8 +257,11 @@ fn review_request(
     let intent = match super::intent::compose(&store.prompts(), crate::resolve::INTENT_MAX_BYTES) {
         Some(text) => {
             let p = store.intent_path();
-            crate::store::write_atomic(&p, text.as_bytes())
-                .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+            // Rewritten (and fsynced) only when it changed: most stops find it as it was.
+            if std::fs::read(&p).ok().as_deref() != Some(text.as_bytes()) {
+                crate::store::write_atomic(&p, text.as_bytes())
+                    .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+            }
             Some(p)
         }
         None => None,

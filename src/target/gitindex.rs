@@ -16,6 +16,20 @@ pub(crate) struct Entry {
     pub size: u32,
 }
 
+impl Entry {
+    /// The same fields of an entry libgit2 read.
+    pub(crate) fn of_git2(e: git2::IndexEntry) -> Self {
+        Self {
+            path: e.path,
+            ctime: (e.ctime.seconds() as u32, e.ctime.nanoseconds()),
+            mtime: (e.mtime.seconds() as u32, e.mtime.nanoseconds()),
+            ino: e.ino,
+            mode: e.mode,
+            size: e.file_size,
+        }
+    }
+}
+
 fn be32(b: &[u8], at: usize) -> Option<u32> {
     let s = b.get(at..at + 4)?;
     Some(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
@@ -118,34 +132,13 @@ pub(crate) fn parse(bytes: &[u8]) -> Option<Vec<Entry>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::Command;
-
-    fn git(dir: &std::path::Path, args: &[&str]) {
-        let ok = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-            .args(args)
-            .current_dir(dir)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "git {args:?}");
-    }
+    use crate::target::tests::git;
 
     /// What libgit2 reads from the same index.
     fn libgit2(dir: &std::path::Path) -> Vec<Entry> {
         let repo = git2::Repository::open(dir).unwrap();
         let index = repo.index().unwrap();
-        index
-            .iter()
-            .map(|e| Entry {
-                path: e.path,
-                ctime: (e.ctime.seconds() as u32, e.ctime.nanoseconds()),
-                mtime: (e.mtime.seconds() as u32, e.mtime.nanoseconds()),
-                ino: e.ino,
-                mode: e.mode,
-                size: e.file_size,
-            })
-            .collect()
+        index.iter().map(Entry::of_git2).collect()
     }
 
     #[test]

@@ -185,14 +185,7 @@ fn read_index(repo: &Repository) -> Result<(Option<StatKey>, Vec<gitindex::Entry
         .index()
         .map_err(git)?
         .iter()
-        .map(|e| gitindex::Entry {
-            path: e.path,
-            ctime: (e.ctime.seconds() as u32, e.ctime.nanoseconds()),
-            mtime: (e.mtime.seconds() as u32, e.mtime.nanoseconds()),
-            ino: e.ino,
-            mode: e.mode,
-            size: e.file_size,
-        })
+        .map(gitindex::Entry::of_git2)
         .collect();
     Ok((key, entries))
 }

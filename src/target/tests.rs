@@ -8,7 +8,7 @@ use tempfile::TempDir;
 
 const CAP: u64 = 1024 * 1024;
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(super) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args([
             "-c",
