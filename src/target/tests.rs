@@ -1177,6 +1177,44 @@ fn untracked_nested_repository_is_listed_skipped() {
 }
 
 #[test]
+fn linguist_attributes_apply_from_every_rule_file() {
+    let dir = repo_with(&[
+        ("a/b/.gitattributes", "*.gen.rs linguist-generated\n"),
+        ("a/x.gen.rs", "fn x() {}\n"),
+        ("a/b/c/y.gen.rs", "fn y() {}\n"),
+        ("vendor/z.rs", "fn z() {}\n"),
+        ("plain.rs", "fn p() {}\n"),
+    ]);
+    let root = dir.path();
+    for f in ["a/x.gen.rs", "a/b/c/y.gen.rs", "vendor/z.rs", "plain.rs"] {
+        write(root, f, "changed\n");
+    }
+    // A nested file applies below it only; info/attributes everywhere.
+    write(
+        root,
+        ".git/info/attributes",
+        "vendor/** linguist-vendored\n",
+    );
+    let t = resolve_in(root, &["diff"]).expect("diff");
+    assert_eq!(paths(&t), ["a/x.gen.rs", "plain.rs"]);
+    assert_eq!(
+        skipped(&t),
+        [
+            ("a/b/c/y.gen.rs", SkipReason::Generated),
+            ("vendor/z.rs", SkipReason::Vendored)
+        ]
+    );
+    // A rule file tracked but gone from the working tree still applies (from the index).
+    fs::remove_file(root.join("a/b/.gitattributes")).expect("rm");
+    let t = resolve_in(root, &["diff"]).expect("diff");
+    assert!(
+        skipped(&t).contains(&("a/b/c/y.gen.rs", SkipReason::Generated)),
+        "{:?}",
+        skipped(&t)
+    );
+}
+
+#[test]
 fn diff_excludes_leave_files_out_of_the_patch_and_the_hook_sha_agrees() {
     let dir = repo_with(&[
         ("src/a.rs", "fn a() {}\n"),
