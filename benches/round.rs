@@ -102,6 +102,10 @@ fn run(dir: &Path, bin: &Path, script: &Path) -> Measured {
         "arev failed: {status:?}"
     );
     let report: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        report["cached_from"].is_null(),
+        "the round ran, not the cache"
+    );
     let round_ms = report["rounds"][0]["duration_ms"].as_u64().unwrap();
     // USER_HZ is 100 on Linux.
     Measured {
