@@ -942,6 +942,82 @@ fn a_suppression_the_change_adds_applies_only_when_its_tree_is_trusted() {
 }
 
 #[test]
+fn an_inline_suppression_the_change_adds_is_not_honoured_from_an_untrusted_tree() {
+    let repo = TestRepo::new();
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    // The pull request's change and, on its own flagged line, a marker silencing it.
+    let marked = "s.trim().parse().unwrap() // arev-ignore: trust me";
+    repo.write(
+        "src/lib.rs",
+        &crate::harness::LIB_RS.replace("s.parse().unwrap()", marked),
+    )
+    .commit("pr: trim, and silence the reviewer");
+    let run = |extra: &[&str]| {
+        repo.arev()
+            .args(&["run", "diff", "--base", "main", "--max-rounds", "1"])
+            .args(&["--format", "json"])
+            .args(extra)
+            .script(confirmed(&[("src/lib.rs", 2, "high", "error-handling")]))
+            .run()
+    };
+
+    // `--base`: the merge-base has no such line, so the marker is not honoured; the finding
+    // gates and the warning names the marker's place.
+    let base = run(&[]);
+    base.assert_code(1);
+    let r = report(&base);
+    assert_eq!(states(&r, "confirmed").len(), 1, "{r:#}");
+    assert!(
+        r["suppressed"].as_array().is_none_or(Vec::is_empty),
+        "{r:#}"
+    );
+    let warning = base
+        .stderr
+        .lines()
+        .find(|l| l.contains("src/lib.rs:2: `arev-ignore` is not applied"))
+        .unwrap_or_else(|| panic!("no warning: {}", base.stderr));
+    assert!(warning.contains("the merge-base"), "{warning}");
+    assert!(
+        r["warnings"]
+            .to_string()
+            .contains("src/lib.rs:2: `arev-ignore` is not applied"),
+        "{r:#}"
+    );
+
+    // `ignore`: no tree is trusted, no marker honoured.
+    run(&["--repo-config", "ignore"]).assert_code(1);
+
+    // `worktree` trusts the checked-out tree: the marker applies.
+    let wt = run(&["--repo-config", "worktree"]);
+    wt.assert_code(0);
+    let sup = &report(&wt)["suppressed"][0]["suppression"];
+    assert_eq!(
+        (&sup["kind"], &sup["justification"]),
+        (&json!("in_source"), &json!("trust me"))
+    );
+
+    // Once the marked line is on the base branch, a later change to the file is reviewed under
+    // `--base` with that (reviewed, merged) marker honoured.
+    repo.git(&["checkout", "-q", "main"]);
+    repo.git(&["merge", "-q", "--ff-only", "pr"]);
+    repo.git(&["checkout", "-q", "pr"]);
+    repo.write(
+        "src/lib.rs",
+        &crate::harness::LIB_RS
+            .replace("s.parse().unwrap()", marked)
+            .replace("pub fn parse", "pub(crate) fn parse"),
+    )
+    .commit("pr: narrow parse");
+    let later = run(&[]);
+    let r = report(&later);
+    assert_eq!(
+        r["suppressed"][0]["suppression"]["source"], "src/lib.rs:2",
+        "{r:#}"
+    );
+    later.assert_code(0);
+}
+
+#[test]
 fn the_review_context_is_part_of_the_cache_key() {
     let repo = TestRepo::new();
     let cache = repo.scratch.join("shared-cache");
