@@ -328,7 +328,7 @@ mod tests {
     #[test]
     fn an_untrusted_tree_cannot_suppress_its_own_lines() {
         let text = lines(&[
-            "a(); // arev-ignore: checked upstream",
+            "a(); // arev-ignore[style]: checked upstream",
             "b(); // arev-ignore: added by the change",
         ]);
         let text = text.as_slice();
@@ -339,10 +339,10 @@ mod tests {
         };
         let set = SuppressionSet {
             // The trusted copy has line 1 (indented differently), not line 2.
-            in_source: trusted(&["    a(); // arev-ignore: checked upstream", "b();"]),
+            in_source: trusted(&["    a(); // arev-ignore[style]: checked upstream", "b();"]),
             ..SuppressionSet::default()
         };
-        let m = set.matches(Some("a.rs"), Some(1), "logic", "fp", Some(text));
+        let m = set.matches(Some("a.rs"), Some(1), "style", "fp", Some(text));
         assert_eq!(m.suppression.unwrap().source, "a.rs:1");
         let m = set.matches(Some("a.rs"), Some(2), "logic", "fp", Some(text));
         assert!(m.suppression.is_none());
@@ -351,7 +351,7 @@ mod tests {
             "a.rs:2: `arev-ignore` is not applied: the merge-base 1a2b3c4 does not have this line"
         ));
         // Another file of the trusted tree does not vouch for this one.
-        let m = set.matches(Some("b.rs"), Some(1), "logic", "fp", Some(text));
+        let m = set.matches(Some("b.rs"), Some(1), "style", "fp", Some(text));
         assert_eq!(m.untrusted_at.as_deref(), Some("b.rs:1"));
         // An external entry still applies beside an untrusted marker.
         let mut set = set;
@@ -378,7 +378,7 @@ mod tests {
             },
             ..SuppressionSet::default()
         };
-        let m = none.matches(Some("a.rs"), Some(1), "logic", "fp", Some(text));
+        let m = none.matches(Some("a.rs"), Some(1), "style", "fp", Some(text));
         assert_eq!(m.untrusted_at.as_deref(), Some("a.rs:1"));
     }
 }
