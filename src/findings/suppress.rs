@@ -9,10 +9,16 @@
 //!   and checked by `resolve` (an entry without a reason is a usage error there); here only
 //!   the entries that apply today.
 //!
+//! - **Whose markers count**: in-source markers are part of the code under review, so with
+//!   `--repo-config base` (an untrusted change) a marker is honoured only when the trusted
+//!   tree's copy of the same file has the same line (a change cannot suppress findings about
+//!   its own code), and with `ignore` none is; a marker not honoured is a warning naming its
+//!   place ([`InSource`]).
+//!
 //! Matching is pure: the caller hands over the flagged file's lines.
 
 use crate::report::{Suppression, SuppressionKind};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The marker an in-source suppression starts with.
 pub const MARKER: &str = "arev-ignore";
@@ -78,6 +84,42 @@ pub struct ExternalEntry {
     pub source: String,
 }
 
+/// Which in-source markers a run honours (decided by `--repo-config`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum InSource {
+    /// Every marker (`worktree`: the tree under review is trusted).
+    #[default]
+    All,
+    /// Only a marker whose line, trimmed, the trusted tree's copy of the same file also has
+    /// (`base`); none at all with `ignore` (no trusted tree: `lines` is empty).
+    Trusted {
+        /// What the trusted tree is, for warnings: `the merge-base 1a2b3c4`.
+        from: String,
+        /// What decides `lines` besides the target (the commit id, `ignore`): part of the
+        /// verdict-cache key.
+        key: String,
+        /// Repo-relative path → the trimmed lines holding a marker in the trusted copy.
+        lines: BTreeMap<String, BTreeSet<String>>,
+    },
+}
+
+impl InSource {
+    fn honours(&self, file: &str, line: &str) -> bool {
+        match self {
+            Self::All => true,
+            Self::Trusted { lines, .. } => lines.get(file).is_some_and(|l| l.contains(line.trim())),
+        }
+    }
+
+    /// The trimmed lines of `text` that hold a marker (what a trusted copy contributes).
+    pub fn marker_lines(text: &str) -> BTreeSet<String> {
+        text.lines()
+            .filter(|l| parse_marker(l).is_some())
+            .map(|l| l.trim().to_string())
+            .collect()
+    }
+}
+
 /// The suppressions of a run: external entries in force (by fingerprint) and whether
 /// in-source markers are honoured.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -87,6 +129,8 @@ pub struct SuppressionSet {
     pub warnings: Vec<String>,
     /// sha256 of the file as read (empty without one): part of the verdict-cache key.
     pub file_sha256: String,
+    /// Which in-source markers count.
+    pub in_source: InSource,
 }
 
 /// What matching one finding found.
@@ -95,6 +139,8 @@ pub struct Matched {
     pub suppression: Option<Suppression>,
     /// A reasonless marker that would have applied: `src/a.rs:3`.
     pub reasonless_at: Option<String>,
+    /// A marker that would have applied but is not honoured ([`InSource`]): `src/a.rs:3`.
+    pub untrusted_at: Option<String>,
 }
 
 impl SuppressionSet {
@@ -126,6 +172,10 @@ impl SuppressionSet {
                     m.reasonless_at.get_or_insert_with(|| format!("{f}:{at}"));
                     continue;
                 }
+                if !self.in_source.honours(f, &text[at as usize - 1]) {
+                    m.untrusted_at.get_or_insert_with(|| format!("{f}:{at}"));
+                    continue;
+                }
                 m.suppression = Some(Suppression {
                     kind: SuppressionKind::InSource,
                     justification: marker.reason,
@@ -149,10 +199,25 @@ impl SuppressionSet {
     /// The entries in force as `fingerprint → reason` lines (part of the verdict-cache key:
     /// an entry added, removed or expired changes what a review says).
     pub fn digest_lines(&self) -> Vec<String> {
-        self.external
+        let mut lines: Vec<String> = self
+            .external
             .iter()
             .map(|(fp, e)| format!("{fp}\t{}\t{}", e.reason, e.expires.as_deref().unwrap_or("")))
-            .collect()
+            .collect();
+        if let InSource::Trusted { key, .. } = &self.in_source {
+            lines.push(format!("in-source markers trusted from\t{key}"));
+        }
+        lines
+    }
+
+    /// The warning for a marker at `place` that is not honoured.
+    pub fn untrusted_warning(&self, place: &str) -> String {
+        match &self.in_source {
+            InSource::Trusted { from, .. } => format!(
+                "{place}: `{MARKER}` is not applied: {from} does not have this line (an untrusted change cannot suppress findings about its own code; --repo-config)"
+            ),
+            InSource::All => format!("{place}: `{MARKER}` is not applied"),
+        }
     }
 }
 
@@ -258,5 +323,62 @@ mod tests {
             .suppression
             .is_none());
         assert_eq!(set.digest_lines(), ["abc\taccepted risk\t2999-01-01"]);
+    }
+
+    #[test]
+    fn an_untrusted_tree_cannot_suppress_its_own_lines() {
+        let text = lines(&[
+            "a(); // arev-ignore[style]: checked upstream",
+            "b(); // arev-ignore: added by the change",
+        ]);
+        let text = text.as_slice();
+        let trusted = |l: &[&str]| InSource::Trusted {
+            from: "the merge-base 1a2b3c4".into(),
+            key: "1a2b3c4d".into(),
+            lines: BTreeMap::from([("a.rs".to_string(), InSource::marker_lines(&l.join("\n")))]),
+        };
+        let set = SuppressionSet {
+            // The trusted copy has line 1 (indented differently), not line 2.
+            in_source: trusted(&["    a(); // arev-ignore[style]: checked upstream", "b();"]),
+            ..SuppressionSet::default()
+        };
+        let m = set.matches(Some("a.rs"), Some(1), "style", "fp", Some(text));
+        assert_eq!(m.suppression.unwrap().source, "a.rs:1");
+        let m = set.matches(Some("a.rs"), Some(2), "logic", "fp", Some(text));
+        assert!(m.suppression.is_none());
+        assert_eq!(m.untrusted_at.as_deref(), Some("a.rs:2"));
+        assert!(set.untrusted_warning("a.rs:2").starts_with(
+            "a.rs:2: `arev-ignore` is not applied: the merge-base 1a2b3c4 does not have this line"
+        ));
+        // Another file of the trusted tree does not vouch for this one.
+        let m = set.matches(Some("b.rs"), Some(1), "style", "fp", Some(text));
+        assert_eq!(m.untrusted_at.as_deref(), Some("b.rs:1"));
+        // An external entry still applies beside an untrusted marker.
+        let mut set = set;
+        set.external.insert(
+            "fp".into(),
+            ExternalEntry {
+                reason: "accepted".into(),
+                expires: None,
+                source: "s".into(),
+            },
+        );
+        let m = set.matches(Some("a.rs"), Some(2), "logic", "fp", Some(text));
+        assert_eq!(m.suppression.unwrap().kind, SuppressionKind::External);
+        assert_eq!(
+            set.digest_lines().last().unwrap(),
+            "in-source markers trusted from\t1a2b3c4d"
+        );
+        // `ignore`: no trusted tree, no marker honoured.
+        let none = SuppressionSet {
+            in_source: InSource::Trusted {
+                from: "--repo-config ignore".into(),
+                key: "ignore".into(),
+                lines: BTreeMap::new(),
+            },
+            ..SuppressionSet::default()
+        };
+        let m = none.matches(Some("a.rs"), Some(1), "style", "fp", Some(text));
+        assert_eq!(m.untrusted_at.as_deref(), Some("a.rs:1"));
     }
 }

@@ -219,8 +219,15 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
     };
     let context = resolve_context(&config.review.rules, focus, &config.review.paths, &*files)?;
     drop(files);
-    let memory =
+    let mut memory =
         super::memory::resolve_memory(args, &config, &root, cwd, &runs_base, &repo_inputs)?;
+    memory.suppressions.in_source = super::suppressions::in_source_policy(
+        repo_inputs.source,
+        base_repo.as_ref().map(|(r, c)| (r, *c)),
+        target
+            .iter()
+            .flat_map(|t| t.files.iter().map(|f| f.path.as_str())),
+    );
     let mode = target.as_ref().map(|t| t.mode).or(unpinned);
     let passes = args
         .passes

@@ -17,8 +17,9 @@
 //! `arev suppress`, which edits the working tree's file, reads it from disk
 //! ([`read_suppressions_file`]).
 
+use crate::config::RepoSource;
 use crate::errors::ExpectedError;
-use crate::findings::suppress::{ExternalEntry, SuppressionSet};
+use crate::findings::suppress::{ExternalEntry, InSource, SuppressionSet};
 use chrono::NaiveDate;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -67,6 +68,46 @@ pub fn load_suppressions(
             };
             parse_suppressions(&shown, text.as_bytes(), today).map_err(ExpectedError::Usage)
         }
+    }
+}
+
+/// Which in-source markers a run honours (docs/architecture.md §20): all of them when the
+/// tree under review is trusted (`--repo-config worktree`); with `base`, those whose line the
+/// merge-base's copy of the same file has (`base` = the repository and merge-base commit;
+/// `paths` = the target's files); none with `ignore`. A file the merge-base does not have,
+/// or cannot give as text, vouches for no marker.
+pub fn in_source_policy<'a>(
+    source: RepoSource,
+    base: Option<(&git2::Repository, git2::Oid)>,
+    paths: impl Iterator<Item = &'a str>,
+) -> InSource {
+    match (source, base) {
+        (RepoSource::Worktree, _) => InSource::All,
+        (_, Some((repo, commit))) => {
+            let tree = repo.find_commit(commit).and_then(|c| c.tree()).ok();
+            let lines = paths
+                .filter_map(|p| {
+                    let entry = tree.as_ref()?.get_path(Path::new(p)).ok()?;
+                    // A link's "text" is its target: never a marker.
+                    (entry.filemode() != 0o120000).then_some(())?;
+                    let blob = entry.to_object(repo).ok()?.peel_to_blob().ok()?;
+                    let text = std::str::from_utf8(blob.content()).ok()?;
+                    Some((p.to_string(), InSource::marker_lines(text)))
+                })
+                .filter(|(_, l)| !l.is_empty())
+                .collect();
+            let short: String = commit.to_string().chars().take(7).collect();
+            InSource::Trusted {
+                from: format!("the merge-base {short}"),
+                key: commit.to_string(),
+                lines,
+            }
+        }
+        (_, None) => InSource::Trusted {
+            from: "--repo-config ignore (no trusted tree)".into(),
+            key: "ignore".into(),
+            lines: Default::default(),
+        },
     }
 }
 

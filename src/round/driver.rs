@@ -10,7 +10,6 @@ use super::step::{
     judge_offtarget, spend, suppress, State, SPARSE_CHARS,
 };
 use super::{decide, Action, DecideInput, RoundFacts, RoundFinding, RoundRecord, StopReason};
-use crate::findings::suppress::reasonless_warning;
 use crate::findings::{
     union_passes, AdversaryOutput, EnthusiastOutput, JudgeOutput, Role, Ruling, UnionRules,
 };
@@ -227,7 +226,7 @@ async fn round_body(
     };
     let unioned = union_passes(pass_findings, rules);
     rec.counts.unioned = unioned.len() as u32;
-    let (unioned, reasonless) = {
+    let (unioned, not_applied) = {
         let mut texts = Texts::default();
         suppress(
             round,
@@ -237,8 +236,7 @@ async fn round_body(
             rec,
         )
     };
-    for place in reasonless {
-        let w = reasonless_warning(&place);
+    for w in not_applied {
         if !result.warnings.contains(&w) {
             crate::output::warn(&w);
             result.warnings.push(w);

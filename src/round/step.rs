@@ -10,7 +10,7 @@ use super::role::{RoleOutput, RoleRun};
 use super::{
     Action, Decision, DecisionRecord, RoundCounts, RoundFinding, RoundRecord, SuppressedFinding,
 };
-use crate::findings::suppress::SuppressionSet;
+use crate::findings::suppress::{reasonless_warning, SuppressionSet};
 use crate::findings::{
     AdversaryOutput, EnthusiastOutput, JudgeOutput, PassFinding, Role, Ruling, Tier, UnionedFinding,
 };
@@ -302,8 +302,9 @@ pub(super) fn gate_findings(
 /// Suppressions (docs/architecture.md §20): the unioned findings a suppression applies to
 /// (an `arev-ignore` comment on the flagged line or the line above, or an external entry
 /// matching the finding's fingerprint) are kept from the Judge and recorded in `rec` with
-/// their suppression; the rest are returned, with the places of `arev-ignore` markers that
-/// would have applied but give no reason (not applied). `lines` gives a file's lines.
+/// their suppression; the rest are returned, with a warning for each `arev-ignore` marker
+/// that would have applied but is not (no reason given, or not honoured from an untrusted
+/// tree). `lines` gives a file's lines.
 pub(super) fn suppress(
     round: u32,
     unioned: Vec<UnionedFinding>,
@@ -312,7 +313,7 @@ pub(super) fn suppress(
     rec: &mut RoundRecord,
 ) -> (Vec<UnionedFinding>, Vec<String>) {
     let mut kept = vec![];
-    let mut reasonless = vec![];
+    let mut warnings = vec![];
     for u in unioned {
         let f = &u.finding;
         let text = match (&f.file, f.line) {
@@ -333,9 +334,15 @@ pub(super) fn suppress(
             &fingerprint,
             text.as_deref().map(FileLines::lines),
         );
-        if let Some(place) = m.reasonless_at {
-            if !reasonless.contains(&place) {
-                reasonless.push(place);
+        let not_applied = m
+            .reasonless_at
+            .as_deref()
+            .map(reasonless_warning)
+            .into_iter();
+        let untrusted = m.untrusted_at.as_deref().map(|p| set.untrusted_warning(p));
+        for w in not_applied.chain(untrusted) {
+            if !warnings.contains(&w) {
+                warnings.push(w);
             }
         }
         match m.suppression {
@@ -359,7 +366,7 @@ pub(super) fn suppress(
             rec.suppressed.len()
         ));
     }
-    (kept, reasonless)
+    (kept, warnings)
 }
 
 /// Pre-adversary dedup (code targets): drop unioned findings within `DEDUP_WINDOW` lines of a

@@ -855,6 +855,36 @@ fn a_default_cache_inside_the_repository_is_not_used() {
     assert!(!repo.root.join("forged").exists());
 }
 
+/// `arev run diff --base main` on a PR branch whose agents confirm one finding at
+/// src/lib.rs:2.
+fn review_pr(repo: &TestRepo, extra: &[&str]) -> Run {
+    repo.arev()
+        .args(&["run", "diff", "--base", "main", "--max-rounds", "1"])
+        .args(&["--format", "json"])
+        .args(extra)
+        .script(confirmed(&[("src/lib.rs", 2, "high", "error-handling")]))
+        .run()
+}
+
+/// The run gated (exit 1) on its one finding, suppressed nothing, and warned with a line
+/// containing `needle`: the report and that line.
+fn gated_unsuppressed(run: &Run, needle: &str) -> (Value, String) {
+    run.assert_code(1);
+    let r = report(run);
+    assert_eq!(states(&r, "confirmed").len(), 1, "{r:#}");
+    assert!(
+        r["suppressed"].as_array().is_none_or(Vec::is_empty),
+        "{r:#}"
+    );
+    let warning = run
+        .stderr
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no warning with {needle}: {}", run.stderr))
+        .to_string();
+    (r, warning)
+}
+
 #[test]
 fn a_suppression_the_change_adds_applies_only_when_its_tree_is_trusted() {
     let repo = TestRepo::new();
@@ -874,14 +904,7 @@ fn a_suppression_the_change_adds_applies_only_when_its_tree_is_trusted() {
     // The pull request adds a suppression of the very finding its change causes.
     let entry = format!("[[suppress]]\nfingerprint = \"{fp}\"\nreason = \"trust me\"\n");
     repo.write(".arev/suppressions.toml", &entry);
-    let run = |extra: &[&str]| {
-        repo.arev()
-            .args(&["run", "diff", "--base", "main", "--max-rounds", "1"])
-            .args(&["--format", "json"])
-            .args(extra)
-            .script(confirmed(&[("src/lib.rs", 2, "high", "error-handling")]))
-            .run()
-    };
+    let run = |extra: &[&str]| review_pr(&repo, extra);
     let files = |run: &Run| {
         let dir = PathBuf::from(report(run)["run_dir"].as_str().unwrap());
         let meta: Value =
@@ -892,18 +915,7 @@ fn a_suppression_the_change_adds_applies_only_when_its_tree_is_trusted() {
     // `--base` reads repository inputs from the merge-base: the PR's suppression is not
     // applied, and the warning names the file.
     let base = run(&[]);
-    base.assert_code(1);
-    let r = report(&base);
-    assert_eq!(states(&r, "confirmed").len(), 1, "{r:#}");
-    assert!(
-        r["suppressed"].as_array().is_none_or(Vec::is_empty),
-        "{r:#}"
-    );
-    let warning = base
-        .stderr
-        .lines()
-        .find(|l| l.contains("--repo-config worktree"))
-        .unwrap_or_else(|| panic!("no base warning: {}", base.stderr));
+    let (_, warning) = gated_unsuppressed(&base, "--repo-config worktree");
     assert!(warning.contains(".arev/suppressions.toml"), "{warning}");
     assert_eq!(files(&base), json!([]));
 
@@ -939,6 +951,64 @@ fn a_suppression_the_change_adds_applies_only_when_its_tree_is_trusted() {
         "trust me"
     );
     assert_eq!(files(&base), json!([".arev/suppressions.toml"]));
+}
+
+#[test]
+fn an_inline_suppression_the_change_adds_is_not_honoured_from_an_untrusted_tree() {
+    let repo = TestRepo::new();
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    // The pull request's change and, on its own flagged line, a marker silencing it.
+    let marked = "s.trim().parse().unwrap() // arev-ignore: trust me";
+    repo.write(
+        "src/lib.rs",
+        &crate::harness::LIB_RS.replace("s.parse().unwrap()", marked),
+    )
+    .commit("pr: trim, and silence the reviewer");
+    let run = |extra: &[&str]| review_pr(&repo, extra);
+
+    // `--base`: the merge-base has no such line, so the marker is not honoured; the finding
+    // gates and the warning names the marker's place.
+    let base = run(&[]);
+    let (r, warning) = gated_unsuppressed(&base, "src/lib.rs:2: `arev-ignore` is not applied");
+    assert!(warning.contains("the merge-base"), "{warning}");
+    assert!(
+        r["warnings"]
+            .to_string()
+            .contains("src/lib.rs:2: `arev-ignore` is not applied"),
+        "{r:#}"
+    );
+
+    // `ignore`: no tree is trusted, no marker honoured.
+    run(&["--repo-config", "ignore"]).assert_code(1);
+
+    // `worktree` trusts the checked-out tree: the marker applies.
+    let wt = run(&["--repo-config", "worktree"]);
+    wt.assert_code(0);
+    let sup = &report(&wt)["suppressed"][0]["suppression"];
+    assert_eq!(
+        (&sup["kind"], &sup["justification"]),
+        (&json!("in_source"), &json!("trust me"))
+    );
+
+    // Once the marked line is on the base branch, a later change to the file is reviewed under
+    // `--base` with that (reviewed, merged) marker honoured.
+    repo.git(&["checkout", "-q", "main"]);
+    repo.git(&["merge", "-q", "--ff-only", "pr"]);
+    repo.git(&["checkout", "-q", "pr"]);
+    repo.write(
+        "src/lib.rs",
+        &crate::harness::LIB_RS
+            .replace("s.parse().unwrap()", marked)
+            .replace("pub fn parse", "pub(crate) fn parse"),
+    )
+    .commit("pr: narrow parse");
+    let later = run(&[]);
+    let r = report(&later);
+    assert_eq!(
+        r["suppressed"][0]["suppression"]["source"], "src/lib.rs:2",
+        "{r:#}"
+    );
+    later.assert_code(0);
 }
 
 #[test]
