@@ -6,7 +6,10 @@
 // A benchmark is test code: a broken fixture may panic.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use arev::target::{resolve, Excludes, TargetKind, TargetRequest};
+use common::{git, source, Rng};
 use std::io::Write;
 use std::path::Path;
 use std::process::Command;
@@ -18,64 +21,6 @@ const FILES_PER_DIR: usize = 100;
 const REPS: usize = 7;
 const SEED_PIPELINE: &str =
     "find src -type f -name '*.rs' | LC_ALL=C sort | xargs sha256sum | sha256sum";
-
-/// xorshift64*: deterministic content without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-const WORDS: &[&str] = &[
-    "let", "value", "self", "count", "into", "match", "Some", "None", "return", "config", "items",
-    "iter", "map", "collect", "buffer", "len", "push", "result", "error", "state",
-];
-
-/// A Rust-looking source file of 512–4096 bytes.
-fn source(rng: &mut Rng, id: usize) -> String {
-    let target = 512 + rng.below(4096 - 512) as usize;
-    let mut s = format!("//! Module {id}.\n\npub fn f{id}(x: u64) -> u64 {{\n");
-    while s.len() < target.saturating_sub(2) {
-        let words = 3 + rng.below(8);
-        s.push_str("    ");
-        for w in 0..words {
-            if w > 0 {
-                s.push(' ');
-            }
-            s.push_str(WORDS[rng.below(WORDS.len() as u64) as usize]);
-        }
-        s.push_str(";\n");
-    }
-    s.truncate(target.saturating_sub(2));
-    s.push_str("}\n");
-    s
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args([
-            "-c",
-            "user.name=bench",
-            "-c",
-            "user.email=bench@example.invalid",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .expect("run git");
-    assert!(status.success(), "git {args:?} failed");
-}
 
 fn build_repo(root: &Path) -> u64 {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);

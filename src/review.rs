@@ -170,10 +170,7 @@ pub fn empty_target(plan: &RunPlan) -> PinnedTarget {
         root: plan.root.clone(),
         in_repo: plan.git_common_dir.is_some(),
         file_path: None,
-        artefact: Some(crate::target::Artefact {
-            name: "diff.patch",
-            bytes: vec![],
-        }),
+        artefact: Some(crate::target::Artefact::in_memory("diff.patch", vec![])),
         sha256: Sha256::digest(b"")
             .iter()
             .map(|b| format!("{b:02x}"))

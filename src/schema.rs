@@ -13,6 +13,7 @@ pub fn schemas() -> Vec<(&'static str, String)> {
         ("report", render(schema_for!(crate::report::Report))),
         ("meta", render(schema_for!(crate::store::Meta))),
         ("runs", render(schema_for!(Vec<crate::store::RunSummary>))),
+        ("summary", render(schema_for!(crate::report::ReportSummary))),
         ("progress", render(schema_for!(crate::store::RunProgress))),
         ("round", render(schema_for!(crate::round::RoundRecord))),
         ("config", render(schema_for!(crate::config::Config))),

@@ -7,7 +7,7 @@ use super::{
     DispatchRequest, EventFormat, ProcessEnd,
 };
 use crate::process::{supervise, Ended, Env, Input, Limits, Sink, Spec};
-use crate::store::{write_atomic, write_json_atomic};
+use crate::store::{write_json_record, write_record};
 use nix::sys::signal::Signal;
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
@@ -204,7 +204,7 @@ pub(crate) async fn dispatch_with_env(
     let out = &req.out_dir;
     std::fs::create_dir_all(out).map_err(io_err(out))?;
     let prompt_path = out.join("prompt.md");
-    write_atomic(&prompt_path, req.prompt.as_bytes()).map_err(io_err(&prompt_path))?;
+    write_record(&prompt_path, req.prompt.as_bytes()).map_err(io_err(&prompt_path))?;
 
     let model = agent.models.get(req.tier).to_string();
 
@@ -288,13 +288,52 @@ fn write_outputs(
     started: Instant,
 ) -> Result<(), DispatchError> {
     let events = out.join("events.jsonl");
-    write_atomic(&events, stdout).map_err(io_err(&events))?;
+    write_record(&events, stdout).map_err(io_err(&events))?;
     let err_log = out.join("stderr.log");
-    write_atomic(&err_log, stderr).map_err(io_err(&err_log))?;
+    write_record(&err_log, stderr).map_err(io_err(&err_log))?;
     outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let oc = out.join("outcome.json");
-    write_json_atomic(&oc, outcome).map_err(io_err(&oc))?;
-    Ok(())
+    // The answer text is not repeated: events.jsonl holds it (stderr.log an error's).
+    let text = outcome.result.as_mut().and_then(|r| r.text.take());
+    let file = OutcomeFile {
+        outcome,
+        answer: text.as_deref().map(AnswerRef::of),
+    };
+    let written = write_json_record(&oc, &file).map_err(io_err(&oc));
+    if let Some(r) = outcome.result.as_mut() {
+        r.text = text;
+    }
+    written
+}
+
+/// outcome.json: the parsed outcome with `result.text` null, and `answer` instead — the
+/// answer's size and sha256, to find and check it in events.jsonl (Claude: the `result`
+/// event's `result`; Codex: the last `agent_message`; Gemini: the assistant message deltas
+/// after the last tool use; an error's text: from stderr.log).
+#[derive(serde::Serialize)]
+struct OutcomeFile<'a> {
+    #[serde(flatten)]
+    outcome: &'a AgentOutcome,
+    answer: Option<AnswerRef>,
+}
+
+#[derive(serde::Serialize)]
+struct AnswerRef {
+    bytes: usize,
+    sha256: String,
+}
+
+impl AnswerRef {
+    fn of(text: &str) -> Self {
+        use sha2::Digest;
+        Self {
+            bytes: text.len(),
+            sha256: sha2::Sha256::digest(text.as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -443,9 +482,19 @@ mod tests {
         let argv = std::fs::read_to_string(dir.path().join("argv.txt")).unwrap();
         let argv: Vec<&str> = argv.lines().collect();
         assert_eq!(argv, claude_args(&agent, &req));
-        let saved: AgentOutcome =
+        let saved: serde_json::Value =
             serde_json::from_slice(&std::fs::read(out.join("outcome.json")).unwrap()).unwrap();
-        assert_eq!(saved, o);
+        // Everything but the answer text, which events.jsonl holds: its size and sha256.
+        let text = o.answer().unwrap();
+        assert_eq!(saved["answer"]["bytes"], text.len());
+        assert_eq!(saved["result"]["text"], serde_json::Value::Null);
+        let mut expected = o.clone();
+        if let Some(r) = expected.result.as_mut() {
+            r.text = None;
+        }
+        let saved: AgentOutcome = serde_json::from_value(saved).unwrap();
+        assert_eq!(saved, expected);
+        assert!(String::from_utf8_lossy(&events).contains(&text.replace('"', "\\\"")));
         let names: Vec<String> = std::fs::read_dir(out)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

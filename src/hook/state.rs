@@ -169,6 +169,12 @@ impl SessionStore {
         self.dir.join("intent.md")
     }
 
+    /// The working-tree keys of recent stops and the diff sha and snapshot each produced
+    /// (`target::snapshot_diff_cached`).
+    pub fn diff_key_path(&self) -> PathBuf {
+        self.dir.join("diffkey.json")
+    }
+
     /// Forget the recorded prompts (review was (re-)enabled).
     pub fn reset_prompts(&self) -> std::io::Result<()> {
         match std::fs::remove_file(self.prompts_path()) {

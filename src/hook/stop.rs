@@ -82,16 +82,19 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
         return no_baseline(&store, &root, &input.session_id);
     };
     // The same excludes and size cap as the review it may run, so the verdict cache (keyed
-    // by the pinned target's identity) and the baseline compare like for like.
+    // by the pinned target's identity) and the baseline compare like for like. Keyed first
+    // (docs/architecture.md §14.1): the snapshot is taken and the diff rendered only when
+    // the working tree moved since a Stop that stored its key.
     let excludes =
         crate::target::Excludes::new(config.review.exclude.clone(), config.review.skip_lockfiles);
-    let snap = match crate::target::snapshot_diff(
+    let cached = match crate::target::snapshot_diff_cached(
         &root,
-        Some(&state.baseline_tree),
+        &state.baseline_tree,
         config.review.max_file_bytes,
         &excludes,
+        &store.diff_key_path(),
     ) {
-        Ok(s) => s,
+        Ok(c) => c,
         Err(e) => {
             return fail_open(format!(
                 "cannot compute the session's changes since its baseline snapshot ({e}); a \
@@ -100,6 +103,7 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
             ))
         }
     };
+    let snap = &cached.snapshot;
     let sha = snap.sha.clone();
     let chain = state.chain.clone();
     let mut facts = StopFacts {
@@ -158,6 +162,19 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
             state.baseline_tree = snap.tree.clone();
             state.baseline_at = now();
             state.baseline_sha = Some(crate::target::empty_diff_sha());
+            // The tree that was just approved is the diff's new base: from it, that tree's
+            // diff is empty, which the next stop finds by the key without a snapshot.
+            if let Some(key) = &cached.key {
+                let empty = crate::target::Snapshot::empty(&snap.tree);
+                crate::target::remember_snapshot(
+                    &store.diff_key_path(),
+                    &snap.tree,
+                    config.review.max_file_bytes,
+                    &excludes,
+                    key,
+                    &empty,
+                );
+            }
             true
         }
         _ => false,
@@ -172,6 +189,7 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
         "event": "stop",
         "stop_hook_active": input.stop_hook_active,
         "sha": sha,
+        "diff": if cached.hit { "keyed" } else { "rendered" },
         "decision": decision.log_name(),
         "reviewed_now": fresh,
         "run_id": verdict.as_ref().map(|v| v.run_id.clone()),
@@ -239,8 +257,11 @@ fn review_request(
     let intent = match super::intent::compose(&store.prompts(), crate::resolve::INTENT_MAX_BYTES) {
         Some(text) => {
             let p = store.intent_path();
-            crate::store::write_atomic(&p, text.as_bytes())
-                .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+            // Rewritten (and fsynced) only when it changed: most stops find it as it was.
+            if std::fs::read(&p).ok().as_deref() != Some(text.as_bytes()) {
+                crate::store::write_atomic(&p, text.as_bytes())
+                    .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+            }
             Some(p)
         }
         None => None,

@@ -112,14 +112,22 @@ fn sweep_once() -> usize {
     let me = nix::unistd::getpid().as_raw();
     let own_group = nix::unistd::getpgrp().as_raw();
     let live = live();
+    let orphan = |p: &Proc| {
+        p.ppid == me && p.pgrp != own_group && !live.contains(&p.pid) && !live.contains(&p.pgrp)
+    };
+    // Arev's own children first (a few files): the whole process table is read only when
+    // one of them is an orphan whose subtree must go.
+    if let Some(kids) = children() {
+        if !kids
+            .iter()
+            .filter_map(|&pid| process(pid))
+            .any(|p| orphan(&p))
+        {
+            return 0;
+        }
+    }
     let table = processes();
-    let orphans: Vec<i32> = table
-        .iter()
-        .filter(|p| {
-            p.ppid == me && p.pgrp != own_group && !live.contains(&p.pid) && !live.contains(&p.pgrp)
-        })
-        .map(|p| p.pid)
-        .collect();
+    let orphans: Vec<i32> = table.iter().filter(|p| orphan(p)).map(|p| p.pid).collect();
     for &orphan in &orphans {
         for pid in subtree(&table, orphan) {
             match kill(Pid::from_raw(pid), Signal::SIGKILL) {
@@ -156,6 +164,35 @@ fn parse_stat(text: &str) -> Option<(i32, i32)> {
     let ppid = fields.next()?.parse().ok()?;
     let pgrp = fields.next()?.parse().ok()?;
     Some((ppid, pgrp))
+}
+
+/// The process `pid` (None when it is gone).
+fn process(pid: i32) -> Option<Proc> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (ppid, pgrp) = parse_stat(&stat)?;
+    Some(Proc { pid, ppid, pgrp })
+}
+
+/// The direct children of this process, from each of its threads' `children` file (an
+/// orphan re-parented to a subreaper becomes the child of one of its threads); None when
+/// the kernel does not provide these files.
+fn children() -> Option<Vec<i32>> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        match std::fs::read_to_string(task.path().join("children")) {
+            Ok(text) => out.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<i32>().ok()),
+            ),
+            // A thread that ended meanwhile has no children to tell.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && task.path().exists() => {
+                return None
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(_) => return None,
+        }
+    }
+    Some(out)
 }
 
 /// Every process visible in `/proc` (processes that vanish while reading are skipped).
@@ -231,5 +268,20 @@ mod tests {
         let mine = processes().into_iter().find(|p| p.pid == me).unwrap();
         assert_eq!(mine.ppid, nix::unistd::getppid().as_raw());
         assert_eq!(mine.pgrp, nix::unistd::getpgrp().as_raw());
+        assert_eq!(process(me), Some(mine));
+    }
+
+    #[test]
+    fn a_child_is_among_this_processs_children() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let kids = children().expect("the kernel lists children");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(kids.contains(&pid), "{kids:?} lacks {pid}");
+        assert_eq!(process(pid), None, "reaped");
     }
 }

@@ -13,6 +13,7 @@ mod markdown;
 mod merge;
 mod model;
 mod sarif;
+mod summary;
 mod text;
 
 pub use baseline::compare_with_baseline;
@@ -26,4 +27,5 @@ pub use markdown::render_markdown;
 pub use merge::{merge_reports, MergeError, MergeInput};
 pub use model::*;
 pub use sarif::{render_sarif, sarif_level, SARIF_SCHEMA_URI};
+pub use summary::ReportSummary;
 pub use text::render_text;

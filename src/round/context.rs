@@ -10,7 +10,7 @@ use crate::dispatch::AgentSpec;
 use crate::findings::{AdversaryOutput, Role, Ruling, SymbolIndex};
 use crate::gates::{Outline, ReadScope};
 use crate::resolve::{match_paths, Panel, RunPlan};
-use crate::store::{write_atomic, RunDir};
+use crate::store::{write_record, RunDir};
 use crate::target::{PinnedTarget, TargetKind, TargetType};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -215,7 +215,7 @@ impl<'a> Ctx<'a> {
             let sha = self.target.file(f).map_or("", |t| t.sha256.as_str());
             sums.push_str(&format!("{sha}  {f}\n"));
         }
-        write_atomic(&path, listing.as_bytes())?;
+        write_record(&path, listing.as_bytes())?;
         let sha: String = Sha256::digest(sums.as_bytes())
             .iter()
             .map(|b| format!("{b:02x}"))

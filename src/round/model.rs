@@ -1,6 +1,6 @@
 //! round-N.json: every dispatch, gate result, count and the decision with its reasons.
 
-use crate::dispatch::AgentOutcome;
+use crate::dispatch::{AgentOutcome, ProcessEnd};
 use crate::findings::{AdversaryOutput, Finding, JudgeOutput, Role, Tier};
 use crate::store::AbortReason;
 use schemars::JsonSchema;
@@ -56,10 +56,112 @@ pub struct DispatchRecord {
     pub label: String,
     /// `agents/r<N>/<label>/` relative to the run dir.
     pub dir: String,
-    /// Everything arev parsed from the agent; `outcome.result.text` is the answer exactly as
-    /// the agent gave it (the raw events are in `<dir>/events.jsonl`).
+    /// Everything arev parsed from the agent. round-N.json keeps only its summary: the whole
+    /// outcome is `<dir>/outcome.json`, the raw events (the answer verbatim among them)
+    /// `<dir>/events.jsonl`.
+    #[serde(
+        serialize_with = "summary::serialize",
+        deserialize_with = "summary::deserialize"
+    )]
+    #[schemars(with = "OutcomeSummary")]
     pub outcome: AgentOutcome,
     pub gates: GateResults,
+}
+
+/// What round-N.json keeps of a dispatch's outcome: who ran, how it ended, what it cost and
+/// how much it said. The rest (every tool use, the result event) is in the dispatch dir's
+/// `outcome.json`, so that no payload is written twice.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OutcomeSummary {
+    /// The configured agent name that ran.
+    pub agent: String,
+    pub tier: Tier,
+    /// The model string passed to the CLI.
+    pub model: String,
+    pub end: ProcessEnd,
+    /// The result event's `is_error` and `subtype` (null without a result event).
+    pub is_error: Option<bool>,
+    pub subtype: Option<String>,
+    /// Bytes of the answer text (null without one).
+    pub answer_bytes: Option<u64>,
+    /// Tool uses seen (listed in outcome.json).
+    pub tool_uses: u32,
+    pub cost_usd: f64,
+    pub tokens: u64,
+    pub duration_ms: u64,
+    pub stdout_bytes: u64,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    pub malformed_lines: u64,
+}
+
+impl OutcomeSummary {
+    pub fn of(o: &AgentOutcome) -> Self {
+        Self {
+            agent: o.agent.clone(),
+            tier: o.tier,
+            model: o.model.clone(),
+            end: o.end.clone(),
+            is_error: o.result.as_ref().map(|r| r.is_error),
+            subtype: o.result.as_ref().map(|r| r.subtype.clone()),
+            answer_bytes: o
+                .result
+                .as_ref()
+                .and_then(|r| r.text.as_ref())
+                .map(|t| t.len() as u64),
+            tool_uses: o.tool_uses.len() as u32,
+            cost_usd: o.cost_usd(),
+            tokens: o.tokens(),
+            duration_ms: o.duration_ms,
+            stdout_bytes: o.stdout_bytes,
+            stdout_truncated: o.stdout_truncated,
+            stderr_truncated: o.stderr_truncated,
+            malformed_lines: o.malformed_lines,
+        }
+    }
+}
+
+/// round-N.json's `outcome`: the summary, written and read in place of the whole outcome.
+mod summary {
+    use super::{AgentOutcome, OutcomeSummary};
+    use crate::dispatch::{ResultEvent, Usage};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(o: &AgentOutcome, s: S) -> Result<S::Ok, S::Error> {
+        OutcomeSummary::of(o).serialize(s)
+    }
+
+    /// An outcome as far as the summary tells (no tool uses, no answer text: those are in
+    /// outcome.json); its cost and tokens survive (tokens as output tokens).
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<AgentOutcome, D::Error> {
+        let s = OutcomeSummary::deserialize(d)?;
+        Ok(AgentOutcome {
+            label: String::new(),
+            agent: s.agent,
+            role: crate::findings::Role::Enthusiast,
+            tier: s.tier,
+            model: s.model,
+            end: s.end,
+            tool_uses: vec![],
+            result: s.is_error.map(|is_error| ResultEvent {
+                is_error,
+                subtype: s.subtype.unwrap_or_default(),
+                text: None,
+                total_cost_usd: s.cost_usd,
+                usage: Usage {
+                    output_tokens: s.tokens,
+                    ..Usage::default()
+                },
+                permission_denials: vec![],
+                num_turns: None,
+            }),
+            malformed_lines: s.malformed_lines,
+            stdout_bytes: s.stdout_bytes,
+            stdout_truncated: s.stdout_truncated,
+            stderr_truncated: s.stderr_truncated,
+            duration_ms: s.duration_ms,
+        })
+    }
 }
 
 /// A unioned finding as sent to the Judge.
@@ -172,4 +274,71 @@ pub struct RoundRecord {
     pub duration_ms: u64,
     pub cost_usd: f64,
     pub tokens: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::{ResultEvent, ToolUse, Usage};
+
+    #[test]
+    fn a_round_record_keeps_a_summary_of_each_outcome_not_its_payload() {
+        let answer = format!("{{\"findings\": [{}]}}", "x".repeat(10_000));
+        let outcome = AgentOutcome {
+            tool_uses: vec![ToolUse {
+                id: "t1".into(),
+                name: "Read".into(),
+                input: serde_json::json!({"file_path": "/r/a.rs"}),
+                access: crate::dispatch::FileAccess::read("/r/a.rs"),
+            }],
+            result: Some(ResultEvent {
+                is_error: false,
+                subtype: "success".into(),
+                text: Some(answer.clone()),
+                total_cost_usd: 0.25,
+                usage: Usage {
+                    input_tokens: 7,
+                    output_tokens: 3,
+                    ..Usage::default()
+                },
+                permission_denials: vec![],
+                num_turns: Some(2),
+            }),
+            duration_ms: 42,
+            ..AgentOutcome::empty(
+                "enthusiast-p1",
+                "claude",
+                Role::Enthusiast,
+                Tier::Opus,
+                "opus",
+                ProcessEnd::Exited { code: 0 },
+            )
+        };
+        let rec = DispatchRecord {
+            role: Role::Enthusiast,
+            pass: Some(1),
+            label: "enthusiast-p1".into(),
+            dir: "agents/r1/enthusiast-p1".into(),
+            outcome,
+            gates: GateResults::default(),
+        };
+        let text = serde_json::to_string(&rec).unwrap();
+        assert!(!text.contains("xxxx"), "the answer stays in events.jsonl");
+        assert!(
+            !text.contains("file_path"),
+            "tool uses stay in outcome.json"
+        );
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["outcome"]["agent"], "claude");
+        assert_eq!(v["outcome"]["answer_bytes"], answer.len());
+        assert_eq!(v["outcome"]["tool_uses"], 1);
+        assert_eq!(v["outcome"]["tokens"], 10);
+        assert_eq!(v["outcome"]["end"]["kind"], "exited");
+        // Read back, what the summary carries survives.
+        let back: DispatchRecord = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.outcome.agent, "claude");
+        assert_eq!(back.outcome.cost_usd(), 0.25);
+        assert_eq!(back.outcome.tokens(), 10);
+        assert_eq!(back.outcome.duration_ms, 42);
+    }
 }

@@ -18,7 +18,7 @@ use crate::gates::{anchor_ok, bad_cites, check_place, Abort, Outline, Place};
 use crate::report::{fingerprint_with, FileLines};
 use crate::resolve::RunPlan;
 use crate::target::{PinnedTarget, TargetType};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 
 /// Lines within which a new finding repeats a confirmed location of an earlier round and is
@@ -462,8 +462,9 @@ pub(super) fn cite_problems(
     places: Places<'_>,
 ) -> BTreeMap<String, Vec<String>> {
     let mut out = BTreeMap::new();
+    let by_id = first_by_id(novel);
     for r in &j.rulings {
-        let Some(f) = novel.iter().find(|f| f.finding.id == r.finding_id) else {
+        let Some(f) = by_id.get(r.finding_id.as_str()) else {
             continue;
         };
         let (file, line) = ruling_place(r, f, target, places);
@@ -473,6 +474,15 @@ pub(super) fn cite_problems(
         }
     }
     out
+}
+
+/// The first of `novel` with each finding id (a ruling names its finding by id).
+fn first_by_id(novel: &[RoundFinding]) -> HashMap<&str, &RoundFinding> {
+    let mut by_id = HashMap::with_capacity(novel.len());
+    for f in novel {
+        by_id.entry(f.finding.id.as_str()).or_insert(f);
+    }
+    by_id
 }
 
 /// The re-prompt note for rulings whose cites do not hold (None when all hold).
@@ -540,10 +550,11 @@ pub(super) fn attach_rulings(
             ruling,
         });
     }
+    let ids = first_by_id(novel);
     let unknown = j
         .rulings
         .iter()
-        .filter(|r| !novel.iter().any(|f| f.finding.id == r.finding_id))
+        .filter(|r| !ids.contains_key(r.finding_id.as_str()))
         .count();
     rec.errors.extend(std::iter::repeat_n(
         "judge_invalid_cites".to_string(),

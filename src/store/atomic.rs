@@ -1,24 +1,67 @@
-//! Atomic file writes: a temp file in the same directory, fsync, then rename over the target.
+//! Atomic file writes: a temp file in the same directory, then rename over the target, so a
+//! reader never sees half a file. Durable writes (`write_atomic`, `write_json_atomic`) also
+//! fsync the file before the rename: the records a crash must not lose (meta.json,
+//! report.json, state other programs keep). A run's bulk records (round-N.json, an agent's
+//! prompt, events, stderr and outcome, the target artefact, report.md) use the `record`
+//! variants, which skip the fsync: after a crash such a file is either the old one, the new
+//! one, or (on some file systems) empty — never a torn mix — and meta.json says how far the
+//! run got (docs/architecture.md §7.3).
 
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
 
-/// Write `bytes` to `path` atomically (temp file in the same directory + rename).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+fn temp_in(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+    tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)
+}
+
+fn write_with(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
+    let mut tmp = temp_in(path)?;
     tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
+    if durable {
+        tmp.as_file().sync_all()?;
+    }
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
 
-/// Serialize `value` as pretty JSON (with a trailing newline) and write it atomically.
-pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> std::io::Result<()> {
+fn json_bytes<T: Serialize + ?Sized>(value: &T) -> std::io::Result<Vec<u8>> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
     bytes.push(b'\n');
-    write_atomic(path, &bytes)
+    Ok(bytes)
+}
+
+/// Write `bytes` to `path` atomically and durably (temp file in the same directory, fsync,
+/// rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_with(path, bytes, true)
+}
+
+/// Serialize `value` as pretty JSON (with a trailing newline) and write it atomically and
+/// durably.
+pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> std::io::Result<()> {
+    write_with(path, &json_bytes(value)?, true)
+}
+
+/// Write a run record atomically, without the fsync (see the module note).
+pub fn write_record(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_with(path, bytes, false)
+}
+
+/// Serialize a run record as pretty JSON and write it atomically, without the fsync.
+pub fn write_json_record<T: Serialize + ?Sized>(path: &Path, value: &T) -> std::io::Result<()> {
+    write_with(path, &json_bytes(value)?, false)
+}
+
+/// Copy the file `src` to `dest` atomically, without the fsync (a spooled target artefact
+/// into its run dir; the kernel copies, nothing is held in memory).
+pub fn copy_record(src: &Path, dest: &Path) -> std::io::Result<()> {
+    let mut tmp = temp_in(dest)?;
+    let mut from = std::fs::File::open(src)?;
+    std::io::copy(&mut from, tmp.as_file_mut())?;
+    tmp.persist(dest).map_err(|e| e.error)?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -30,10 +73,24 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.json");
         write_json_atomic(&p, &serde_json::json!({"a": 1})).unwrap();
-        write_json_atomic(&p, &serde_json::json!({"a": 2})).unwrap();
+        write_json_record(&p, &serde_json::json!({"a": 2})).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
         assert_eq!(v["a"], 2);
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "temp files left behind");
+    }
+
+    #[test]
+    fn copies_a_file_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        let big: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&src, &big).unwrap();
+        let dest = dir.path().join("sub-dest");
+        copy_record(&src, &dest).unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), big);
+        write_record(&dest, b"x").unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"x");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 }

@@ -3,6 +3,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+/// The digest of report.json that `arev runs` reads (docs/architecture.md §7.2).
+pub const SUMMARY_FILE: &str = "summary.json";
+
 /// `YYYYMMDD-HHMMSS-<6 hex>-<slug ≤ 40>`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RunId(String);
@@ -98,6 +101,10 @@ impl RunDir {
     }
     pub fn report_md(&self) -> PathBuf {
         self.path.join("report.md")
+    }
+    /// summary.json: what `arev runs` lists, written with report.json.
+    pub fn summary(&self) -> PathBuf {
+        self.path.join(SUMMARY_FILE)
     }
 }
 

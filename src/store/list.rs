@@ -1,10 +1,12 @@
-//! Reading runs back: `arev runs` (list a runs base, newest first, with the status to show)
+//! Reading runs back: `arev runs` (list a runs base, newest first, with the status to show,
+//! from meta.json and summary.json)
 //! and `arev report` (find a run by directory, id or unique id prefix, and load its
 //! report.json — refused while the run is running, or when it was abandoned).
 
-use super::state::{read_meta, read_run, RunState};
+use super::layout::SUMMARY_FILE;
+use super::state::{liveness, read_meta, read_run, RunState};
 use super::{AbortReason, RunStatus, RunStopReason};
-use crate::report::Report;
+use crate::report::{Report, ReportSummary};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -24,7 +26,8 @@ pub struct RunSummary {
     pub target: Option<String>,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
-    /// Confirmed findings, from report.json (null without a readable report).
+    /// Confirmed findings, from summary.json (or report.json for a run dir without one;
+    /// null for a running run, or without either).
     pub confirmed: Option<u32>,
     /// `i/n` for a `--shard` run.
     pub shard: Option<String>,
@@ -35,8 +38,26 @@ pub struct RunSummary {
     pub cached_from: Option<String>,
 }
 
+/// `(confirmed, shard)` of a finished run: from its summary.json, or — a run dir written
+/// before summaries existed, or one whose summary was lost — from report.json. None without
+/// either.
+fn counts(dir: &Path) -> Option<(u32, Option<String>)> {
+    if let Ok(text) = std::fs::read(dir.join(SUMMARY_FILE)) {
+        if let Ok(s) = serde_json::from_slice::<ReportSummary>(&text) {
+            return Some((s.confirmed, s.shard));
+        }
+    }
+    let text = std::fs::read(dir.join("report.json")).ok()?;
+    let r: Report = serde_json::from_slice(&text).ok()?;
+    Some((
+        r.confirmed.len() as u32,
+        r.shard.as_ref().map(|s| format!("{}/{}", s.index, s.count)),
+    ))
+}
+
 /// Every run directory under `base`, newest first (by start time, then id). A missing base
-/// is an empty list.
+/// is an empty list. Reads each run's meta.json and summary.json, never a full report
+/// (except for a finished run dir without a summary).
 pub fn list_runs(base: &Path) -> std::io::Result<Vec<RunSummary>> {
     let rd = match std::fs::read_dir(base) {
         Ok(rd) => rd,
@@ -51,9 +72,6 @@ pub fn list_runs(base: &Path) -> std::io::Result<Vec<RunSummary>> {
         }
         let dir = entry.path();
         let run_id = entry.file_name().to_string_lossy().into_owned();
-        let report: Option<Report> = std::fs::read_to_string(dir.join("report.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok());
         let mut s = RunSummary {
             run_id,
             run_dir: dir.display().to_string(),
@@ -63,18 +81,20 @@ pub fn list_runs(base: &Path) -> std::io::Result<Vec<RunSummary>> {
             target: None,
             started_at: None,
             finished_at: None,
-            confirmed: report.as_ref().map(|r| r.confirmed.len() as u32),
-            shard: report
-                .as_ref()
-                .and_then(|r| r.shard.as_ref())
-                .map(|s| format!("{}/{}", s.index, s.count)),
+            confirmed: None,
+            shard: None,
             error: None,
             cached_from: None,
         };
-        let view = read_run(&dir);
-        s.status = view.state;
-        match view.meta {
+        match read_meta(&dir) {
             Ok(m) => {
+                s.status = Some(RunState::derive(m.status, liveness(&m)));
+                if m.status != RunStatus::Running {
+                    if let Some((confirmed, shard)) = counts(&dir) {
+                        s.confirmed = Some(confirmed);
+                        s.shard = shard;
+                    }
+                }
                 s.stop_reason = m.stop_reason;
                 s.abort_reason = m.abort_reason;
                 s.target = Some(m.target.display);

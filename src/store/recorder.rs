@@ -2,19 +2,20 @@
 //! `begin` (target artefact, brief.md, meta.json `running` with the pid and start time of
 //! this process, progress.json), `record_round` (round-N.json and the round count in
 //! meta.json), `record_iteration` (an iterate run's progress), and `finish` (status and
-//! reasons, report.json, report.md, report.sarif, the final meta.json). Dispatching code
+//! reasons, report.json, summary.json, report.md, report.sarif, the final meta.json). Dispatching code
 //! updates progress.json through the recorder's `ProgressLog`. Every file is written
-//! atomically; meta.json is never read back from disk to change it.
+//! atomically; only meta.json and report.json are also fsynced (store::atomic); meta.json is
+//! never read back from disk to change it.
 
 use super::progress::ProgressLog;
 use super::{
-    write_atomic, write_json_atomic, AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget,
-    ProcessId, RunDir, RunStatus, RunStopReason,
+    copy_record, write_json_atomic, write_json_record, write_record, AbortReason, Meta,
+    MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunDir, RunStatus, RunStopReason,
 };
 use crate::findings::Tier;
-use crate::report::{render_markdown, render_sarif, Report};
+use crate::report::{render_markdown, render_sarif, Report, ReportSummary};
 use crate::round::RoundRecord;
-use crate::target::PinnedTarget;
+use crate::target::{ArtefactContent, PinnedTarget};
 use std::path::PathBuf;
 
 /// A record that could not be written.
@@ -142,7 +143,11 @@ impl Recorder {
             (Some(p), _) => p.clone(),
             (None, Some(a)) => {
                 let p = tdir.join(a.name);
-                write_atomic(&p, &a.bytes).map_err(RecordError::at(&p))?;
+                match &a.content {
+                    ArtefactContent::Bytes(bytes) => write_record(&p, bytes),
+                    ArtefactContent::Patch(spool) => copy_record(spool.path(), &p),
+                }
+                .map_err(RecordError::at(&p))?;
                 p
             }
             (None, None) => tdir,
@@ -156,7 +161,7 @@ impl Recorder {
             target.target_type
         );
         brief.push_str(&target.brief);
-        write_atomic(&run.brief(), brief.as_bytes()).map_err(RecordError::at(run.brief()))?;
+        write_record(&run.brief(), brief.as_bytes()).map_err(RecordError::at(run.brief()))?;
         let meta = Meta {
             run_id: run.id.to_string(),
             status: if start.empty {
@@ -238,7 +243,7 @@ impl Recorder {
     /// on or stopped with it; an aborted or interrupted round is recorded but not counted.
     /// A failed write is logged: the run goes on, its report still comes.
     pub fn record_round(&mut self, rec: &RoundRecord, completed: bool) {
-        if let Err(e) = write_json_atomic(&self.run.round(rec.round), rec) {
+        if let Err(e) = write_json_record(&self.run.round(rec.round), rec) {
             tracing::error!("cannot write round-{}.json: {e}", rec.round);
         }
         self.meta.model_current = rec.tier;
@@ -312,11 +317,14 @@ impl Recorder {
         let run = &self.run;
         write_json_atomic(&run.report_json(), &report)
             .map_err(RecordError::at(run.report_json()))?;
-        write_atomic(&run.report_md(), render_markdown(&report).as_bytes())
+        // A digest for `arev runs`; without it (a crash here) listings read report.json.
+        write_json_record(&run.summary(), &ReportSummary::of(&report))
+            .map_err(RecordError::at(run.summary()))?;
+        write_record(&run.report_md(), render_markdown(&report).as_bytes())
             .map_err(RecordError::at(run.report_md()))?;
         if sarif {
             let p = run.path.join("report.sarif");
-            write_atomic(&p, render_sarif(&report).as_bytes()).map_err(RecordError::at(&p))?;
+            write_record(&p, render_sarif(&report).as_bytes()).map_err(RecordError::at(&p))?;
         }
         self.write_meta()?;
         if !self.nested {
@@ -340,10 +348,7 @@ mod tests {
 
     fn pinned(root: &std::path::Path) -> PinnedTarget {
         let mut t = target(root, TargetKind::Diff, &[("a.rs", 3)]);
-        t.artefact = Some(Artefact {
-            name: "diff.patch",
-            bytes: b"--- a/a.rs\n".to_vec(),
-        });
+        t.artefact = Some(Artefact::in_memory("diff.patch", b"--- a/a.rs\n".to_vec()));
         t
     }
 
@@ -430,7 +435,7 @@ mod tests {
             RunStatus::Aborted,
             "built from the final meta"
         );
-        for f in ["report.json", "report.md", "report.sarif"] {
+        for f in ["report.json", "summary.json", "report.md", "report.sarif"] {
             assert!(run.path.join(f).is_file(), "{f}");
         }
         let progress = crate::store::read_progress(&run.path).unwrap();

@@ -237,6 +237,7 @@ fn is_planned_work(line: &str) -> bool {
 }
 
 /// One changed file while reading a patch.
+#[derive(Debug)]
 struct DiffFile {
     path: String,
     added: u32,
@@ -247,6 +248,19 @@ struct DiffFile {
 }
 
 impl DiffFile {
+    /// Keep a note (the first `ITEMS_PER_FILE` only).
+    fn note(&mut self, note: String) {
+        if self.notes.len() < ITEMS_PER_FILE {
+            self.notes.push(note);
+        }
+    }
+
+    /// A lower bound of the bytes this file adds to the brief (`### path …` and its notes,
+    /// each with its newline).
+    fn brief_bytes(&self) -> usize {
+        self.path.len() + 5 + self.notes.iter().map(|n| n.len() + 1).sum::<usize>()
+    }
+
     fn header(&self) -> String {
         if self.binary {
             format!("### {} (binary)", self.path)
@@ -266,18 +280,52 @@ fn path_from_diff_git(rest: &str) -> String {
     }
 }
 
+/// A header's path: without git's trailing tab (after a name holding a space) and quotes.
 fn unquote(s: &str) -> String {
-    s.trim_matches('"').to_owned()
+    s.strip_suffix('\t')
+        .unwrap_or(s)
+        .trim_matches('"')
+        .to_owned()
 }
 
-/// The brief of a unified patch.
+/// The brief of a whole unified patch at once.
 pub(crate) fn diff_brief(patch: &str) -> String {
-    let mut files: Vec<DiffFile> = Vec::new();
-    let mut in_hunk = false;
-    let mut new_line: u32 = 0;
-    for line in patch.lines() {
+    let mut brief = DiffBrief::default();
+    brief.feed(patch);
+    brief.finish()
+}
+
+/// The brief of a unified patch fed piece by piece (each piece whole lines, e.g. one file's
+/// part of the patch), so that the patch itself is never held: per file only its counts and
+/// at most `ITEMS_PER_FILE` notes are kept, and once the brief is past its cap later files
+/// are not even noted.
+#[derive(Debug, Default)]
+pub(crate) struct DiffBrief {
+    files: Vec<DiffFile>,
+    in_hunk: bool,
+    new_line: u32,
+    /// Bytes of the brief lines of the files before the last one.
+    done_bytes: usize,
+}
+
+impl DiffBrief {
+    pub(crate) fn feed(&mut self, text: &str) {
+        for line in text.lines() {
+            self.line(line);
+        }
+    }
+
+    fn line(&mut self, line: &str) {
         if let Some(rest) = line.strip_prefix("diff --git ") {
-            files.push(DiffFile {
+            if let Some(prev) = self.files.last() {
+                self.done_bytes += prev.brief_bytes();
+            }
+            if self.done_bytes > BRIEF_CAP {
+                // Nothing of this file can show: count it no more.
+                self.in_hunk = false;
+                return;
+            }
+            self.files.push(DiffFile {
                 path: path_from_diff_git(rest),
                 added: 0,
                 removed: 0,
@@ -285,19 +333,22 @@ pub(crate) fn diff_brief(patch: &str) -> String {
                 deleted: false,
                 notes: Vec::new(),
             });
-            in_hunk = false;
-            continue;
+            self.in_hunk = false;
+            return;
         }
-        let Some(file) = files.last_mut() else {
-            continue;
+        if self.done_bytes > BRIEF_CAP {
+            return;
+        }
+        let Some(file) = self.files.last_mut() else {
+            return;
         };
         if let Some(rest) = line.strip_prefix("@@ ") {
-            in_hunk = true;
+            self.in_hunk = true;
             // "-a,b +c,d @@ context"
             let mut parts = rest.splitn(3, ' ');
             let _old = parts.next();
             let new = parts.next().unwrap_or("+0");
-            new_line = new
+            self.new_line = new
                 .trim_start_matches('+')
                 .split(',')
                 .next()
@@ -309,12 +360,15 @@ pub(crate) fn diff_brief(patch: &str) -> String {
                 .map(str::trim)
                 .unwrap_or("");
             if !context.is_empty() {
-                file.notes
-                    .push(format!("L{new_line}: @@ {}", clip(context, LINE_CHARS)));
+                file.note(format!(
+                    "L{}: @@ {}",
+                    self.new_line,
+                    clip(context, LINE_CHARS)
+                ));
             }
-            continue;
+            return;
         }
-        if !in_hunk {
+        if !self.in_hunk {
             if let Some(p) = line.strip_prefix("+++ b/") {
                 file.path = unquote(p);
             } else if line.starts_with("deleted file mode") {
@@ -324,34 +378,41 @@ pub(crate) fn diff_brief(patch: &str) -> String {
             } else if line.starts_with("Binary files ") {
                 file.binary = true;
             }
-            continue;
+            return;
         }
         match line.as_bytes().first() {
             Some(b'+') => {
                 file.added += 1;
                 let text = &line[1..];
                 if is_top_level_item(text) {
-                    file.notes.push(format!(
-                        "L{new_line}: {}",
+                    file.note(format!(
+                        "L{}: {}",
+                        self.new_line,
                         clip(text.trim_end(), LINE_CHARS)
                     ));
                 } else if let Some(m) = marker(text) {
-                    file.notes
-                        .push(format!("L{new_line}: {}", clip(m.trim_end(), LINE_CHARS)));
+                    file.note(format!(
+                        "L{}: {}",
+                        self.new_line,
+                        clip(m.trim_end(), LINE_CHARS)
+                    ));
                 }
-                new_line += 1;
+                self.new_line += 1;
             }
             Some(b'-') => file.removed += 1,
-            Some(b' ') => new_line += 1,
+            Some(b' ') => self.new_line += 1,
             _ => {}
         }
     }
-    let mut lines = Vec::new();
-    for f in &files {
-        lines.push(f.header());
-        lines.extend(f.notes.iter().take(ITEMS_PER_FILE).cloned());
+
+    pub(crate) fn finish(self) -> String {
+        let mut lines = Vec::new();
+        for f in &self.files {
+            lines.push(f.header());
+            lines.extend(f.notes.iter().cloned());
+        }
+        finish(&lines)
     }
-    finish(&lines)
 }
 
 /// Join `lines` and cap the result at `BRIEF_CAP` bytes, cutting at a line boundary (or a
@@ -441,11 +502,11 @@ mod tests {
 
     #[test]
     fn diff_brief_counts_and_notes() {
-        let patch = "diff --git a/src/a.rs b/src/a.rs\nindex 1..2 100644\n--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1,2 +1,3 @@ fn main() {\n ctx\n-old\n+new // TODO fix\n+fn added() {}\ndiff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\ndiff --git a/img.png b/img.png\nBinary files a/img.png and b/img.png differ\n";
+        let patch = "diff --git a/s p.rs b/s p.rs\nnew file mode 100644\nindex 0..1\n--- /dev/null\n+++ b/s p.rs\t\n@@ -0,0 +1 @@\n+x\ndiff --git a/src/a.rs b/src/a.rs\nindex 1..2 100644\n--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1,2 +1,3 @@ fn main() {\n ctx\n-old\n+new // TODO fix\n+fn added() {}\ndiff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\ndiff --git a/img.png b/img.png\nBinary files a/img.png and b/img.png differ\n";
         let b = diff_brief(patch);
         assert_eq!(
             b,
-            "### src/a.rs (+2/-1)\nL1: @@ fn main() {\nL2: TODO fix\nL3: fn added() {}\n### gone.txt (deleted, -1)\n### img.png (binary)\n"
+            "### s p.rs (+1/-0)\n### src/a.rs (+2/-1)\nL1: @@ fn main() {\nL2: TODO fix\nL3: fn added() {}\n### gone.txt (deleted, -1)\n### img.png (binary)\n"
         );
     }
 }

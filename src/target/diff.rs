@@ -1,32 +1,165 @@
 //! Diff targets: HEAD (or merge-base with `--base`) vs the working tree, index and untracked
-//! files included, with the staged-diff fallback; rendered as `git diff`-style patch text
-//! holding only the reviewed files (links, submodules, run dirs, oversized and binary files
-//! are listed as skipped and never loaded or followed). Also snapshots: the working tree
-//! written as a git tree object through a private index (the Stop hook's baseline), and the
-//! diff of a snapshot tree against the working tree now.
+//! files included, with the staged-diff fallback; rendered byte for byte as plain git renders
+//! it (docs/architecture.md §5.1: full object ids, no rename detection) and holding only the
+//! reviewed files (links, submodules, run dirs, oversized and binary files are listed as
+//! skipped and never loaded or followed). The patch is streamed one file at a time into a
+//! sink — a spool file with its digest, line count and brief, or just a hasher — so memory
+//! stays bounded by the size cap, not the patch; the spool remembers each file's bytes and
+//! stat pre-key so that the end-of-run drift check re-renders only files that moved.
+//! Also snapshots: the working tree written as a git tree object through a private index
+//! (the Stop hook's baseline), and the diff of a snapshot tree against the working tree
+//! now, rendered and streamed the same way.
 
+use super::brief::DiffBrief;
 use super::exclude::Excluder;
 use super::scan::{
-    count_lines, escape_path, has_control_chars, is_run_dir, read_regular, sha256_hex, ScanError,
+    count_lines, escape_path, has_control_chars, hex, is_run_dir, read_regular_meta, ScanError,
 };
+use super::statkey::{now_ns, StatKey};
 use super::{Excludes, Hunk, SkipReason, SkippedFile, TargetError, TargetFile};
 use git2::{
     Delta, Diff, DiffOptions, ErrorCode, FileMode, Index, IndexAddOption, Oid, Patch, Repository,
     Tree,
 };
+use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 /// The run directory's home inside a repository; never part of a diff.
 const RUN_DIR: &str = ".arev";
 
-/// A pinned diff.
+/// At most this many paths are handed to libgit2 as a pathspec (its matching is linear in
+/// the pathspec per path); a longer list is filtered after the diff instead.
+const PATHSPEC_MAX: usize = 64;
+
+/// A pinned diff: the patch spooled to a temporary file, and what was measured on the way.
 #[derive(Debug)]
 pub(crate) struct DiffPin {
-    pub patch: Vec<u8>,
+    pub spool: PatchSpool,
+    /// sha256 of the patch (TARGET_SHA).
+    pub sha256: String,
+    /// Lines of the patch.
+    pub lines: u64,
+    pub brief: String,
     pub files: Vec<TargetFile>,
     pub skipped: Vec<SkippedFile>,
     pub hunks: BTreeMap<String, Vec<Hunk>>,
+}
+
+/// A pinned diff.patch, spooled to a temporary file (removed when dropped), with the drift
+/// pre-key taken while it was rendered.
+#[derive(Debug)]
+pub struct PatchSpool {
+    path: tempfile::TempPath,
+    len: u64,
+    key: DriftKey,
+}
+
+impl PatchSpool {
+    /// The spool file (copied into the run dir as `target/diff.patch`).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes of the patch.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl PartialEq for PatchSpool {
+    fn eq(&self, other: &Self) -> bool {
+        *self.path == *other.path
+    }
+}
+
+impl Eq for PatchSpool {}
+
+/// What a diff's bytes depend on, cheaply checkable at the end of a run: the base tree, the
+/// index file and, for every file of the patch, its bytes in the spool and the stat
+/// pre-key of its working-tree file.
+#[derive(Debug, Clone)]
+struct DriftKey {
+    base_tree: Option<Oid>,
+    index: Option<StatKey>,
+    /// The patch is the staged diff (its new side is the index, not the working tree).
+    staged: bool,
+    /// When the keys were taken (before any file was read).
+    taken_ns: i64,
+    entries: Vec<SpooledFile>,
+}
+
+/// One file's part of the spooled patch.
+#[derive(Debug, Clone)]
+struct SpooledFile {
+    path: String,
+    offset: u64,
+    len: u64,
+    /// The working-tree file's key before it was read (None: deleted or missing).
+    stat: Option<StatKey>,
+}
+
+/// Where a rendered patch goes, one reviewed file at a time.
+pub(crate) trait PatchSink {
+    /// The part of the patch for `path` (whole lines, git's bytes).
+    fn file(&mut self, path: &str, chunk: &[u8]) -> std::io::Result<()>;
+}
+
+impl PatchSink for Sha256 {
+    fn file(&mut self, _path: &str, chunk: &[u8]) -> std::io::Result<()> {
+        self.update(chunk);
+        Ok(())
+    }
+}
+
+/// The pin's sink: spool file, digest, line count, brief and each file's byte range.
+struct SpoolSink {
+    out: std::io::BufWriter<tempfile::NamedTempFile>,
+    hasher: Sha256,
+    len: u64,
+    lines: u64,
+    brief: DiffBrief,
+    ranges: Vec<(u64, u64)>,
+}
+
+impl SpoolSink {
+    fn new() -> Result<Self, TargetError> {
+        let file = tempfile::Builder::new()
+            .prefix(".arev-diff-")
+            .suffix(".patch")
+            .tempfile()
+            .map_err(spool_err)?;
+        Ok(Self {
+            out: std::io::BufWriter::with_capacity(256 * 1024, file),
+            hasher: Sha256::new(),
+            len: 0,
+            lines: 0,
+            brief: DiffBrief::default(),
+            ranges: Vec::new(),
+        })
+    }
+}
+
+impl PatchSink for SpoolSink {
+    fn file(&mut self, _path: &str, chunk: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(chunk)?;
+        self.hasher.update(chunk);
+        let len = chunk.len() as u64;
+        self.ranges.push((self.len, len));
+        self.len += len;
+        self.lines += u64::from(count_lines(chunk));
+        self.brief.feed(&String::from_utf8_lossy(chunk));
+        Ok(())
+    }
+}
+
+fn spool_err(e: std::io::Error) -> TargetError {
+    TargetError::Spool(e.to_string())
 }
 
 /// Which files of a diff are reviewed (everything else is left out of the patch).
@@ -42,7 +175,18 @@ pub(crate) struct DiffRules<'a> {
     pub excludes: Option<&'a Excludes>,
 }
 
-/// One file of the rendered patch.
+/// Where a diff starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DiffBase<'a> {
+    /// HEAD's tree, or merge-base(REV, HEAD)'s with `--base REV`; the new side is the
+    /// working tree with the index and untracked files, with the staged-diff fallback.
+    Head(Option<&'a str>),
+    /// A tree object (`--base-tree`, a working-tree snapshot); the new side is a snapshot of
+    /// the working tree now (no staged fallback: the snapshot holds the index's content).
+    Tree(&'a str),
+}
+
+/// One file of the rendered patch (each sent to the sink in this order).
 #[derive(Debug)]
 struct Entry {
     path: String,
@@ -51,13 +195,14 @@ struct Entry {
     old_id: Oid,
     /// sha256 and line count of the working-tree file, read without following links.
     read: Option<(String, u32)>,
+    /// Its stat pre-key, taken before it was read.
+    stat: Option<StatKey>,
     hunks: Vec<Hunk>,
 }
 
-/// The rendered patch and its files.
+/// The files of a rendered patch (the bytes went to the sink).
 #[derive(Debug, Default)]
 struct Rendered {
-    patch: Vec<u8>,
     entries: Vec<Entry>,
     skipped: Vec<SkippedFile>,
     /// Whether the diff had any change at all (reviewable or not) outside `.arev/`.
@@ -169,12 +314,138 @@ fn blob_size(repo: &Repository, id: Oid) -> u64 {
         .unwrap_or(0)
 }
 
-/// Render `diff` as `git diff` prints it, one file at a time, with only the files that are
-/// reviewed: symlinks, submodules, run dirs, names with control characters, excluded files
-/// (docs/architecture.md §19.3), files over the cap (never loaded) and binary files are left
-/// out of the patch and listed as skipped.
-/// `.arev/` is left out silently. `workdir`: the new side is the working tree (else the
-/// index).
+/// `prefix` + `path` as git writes a name in a patch header (core.quotePath): in double
+/// quotes with C escapes when it holds a quote, a backslash, a control character or a
+/// non-ASCII byte (octal), else as is.
+fn quote_path(prefix: &str, path: &str) -> String {
+    let needs = path
+        .bytes()
+        .any(|b| b < 0x20 || b == b'"' || b == b'\\' || b >= 0x7f);
+    if !needs {
+        return format!("{prefix}{path}");
+    }
+    let mut out = String::with_capacity(path.len() + 8);
+    out.push('"');
+    out.push_str(prefix);
+    for b in path.bytes() {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            0x07 => out.push_str("\\a"),
+            0x08 => out.push_str("\\b"),
+            0x0b => out.push_str("\\v"),
+            0x0c => out.push_str("\\f"),
+            b if !(0x20..0x7f).contains(&b) => out.push_str(&format!("\\{b:03o}")),
+            b => out.push(char::from(b)),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A blob mode as git prints it.
+fn mode_str(mode: FileMode) -> &'static str {
+    match mode {
+        FileMode::BlobExecutable => "100755",
+        _ => "100644",
+    }
+}
+
+/// What one file's patch header says.
+struct Header<'a> {
+    path: &'a str,
+    /// None: the file does not exist on that side.
+    old: Option<(Oid, FileMode)>,
+    new: Option<(Oid, FileMode)>,
+    has_hunks: bool,
+}
+
+impl Header<'_> {
+    /// The header exactly as `git diff-index -p --full-index` writes it: no `index` line for
+    /// a change of mode alone, no `---`/`+++` lines without hunks, and a tab after a
+    /// `---`/`+++` name holding a space.
+    fn write(&self, out: &mut Vec<u8>) {
+        use std::fmt::Write as _;
+        let a = quote_path("a/", self.path);
+        let b = quote_path("b/", self.path);
+        let mut h = String::with_capacity(200);
+        let _ = writeln!(h, "diff --git {a} {b}");
+        let zero = Oid::zero();
+        let (old_id, new_id) = (
+            self.old.map_or(zero, |(id, _)| id),
+            self.new.map_or(zero, |(id, _)| id),
+        );
+        let mut same_mode = None;
+        match (self.old, self.new) {
+            (None, Some((_, m))) => {
+                let _ = writeln!(h, "new file mode {}", mode_str(m));
+            }
+            (Some((_, m)), None) => {
+                let _ = writeln!(h, "deleted file mode {}", mode_str(m));
+            }
+            (Some((_, om)), Some((_, nm))) if mode_str(om) != mode_str(nm) => {
+                let _ = writeln!(h, "old mode {}\nnew mode {}", mode_str(om), mode_str(nm));
+            }
+            (Some((_, m)), Some(_)) => same_mode = Some(mode_str(m)),
+            (None, None) => {}
+        }
+        if old_id != new_id {
+            match same_mode {
+                Some(m) => {
+                    let _ = writeln!(h, "index {old_id}..{new_id} {m}");
+                }
+                None => {
+                    let _ = writeln!(h, "index {old_id}..{new_id}");
+                }
+            }
+        }
+        if self.has_hunks {
+            let tab = |name: &str| if name.contains(' ') { "\t" } else { "" };
+            let minus = if self.old.is_some() {
+                a
+            } else {
+                "/dev/null".to_owned()
+            };
+            let plus = if self.new.is_some() {
+                b
+            } else {
+                "/dev/null".to_owned()
+            };
+            let _ = writeln!(h, "--- {minus}{}", tab(&minus));
+            let _ = writeln!(h, "+++ {plus}{}", tab(&plus));
+        }
+        out.extend_from_slice(h.as_bytes());
+    }
+}
+
+/// Offset of the first hunk line (`@@ ` at a line start), if any.
+fn first_hunk(buf: &[u8]) -> Option<usize> {
+    if buf.starts_with(b"@@ ") {
+        return Some(0);
+    }
+    buf.windows(4).position(|w| w == b"\n@@ ").map(|i| i + 1)
+}
+
+/// The content of a blob (empty for the zero id).
+fn blob_bytes(repo: &Repository, id: Oid) -> Result<Vec<u8>, TargetError> {
+    if id.is_zero() {
+        return Ok(Vec::new());
+    }
+    repo.find_blob(id)
+        .map(|b| b.content().to_vec())
+        .map_err(|e| git_err(&e))
+}
+
+/// Render `diff` as git prints it, one file at a time into `sink`, with only the files that
+/// are reviewed: symlinks, submodules, run dirs, names with control characters, files over
+/// the cap (never loaded), excluded files (docs/architecture.md §19.3) and binary files are
+/// left out of the patch and listed as skipped. `.arev/` is left out silently. `workdir`: the new side is the working tree (else the
+/// index). libgit2 lists the changed paths; each file's two sides are read here (the
+/// working tree's without following links) and diffed as buffers, so no attribute or
+/// filter lookup happens per file; the header is written as git writes it.
 fn render(
     repo: &Repository,
     root: &Path,
@@ -182,6 +453,7 @@ fn render(
     rules: &DiffRules<'_>,
     excluder: Option<&Excluder<'_>>,
     workdir: bool,
+    sink: &mut dyn PatchSink,
 ) -> Result<Rendered, TargetError> {
     let mut out = Rendered::default();
     let n = diff.deltas().len();
@@ -204,11 +476,14 @@ fn render(
             out.skipped.push(SkippedFile { path, reason, glob });
         }
     };
+    let mut opts = DiffOptions::new();
+    opts.indent_heuristic(true);
+    let mut chunk = Vec::new();
     for idx in 0..n {
         let Some(delta) = diff.get_delta(idx) else {
             continue;
         };
-        let (raw, deleted) = delta_path(&delta);
+        let (raw, mut deleted) = delta_path(&delta);
         if is_arev_home(raw) {
             continue;
         }
@@ -240,42 +515,63 @@ fn render(
             skip(&mut out, path.to_owned(), why, glob);
             continue;
         }
+        let old_file = delta.old_file();
+        let new_file = delta.new_file();
+        let old = (!old_file.id().is_zero() && old_file.mode() != FileMode::Unreadable)
+            .then(|| (old_file.id(), old_file.mode()));
         // Sizes first, from metadata and object headers: an oversized side is never loaded.
-        let old_size = blob_size(repo, delta.old_file().id());
+        if old.is_some_and(|(id, _)| blob_size(repo, id) > rules.cap) {
+            skip(&mut out, path.to_owned(), SkipReason::TooLarge, None);
+            continue;
+        }
         let mut read = None;
-        let new_size = if deleted {
-            0
+        let mut stat = None;
+        let new_bytes = if deleted {
+            Vec::new()
         } else if workdir {
-            match read_regular(root, path, rules.cap) {
-                Ok(bytes) => {
-                    let len = bytes.len() as u64;
-                    read = Some((sha256_hex(&bytes), count_lines(&bytes)));
-                    len
+            match read_regular_meta(root, path, rules.cap) {
+                Ok((bytes, meta)) => {
+                    read = Some((hex(&Sha256::digest(&bytes)), count_lines(&bytes)));
+                    stat = Some(StatKey::of(&meta));
+                    bytes
                 }
                 Err(ScanError::Skip(reason, _)) => {
                     skip(&mut out, path.to_owned(), reason, None);
                     continue;
                 }
-                // Gone from the working tree since git looked: measured from the blob.
-                Err(ScanError::Missing) => blob_size(repo, delta.new_file().id()),
+                // Gone from the working tree since git looked: a deletion now.
+                Err(ScanError::Missing) => {
+                    deleted = true;
+                    Vec::new()
+                }
             }
-        } else {
-            blob_size(repo, delta.new_file().id())
-        };
-        if old_size > rules.cap || new_size > rules.cap {
+        } else if blob_size(repo, new_file.id()) > rules.cap {
             skip(&mut out, path.to_owned(), SkipReason::TooLarge, None);
             continue;
-        }
-        let Some(mut patch) = Patch::from_diff(diff, idx).map_err(|e| git_err(&e))? else {
-            continue;
+        } else {
+            blob_bytes(repo, new_file.id())?
         };
+        if deleted && old.is_none() {
+            continue;
+        }
+        let old_bytes = match old {
+            Some((id, _)) => blob_bytes(repo, id)?,
+            None => Vec::new(),
+        };
+        let p = Path::new(path);
+        let mut patch =
+            Patch::from_buffers(&old_bytes, Some(p), &new_bytes, Some(p), Some(&mut opts))
+                .map_err(|e| git_err(&e))?;
+        // The new side's blob id: libgit2 hashed the buffer for the patch.
+        let new = (!deleted).then(|| (patch.delta().new_file().id(), new_file.mode()));
         if patch.delta().flags().is_binary() {
             skip(&mut out, path.to_owned(), SkipReason::Binary, None);
             continue;
         }
         // A path the index changed and the working tree changed back: no change at all.
-        let same_mode = delta.old_file().mode() == delta.new_file().mode();
-        if patch.num_hunks() == 0 && same_mode && delta.status() == Delta::Modified {
+        if patch.num_hunks() == 0
+            && old.map(|(id, m)| (id, mode_str(m))) == new.map(|(id, m)| (id, mode_str(m)))
+        {
             continue;
         }
         out.changed = true;
@@ -292,112 +588,399 @@ fn render(
             let end = start + lines.saturating_sub(1);
             hunks.push(Hunk { start, end });
         }
-        let buf = patch.to_buf().map_err(|e| git_err(&e))?;
-        out.patch.extend_from_slice(&buf);
+        chunk.clear();
+        Header {
+            path,
+            old,
+            new,
+            has_hunks: patch.num_hunks() > 0,
+        }
+        .write(&mut chunk);
+        if patch.num_hunks() > 0 {
+            let buf = patch.to_buf().map_err(|e| git_err(&e))?;
+            if let Some(at) = first_hunk(&buf) {
+                chunk.extend_from_slice(&buf[at..]);
+            }
+        }
+        sink.file(path, &chunk).map_err(spool_err)?;
         out.entries.push(Entry {
             path: path.to_owned(),
             deleted,
-            new_id: delta.new_file().id(),
-            old_id: delta.old_file().id(),
+            new_id: new.map_or(Oid::zero(), |(id, _)| id),
+            old_id: old.map_or(Oid::zero(), |(id, _)| id),
             read,
+            stat,
             hunks,
         });
     }
     Ok(out)
 }
 
-/// The patch: working tree (with index and untracked files) against the base tree, or the
-/// staged diff when that has no change at all.
+/// The diff options: full object ids and git's default indent heuristic (what plain git
+/// prints), libgit2's binary sniff beyond the cap, and the paths of `rules.only` as a
+/// literal pathspec when there are few.
+fn options(rules: &DiffRules<'_>, untracked: bool) -> DiffOptions {
+    let max_size = i64::try_from(rules.cap).unwrap_or(i64::MAX).max(1);
+    let mut opts = DiffOptions::new();
+    opts.max_size(max_size).id_abbrev(40).indent_heuristic(true);
+    if untracked {
+        opts.include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .show_untracked_content(true);
+    }
+    if let Some(only) = rules.only.filter(|o| o.len() <= PATHSPEC_MAX) {
+        for p in only {
+            opts.pathspec(p);
+        }
+        opts.disable_pathspec_match(true);
+    }
+    opts
+}
+
+/// A rendered diff: its files, whether it is the staged fallback, the base tree, and the
+/// snapshot of the working tree it was computed against (for a [`DiffBase::Tree`]).
+struct Computed {
+    rendered: Rendered,
+    staged: bool,
+    base_tree: Option<Oid>,
+    snapshot: Option<Oid>,
+}
+
+/// The tree a diff starts from (None: the empty tree, an unborn branch).
+fn start_tree<'r>(
+    repo: &'r Repository,
+    base: DiffBase<'_>,
+) -> Result<Option<Tree<'r>>, TargetError> {
+    match base {
+        DiffBase::Head(rev) => base_tree(repo, rev),
+        DiffBase::Tree(oid) => snapshot_base(repo, oid).map(Some),
+    }
+}
+
+/// The patch, into `sink`. From HEAD (or a merge base): the working tree (with index and
+/// untracked files) against the base tree, or the staged diff when that has no change at
+/// all. From a tree: a snapshot of the working tree now against it.
 fn compute(
     repo: &Repository,
     root: &Path,
-    base: Option<&str>,
+    base: DiffBase<'_>,
     rules: &DiffRules<'_>,
-) -> Result<Rendered, TargetError> {
-    let tree = base_tree(repo, base)?;
+    sink: &mut dyn PatchSink,
+) -> Result<Computed, TargetError> {
+    // Objects are read as git reads them, without re-hashing each one to verify it (a
+    // sha1 pass over every old side; libgit2's default).
+    static UNVERIFIED: std::sync::Once = std::sync::Once::new();
+    UNVERIFIED.call_once(|| git2::opts::strict_hash_verification(false));
     let excluder = rules.excludes.map(|e| e.compile(Some(repo))).transpose()?;
     let excluder = excluder.as_ref();
-    let max_size = i64::try_from(rules.cap).unwrap_or(i64::MAX).max(1);
-    let mut opts = DiffOptions::new();
-    opts.include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .show_untracked_content(true)
-        .max_size(max_size);
-    let working = repo
-        .diff_tree_to_workdir_with_index(tree.as_ref(), Some(&mut opts))
-        .map_err(|e| git_err(&e))?;
-    let rendered = render(repo, root, &working, rules, excluder, true)?;
-    if rendered.changed {
-        return Ok(rendered);
+    let tree = start_tree(repo, base)?;
+    let base_tree = tree.as_ref().map(Tree::id);
+    if let DiffBase::Tree(_) = base {
+        let now = snapshot_tree(repo)?;
+        let now_tree = repo.find_tree(now).map_err(|e| git_err(&e))?;
+        let diff = repo
+            .diff_tree_to_tree(
+                tree.as_ref(),
+                Some(&now_tree),
+                Some(&mut options(rules, false)),
+            )
+            .map_err(|e| git_err(&e))?;
+        // The new side is read from the working tree, as for any diff: the snapshot was
+        // just written from it.
+        return Ok(Computed {
+            rendered: render(repo, root, &diff, rules, excluder, true, sink)?,
+            staged: false,
+            base_tree,
+            snapshot: Some(now),
+        });
     }
-    let mut opts = DiffOptions::new();
-    opts.max_size(max_size);
-    let staged = repo
-        .diff_tree_to_index(tree.as_ref(), None, Some(&mut opts))
+    let working = repo
+        .diff_tree_to_workdir_with_index(tree.as_ref(), Some(&mut options(rules, true)))
         .map_err(|e| git_err(&e))?;
-    render(repo, root, &staged, rules, excluder, false)
+    let rendered = render(repo, root, &working, rules, excluder, true, sink)?;
+    if rendered.changed {
+        return Ok(Computed {
+            rendered,
+            staged: false,
+            base_tree,
+            snapshot: None,
+        });
+    }
+    // Nothing was written to the sink: the staged diff goes there instead.
+    let staged = repo
+        .diff_tree_to_index(tree.as_ref(), None, Some(&mut options(rules, false)))
+        .map_err(|e| git_err(&e))?;
+    Ok(Computed {
+        rendered: render(repo, root, &staged, rules, excluder, false, sink)?,
+        staged: true,
+        base_tree,
+        snapshot: None,
+    })
 }
 
-/// Just the patch bytes (for re-pinning and change detection). Empty when nothing
-/// reviewable changed.
-pub(crate) fn patch_bytes(
+/// The index file's key (None when there is none).
+fn index_key(repo: &Repository) -> Option<StatKey> {
+    StatKey::lstat(&repo.path().join("index")).ok().flatten()
+}
+
+/// sha256 of the patch (the sha256 of the empty patch when nothing reviewable changed),
+/// streamed: the patch is never held.
+pub(crate) fn patch_sha(
     repo: &Repository,
     root: &Path,
-    base: Option<&str>,
+    base: DiffBase<'_>,
     rules: &DiffRules<'_>,
-) -> Result<Vec<u8>, TargetError> {
-    compute(repo, root, base, rules).map(|r| r.patch)
+) -> Result<String, TargetError> {
+    let mut hasher = Sha256::new();
+    compute(repo, root, base, rules, &mut hasher)?;
+    Ok(hex(&hasher.finalize()))
 }
 
-/// Pin the diff of the repository whose work tree is `root`.
+/// A reviewed file of a rendered patch as the pin lists it: the working-tree file's sha256
+/// and lines, or the lines of the blob (a deletion's old side, a staged new side) with no
+/// sha256.
+fn target_file(repo: &Repository, e: &Entry) -> TargetFile {
+    let (sha256, lines) = match (e.deleted, &e.read) {
+        (true, _) => (String::new(), blob_lines(repo, e.old_id)),
+        (false, Some(read)) => read.clone(),
+        // Staged (or gone from the working tree): measure the staged blob.
+        (false, None) => (String::new(), blob_lines(repo, e.new_id)),
+    };
+    TargetFile {
+        path: e.path.clone(),
+        sha256,
+        lines,
+    }
+}
+
+/// Files sorted by path, each once.
+fn sort_files(files: &mut Vec<TargetFile>) {
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.dedup_by(|a, b| a.path == b.path);
+}
+
+/// A patch hashed and counted as it is rendered (nothing kept).
+#[derive(Default)]
+struct HashSink {
+    hasher: Sha256,
+    lines: u64,
+}
+
+impl PatchSink for HashSink {
+    fn file(&mut self, _path: &str, chunk: &[u8]) -> std::io::Result<()> {
+        self.hasher.update(chunk);
+        self.lines += u64::from(count_lines(chunk));
+        Ok(())
+    }
+}
+
+/// The diff from the tree `base` to the working tree now, as `--base-tree` pins it, without
+/// keeping its patch.
+pub(crate) struct SnapshotDiff {
+    /// sha256 of the patch.
+    pub sha256: String,
+    /// Lines of the patch.
+    pub lines: u64,
+    /// The reviewed files, sorted (none when nothing changed).
+    pub files: Vec<TargetFile>,
+    /// The snapshot of the working tree the diff was computed against.
+    pub tree: Oid,
+}
+
+/// The diff from the tree `base` to a snapshot of the working tree now, streamed.
+pub(crate) fn snapshot_diff(
+    repo: &Repository,
+    root: &Path,
+    base: &str,
+    rules: &DiffRules<'_>,
+) -> Result<SnapshotDiff, TargetError> {
+    let mut sink = HashSink::default();
+    let computed = compute(repo, root, DiffBase::Tree(base), rules, &mut sink)?;
+    let tree = computed
+        .snapshot
+        .ok_or_else(|| TargetError::Git("the snapshot diff took no snapshot".to_owned()))?;
+    let mut files: Vec<TargetFile> = if computed.rendered.changed {
+        computed
+            .rendered
+            .entries
+            .iter()
+            .map(|e| target_file(repo, e))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    sort_files(&mut files);
+    Ok(SnapshotDiff {
+        sha256: hex(&sink.hasher.finalize()),
+        lines: sink.lines,
+        files,
+        tree,
+    })
+}
+
+/// Pin the diff of the repository whose work tree is `root` from `base`: the patch goes to
+/// a spool file as it is rendered, hashed, counted and summarised on the way.
 pub(crate) fn pin_diff(
     repo: &Repository,
     root: &Path,
-    base: Option<&str>,
+    base: DiffBase<'_>,
     rules: &DiffRules<'_>,
 ) -> Result<DiffPin, TargetError> {
-    pin_rendered(repo, root, compute(repo, root, base, rules)?)
-}
-
-/// The pinned diff of an already rendered patch (an error when it holds no change).
-fn pin_rendered(
-    repo: &Repository,
-    root: &Path,
-    rendered: Rendered,
-) -> Result<DiffPin, TargetError> {
+    // Keys are taken from here on: a file changed after this instant is never trusted.
+    let taken_ns = now_ns();
+    let index = index_key(repo);
+    let mut sink = SpoolSink::new()?;
+    let computed = compute(repo, root, base, rules, &mut sink)?;
+    let rendered = computed.rendered;
     if !rendered.changed {
         return Err(TargetError::EmptyDiff {
             root: root.to_path_buf(),
         });
     }
+    let SpoolSink {
+        out,
+        hasher,
+        len,
+        lines,
+        brief,
+        ranges,
+    } = sink;
+    let spooled = out
+        .into_inner()
+        .map_err(|e| spool_err(e.into_error()))?
+        .into_temp_path();
     let mut files = Vec::new();
     let mut hunks = BTreeMap::new();
-    for e in rendered.entries {
-        let (sha256, lines) = match (e.deleted, e.read) {
-            (true, _) => (String::new(), blob_lines(repo, e.old_id)),
-            (false, Some(read)) => read,
-            // Staged (or gone from the working tree): measure the staged blob.
-            (false, None) => (String::new(), blob_lines(repo, e.new_id)),
-        };
-        if !e.hunks.is_empty() {
-            hunks.insert(e.path.clone(), e.hunks);
-        }
-        files.push(TargetFile {
-            path: e.path,
-            sha256,
-            lines,
+    let mut entries = Vec::with_capacity(rendered.entries.len());
+    for (e, (offset, chunk_len)) in rendered.entries.into_iter().zip(ranges) {
+        entries.push(SpooledFile {
+            path: e.path.clone(),
+            offset,
+            len: chunk_len,
+            stat: e.stat,
         });
+        files.push(target_file(repo, &e));
+        if !e.hunks.is_empty() {
+            hunks.insert(e.path, e.hunks);
+        }
     }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    files.dedup_by(|a, b| a.path == b.path);
+    sort_files(&mut files);
     let mut skipped = rendered.skipped;
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(DiffPin {
-        patch: rendered.patch,
+        spool: PatchSpool {
+            path: spooled,
+            len,
+            key: DriftKey {
+                base_tree: computed.base_tree,
+                index,
+                staged: computed.staged,
+                taken_ns,
+                entries,
+            },
+        },
+        sha256: hex(&hasher.finalize()),
+        lines,
+        brief: brief.finish(),
         files,
         skipped,
         hunks,
     })
+}
+
+/// Collects the re-rendered parts of the patch per path.
+#[derive(Default)]
+struct Chunks(HashMap<String, Vec<u8>>);
+
+impl PatchSink for Chunks {
+    fn file(&mut self, path: &str, chunk: &[u8]) -> std::io::Result<()> {
+        self.0
+            .entry(path.to_owned())
+            .or_default()
+            .extend_from_slice(chunk);
+        Ok(())
+    }
+}
+
+/// The TARGET_SHA of a pinned diff now, over the pinned files only (`only`), with the cap
+/// `cap`. With the pin's spool, only files whose stat pre-key moved are re-rendered (the
+/// rest of the patch is read back from the spool); with an unchanged base tree and index and
+/// no file moved, nothing is read at all. Without a spool, or when the base, the index or
+/// the staged fallback is involved, the whole patch of the pinned files is re-rendered.
+/// A moved file's new side is the working tree for either base (the snapshot a
+/// [`DiffBase::Tree`] diff takes holds the working tree's content).
+pub(crate) fn repin(
+    repo: &Repository,
+    root: &Path,
+    base: DiffBase<'_>,
+    only: &BTreeSet<String>,
+    cap: u64,
+    pinned: Option<(&PatchSpool, &str)>,
+) -> Result<String, TargetError> {
+    let rules = DiffRules {
+        cap,
+        run_dirs: &[],
+        only: Some(only),
+        excludes: None,
+    };
+    let Some((spool, pinned_sha)) = pinned else {
+        return patch_sha(repo, root, base, &rules);
+    };
+    let key = &spool.key;
+    let base_tree = start_tree(repo, base)?.as_ref().map(Tree::id);
+    if key.staged || base_tree != key.base_tree || index_key(repo) != key.index {
+        return patch_sha(repo, root, base, &rules);
+    }
+    let mut moved = BTreeSet::new();
+    for e in &key.entries {
+        let now = StatKey::lstat(&root.join(&e.path)).ok().flatten();
+        let same = match (&e.stat, &now) {
+            (None, None) => true,
+            (Some(k), now) => k.still(now.as_ref(), key.taken_ns),
+            (None, Some(_)) => false,
+        };
+        if !same {
+            moved.insert(e.path.clone());
+        }
+    }
+    if moved.is_empty() {
+        return Ok(pinned_sha.to_owned());
+    }
+    let moved_rules = DiffRules {
+        only: Some(&moved),
+        ..rules
+    };
+    let mut fresh = Chunks::default();
+    let tree = base_tree.map(|id| repo.find_tree(id)).transpose();
+    let tree = tree.map_err(|e| git_err(&e))?;
+    let working = repo
+        .diff_tree_to_workdir_with_index(tree.as_ref(), Some(&mut options(&moved_rules, true)))
+        .map_err(|e| git_err(&e))?;
+    let rendered = render(repo, root, &working, &moved_rules, None, true, &mut fresh)?;
+    if !rendered.changed && moved.len() == key.entries.len() && matches!(base, DiffBase::Head(_)) {
+        // Every pinned file changed back: the pin's rules fall back to the staged diff.
+        return patch_sha(repo, root, base, &rules);
+    }
+    let mut file = std::fs::File::open(spool.path()).map_err(spool_err)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    for e in &key.entries {
+        if moved.contains(&e.path) {
+            if let Some(chunk) = fresh.0.remove(&e.path) {
+                hasher.update(&chunk);
+            }
+            continue;
+        }
+        file.seek(SeekFrom::Start(e.offset)).map_err(spool_err)?;
+        let mut left = e.len;
+        while left > 0 {
+            let want = usize::try_from(left).unwrap_or(usize::MAX).min(buf.len());
+            file.read_exact(&mut buf[..want]).map_err(spool_err)?;
+            hasher.update(&buf[..want]);
+            left -= want as u64;
+        }
+    }
+    Ok(hex(&hasher.finalize()))
 }
 
 fn blob_lines(repo: &Repository, id: Oid) -> u32 {
@@ -493,63 +1076,73 @@ fn snapshot_base<'r>(repo: &'r Repository, oid: &str) -> Result<Tree<'r>, Target
         .map_err(|_| bad("no such tree in the repository"))
 }
 
-/// The patch from the tree `base` to a snapshot of the working tree now (the same rules as
-/// any diff: the new side is the working tree), and that snapshot.
-fn compute_snapshot(
-    repo: &Repository,
-    root: &Path,
-    base: &str,
-    rules: &DiffRules<'_>,
-) -> Result<(Rendered, Oid), TargetError> {
-    let base = snapshot_base(repo, base)?;
-    let now = snapshot_tree(repo)?;
-    let now_tree = repo.find_tree(now).map_err(|e| git_err(&e))?;
-    let mut opts = DiffOptions::new();
-    opts.max_size(i64::try_from(rules.cap).unwrap_or(i64::MAX).max(1));
-    let diff = repo
-        .diff_tree_to_tree(Some(&base), Some(&now_tree), Some(&mut opts))
-        .map_err(|e| git_err(&e))?;
-    let excluder = rules.excludes.map(|e| e.compile(Some(repo))).transpose()?;
-    Ok((
-        render(repo, root, &diff, rules, excluder.as_ref(), true)?,
-        now,
-    ))
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// The patch bytes from the tree `base` to the working tree now, and the snapshot tree of
-/// the working tree they were computed against.
-pub(crate) fn snapshot_patch(
-    repo: &Repository,
-    root: &Path,
-    base: &str,
-    rules: &DiffRules<'_>,
-) -> Result<(Vec<u8>, Oid), TargetError> {
-    compute_snapshot(repo, root, base, rules).map(|(r, now)| (r.patch, now))
-}
-
-/// The diff from the tree `base` to the working tree as [`pin_snapshot_diff`] pins it — its
-/// patch and reviewed files (none when nothing changed) — and the snapshot tree.
-pub(crate) fn snapshot_files(
-    repo: &Repository,
-    root: &Path,
-    base: &str,
-    rules: &DiffRules<'_>,
-) -> Result<(Vec<u8>, Vec<TargetFile>, Oid), TargetError> {
-    let (rendered, now) = compute_snapshot(repo, root, base, rules)?;
-    if !rendered.changed {
-        return Ok((rendered.patch, vec![], now));
+    #[test]
+    fn names_are_quoted_as_git_quotes_them() {
+        assert_eq!(quote_path("a/", "src/x.rs"), "a/src/x.rs");
+        assert_eq!(quote_path("b/", "sp ace"), "b/sp ace");
+        assert_eq!(quote_path("a/", "é.txt"), "\"a/\\303\\251.txt\"");
+        assert_eq!(quote_path("a/", "q\"b\\"), "\"a/q\\\"b\\\\\"");
     }
-    let pin = pin_rendered(repo, root, rendered)?;
-    Ok((pin.patch, pin.files, now))
-}
 
-/// Pin the diff from the tree `base` to the working tree (no staged fallback: the snapshot
-/// already holds the index's and the untracked files' content).
-pub(crate) fn pin_snapshot_diff(
-    repo: &Repository,
-    root: &Path,
-    base: &str,
-    rules: &DiffRules<'_>,
-) -> Result<DiffPin, TargetError> {
-    pin_rendered(repo, root, compute_snapshot(repo, root, base, rules)?.0)
+    #[test]
+    fn headers_are_written_as_git_writes_them() {
+        let id = |c: char| Oid::from_str(&c.to_string().repeat(40)).unwrap();
+        let text = |h: Header<'_>| {
+            let mut v = Vec::new();
+            h.write(&mut v);
+            String::from_utf8(v).unwrap()
+        };
+        assert_eq!(
+            text(Header {
+                path: "e",
+                old: None,
+                new: Some((id('e'), FileMode::Blob)),
+                has_hunks: false
+            }),
+            format!(
+                "diff --git a/e b/e\nnew file mode 100644\nindex {}..{}\n",
+                Oid::zero(),
+                id('e')
+            )
+        );
+        assert_eq!(
+            text(Header {
+                path: "s p",
+                old: Some((id('1'), FileMode::Blob)),
+                new: Some((id('2'), FileMode::Blob)),
+                has_hunks: true
+            }),
+            format!(
+                "diff --git a/s p b/s p\nindex {}..{} 100644\n--- a/s p\t\n+++ b/s p\t\n",
+                id('1'),
+                id('2')
+            )
+        );
+        assert_eq!(
+            text(Header {
+                path: "x.sh",
+                old: Some((id('3'), FileMode::Blob)),
+                new: Some((id('3'), FileMode::BlobExecutable)),
+                has_hunks: false
+            }),
+            "diff --git a/x.sh b/x.sh\nold mode 100644\nnew mode 100755\n"
+        );
+        assert_eq!(
+            text(Header {
+                path: "gone",
+                old: Some((id('4'), FileMode::Blob)),
+                new: None,
+                has_hunks: true
+            }),
+            format!(
+                "diff --git a/gone b/gone\ndeleted file mode 100644\nindex {}..{}\n--- a/gone\n+++ /dev/null\n",
+                id('4'),
+                Oid::zero()
+            )
+        );
+    }
 }

@@ -44,6 +44,8 @@ pub enum TargetError {
     OutsideCwd(String),
     #[error("git: {0}")]
     Git(String),
+    #[error("cannot spool the diff to a temporary file: {0}")]
+    Spool(String),
     #[error("--shard splits a manifest (a glob or several paths); a {0} target cannot be sharded")]
     ShardNeedsManifest(&'static str),
     #[error("nothing to review: every file of `{target}` was skipped ({skipped})")]

@@ -98,6 +98,7 @@ impl Excludes {
             globs: &self.globs,
             lockfiles: self.skip_lockfiles,
             repo: repo.filter(|_| self.attributes == AttributeSource::Repository),
+            rules: std::cell::RefCell::new(AttrRules::default()),
         })
     }
 }
@@ -137,6 +138,85 @@ pub(crate) struct Excluder<'r> {
     globs: &'r [String],
     lockfiles: bool,
     repo: Option<&'r Repository>,
+    /// Where attribute rules that could set the linguist attributes are (filled as asked).
+    rules: std::cell::RefCell<AttrRules>,
+}
+
+/// The attribute files that could mark a path `linguist-*`, found lazily: a path is looked up
+/// in git only when one of them applies to it. A rule file that does not mention `linguist`
+/// cannot set those attributes (a macro that does is defined in a file that mentions it), so
+/// most paths of most repositories need no lookup — libgit2's costs tens of microseconds.
+#[derive(Default)]
+struct AttrRules {
+    /// `info/attributes`, the user's and the system's files mention `linguist` (None: not
+    /// read yet).
+    global: Option<bool>,
+    /// Per directory (`""` for the root): whether a `.gitattributes` there or above does.
+    dirs: std::collections::HashMap<String, bool>,
+    /// The index (for a `.gitattributes` tracked but missing from the working tree).
+    index: Option<Option<git2::Index>>,
+}
+
+/// Whether the file at `path` mentions `linguist` (a missing file does not).
+fn mentions_linguist(path: &Path) -> bool {
+    std::fs::read(path).is_ok_and(|b| b.windows(8).any(|w| w == b"linguist"))
+}
+
+impl AttrRules {
+    fn global(&mut self, repo: &Repository) -> bool {
+        *self.global.get_or_insert_with(|| {
+            let config = repo.config().ok();
+            let user = config
+                .as_ref()
+                .and_then(|c| c.get_path("core.attributesfile").ok())
+                .or_else(|| {
+                    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+                        .map(std::path::PathBuf::from)
+                        .or_else(|| {
+                            std::env::var_os("HOME")
+                                .map(|h| std::path::PathBuf::from(h).join(".config"))
+                        })?;
+                    Some(xdg.join("git").join("attributes"))
+                });
+            let mut files = vec![
+                repo.commondir().join("info").join("attributes"),
+                std::path::PathBuf::from("/etc/gitattributes"),
+            ];
+            files.extend(user);
+            files.iter().any(|f| mentions_linguist(f))
+        })
+    }
+
+    /// Whether a `.gitattributes` in `dir` (repository-relative) or above mentions
+    /// `linguist`; one tracked but missing from the working tree counts as mentioning it.
+    fn dir(&mut self, repo: &Repository, dir: &str) -> bool {
+        if let Some(&known) = self.dirs.get(dir) {
+            return known;
+        }
+        let parent = dir.rfind('/').map_or("", |i| &dir[..i]);
+        let above = !dir.is_empty() && self.dir(repo, parent);
+        let rel = if dir.is_empty() {
+            ".gitattributes".to_owned()
+        } else {
+            format!("{dir}/.gitattributes")
+        };
+        let here = match repo.workdir().map(|w| w.join(&rel)) {
+            Some(file) if file.exists() => mentions_linguist(&file),
+            _ => self
+                .index
+                .get_or_insert_with(|| repo.index().ok())
+                .as_ref()
+                .is_some_and(|i| i.get_path(Path::new(&rel), 0).is_some()),
+        };
+        self.dirs.insert(dir.to_owned(), above || here);
+        above || here
+    }
+
+    /// Whether `rel` could carry a `linguist-*` attribute.
+    fn may_apply(&mut self, repo: &Repository, rel: &str) -> bool {
+        let dir = rel.rfind('/').map_or("", |i| &rel[..i]);
+        self.global(repo) || self.dir(repo, dir)
+    }
 }
 
 /// Whether git attribute `name` is set (`name`, `name=true`) for `rel`; unset, `-name`,
@@ -167,7 +247,8 @@ impl Excluder<'_> {
             let glob = self.globs.get(i).cloned();
             return Some((SkipReason::Excluded, glob));
         }
-        if let Some(repo) = self.repo {
+        let rules = |repo| self.rules.borrow_mut().may_apply(repo, rel);
+        if let Some(repo) = self.repo.filter(|r| rules(r)) {
             if attr_set(repo, rel, "linguist-generated") {
                 return Some((SkipReason::Generated, None));
             }

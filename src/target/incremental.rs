@@ -76,9 +76,14 @@ pub fn restrict(target: &PinnedTarget, keep: &BTreeSet<String>) -> PinnedTarget 
             ..target.clone()
         },
         TargetKind::Diff => {
-            let patch = target.artefact.as_ref().map_or(&[][..], |a| &a.bytes[..]);
+            // The spooled patch is read back: a restriction is a fraction of it.
+            let patch = target
+                .artefact
+                .as_ref()
+                .and_then(|a| a.read().ok())
+                .unwrap_or_default();
             let mut bytes = Vec::new();
-            for (path, range) in section_ranges(patch) {
+            for (path, range) in section_ranges(&patch) {
                 if keep.contains(&path) {
                     bytes.extend_from_slice(&patch[range]);
                 }
@@ -93,10 +98,7 @@ pub fn restrict(target: &PinnedTarget, keep: &BTreeSet<String>) -> PinnedTarget 
                 sha256: sha256_hex(&bytes),
                 brief: brief::diff_brief(&String::from_utf8_lossy(&bytes)),
                 measured_lines: u64::from(count_lines(&bytes)),
-                artefact: Some(Artefact {
-                    name: "diff.patch",
-                    bytes,
-                }),
+                artefact: Some(Artefact::in_memory("diff.patch", bytes)),
                 files,
                 hunks,
                 ..target.clone()
@@ -109,10 +111,13 @@ pub fn restrict(target: &PinnedTarget, keep: &BTreeSet<String>) -> PinnedTarget 
 /// kinds). A section whose path cannot be told is left out (that file is then re-reviewed).
 pub fn patch_sections(target: &PinnedTarget) -> BTreeMap<String, String> {
     match (&target.kind, &target.artefact) {
-        (TargetKind::Diff, Some(a)) => section_ranges(&a.bytes)
-            .into_iter()
-            .map(|(path, range)| (path, sha256_hex(&a.bytes[range])))
-            .collect(),
+        (TargetKind::Diff, Some(a)) => {
+            let patch = a.read().unwrap_or_default();
+            section_ranges(&patch)
+                .into_iter()
+                .map(|(path, range)| (path, sha256_hex(&patch[range])))
+                .collect()
+        }
         _ => BTreeMap::new(),
     }
 }
@@ -181,10 +186,7 @@ diff --git a/new.rs b/new.rs\nnew file mode 100644\nindex 0000000..4444444\n--- 
             TargetKind::Diff,
             &[("a.rs", 1), ("gone.rs", 1), ("new.rs", 2)],
         );
-        t.artefact = Some(Artefact {
-            name: "diff.patch",
-            bytes: PATCH.as_bytes().to_vec(),
-        });
+        t.artefact = Some(Artefact::in_memory("diff.patch", PATCH.as_bytes().to_vec()));
         for (p, end) in [("a.rs", 1), ("gone.rs", 1), ("new.rs", 2)] {
             t.hunks.insert(p.into(), vec![Hunk { start: 1, end }]);
         }
@@ -266,7 +268,7 @@ diff --git a/new.rs b/new.rs\nnew file mode 100644\nindex 0000000..4444444\n--- 
         let t = diff_target();
         let keep: BTreeSet<String> = ["new.rs".to_string()].into();
         let r = restrict(&t, &keep);
-        let bytes = &r.artefact.as_ref().unwrap().bytes;
+        let bytes = &r.artefact.as_ref().unwrap().read().unwrap();
         let text = std::str::from_utf8(bytes).unwrap();
         assert!(text.starts_with("diff --git a/new.rs") && !text.contains("a/a.rs"));
         assert_eq!(r.sha256, sha256_hex(bytes));
@@ -274,6 +276,6 @@ diff --git a/new.rs b/new.rs\nnew file mode 100644\nindex 0000000..4444444\n--- 
         assert_eq!(r.hunks.keys().collect::<Vec<_>>(), ["new.rs"]);
         assert_eq!(r.mode, t.mode);
         let none = restrict(&t, &BTreeSet::new());
-        assert!(none.files.is_empty() && none.artefact.unwrap().bytes.is_empty());
+        assert!(none.files.is_empty() && none.artefact.unwrap().is_empty());
     }
 }

@@ -206,10 +206,7 @@ fn hash_files(
     Ok(ManifestPin {
         files,
         skipped,
-        artefact: Artefact {
-            name: "manifest.txt",
-            bytes,
-        },
+        artefact: Artefact::in_memory("manifest.txt", bytes),
         sha256,
         measured_lines,
         brief,

@@ -4,12 +4,14 @@ mod brief;
 mod diff;
 mod error;
 mod exclude;
+mod gitindex;
 mod incremental;
 mod manifest;
 mod model;
 mod resolve;
 mod scan;
 mod shard;
+mod statkey;
 
 pub use error::TargetError;
 pub use exclude::{is_lockfile, AttributeSource, Excludes, LOCKFILES};
@@ -18,11 +20,15 @@ pub use incremental::{
 };
 pub use model::*;
 pub use resolve::{
-    diff_sha, diff_sha_capped, empty_diff_sha, lexical, read_repo_file, repin, resolve,
-    resolve_excluding, snapshot_diff, Snapshot, DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES,
-    REPIN_MAX_FILE_BYTES,
+    diff_sha, diff_sha_capped, empty_diff_sha, lexical, read_repo_file, remember_snapshot, repin,
+    resolve, resolve_excluding, snapshot_diff, snapshot_diff_cached, CachedSnapshot, Snapshot,
+    DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES, REPIN_MAX_FILE_BYTES,
 };
 pub use shard::{apply_shard, partition, ShardInfo, ShardSpec, MAX_SHARDS};
+pub use statkey::{
+    now_ns, worktree_key, worktree_key_listed, Keyed, Listed, ShaCache, StatKey, WorktreeKey,
+    RACY_MARGIN_NS,
+};
 
 #[cfg(test)]
 mod tests;

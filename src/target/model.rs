@@ -1,9 +1,11 @@
 //! The pinned target: what is reviewed, its sha256, the files agents may read, mode and type.
 
+pub use super::diff::PatchSpool;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// How the target was given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -176,7 +178,47 @@ pub struct Hunk {
 pub struct Artefact {
     /// File name under `<run>/target/`: `diff.patch` or `manifest.txt`.
     pub name: &'static str,
-    pub bytes: Vec<u8>,
+    pub content: ArtefactContent,
+}
+
+/// Where an artefact's bytes are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArtefactContent {
+    /// In memory (a manifest: one line per file).
+    Bytes(Vec<u8>),
+    /// A diff, spooled to a temporary file as it was rendered (a patch can be far larger
+    /// than any file in it); removed when the last clone of the target is dropped.
+    Patch(Arc<PatchSpool>),
+}
+
+impl Artefact {
+    /// An artefact held in memory.
+    pub fn in_memory(name: &'static str, bytes: Vec<u8>) -> Self {
+        Self {
+            name,
+            content: ArtefactContent::Bytes(bytes),
+        }
+    }
+
+    /// Its size in bytes.
+    pub fn len(&self) -> u64 {
+        match &self.content {
+            ArtefactContent::Bytes(b) => b.len() as u64,
+            ArtefactContent::Patch(p) => p.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// All its bytes (reads a spooled patch back: for tests and small artefacts).
+    pub fn read(&self) -> std::io::Result<Vec<u8>> {
+        match &self.content {
+            ArtefactContent::Bytes(b) => Ok(b.clone()),
+            ArtefactContent::Patch(p) => std::fs::read(p.path()),
+        }
+    }
 }
 
 /// Everything the rest of arev needs to know about the target. Immutable once built.

@@ -3,19 +3,20 @@
 
 use super::brief;
 use super::diff;
-use super::diff::DiffRules;
+use super::diff::{DiffBase, DiffRules};
 use super::manifest;
 use super::scan::{
-    self, canonical_dir, count_lines, escape_path, file_size, has_control_chars, rel_string,
-    sha256_hex,
+    self, canonical_dir, escape_path, file_size, has_control_chars, rel_string, sha256_hex,
 };
+use super::statkey::{now_ns, worktree_key, worktree_key_listed, ShaCache, RACY_MARGIN_NS};
 use super::{
-    skip_summary, Artefact, Excludes, Mode, PinnedTarget, TargetError, TargetFile, TargetIdentity,
-    TargetKind, TargetRequest, TargetType,
+    skip_summary, Artefact, ArtefactContent, Excludes, Mode, PinnedTarget, TargetError, TargetFile,
+    TargetIdentity, TargetKind, TargetRequest, TargetType,
 };
 use git2::Repository;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// `[review] max_file_bytes` when nothing else is configured (1 MiB).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -240,11 +241,13 @@ fn pin_diff(
         only: None,
         excludes: Some(&req.excludes),
     };
-    let pin = match &req.base_tree {
-        Some(tree) => diff::pin_snapshot_diff(repo, &ctx.root, tree, &rules)?,
-        None => diff::pin_diff(repo, &ctx.root, req.base.as_deref(), &rules)?,
-    };
-    let measured_lines = u64::from(count_lines(&pin.patch));
+    let pin = diff::pin_diff(
+        repo,
+        &ctx.root,
+        diff_base(req.base.as_deref(), req.base_tree.as_deref()),
+        &rules,
+    )?;
+    let measured_lines = pin.lines;
     let mode = diff_mode(measured_lines);
     let target = PinnedTarget {
         kind: TargetKind::Diff,
@@ -252,11 +255,11 @@ fn pin_diff(
         root: ctx.root.clone(),
         in_repo: true,
         file_path: None,
-        sha256: sha256_hex(&pin.patch),
-        brief: brief::diff_brief(&String::from_utf8_lossy(&pin.patch)),
+        sha256: pin.sha256,
+        brief: pin.brief,
         artefact: Some(Artefact {
             name: "diff.patch",
-            bytes: pin.patch,
+            content: ArtefactContent::Patch(Arc::new(pin.spool)),
         }),
         files: pin.files,
         skipped: pin.skipped,
@@ -398,8 +401,15 @@ pub fn diff_sha_capped(
         only: None,
         excludes: Some(excludes),
     };
-    let patch = diff::patch_bytes(&repo, root, base, &rules)?;
-    Ok(sha256_hex(&patch))
+    diff::patch_sha(&repo, root, DiffBase::Head(base), &rules)
+}
+
+/// Where a diff starts: `--base-tree` when given, else HEAD or `--base`'s merge base.
+fn diff_base<'a>(base: Option<&'a str>, base_tree: Option<&'a str>) -> DiffBase<'a> {
+    match base_tree {
+        Some(tree) => DiffBase::Tree(tree),
+        None => DiffBase::Head(base),
+    }
 }
 
 /// A working-tree snapshot (see [`snapshot_diff`]): the tree object written for it and what
@@ -417,6 +427,16 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The diff from the snapshot `tree` to itself: no change.
+    pub fn empty(tree: &str) -> Self {
+        Self {
+            tree: tree.to_owned(),
+            sha: empty_diff_sha(),
+            files_sha256: super::files_digest(&[]),
+            mode: diff_mode(0),
+        }
+    }
+
     /// The identity of the target `arev run diff --base-tree <base>` pins now: with the
     /// review's other inputs, its verdict-cache key (docs/architecture.md §20.4).
     pub fn identity(&self) -> TargetIdentity {
@@ -453,22 +473,144 @@ pub fn snapshot_diff(
         only: None,
         excludes: Some(excludes),
     };
-    let (patch, files, tree) = match base {
-        Some(b) => diff::snapshot_files(&repo, root, b, &rules)?,
-        None => (Vec::new(), Vec::new(), diff::snapshot_tree(&repo)?),
+    let (sha, files, lines, tree) = match base {
+        Some(b) => {
+            let d = diff::snapshot_diff(&repo, root, b, &rules)?;
+            (d.sha256, d.files, d.lines, d.tree)
+        }
+        None => (empty_diff_sha(), Vec::new(), 0, diff::snapshot_tree(&repo)?),
     };
     Ok(Snapshot {
         tree: tree.to_string(),
-        sha: sha256_hex(&patch),
+        sha,
         files_sha256: super::files_digest(&files),
-        mode: diff_mode(u64::from(count_lines(&patch))),
+        mode: diff_mode(lines),
     })
+}
+
+/// A [`snapshot_diff_cached`] answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CachedSnapshot {
+    pub snapshot: Snapshot,
+    /// The working tree's key was known: no snapshot was taken, no diff rendered.
+    pub hit: bool,
+    /// The working-tree key the snapshot is known to hold (None: the tree moved while it
+    /// was taken, or too recently to trust a key); see [`remember_snapshot`].
+    pub key: Option<String>,
+}
+
+/// [`snapshot_diff`] from the tree `base` through the key cache in the file `cache`
+/// (docs/architecture.md §14.1): when the working tree's key ([`worktree_key`]: HEAD, the
+/// index, the stat of every changed, untracked or directory entry) is one the cache has seen
+/// for this base and these rules, the sha and snapshot tree it produced then, without taking
+/// a snapshot or rendering the diff; otherwise the snapshot is taken and the diff rendered,
+/// and both remembered under the key when nothing keyed changed meanwhile.
+pub fn snapshot_diff_cached(
+    root: &Path,
+    base: &str,
+    max_file_bytes: u64,
+    excludes: &Excludes,
+    cache: &Path,
+) -> Result<CachedSnapshot, TargetError> {
+    snapshot_diff_cached_with(root, base, max_file_bytes, excludes, cache, RACY_MARGIN_NS)
+}
+
+/// What a cached snapshot diff's key covers besides the working tree: the base tree and the
+/// rules.
+pub(crate) fn snapshot_identity(base: &str, max_file_bytes: u64, excludes: &Excludes) -> String {
+    format!(
+        "snapshot\0{base}\0{max_file_bytes}\0{:?}\0{}\0{:?}",
+        excludes.globs, excludes.skip_lockfiles, excludes.attributes
+    )
+}
+
+/// [`snapshot_diff_cached`] with the racy margin `margin_ns` (tests shorten it).
+pub(crate) fn snapshot_diff_cached_with(
+    root: &Path,
+    base: &str,
+    max_file_bytes: u64,
+    excludes: &Excludes,
+    cache: &Path,
+    margin_ns: i64,
+) -> Result<CachedSnapshot, TargetError> {
+    let repo = Repository::open(root).map_err(|_| TargetError::NotARepo(root.to_path_buf()))?;
+    let identity = snapshot_identity(base, max_file_bytes, excludes);
+    let mut known = ShaCache::load(cache);
+    let hit = |known: &ShaCache, digest: String| {
+        known.get(&identity, &digest).map(|k| CachedSnapshot {
+            snapshot: k.snapshot(),
+            hit: true,
+            key: Some(digest),
+        })
+    };
+    // Cheapest first: the directories and untracked files the last walk saw, unwalked.
+    if let Some(listing) = known.listing() {
+        if let Ok(key) = worktree_key_listed(&repo, root, listing) {
+            if let Some(found) = hit(&known, key.digest) {
+                return Ok(found);
+            }
+        }
+    }
+    // Then a walk (the tree may be back to a state seen before the last one).
+    if let Ok((key, listing)) = worktree_key(&repo, root) {
+        if let Some(found) = hit(&known, key.digest) {
+            known.set_listing(listing);
+            let _ = known.save(cache);
+            return Ok(found);
+        }
+    }
+    let before = now_ns();
+    let rules = DiffRules {
+        cap: max_file_bytes,
+        run_dirs: &[],
+        only: None,
+        excludes: Some(excludes),
+    };
+    let d = diff::snapshot_diff(&repo, root, base, &rules)?;
+    let snapshot = Snapshot {
+        tree: d.tree.to_string(),
+        sha: d.sha256,
+        files_sha256: super::files_digest(&d.files),
+        mode: diff_mode(d.lines),
+    };
+    // Keyed after the diff, stored only if nothing keyed moved since just before it: then
+    // the diff saw exactly the tree the key describes.
+    let key = worktree_key(&repo, root)
+        .ok()
+        .filter(|(k, _)| k.newest_ns < before.saturating_sub(margin_ns));
+    let key = key.map(|(k, listing)| {
+        known.set_listing(listing);
+        let _ = known.put(cache, &identity, &k.digest, &snapshot);
+        k.digest
+    });
+    Ok(CachedSnapshot {
+        snapshot,
+        hit: false,
+        key,
+    })
+}
+
+/// Remember in the key cache `cache` that, on the working tree whose key is `key`, the diff
+/// from the tree `base` under these rules is `snapshot` (e.g. once the Stop hook moved its
+/// baseline to the snapshot of that tree: the diff from it is empty). A cache never fails
+/// its caller: a write error is ignored.
+pub fn remember_snapshot(
+    cache: &Path,
+    base: &str,
+    max_file_bytes: u64,
+    excludes: &Excludes,
+    key: &str,
+    snapshot: &Snapshot,
+) {
+    let identity = snapshot_identity(base, max_file_bytes, excludes);
+    let _ = ShaCache::load(cache).put(cache, &identity, key, snapshot);
 }
 
 /// Re-compute TARGET_SHA for an already pinned target (same rules, same file list).
 ///
 /// A diff is re-rendered over the pinned files only (files the review did not cover cannot
-/// drift it); a file that grew past [`REPIN_MAX_FILE_BYTES`] or became a link is left out
+/// drift it), and of those only the files whose stat pre-key moved since the pin (the rest
+/// is read back from the pin's spool; nothing at all when nothing moved); a file that grew past [`REPIN_MAX_FILE_BYTES`] or became a link is left out
 /// unread, which changes the sha. A diff that has become empty hashes to the sha256 of the
 /// empty patch. A file of the target that can no longer be read (or is now a link) is an
 /// error; callers record it as drift.
@@ -485,17 +627,18 @@ pub fn repin(target: &PinnedTarget) -> Result<String, TargetError> {
             let repo = Repository::open(&target.root)
                 .map_err(|_| TargetError::NotARepo(target.root.clone()))?;
             let only: BTreeSet<String> = target.files.iter().map(|f| f.path.clone()).collect();
-            let rules = DiffRules {
-                cap: REPIN_MAX_FILE_BYTES,
-                run_dirs: &[],
-                only: Some(&only),
-                excludes: None,
+            let spool = match target.artefact.as_ref().map(|a| &a.content) {
+                Some(ArtefactContent::Patch(spool)) => Some((&**spool, target.sha256.as_str())),
+                _ => None,
             };
-            let patch = match &target.base_tree {
-                Some(tree) => diff::snapshot_patch(&repo, &target.root, tree, &rules)?.0,
-                None => diff::patch_bytes(&repo, &target.root, target.base.as_deref(), &rules)?,
-            };
-            Ok(sha256_hex(&patch))
+            diff::repin(
+                &repo,
+                &target.root,
+                diff_base(target.base.as_deref(), target.base_tree.as_deref()),
+                &only,
+                REPIN_MAX_FILE_BYTES,
+                spool,
+            )
         }
     }
 }

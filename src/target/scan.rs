@@ -136,11 +136,23 @@ fn read_sized(file: &mut File, size: u64) -> Result<Vec<u8>, ScanError> {
 /// The bytes of `rel` under `root` (never through a symlink), or why not: over `cap` bytes
 /// (by metadata, not read), a link, missing, unreadable.
 pub(crate) fn read_regular(root: &Path, rel: &str, cap: u64) -> Result<Vec<u8>, ScanError> {
+    read_regular_meta(root, rel, cap).map(|(bytes, _)| bytes)
+}
+
+/// [`read_regular`], with the metadata of the opened file as it was before the read (its
+/// stat pre-key: a change during the read leaves the key stale, never the content newer
+/// than the key).
+pub(crate) fn read_regular_meta(
+    root: &Path,
+    rel: &str,
+    cap: u64,
+) -> Result<(Vec<u8>, Metadata), ScanError> {
     let (mut file, meta) = open_regular(root, rel)?;
     if meta.len() > cap {
         return Err(ScanError::Skip(SkipReason::TooLarge, String::new()));
     }
-    read_sized(&mut file, meta.len())
+    let bytes = read_sized(&mut file, meta.len())?;
+    Ok((bytes, meta))
 }
 
 /// Read `rel` under `root` once (never through a symlink) and classify it: too large (by

@@ -179,10 +179,7 @@ pub(super) fn restrict_manifest(
     };
     let measured_lines = files.iter().map(|f| u64::from(f.lines)).sum();
     PinnedTarget {
-        artefact: Some(Artefact {
-            name: "manifest.txt",
-            bytes,
-        }),
+        artefact: Some(Artefact::in_memory("manifest.txt", bytes)),
         sha256,
         files,
         measured_lines,

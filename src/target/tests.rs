@@ -8,7 +8,7 @@ use tempfile::TempDir;
 
 const CAP: u64 = 1024 * 1024;
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(super) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args([
             "-c",
@@ -134,7 +134,8 @@ fn diff_includes_modified_and_untracked_but_not_ignored() {
     assert_eq!(paths(&t), ["src/a.rs", "src/new.rs"]);
     let art = t.artefact.as_ref().expect("artefact");
     assert_eq!(art.name, "diff.patch");
-    let patch = String::from_utf8(art.bytes.clone()).expect("utf8");
+    let bytes = art.read().expect("read");
+    let patch = String::from_utf8(bytes.clone()).expect("utf8");
     assert!(
         patch.contains("diff --git a/src/a.rs b/src/a.rs\n"),
         "{patch}"
@@ -151,11 +152,11 @@ fn diff_includes_modified_and_untracked_but_not_ignored() {
 
     // TARGET_SHA is the sha256 of the written patch.
     let written = root.join("written.patch");
-    fs::write(&written, &art.bytes).expect("write");
+    fs::write(&written, &bytes).expect("write");
     assert_eq!(t.sha256, sha256sum_of(root, "sha256sum written.patch"));
     fs::remove_file(written).expect("rm");
-    assert_eq!(t.sha256, sha(&art.bytes));
-    assert_eq!(t.measured_lines, u64::from(scan::count_lines(&art.bytes)));
+    assert_eq!(t.sha256, sha(&bytes));
+    assert_eq!(t.measured_lines, u64::from(scan::count_lines(&bytes)));
 
     let a = t.file("src/a.rs").expect("a.rs");
     assert_eq!(
@@ -180,7 +181,8 @@ fn diff_patch_matches_git_diff_for_tracked_changes() {
     write(root, "a.txt", "1\n2\n3\nfour\n5\n6\n7\n8\n9\nten\n");
     write(root, "b.txt", "y");
     let t = resolve_in(root, &["diff"]).expect("diff");
-    let ours = String::from_utf8(t.artefact.expect("artefact").bytes).expect("utf8");
+    let ours =
+        String::from_utf8(t.artefact.expect("artefact").read().expect("read")).expect("utf8");
     let theirs = git(root, &["diff", "--no-color", "--no-ext-diff", "HEAD"]);
     // Index lines may abbreviate differently; everything else must be identical.
     let strip = |s: &str| -> String {
@@ -201,9 +203,16 @@ fn diff_falls_back_to_the_staged_diff() {
     git(root, &["add", "a.txt"]);
     write(root, "a.txt", "one\n");
     let t = resolve_in(root, &["diff"]).expect("staged diff");
-    let patch = String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8");
+    let patch = String::from_utf8(t.artefact.clone().expect("artefact").read().expect("read"))
+        .expect("utf8");
     assert!(patch.contains("-one\n+two\n"), "{patch}");
     assert_eq!(paths(&t), ["a.txt"]);
+    // What plain git prints for the staged diff, byte for byte.
+    let theirs = git(
+        root,
+        &["diff-index", "--cached", "-p", "--full-index", "HEAD"],
+    );
+    assert_eq!(patch, theirs);
 }
 
 #[test]
@@ -278,7 +287,8 @@ fn snapshot_diff_reviews_only_changes_since_the_snapshot_and_leaves_the_index_al
     write(root, "new.txt", "new\n");
     let t = resolve(&r).expect("snapshot diff");
     assert_eq!(paths(&t), ["a.txt", "new.txt"]);
-    let patch = String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8");
+    let patch = String::from_utf8(t.artefact.as_ref().expect("artefact").read().expect("read"))
+        .expect("utf8");
     assert!(patch.contains(" a wip\n+more\n"), "{patch}");
     assert!(
         !patch.contains("untracked") && !patch.contains("staged"),
@@ -413,7 +423,8 @@ fn diff_on_unborn_head_lists_new_files() {
     write(dir.path(), "first.rs", "fn main() {}\n");
     let t = resolve_in(dir.path(), &["diff"]).expect("diff");
     assert_eq!(paths(&t), ["first.rs"]);
-    let patch = String::from_utf8(t.artefact.expect("artefact").bytes).expect("utf8");
+    let patch =
+        String::from_utf8(t.artefact.expect("artefact").read().expect("read")).expect("utf8");
     assert!(patch.contains("+fn main() {}\n"), "{patch}");
 }
 
@@ -435,7 +446,8 @@ fn diff_binary_deleted_and_run_dir() {
         t.skipped,
         vec![SkippedFile::new("img.bin".into(), SkipReason::Binary)]
     );
-    let patch = String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8");
+    let patch = String::from_utf8(t.artefact.clone().expect("artefact").read().expect("read"))
+        .expect("utf8");
     // Skipped files are left out of the patch: it holds exactly the reviewed files.
     assert!(!patch.contains("img.bin"), "{patch}");
     assert!(!patch.contains(".arev"), "{patch}");
@@ -647,7 +659,7 @@ fn glob_manifest_respects_gitignore_and_includes_hidden() {
     let art = t.artefact.as_ref().expect("artefact");
     assert_eq!(art.name, "manifest.txt");
     assert_eq!(
-        String::from_utf8(art.bytes.clone()).expect("utf8"),
+        String::from_utf8(art.read().expect("read")).expect("utf8"),
         "src/.hidden.rs\nsrc/a.rs\nsrc/lib.rs\nsrc/sub/deep.rs\nsrc/untracked.rs\n"
     );
     assert_eq!(t.mode, Mode::Full);
@@ -775,7 +787,10 @@ fn manifest_skips_unreviewable_files() {
         ]
     );
     // Skipped files are not in the manifest nor in its digest.
-    assert_eq!(t.artefact.as_ref().expect("art").bytes, b"ok.rs\n");
+    assert_eq!(
+        t.artefact.as_ref().expect("art").read().expect("read"),
+        b"ok.rs\n"
+    );
     let ok_sha = sha(b"fn ok() {}\n");
     assert_eq!(t.sha256, sha(format!("{ok_sha}  ok.rs\n").as_bytes()));
 
@@ -868,7 +883,7 @@ fn skipped(t: &PinnedTarget) -> Vec<(&str, SkipReason)> {
 }
 
 fn patch_text(t: &PinnedTarget) -> String {
-    String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8")
+    String::from_utf8(t.artefact.clone().expect("artefact").read().expect("read")).expect("utf8")
 }
 
 #[cfg(unix)]
@@ -1098,7 +1113,10 @@ fn names_with_control_characters_are_refused_never_written_raw() {
             ("tab\\tx.rs", SkipReason::ControlChars)
         ]
     );
-    assert_eq!(t.artefact.as_ref().expect("art").bytes, b"a.rs\n");
+    assert_eq!(
+        t.artefact.as_ref().expect("art").read().expect("read"),
+        b"a.rs\n"
+    );
 
     let d = resolve_in(root, &["diff"]);
     match d {
@@ -1159,6 +1177,44 @@ fn untracked_nested_repository_is_listed_skipped() {
 }
 
 #[test]
+fn linguist_attributes_apply_from_every_rule_file() {
+    let dir = repo_with(&[
+        ("a/b/.gitattributes", "*.gen.rs linguist-generated\n"),
+        ("a/x.gen.rs", "fn x() {}\n"),
+        ("a/b/c/y.gen.rs", "fn y() {}\n"),
+        ("vendor/z.rs", "fn z() {}\n"),
+        ("plain.rs", "fn p() {}\n"),
+    ]);
+    let root = dir.path();
+    for f in ["a/x.gen.rs", "a/b/c/y.gen.rs", "vendor/z.rs", "plain.rs"] {
+        write(root, f, "changed\n");
+    }
+    // A nested file applies below it only; info/attributes everywhere.
+    write(
+        root,
+        ".git/info/attributes",
+        "vendor/** linguist-vendored\n",
+    );
+    let t = resolve_in(root, &["diff"]).expect("diff");
+    assert_eq!(paths(&t), ["a/x.gen.rs", "plain.rs"]);
+    assert_eq!(
+        skipped(&t),
+        [
+            ("a/b/c/y.gen.rs", SkipReason::Generated),
+            ("vendor/z.rs", SkipReason::Vendored)
+        ]
+    );
+    // A rule file tracked but gone from the working tree still applies (from the index).
+    fs::remove_file(root.join("a/b/.gitattributes")).expect("rm");
+    let t = resolve_in(root, &["diff"]).expect("diff");
+    assert!(
+        skipped(&t).contains(&("a/b/c/y.gen.rs", SkipReason::Generated)),
+        "{:?}",
+        skipped(&t)
+    );
+}
+
+#[test]
 fn diff_excludes_leave_files_out_of_the_patch_and_the_hook_sha_agrees() {
     let dir = repo_with(&[
         ("src/a.rs", "fn a() {}\n"),
@@ -1186,7 +1242,8 @@ fn diff_excludes_leave_files_out_of_the_patch_and_the_hook_sha_agrees() {
             ("web/app.min.js".into(), "excluded:*.min.js".into()),
         ]
     );
-    let patch = String::from_utf8(t.artefact.clone().expect("artefact").bytes).expect("utf8");
+    let patch = String::from_utf8(t.artefact.as_ref().expect("artefact").read().expect("read"))
+        .expect("utf8");
     assert!(!patch.contains("Cargo.lock") && !patch.contains("gen/x.rs"));
     // The Stop hook's sha with the same excludes is the pinned sha.
     let sha = diff_sha_capped(root, None, CAP, &r.excludes).expect("sha");
@@ -1196,4 +1253,334 @@ fn diff_excludes_leave_files_out_of_the_patch_and_the_hook_sha_agrees() {
     all.excludes = Excludes::none();
     let t = resolve(&all).expect("resolve");
     assert!(paths(&t).contains(&"Cargo.lock"), "{:?}", paths(&t));
+}
+
+/// The plain-git command that reproduces `diff.patch` (README "Reproducing the pin with
+/// git", docs/architecture.md §5.1): a throw-away index holding the working tree, diffed
+/// against BASE with full object ids; the arguments are one exclude pathspec per skipped
+/// path.
+const PLAIN_GIT_DIFF: &str = r#"i=$(mktemp -u) && { cp -p "$(git rev-parse --git-path index)" "$i" 2>/dev/null || :; } && GIT_INDEX_FILE="$i" git add -A && GIT_INDEX_FILE="$i" git diff-index --cached -p --full-index "$BASE" -- ':!.arev' "$@"; s=$?; rm -f "$i"; exit $s"#;
+
+fn plain_git_diff(root: &Path, base: &str, skipped: &[&str]) -> Vec<u8> {
+    let excludes = skipped.iter().map(|p| format!(":(exclude,literal){p}"));
+    let out = Command::new("sh")
+        .args(["-c", PLAIN_GIT_DIFF, "sh"])
+        .args(excludes)
+        .env("BASE", base)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .current_dir(root)
+        .output()
+        .expect("sh");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+#[test]
+fn diff_patch_is_byte_identical_to_plain_git() {
+    let long_fn = format!("fn {}() {{", "very_long_function_name_".repeat(5));
+    let body = format!("{long_fn}\n    1\n    2\n    3\n    4\n    5\n    6\n}}\n");
+    let dir = repo_with(&[
+        ("a.rs", "fn a() {\n    1\n}\n\nfn b() {\n    2\n}\n"),
+        ("long.rs", &body),
+        ("del.txt", "x\ny\n"),
+        ("staged_mv.txt", "old\n"),
+        ("plain_mv.txt", "moved by mv\n"),
+        ("exe.sh", "#!/bin/sh\n"),
+        ("nonl.txt", "a\nb"),
+        ("empty_gone.txt", ""),
+        ("dir/keep.rs", "k\n"),
+    ]);
+    let root = dir.path();
+    // Tracked edits (one the indent heuristic slides), a deletion, renames (staged and
+    // not), a mode change, a missing final newline.
+    write(
+        root,
+        "a.rs",
+        "fn a() {\n    1\n}\n\nfn c() {\n}\n\nfn b() {\n    2\n}\n",
+    );
+    write(root, "long.rs", body.replace("    5\n", "    five\n"));
+    fs::remove_file(root.join("del.txt")).expect("rm");
+    fs::remove_file(root.join("empty_gone.txt")).expect("rm");
+    git(root, &["mv", "staged_mv.txt", "staged_moved.txt"]);
+    fs::rename(root.join("plain_mv.txt"), root.join("dir/plain_moved.txt")).expect("mv");
+    write(root, "nonl.txt", "a\nc");
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(root.join("exe.sh"), fs::Permissions::from_mode(0o755)).expect("chmod");
+    // New untracked files: nested, empty, executable, names with a space and non-ASCII.
+    write(root, "untracked.rs", "new\n");
+    write(root, "d/e/n.txt", "z\n");
+    write(root, "empty.txt", "");
+    write(root, "sp ace.txt", "space\n");
+    write(root, "é.txt", "accent\n");
+    write(root, "newexe.sh", "#!/bin/sh\necho\n");
+    fs::set_permissions(root.join("newexe.sh"), fs::Permissions::from_mode(0o755)).expect("chmod");
+    // Ignored files and arev's own home are not part of either.
+    write(root, ".gitignore", "*.log\n");
+    write(root, "ign.log", "i\n");
+    write(root, ".arev/runs/x/meta.json", "{}\n");
+    write(root, ".git/info/exclude", ".arev/\n");
+
+    let t = resolve_in(root, &["diff"]).expect("diff");
+    assert!(t.skipped.is_empty(), "{:?}", t.skipped);
+    let ours = t.artefact.as_ref().expect("artefact").read().expect("read");
+    let theirs = plain_git_diff(root, "HEAD", &[]);
+    assert_eq!(
+        String::from_utf8_lossy(&ours),
+        String::from_utf8_lossy(&theirs)
+    );
+    assert_eq!(t.sha256, sha(&theirs));
+    let patch = String::from_utf8(ours).expect("utf8");
+    assert!(patch.contains("\n+++ b/sp ace.txt\t\n"), "{patch}");
+    assert!(
+        patch.contains("index 0000000000000000000000000000000000000000..e69de29bb2d1d6434b8b29ae775ad8c2e48c5391\n"),
+        "full ids: {patch}"
+    );
+    assert!(patch.contains("diff --git a/staged_mv.txt b/staged_mv.txt\ndeleted file mode"));
+
+    // Skipped files (a binary, a symlink) are left out: the same command with one exclude
+    // pathspec per skipped path.
+    write(root, "img.bin", [0u8, 1, 2, 0]);
+    symlink(root, "a.rs", "link.rs");
+    let t = resolve_in(root, &["diff"]).expect("diff");
+    let skipped: Vec<&str> = t.skipped.iter().map(|s| s.path.as_str()).collect();
+    assert_eq!(skipped, ["img.bin", "link.rs"]);
+    let ours = t.artefact.as_ref().expect("artefact").read().expect("read");
+    assert_eq!(ours, plain_git_diff(root, "HEAD", &skipped));
+
+    // --base REV: the merge base instead of HEAD.
+    git(root, &["add", "-A", "--", ".", ":!img.bin", ":!link.rs"]);
+    git(root, &["commit", "-q", "-m", "on top"]);
+    write(root, "a.rs", "changed again\n");
+    let mut r = req(root, &["diff"]);
+    r.base = Some("HEAD~1".into());
+    let t = resolve(&r).expect("diff --base");
+    let base = git(root, &["merge-base", "HEAD~1", "HEAD"]);
+    let ours = t.artefact.as_ref().expect("artefact").read().expect("read");
+    assert_eq!(
+        String::from_utf8_lossy(&ours),
+        String::from_utf8_lossy(&plain_git_diff(root, base.trim(), &skipped))
+    );
+
+    // --base-tree TREE (the Stop hook's reviews): the diff from a working-tree snapshot,
+    // the same command with the tree for HEAD; excluded files are skipped files.
+    let snap = snapshot_diff(root, None, CAP, &Excludes::none()).expect("snapshot");
+    write(root, "a.rs", "changed after the snapshot\n");
+    write(root, "after.rs", "new after the snapshot\n");
+    write(root, "Cargo.lock", "# lock\n");
+    write(root, "sp ace.txt", "space, edited\n");
+    fs::remove_file(root.join("untracked.rs")).expect("rm");
+    fs::set_permissions(root.join("newexe.sh"), fs::Permissions::from_mode(0o644)).expect("chmod");
+    let mut r = req(root, &["diff"]);
+    r.base_tree = Some(snap.tree.clone());
+    let t = resolve(&r).expect("diff --base-tree");
+    let skipped: Vec<&str> = t.skipped.iter().map(|s| s.path.as_str()).collect();
+    assert_eq!(
+        skipped,
+        ["Cargo.lock"],
+        "the binary and the link did not change"
+    );
+    let ours = t.artefact.as_ref().expect("artefact").read().expect("read");
+    let theirs = plain_git_diff(root, &snap.tree, &skipped);
+    assert_eq!(
+        String::from_utf8_lossy(&ours),
+        String::from_utf8_lossy(&theirs)
+    );
+    assert_eq!(t.sha256, sha(&theirs));
+    assert!(String::from_utf8_lossy(&ours).contains("+++ b/after.rs\n"));
+    // The hook's sha of the same diff, and a drift check on the unchanged tree.
+    let excludes = Excludes::new(vec![], true);
+    let now = snapshot_diff(root, Some(&snap.tree), CAP, &excludes).expect("snapshot");
+    assert_eq!(now.sha, t.sha256);
+    assert_eq!(repin(&t).expect("repin"), t.sha256);
+}
+
+// ---------------------------------------------------------------- cached diff sha
+
+/// Whether the cache in `cache` already knows the working tree of `root` as it is now, for
+/// a diff from the snapshot `base`.
+fn cache_knows(root: &Path, base: &str, cache: &Path) -> bool {
+    let repo = git2::Repository::open(root).expect("repo");
+    let identity = resolve::snapshot_identity(base, CAP, &Excludes::none());
+    let (key, listing) = statkey::worktree_key(&repo, root).expect("key");
+    let known = statkey::ShaCache::load(cache);
+    // The walk-free key agrees with the walk's while nothing listed moved.
+    if let Some(stored) = known.listing().filter(|l| Some(*l) == listing.as_deref()) {
+        let listed = statkey::worktree_key_listed(&repo, root, stored).expect("listed");
+        assert_eq!(listed.digest, key.digest);
+    }
+    known.get(&identity, &key.digest).is_some()
+}
+
+/// The cached snapshot diff (stored at once: a zero racy margin) next to the uncached one.
+fn cached_sha(root: &Path, base: &str, cache: &Path) -> String {
+    let cached = resolve::snapshot_diff_cached_with(root, base, CAP, &Excludes::none(), cache, 0)
+        .expect("cached");
+    let fresh = snapshot_diff(root, Some(base), CAP, &Excludes::none()).expect("snapshot");
+    assert_eq!(cached.snapshot, fresh);
+    cached.snapshot.sha
+}
+
+/// A baseline snapshot of the working tree of `root` now.
+fn baseline(root: &Path) -> String {
+    snapshot_diff(root, None, CAP, &Excludes::none())
+        .expect("baseline")
+        .tree
+}
+
+#[test]
+fn the_diff_sha_cache_hits_only_while_nothing_keyed_moved() {
+    let dir = repo_with(&[
+        ("src/a.rs", "fn a() {}\n"),
+        ("src/b.rs", "fn b() {}\n"),
+        (".gitignore", "target/\n"),
+    ]);
+    let root = &canon(dir.path());
+    let state = TempDir::new().expect("state");
+    let cache = state.path().join("diffkey.json");
+    let tick = || std::thread::sleep(std::time::Duration::from_millis(20));
+    let base = &baseline(root);
+    write(root, "src/a.rs", "fn a() { 1 }\n");
+    tick();
+    assert!(!cache_knows(root, base, &cache));
+    let first = cached_sha(root, base, &cache);
+    assert!(
+        cache_knows(root, base, &cache),
+        "stored under the tree's key"
+    );
+    assert_eq!(cached_sha(root, base, &cache), first, "a hit");
+    assert!(
+        !cache_knows(root, &baseline(root), &cache),
+        "keyed by the base too"
+    );
+
+    // Every kind of change moves the key (and the sha follows the tree).
+    type Step<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let steps: Vec<Step<'_>> = vec![
+        (
+            "a tracked file edited",
+            Box::new(|| write(root, "src/a.rs", "fn a() { 2 }\n")),
+        ),
+        (
+            "a clean tracked file edited",
+            Box::new(|| write(root, "src/b.rs", "fn b() { 3 }\n")),
+        ),
+        (
+            "an untracked file",
+            Box::new(|| write(root, "src/new.rs", "new\n")),
+        ),
+        (
+            "an untracked file edited",
+            Box::new(|| write(root, "src/new.rs", "newer\n")),
+        ),
+        (
+            "a new directory",
+            Box::new(|| fs::create_dir_all(root.join("empty/deeper")).expect("mkdir")),
+        ),
+        (
+            "a file in an untracked empty directory",
+            Box::new(|| write(root, "empty/deeper/x.rs", "x\n")),
+        ),
+        (
+            "a tracked file deleted",
+            Box::new(|| fs::remove_file(root.join("src/b.rs")).expect("rm")),
+        ),
+        (
+            "staged",
+            Box::new(|| {
+                git(root, &["add", "-A"]);
+            }),
+        ),
+        (
+            "committed",
+            Box::new(|| {
+                git(root, &["commit", "-q", "-m", "c"]);
+            }),
+        ),
+    ];
+    for (what, change) in steps {
+        change();
+        tick();
+        assert!(
+            !cache_knows(root, base, &cache),
+            "{what}: the key must move"
+        );
+        cached_sha(root, base, &cache);
+        assert!(cache_knows(root, base, &cache), "{what}: stored");
+    }
+    // Churn inside an ignored directory keeps the key.
+    fs::create_dir_all(root.join("target/debug")).expect("mkdir");
+    tick();
+    cached_sha(root, base, &cache);
+    write(root, "target/debug/out.o", "object");
+    assert!(
+        cache_knows(root, base, &cache),
+        "ignored churn keeps the key"
+    );
+
+    // Not stored while the tree is too fresh to key (the default 2 s margin).
+    write(root, "src/a.rs", "fn a() { 4 }\n");
+    let cached = snapshot_diff_cached(root, base, CAP, &Excludes::none(), &cache).expect("cached");
+    assert!(!cached.hit && cached.key.is_none());
+    assert_eq!(
+        cached.snapshot,
+        snapshot_diff(root, Some(base), CAP, &Excludes::none()).expect("sha")
+    );
+    assert!(
+        !cache_knows(root, base, &cache),
+        "a racy tree is never stored"
+    );
+}
+
+#[test]
+fn a_new_file_at_the_root_moves_the_key() {
+    let dir = repo_with(&[("a.rs", "fn a() {}\n")]);
+    let root = &canon(dir.path());
+    let state = TempDir::new().expect("state");
+    let cache = state.path().join("diffkey.json");
+    let base = &baseline(root);
+    write(root, "a.rs", "fn a() { 1 }\n");
+    cached_sha(root, base, &cache);
+    assert!(cache_knows(root, base, &cache));
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    // Untracked, so only the walk sees it; the root directory's own key moved too.
+    write(root, "new.rs", "x\n");
+    assert!(!cache_knows(root, base, &cache));
+}
+
+#[test]
+fn the_keyed_drift_check_splices_moved_files_into_the_pinned_patch() {
+    let dir = repo_with(&[
+        ("a.rs", "fn a() {}\n"),
+        ("b.rs", "fn b() {}\n"),
+        ("c.rs", "fn c() {}\n"),
+    ]);
+    let root = dir.path();
+    write(root, "a.rs", "fn a() { 1 }\n");
+    write(root, "c.rs", "fn c() { 3 }\n");
+    write(root, "new/deep/n.rs", "fn n() {}\n");
+    // Older than the racy window: their stat keys are trusted.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let t = resolve_in(root, &["diff"]).expect("diff");
+    assert_eq!(paths(&t), ["a.rs", "c.rs", "new/deep/n.rs"]);
+    assert_eq!(repin(&t).expect("repin"), t.sha256, "nothing moved");
+
+    // One file in the middle and the untracked one move: re-rendered, the rest spliced in
+    // from the spool; the result is the patch a fresh pin of the same files gives.
+    write(root, "c.rs", "fn c() { 33 }\n");
+    write(root, "new/deep/n.rs", "fn n() { moved }\n");
+    let fresh = resolve_in(root, &["diff"]).expect("fresh");
+    assert_eq!(paths(&fresh), paths(&t));
+    assert_eq!(repin(&t).expect("repin"), fresh.sha256);
+
+    // A moved base re-renders the pinned files.
+    git(root, &["add", "a.rs"]);
+    git(root, &["commit", "-q", "-m", "a"]);
+    let now = resolve_in(root, &["diff"]).expect("now");
+    assert_eq!(paths(&now), ["c.rs", "new/deep/n.rs"]);
+    assert_eq!(repin(&t).expect("repin"), now.sha256);
 }

@@ -961,3 +961,45 @@ fn a_session_without_a_baseline_records_one_and_says_so() {
     let patch = std::fs::read_to_string(run.join("target/diff.patch")).unwrap();
     assert!(!patch.contains("wip.rs"), "{patch}");
 }
+
+/// `(decision, diff path)` of every logged Stop.
+fn logged_stops(repo: &TestRepo) -> Vec<(String, String)> {
+    std::fs::read_to_string(session_dir(repo).join("log.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["event"] == "stop")
+        .map(|v| {
+            let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+            (s("decision"), s("diff"))
+        })
+        .collect()
+}
+
+/// A stop on a working tree that has not moved since a stop keyed it finds the diff by the
+/// key (`"diff":"keyed"`): no snapshot, nothing rendered. After an approval the empty diff
+/// from the moved baseline is keyed too; any edit moves the key.
+#[test]
+fn an_unmoved_working_tree_is_found_by_its_key() {
+    let repo = TestRepo::new();
+    enable(&repo);
+    repo.write("src/calc.rs", CALC);
+    // Older than the key's racy margin (2 s), as an agent's edits are when it stops.
+    std::thread::sleep(std::time::Duration::from_millis(2300));
+    let m = stop(&repo, false, clean_script()).json();
+    assert!(
+        m["systemMessage"].as_str().unwrap().contains("no concerns"),
+        "{m}"
+    );
+    let n = dispatches(&repo);
+    // Nothing new: the key gives the (empty) diff from the moved baseline.
+    stop(&repo, false, defect_script("high")).silent();
+    stop(&repo, false, defect_script("high")).silent();
+    assert_eq!(dispatches(&repo), n, "nothing reviewed");
+    let paths: Vec<String> = logged_stops(&repo).into_iter().map(|(_, p)| p).collect();
+    assert_eq!(paths, ["rendered", "keyed", "keyed"]);
+    // An edit moves the key: the diff is rendered (and reviewed) again.
+    repo.write("src/calc.rs", &format!("{CALC}// more\n"));
+    stop(&repo, false, clean_script()).json();
+    assert_eq!(logged_stops(&repo).last().unwrap().1, "rendered");
+}
