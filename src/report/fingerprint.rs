@@ -22,7 +22,26 @@ use std::path::Path;
 use std::rc::Rc;
 
 fn normalise(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let t = s.trim();
+    // Most lines are already normalised (ASCII, single spaces between words): copy them.
+    let b = t.as_bytes();
+    // `char::is_whitespace` in ASCII: space, \t, \n, \x0b, \x0c, \r.
+    let ws = |c: u8| c == b' ' || (b'\t'..=b'\r').contains(&c);
+    let plain = b
+        .iter()
+        .enumerate()
+        .all(|(i, &c)| c.is_ascii() && (!ws(c) || c == b' ' && i > 0 && b[i - 1] != b' '));
+    if plain {
+        return t.to_string();
+    }
+    let mut out = String::with_capacity(t.len());
+    for w in t.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
 }
 
 /// A file's lines, whitespace-normalised, with each line's occurrence number (how many
@@ -172,6 +191,24 @@ mod tests {
         // The second occurrence becomes the first when the first is edited away: a known,
         // documented limit.
         assert_eq!(first, fp_in(&edited, 6, "error-handling"));
+    }
+
+    #[test]
+    fn normalise_collapses_every_whitespace_run() {
+        for s in [
+            "a b",
+            "  a  b ",
+            "a\tb",
+            "a\x0bb\x0c",
+            "\u{a0}a\u{3000}b",
+            "é  ü",
+            "",
+            "   ",
+            "a\x1fb",
+        ] {
+            let want = s.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(normalise(s), want, "{s:?}");
+        }
     }
 
     #[test]
