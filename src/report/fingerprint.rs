@@ -60,7 +60,7 @@ impl FileLines {
     /// The lines of `text` (for tests and callers holding the text already).
     pub(crate) fn new(text: &str) -> Self {
         let lines: Vec<String> = text.lines().map(normalise).collect();
-        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let mut seen: HashMap<&str, usize> = HashMap::with_capacity(lines.len());
         let occurrence = lines
             .iter()
             .map(|l| {
@@ -141,17 +141,21 @@ pub(crate) fn fingerprint_with(
         }
     };
     let mut h = Sha256::new();
-    h.update(format!(
-        "v2\0{}\0{}\0{}\0{}",
-        file.unwrap_or(""),
-        category.trim().to_ascii_lowercase(),
-        text,
-        occurrence
-    ));
-    h.finalize()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    h.update(b"v2\0");
+    h.update(file.unwrap_or("").as_bytes());
+    h.update(b"\0");
+    h.update(category.trim().to_ascii_lowercase().as_bytes());
+    h.update(b"\0");
+    h.update(text.as_bytes());
+    h.update(b"\0");
+    h.update(occurrence.to_string().as_bytes());
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(32);
+    for b in &h.finalize()[..16] {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0xf)]));
+    }
+    out
 }
 
 #[cfg(test)]
