@@ -50,11 +50,12 @@ fn symbol_start(line: &str) -> Option<String> {
     if kw.starts_with("func") && rest.starts_with('(') {
         rest = rest.split_once(')').map(|(_, r)| r.trim_start())?;
     }
-    let name: String = rest
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
-        .collect();
-    (!name.is_empty()).then(|| format!("{} {name}", kw.trim_end()))
+    let end = rest
+        .char_indices()
+        .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '$'))
+        .map_or(rest.len(), |(i, _)| i);
+    let name = &rest[..end];
+    (!name.is_empty()).then(|| [kw.trim_end(), " ", name].concat())
 }
 
 impl SymbolIndex {

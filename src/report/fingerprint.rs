@@ -22,7 +22,26 @@ use std::path::Path;
 use std::rc::Rc;
 
 fn normalise(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let t = s.trim();
+    // Most lines are already normalised (ASCII, single spaces between words): copy them.
+    let b = t.as_bytes();
+    // `char::is_whitespace` in ASCII: space, \t, \n, \x0b, \x0c, \r.
+    let ws = |c: u8| c == b' ' || (b'\t'..=b'\r').contains(&c);
+    let plain = b
+        .iter()
+        .enumerate()
+        .all(|(i, &c)| c.is_ascii() && (!ws(c) || c == b' ' && i > 0 && b[i - 1] != b' '));
+    if plain {
+        return t.to_string();
+    }
+    let mut out = String::with_capacity(t.len());
+    for w in t.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
 }
 
 /// A file's lines, whitespace-normalised, with each line's occurrence number (how many
@@ -41,7 +60,7 @@ impl FileLines {
     /// The lines of `text` (for tests and callers holding the text already).
     pub(crate) fn new(text: &str) -> Self {
         let lines: Vec<String> = text.lines().map(normalise).collect();
-        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let mut seen: HashMap<&str, usize> = HashMap::with_capacity(lines.len());
         let occurrence = lines
             .iter()
             .map(|l| {
@@ -122,17 +141,21 @@ pub(crate) fn fingerprint_with(
         }
     };
     let mut h = Sha256::new();
-    h.update(format!(
-        "v2\0{}\0{}\0{}\0{}",
-        file.unwrap_or(""),
-        category.trim().to_ascii_lowercase(),
-        text,
-        occurrence
-    ));
-    h.finalize()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    h.update(b"v2\0");
+    h.update(file.unwrap_or("").as_bytes());
+    h.update(b"\0");
+    h.update(category.trim().to_ascii_lowercase().as_bytes());
+    h.update(b"\0");
+    h.update(text.as_bytes());
+    h.update(b"\0");
+    h.update(occurrence.to_string().as_bytes());
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(32);
+    for b in &h.finalize()[..16] {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0xf)]));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -172,6 +195,24 @@ mod tests {
         // The second occurrence becomes the first when the first is edited away: a known,
         // documented limit.
         assert_eq!(first, fp_in(&edited, 6, "error-handling"));
+    }
+
+    #[test]
+    fn normalise_collapses_every_whitespace_run() {
+        for s in [
+            "a b",
+            "  a  b ",
+            "a\tb",
+            "a\x0bb\x0c",
+            "\u{a0}a\u{3000}b",
+            "é  ü",
+            "",
+            "   ",
+            "a\x1fb",
+        ] {
+            let want = s.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(normalise(s), want, "{s:?}");
+        }
     }
 
     #[test]

@@ -26,10 +26,29 @@ fn write_with(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
     Ok(())
 }
 
-fn json_bytes<T: Serialize + ?Sized>(value: &T) -> std::io::Result<Vec<u8>> {
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
-    bytes.push(b'\n');
-    Ok(bytes)
+/// Write `value` as JSON (pretty or compact, with a trailing newline) to `path` atomically,
+/// streamed through a buffer into the temp file (no copy of the whole document in memory).
+fn write_json_with<T: Serialize + ?Sized>(
+    path: &Path,
+    value: &T,
+    pretty: bool,
+    durable: bool,
+) -> std::io::Result<()> {
+    let tmp = temp_in(path)?;
+    let mut w = std::io::BufWriter::with_capacity(64 * 1024, tmp);
+    if pretty {
+        serde_json::to_writer_pretty(&mut w, value)
+    } else {
+        serde_json::to_writer(&mut w, value)
+    }
+    .map_err(std::io::Error::other)?;
+    w.write_all(b"\n")?;
+    let tmp = w.into_inner().map_err(|e| e.into_error())?;
+    if durable {
+        tmp.as_file().sync_all()?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Write `bytes` to `path` atomically and durably (temp file in the same directory, fsync,
@@ -41,7 +60,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// Serialize `value` as pretty JSON (with a trailing newline) and write it atomically and
 /// durably.
 pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> std::io::Result<()> {
-    write_with(path, &json_bytes(value)?, true)
+    write_json_with(path, value, true, true)
 }
 
 /// Write a run record atomically, without the fsync (see the module note).
@@ -51,7 +70,13 @@ pub fn write_record(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Serialize a run record as pretty JSON and write it atomically, without the fsync.
 pub fn write_json_record<T: Serialize + ?Sized>(path: &Path, value: &T) -> std::io::Result<()> {
-    write_with(path, &json_bytes(value)?, false)
+    write_json_with(path, value, true, false)
+}
+
+/// Serialize a bulk run record (round-N.json: internal, read back by arev and tests, not by
+/// people) as compact JSON and write it atomically, without the fsync.
+pub fn write_compact_record<T: Serialize + ?Sized>(path: &Path, value: &T) -> std::io::Result<()> {
+    write_json_with(path, value, false, false)
 }
 
 /// Copy the file `src` to `dest` atomically, without the fsync (a spooled target artefact

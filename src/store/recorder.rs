@@ -9,8 +9,9 @@
 
 use super::progress::ProgressLog;
 use super::{
-    copy_record, write_json_atomic, write_json_record, write_record, AbortReason, Meta,
-    MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunDir, RunStatus, RunStopReason,
+    copy_record, write_compact_record, write_json_atomic, write_json_record, write_record,
+    AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunDir, RunStatus,
+    RunStopReason,
 };
 use crate::findings::Tier;
 use crate::report::{render_markdown, render_sarif, Report, ReportSummary};
@@ -243,7 +244,7 @@ impl Recorder {
     /// on or stopped with it; an aborted or interrupted round is recorded but not counted.
     /// A failed write is logged: the run goes on, its report still comes.
     pub fn record_round(&mut self, rec: &RoundRecord, completed: bool) {
-        if let Err(e) = write_json_record(&self.run.round(rec.round), rec) {
+        if let Err(e) = write_compact_record(&self.run.round(rec.round), rec) {
             tracing::error!("cannot write round-{}.json: {e}", rec.round);
         }
         self.meta.model_current = rec.tier;
