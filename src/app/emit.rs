@@ -18,6 +18,18 @@ pub(crate) struct Emit<'a> {
     pub markdown: Option<&'a Path>,
 }
 
+impl<'a> From<&'a crate::cli::OutputArgs> for Emit<'a> {
+    /// `--format`, `--out`, `--sarif` and `--markdown` as given.
+    fn from(o: &'a crate::cli::OutputArgs) -> Self {
+        Self {
+            format: o.format,
+            out: o.out.as_deref(),
+            sarif: o.sarif.as_deref(),
+            markdown: o.markdown.as_deref(),
+        }
+    }
+}
+
 /// The report in `format`, ending with a newline.
 pub(crate) fn render(report: &Report, format: Format) -> String {
     match format {

@@ -25,14 +25,6 @@ pub(crate) fn merge_command(args: &MergeArgs) -> Result<i32, ExpectedError> {
         Some(f) => f.into(),
         None => repo_config(&cwd()?)?.1.review.fail_on,
     };
-    emit(
-        &merged,
-        &Emit {
-            format: args.output.format,
-            out: args.output.out.as_deref(),
-            sarif: args.output.sarif.as_deref(),
-            markdown: args.output.markdown.as_deref(),
-        },
-    )?;
+    emit(&merged, &Emit::from(&args.output))?;
     Ok(verdict(&merged, fail_on))
 }

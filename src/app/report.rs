@@ -8,15 +8,7 @@ use crate::exit_codes;
 pub(crate) fn report_command(args: &ReportArgs) -> Result<i32, ExpectedError> {
     let cwd = cwd()?;
     let report = named_report(&cwd, &args.run, args.run_dir.as_deref())?;
-    emit(
-        &report,
-        &Emit {
-            format: args.output.format,
-            out: args.output.out.as_deref(),
-            sarif: args.output.sarif.as_deref(),
-            markdown: args.output.markdown.as_deref(),
-        },
-    )?;
+    emit(&report, &Emit::from(&args.output))?;
     Ok(match args.fail_on {
         Some(f) => verdict(&report, f.into()),
         None => exit_codes::OK,

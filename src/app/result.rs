@@ -28,15 +28,7 @@ pub(crate) fn result_command(args: &ResultArgs) -> Result<i32, ExpectedError> {
         _ => {}
     }
     let report = load_report(&dir).map_err(|e| ExpectedError::Usage(e.to_string()))?;
-    emit(
-        &report,
-        &Emit {
-            format: args.output.format,
-            out: args.output.out.as_deref(),
-            sarif: args.output.sarif.as_deref(),
-            markdown: args.output.markdown.as_deref(),
-        },
-    )?;
+    emit(&report, &Emit::from(&args.output))?;
     let fail_on = match args.fail_on {
         Some(f) => f.into(),
         None => repo_config(&cwd()?)?.1.review.fail_on,

@@ -21,16 +21,9 @@ pub fn normalize_finding_file(file: &str, target: &PinnedTarget) -> FileCheck {
     if target.target_type == TargetType::Spec && (raw.starts_with('#') || raw.is_empty()) {
         return FileCheck::Allowed(raw.to_string());
     }
-    let root = target.root.to_string_lossy();
-    let mut rel = raw;
-    if let Some(stripped) = rel.strip_prefix(root.as_ref()) {
-        rel = stripped.trim_start_matches('/');
-    }
-    while let Some(s) = rel.strip_prefix("./") {
-        rel = s;
-    }
-    if target.is_allowed(rel) {
-        FileCheck::Allowed(rel.to_string())
+    let rel = repo_relative(raw, target);
+    if target.is_allowed(&rel) {
+        FileCheck::Allowed(rel)
     } else {
         FileCheck::Offtarget(raw.to_string())
     }

@@ -175,6 +175,19 @@ pub(crate) struct DiffRules<'a> {
     pub excludes: Option<&'a Excludes>,
 }
 
+impl<'a> DiffRules<'a> {
+    /// Every changed path under the size cap `cap` and `excludes`, no extra run dirs: the
+    /// rules `arev run diff` pins under with a configuration (the hook's and `diff_sha`'s).
+    pub fn whole_tree(cap: u64, excludes: &'a Excludes) -> Self {
+        Self {
+            cap,
+            run_dirs: &[],
+            only: None,
+            excludes: Some(excludes),
+        }
+    }
+}
+
 /// Where a diff starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DiffBase<'a> {

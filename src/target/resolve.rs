@@ -394,14 +394,8 @@ pub fn diff_sha_capped(
     max_file_bytes: u64,
     excludes: &Excludes,
 ) -> Result<String, TargetError> {
-    let repo = Repository::open(root).map_err(|_| TargetError::NotARepo(root.to_path_buf()))?;
-    let rules = DiffRules {
-        cap: max_file_bytes,
-        run_dirs: &[],
-        only: None,
-        excludes: Some(excludes),
-    };
-    diff::patch_sha(&repo, root, DiffBase::Head(base), &rules)
+    let rules = DiffRules::whole_tree(max_file_bytes, excludes);
+    diff::patch_sha(&open_repo(root)?, root, DiffBase::Head(base), &rules)
 }
 
 /// Where a diff starts: `--base-tree` when given, else HEAD or `--base`'s merge base.
@@ -450,6 +444,22 @@ impl Snapshot {
     }
 }
 
+impl From<diff::SnapshotDiff> for Snapshot {
+    fn from(d: diff::SnapshotDiff) -> Self {
+        Self {
+            tree: d.tree.to_string(),
+            sha: d.sha256,
+            files_sha256: super::files_digest(&d.files),
+            mode: diff_mode(d.lines),
+        }
+    }
+}
+
+/// The repository at `root` (not discovered upwards).
+fn open_repo(root: &Path) -> Result<Repository, TargetError> {
+    Repository::open(root).map_err(|_| TargetError::NotARepo(root.to_path_buf()))
+}
+
 /// TARGET_SHA of a diff with no change (the sha256 of the empty patch).
 pub fn empty_diff_sha() -> String {
     sha256_hex(&[])
@@ -466,26 +476,14 @@ pub fn snapshot_diff(
     max_file_bytes: u64,
     excludes: &Excludes,
 ) -> Result<Snapshot, TargetError> {
-    let repo = Repository::open(root).map_err(|_| TargetError::NotARepo(root.to_path_buf()))?;
-    let rules = DiffRules {
-        cap: max_file_bytes,
-        run_dirs: &[],
-        only: None,
-        excludes: Some(excludes),
-    };
-    let (sha, files, lines, tree) = match base {
+    let repo = open_repo(root)?;
+    match base {
         Some(b) => {
-            let d = diff::snapshot_diff(&repo, root, b, &rules)?;
-            (d.sha256, d.files, d.lines, d.tree)
+            let rules = DiffRules::whole_tree(max_file_bytes, excludes);
+            Ok(diff::snapshot_diff(&repo, root, b, &rules)?.into())
         }
-        None => (empty_diff_sha(), Vec::new(), 0, diff::snapshot_tree(&repo)?),
-    };
-    Ok(Snapshot {
-        tree: tree.to_string(),
-        sha,
-        files_sha256: super::files_digest(&files),
-        mode: diff_mode(lines),
-    })
+        None => Ok(Snapshot::empty(&diff::snapshot_tree(&repo)?.to_string())),
+    }
 }
 
 /// A [`snapshot_diff_cached`] answer.
@@ -533,7 +531,7 @@ pub(crate) fn snapshot_diff_cached_with(
     cache: &Path,
     margin_ns: i64,
 ) -> Result<CachedSnapshot, TargetError> {
-    let repo = Repository::open(root).map_err(|_| TargetError::NotARepo(root.to_path_buf()))?;
+    let repo = open_repo(root)?;
     let identity = snapshot_identity(base, max_file_bytes, excludes);
     let mut known = ShaCache::load(cache);
     let hit = |known: &ShaCache, digest: String| {
@@ -560,19 +558,8 @@ pub(crate) fn snapshot_diff_cached_with(
         }
     }
     let before = now_ns();
-    let rules = DiffRules {
-        cap: max_file_bytes,
-        run_dirs: &[],
-        only: None,
-        excludes: Some(excludes),
-    };
-    let d = diff::snapshot_diff(&repo, root, base, &rules)?;
-    let snapshot = Snapshot {
-        tree: d.tree.to_string(),
-        sha: d.sha256,
-        files_sha256: super::files_digest(&d.files),
-        mode: diff_mode(d.lines),
-    };
+    let rules = DiffRules::whole_tree(max_file_bytes, excludes);
+    let snapshot = Snapshot::from(diff::snapshot_diff(&repo, root, base, &rules)?);
     // Keyed after the diff, stored only if nothing keyed moved since just before it: then
     // the diff saw exactly the tree the key describes.
     let key = worktree_key(&repo, root)
