@@ -5,5 +5,6 @@ mod symbols;
 mod union;
 
 pub use model::*;
+pub use suppress::LineAt;
 pub use symbols::SymbolIndex;
 pub use union::{union_passes, PassFinding, UnionRules, UnionedFinding, SAME_DEFECT_LINES};

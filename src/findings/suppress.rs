@@ -20,6 +20,17 @@
 use crate::report::{Suppression, SuppressionKind};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// A file's lines by index (0 is line 1), as the caller holds them.
+pub trait LineAt {
+    fn line_at(&self, index: usize) -> Option<&str>;
+}
+
+impl LineAt for [String] {
+    fn line_at(&self, index: usize) -> Option<&str> {
+        self.get(index).map(String::as_str)
+    }
+}
+
 /// The marker an in-source suppression starts with.
 pub const MARKER: &str = "arev-ignore";
 
@@ -147,21 +158,21 @@ impl SuppressionSet {
     /// The suppression that applies to a finding of `category` at `file:line` with
     /// `fingerprint`; `lines` are the flagged file's lines (None when unreadable). A marker
     /// on the flagged line wins over one on the line above, which wins over the file.
-    pub fn matches(
+    pub fn matches<L: LineAt + ?Sized>(
         &self,
         file: Option<&str>,
         line: Option<u32>,
         category: &str,
         fingerprint: &str,
-        lines: Option<&[String]>,
+        lines: Option<&L>,
     ) -> Matched {
         let mut m = Matched::default();
         if let (Some(f), Some(l), Some(text)) = (file, line, lines) {
             for at in [l, l.saturating_sub(1)] {
-                let Some(marker) = (at as usize)
+                let Some((flagged, marker)) = (at as usize)
                     .checked_sub(1)
-                    .and_then(|i| text.get(i))
-                    .and_then(|t| parse_marker(t))
+                    .and_then(|i| text.line_at(i))
+                    .and_then(|t| Some((t, parse_marker(t)?)))
                 else {
                     continue;
                 };
@@ -172,7 +183,7 @@ impl SuppressionSet {
                     m.reasonless_at.get_or_insert_with(|| format!("{f}:{at}"));
                     continue;
                 }
-                if !self.in_source.honours(f, &text[at as usize - 1]) {
+                if !self.in_source.honours(f, flagged) {
                     m.untrusted_at.get_or_insert_with(|| format!("{f}:{at}"));
                     continue;
                 }
@@ -314,12 +325,12 @@ mod tests {
                 source: ".arev/suppressions.toml (entry 1)".into(),
             },
         );
-        let m = set.matches(None, None, "logic", "abc", None);
+        let m = set.matches(None, None, "logic", "abc", None::<&[String]>);
         let s = m.suppression.unwrap();
         assert_eq!(s.kind, SuppressionKind::External);
         assert_eq!(s.expires.as_deref(), Some("2999-01-01"));
         assert!(set
-            .matches(None, None, "logic", "abd", None)
+            .matches(None, None, "logic", "abd", None::<&[String]>)
             .suppression
             .is_none());
         assert_eq!(set.digest_lines(), ["abc\taccepted risk\t2999-01-01"]);

@@ -55,7 +55,7 @@ fn locate(f: &ReportFinding, file: &str, lines: Option<&FileLines>) -> Option<Op
         return Some(f.line);
     }
     if let Some(t) = lines {
-        for l in 1..=t.lines().len() as u32 {
+        for l in 1..=t.len() as u32 {
             if at(Some(l)) == f.fingerprint {
                 return Some(Some(l));
             }

@@ -79,8 +79,39 @@ fn closing_run(chars: &[char], from: usize, n: usize) -> Option<usize> {
     None
 }
 
+/// Whether `s` reads the same as inert one-line Markdown: printable ASCII without a
+/// character [`md_text`] would change (most agent descriptions).
+fn already_inert(s: &str) -> bool {
+    s.bytes().all(|b| {
+        (0x20..0x7f).contains(&b)
+            && !matches!(
+                b,
+                b'<' | b'>'
+                    | b'&'
+                    | b'@'
+                    | b'\\'
+                    | b'`'
+                    | b'*'
+                    | b'_'
+                    | b'['
+                    | b']'
+                    | b'|'
+                    | b'~'
+                    | b'!'
+            )
+    })
+}
+
 /// Agent text as one line of inert Markdown. Code spans the agent wrote stay code spans.
 pub fn md_text(s: &str, ctx: MdContext) -> String {
+    if already_inert(s) {
+        return s.to_string();
+    }
+    escaped(s, ctx)
+}
+
+/// [`md_text`] for text that needs it.
+fn escaped(s: &str, ctx: MdContext) -> String {
     let chars: Vec<char> = one_line(s).chars().collect();
     let mut out = String::with_capacity(chars.len() + 16);
     let mut i = 0;
@@ -160,6 +191,29 @@ pub fn term_text(s: &str, indent: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_passed_through_unchanged_is_what_escaping_would_give() {
+        let mut samples: Vec<String> = (0x20u8..0x7f).map(|b| format!("a{}b", b as char)).collect();
+        samples.extend(
+            [
+                "plain words, 42.",
+                "fn f() -> u32 { 1 }",
+                "x = y; // (z)",
+                "",
+            ]
+            .map(String::from),
+        );
+        for s in &samples {
+            for ctx in [MdContext::Table, MdContext::Inline] {
+                if already_inert(s) {
+                    assert_eq!(&escaped(s, ctx), s, "{s:?}");
+                }
+            }
+        }
+        assert!(already_inert("defect 1 in fn f()"));
+        assert!(!already_inert("a@b") && !already_inert("é") && !already_inert("a\tb"));
+    }
 
     #[test]
     fn html_mentions_and_the_marker_are_inert() {

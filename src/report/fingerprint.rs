@@ -18,12 +18,22 @@
 
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::Path;
 use std::rc::Rc;
 
 fn normalise(s: &str) -> String {
+    let mut extra = String::new();
+    match normalise_into(s, &mut extra) {
+        None => s.trim().to_string(),
+        Some(_) => extra,
+    }
+}
+
+/// `s` whitespace-normalised: None when its trimmed text already is (ASCII, single spaces
+/// between words: most lines), else the range of `extra` the normalised copy was appended to.
+fn normalise_into(s: &str, extra: &mut String) -> Option<Range<usize>> {
     let t = s.trim();
-    // Most lines are already normalised (ASCII, single spaces between words): copy them.
     let b = t.as_bytes();
     // `char::is_whitespace` in ASCII: space, \t, \n, \x0b, \x0c, \r.
     let ws = |c: u8| c == b' ' || (b'\t'..=b'\r').contains(&c);
@@ -32,58 +42,107 @@ fn normalise(s: &str) -> String {
         .enumerate()
         .all(|(i, &c)| c.is_ascii() && (!ws(c) || c == b' ' && i > 0 && b[i - 1] != b' '));
     if plain {
-        return t.to_string();
+        return None;
     }
-    let mut out = String::with_capacity(t.len());
-    for w in t.split_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
+    let start = extra.len();
+    for (n, w) in t.split_whitespace().enumerate() {
+        if n > 0 {
+            extra.push(' ');
         }
-        out.push_str(w);
+        extra.push_str(w);
     }
-    out
+    Some(start..extra.len())
+}
+
+/// Where one normalised line is: a range of the file's text, or of the normalised copies.
+#[derive(Clone, Copy)]
+enum Span {
+    Text(u32, u32),
+    Extra(u32, u32),
 }
 
 /// A file's lines, whitespace-normalised, with each line's occurrence number (how many
-/// earlier lines have the same text), computed once per file.
+/// earlier lines have the same text), computed once per file. The text is kept as read and
+/// a line that is already normal (most are) is a range of it: no allocation per line.
 pub(crate) struct FileLines {
-    lines: Vec<String>,
-    occurrence: Vec<usize>,
+    text: String,
+    /// Normalised copies of the lines that are not already normal.
+    extra: String,
+    spans: Vec<Span>,
+    occurrence: Vec<u32>,
 }
 
 impl FileLines {
-    /// The file's lines, whitespace-normalised (index 0 is line 1).
-    pub(crate) fn lines(&self) -> &[String] {
-        &self.lines
+    /// How many lines the file has.
+    pub(crate) fn len(&self) -> usize {
+        self.spans.len()
     }
 
-    /// The lines of `text` (for tests and callers holding the text already).
-    pub(crate) fn new(text: &str) -> Self {
-        let lines: Vec<String> = text.lines().map(normalise).collect();
-        let mut seen: HashMap<&str, usize> = HashMap::with_capacity(lines.len());
-        let occurrence = lines
-            .iter()
-            .map(|l| {
-                let n = seen.entry(l.as_str()).or_insert(0);
+    /// The whitespace-normalised text of the line at `index` (0 is line 1).
+    pub(crate) fn line(&self, index: usize) -> Option<&str> {
+        let (s, a, b) = match *self.spans.get(index)? {
+            Span::Text(a, b) => (&self.text, a, b),
+            Span::Extra(a, b) => (&self.extra, a, b),
+        };
+        s.get(a as usize..b as usize)
+    }
+
+    /// The lines of `text`, kept.
+    pub(crate) fn from_text(text: String) -> Self {
+        let mut extra = String::new();
+        // Ranges are u32: a file over 4 GiB is never read here (the size caps are far lower),
+        // and one that were would read as having no lines rather than wrong ones.
+        let fits = u32::try_from(text.len()).is_ok();
+        let base = text.as_ptr() as usize;
+        let spans: Vec<Span> = if fits {
+            text.lines()
+                .map(|l| match normalise_into(l, &mut extra) {
+                    Some(r) => Span::Extra(r.start as u32, r.end as u32),
+                    None => {
+                        let t = l.trim();
+                        let a = t.as_ptr() as usize - base;
+                        Span::Text(a as u32, (a + t.len()) as u32)
+                    }
+                })
+                .collect()
+        } else {
+            vec![]
+        };
+        let mut this = Self {
+            text,
+            extra,
+            spans,
+            occurrence: vec![],
+        };
+        let mut seen: HashMap<&str, u32> = HashMap::with_capacity(this.spans.len());
+        let occurrence = (0..this.spans.len())
+            .map(|i| {
+                let n = seen.entry(this.line(i).unwrap_or_default()).or_insert(0);
                 *n += 1;
                 *n - 1
             })
             .collect();
-        Self { lines, occurrence }
+        this.occurrence = occurrence;
+        this
+    }
+}
+
+impl crate::findings::LineAt for FileLines {
+    fn line_at(&self, index: usize) -> Option<&str> {
+        self.line(index)
     }
 }
 
 /// (anchor text, occurrence) of 1-based `line`, or None when out of range or when every
 /// line is blank.
-fn anchor(f: &FileLines, line: u32) -> Option<(&str, usize)> {
-    let lines = &f.lines;
-    let at = (line as usize)
-        .checked_sub(1)
-        .filter(|i| *i < lines.len())?;
-    let pick = (at..lines.len())
+fn anchor(f: &FileLines, line: u32) -> Option<(&str, u32)> {
+    let n = f.len();
+    let at = (line as usize).checked_sub(1).filter(|i| *i < n)?;
+    let text = |i: usize| f.line(i).unwrap_or_default();
+    let pick = (at..n)
         .chain((0..at).rev())
-        .find(|i| !lines[*i].is_empty())?;
-    Some((lines[pick].as_str(), f.occurrence[pick]))
+        .find(|i| !text(*i).is_empty())?;
+    Some((text(pick), f.occurrence[pick]))
 }
 
 /// Normalised file lines, read and split once per file while a report is built.
@@ -97,7 +156,7 @@ impl Texts {
             .or_insert_with(|| {
                 std::fs::read_to_string(root.join(file))
                     .ok()
-                    .map(|t| Rc::new(FileLines::new(&t)))
+                    .map(|t| Rc::new(FileLines::from_text(t)))
             })
             .clone()
     }
@@ -114,7 +173,7 @@ pub fn fingerprint(
     let lines = match (file, line) {
         (Some(f), Some(_)) => std::fs::read_to_string(root.join(f))
             .ok()
-            .map(|t| FileLines::new(&t)),
+            .map(FileLines::from_text),
         _ => None,
     };
     fingerprint_with(lines.as_ref(), line, file, category, description)
@@ -195,6 +254,16 @@ mod tests {
         // The second occurrence becomes the first when the first is edited away: a known,
         // documented limit.
         assert_eq!(first, fp_in(&edited, 6, "error-handling"));
+    }
+
+    #[test]
+    fn file_lines_are_normalised_with_occurrences_and_crlf() {
+        let f = FileLines::from_text("  a  b\r\nx\n\tx \n\u{a0}é\u{3000}ü\n\nx".to_string());
+        let lines: Vec<&str> = (0..f.len()).map(|i| f.line(i).unwrap()).collect();
+        assert_eq!(lines, ["a b", "x", "x", "é ü", "", "x"]);
+        assert_eq!(f.occurrence, [0, 0, 1, 0, 0, 2]);
+        assert_eq!(f.line(6), None);
+        assert_eq!(FileLines::from_text(String::new()).len(), 0);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::findings::suppress::SuppressionSet;
 use crate::findings::Role;
 use crate::report::{
     carried_findings, compare_with_baseline, merge_carried, Carried, CarryInput, Cost,
-    CoverageFile, CoverageStatus, FileLines, Report, ReportFinding, ReportTarget, Texts,
+    CoverageFile, CoverageStatus, Report, ReportFinding, ReportTarget, Texts,
 };
 use crate::resolve::RunPlan;
 use crate::round::{Assets, StopReason};
@@ -162,7 +162,7 @@ fn carry_plan(target: &PinnedTarget, baseline: &Report, set: &SuppressionSet) ->
             f.line,
             &f.category,
             &f.fingerprint,
-            lines.as_deref().map(FileLines::lines),
+            lines.as_deref(),
         )
         .suppression
     };

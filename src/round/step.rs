@@ -332,7 +332,7 @@ pub(super) fn suppress(
             f.line,
             &f.category,
             &fingerprint,
-            text.as_deref().map(FileLines::lines),
+            text.as_deref(),
         );
         let not_applied = m
             .reasonless_at
