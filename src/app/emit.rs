@@ -7,7 +7,8 @@ use crate::errors::ExpectedError;
 use crate::exit_codes;
 use crate::output;
 use crate::report::{render_github, render_markdown, render_sarif, render_text, Report};
-use crate::store::{write_atomic, RunStatus};
+use crate::store::{write_atomic, RunStatus, Written};
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 /// Where a rendered report goes.
@@ -16,6 +17,8 @@ pub(crate) struct Emit<'a> {
     pub out: Option<&'a Path>,
     pub sarif: Option<&'a Path>,
     pub markdown: Option<&'a Path>,
+    /// What the run dir already holds of this report (rendered once, not again).
+    pub written: Option<&'a Written>,
 }
 
 impl<'a> From<&'a crate::cli::OutputArgs> for Emit<'a> {
@@ -26,6 +29,7 @@ impl<'a> From<&'a crate::cli::OutputArgs> for Emit<'a> {
             out: o.out.as_deref(),
             sarif: o.sarif.as_deref(),
             markdown: o.markdown.as_deref(),
+            written: None,
         }
     }
 }
@@ -60,9 +64,22 @@ pub(crate) fn out_format(path: &Path, format: Format) -> Format {
     }
 }
 
+/// The report in `format`: the run dir's rendering when `written` holds it.
+fn render_reusing<'a>(
+    report: &Report,
+    format: Format,
+    written: Option<&'a Written>,
+) -> Cow<'a, str> {
+    match (format, written) {
+        (Format::Json, Some(w)) => Cow::Borrowed(&w.json),
+        (Format::Markdown, Some(w)) => Cow::Borrowed(&w.markdown),
+        _ => Cow::Owned(render(report, format)),
+    }
+}
+
 /// Print the report on stdout and write `--out` / `--sarif` / `--markdown`.
 pub(crate) fn emit(report: &Report, to: &Emit<'_>) -> Result<(), ExpectedError> {
-    let rendered = render(report, to.format);
+    let rendered = render_reusing(report, to.format, to.written);
     for (path, format) in [
         (
             to.out,
@@ -75,7 +92,7 @@ pub(crate) fn emit(report: &Report, to: &Emit<'_>) -> Result<(), ExpectedError> 
             let text = if format == to.format {
                 rendered.clone()
             } else {
-                render(report, format)
+                render_reusing(report, format, to.written)
             };
             write_atomic(p, text.as_bytes()).map_err(|e| ExpectedError::write(p, e))?;
         }

@@ -47,7 +47,7 @@ fn deliver(
     iterations: usize,
     run_dir: &Path,
 ) -> Result<i32, ExpectedError> {
-    emit(report, plan)?;
+    emit(report, plan, None)?;
     match end {
         End::Stopped(s) => output::note(&format!(
             "iterate stopped: {s} after {iterations} iteration(s); nothing was merged"

@@ -7,7 +7,7 @@ use crate::errors::ExpectedError;
 use crate::output;
 use crate::report::Report;
 use crate::resolve::RunPlan;
-use crate::store::{record_exit_code, Meta};
+use crate::store::{record_exit_code, Meta, Written};
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
@@ -44,7 +44,11 @@ pub(super) fn runtime() -> Result<(tokio::runtime::Runtime, CancellationToken), 
 }
 
 /// The report on stdout in `--format`, and into `--out` / `--sarif` / `--markdown` when asked.
-pub(super) fn emit(report: &Report, plan: &RunPlan) -> Result<(), ExpectedError> {
+pub(super) fn emit(
+    report: &Report,
+    plan: &RunPlan,
+    written: Option<&Written>,
+) -> Result<(), ExpectedError> {
     super::emit::emit(
         report,
         &Emit {
@@ -52,6 +56,7 @@ pub(super) fn emit(report: &Report, plan: &RunPlan) -> Result<(), ExpectedError>
             out: plan.outputs.out.as_deref(),
             sarif: plan.outputs.sarif.as_deref(),
             markdown: plan.outputs.markdown.as_deref(),
+            written,
         },
     )
 }

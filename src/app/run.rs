@@ -7,11 +7,11 @@ use super::review::{emit, exit_code, record_exit, runtime};
 use crate::cli::RunArgs;
 use crate::errors::ExpectedError;
 use crate::output;
-use crate::report::Report;
+
 use crate::resolve::{resolve_run, RunPlan};
 use crate::review::{begin, empty_target, finish_with, prepare, replay};
 use crate::round::{run_review, Progress, ReviewEnd, ReviewResult};
-use crate::store::{add_git_exclude, create_run_dir};
+use crate::store::{add_git_exclude, create_run_dir, Finished};
 use std::path::Path;
 use std::time::Instant;
 
@@ -96,7 +96,7 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
         (finished, Some(result.end))
     };
 
-    let code = deliver(args, &plan, &finished.report, end.as_ref(), &run_dir);
+    let code = deliver(args, &plan, &finished, end.as_ref(), &run_dir);
     record_exit(&run_dir, finished.meta, &code);
     code
 }
@@ -106,11 +106,12 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
 fn deliver(
     args: &RunArgs,
     plan: &RunPlan,
-    report: &Report,
+    finished: &Finished,
     end: Option<&ReviewEnd>,
     run_dir: &Path,
 ) -> Result<i32, ExpectedError> {
-    emit(report, plan)?;
+    let report = &finished.report;
+    emit(report, plan, Some(&finished.written))?;
     if let Some(ReviewEnd::Aborted(a)) = end {
         output::error(&format!(
             "review aborted ({}): {} — run dir {}",

@@ -26,5 +26,5 @@ pub use process::{Liveness, ProcessId};
 pub use progress::{
     read_progress, DispatchState, Phase, ProgressCounts, ProgressLog, RunProgress, RunningAgent,
 };
-pub use recorder::{Ending, Finished, RecordError, Recorder, Start};
+pub use recorder::{Ending, Finished, RecordError, Recorder, Start, Written};
 pub use state::{liveness, read_run, RunState, RunView};

@@ -9,9 +9,9 @@
 
 use super::progress::ProgressLog;
 use super::{
-    copy_record, write_compact_record, write_json_atomic, write_json_record, write_record,
-    AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunDir, RunStatus,
-    RunStopReason,
+    copy_record, write_atomic, write_compact_record, write_json_atomic, write_json_record,
+    write_record, AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunDir,
+    RunStatus, RunStopReason,
 };
 use crate::findings::Tier;
 use crate::report::{render_markdown, render_sarif, Report, ReportSummary};
@@ -78,6 +78,17 @@ pub enum Ending {
 pub struct Finished {
     pub report: Report,
     pub meta: Meta,
+    /// The report as report.json and report.md hold it (rendered once, for the files and
+    /// for stdout).
+    pub written: Written,
+}
+
+/// A finished report's renderings written to its run dir: report.json's bytes (pretty JSON
+/// and a newline, what `--format json` prints) and report.md's.
+#[derive(Debug, Clone, Default)]
+pub struct Written {
+    pub json: String,
+    pub markdown: String,
 }
 
 /// The records of one run dir, from `begin` to `finish`.
@@ -316,12 +327,16 @@ impl Recorder {
         meta.finished_at = Some(now());
         let report = build(&self.meta);
         let run = &self.run;
-        write_json_atomic(&run.report_json(), &report)
+        let mut json = serde_json::to_string_pretty(&report)
+            .map_err(|e| RecordError::at(run.report_json())(std::io::Error::other(e)))?;
+        json.push('\n');
+        write_atomic(&run.report_json(), json.as_bytes())
             .map_err(RecordError::at(run.report_json()))?;
         // A digest for `arev runs`; without it (a crash here) listings read report.json.
         write_json_record(&run.summary(), &ReportSummary::of(&report))
             .map_err(RecordError::at(run.summary()))?;
-        write_record(&run.report_md(), render_markdown(&report).as_bytes())
+        let markdown = render_markdown(&report);
+        write_record(&run.report_md(), markdown.as_bytes())
             .map_err(RecordError::at(run.report_md()))?;
         if sarif {
             let p = run.path.join("report.sarif");
@@ -334,6 +349,7 @@ impl Recorder {
         Ok(Finished {
             report,
             meta: self.meta,
+            written: Written { json, markdown },
         })
     }
 }
