@@ -34,13 +34,14 @@ fn normalise(s: &str) -> String {
 /// between words: most lines), else the range of `extra` the normalised copy was appended to.
 fn normalise_into(s: &str, extra: &mut String) -> Option<Range<usize>> {
     let t = s.trim();
-    let b = t.as_bytes();
-    // `char::is_whitespace` in ASCII: space, \t, \n, \x0b, \x0c, \r.
-    let ws = |c: u8| c == b' ' || (b'\t'..=b'\r').contains(&c);
-    let plain = b
-        .iter()
-        .enumerate()
-        .all(|(i, &c)| c.is_ascii() && (!ws(c) || c == b' ' && i > 0 && b[i - 1] != b' '));
+    // Plain: ASCII, no whitespace but single spaces (`t` is trimmed: it neither starts nor
+    // ends with one). `char::is_whitespace` in ASCII: space, \t, \n, \x0b, \x0c, \r.
+    let mut after_space = false;
+    let plain = t.bytes().all(|c| {
+        let ok = c.is_ascii() && !(b'\t'..=b'\r').contains(&c) && !(c == b' ' && after_space);
+        after_space = c == b' ';
+        ok
+    });
     if plain {
         return None;
     }
@@ -114,7 +115,8 @@ impl FileLines {
             spans,
             occurrence: vec![],
         };
-        let mut seen: HashMap<&str, u32> = HashMap::with_capacity(this.spans.len());
+        let mut seen: HashMap<&str, u32, foldhash::fast::RandomState> =
+            HashMap::with_capacity_and_hasher(this.spans.len(), Default::default());
         let occurrence = (0..this.spans.len())
             .map(|i| {
                 let n = seen.entry(this.line(i).unwrap_or_default()).or_insert(0);
