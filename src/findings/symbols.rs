@@ -59,6 +59,24 @@ fn symbol_start(line: &str) -> Option<String> {
 }
 
 impl SymbolIndex {
+    /// The index of the `files` (repo-relative, repeats allowed) under `root` that can be
+    /// read; an unreadable file has no symbols.
+    pub fn of_files<'a>(root: &std::path::Path, files: impl Iterator<Item = &'a str>) -> Self {
+        let mut idx = Self::default();
+        for f in files {
+            if idx.files.contains_key(f) {
+                continue;
+            }
+            match std::fs::read_to_string(root.join(f)) {
+                Ok(text) => idx.add_file(f, &text),
+                Err(_) => {
+                    idx.files.insert(f.to_string(), vec![]);
+                }
+            }
+        }
+        idx
+    }
+
     /// Index one file's text.
     pub fn add_file(&mut self, path: &str, text: &str) {
         let mut syms = vec![];
@@ -118,5 +136,16 @@ mod tests {
         assert_eq!(idx.enclosing("c.go", 2), Some("func Serve"));
         assert_eq!(idx.enclosing("missing.rs", 1), None);
         assert_eq!(idx.enclosing("a.rs", 0), None);
+    }
+
+    #[test]
+    fn indexes_only_the_files_asked_for_once_and_skips_unreadable_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.rs"), "fn a() {\n    1\n}\n").unwrap();
+        std::fs::write(dir.path().join("b.rs"), "fn b() {\n    1\n}\n").unwrap();
+        let idx = SymbolIndex::of_files(dir.path(), ["a.rs", "a.rs", "gone.rs"].into_iter());
+        assert_eq!(idx.enclosing("a.rs", 2), Some("fn a"));
+        assert_eq!(idx.enclosing("b.rs", 2), None, "not asked for");
+        assert_eq!(idx.enclosing("gone.rs", 1), None);
     }
 }

@@ -7,7 +7,7 @@ use super::prompt::{
 use super::step::Places;
 use super::{blocks, Assets, RoundFinding};
 use crate::dispatch::AgentSpec;
-use crate::findings::{AdversaryOutput, Role, Ruling, SymbolIndex};
+use crate::findings::{AdversaryOutput, Role, Ruling};
 use crate::gates::{Outline, ReadScope};
 use crate::resolve::{match_paths, Panel, RunPlan};
 use crate::store::{write_record, RunDir};
@@ -23,8 +23,6 @@ pub(super) struct Ctx<'a> {
     pub run: &'a RunDir,
     pub assets: Assets,
     panel: Panel,
-    /// Enclosing symbols of the target's files (union rule a).
-    pub symbols: SymbolIndex,
     /// The rendered `<localization>` block per role ("" when not configured).
     localization: BTreeMap<&'static str, String>,
     /// The rendered `<intent>` block per role ("" without `--intent`).
@@ -109,14 +107,6 @@ impl<'a> Ctx<'a> {
         // The repository inputs were read once, when the plan was resolved (for iterate mode
         // from the user's repository, not the worktree the target was pinned in).
         let assets = Assets::new(&plan.repo_inputs);
-        let mut symbols = SymbolIndex::default();
-        if target.target_type == TargetType::Code {
-            for f in &target.files {
-                if let Ok(text) = std::fs::read_to_string(target.root.join(&f.path)) {
-                    symbols.add_file(&f.path, &text);
-                }
-            }
-        }
         let loc = &plan.config.localization;
         let localization = [Role::Enthusiast, Role::Adversary, Role::Judge, Role::Fixer]
             .into_iter()
@@ -143,7 +133,6 @@ impl<'a> Ctx<'a> {
             run,
             assets,
             panel,
-            symbols,
             localization,
             intent,
             path_instructions: blocks::path_instructions(&matched),

@@ -11,7 +11,8 @@ use super::step::{
 };
 use super::{decide, Action, DecideInput, RoundFacts, RoundFinding, RoundRecord, StopReason};
 use crate::findings::{
-    union_passes, AdversaryOutput, EnthusiastOutput, JudgeOutput, Role, Ruling, UnionRules,
+    union_passes, AdversaryOutput, EnthusiastOutput, JudgeOutput, Role, Ruling, SymbolIndex,
+    UnionRules,
 };
 use crate::gates::Abort;
 use crate::report::Texts;
@@ -220,8 +221,20 @@ async fn round_body(
     if let Err(a) = gate_findings(&mut pass_findings, target, places, rec) {
         return Some(ReviewEnd::Aborted(a));
     }
+    // Enclosing symbols (union rule a) of the files findings point at, read now: a large
+    // manifest is not read whole for the few files with findings (the membership gate above
+    // kept only findings in the target's files).
+    let symbols = match target.target_type {
+        TargetType::Code => SymbolIndex::of_files(
+            &target.root,
+            pass_findings
+                .iter()
+                .filter_map(|p| p.finding.file.as_deref()),
+        ),
+        TargetType::Spec => SymbolIndex::default(),
+    };
     let rules = match target.target_type {
-        TargetType::Code => UnionRules::Code(&ctx.symbols),
+        TargetType::Code => UnionRules::Code(&symbols),
         TargetType::Spec => UnionRules::Spec,
     };
     let unioned = union_passes(pass_findings, rules);
