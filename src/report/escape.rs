@@ -149,6 +149,13 @@ fn escaped(s: &str, ctx: MdContext) -> String {
 /// `s` (a path, a target as typed) as one inert code span, fenced with more backticks than
 /// it holds.
 pub fn md_code(s: &str, ctx: MdContext) -> String {
+    // Printable ASCII without a backtick, `<` or `|`: fenced as it is (most paths).
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| (0x20..0x7f).contains(&b) && !matches!(b, b'`' | b'<' | b'|'))
+    {
+        return ["`", s, "`"].concat();
+    }
     let s = one_line(s);
     let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
@@ -212,6 +219,17 @@ mod tests {
             }
         }
         assert!(already_inert("defect 1 in fn f()"));
+        for s in ["src/a.rs:3", "a b", " lead", "x-y_z.rs", "#sec/tion"] {
+            for ctx in [MdContext::Table, MdContext::Inline] {
+                let one = one_line(s);
+                let fence = "`";
+                assert_eq!(
+                    md_code(s, ctx),
+                    format!("{fence}{}{fence}", code_content(&one, ctx)),
+                    "{s:?}"
+                );
+            }
+        }
         assert!(!already_inert("a@b") && !already_inert("é") && !already_inert("a\tb"));
     }
 
