@@ -38,11 +38,7 @@ impl<'a> From<&'a crate::cli::OutputArgs> for Emit<'a> {
 pub(crate) fn render(report: &Report, format: Format) -> String {
     match format {
         Format::Text => render_text(report),
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(report).unwrap_or_default();
-            s.push('\n');
-            s
-        }
+        Format::Json => report.to_json().unwrap_or_else(|_| "\n".into()),
         Format::Markdown => render_markdown(report),
         Format::Sarif => render_sarif(report),
         Format::Github => render_github(report),

@@ -7,7 +7,6 @@ use super::review::{emit, exit_code, record_exit, runtime};
 use crate::cli::RunArgs;
 use crate::errors::ExpectedError;
 use crate::output;
-
 use crate::resolve::{resolve_run, RunPlan};
 use crate::review::{begin, empty_target, finish_with, prepare, replay};
 use crate::round::{run_review, Progress, ReviewEnd, ReviewResult};

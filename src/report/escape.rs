@@ -79,27 +79,16 @@ fn closing_run(chars: &[char], from: usize, n: usize) -> Option<usize> {
     None
 }
 
+/// Whether `s` is printable ASCII holding none of `special`.
+fn plain_ascii(s: &str, special: &[u8]) -> bool {
+    s.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && !special.contains(&b))
+}
+
 /// Whether `s` reads the same as inert one-line Markdown: printable ASCII without a
 /// character [`md_text`] would change (most agent descriptions).
 fn already_inert(s: &str) -> bool {
-    s.bytes().all(|b| {
-        (0x20..0x7f).contains(&b)
-            && !matches!(
-                b,
-                b'<' | b'>'
-                    | b'&'
-                    | b'@'
-                    | b'\\'
-                    | b'`'
-                    | b'*'
-                    | b'_'
-                    | b'['
-                    | b']'
-                    | b'|'
-                    | b'~'
-                    | b'!'
-            )
-    })
+    plain_ascii(s, b"<>&@\\`*_[]|~!")
 }
 
 /// Agent text as one line of inert Markdown. Code spans the agent wrote stay code spans.
@@ -150,10 +139,7 @@ fn escaped(s: &str, ctx: MdContext) -> String {
 /// it holds.
 pub fn md_code(s: &str, ctx: MdContext) -> String {
     // Printable ASCII without a backtick, `<` or `|`: fenced as it is (most paths).
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| (0x20..0x7f).contains(&b) && !matches!(b, b'`' | b'<' | b'|'))
-    {
+    if !s.is_empty() && plain_ascii(s, b"`<|") {
         return ["`", s, "`"].concat();
     }
     let s = one_line(s);

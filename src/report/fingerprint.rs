@@ -56,10 +56,9 @@ fn normalise_into(s: &str, extra: &mut String) -> Option<Range<usize>> {
 }
 
 /// Where one normalised line is: a range of the file's text, or of the normalised copies.
-#[derive(Clone, Copy)]
 enum Span {
-    Text(u32, u32),
-    Extra(u32, u32),
+    Text(Range<usize>),
+    Extra(Range<usize>),
 }
 
 /// A file's lines, whitespace-normalised, with each line's occurrence number (how many
@@ -81,34 +80,27 @@ impl FileLines {
 
     /// The whitespace-normalised text of the line at `index` (0 is line 1).
     pub(crate) fn line(&self, index: usize) -> Option<&str> {
-        let (s, a, b) = match *self.spans.get(index)? {
-            Span::Text(a, b) => (&self.text, a, b),
-            Span::Extra(a, b) => (&self.extra, a, b),
-        };
-        s.get(a as usize..b as usize)
+        match self.spans.get(index)? {
+            Span::Text(r) => self.text.get(r.clone()),
+            Span::Extra(r) => self.extra.get(r.clone()),
+        }
     }
 
     /// The lines of `text`, kept.
     pub(crate) fn from_text(text: String) -> Self {
         let mut extra = String::new();
-        // Ranges are u32: a file over 4 GiB is never read here (the size caps are far lower),
-        // and one that were would read as having no lines rather than wrong ones.
-        let fits = u32::try_from(text.len()).is_ok();
         let base = text.as_ptr() as usize;
-        let spans: Vec<Span> = if fits {
-            text.lines()
-                .map(|l| match normalise_into(l, &mut extra) {
-                    Some(r) => Span::Extra(r.start as u32, r.end as u32),
-                    None => {
-                        let t = l.trim();
-                        let a = t.as_ptr() as usize - base;
-                        Span::Text(a as u32, (a + t.len()) as u32)
-                    }
-                })
-                .collect()
-        } else {
-            vec![]
-        };
+        let spans: Vec<Span> = text
+            .lines()
+            .map(|l| match normalise_into(l, &mut extra) {
+                Some(r) => Span::Extra(r),
+                None => {
+                    let t = l.trim();
+                    let a = t.as_ptr() as usize - base;
+                    Span::Text(a..a + t.len())
+                }
+            })
+            .collect();
         let mut this = Self {
             text,
             extra,

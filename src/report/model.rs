@@ -265,6 +265,14 @@ pub struct BySeverity {
 }
 
 impl Report {
+    /// The report as report.json holds it and `--format json` prints it: pretty JSON and a
+    /// newline.
+    pub fn to_json(&self) -> serde_json::Result<String> {
+        let mut s = serde_json::to_string_pretty(self)?;
+        s.push('\n');
+        Ok(s)
+    }
+
     /// Whether more than one agent took part (a mixed panel): then renderings name who
     /// found and who ruled on each finding.
     pub fn mixed_panel(&self) -> bool {

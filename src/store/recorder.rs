@@ -85,7 +85,7 @@ pub struct Finished {
 
 /// A finished report's renderings written to its run dir: report.json's bytes (pretty JSON
 /// and a newline, what `--format json` prints) and report.md's.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Written {
     pub json: String,
     pub markdown: String,
@@ -327,9 +327,9 @@ impl Recorder {
         meta.finished_at = Some(now());
         let report = build(&self.meta);
         let run = &self.run;
-        let mut json = serde_json::to_string_pretty(&report)
+        let json = report
+            .to_json()
             .map_err(|e| RecordError::at(run.report_json())(std::io::Error::other(e)))?;
-        json.push('\n');
         write_atomic(&run.report_json(), json.as_bytes())
             .map_err(RecordError::at(run.report_json()))?;
         // A digest for `arev runs`; without it (a crash here) listings read report.json.
