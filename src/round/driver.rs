@@ -77,6 +77,8 @@ pub struct ReviewResult {
     pub warnings: Vec<String>,
     /// Findings a suppression kept from the Judge, in round order.
     pub suppressed: Vec<super::SuppressedFinding>,
+    /// The flagged files' lines, read once: by the suppression checks, then the report.
+    pub(crate) texts: Texts,
 }
 
 impl ReviewResult {
@@ -89,6 +91,7 @@ impl ReviewResult {
             escalations: vec![],
             warnings: vec![],
             suppressed: vec![],
+            texts: Texts::default(),
         }
     }
 }
@@ -239,16 +242,14 @@ async fn round_body(
     };
     let unioned = union_passes(pass_findings, rules);
     rec.counts.unioned = unioned.len() as u32;
-    let (unioned, not_applied) = {
-        let mut texts = Texts::default();
-        suppress(
-            round,
-            unioned,
-            &plan.memory.suppressions,
-            |f| texts.get(&target.root, f),
-            rec,
-        )
-    };
+    let texts = result.texts.clone();
+    let (unioned, not_applied) = suppress(
+        round,
+        unioned,
+        &plan.memory.suppressions,
+        |f| texts.get(&target.root, f),
+        rec,
+    );
     for w in not_applied {
         if !result.warnings.contains(&w) {
             crate::output::warn(&w);

@@ -297,6 +297,20 @@ impl ProgressLog {
     }
 }
 
+/// progress.json in `dir` once `until` holds of it, or as it is after 10 s (the flusher
+/// writes within `LAG`): for tests.
+#[cfg(test)]
+pub(crate) fn settled(dir: &Path, until: impl Fn(&RunProgress) -> bool) -> RunProgress {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let p = read_progress(dir).unwrap();
+        if until(&p) || Instant::now() > deadline {
+            return p;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// progress.json of the run in `dir`, if it has one that parses.
 pub fn read_progress(dir: &Path) -> Option<RunProgress> {
     let text = std::fs::read_to_string(dir.join("progress.json")).ok()?;
@@ -306,18 +320,6 @@ pub fn read_progress(dir: &Path) -> Option<RunProgress> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// progress.json once `until` holds of it (the flusher writes within `LAG`).
-    fn settled(dir: &Path, until: impl Fn(&RunProgress) -> bool) -> RunProgress {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let p = read_progress(dir).unwrap();
-            if until(&p) || Instant::now() > deadline {
-                return p;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
 
     #[test]
     fn every_dispatch_start_and_end_is_written() {
