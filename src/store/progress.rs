@@ -374,7 +374,11 @@ mod tests {
         assert_eq!(p.phase, Phase::Done, "the final state is written at once");
         assert!(p.running.is_empty());
         std::thread::sleep(LAG + Duration::from_millis(100));
-        assert_eq!(read_progress(dir.path()).unwrap(), p, "no flusher wrote after done");
+        assert_eq!(
+            read_progress(dir.path()).unwrap(),
+            p,
+            "no flusher wrote after done"
+        );
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "no temp files left behind");
     }
@@ -397,11 +401,20 @@ mod tests {
         assert_eq!(inode(dir.path()), first, "not rewritten within the lag");
         let p = settled(dir.path(), |p| p.counts.dispatches_started == 4);
         assert_eq!(p.running.len(), 4);
-        assert!(t0.elapsed() >= lag / 2, "written by the flusher, not at once");
+        assert!(
+            t0.elapsed() >= lag / 2,
+            "written by the flusher, not at once"
+        );
         assert_ne!(inode(dir.path()), first);
         std::thread::sleep(lag + Duration::from_millis(50));
         // A lone update after a quiet spell is written at once.
         log.dispatch_finished(Role::Enthusiast, Some(1), "enthusiast-p1");
-        assert_eq!(read_progress(dir.path()).unwrap().counts.dispatches_finished, 1);
+        assert_eq!(
+            read_progress(dir.path())
+                .unwrap()
+                .counts
+                .dispatches_finished,
+            1
+        );
     }
 }
