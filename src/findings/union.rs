@@ -9,6 +9,7 @@
 //! the order of the passes.
 
 use super::{Finding, SymbolIndex};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Line distance under which two findings of one category in one file are the same defect.
@@ -108,12 +109,12 @@ pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<Un
     let n = all.len();
     let mut parent: Vec<usize> = (0..n).collect();
     // Group by (file key, category).
-    let mut groups: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    let mut groups: BTreeMap<(Cow<str>, String), Vec<usize>> = BTreeMap::new();
     for (i, pf) in all.iter().enumerate() {
         let file = pf.finding.file.as_deref().unwrap_or("");
         let key = match rules {
-            UnionRules::Spec => norm_section(file),
-            UnionRules::Code(_) => file.to_string(),
+            UnionRules::Spec => Cow::Owned(norm_section(file)),
+            UnionRules::Code(_) => Cow::Borrowed(file),
         };
         groups
             .entry((key, norm_category(&pf.finding.category)))
@@ -167,9 +168,11 @@ pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<Un
         let r = find(&mut parent, i);
         clusters.entry(r).or_default().push(i);
     }
+    // Each finding is in exactly one cluster: its representative is moved out, not cloned.
+    let mut all: Vec<Option<PassFinding>> = all.into_iter().map(Some).collect();
     let mut out: Vec<UnionedFinding> = clusters
         .into_values()
-        .map(|idx| merge(idx.iter().map(|&i| &all[i]).collect()))
+        .map(|idx| merge(&mut all, &idx))
         .collect();
     out.sort_by(|a, b| {
         (
@@ -191,34 +194,47 @@ pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<Un
     out
 }
 
-fn merge(cluster: Vec<&PassFinding>) -> UnionedFinding {
-    let mut rep = cluster[0].finding.clone();
-    for pf in &cluster[1..] {
-        if better(&pf.finding, &rep) {
-            rep = pf.finding.clone();
+/// One cluster (indices into `all`, each taken out once) as one finding.
+fn merge(all: &mut [Option<PassFinding>], idx: &[usize]) -> UnionedFinding {
+    let (evidence, best, passes, merged_from) = {
+        let cluster: Vec<&PassFinding> = idx
+            .iter()
+            .map(|&i| all[i].as_ref().expect("a finding is in one cluster"))
+            .collect();
+        let mut best = 0;
+        for (k, pf) in cluster.iter().enumerate().skip(1) {
+            if better(&pf.finding, &cluster[best].finding) {
+                best = k;
+            }
         }
-    }
-    let mut evidence: Vec<&str> = vec![];
-    for pf in &cluster {
-        let e = pf.finding.evidence.trim();
-        if !e.is_empty() && !evidence.contains(&e) {
-            evidence.push(e);
+        let mut evidence: Vec<&str> = vec![];
+        for pf in &cluster {
+            let e = pf.finding.evidence.trim();
+            if !e.is_empty() && !evidence.contains(&e) {
+                evidence.push(e);
+            }
         }
-    }
-    evidence.sort_unstable();
-    if let Some(pos) = evidence.iter().position(|e| *e == rep.evidence.trim()) {
-        let first = evidence.remove(pos);
-        evidence.insert(0, first);
-    }
-    rep.evidence = evidence.join("\n---\n");
-    let mut passes: Vec<u32> = cluster.iter().map(|p| p.pass).collect();
-    passes.sort_unstable();
-    passes.dedup();
-    let mut merged_from: Vec<String> = cluster
-        .iter()
-        .map(|p| format!("p{}:{}", p.pass, p.finding.id))
-        .collect();
-    merged_from.sort();
+        evidence.sort_unstable();
+        let rep_evidence = cluster[best].finding.evidence.trim();
+        if let Some(pos) = evidence.iter().position(|e| *e == rep_evidence) {
+            let first = evidence.remove(pos);
+            evidence.insert(0, first);
+        }
+        let mut passes: Vec<u32> = cluster.iter().map(|p| p.pass).collect();
+        passes.sort_unstable();
+        passes.dedup();
+        let mut merged_from: Vec<String> = cluster
+            .iter()
+            .map(|p| format!("p{}:{}", p.pass, p.finding.id))
+            .collect();
+        merged_from.sort();
+        (evidence.join("\n---\n"), idx[best], passes, merged_from)
+    };
+    let mut rep = all[best]
+        .take()
+        .expect("a finding is in one cluster")
+        .finding;
+    rep.evidence = evidence;
     UnionedFinding {
         finding: rep,
         passes,
