@@ -189,7 +189,7 @@ pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<Un
             ))
     });
     for (i, u) in out.iter_mut().enumerate() {
-        u.finding.id = format!("F{}", i + 1);
+        u.finding.id = ["F", itoa::Buffer::new().format(i + 1)].concat();
     }
     out
 }
@@ -225,7 +225,10 @@ fn merge(all: &mut [Option<PassFinding>], idx: &[usize]) -> UnionedFinding {
         passes.dedup();
         let mut merged_from: Vec<String> = cluster
             .iter()
-            .map(|p| format!("p{}:{}", p.pass, p.finding.id))
+            .map(|p| {
+                let mut pass = itoa::Buffer::new();
+                ["p", pass.format(p.pass), ":", &p.finding.id].concat()
+            })
             .collect();
         merged_from.sort();
         (evidence.join("\n---\n"), idx[best], passes, merged_from)
