@@ -168,12 +168,19 @@ pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<Un
         let r = find(&mut parent, i);
         clusters.entry(r).or_default().push(i);
     }
-    // Each finding is in exactly one cluster: its representative is moved out, not cloned.
-    let mut all: Vec<Option<PassFinding>> = all.into_iter().map(Some).collect();
-    let mut out: Vec<UnionedFinding> = clusters
-        .into_values()
-        .map(|idx| merge(&mut all, &idx))
-        .collect();
+    // Each finding moves into its cluster (in index order, as before), and each cluster's
+    // representative out of it: nothing is cloned.
+    let mut cluster_of = vec![0usize; n];
+    for (c, idx) in clusters.values().enumerate() {
+        for &i in idx {
+            cluster_of[i] = c;
+        }
+    }
+    let mut grouped: Vec<Vec<PassFinding>> = clusters.values().map(|_| vec![]).collect();
+    for (i, pf) in all.into_iter().enumerate() {
+        grouped[cluster_of[i]].push(pf);
+    }
+    let mut out: Vec<UnionedFinding> = grouped.into_iter().map(merge).collect();
     out.sort_by(|a, b| {
         (
             &a.finding.file,
@@ -194,19 +201,15 @@ pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<Un
     out
 }
 
-/// One cluster (indices into `all`, each taken out once) as one finding.
-fn merge(all: &mut [Option<PassFinding>], idx: &[usize]) -> UnionedFinding {
-    let (evidence, best, passes, merged_from) = {
-        let cluster: Vec<&PassFinding> = idx
-            .iter()
-            .map(|&i| all[i].as_ref().expect("a finding is in one cluster"))
-            .collect();
-        let mut best = 0;
-        for (k, pf) in cluster.iter().enumerate().skip(1) {
-            if better(&pf.finding, &cluster[best].finding) {
-                best = k;
-            }
+/// One cluster (never empty) as one finding.
+fn merge(mut cluster: Vec<PassFinding>) -> UnionedFinding {
+    let mut best = 0;
+    for (k, pf) in cluster.iter().enumerate().skip(1) {
+        if better(&pf.finding, &cluster[best].finding) {
+            best = k;
         }
+    }
+    let evidence = {
         let mut evidence: Vec<&str> = vec![];
         for pf in &cluster {
             let e = pf.finding.evidence.trim();
@@ -220,23 +223,20 @@ fn merge(all: &mut [Option<PassFinding>], idx: &[usize]) -> UnionedFinding {
             let first = evidence.remove(pos);
             evidence.insert(0, first);
         }
-        let mut passes: Vec<u32> = cluster.iter().map(|p| p.pass).collect();
-        passes.sort_unstable();
-        passes.dedup();
-        let mut merged_from: Vec<String> = cluster
-            .iter()
-            .map(|p| {
-                let mut pass = itoa::Buffer::new();
-                ["p", pass.format(p.pass), ":", &p.finding.id].concat()
-            })
-            .collect();
-        merged_from.sort();
-        (evidence.join("\n---\n"), idx[best], passes, merged_from)
+        evidence.join("\n---\n")
     };
-    let mut rep = all[best]
-        .take()
-        .expect("a finding is in one cluster")
-        .finding;
+    let mut passes: Vec<u32> = cluster.iter().map(|p| p.pass).collect();
+    passes.sort_unstable();
+    passes.dedup();
+    let mut merged_from: Vec<String> = cluster
+        .iter()
+        .map(|p| {
+            let mut pass = itoa::Buffer::new();
+            ["p", pass.format(p.pass), ":", &p.finding.id].concat()
+        })
+        .collect();
+    merged_from.sort();
+    let mut rep = cluster.swap_remove(best).finding;
     rep.evidence = evidence;
     UnionedFinding {
         finding: rep,
