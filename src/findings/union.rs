@@ -9,6 +9,7 @@
 //! the order of the passes.
 
 use super::{Finding, SymbolIndex};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Line distance under which two findings of one category in one file are the same defect.
@@ -108,12 +109,12 @@ pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<Un
     let n = all.len();
     let mut parent: Vec<usize> = (0..n).collect();
     // Group by (file key, category).
-    let mut groups: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    let mut groups: BTreeMap<(Cow<str>, String), Vec<usize>> = BTreeMap::new();
     for (i, pf) in all.iter().enumerate() {
         let file = pf.finding.file.as_deref().unwrap_or("");
         let key = match rules {
-            UnionRules::Spec => norm_section(file),
-            UnionRules::Code(_) => file.to_string(),
+            UnionRules::Spec => Cow::Owned(norm_section(file)),
+            UnionRules::Code(_) => Cow::Borrowed(file),
         };
         groups
             .entry((key, norm_category(&pf.finding.category)))
@@ -167,10 +168,19 @@ pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<Un
         let r = find(&mut parent, i);
         clusters.entry(r).or_default().push(i);
     }
-    let mut out: Vec<UnionedFinding> = clusters
-        .into_values()
-        .map(|idx| merge(idx.iter().map(|&i| &all[i]).collect()))
-        .collect();
+    // Each finding moves into its cluster (in index order, as before), and each cluster's
+    // representative out of it: nothing is cloned.
+    let mut cluster_of = vec![0usize; n];
+    for (c, idx) in clusters.values().enumerate() {
+        for &i in idx {
+            cluster_of[i] = c;
+        }
+    }
+    let mut grouped: Vec<Vec<PassFinding>> = clusters.values().map(|_| vec![]).collect();
+    for (i, pf) in all.into_iter().enumerate() {
+        grouped[cluster_of[i]].push(pf);
+    }
+    let mut out: Vec<UnionedFinding> = grouped.into_iter().map(merge).collect();
     out.sort_by(|a, b| {
         (
             &a.finding.file,
@@ -186,39 +196,48 @@ pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<Un
             ))
     });
     for (i, u) in out.iter_mut().enumerate() {
-        u.finding.id = format!("F{}", i + 1);
+        u.finding.id = ["F", itoa::Buffer::new().format(i + 1)].concat();
     }
     out
 }
 
-fn merge(cluster: Vec<&PassFinding>) -> UnionedFinding {
-    let mut rep = cluster[0].finding.clone();
-    for pf in &cluster[1..] {
-        if better(&pf.finding, &rep) {
-            rep = pf.finding.clone();
+/// One cluster (never empty) as one finding.
+fn merge(mut cluster: Vec<PassFinding>) -> UnionedFinding {
+    let mut best = 0;
+    for (k, pf) in cluster.iter().enumerate().skip(1) {
+        if better(&pf.finding, &cluster[best].finding) {
+            best = k;
         }
     }
-    let mut evidence: Vec<&str> = vec![];
-    for pf in &cluster {
-        let e = pf.finding.evidence.trim();
-        if !e.is_empty() && !evidence.contains(&e) {
-            evidence.push(e);
+    let evidence = {
+        let mut evidence: Vec<&str> = vec![];
+        for pf in &cluster {
+            let e = pf.finding.evidence.trim();
+            if !e.is_empty() && !evidence.contains(&e) {
+                evidence.push(e);
+            }
         }
-    }
-    evidence.sort_unstable();
-    if let Some(pos) = evidence.iter().position(|e| *e == rep.evidence.trim()) {
-        let first = evidence.remove(pos);
-        evidence.insert(0, first);
-    }
-    rep.evidence = evidence.join("\n---\n");
+        evidence.sort_unstable();
+        let rep_evidence = cluster[best].finding.evidence.trim();
+        if let Some(pos) = evidence.iter().position(|e| *e == rep_evidence) {
+            let first = evidence.remove(pos);
+            evidence.insert(0, first);
+        }
+        evidence.join("\n---\n")
+    };
     let mut passes: Vec<u32> = cluster.iter().map(|p| p.pass).collect();
     passes.sort_unstable();
     passes.dedup();
     let mut merged_from: Vec<String> = cluster
         .iter()
-        .map(|p| format!("p{}:{}", p.pass, p.finding.id))
+        .map(|p| {
+            let mut pass = itoa::Buffer::new();
+            ["p", pass.format(p.pass), ":", &p.finding.id].concat()
+        })
         .collect();
     merged_from.sort();
+    let mut rep = cluster.swap_remove(best).finding;
+    rep.evidence = evidence;
     UnionedFinding {
         finding: rep,
         passes,

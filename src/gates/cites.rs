@@ -22,7 +22,8 @@ pub fn bad_cites(
     let covers = |r: &LineRange| {
         same_file(&r.file) && line.is_none_or(|l| r.line_start <= l && l <= r.line_end)
     };
-    let place = match (file, line) {
+    // Named only in a complaint (most rulings have none).
+    let place = || match (file, line) {
         (Some(f), Some(l)) => format!("{f}:{l}"),
         (Some(f), None) => f.to_string(),
         (None, Some(l)) => format!("line {l}"),
@@ -49,7 +50,7 @@ pub fn bad_cites(
             }
         };
         if !ok {
-            bad.push(format!("`{id_t}` does not cover {place}"));
+            bad.push(format!("`{id_t}` does not cover {}", place()));
         }
     }
     bad

@@ -62,7 +62,7 @@ fn entry(
     j: &Judged,
     spec_doc: Option<&str>,
     root: &Path,
-    texts: &mut Texts,
+    texts: &Texts,
     rounds: &[crate::round::RoundRecord],
     enthusiast: &str,
     judge: &str,
@@ -129,16 +129,15 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
     let mut confirmed = vec![];
     let mut debunked = vec![];
     let mut unresolved = vec![];
-    let mut texts = Texts::default();
     let spec_doc = (target.target_type == crate::target::TargetType::Spec)
         .then(|| target.files.first().map(|d| d.path.as_str()))
         .flatten();
-    let mut entry_of = |j: &Judged| {
+    let entry_of = |j: &Judged| {
         entry(
             j,
             spec_doc,
             &target.root,
-            &mut texts,
+            &result.texts,
             &result.rounds,
             input.enthusiast_agent,
             input.judge_agent,

@@ -68,7 +68,7 @@ fn locate(f: &ReportFinding, file: &str, lines: Option<&FileLines>) -> Option<Op
 /// fingerprints still exist under `root`, relocated, each with `carried_over_from` (the run
 /// that reviewed it: kept when the baseline had carried it over itself). Reads the files.
 pub fn carried_findings(baseline: &Report, carried: &BTreeSet<String>, root: &Path) -> Carried {
-    let mut texts = Texts::default();
+    let texts = Texts::default();
     let mut carry = |f: &ReportFinding| -> Option<ReportFinding> {
         let line = match f.file.as_deref() {
             None => f.line,

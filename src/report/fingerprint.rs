@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::path::Path;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 fn normalise(s: &str) -> String {
     let mut extra = String::new();
@@ -139,20 +139,29 @@ fn anchor(f: &FileLines, line: u32) -> Option<(&str, u32)> {
     Some((text(pick), f.occurrence[pick]))
 }
 
-/// Normalised file lines, read and split once per file while a report is built.
-#[derive(Default)]
-pub(crate) struct Texts(HashMap<String, Option<Rc<FileLines>>>);
+/// Normalised file lines, read and split once per file: for a review, the same map serves
+/// the rounds' suppression checks and the report's fingerprints (`ReviewResult::texts`).
+#[derive(Default, Clone)]
+pub(crate) struct Texts(Arc<Mutex<HashMap<String, Option<Arc<FileLines>>>>>);
+
+impl std::fmt::Debug for Texts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let files = self.0.lock().map(|m| m.len()).unwrap_or(0);
+        write!(f, "Texts({files} files)")
+    }
+}
 
 impl Texts {
-    pub(crate) fn get(&mut self, root: &Path, file: &str) -> Option<Rc<FileLines>> {
-        self.0
-            .entry(file.to_string())
-            .or_insert_with(|| {
-                std::fs::read_to_string(root.join(file))
-                    .ok()
-                    .map(|t| Rc::new(FileLines::from_text(t)))
-            })
-            .clone()
+    pub(crate) fn get(&self, root: &Path, file: &str) -> Option<Arc<FileLines>> {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(lines) = map.get(file) {
+            return lines.clone();
+        }
+        let lines = std::fs::read_to_string(root.join(file))
+            .ok()
+            .map(|t| Arc::new(FileLines::from_text(t)));
+        map.insert(file.to_string(), lines.clone());
+        lines
     }
 }
 

@@ -151,8 +151,8 @@ fn carry_plan(target: &PinnedTarget, baseline: &Report, set: &SuppressionSet) ->
     let mut carried: BTreeSet<String> = split.carried.into_iter().collect();
     let mut reviewed: BTreeSet<String> = split.reviewed.into_iter().collect();
     let mut findings = carried_findings(baseline, &carried, &target.root);
-    let mut texts = Texts::default();
-    let now_suppressed = |f: &ReportFinding, texts: &mut Texts| {
+    let texts = Texts::default();
+    let now_suppressed = |f: &ReportFinding, texts: &Texts| {
         let lines = match (&f.file, f.line) {
             (Some(p), Some(_)) => texts.get(&target.root, p),
             _ => None,
@@ -170,7 +170,7 @@ fn carry_plan(target: &PinnedTarget, baseline: &Report, set: &SuppressionSet) ->
     let mut lapsed: BTreeSet<String> = BTreeSet::new();
     let mut still = vec![];
     for mut f in std::mem::take(&mut findings.suppressed) {
-        match now_suppressed(&f, &mut texts) {
+        match now_suppressed(&f, &texts) {
             Some(s) => {
                 f.suppression = Some(s);
                 still.push(f);
@@ -204,7 +204,7 @@ fn carry_plan(target: &PinnedTarget, baseline: &Report, set: &SuppressionSet) ->
     ] {
         let mut kept = vec![];
         for mut f in std::mem::take(list) {
-            match now_suppressed(&f, &mut texts) {
+            match now_suppressed(&f, &texts) {
                 Some(s) => {
                     f.suppression = Some(s);
                     findings.suppressed.push(f);

@@ -77,6 +77,8 @@ pub struct ReviewResult {
     pub warnings: Vec<String>,
     /// Findings a suppression kept from the Judge, in round order.
     pub suppressed: Vec<super::SuppressedFinding>,
+    /// The flagged files' lines, read once: by the suppression checks, then the report.
+    pub(crate) texts: Texts,
 }
 
 impl ReviewResult {
@@ -89,6 +91,7 @@ impl ReviewResult {
             escalations: vec![],
             warnings: vec![],
             suppressed: vec![],
+            texts: Texts::default(),
         }
     }
 }
@@ -239,16 +242,14 @@ async fn round_body(
     };
     let unioned = union_passes(pass_findings, rules);
     rec.counts.unioned = unioned.len() as u32;
-    let (unioned, not_applied) = {
-        let mut texts = Texts::default();
-        suppress(
-            round,
-            unioned,
-            &plan.memory.suppressions,
-            |f| texts.get(&target.root, f),
-            rec,
-        )
-    };
+    let texts = result.texts.clone();
+    let (unioned, not_applied) = suppress(
+        round,
+        unioned,
+        &plan.memory.suppressions,
+        |f| texts.get(&target.root, f),
+        rec,
+    );
     for w in not_applied {
         if !result.warnings.contains(&w) {
             crate::output::warn(&w);
@@ -265,85 +266,102 @@ async fn round_body(
     result.suppressed.extend(rec.suppressed.iter().cloned());
     let adversary_map = folded.adversary.clone().unwrap_or_default();
     rec.adversary = folded.adversary;
-    rec.findings = novel.clone();
-
-    // 3C Judge
-    let mut rulings: Vec<Ruling> = vec![];
-    let mut judge_out: Option<JudgeOutput> = None;
-    if novel.is_empty() {
-        rec.decision
-            .reasons
-            .push("no findings: the Judge is skipped".into());
-    } else {
-        progress.line(&format!(
-            "Round {round} · Judge ({} finding(s))",
-            novel.len()
-        ));
-        let who = Who {
-            role: Role::Judge,
-            pass: None,
-            round,
-            tier,
-        };
-        let prompt = ctx.judge_prompt(&view, round, &novel, &adversary_map, &st.history);
-        // The Judge's cites must name map entries covering each ruling: one re-prompt.
-        let check_cites =
-            |j: &JudgeOutput| cites_note(&cite_problems(j, &novel, &adversary_map, target, places));
-        let checks = Checks {
-            sparse_at_most: None,
-            content: Some(&check_cites),
-        };
-        let jr: RoleRun<JudgeOutput> =
-            run_role(ctx, &view, who, prompt, &round_cancel, live, checks).await;
-        rec.dispatches.extend(jr.records);
-        let j = match jr.output {
-            RoleOutput::Valid(j) => j,
-            RoleOutput::Malformed(e) => {
-                rec.errors.push("judge_malformed_json".into());
-                result.judged.extend(novel.iter().map(|f| Judged {
-                    round,
-                    finding: f.clone(),
-                    ruling: None,
-                }));
-                rec.counts.unresolved = novel.len() as u32;
-                let a = Abort::JudgeMalformed { detail: e };
-                return Some(ReviewEnd::Aborted(a));
-            }
-            RoleOutput::Abort(a) => return Some(ReviewEnd::Aborted(a)),
-            RoleOutput::Cancelled => return Some(ReviewEnd::Interrupted),
-        };
-        if let Some(a) = judge_offtarget(&j, target, places) {
-            return Some(ReviewEnd::Aborted(a));
-        }
-        let bad = cite_problems(&j, &novel, &adversary_map, target, places);
-        for (id, why) in &bad {
-            rec.decision.reasons.push(format!(
-                "the Judge's ruling on {id} is unresolved: its cites do not hold after a re-prompt ({})",
-                why.join("; ")
+    // The round record takes the findings once the Judge and the decision are done with them.
+    let end = 'judge: {
+        // 3C Judge
+        let mut rulings: Vec<Ruling> = vec![];
+        let mut judge_out: Option<JudgeOutput> = None;
+        if novel.is_empty() {
+            rec.decision
+                .reasons
+                .push("no findings: the Judge is skipped".into());
+        } else {
+            progress.line(&format!(
+                "Round {round} · Judge ({} finding(s))",
+                novel.len()
             ));
+            let who = Who {
+                role: Role::Judge,
+                pass: None,
+                round,
+                tier,
+            };
+            let prompt = ctx.judge_prompt(&view, round, &novel, &adversary_map, &st.history);
+            // The Judge's cites must name map entries covering each ruling: one re-prompt.
+            let check_cites = |j: &JudgeOutput| {
+                cites_note(&cite_problems(j, &novel, &adversary_map, target, places))
+            };
+            let checks = Checks {
+                sparse_at_most: None,
+                content: Some(&check_cites),
+            };
+            let jr: RoleRun<JudgeOutput> =
+                run_role(ctx, &view, who, prompt, &round_cancel, live, checks).await;
+            rec.dispatches.extend(jr.records);
+            let j = match jr.output {
+                RoleOutput::Valid(j) => j,
+                RoleOutput::Malformed(e) => {
+                    rec.errors.push("judge_malformed_json".into());
+                    result.judged.extend(novel.iter().map(|f| Judged {
+                        round,
+                        finding: f.clone(),
+                        ruling: None,
+                    }));
+                    rec.counts.unresolved = novel.len() as u32;
+                    let a = Abort::JudgeMalformed { detail: e };
+                    break 'judge Some(ReviewEnd::Aborted(a));
+                }
+                RoleOutput::Abort(a) => break 'judge Some(ReviewEnd::Aborted(a)),
+                RoleOutput::Cancelled => break 'judge Some(ReviewEnd::Interrupted),
+            };
+            if let Some(a) = judge_offtarget(&j, target, places) {
+                break 'judge Some(ReviewEnd::Aborted(a));
+            }
+            let bad = cite_problems(&j, &novel, &adversary_map, target, places);
+            for (id, why) in &bad {
+                rec.decision.reasons.push(format!(
+                    "the Judge's ruling on {id} is unresolved: its cites do not hold after a re-prompt ({})",
+                    why.join("; ")
+                ));
+            }
+            let (valid, judged) = attach_rulings(round, &novel, &j, target, places, &bad, rec);
+            rulings = valid;
+            result.judged.extend(judged);
+            progress.line(&format!(
+                "Round {round} · Judge ({} confirmed, {} debunked)",
+                rec.counts.confirmed, rec.counts.debunked
+            ));
+            judge_out = Some(j);
         }
-        let (valid, judged) = attach_rulings(round, &novel, &j, target, places, &bad, rec);
-        rulings = valid;
-        result.judged.extend(judged);
-        progress.line(&format!(
-            "Round {round} · Judge ({} confirmed, {} debunked)",
-            rec.counts.confirmed, rec.counts.debunked
-        ));
-        judge_out = Some(j);
-    }
-    rec.judge = judge_out.clone();
+        // What 3D needs of the Judge's answer; the answer itself goes to the record.
+        let judge = judge_out.as_ref().map(|j| JudgeGist {
+            next_model: j.next_round_model,
+            convergence: j.convergence,
+            summary: j.summary.clone(),
+        });
+        rec.judge = judge_out;
 
-    // 3D
-    conclude(
-        ctx,
-        st,
-        result,
-        rec,
-        &novel,
-        rulings,
-        judge_out,
-        (folded.malformed_any, folded.malformed_passes),
-    )
+        // 3D
+        conclude(
+            ctx,
+            st,
+            result,
+            rec,
+            &novel,
+            rulings,
+            judge,
+            (folded.malformed_any, folded.malformed_passes),
+        )
+    };
+    rec.findings = novel;
+    end
+}
+
+/// The parts of the Judge's answer the decision reads.
+struct JudgeGist {
+    next_model: Option<crate::findings::Tier>,
+    convergence: bool,
+    summary: String,
 }
 
 /// 3D: decide on the round's facts, record the decision with its reasons, and either end the
@@ -356,14 +374,14 @@ fn conclude(
     rec: &mut RoundRecord,
     novel: &[RoundFinding],
     rulings: Vec<Ruling>,
-    judge_out: Option<JudgeOutput>,
+    judge: Option<JudgeGist>,
     (malformed_any, malformed_passes): (bool, u32),
 ) -> Option<ReviewEnd> {
     let (plan, target, round, tier) = (ctx.plan, ctx.target, rec.round, st.tier);
     let locations = st.history.locations();
     let budget_exhausted = st.spend(rec, plan);
     let facts = RoundFacts {
-        rulings: rulings.clone(),
+        rulings,
         with_prior_id: novel
             .iter()
             .filter(|f| f.finding.prior_finding_id.is_some())
@@ -371,8 +389,8 @@ fn conclude(
             .collect(),
         yield_count: novel.len() as u32,
         malformed: malformed_any,
-        judge_next_model: judge_out.as_ref().and_then(|j| j.next_round_model),
-        judge_convergence: judge_out.as_ref().is_some_and(|j| j.convergence),
+        judge_next_model: judge.as_ref().and_then(|j| j.next_model),
+        judge_convergence: judge.as_ref().is_some_and(|j| j.convergence),
     };
     let input = DecideInput {
         round,
@@ -424,8 +442,8 @@ fn conclude(
     st.advance(
         round,
         target,
-        rulings,
-        judge_out.map(|j| j.summary),
+        facts.rulings,
+        judge.map(|j| j.summary),
         yield_count,
         &d,
     );

@@ -19,7 +19,7 @@ use crate::report::{fingerprint_with, FileLines};
 use crate::resolve::RunPlan;
 use crate::target::{PinnedTarget, TargetType};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Lines within which a new finding repeats a confirmed location of an earlier round and is
 /// dropped before the Adversary sees it (code targets, same file).
@@ -309,7 +309,7 @@ pub(super) fn suppress(
     round: u32,
     unioned: Vec<UnionedFinding>,
     set: &SuppressionSet,
-    mut lines: impl FnMut(&str) -> Option<Rc<FileLines>>,
+    mut lines: impl FnMut(&str) -> Option<Arc<FileLines>>,
     rec: &mut RoundRecord,
 ) -> (Vec<UnionedFinding>, Vec<String>) {
     let mut kept = vec![];

@@ -1,8 +1,15 @@
 //! progress.json: where a live run stands — phase, iteration, round and tier, the dispatch
 //! that last started or finished (role, pass, state), the agents running now, counts so far,
-//! elapsed time. Rewritten at every dispatch start and end by the run's `Recorder` (through a
+//! elapsed time. Updated at every dispatch start and end by the run's `Recorder` (through a
 //! `ProgressLog` handle the dispatching code holds); atomic (temp file + rename) but not
 //! fsynced: it is a live view, meta.json stays the record.
+//!
+//! Writes are coalesced: an update at least `LAG` after the last write is written at once;
+//! one that comes sooner (the burst of passes starting together, answers landing together)
+//! is written by a short-lived flusher thread `LAG` after the last write, with whatever
+//! else changed meanwhile. So the file is never more than `LAG` behind, a burst costs two
+//! writes instead of one per event (each replacing rename makes ext4 write the new file
+//! back and evict the old inode), and the final state (`done`) is written at once.
 
 use super::recorder::now;
 use crate::findings::{Role, Tier};
@@ -11,7 +18,10 @@ use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How far progress.json may lag behind the run.
+const LAG: Duration = Duration::from_millis(200);
 
 /// What the run is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -87,6 +97,22 @@ struct Inner {
     path: PathBuf,
     started: Instant,
     progress: RunProgress,
+    /// When progress.json was last written.
+    written_at: Option<Instant>,
+    /// An update is not written yet and a flusher thread is on its way to write it.
+    pending: bool,
+    /// `LAG` (longer in tests, so a slow machine does not change which path is taken).
+    lag: Duration,
+}
+
+impl Inner {
+    fn write(&mut self) {
+        if let Err(e) = write_quick(&self.path, &self.progress) {
+            tracing::debug!("cannot write {}: {e}", self.path.display());
+        }
+        self.written_at = Some(Instant::now());
+        self.pending = false;
+    }
 }
 
 /// The live progress of one run; cheap to clone and share between concurrent dispatches.
@@ -115,6 +141,10 @@ fn write_quick(path: &Path, value: &RunProgress) -> std::io::Result<()> {
 impl ProgressLog {
     /// The progress of run `run_id`, written to `<dir>/progress.json` at once.
     pub(super) fn start(dir: &Path, run_id: &str) -> Self {
+        Self::start_with_lag(dir, run_id, LAG)
+    }
+
+    fn start_with_lag(dir: &Path, run_id: &str, lag: Duration) -> Self {
         let at = now();
         let log = Self {
             inner: Arc::new(Mutex::new(Inner {
@@ -135,14 +165,19 @@ impl ProgressLog {
                     updated_at: at,
                     elapsed_ms: 0,
                 },
+                written_at: None,
+                pending: false,
+                lag,
             })),
         };
         log.update(|_| {});
         log
     }
 
-    /// Change the progress and rewrite progress.json. A failed write is logged, never fatal.
-    fn update(&self, change: impl FnOnce(&mut RunProgress)) {
+    /// Change the progress and have progress.json rewritten: now when the last write is
+    /// `LAG` old (or `now` is asked), else by a flusher thread when it is. A failed write is
+    /// logged, never fatal.
+    fn update_with(&self, now_: bool, change: impl FnOnce(&mut RunProgress)) {
         let Ok(mut inner) = self.inner.lock() else {
             return;
         };
@@ -151,9 +186,39 @@ impl ProgressLog {
         change(p);
         p.elapsed_ms = elapsed;
         p.updated_at = now();
-        if let Err(e) = write_quick(&inner.path, &inner.progress) {
-            tracing::debug!("cannot write {}: {e}", inner.path.display());
+        match inner.written_at.map(|t| t + inner.lag) {
+            Some(due) if !now_ && due > Instant::now() => {
+                if !inner.pending {
+                    // Without a thread to write it later, write now rather than lose it.
+                    inner.pending = self.flush_at(due);
+                    if !inner.pending {
+                        inner.write();
+                    }
+                }
+            }
+            _ => inner.write(),
         }
+    }
+
+    fn update(&self, change: impl FnOnce(&mut RunProgress)) {
+        self.update_with(false, change);
+    }
+
+    /// Have the pending update written at `due` (unless a write took it first) by a thread
+    /// of its own, so the run's code never waits for it. False when no thread could start.
+    fn flush_at(&self, due: Instant) -> bool {
+        let inner = Arc::clone(&self.inner);
+        std::thread::Builder::new()
+            .name("progress".into())
+            .spawn(move || {
+                std::thread::sleep(due.saturating_duration_since(Instant::now()));
+                if let Ok(mut inner) = inner.lock() {
+                    if inner.pending {
+                        inner.write();
+                    }
+                }
+            })
+            .is_ok()
     }
 
     fn elapsed_ms(&self) -> u64 {
@@ -225,10 +290,24 @@ impl ProgressLog {
 
     /// The run finished: nothing runs any more.
     pub(super) fn done(&self) {
-        self.update(|p| {
+        self.update_with(true, |p| {
             p.phase = Phase::Done;
             p.running.clear();
         });
+    }
+}
+
+/// progress.json in `dir` once `until` holds of it, or as it is after 10 s (the flusher
+/// writes within `LAG`): for tests.
+#[cfg(test)]
+pub(crate) fn settled(dir: &Path, until: impl Fn(&RunProgress) -> bool) -> RunProgress {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let p = read_progress(dir).unwrap();
+        if until(&p) || Instant::now() > deadline {
+            return p;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -258,7 +337,7 @@ mod tests {
             Some((1, Tier::Opus)),
         );
         log.dispatch_started(Role::Adversary, None, "adversary", Some((1, Tier::Opus)));
-        let p = read_progress(dir.path()).unwrap();
+        let p = settled(dir.path(), |p| p.counts.dispatches_started == 2);
         assert_eq!((p.round, p.tier), (Some(1), Some(Tier::Opus)));
         assert_eq!(
             (p.role, p.state),
@@ -267,7 +346,7 @@ mod tests {
         assert_eq!(p.running.len(), 2);
         log.dispatch_finished(Role::Enthusiast, Some(1), "enthusiast-p1");
         log.round_recorded(3, 2, 1);
-        let p = read_progress(dir.path()).unwrap();
+        let p = settled(dir.path(), |p| p.counts.rounds == 1);
         assert_eq!(p.running.len(), 1);
         assert_eq!(p.running[0].label, "adversary");
         assert_eq!((p.role, p.pass), (Some(Role::Enthusiast), Some(1)));
@@ -285,16 +364,57 @@ mod tests {
         );
         log.phase(Phase::Fix, Some(2));
         log.dispatch_started(Role::Fixer, None, "fixer", None);
-        let p = read_progress(dir.path()).unwrap();
+        let p = settled(dir.path(), |p| p.counts.dispatches_started == 3);
         assert_eq!(
             (p.phase, p.iteration, p.round),
             (Phase::Fix, Some(2), Some(1))
         );
         log.done();
         let p = read_progress(dir.path()).unwrap();
-        assert_eq!(p.phase, Phase::Done);
+        assert_eq!(p.phase, Phase::Done, "the final state is written at once");
         assert!(p.running.is_empty());
+        std::thread::sleep(LAG + Duration::from_millis(100));
+        assert_eq!(
+            read_progress(dir.path()).unwrap(),
+            p,
+            "no flusher wrote after done"
+        );
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "no temp files left behind");
+    }
+
+    #[test]
+    fn a_burst_is_written_twice_and_lands_within_the_lag() {
+        let dir = tempfile::tempdir().unwrap();
+        let lag = Duration::from_secs(2);
+        let log = ProgressLog::start_with_lag(dir.path(), "run-1", lag);
+        let inode = |d: &Path| {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(d.join("progress.json")).unwrap().ino()
+        };
+        let first = inode(dir.path());
+        let t0 = Instant::now();
+        for k in 1..=4 {
+            log.dispatch_started(Role::Enthusiast, Some(k), &format!("enthusiast-p{k}"), None);
+        }
+        // The start wrote just now: the burst waits for the flusher, in one write.
+        assert_eq!(inode(dir.path()), first, "not rewritten within the lag");
+        let p = settled(dir.path(), |p| p.counts.dispatches_started == 4);
+        assert_eq!(p.running.len(), 4);
+        assert!(
+            t0.elapsed() >= lag / 2,
+            "written by the flusher, not at once"
+        );
+        assert_ne!(inode(dir.path()), first);
+        std::thread::sleep(lag + Duration::from_millis(50));
+        // A lone update after a quiet spell is written at once.
+        log.dispatch_finished(Role::Enthusiast, Some(1), "enthusiast-p1");
+        assert_eq!(
+            read_progress(dir.path())
+                .unwrap()
+                .counts
+                .dispatches_finished,
+            1
+        );
     }
 }

@@ -128,8 +128,18 @@ fn a_background_run_outlives_its_caller_and_records_its_exit_code() {
     assert_eq!(group_and_session(pid), (pid, pid));
     assert_ne!(group_and_session(std::process::id() as i64).1, pid);
     wait_recorded(&pids, 1, 0);
-    let s = follow(&repo, &["status", &id], &script);
-    s.assert_code(0);
+    // progress.json may lag the run by up to 200 ms (coalesced writes).
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let s = loop {
+        let s = follow(&repo, &["status", &id], &script);
+        s.assert_code(0);
+        if s.stdout.contains("status    running — round 1 of 1")
+            || std::time::Instant::now() > deadline
+        {
+            break s;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     assert!(
         s.stdout.contains("status    running — round 1 of 1"),
         "{}",
