@@ -34,10 +34,6 @@ const PREFIXES: [&str; 12] = [
     "const ",
 ];
 
-fn indent(line: &str) -> usize {
-    line.len() - line.trim_start().len()
-}
-
 /// The symbol a line starts, if any (`fn parse`, `def run`, `class Foo`).
 fn symbol_start(line: &str) -> Option<String> {
     let mut t = line.trim_start();
@@ -55,7 +51,24 @@ fn symbol_start(line: &str) -> Option<String> {
         .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '$'))
         .map_or(rest.len(), |(i, _)| i);
     let name = &rest[..end];
-    (!name.is_empty()).then(|| [kw.trim_end(), " ", name].concat())
+    if name.is_empty() {
+        return None;
+    }
+    let kw = kw.trim_end();
+    let mut symbol = String::with_capacity(kw.len() + 1 + name.len());
+    symbol.push_str(kw);
+    symbol.push(' ');
+    symbol.push_str(name);
+    Some(symbol)
+}
+
+/// Whether a line whose text (after its indentation) is `body` may start a symbol: every
+/// prefix and keyword above begins with one of these letters, and most lines do not.
+fn may_start_symbol(body: &str) -> bool {
+    matches!(
+        body.as_bytes().first(),
+        Some(b'a' | b'c' | b'd' | b'e' | b'f' | b'p' | b's' | b't' | b'u')
+    )
 }
 
 impl SymbolIndex {
@@ -82,14 +95,18 @@ impl SymbolIndex {
         let mut syms = vec![];
         let mut indents = vec![];
         for (i, line) in text.lines().enumerate() {
-            let ind = if line.trim().is_empty() {
-                usize::MAX
-            } else {
-                indent(line)
-            };
+            let body = line.trim_start();
+            if body.trim_end().is_empty() {
+                indents.push(usize::MAX);
+                continue;
+            }
+            let ind = line.len() - body.len();
             indents.push(ind);
+            if !may_start_symbol(body) {
+                continue;
+            }
             if let Some(name) = symbol_start(line) {
-                syms.push((i as u32 + 1, indent(line), name));
+                syms.push((i as u32 + 1, ind, name));
             }
         }
         self.files.insert(path.to_string(), syms);
@@ -117,6 +134,43 @@ impl SymbolIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_letter_filter_never_hides_a_symbol() {
+        let starts = PREFIXES.iter().chain(KEYWORDS.iter());
+        assert!(
+            starts.clone().all(|s| may_start_symbol(s)),
+            "a prefix or keyword"
+        );
+        for line in [
+            "fn a()",
+            "pub(crate) async fn b()",
+            "export default function c()",
+            "def d(self):",
+            "class E:",
+            "func (r *T) F()",
+            "sub g {",
+            "trait H {",
+            "unsafe fn i()",
+            "const fn j()",
+            "static fn k()",
+            "protected function l()",
+        ] {
+            assert!(symbol_start(line).is_some(), "{line}");
+            assert!(may_start_symbol(line), "{line}");
+        }
+        for line in [
+            "let x = 1;",
+            "    return 1",
+            "// fn not()",
+            "#[test]",
+            "}",
+            "impl A {",
+        ] {
+            assert!(!may_start_symbol(line.trim_start()), "{line}");
+            assert_eq!(symbol_start(line), None, "{line}");
+        }
+    }
 
     #[test]
     fn finds_enclosing_functions_across_languages() {
