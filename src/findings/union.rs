@@ -163,22 +163,17 @@ pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<Un
             }
         }
     }
-    let mut clusters: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for i in 0..n {
-        let r = find(&mut parent, i);
-        clusters.entry(r).or_default().push(i);
-    }
-    // Each finding moves into its cluster (in index order, as before), and each cluster's
-    // representative out of it: nothing is cloned.
-    let mut cluster_of = vec![0usize; n];
-    for (c, idx) in clusters.values().enumerate() {
-        for &i in idx {
-            cluster_of[i] = c;
-        }
-    }
-    let mut grouped: Vec<Vec<PassFinding>> = clusters.values().map(|_| vec![]).collect();
+    // Each finding moves into its cluster, clusters in the order of their first members (a
+    // cluster's root is its smallest index: `join` keeps it): nothing is cloned.
+    let mut slot = vec![usize::MAX; n];
+    let mut grouped: Vec<Vec<PassFinding>> = vec![];
     for (i, pf) in all.into_iter().enumerate() {
-        grouped[cluster_of[i]].push(pf);
+        let r = find(&mut parent, i);
+        if slot[r] == usize::MAX {
+            slot[r] = grouped.len();
+            grouped.push(vec![]);
+        }
+        grouped[slot[r]].push(pf);
     }
     let mut out: Vec<UnionedFinding> = grouped.into_iter().map(merge).collect();
     out.sort_by(|a, b| {

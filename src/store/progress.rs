@@ -175,9 +175,9 @@ impl ProgressLog {
     }
 
     /// Change the progress and have progress.json rewritten: now when the last write is
-    /// `LAG` old (or `now` is asked), else by a flusher thread when it is. A failed write is
-    /// logged, never fatal.
-    fn update_with(&self, now_: bool, change: impl FnOnce(&mut RunProgress)) {
+    /// `LAG` old (or `at_once` is asked), else by a flusher thread when it is. A failed write
+    /// is logged, never fatal.
+    fn update_with(&self, at_once: bool, change: impl FnOnce(&mut RunProgress)) {
         let Ok(mut inner) = self.inner.lock() else {
             return;
         };
@@ -187,13 +187,12 @@ impl ProgressLog {
         p.elapsed_ms = elapsed;
         p.updated_at = now();
         match inner.written_at.map(|t| t + inner.lag) {
-            Some(due) if !now_ && due > Instant::now() => {
-                if !inner.pending {
-                    // Without a thread to write it later, write now rather than lose it.
-                    inner.pending = self.flush_at(due);
-                    if !inner.pending {
-                        inner.write();
-                    }
+            Some(due) if !at_once && due > Instant::now() => {
+                // Without a thread to write it later, write now rather than lose it.
+                if !inner.pending && !self.flush_at(due) {
+                    inner.write();
+                } else {
+                    inner.pending = true;
                 }
             }
             _ => inner.write(),
