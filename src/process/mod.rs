@@ -5,6 +5,7 @@
 mod detach;
 mod reaper;
 mod signals;
+mod spawn;
 mod supervise;
 
 pub use detach::{

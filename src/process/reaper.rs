@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 /// How long a sweep keeps reaping orphans that were sent SIGKILL (a process stuck in the
 /// kernel may take longer; it is then left to init).
@@ -40,11 +40,15 @@ pub fn become_subreaper() -> std::io::Result<()> {
     Ok(())
 }
 
-/// Spawn `cmd` and register the child (as one step, under the registry lock).
-pub(super) fn spawn_registered(cmd: &mut Command) -> std::io::Result<Child> {
+/// Start a child with `spawn` and register it (as one step, under the registry lock);
+/// `pid` tells the started child's pid.
+pub(super) fn spawn_registered<T>(
+    spawn: impl FnOnce() -> std::io::Result<T>,
+    pid: impl Fn(&T) -> Option<i32>,
+) -> std::io::Result<T> {
     let mut live = live();
-    let child = cmd.spawn()?;
-    if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+    let child = spawn()?;
+    if let Some(pid) = pid(&child) {
         live.insert(pid);
     }
     Ok(child)

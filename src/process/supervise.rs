@@ -4,16 +4,16 @@
 //! signal, and at its end every descendant it left behind killed (see `reaper`).
 
 use super::reaper;
+use super::spawn::Proc;
 use nix::errno::Errno;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
@@ -147,7 +147,7 @@ pub async fn supervise(
     cancel: &CancellationToken,
 ) -> std::io::Result<Finished> {
     let mut child = spawn(&spec).await?;
-    let pid = child.id().and_then(|id| i32::try_from(id).ok());
+    let pid = child.id();
     // `kill_on_drop` only reaches the leader: the guard SIGKILLs the whole group.
     let guard = GroupGuard(pid);
     debug!(label = %spec.label, ?pid, program = %spec.program.display(), "child spawned");
@@ -271,46 +271,11 @@ where
     Some((shared, handle))
 }
 
-fn stdio(sink: &Sink) -> std::io::Result<Stdio> {
-    Ok(match sink {
-        Sink::Capture { .. } => Stdio::piped(),
-        Sink::File(f) => Stdio::from(f.try_clone()?),
-    })
-}
-
-fn command(spec: &Spec) -> std::io::Result<Command> {
-    let mut cmd = Command::new(&spec.program);
-    cmd.args(&spec.args)
-        .current_dir(&spec.cwd)
-        .process_group(0)
-        .kill_on_drop(true)
-        .stdin(match spec.stdin {
-            Input::Null => Stdio::null(),
-            Input::Bytes(_) => Stdio::piped(),
-        })
-        .stdout(stdio(&spec.stdout)?)
-        .stderr(stdio(&spec.stderr)?);
-    match &spec.env {
-        Env::Only(vars) => {
-            cmd.env_clear().envs(vars.iter().map(|(k, v)| (k, v)));
-        }
-        Env::Inherit { remove, set } => {
-            for k in remove {
-                cmd.env_remove(k);
-            }
-            cmd.envs(set.iter().map(|(k, v)| (k, v)));
-        }
-    }
-    reaper::die_with_parent(&mut cmd, spec.parent_death);
-    Ok(cmd)
-}
-
-async fn spawn(spec: &Spec) -> std::io::Result<Child> {
+async fn spawn(spec: &Spec) -> std::io::Result<Proc> {
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let mut cmd = command(spec)?;
-        match reaper::spawn_registered(&mut cmd) {
+        match super::spawn::spawn(spec) {
             Err(e)
                 if e.raw_os_error() == Some(Errno::ETXTBSY as i32) && attempt < SPAWN_ATTEMPTS =>
             {
@@ -355,7 +320,7 @@ impl Drop for GroupGuard {
 /// SIGTERM the group, wait `grace`, then SIGKILL it. Returns whether SIGKILL was needed and
 /// the exit status (`None` if the child was not reaped within a bound after SIGKILL).
 async fn terminate(
-    child: &mut Child,
+    child: &mut Proc,
     pgid: Option<i32>,
     grace: Duration,
 ) -> (bool, Option<ExitStatus>) {
