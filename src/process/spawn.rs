@@ -3,8 +3,9 @@
 //! until it execs — plus the one step `posix_spawn` cannot do: the parent-death signal. A
 //! `fork` (what a pre-exec hook forces on std's `Command`) copies the page tables of the
 //! whole heap and makes every later write of arev to a page it had then a fault: a cost that
-//! grows with arev's memory, paid at every dispatch. Elsewhere, or on a kernel without
-//! `CLONE_PIDFD` (before 5.2), tokio's `Command` with a pre-exec hook does the same job.
+//! grows with arev's memory, paid at every dispatch. On a kernel without `CLONE_PIDFD`
+//! (before 5.2) tokio's `Command` sets the signal in a pre-exec hook instead (a fork); other
+//! systems use tokio's `Command` without it.
 
 use super::reaper;
 use super::supervise::{Env, Input, Sink, Spec};
