@@ -1,10 +1,9 @@
 //! The `claude` backend: read-only argv (docs/architecture.md §16.1) and the
 //! stream-json parser.
 
-use super::events::{EventLines, Lax, LaxObject, Tagged};
+use super::events::{lax_struct, tagged_enum, EventLines, Lax, LaxObject, Tagged};
 use super::{AgentSpec, DispatchRequest, FileAccess, ResultEvent, ToolUse, Usage};
 use crate::findings::Role;
-use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -100,70 +99,58 @@ pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     args
 }
 
-/// Claude Code stream-json events arev reads; every other
-/// `type` (`system`, `user`, `stream_event`, …) is `Other`.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum ClaudeEvent {
-    Assistant {
-        #[serde(default)]
-        message: LaxObject<AssistantMessage>,
-    },
-    Result(ClaudeResult),
-    #[serde(other)]
-    Other,
+tagged_enum! {
+    /// Claude Code stream-json events arev reads; every other
+    /// `type` (`system`, `user`, `stream_event`, …) is `Other`.
+    #[derive(Debug)]
+    enum ClaudeEvent {
+        "assistant" => Assistant {
+            message: LaxObject<AssistantMessage>,
+        },
+        "result" => Result(ClaudeResult),
+    }
 }
 
-#[derive(Debug, Deserialize)]
-struct AssistantMessage {
-    #[serde(default)]
-    content: Lax<Vec<Tagged<ContentBlock>>>,
+lax_struct! {
+    #[derive(Debug)]
+    struct AssistantMessage {
+        content: Lax<Vec<Tagged<ContentBlock>>>,
+    }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum ContentBlock {
-    ToolUse {
-        #[serde(default)]
-        id: Lax<String>,
-        #[serde(default)]
-        name: Lax<String>,
-        /// Verbatim.
-        #[serde(default)]
-        input: Value,
-    },
-    #[serde(other)]
-    Other,
+tagged_enum! {
+    #[derive(Debug)]
+    enum ContentBlock {
+        "tool_use" => ToolUse {
+            id: Lax<String>,
+            name: Lax<String>,
+            /// Verbatim.
+            input: Value,
+        },
+    }
 }
 
-#[derive(Debug, Deserialize)]
-struct ClaudeResult {
-    #[serde(default)]
-    subtype: Lax<String>,
-    #[serde(default)]
-    is_error: Lax<bool>,
-    #[serde(default)]
-    result: Lax<String>,
-    #[serde(default)]
-    total_cost_usd: Lax<f64>,
-    #[serde(default)]
-    usage: LaxObject<ClaudeUsage>,
-    #[serde(default)]
-    permission_denials: Lax<Vec<Value>>,
-    #[serde(default)]
-    num_turns: Lax<u64>,
+lax_struct! {
+    #[derive(Debug)]
+    struct ClaudeResult {
+        subtype: Lax<String>,
+        is_error: Lax<bool>,
+        result: Lax<String>,
+        total_cost_usd: Lax<f64>,
+        usage: LaxObject<ClaudeUsage>,
+        permission_denials: Lax<Vec<Value>>,
+        num_turns: Lax<u64>,
+    }
 }
 
-#[derive(Debug, Default, Deserialize)]
-struct ClaudeUsage {
-    #[serde(default)]
-    input_tokens: Lax<u64>,
-    #[serde(default)]
-    output_tokens: Lax<u64>,
-    #[serde(default)]
-    cache_creation_input_tokens: Lax<u64>,
-    #[serde(default)]
-    cache_read_input_tokens: Lax<u64>,
+lax_struct! {
+    #[derive(Debug)]
+    struct ClaudeUsage {
+        input_tokens: Lax<u64>,
+        output_tokens: Lax<u64>,
+        cache_creation_input_tokens: Lax<u64>,
+        cache_read_input_tokens: Lax<u64>,
+    }
 }
 
 /// Parsed stream-json: tool uses (dedup by id), the last result, count of non-JSON lines.

@@ -6,12 +6,27 @@
 //! then read as the format's event enum, tagged by its string `type`: an unknown `type` is
 //! that enum's catch-all, and a known event whose fields have unexpected shapes still parses,
 //! field by field (`Lax`, `LaxObject`, `Tagged`): a field that is missing or of the wrong type
-//! reads as absent. An object without a string `type` is skipped, not malformed (serde would
-//! read a number as a variant index).
+//! reads as absent. An object without a string `type` is skipped, not malformed.
+//!
+//! Reading is typed and single-pass: each line is parsed once, straight into the event
+//! (no `serde_json::Value` tree), and what an event does not use is parsed without being
+//! kept ([`Skip`]: every string unescaped into serde_json's scratch buffer, every number
+//! range-checked, so a line is rejected exactly when reading it into a `Value` would fail).
+//! The events are declared with [`lax_struct!`] and [`tagged_enum!`] rather than serde's
+//! derives: a derived struct fails on a duplicate key and skips unknown values without
+//! validating them, and `#[serde(tag = "type")]` buffers the whole object first.
+//! Two cases are left to the exact path, the line read into a `Value` map first (what the
+//! readers did before): a line that fails the one pass (malformed or not), and a tagged
+//! object with two `type` keys (a map keeps the last one, which one pass cannot). Duplicate
+//! keys otherwise keep the last value, as a map does.
 
-use serde::de::{DeserializeOwned, Deserializer};
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor as _,
+};
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::fmt;
 use std::marker::PhantomData;
 
 /// The events of one agent's stdout, in order; `malformed()` counts the non-object lines
@@ -23,7 +38,7 @@ pub struct EventLines<'a, E> {
     _event: PhantomData<E>,
 }
 
-impl<'a, E: DeserializeOwned> EventLines<'a, E> {
+impl<'a, E: Variants> EventLines<'a, E> {
     pub fn new(stdout: &'a [u8]) -> Self {
         Self {
             rest: Some(stdout),
@@ -54,7 +69,7 @@ impl<'a, E: DeserializeOwned> EventLines<'a, E> {
     }
 }
 
-impl<E: DeserializeOwned> Iterator for EventLines<'_, E> {
+impl<E: Variants> Iterator for EventLines<'_, E> {
     type Item = E;
 
     fn next(&mut self) -> Option<E> {
@@ -63,29 +78,573 @@ impl<E: DeserializeOwned> Iterator for EventLines<'_, E> {
             if line.is_empty() {
                 continue;
             }
-            // An object first: serde would read a JSON array as a struct or a tagged enum.
-            let Ok(object) = serde_json::from_slice::<Map<String, Value>>(line) else {
-                self.malformed += 1;
-                continue;
-            };
-            if let Some(event) = tagged(Value::Object(object)) {
-                return Some(event);
+            match read_line(line) {
+                Ok(Some(event)) => return Some(event),
+                Ok(None) => {}
+                Err(()) => self.malformed += 1,
             }
         }
         None
     }
 }
 
-/// `v` read as a tagged enum when it is an object with a string `type`.
-fn tagged<T: DeserializeOwned>(v: Value) -> Option<T> {
-    if !v.get("type").is_some_and(Value::is_string) {
-        return None;
+/// One line: `Err` when it is not a JSON object, `Ok(None)` when it has no string `type`
+/// (or, on the exact path, the enum does not read it).
+fn read_line<E: Variants>(line: &[u8]) -> Result<Option<E>, ()> {
+    let mut de = serde_json::Deserializer::from_slice(line);
+    let one_pass = (&mut de)
+        .deserialize_map(ShapeVisitor(TaggedVisitor::<E>(PhantomData)))
+        .and_then(|event| de.end().map(|()| event));
+    if let Ok(event) = one_pass {
+        return Ok(event);
     }
-    serde_json::from_value(v).ok()
+    // The exact path (rare: see the module docs).
+    let object = serde_json::from_slice::<Map<String, Value>>(line).map_err(|_| ())?;
+    Ok(Tagged::<E>::deserialize(Value::Object(object))
+        .ok()
+        .and_then(|t| t.0))
+}
+
+/// A struct read from a JSON object key by key: [`lax_struct!`] implements it.
+pub trait Fields: Default {
+    /// Read `value` into the field named `key`; the value of any other key is skipped
+    /// ([`Skip`]). Overwrites: the last of duplicate keys wins.
+    fn field<'de, D: Deserializer<'de>>(&mut self, key: &str, value: D) -> Result<(), D::Error>;
+}
+
+/// An enum read from a JSON object tagged by its string `type`: [`tagged_enum!`]
+/// implements it.
+pub trait Variants: Sized {
+    /// The variant for `tag` with every field absent (the catch-all `Other` for an
+    /// unknown tag).
+    fn variant(tag: &str) -> Self;
+    /// Read `value` into the current variant's field named `key` (see [`Fields::field`]).
+    fn field<'de, D: Deserializer<'de>>(&mut self, key: &str, value: D) -> Result<(), D::Error>;
+}
+
+/// A struct whose fields are all read leniently ([`Lax`], [`LaxObject`], [`Tagged`], or a
+/// verbatim `Value`), each absent by default; `field as "key"` reads the field from another
+/// key. Unknown keys are skipped.
+macro_rules! lax_struct {
+    ($(#[$m:meta])* $vis:vis struct $name:ident {
+        $($(#[$fm:meta])* $field:ident $(as $key:literal)?: $ty:ty),* $(,)?
+    }) => {
+        $(#[$m])*
+        #[derive(Default)]
+        $vis struct $name {
+            $($(#[$fm])* $field: $ty,)*
+        }
+
+        impl $crate::dispatch::events::Fields for $name {
+            fn field<'de, D: serde::Deserializer<'de>>(
+                &mut self,
+                key: &str,
+                value: D,
+            ) -> Result<(), D::Error> {
+                $(
+                    if key == $crate::dispatch::events::lax_key!($field $(, $key)?) {
+                        self.$field = serde::Deserialize::deserialize(value)?;
+                        return Ok(());
+                    }
+                )*
+                $crate::dispatch::events::skip(value)
+            }
+        }
+    };
+}
+pub(crate) use lax_struct;
+
+/// The JSON key of a [`lax_struct!`] or [`tagged_enum!`] field.
+macro_rules! lax_key {
+    ($field:ident) => {
+        stringify!($field)
+    };
+    ($field:ident, $key:literal) => {
+        $key
+    };
+}
+pub(crate) use lax_key;
+
+/// An enum tagged by a string `type`, `"tag" => Variant { fields }` (fields as in
+/// [`lax_struct!`]) or `"tag" => Variant(AStruct)` (a [`lax_struct!`]), plus the catch-all
+/// `Other` for every other tag (its fields are skipped).
+macro_rules! tagged_enum {
+    ($(#[$m:meta])* $vis:vis enum $name:ident {
+        $($tag:literal => $variant:ident $body:tt),* $(,)?
+    }) => {
+        $(#[$m])*
+        $vis enum $name {
+            $($variant $body,)*
+            Other,
+        }
+
+        impl $crate::dispatch::events::Variants for $name {
+            fn variant(tag: &str) -> Self {
+                $(
+                    if tag == $tag {
+                        return $crate::dispatch::events::tagged_variant!(new $variant $body);
+                    }
+                )*
+                Self::Other
+            }
+
+            fn field<'de, D: serde::Deserializer<'de>>(
+                &mut self,
+                key: &str,
+                value: D,
+            ) -> Result<(), D::Error> {
+                $($crate::dispatch::events::tagged_variant!(field self key value $variant $body);)*
+                $crate::dispatch::events::skip(value)
+            }
+        }
+    };
+}
+pub(crate) use tagged_enum;
+
+/// The per-variant parts of [`tagged_enum!`]: a variant with absent fields (`new`), and the
+/// statement reading a key of that variant (`field`: returns when `this` is that variant).
+macro_rules! tagged_variant {
+    (new $variant:ident ($ty:ty)) => {
+        Self::$variant(<$ty>::default())
+    };
+    (new $variant:ident { $($(#[$fm:meta])* $field:ident $(as $key:literal)?: $ty:ty),* $(,)? }) => {
+        Self::$variant { $($field: <$ty>::default()),* }
+    };
+    (field $this:ident $k:ident $v:ident $variant:ident ($ty:ty)) => {
+        if let Self::$variant(fields) = $this {
+            return $crate::dispatch::events::Fields::field(fields, $k, $v);
+        }
+    };
+    (field $this:ident $k:ident $v:ident $variant:ident {
+        $($(#[$fm:meta])* $field:ident $(as $key:literal)?: $ty:ty),* $(,)?
+    }) => {
+        if let Self::$variant { $($field),* } = $this {
+            $(
+                if $k == $crate::dispatch::events::lax_key!($field $(, $key)?) {
+                    *$field = serde::Deserialize::deserialize($v)?;
+                    return Ok(());
+                }
+            )*
+            return $crate::dispatch::events::skip($v);
+        }
+    };
+}
+pub(crate) use tagged_variant;
+
+/// Parse a value and keep nothing of it (see [`Skip`]).
+pub fn skip<'de, D: Deserializer<'de>>(value: D) -> Result<(), D::Error> {
+    Skip::deserialize(value).map(|_| ())
+}
+
+/// A JSON value parsed and dropped: strings are unescaped (into the parser's scratch
+/// buffer, not a `String`) and numbers range-checked exactly as reading a `Value` would,
+/// so a value is skipped exactly when it could have been read. (serde's `IgnoredAny` takes
+/// serde_json's faster path, which accepts a lone surrogate escape or `1e400`.)
+pub struct Skip;
+
+impl<'de> Deserialize<'de> for Skip {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(SkipVisitor)
+    }
+}
+
+struct SkipVisitor;
+
+impl<'de> de::Visitor<'de> for SkipVisitor {
+    type Value = Skip;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_unit<E>(self) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_none<E>(self) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Skip, D::Error> {
+        Skip::deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+        while seq.next_element::<Skip>()?.is_some() {}
+        Ok(Skip)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+        while map.next_entry::<Skip, Skip>()?.is_some() {}
+        Ok(Skip)
+    }
+}
+
+/// A string borrowed from the line when it has no escapes (an object key, a `type`).
+struct Str<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Str<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(StrVisitor)
+    }
+}
+
+struct StrVisitor;
+
+impl<'de> de::Visitor<'de> for StrVisitor {
+    type Value = Str<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
+        Ok(Str(Cow::Borrowed(s)))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(Str(Cow::Owned(s.to_owned())))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
+        Ok(Str(Cow::Owned(s)))
+    }
+}
+
+/// A value read as `T` when it has one of the shapes `T` takes, else (after parsing it, see
+/// [`Skip`]) as absent: the reading behind [`Lax`], [`LaxObject`] and [`Tagged`].
+trait Shape<'de>: Sized {
+    type Out;
+    fn expecting() -> &'static str;
+    fn absent() -> Self::Out;
+    fn from_bool<E: de::Error>(self, _: bool) -> Result<Self::Out, E> {
+        Ok(Self::absent())
+    }
+    fn from_u64<E: de::Error>(self, _: u64) -> Result<Self::Out, E> {
+        Ok(Self::absent())
+    }
+    fn from_i64<E: de::Error>(self, _: i64) -> Result<Self::Out, E> {
+        Ok(Self::absent())
+    }
+    fn from_f64<E: de::Error>(self, _: f64) -> Result<Self::Out, E> {
+        Ok(Self::absent())
+    }
+    fn from_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Out, E> {
+        self.from_str(s)
+    }
+    fn from_str<E: de::Error>(self, _: &str) -> Result<Self::Out, E> {
+        Ok(Self::absent())
+    }
+    fn from_string<E: de::Error>(self, s: String) -> Result<Self::Out, E> {
+        self.from_str(&s)
+    }
+    fn from_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Out, A::Error> {
+        SkipVisitor.visit_seq(seq)?;
+        Ok(Self::absent())
+    }
+    fn from_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Out, A::Error> {
+        SkipVisitor.visit_map(map)?;
+        Ok(Self::absent())
+    }
+}
+
+/// The visitor of a [`Shape`].
+struct ShapeVisitor<S>(S);
+
+impl<'de, S: Shape<'de>> de::Visitor<'de> for ShapeVisitor<S> {
+    type Value = S::Out;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(S::expecting())
+    }
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<S::Out, E> {
+        self.0.from_bool(b)
+    }
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<S::Out, E> {
+        self.0.from_i64(n)
+    }
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<S::Out, E> {
+        self.0.from_u64(n)
+    }
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<S::Out, E> {
+        self.0.from_f64(n)
+    }
+    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<S::Out, E> {
+        self.0.from_borrowed_str(s)
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<S::Out, E> {
+        self.0.from_str(s)
+    }
+    fn visit_string<E: de::Error>(self, s: String) -> Result<S::Out, E> {
+        self.0.from_string(s)
+    }
+    fn visit_unit<E>(self) -> Result<S::Out, E> {
+        Ok(S::absent())
+    }
+    fn visit_none<E>(self) -> Result<S::Out, E> {
+        Ok(S::absent())
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<S::Out, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<S::Out, A::Error> {
+        self.0.from_seq(seq)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<S::Out, A::Error> {
+        self.0.from_map(map)
+    }
+}
+
+/// A type a [`Lax`] field can hold: the JSON shapes it is read from (as serde reads it
+/// from a `Value`); every other shape reads as absent.
+pub trait LaxValue: Sized {
+    fn from_bool(_: bool) -> Option<Self> {
+        None
+    }
+    fn from_u64(_: u64) -> Option<Self> {
+        None
+    }
+    fn from_i64(_: i64) -> Option<Self> {
+        None
+    }
+    fn from_f64(_: f64) -> Option<Self> {
+        None
+    }
+    fn from_str(_: &str) -> Option<Self> {
+        None
+    }
+    fn from_string(s: String) -> Option<Self> {
+        Self::from_str(&s)
+    }
+    /// Read from an array; `None` (absent) when `Self` is not an array type, after
+    /// skipping its elements.
+    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
+        while seq.next_element::<Skip>()?.is_some() {}
+        Ok(None)
+    }
+}
+
+impl LaxValue for String {
+    fn from_str(s: &str) -> Option<Self> {
+        Some(s.to_owned())
+    }
+    fn from_string(s: String) -> Option<Self> {
+        Some(s)
+    }
+}
+
+impl LaxValue for bool {
+    fn from_bool(b: bool) -> Option<Self> {
+        Some(b)
+    }
+}
+
+impl LaxValue for u64 {
+    fn from_u64(n: u64) -> Option<Self> {
+        Some(n)
+    }
+    fn from_i64(n: i64) -> Option<Self> {
+        u64::try_from(n).ok()
+    }
+}
+
+impl LaxValue for f64 {
+    fn from_u64(n: u64) -> Option<Self> {
+        Some(n as f64)
+    }
+    fn from_i64(n: i64) -> Option<Self> {
+        Some(n as f64)
+    }
+    fn from_f64(n: f64) -> Option<Self> {
+        Some(n)
+    }
+}
+
+/// An array of elements that read from any JSON value ([`Tagged`], `Value`).
+impl<T: DeserializeOwned> LaxValue for Vec<T> {
+    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+        while let Some(t) = seq.next_element::<T>()? {
+            out.push(t);
+        }
+        Ok(Some(out))
+    }
+}
+
+/// The [`Shape`] of a [`Lax`] field.
+struct LaxShape<T>(PhantomData<T>);
+
+impl<'de, T: LaxValue> Shape<'de> for LaxShape<T> {
+    type Out = Option<T>;
+    fn expecting() -> &'static str {
+        "any JSON value"
+    }
+    fn absent() -> Option<T> {
+        None
+    }
+    fn from_bool<E: de::Error>(self, b: bool) -> Result<Option<T>, E> {
+        Ok(T::from_bool(b))
+    }
+    fn from_u64<E: de::Error>(self, n: u64) -> Result<Option<T>, E> {
+        Ok(T::from_u64(n))
+    }
+    fn from_i64<E: de::Error>(self, n: i64) -> Result<Option<T>, E> {
+        Ok(T::from_i64(n))
+    }
+    fn from_f64<E: de::Error>(self, n: f64) -> Result<Option<T>, E> {
+        Ok(T::from_f64(n))
+    }
+    fn from_str<E: de::Error>(self, s: &str) -> Result<Option<T>, E> {
+        Ok(T::from_str(s))
+    }
+    fn from_string<E: de::Error>(self, s: String) -> Result<Option<T>, E> {
+        Ok(T::from_string(s))
+    }
+    fn from_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Option<T>, A::Error> {
+        T::from_seq(seq)
+    }
+}
+
+/// The [`Shape`] of a [`LaxObject`] field: only an object.
+struct ObjectShape<T>(PhantomData<T>);
+
+impl<'de, T: Fields> Shape<'de> for ObjectShape<T> {
+    type Out = Option<T>;
+    fn expecting() -> &'static str {
+        "any JSON value"
+    }
+    fn absent() -> Option<T> {
+        None
+    }
+    fn from_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<T>, A::Error> {
+        let mut out = T::default();
+        while let Some(Str(key)) = map.next_key()? {
+            map.next_value_seed(FieldSeed(&mut out, &key))?;
+        }
+        Ok(Some(out))
+    }
+}
+
+/// Reads one map value into the field `.1` of a [`Fields`] struct.
+struct FieldSeed<'a, T>(&'a mut T, &'a str);
+
+impl<'de, T: Fields> DeserializeSeed<'de> for FieldSeed<'_, T> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        self.0.field(self.1, d)
+    }
+}
+
+/// Reads one map value into the field `.1` of a [`Variants`] enum's variant.
+struct VariantFieldSeed<'a, T>(&'a mut T, &'a str);
+
+impl<'de, T: Variants> DeserializeSeed<'de> for VariantFieldSeed<'_, T> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        self.0.field(self.1, d)
+    }
+}
+
+/// A `type` value: the tag when it is a string.
+struct TagShape;
+
+impl<'de> Shape<'de> for TagShape {
+    type Out = Option<Cow<'de, str>>;
+    fn expecting() -> &'static str {
+        "any JSON value"
+    }
+    fn absent() -> Self::Out {
+        None
+    }
+    fn from_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Out, E> {
+        Ok(Some(Cow::Borrowed(s)))
+    }
+    fn from_str<E: de::Error>(self, s: &str) -> Result<Self::Out, E> {
+        Ok(Some(Cow::Owned(s.to_owned())))
+    }
+    fn from_string<E: de::Error>(self, s: String) -> Result<Self::Out, E> {
+        Ok(Some(Cow::Owned(s)))
+    }
+}
+
+impl<'de> Deserialize<'de> for Tag<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ShapeVisitor(TagShape)).map(Tag)
+    }
+}
+
+/// The value of a `type` key.
+struct Tag<'de>(Option<Cow<'de, str>>);
+
+/// The [`Shape`] of a [`Tagged`] value (and of a whole line, read with `deserialize_map`):
+/// an object with a string `type`.
+struct TaggedVisitor<T>(PhantomData<T>);
+
+/// Where the reading of a tagged object is.
+enum TagState<T> {
+    /// No `type` key yet: the values before it are kept.
+    Unseen(Vec<(String, Value)>),
+    /// A string `type`: the rest are read into its variant.
+    Tagged(T),
+    /// A `type` that is not a string: the object reads as absent.
+    NotString,
+}
+
+/// The error that hands a line to the exact path: a second `type` key (a map keeps the
+/// last one, but this one pass has read the object as the first).
+const SECOND_TYPE: &str = "a second `type` key";
+
+impl<'de, T: Variants> Shape<'de> for TaggedVisitor<T> {
+    type Out = Option<T>;
+    fn expecting() -> &'static str {
+        "a JSON object"
+    }
+    fn absent() -> Option<T> {
+        None
+    }
+    fn from_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<T>, A::Error> {
+        let mut state = TagState::Unseen(Vec::new());
+        while let Some(Str(key)) = map.next_key()? {
+            if key == "type" {
+                let TagState::Unseen(before) = state else {
+                    return Err(de::Error::custom(SECOND_TYPE));
+                };
+                state = match map.next_value::<Tag>()?.0 {
+                    Some(tag) => {
+                        let mut event = T::variant(&tag);
+                        for (k, v) in before {
+                            event.field(&k, v).map_err(de::Error::custom)?;
+                        }
+                        TagState::Tagged(event)
+                    }
+                    None => TagState::NotString,
+                };
+                continue;
+            }
+            match &mut state {
+                TagState::Unseen(before) => before.push((key.into_owned(), map.next_value()?)),
+                TagState::Tagged(event) => map.next_value_seed(VariantFieldSeed(event, &key))?,
+                TagState::NotString => {
+                    map.next_value::<Skip>()?;
+                }
+            }
+        }
+        Ok(match state {
+            TagState::Tagged(event) => Some(event),
+            TagState::Unseen(_) | TagState::NotString => None,
+        })
+    }
 }
 
 /// A field holding a `type`-tagged object (a content block, a Codex item), read leniently:
-/// `None` unless it is an object with a string `type` that the enum reads.
+/// `None` unless it is an object with a string `type` (an unknown one is the enum's `Other`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tagged<T>(pub Option<T>);
 
@@ -95,9 +654,10 @@ impl<T> Default for Tagged<T> {
     }
 }
 
-impl<'de, T: DeserializeOwned> Deserialize<'de> for Tagged<T> {
+impl<'de, T: Variants> Deserialize<'de> for Tagged<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(Self(tagged(Value::deserialize(d)?)))
+        d.deserialize_any(ShapeVisitor(TaggedVisitor(PhantomData)))
+            .map(Self)
     }
 }
 
@@ -111,10 +671,10 @@ impl<T> Default for Lax<T> {
     }
 }
 
-impl<'de, T: DeserializeOwned> Deserialize<'de> for Lax<T> {
+impl<'de, T: LaxValue> Deserialize<'de> for Lax<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = Value::deserialize(d)?;
-        Ok(Self(serde_json::from_value(v).ok()))
+        d.deserialize_any(ShapeVisitor(LaxShape(PhantomData)))
+            .map(Self)
     }
 }
 
@@ -138,8 +698,8 @@ impl Lax<u64> {
     }
 }
 
-/// A struct or tagged-enum field read leniently, and only from a JSON object (serde would
-/// also read a JSON array positionally into a struct).
+/// A struct field read leniently, and only from a JSON object (serde would also read a
+/// JSON array positionally into a struct).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LaxObject<T>(pub Option<T>);
 
@@ -149,12 +709,10 @@ impl<T> Default for LaxObject<T> {
     }
 }
 
-impl<'de, T: DeserializeOwned> Deserialize<'de> for LaxObject<T> {
+impl<'de, T: Fields> Deserialize<'de> for LaxObject<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(Self(match Value::deserialize(d)? {
-            v @ Value::Object(_) => serde_json::from_value(v).ok(),
-            _ => None,
-        }))
+        d.deserialize_any(ShapeVisitor(ObjectShape(PhantomData)))
+            .map(Self)
     }
 }
 
@@ -168,23 +726,21 @@ impl<T> LaxObject<T> {
 mod tests {
     use super::*;
 
-    #[derive(Debug, PartialEq, Deserialize)]
-    #[serde(tag = "type", rename_all = "snake_case")]
-    enum Ev {
-        Ping {
-            #[serde(default)]
-            n: Lax<u64>,
-            #[serde(default)]
-            inner: LaxObject<Inner>,
-        },
-        #[serde(other)]
-        Other,
+    tagged_enum! {
+        #[derive(Debug, PartialEq)]
+        enum Ev {
+            "ping" => Ping {
+                n: Lax<u64>,
+                inner: LaxObject<Inner>,
+            },
+        }
     }
 
-    #[derive(Debug, PartialEq, Deserialize)]
-    struct Inner {
-        #[serde(default)]
-        s: Lax<String>,
+    lax_struct! {
+        #[derive(Debug, PartialEq)]
+        struct Inner {
+            s: Lax<String>,
+        }
     }
 
     fn read(input: &str) -> (Vec<Ev>, u64) {
