@@ -242,6 +242,13 @@ fn to_result(r: ClaudeResult) -> ResultEvent {
     }
 }
 
+/// The decoded events of `stdout` (their `Debug` text) and its malformed count, for the
+/// oracle test (`events_oracle`).
+#[cfg(test)]
+pub(super) fn debug_events(stdout: &[u8]) -> (String, u64) {
+    super::events::debug_events::<ClaudeEvent>(stdout)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -320,6 +320,13 @@ pub fn codex_permits(role: Role, t: &ToolUse) -> bool {
     }
 }
 
+/// The decoded events of `stdout` (their `Debug` text) and its malformed count, for the
+/// oracle test (`events_oracle`).
+#[cfg(test)]
+pub(super) fn debug_events(stdout: &[u8]) -> (String, u64) {
+    super::events::debug_events::<CodexEvent>(stdout)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

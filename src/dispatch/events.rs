@@ -722,6 +722,14 @@ impl<T> LaxObject<T> {
     }
 }
 
+/// The events of `stdout` as `Debug` text, and the malformed count (for `events_oracle`).
+#[cfg(test)]
+pub(super) fn debug_events<E: Variants + fmt::Debug>(stdout: &[u8]) -> (String, u64) {
+    let mut lines = EventLines::<E>::new(stdout);
+    let events: Vec<E> = lines.by_ref().collect();
+    (format!("{events:?}"), lines.malformed())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

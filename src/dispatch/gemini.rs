@@ -314,6 +314,13 @@ pub fn gemini_access(name: &str, input: &Value) -> FileAccess {
     }
 }
 
+/// The decoded events of `stdout` (their `Debug` text) and its malformed count, for the
+/// oracle test (`events_oracle`).
+#[cfg(test)]
+pub(super) fn debug_events(stdout: &[u8]) -> (String, u64) {
+    super::events::debug_events::<GeminiEvent>(stdout)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,6 +4,8 @@ mod backend;
 mod claude;
 mod codex;
 mod events;
+#[cfg(test)]
+mod events_oracle;
 mod gemini;
 mod model;
 mod process;
