@@ -359,6 +359,73 @@ mod tests {
     }
 
     #[test]
+    fn wrong_typed_fields_read_as_absent_and_the_event_still_counts() {
+        let wrong = r#"{"type":"result","subtype":"success","is_error":"no","result":{"findings":[]},"num_turns":"2","usage":[1,2],"total_cost_usd":"0.1","permission_denials":{}}"#;
+        let (_, result, bad) = parse_stream_json(&lines(&[wrong]));
+        let r = result.unwrap();
+        assert_eq!(bad, 0);
+        assert_eq!(r.text, None, "an object is no result text");
+        assert!(
+            !r.is_error,
+            "a string is_error is absent: the success subtype decides"
+        );
+        assert_eq!(r.num_turns, None);
+        assert_eq!(r.usage, Usage::default());
+        assert_eq!(r.total_cost_usd, 0.0);
+        assert!(r.permission_denials.is_empty());
+        let odd_usage = r#"{"type":"result","subtype":"x","usage":{"input_tokens":-1,"output_tokens":2.5,"cache_read_input_tokens":7,"cache_read_input_tokens":"8"},"total_cost_usd":3}"#;
+        let r = parse_stream_json(&lines(&[odd_usage])).1.unwrap();
+        assert!(r.is_error, "no is_error and a subtype other than success");
+        assert_eq!(r.usage, Usage::default(), "the last duplicate key wins");
+        assert_eq!(r.total_cost_usd, 3.0, "an integer cost");
+    }
+
+    #[test]
+    fn the_answer_text_block_is_read_past_escapes_and_all() {
+        let text = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"{\"findings\":[{\"d\":\"a\\\"b \\u00e9 \ud83d\ude00 \\n\"}]}\n\t"},{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"a\"b.rs","n":[1,{"x":null}]}}]}}"#;
+        let (tools, _, bad) = parse_stream_json(&lines(&[text]));
+        assert_eq!(bad, 0);
+        assert_eq!(tools.len(), 1);
+        assert_eq!(tools[0].input["file_path"], "a\"b.rs", "verbatim input");
+        assert_eq!(tools[0].input["n"][1]["x"], Value::Null);
+        assert_eq!(tools[0].access.read, ["a\"b.rs"]);
+        // A lone surrogate cannot be read into a string: the line is malformed, as before.
+        let lone = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"\ud800"},{"type":"tool_use","id":"t2","name":"Read","input":{}}]}}"#;
+        let (tools, _, bad) = parse_stream_json(&lines(&[lone]));
+        assert!(tools.is_empty());
+        assert_eq!(bad, 1);
+        let out_of_range = r#"{"type":"system","n":1e400}"#;
+        assert_eq!(parse_stream_json(&lines(&[out_of_range])).2, 1);
+    }
+
+    #[test]
+    fn tags_numeric_late_duplicated_or_truncated() {
+        let numeric = r#"{"type":1,"result":"x"}"#;
+        let (_, result, bad) = parse_stream_json(&lines(&[numeric]));
+        assert!(result.is_none(), "a numeric type is no result");
+        assert_eq!(bad, 0, "and no malformed line either");
+        let late = r#"{"result":"late","is_error":false,"num_turns":3,"type":"result"}"#;
+        let r = parse_stream_json(&lines(&[late])).1.unwrap();
+        assert_eq!(
+            r.text.as_deref(),
+            Some("late"),
+            "fields before the type count"
+        );
+        assert_eq!(r.num_turns, Some(3));
+        // A map keeps the last of duplicate keys: the event is a result.
+        let dup = r#"{"type":"assistant","type":"result","result":"dup"}"#;
+        let r = parse_stream_json(&lines(&[dup])).1.unwrap();
+        assert_eq!(r.text.as_deref(), Some("dup"));
+        let block = r#"{"type":"assistant","message":{"content":[{"id":"t3","type":"text","name":"Read","type":"tool_use","input":{}}]}}"#;
+        assert_eq!(parse_stream_json(&lines(&[block])).0[0].id, "t3");
+        let mut out = lines(&[late]);
+        out.extend_from_slice(br#"{"type":"result","result":"cut"#);
+        let (_, result, bad) = parse_stream_json(&out);
+        assert_eq!(result.unwrap().text.as_deref(), Some("late"));
+        assert_eq!(bad, 1, "a truncated last line is malformed");
+    }
+
+    #[test]
     fn argv_is_read_only_and_prompt_free() {
         let agent = AgentSpec {
             name: "claude".into(),
