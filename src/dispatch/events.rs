@@ -93,7 +93,7 @@ impl<E: Variants> Iterator for EventLines<'_, E> {
 fn read_line<E: Variants>(line: &[u8]) -> Result<Option<E>, ()> {
     let mut de = serde_json::Deserializer::from_slice(line);
     let one_pass = (&mut de)
-        .deserialize_map(ShapeVisitor(TaggedVisitor::<E>(PhantomData)))
+        .deserialize_map(ShapeVisitor::<TaggedShape<E>>(PhantomData))
         .and_then(|event| de.end().map(|()| event));
     if let Ok(event) = one_pass {
         return Ok(event);
@@ -324,39 +324,39 @@ trait Shape<'de>: Sized {
     type Out;
     fn expecting() -> &'static str;
     fn absent() -> Self::Out;
-    fn from_bool<E: de::Error>(self, _: bool) -> Result<Self::Out, E> {
+    fn on_bool<E: de::Error>(_: bool) -> Result<Self::Out, E> {
         Ok(Self::absent())
     }
-    fn from_u64<E: de::Error>(self, _: u64) -> Result<Self::Out, E> {
+    fn on_u64<E: de::Error>(_: u64) -> Result<Self::Out, E> {
         Ok(Self::absent())
     }
-    fn from_i64<E: de::Error>(self, _: i64) -> Result<Self::Out, E> {
+    fn on_i64<E: de::Error>(_: i64) -> Result<Self::Out, E> {
         Ok(Self::absent())
     }
-    fn from_f64<E: de::Error>(self, _: f64) -> Result<Self::Out, E> {
+    fn on_f64<E: de::Error>(_: f64) -> Result<Self::Out, E> {
         Ok(Self::absent())
     }
-    fn from_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Out, E> {
-        self.from_str(s)
+    fn on_borrowed_str<E: de::Error>(s: &'de str) -> Result<Self::Out, E> {
+        Self::on_str(s)
     }
-    fn from_str<E: de::Error>(self, _: &str) -> Result<Self::Out, E> {
+    fn on_str<E: de::Error>(_: &str) -> Result<Self::Out, E> {
         Ok(Self::absent())
     }
-    fn from_string<E: de::Error>(self, s: String) -> Result<Self::Out, E> {
-        self.from_str(&s)
+    fn on_string<E: de::Error>(s: String) -> Result<Self::Out, E> {
+        Self::on_str(&s)
     }
-    fn from_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Out, A::Error> {
+    fn on_seq<A: SeqAccess<'de>>(seq: A) -> Result<Self::Out, A::Error> {
         SkipVisitor.visit_seq(seq)?;
         Ok(Self::absent())
     }
-    fn from_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Out, A::Error> {
+    fn on_map<A: MapAccess<'de>>(map: A) -> Result<Self::Out, A::Error> {
         SkipVisitor.visit_map(map)?;
         Ok(Self::absent())
     }
 }
 
 /// The visitor of a [`Shape`].
-struct ShapeVisitor<S>(S);
+struct ShapeVisitor<S>(PhantomData<S>);
 
 impl<'de, S: Shape<'de>> de::Visitor<'de> for ShapeVisitor<S> {
     type Value = S::Out;
@@ -365,25 +365,25 @@ impl<'de, S: Shape<'de>> de::Visitor<'de> for ShapeVisitor<S> {
         f.write_str(S::expecting())
     }
     fn visit_bool<E: de::Error>(self, b: bool) -> Result<S::Out, E> {
-        self.0.from_bool(b)
+        S::on_bool(b)
     }
     fn visit_i64<E: de::Error>(self, n: i64) -> Result<S::Out, E> {
-        self.0.from_i64(n)
+        S::on_i64(n)
     }
     fn visit_u64<E: de::Error>(self, n: u64) -> Result<S::Out, E> {
-        self.0.from_u64(n)
+        S::on_u64(n)
     }
     fn visit_f64<E: de::Error>(self, n: f64) -> Result<S::Out, E> {
-        self.0.from_f64(n)
+        S::on_f64(n)
     }
     fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<S::Out, E> {
-        self.0.from_borrowed_str(s)
+        S::on_borrowed_str(s)
     }
     fn visit_str<E: de::Error>(self, s: &str) -> Result<S::Out, E> {
-        self.0.from_str(s)
+        S::on_str(s)
     }
     fn visit_string<E: de::Error>(self, s: String) -> Result<S::Out, E> {
-        self.0.from_string(s)
+        S::on_string(s)
     }
     fn visit_unit<E>(self) -> Result<S::Out, E> {
         Ok(S::absent())
@@ -395,10 +395,10 @@ impl<'de, S: Shape<'de>> de::Visitor<'de> for ShapeVisitor<S> {
         d.deserialize_any(self)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<S::Out, A::Error> {
-        self.0.from_seq(seq)
+        S::on_seq(seq)
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<S::Out, A::Error> {
-        self.0.from_map(map)
+        S::on_map(map)
     }
 }
 
@@ -489,25 +489,25 @@ impl<'de, T: LaxValue> Shape<'de> for LaxShape<T> {
     fn absent() -> Option<T> {
         None
     }
-    fn from_bool<E: de::Error>(self, b: bool) -> Result<Option<T>, E> {
+    fn on_bool<E: de::Error>(b: bool) -> Result<Option<T>, E> {
         Ok(T::from_bool(b))
     }
-    fn from_u64<E: de::Error>(self, n: u64) -> Result<Option<T>, E> {
+    fn on_u64<E: de::Error>(n: u64) -> Result<Option<T>, E> {
         Ok(T::from_u64(n))
     }
-    fn from_i64<E: de::Error>(self, n: i64) -> Result<Option<T>, E> {
+    fn on_i64<E: de::Error>(n: i64) -> Result<Option<T>, E> {
         Ok(T::from_i64(n))
     }
-    fn from_f64<E: de::Error>(self, n: f64) -> Result<Option<T>, E> {
+    fn on_f64<E: de::Error>(n: f64) -> Result<Option<T>, E> {
         Ok(T::from_f64(n))
     }
-    fn from_str<E: de::Error>(self, s: &str) -> Result<Option<T>, E> {
+    fn on_str<E: de::Error>(s: &str) -> Result<Option<T>, E> {
         Ok(T::from_str(s))
     }
-    fn from_string<E: de::Error>(self, s: String) -> Result<Option<T>, E> {
+    fn on_string<E: de::Error>(s: String) -> Result<Option<T>, E> {
         Ok(T::from_string(s))
     }
-    fn from_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Option<T>, A::Error> {
+    fn on_seq<A: SeqAccess<'de>>(seq: A) -> Result<Option<T>, A::Error> {
         T::from_seq(seq)
     }
 }
@@ -523,7 +523,7 @@ impl<'de, T: Fields> Shape<'de> for ObjectShape<T> {
     fn absent() -> Option<T> {
         None
     }
-    fn from_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<T>, A::Error> {
+    fn on_map<A: MapAccess<'de>>(mut map: A) -> Result<Option<T>, A::Error> {
         let mut out = T::default();
         while let Some(Str(key)) = map.next_key()? {
             map.next_value_seed(FieldSeed(&mut out, &key))?;
@@ -563,20 +563,21 @@ impl<'de> Shape<'de> for TagShape {
     fn absent() -> Self::Out {
         None
     }
-    fn from_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Out, E> {
+    fn on_borrowed_str<E: de::Error>(s: &'de str) -> Result<Self::Out, E> {
         Ok(Some(Cow::Borrowed(s)))
     }
-    fn from_str<E: de::Error>(self, s: &str) -> Result<Self::Out, E> {
+    fn on_str<E: de::Error>(s: &str) -> Result<Self::Out, E> {
         Ok(Some(Cow::Owned(s.to_owned())))
     }
-    fn from_string<E: de::Error>(self, s: String) -> Result<Self::Out, E> {
+    fn on_string<E: de::Error>(s: String) -> Result<Self::Out, E> {
         Ok(Some(Cow::Owned(s)))
     }
 }
 
 impl<'de> Deserialize<'de> for Tag<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ShapeVisitor(TagShape)).map(Tag)
+        d.deserialize_any(ShapeVisitor::<TagShape>(PhantomData))
+            .map(Tag)
     }
 }
 
@@ -585,7 +586,7 @@ struct Tag<'de>(Option<Cow<'de, str>>);
 
 /// The [`Shape`] of a [`Tagged`] value (and of a whole line, read with `deserialize_map`):
 /// an object with a string `type`.
-struct TaggedVisitor<T>(PhantomData<T>);
+struct TaggedShape<T>(PhantomData<T>);
 
 /// Where the reading of a tagged object is.
 enum TagState<T> {
@@ -601,7 +602,7 @@ enum TagState<T> {
 /// last one, but this one pass has read the object as the first).
 const SECOND_TYPE: &str = "a second `type` key";
 
-impl<'de, T: Variants> Shape<'de> for TaggedVisitor<T> {
+impl<'de, T: Variants> Shape<'de> for TaggedShape<T> {
     type Out = Option<T>;
     fn expecting() -> &'static str {
         "a JSON object"
@@ -609,7 +610,7 @@ impl<'de, T: Variants> Shape<'de> for TaggedVisitor<T> {
     fn absent() -> Option<T> {
         None
     }
-    fn from_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<T>, A::Error> {
+    fn on_map<A: MapAccess<'de>>(mut map: A) -> Result<Option<T>, A::Error> {
         let mut state = TagState::Unseen(Vec::new());
         while let Some(Str(key)) = map.next_key()? {
             if key == "type" {
@@ -656,7 +657,7 @@ impl<T> Default for Tagged<T> {
 
 impl<'de, T: Variants> Deserialize<'de> for Tagged<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ShapeVisitor(TaggedVisitor(PhantomData)))
+        d.deserialize_any(ShapeVisitor::<TaggedShape<T>>(PhantomData))
             .map(Self)
     }
 }
@@ -673,7 +674,7 @@ impl<T> Default for Lax<T> {
 
 impl<'de, T: LaxValue> Deserialize<'de> for Lax<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ShapeVisitor(LaxShape(PhantomData)))
+        d.deserialize_any(ShapeVisitor::<LaxShape<T>>(PhantomData))
             .map(Self)
     }
 }
@@ -711,7 +712,7 @@ impl<T> Default for LaxObject<T> {
 
 impl<'de, T: Fields> Deserialize<'de> for LaxObject<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ShapeVisitor(ObjectShape(PhantomData)))
+        d.deserialize_any(ShapeVisitor::<ObjectShape<T>>(PhantomData))
             .map(Self)
     }
 }
