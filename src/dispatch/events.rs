@@ -6,27 +6,17 @@
 //! then read as the format's event enum, tagged by its string `type`: an unknown `type` is
 //! that enum's catch-all, and a known event whose fields have unexpected shapes still parses,
 //! field by field (`Lax`, `LaxObject`, `Tagged`): a field that is missing or of the wrong type
-//! reads as absent. An object without a string `type` is skipped, not malformed.
+//! reads as absent. An object without a string `type` is skipped, not malformed. Of duplicate
+//! keys the last one counts.
 //!
-//! Reading is typed and single-pass: each line is parsed once, straight into the event
-//! (no `serde_json::Value` tree), and what an event does not use is parsed without being
-//! kept ([`Skip`]: every string unescaped into serde_json's scratch buffer, every number
-//! range-checked, so a line is rejected exactly when reading it into a `Value` would fail).
-//! The events are declared with [`lax_struct!`] and [`tagged_enum!`] rather than serde's
-//! derives: a derived struct fails on a duplicate key and skips unknown values without
-//! validating them, and `#[serde(tag = "type")]` buffers the whole object first.
-//! Two cases are left to the exact path, the line read into a `Value` map first (what the
-//! readers did before): a line that fails the one pass (malformed or not), and a tagged
-//! object with two `type` keys (a map keeps the last one, which one pass cannot). Duplicate
-//! keys otherwise keep the last value, as a map does.
+//! Each line is scanned once (`dispatch::json`: validated as a `serde_json::Value` would be,
+//! no tree built) and the events are read from that scan: a string is unescaped and copied
+//! only when a field the event keeps holds it (the answer in a `result`, not the same answer
+//! in the `assistant` text block that precedes it). The events are declared with
+//! [`lax_struct!`] and [`tagged_enum!`] rather than serde's derives.
 
-use serde::de::{
-    self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor as _,
-};
-use serde::Deserialize;
-use serde_json::{Map, Value};
-use std::borrow::Cow;
-use std::fmt;
+use super::json::{Doc, Node};
+use serde_json::Value;
 use std::marker::PhantomData;
 
 /// The events of one agent's stdout, in order; `malformed()` counts the non-object lines
@@ -78,38 +68,35 @@ impl<E: Variants> Iterator for EventLines<'_, E> {
             if line.is_empty() {
                 continue;
             }
-            match read_line(line) {
-                Ok(Some(event)) => return Some(event),
-                Ok(None) => {}
-                Err(()) => self.malformed += 1,
+            let Some(doc) = Doc::object(line) else {
+                self.malformed += 1;
+                continue;
+            };
+            if let Some(event) = Tagged::<E>::read(&doc, doc.root()).0 {
+                return Some(event);
             }
         }
         None
     }
 }
 
-/// One line: `Err` when it is not a JSON object, `Ok(None)` when it has no string `type`
-/// (or, on the exact path, the enum does not read it).
-fn read_line<E: Variants>(line: &[u8]) -> Result<Option<E>, ()> {
-    let mut de = serde_json::Deserializer::from_slice(line);
-    let one_pass = (&mut de)
-        .deserialize_map(ShapeVisitor::<TaggedShape<E>>(PhantomData))
-        .and_then(|event| de.end().map(|()| event));
-    if let Ok(event) = one_pass {
-        return Ok(event);
+/// A field type: read from its value in a scanned line, never failing (what it cannot read
+/// is absent).
+pub trait Read: Sized {
+    fn read(doc: &Doc, value: Node) -> Self;
+}
+
+/// Verbatim.
+impl Read for Value {
+    fn read(doc: &Doc, value: Node) -> Self {
+        doc.value(value)
     }
-    // The exact path (rare: see the module docs).
-    let object = serde_json::from_slice::<Map<String, Value>>(line).map_err(|_| ())?;
-    Ok(Tagged::<E>::deserialize(Value::Object(object))
-        .ok()
-        .and_then(|t| t.0))
 }
 
 /// A struct read from a JSON object key by key: [`lax_struct!`] implements it.
 pub trait Fields: Default {
-    /// Read `value` into the field named `key`; the value of any other key is skipped
-    /// ([`Skip`]). Overwrites: the last of duplicate keys wins.
-    fn field<'de, D: Deserializer<'de>>(&mut self, key: &str, value: D) -> Result<(), D::Error>;
+    /// Read `value` into the field named `key` (other keys are ignored).
+    fn field(&mut self, key: &str, doc: &Doc, value: Node);
 }
 
 /// An enum read from a JSON object tagged by its string `type`: [`tagged_enum!`]
@@ -119,12 +106,12 @@ pub trait Variants: Sized {
     /// unknown tag).
     fn variant(tag: &str) -> Self;
     /// Read `value` into the current variant's field named `key` (see [`Fields::field`]).
-    fn field<'de, D: Deserializer<'de>>(&mut self, key: &str, value: D) -> Result<(), D::Error>;
+    fn field(&mut self, key: &str, doc: &Doc, value: Node);
 }
 
 /// A struct whose fields are all read leniently ([`Lax`], [`LaxObject`], [`Tagged`], or a
 /// verbatim `Value`), each absent by default; `field as "key"` reads the field from another
-/// key. Unknown keys are skipped.
+/// key. Other keys are ignored.
 macro_rules! lax_struct {
     ($(#[$m:meta])* $vis:vis struct $name:ident {
         $($(#[$fm:meta])* $field:ident $(as $key:literal)?: $ty:ty),* $(,)?
@@ -136,18 +123,18 @@ macro_rules! lax_struct {
         }
 
         impl $crate::dispatch::events::Fields for $name {
-            fn field<'de, D: serde::Deserializer<'de>>(
+            fn field(
                 &mut self,
                 key: &str,
-                value: D,
-            ) -> Result<(), D::Error> {
+                doc: &$crate::dispatch::json::Doc,
+                value: $crate::dispatch::json::Node,
+            ) {
                 $(
                     if key == $crate::dispatch::events::lax_key!($field $(, $key)?) {
-                        self.$field = serde::Deserialize::deserialize(value)?;
-                        return Ok(());
+                        self.$field = $crate::dispatch::events::Read::read(doc, value);
+                        return;
                     }
                 )*
-                $crate::dispatch::events::skip(value)
             }
         }
     };
@@ -167,7 +154,7 @@ pub(crate) use lax_key;
 
 /// An enum tagged by a string `type`, `"tag" => Variant { fields }` (fields as in
 /// [`lax_struct!`]) or `"tag" => Variant(AStruct)` (a [`lax_struct!`]), plus the catch-all
-/// `Other` for every other tag (its fields are skipped).
+/// `Other` for every other tag.
 macro_rules! tagged_enum {
     ($(#[$m:meta])* $vis:vis enum $name:ident {
         $($tag:literal => $variant:ident $body:tt),* $(,)?
@@ -188,13 +175,13 @@ macro_rules! tagged_enum {
                 Self::Other
             }
 
-            fn field<'de, D: serde::Deserializer<'de>>(
+            fn field(
                 &mut self,
                 key: &str,
-                value: D,
-            ) -> Result<(), D::Error> {
-                $($crate::dispatch::events::tagged_variant!(field self key value $variant $body);)*
-                $crate::dispatch::events::skip(value)
+                doc: &$crate::dispatch::json::Doc,
+                value: $crate::dispatch::json::Node,
+            ) {
+                $($crate::dispatch::events::tagged_variant!(field self key doc value $variant $body);)*
             }
         }
     };
@@ -210,437 +197,61 @@ macro_rules! tagged_variant {
     (new $variant:ident { $($(#[$fm:meta])* $field:ident $(as $key:literal)?: $ty:ty),* $(,)? }) => {
         Self::$variant { $($field: <$ty>::default()),* }
     };
-    (field $this:ident $k:ident $v:ident $variant:ident ($ty:ty)) => {
+    (field $this:ident $k:ident $doc:ident $v:ident $variant:ident ($ty:ty)) => {
         if let Self::$variant(fields) = $this {
-            return $crate::dispatch::events::Fields::field(fields, $k, $v);
+            return $crate::dispatch::events::Fields::field(fields, $k, $doc, $v);
         }
     };
-    (field $this:ident $k:ident $v:ident $variant:ident {
+    (field $this:ident $k:ident $doc:ident $v:ident $variant:ident {
         $($(#[$fm:meta])* $field:ident $(as $key:literal)?: $ty:ty),* $(,)?
     }) => {
         if let Self::$variant { $($field),* } = $this {
             $(
                 if $k == $crate::dispatch::events::lax_key!($field $(, $key)?) {
-                    *$field = serde::Deserialize::deserialize($v)?;
-                    return Ok(());
+                    *$field = $crate::dispatch::events::Read::read($doc, $v);
+                    return;
                 }
             )*
-            return $crate::dispatch::events::skip($v);
+            return;
         }
     };
 }
 pub(crate) use tagged_variant;
 
-/// Parse a value and keep nothing of it (see [`Skip`]).
-pub fn skip<'de, D: Deserializer<'de>>(value: D) -> Result<(), D::Error> {
-    Skip::deserialize(value).map(|_| ())
-}
-
-/// A JSON value parsed and dropped: strings are unescaped (into the parser's scratch
-/// buffer, not a `String`) and numbers range-checked exactly as reading a `Value` would,
-/// so a value is skipped exactly when it could have been read. (serde's `IgnoredAny` takes
-/// serde_json's faster path, which accepts a lone surrogate escape or `1e400`.)
-pub struct Skip;
-
-impl<'de> Deserialize<'de> for Skip {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(SkipVisitor)
-    }
-}
-
-struct SkipVisitor;
-
-impl<'de> de::Visitor<'de> for SkipVisitor {
-    type Value = Skip;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_unit<E>(self) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_none<E>(self) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Skip, D::Error> {
-        Skip::deserialize(d)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
-        while seq.next_element::<Skip>()?.is_some() {}
-        Ok(Skip)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
-        while map.next_entry::<Skip, Skip>()?.is_some() {}
-        Ok(Skip)
-    }
-}
-
-/// A string borrowed from the line when it has no escapes (an object key, a `type`).
-struct Str<'de>(Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Str<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_str(StrVisitor)
-    }
-}
-
-struct StrVisitor;
-
-impl<'de> de::Visitor<'de> for StrVisitor {
-    type Value = Str<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string")
-    }
-    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
-        Ok(Str(Cow::Borrowed(s)))
-    }
-    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
-        Ok(Str(Cow::Owned(s.to_owned())))
-    }
-    fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
-        Ok(Str(Cow::Owned(s)))
-    }
-}
-
-/// A value read as `T` when it has one of the shapes `T` takes, else (after parsing it, see
-/// [`Skip`]) as absent: the reading behind [`Lax`], [`LaxObject`] and [`Tagged`].
-trait Shape<'de>: Sized {
-    type Out;
-    fn expecting() -> &'static str;
-    fn absent() -> Self::Out;
-    fn on_bool<E: de::Error>(_: bool) -> Result<Self::Out, E> {
-        Ok(Self::absent())
-    }
-    fn on_u64<E: de::Error>(_: u64) -> Result<Self::Out, E> {
-        Ok(Self::absent())
-    }
-    fn on_i64<E: de::Error>(_: i64) -> Result<Self::Out, E> {
-        Ok(Self::absent())
-    }
-    fn on_f64<E: de::Error>(_: f64) -> Result<Self::Out, E> {
-        Ok(Self::absent())
-    }
-    fn on_borrowed_str<E: de::Error>(s: &'de str) -> Result<Self::Out, E> {
-        Self::on_str(s)
-    }
-    fn on_str<E: de::Error>(_: &str) -> Result<Self::Out, E> {
-        Ok(Self::absent())
-    }
-    fn on_string<E: de::Error>(s: String) -> Result<Self::Out, E> {
-        Self::on_str(&s)
-    }
-    fn on_seq<A: SeqAccess<'de>>(seq: A) -> Result<Self::Out, A::Error> {
-        SkipVisitor.visit_seq(seq)?;
-        Ok(Self::absent())
-    }
-    fn on_map<A: MapAccess<'de>>(map: A) -> Result<Self::Out, A::Error> {
-        SkipVisitor.visit_map(map)?;
-        Ok(Self::absent())
-    }
-}
-
-/// The visitor of a [`Shape`].
-struct ShapeVisitor<S>(PhantomData<S>);
-
-impl<'de, S: Shape<'de>> de::Visitor<'de> for ShapeVisitor<S> {
-    type Value = S::Out;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(S::expecting())
-    }
-    fn visit_bool<E: de::Error>(self, b: bool) -> Result<S::Out, E> {
-        S::on_bool(b)
-    }
-    fn visit_i64<E: de::Error>(self, n: i64) -> Result<S::Out, E> {
-        S::on_i64(n)
-    }
-    fn visit_u64<E: de::Error>(self, n: u64) -> Result<S::Out, E> {
-        S::on_u64(n)
-    }
-    fn visit_f64<E: de::Error>(self, n: f64) -> Result<S::Out, E> {
-        S::on_f64(n)
-    }
-    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<S::Out, E> {
-        S::on_borrowed_str(s)
-    }
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<S::Out, E> {
-        S::on_str(s)
-    }
-    fn visit_string<E: de::Error>(self, s: String) -> Result<S::Out, E> {
-        S::on_string(s)
-    }
-    fn visit_unit<E>(self) -> Result<S::Out, E> {
-        Ok(S::absent())
-    }
-    fn visit_none<E>(self) -> Result<S::Out, E> {
-        Ok(S::absent())
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<S::Out, D::Error> {
-        d.deserialize_any(self)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<S::Out, A::Error> {
-        S::on_seq(seq)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<S::Out, A::Error> {
-        S::on_map(map)
-    }
-}
-
-/// A type a [`Lax`] field can hold: the JSON shapes it is read from (as serde reads it
-/// from a `Value`); every other shape reads as absent.
+/// A type a [`Lax`] field can hold, read from the JSON shapes serde reads it from out of a
+/// `Value` (a count from a non-negative integer, a cost from any number, …).
 pub trait LaxValue: Sized {
-    fn from_bool(_: bool) -> Option<Self> {
-        None
-    }
-    fn from_u64(_: u64) -> Option<Self> {
-        None
-    }
-    fn from_i64(_: i64) -> Option<Self> {
-        None
-    }
-    fn from_f64(_: f64) -> Option<Self> {
-        None
-    }
-    fn from_str(_: &str) -> Option<Self> {
-        None
-    }
-    fn from_string(s: String) -> Option<Self> {
-        Self::from_str(&s)
-    }
-    /// Read from an array; `None` (absent) when `Self` is not an array type, after
-    /// skipping its elements.
-    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
-        while seq.next_element::<Skip>()?.is_some() {}
-        Ok(None)
-    }
+    fn lax(doc: &Doc, value: Node) -> Option<Self>;
 }
 
 impl LaxValue for String {
-    fn from_str(s: &str) -> Option<Self> {
-        Some(s.to_owned())
-    }
-    fn from_string(s: String) -> Option<Self> {
-        Some(s)
+    fn lax(doc: &Doc, value: Node) -> Option<Self> {
+        doc.as_str(value).map(|s| s.into_owned())
     }
 }
 
 impl LaxValue for bool {
-    fn from_bool(b: bool) -> Option<Self> {
-        Some(b)
+    fn lax(doc: &Doc, value: Node) -> Option<Self> {
+        doc.as_bool(value)
     }
 }
 
 impl LaxValue for u64 {
-    fn from_u64(n: u64) -> Option<Self> {
-        Some(n)
-    }
-    fn from_i64(n: i64) -> Option<Self> {
-        u64::try_from(n).ok()
+    fn lax(doc: &Doc, value: Node) -> Option<Self> {
+        doc.as_number(value)?.as_u64()
     }
 }
 
 impl LaxValue for f64 {
-    fn from_u64(n: u64) -> Option<Self> {
-        Some(n as f64)
-    }
-    fn from_i64(n: i64) -> Option<Self> {
-        Some(n as f64)
-    }
-    fn from_f64(n: f64) -> Option<Self> {
-        Some(n)
+    fn lax(doc: &Doc, value: Node) -> Option<Self> {
+        doc.as_number(value)?.as_f64()
     }
 }
 
 /// An array of elements that read from any JSON value ([`Tagged`], `Value`).
-impl<T: DeserializeOwned> LaxValue for Vec<T> {
-    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
-        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
-        while let Some(t) = seq.next_element::<T>()? {
-            out.push(t);
-        }
-        Ok(Some(out))
-    }
-}
-
-/// The [`Shape`] of a [`Lax`] field.
-struct LaxShape<T>(PhantomData<T>);
-
-impl<'de, T: LaxValue> Shape<'de> for LaxShape<T> {
-    type Out = Option<T>;
-    fn expecting() -> &'static str {
-        "any JSON value"
-    }
-    fn absent() -> Option<T> {
-        None
-    }
-    fn on_bool<E: de::Error>(b: bool) -> Result<Option<T>, E> {
-        Ok(T::from_bool(b))
-    }
-    fn on_u64<E: de::Error>(n: u64) -> Result<Option<T>, E> {
-        Ok(T::from_u64(n))
-    }
-    fn on_i64<E: de::Error>(n: i64) -> Result<Option<T>, E> {
-        Ok(T::from_i64(n))
-    }
-    fn on_f64<E: de::Error>(n: f64) -> Result<Option<T>, E> {
-        Ok(T::from_f64(n))
-    }
-    fn on_str<E: de::Error>(s: &str) -> Result<Option<T>, E> {
-        Ok(T::from_str(s))
-    }
-    fn on_string<E: de::Error>(s: String) -> Result<Option<T>, E> {
-        Ok(T::from_string(s))
-    }
-    fn on_seq<A: SeqAccess<'de>>(seq: A) -> Result<Option<T>, A::Error> {
-        T::from_seq(seq)
-    }
-}
-
-/// The [`Shape`] of a [`LaxObject`] field: only an object.
-struct ObjectShape<T>(PhantomData<T>);
-
-impl<'de, T: Fields> Shape<'de> for ObjectShape<T> {
-    type Out = Option<T>;
-    fn expecting() -> &'static str {
-        "any JSON value"
-    }
-    fn absent() -> Option<T> {
-        None
-    }
-    fn on_map<A: MapAccess<'de>>(mut map: A) -> Result<Option<T>, A::Error> {
-        let mut out = T::default();
-        while let Some(Str(key)) = map.next_key()? {
-            map.next_value_seed(FieldSeed(&mut out, &key))?;
-        }
-        Ok(Some(out))
-    }
-}
-
-/// Reads one map value into the field `.1` of a [`Fields`] struct.
-struct FieldSeed<'a, T>(&'a mut T, &'a str);
-
-impl<'de, T: Fields> DeserializeSeed<'de> for FieldSeed<'_, T> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        self.0.field(self.1, d)
-    }
-}
-
-/// Reads one map value into the field `.1` of a [`Variants`] enum's variant.
-struct VariantFieldSeed<'a, T>(&'a mut T, &'a str);
-
-impl<'de, T: Variants> DeserializeSeed<'de> for VariantFieldSeed<'_, T> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        self.0.field(self.1, d)
-    }
-}
-
-/// A `type` value: the tag when it is a string.
-struct TagShape;
-
-impl<'de> Shape<'de> for TagShape {
-    type Out = Option<Cow<'de, str>>;
-    fn expecting() -> &'static str {
-        "any JSON value"
-    }
-    fn absent() -> Self::Out {
-        None
-    }
-    fn on_borrowed_str<E: de::Error>(s: &'de str) -> Result<Self::Out, E> {
-        Ok(Some(Cow::Borrowed(s)))
-    }
-    fn on_str<E: de::Error>(s: &str) -> Result<Self::Out, E> {
-        Ok(Some(Cow::Owned(s.to_owned())))
-    }
-    fn on_string<E: de::Error>(s: String) -> Result<Self::Out, E> {
-        Ok(Some(Cow::Owned(s)))
-    }
-}
-
-impl<'de> Deserialize<'de> for Tag<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ShapeVisitor::<TagShape>(PhantomData))
-            .map(Tag)
-    }
-}
-
-/// The value of a `type` key.
-struct Tag<'de>(Option<Cow<'de, str>>);
-
-/// The [`Shape`] of a [`Tagged`] value (and of a whole line, read with `deserialize_map`):
-/// an object with a string `type`.
-struct TaggedShape<T>(PhantomData<T>);
-
-/// Where the reading of a tagged object is.
-enum TagState<T> {
-    /// No `type` key yet: the values before it are kept.
-    Unseen(Vec<(String, Value)>),
-    /// A string `type`: the rest are read into its variant.
-    Tagged(T),
-    /// A `type` that is not a string: the object reads as absent.
-    NotString,
-}
-
-/// The error that hands a line to the exact path: a second `type` key (a map keeps the
-/// last one, but this one pass has read the object as the first).
-const SECOND_TYPE: &str = "a second `type` key";
-
-impl<'de, T: Variants> Shape<'de> for TaggedShape<T> {
-    type Out = Option<T>;
-    fn expecting() -> &'static str {
-        "a JSON object"
-    }
-    fn absent() -> Option<T> {
-        None
-    }
-    fn on_map<A: MapAccess<'de>>(mut map: A) -> Result<Option<T>, A::Error> {
-        let mut state = TagState::Unseen(Vec::new());
-        while let Some(Str(key)) = map.next_key()? {
-            if key == "type" {
-                let TagState::Unseen(before) = state else {
-                    return Err(de::Error::custom(SECOND_TYPE));
-                };
-                state = match map.next_value::<Tag>()?.0 {
-                    Some(tag) => {
-                        let mut event = T::variant(&tag);
-                        for (k, v) in before {
-                            event.field(&k, v).map_err(de::Error::custom)?;
-                        }
-                        TagState::Tagged(event)
-                    }
-                    None => TagState::NotString,
-                };
-                continue;
-            }
-            match &mut state {
-                TagState::Unseen(before) => before.push((key.into_owned(), map.next_value()?)),
-                TagState::Tagged(event) => map.next_value_seed(VariantFieldSeed(event, &key))?,
-                TagState::NotString => {
-                    map.next_value::<Skip>()?;
-                }
-            }
-        }
-        Ok(match state {
-            TagState::Tagged(event) => Some(event),
-            TagState::Unseen(_) | TagState::NotString => None,
-        })
+impl<T: Read> LaxValue for Vec<T> {
+    fn lax(doc: &Doc, value: Node) -> Option<Self> {
+        Some(doc.elements(value)?.map(|e| T::read(doc, e)).collect())
     }
 }
 
@@ -655,10 +266,23 @@ impl<T> Default for Tagged<T> {
     }
 }
 
-impl<'de, T: Variants> Deserialize<'de> for Tagged<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ShapeVisitor::<TaggedShape<T>>(PhantomData))
-            .map(Self)
+impl<T: Variants> Read for Tagged<T> {
+    fn read(doc: &Doc, value: Node) -> Self {
+        // The last `type` key counts, as in a map.
+        let tag = doc
+            .entries(value)
+            .filter(|(k, _)| k == "type")
+            .last()
+            .and_then(|(_, v)| doc.as_str(v));
+        Self(tag.map(|tag| {
+            let mut event = T::variant(&tag);
+            for (k, v) in doc.entries(value) {
+                if k != "type" {
+                    event.field(&k, doc, v);
+                }
+            }
+            event
+        }))
     }
 }
 
@@ -672,10 +296,9 @@ impl<T> Default for Lax<T> {
     }
 }
 
-impl<'de, T: LaxValue> Deserialize<'de> for Lax<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ShapeVisitor::<LaxShape<T>>(PhantomData))
-            .map(Self)
+impl<T: LaxValue> Read for Lax<T> {
+    fn read(doc: &Doc, value: Node) -> Self {
+        Self(T::lax(doc, value))
     }
 }
 
@@ -699,8 +322,7 @@ impl Lax<u64> {
     }
 }
 
-/// A struct field read leniently, and only from a JSON object (serde would also read a
-/// JSON array positionally into a struct).
+/// A struct field read leniently, and only from a JSON object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LaxObject<T>(pub Option<T>);
 
@@ -710,10 +332,16 @@ impl<T> Default for LaxObject<T> {
     }
 }
 
-impl<'de, T: Fields> Deserialize<'de> for LaxObject<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ShapeVisitor::<ObjectShape<T>>(PhantomData))
-            .map(Self)
+impl<T: Fields> Read for LaxObject<T> {
+    fn read(doc: &Doc, value: Node) -> Self {
+        if !doc.is_object(value) {
+            return Self(None);
+        }
+        let mut out = T::default();
+        for (k, v) in doc.entries(value) {
+            out.field(&k, doc, v);
+        }
+        Self(Some(out))
     }
 }
 
@@ -725,7 +353,7 @@ impl<T> LaxObject<T> {
 
 /// The events of `stdout` as `Debug` text, and the malformed count (for `events_oracle`).
 #[cfg(test)]
-pub(super) fn debug_events<E: Variants + fmt::Debug>(stdout: &[u8]) -> (String, u64) {
+pub(super) fn debug_events<E: Variants + std::fmt::Debug>(stdout: &[u8]) -> (String, u64) {
     let mut lines = EventLines::<E>::new(stdout);
     let events: Vec<E> = lines.by_ref().collect();
     (format!("{events:?}"), lines.malformed())

@@ -7,6 +7,7 @@ mod events;
 #[cfg(test)]
 mod events_oracle;
 mod gemini;
+mod json;
 mod model;
 mod process;
 mod shell;
