@@ -342,20 +342,25 @@ impl Scanner<'_> {
 
     /// A string (at its opening quote): control characters refused, escapes checked as
     /// serde_json checks them for a `String` (a `\u` surrogate must be a lead followed by
-    /// a trail). UTF-8 was checked for the whole line.
+    /// a trail). UTF-8 was checked for the whole line. The bytes between escapes are
+    /// skipped eight at a time ([`special_at`]).
     fn string(&mut self) -> Option<()> {
         self.i += 1;
         let start = self.i;
         let mut escaped = false;
         loop {
-            let b = *self.b.get(self.i)?;
-            match b {
+            self.i = special_at(self.b, self.i)?;
+            match self.b[self.i] {
                 b'"' => break,
                 b'\\' => {
                     escaped = true;
                     self.i += 1;
-                    match *self.b.get(self.i)? {
-                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.i += 1,
+                    let code = *self.b.get(self.i)?;
+                    if SIMPLE_ESCAPE[usize::from(code)] != 0 {
+                        self.i += 1;
+                        continue;
+                    }
+                    match code {
                         b'u' => {
                             self.i += 1;
                             let n = self.hex4()?;
@@ -375,8 +380,8 @@ impl Scanner<'_> {
                         _ => return None,
                     }
                 }
-                0..=0x1F => return None,
-                _ => self.i += 1,
+                // A control character.
+                _ => return None,
             }
         }
         self.push(Kind::Str(escaped), start, self.i);
@@ -404,39 +409,120 @@ fn hex(d: u8) -> Option<u8> {
     }
 }
 
-/// The text of a string the scanner accepted, escapes decoded.
+/// Word-at-a-time masks: a byte's high bit is set in the result when the byte is `"`,
+/// `\\` or below 0x20. Bytes above the lowest marked one may be marked falsely (a borrow
+/// runs on), so only the lowest mark is read.
+fn special_mask(w: u64) -> u64 {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let quote = w ^ (LO * u64::from(b'"'));
+    let slash = w ^ (LO * u64::from(b'\\'));
+    let zero = |x: u64| x.wrapping_sub(LO) & !x;
+    (zero(quote) | zero(slash) | (w.wrapping_sub(LO * 0x20) & !w)) & HI
+}
+
+/// The index of the first `"`, `\\` or control character in `b` at or after `i`; `None`
+/// when there is none (an unterminated string).
+#[inline]
+fn special_at(b: &[u8], mut i: usize) -> Option<usize> {
+    while let Some(chunk) = b.get(i..i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().ok()?);
+        let mask = special_mask(w);
+        if mask != 0 {
+            return Some(i + (mask.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    let tail = b.get(i..)?;
+    tail.iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|n| i + n)
+}
+
+/// The text of a string the scanner accepted, escapes decoded. The plain bytes are copied
+/// eight at a time (a whole word is appended, then the bytes past the escape cut off).
 fn unescape(raw: &str) -> String {
     let b = raw.as_bytes();
-    let mut out = String::with_capacity(raw.len());
+    let mut out: Vec<u8> = Vec::with_capacity(b.len() + 8);
     let mut i = 0;
-    while let Some(j) = memchr::memchr(b'\\', b.get(i..).unwrap_or_default()) {
-        out.push_str(raw.get(i..i + j).unwrap_or_default());
-        i += j + 1;
-        let code = b.get(i).copied().unwrap_or(b'\\');
-        i += 1;
-        out.push(match code {
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let n = u32::from(hex4_at(b, i));
-                i += 4;
-                let c = if (0xD800..=0xDBFF).contains(&n) {
-                    let low = u32::from(hex4_at(b, i + 2));
-                    i += 6;
-                    0x1_0000 + ((n - 0xD800) << 10) + (low.wrapping_sub(0xDC00) & 0x3FF)
-                } else {
-                    n
-                };
-                char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER)
-            }
-            other => char::from(other),
-        });
+    loop {
+        let Some(chunk) = b.get(i..i + 8) else {
+            break;
+        };
+        let w = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        let mask = special_mask(w);
+        out.extend_from_slice(chunk);
+        if mask == 0 {
+            i += 8;
+            continue;
+        }
+        // Only a backslash can be marked: the scanner accepted the string.
+        let n = (mask.trailing_zeros() / 8) as usize;
+        out.truncate(out.len() - 8 + n);
+        i += n;
+        i = escape_at(b, i, &mut out);
     }
-    out.push_str(raw.get(i..).unwrap_or_default());
-    out
+    while i < b.len() {
+        match memchr::memchr(b'\\', &b[i..]) {
+            Some(n) => {
+                out.extend_from_slice(&b[i..i + n]);
+                i = escape_at(b, i + n, &mut out);
+            }
+            None => {
+                out.extend_from_slice(&b[i..]);
+                break;
+            }
+        }
+    }
+    // Valid: the line was UTF-8 and every escape appends a whole character.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// The byte a one-character escape stands for (`\\n` → newline), 0 for `u` and for what
+/// is not an escape.
+const SIMPLE_ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'/' as usize] = b'/';
+    t[b'b' as usize] = 0x08;
+    t[b'f' as usize] = 0x0c;
+    t[b'n' as usize] = b'\n';
+    t[b'r' as usize] = b'\r';
+    t[b't' as usize] = b'\t';
+    t
+};
+
+/// Decodes the escape at `b[i]` (a backslash the scanner accepted) onto `out`; returns the
+/// index after it.
+#[inline]
+fn escape_at(b: &[u8], i: usize, out: &mut Vec<u8>) -> usize {
+    let code = b.get(i + 1).copied().unwrap_or(b'\\');
+    match SIMPLE_ESCAPE[usize::from(code)] {
+        0 => unicode_escape_at(b, i + 2, out),
+        byte => {
+            out.push(byte);
+            i + 2
+        }
+    }
+}
+
+/// Decodes the four hex digits of a `\\u` escape at `b[i]` (and the trail of a surrogate
+/// pair) onto `out`; returns the index after them.
+fn unicode_escape_at(b: &[u8], mut i: usize, out: &mut Vec<u8>) -> usize {
+    let n = u32::from(hex4_at(b, i));
+    i += 4;
+    let c = if (0xD800..=0xDBFF).contains(&n) {
+        let low = u32::from(hex4_at(b, i + 2));
+        i += 6;
+        0x1_0000 + ((n - 0xD800) << 10) + (low.wrapping_sub(0xDC00) & 0x3FF)
+    } else {
+        n
+    };
+    let c = char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER);
+    let mut buf = [0u8; 4];
+    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    i
 }
 
 fn hex4_at(b: &[u8], i: usize) -> u16 {
@@ -510,6 +596,64 @@ mod tests {
         for (k, v) in doc.entries(doc.root()) {
             assert_eq!(doc.as_str(v).as_deref(), want[k.as_ref()].as_str(), "{k}");
             assert_eq!(doc.value(v), want[k.as_ref()]);
+        }
+    }
+
+    /// Pieces of a string's text: plain runs of every length (so escapes fall on every
+    /// offset of the eight-byte words), escapes valid and not, raw quotes and control
+    /// characters, multi-byte characters.
+    const PIECES: &[&str] = &[
+        "a",
+        "ab",
+        "abc",
+        "abcdefg",
+        "abcdefghijklmnop",
+        "é",
+        "😀",
+        " ",
+        "\\\"",
+        "\\\\",
+        "\\/",
+        "\\b",
+        "\\f",
+        "\\n",
+        "\\r",
+        "\\t",
+        "\\u00e9",
+        "\\u0041",
+        "\\uD83D\\uDE00",
+        "\\ud800",
+        "\\udc00",
+        "\\ud83dx",
+        "\\u12",
+        "\\x",
+        "\\",
+        "\"",
+        "\t",
+        "\u{1}",
+        "\u{1f}",
+        "\u{7f}",
+    ];
+
+    proptest::proptest! {
+        /// Strings of every shape are accepted and decoded exactly as serde_json does.
+        #[test]
+        fn strings_agree_with_serde_json(
+            pieces in proptest::collection::vec(proptest::sample::select(PIECES), 0..40)
+        ) {
+            let text: String = pieces.concat();
+            let line = format!("{{\"k\":\"{text}\",\"z\":1}}");
+            let ours = Doc::object(line.as_bytes());
+            let serde = serde_json::from_str::<serde_json::Map<String, Value>>(&line);
+            proptest::prop_assert_eq!(ours.is_some(), serde.is_ok(), "{}", line);
+            if let (Some(doc), Ok(want)) = (ours, serde) {
+                for (k, v) in doc.entries(doc.root()) {
+                    if k == "k" {
+                        let got = doc.as_str(v);
+                        proptest::prop_assert_eq!(got.as_deref(), want["k"].as_str());
+                    }
+                }
+            }
         }
     }
 }
