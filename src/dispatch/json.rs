@@ -445,10 +445,7 @@ fn unescape(raw: &str) -> String {
     let b = raw.as_bytes();
     let mut out: Vec<u8> = Vec::with_capacity(b.len() + 8);
     let mut i = 0;
-    loop {
-        let Some(chunk) = b.get(i..i + 8) else {
-            break;
-        };
+    while let Some(chunk) = b.get(i..i + 8) {
         let w = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
         let mask = special_mask(w);
         out.extend_from_slice(chunk);
