@@ -2,7 +2,8 @@
 //! round whose 3 passes report 1,000 findings each, each answer (~240 KB) carried twice by
 //! Claude stream-json (an `assistant` text block and the `result` string, as the fake agent
 //! writes it) and once by Codex (`agent_message`) and Gemini (assistant `message`).
-//! The fixtures are generated at run time.
+//! The fixtures are generated at run time. Printed next to serde_json reading every line
+//! into a map (the reader before the scanner), alternated, medians and the ratio.
 //!
 //! Run: `cargo bench --features fake-agent --bench events`. For instruction counts:
 //! `AREV_BENCH_ITERS=1 valgrind --tool=callgrind target/release/deps/events-<hash>`, or
@@ -118,16 +119,36 @@ fn main() {
             assert_eq!((uses.len(), malformed), (1, 0), "{format:?}");
             assert_eq!(result.unwrap().text.as_deref(), Some(a.as_str()));
         }
-        let start = Instant::now();
+        // Side by side, alternating: arev's reader, and serde_json reading every line into
+        // a map (what the reader did before the scanner; the tree alone, no event built).
+        let mut ours = Vec::with_capacity(iters as usize);
+        let mut reference = Vec::with_capacity(iters as usize);
         for _ in 0..iters {
+            let start = Instant::now();
             for out in &stdouts {
                 std::hint::black_box(parse_events(format, std::hint::black_box(out)));
             }
+            ours.push(start.elapsed().as_secs_f64() * 1000.0);
+            let start = Instant::now();
+            for out in &stdouts {
+                for line in std::hint::black_box(out).split(|b| *b == b'\n') {
+                    let map = serde_json::from_slice::<serde_json::Map<String, Value>>(line);
+                    std::hint::black_box(map.ok());
+                }
+            }
+            reference.push(start.elapsed().as_secs_f64() * 1000.0);
         }
-        let per_round = start.elapsed().as_secs_f64() * 1000.0 / f64::from(iters);
+        let (ours, reference) = (median(&mut ours), median(&mut reference));
         println!(
-            "{format:?}: 3 stdouts, {:.0} KB: {per_round:.2} ms per round (mean of {iters})",
-            bytes as f64 / 1000.0
+            "{format:?}: 3 stdouts, {:.0} KB: {ours:.2} ms per round; serde_json into maps \
+             {reference:.2} ms; ratio {:.2} (medians of {iters})",
+            bytes as f64 / 1000.0,
+            ours / reference
         );
     }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }

@@ -439,39 +439,41 @@ fn special_at(b: &[u8], mut i: usize) -> Option<usize> {
         .map(|n| i + n)
 }
 
-/// The text of a string the scanner accepted, escapes decoded. The plain bytes are copied
-/// eight at a time (a whole word is appended, then the bytes past the escape cut off).
+/// The text of a string the scanner accepted, escapes decoded. Decoding only shrinks (an
+/// escape of 2 bytes gives 1, `\\uXXXX` at most 3, a surrogate pair's 12 bytes 4), so the
+/// output is a buffer of the input's size written at `o <= i`, plain bytes a word at a
+/// time (the whole word is copied, then the bytes past an escape are overwritten).
 fn unescape(raw: &str) -> String {
     let b = raw.as_bytes();
-    let mut out: Vec<u8> = Vec::with_capacity(b.len() + 8);
-    let mut i = 0;
+    let mut out = vec![0u8; b.len() + 8];
+    let (mut i, mut o) = (0, 0);
     while let Some(chunk) = b.get(i..i + 8) {
-        let w = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-        let mask = special_mask(w);
-        out.extend_from_slice(chunk);
+        if let Some(dst) = out.get_mut(o..o + 8) {
+            dst.copy_from_slice(chunk);
+        }
+        let mask = special_mask(u64::from_le_bytes(chunk.try_into().unwrap_or_default()));
         if mask == 0 {
             i += 8;
+            o += 8;
             continue;
         }
         // Only a backslash can be marked: the scanner accepted the string.
         let n = (mask.trailing_zeros() / 8) as usize;
-        out.truncate(out.len() - 8 + n);
-        i += n;
-        i = escape_at(b, i, &mut out);
+        (i, o) = escape_at(b, i + n, &mut out, o + n);
     }
-    while i < b.len() {
-        match memchr::memchr(b'\\', &b[i..]) {
-            Some(n) => {
-                out.extend_from_slice(&b[i..i + n]);
-                i = escape_at(b, i + n, &mut out);
+    while let Some(&c) = b.get(i) {
+        if c == b'\\' {
+            (i, o) = escape_at(b, i, &mut out, o);
+        } else {
+            if let Some(d) = out.get_mut(o) {
+                *d = c;
             }
-            None => {
-                out.extend_from_slice(&b[i..]);
-                break;
-            }
+            i += 1;
+            o += 1;
         }
     }
-    // Valid: the line was UTF-8 and every escape appends a whole character.
+    out.truncate(o);
+    // Valid: the line was UTF-8 and every escape gives a whole character.
     String::from_utf8(out).unwrap_or_default()
 }
 
@@ -490,23 +492,25 @@ const SIMPLE_ESCAPE: [u8; 256] = {
     t
 };
 
-/// Decodes the escape at `b[i]` (a backslash the scanner accepted) onto `out`; returns the
-/// index after it.
+/// Decodes the escape at `b[i]` (a backslash the scanner accepted) into `out` at `o`;
+/// returns the indexes after it in both.
 #[inline]
-fn escape_at(b: &[u8], i: usize, out: &mut Vec<u8>) -> usize {
+fn escape_at(b: &[u8], i: usize, out: &mut [u8], o: usize) -> (usize, usize) {
     let code = b.get(i + 1).copied().unwrap_or(b'\\');
     match SIMPLE_ESCAPE[usize::from(code)] {
-        0 => unicode_escape_at(b, i + 2, out),
+        0 => unicode_escape_at(b, i + 2, out, o),
         byte => {
-            out.push(byte);
-            i + 2
+            if let Some(d) = out.get_mut(o) {
+                *d = byte;
+            }
+            (i + 2, o + 1)
         }
     }
 }
 
 /// Decodes the four hex digits of a `\\u` escape at `b[i]` (and the trail of a surrogate
-/// pair) onto `out`; returns the index after them.
-fn unicode_escape_at(b: &[u8], mut i: usize, out: &mut Vec<u8>) -> usize {
+/// pair) into `out` at `o`; returns the indexes after them.
+fn unicode_escape_at(b: &[u8], mut i: usize, out: &mut [u8], o: usize) -> (usize, usize) {
     let n = u32::from(hex4_at(b, i));
     i += 4;
     let c = if (0xD800..=0xDBFF).contains(&n) {
@@ -517,9 +521,8 @@ fn unicode_escape_at(b: &[u8], mut i: usize, out: &mut Vec<u8>) -> usize {
         n
     };
     let c = char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER);
-    let mut buf = [0u8; 4];
-    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-    i
+    let len = out.get_mut(o..).map_or(0, |d| c.encode_utf8(d).len());
+    (i, o + len)
 }
 
 fn hex4_at(b: &[u8], i: usize) -> u16 {
