@@ -1,10 +1,9 @@
 //! The `claude` backend: read-only argv (docs/architecture.md §16.1) and the
 //! stream-json parser.
 
-use super::events::{EventLines, Lax, LaxObject, Tagged};
+use super::events::{lax_struct, tagged_enum, EventLines, Lax, LaxObject, Tagged};
 use super::{AgentSpec, DispatchRequest, FileAccess, ResultEvent, ToolUse, Usage};
 use crate::findings::Role;
-use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -100,70 +99,58 @@ pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     args
 }
 
-/// Claude Code stream-json events arev reads; every other
-/// `type` (`system`, `user`, `stream_event`, …) is `Other`.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum ClaudeEvent {
-    Assistant {
-        #[serde(default)]
-        message: LaxObject<AssistantMessage>,
-    },
-    Result(ClaudeResult),
-    #[serde(other)]
-    Other,
+tagged_enum! {
+    /// Claude Code stream-json events arev reads; every other
+    /// `type` (`system`, `user`, `stream_event`, …) is `Other`.
+    #[derive(Debug)]
+    enum ClaudeEvent {
+        "assistant" => Assistant {
+            message: LaxObject<AssistantMessage>,
+        },
+        "result" => Result(ClaudeResult),
+    }
 }
 
-#[derive(Debug, Deserialize)]
-struct AssistantMessage {
-    #[serde(default)]
-    content: Lax<Vec<Tagged<ContentBlock>>>,
+lax_struct! {
+    #[derive(Debug)]
+    struct AssistantMessage {
+        content: Lax<Vec<Tagged<ContentBlock>>>,
+    }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum ContentBlock {
-    ToolUse {
-        #[serde(default)]
-        id: Lax<String>,
-        #[serde(default)]
-        name: Lax<String>,
-        /// Verbatim.
-        #[serde(default)]
-        input: Value,
-    },
-    #[serde(other)]
-    Other,
+tagged_enum! {
+    #[derive(Debug)]
+    enum ContentBlock {
+        "tool_use" => ToolUse {
+            id: Lax<String>,
+            name: Lax<String>,
+            /// Verbatim.
+            input: Value,
+        },
+    }
 }
 
-#[derive(Debug, Deserialize)]
-struct ClaudeResult {
-    #[serde(default)]
-    subtype: Lax<String>,
-    #[serde(default)]
-    is_error: Lax<bool>,
-    #[serde(default)]
-    result: Lax<String>,
-    #[serde(default)]
-    total_cost_usd: Lax<f64>,
-    #[serde(default)]
-    usage: LaxObject<ClaudeUsage>,
-    #[serde(default)]
-    permission_denials: Lax<Vec<Value>>,
-    #[serde(default)]
-    num_turns: Lax<u64>,
+lax_struct! {
+    #[derive(Debug)]
+    struct ClaudeResult {
+        subtype: Lax<String>,
+        is_error: Lax<bool>,
+        result: Lax<String>,
+        total_cost_usd: Lax<f64>,
+        usage: LaxObject<ClaudeUsage>,
+        permission_denials: Lax<Vec<Value>>,
+        num_turns: Lax<u64>,
+    }
 }
 
-#[derive(Debug, Default, Deserialize)]
-struct ClaudeUsage {
-    #[serde(default)]
-    input_tokens: Lax<u64>,
-    #[serde(default)]
-    output_tokens: Lax<u64>,
-    #[serde(default)]
-    cache_creation_input_tokens: Lax<u64>,
-    #[serde(default)]
-    cache_read_input_tokens: Lax<u64>,
+lax_struct! {
+    #[derive(Debug)]
+    struct ClaudeUsage {
+        input_tokens: Lax<u64>,
+        output_tokens: Lax<u64>,
+        cache_creation_input_tokens: Lax<u64>,
+        cache_read_input_tokens: Lax<u64>,
+    }
 }
 
 /// Parsed stream-json: tool uses (dedup by id), the last result, count of non-JSON lines.
@@ -253,6 +240,13 @@ fn to_result(r: ClaudeResult) -> ResultEvent {
         permission_denials: r.permission_denials.0.unwrap_or_default(),
         num_turns: r.num_turns.0,
     }
+}
+
+/// The decoded events of `stdout` (their `Debug` text) and its malformed count, for the
+/// oracle test (`events_oracle`).
+#[cfg(test)]
+pub(super) fn debug_events(stdout: &[u8]) -> (String, u64) {
+    super::events::debug_events::<ClaudeEvent>(stdout)
 }
 
 #[cfg(test)]
@@ -362,6 +356,73 @@ mod tests {
         assert!(tools.is_empty());
         assert_eq!(bad, 0);
         assert_eq!(result.unwrap().text.as_deref(), Some("first"));
+    }
+
+    #[test]
+    fn wrong_typed_fields_read_as_absent_and_the_event_still_counts() {
+        let wrong = r#"{"type":"result","subtype":"success","is_error":"no","result":{"findings":[]},"num_turns":"2","usage":[1,2],"total_cost_usd":"0.1","permission_denials":{}}"#;
+        let (_, result, bad) = parse_stream_json(&lines(&[wrong]));
+        let r = result.unwrap();
+        assert_eq!(bad, 0);
+        assert_eq!(r.text, None, "an object is no result text");
+        assert!(
+            !r.is_error,
+            "a string is_error is absent: the success subtype decides"
+        );
+        assert_eq!(r.num_turns, None);
+        assert_eq!(r.usage, Usage::default());
+        assert_eq!(r.total_cost_usd, 0.0);
+        assert!(r.permission_denials.is_empty());
+        let odd_usage = r#"{"type":"result","subtype":"x","usage":{"input_tokens":-1,"output_tokens":2.5,"cache_read_input_tokens":7,"cache_read_input_tokens":"8"},"total_cost_usd":3}"#;
+        let r = parse_stream_json(&lines(&[odd_usage])).1.unwrap();
+        assert!(r.is_error, "no is_error and a subtype other than success");
+        assert_eq!(r.usage, Usage::default(), "the last duplicate key wins");
+        assert_eq!(r.total_cost_usd, 3.0, "an integer cost");
+    }
+
+    #[test]
+    fn the_answer_text_block_is_read_past_escapes_and_all() {
+        let text = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"{\"findings\":[{\"d\":\"a\\\"b \\u00e9 \ud83d\ude00 \\n\"}]}\n\t"},{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"a\"b.rs","n":[1,{"x":null}]}}]}}"#;
+        let (tools, _, bad) = parse_stream_json(&lines(&[text]));
+        assert_eq!(bad, 0);
+        assert_eq!(tools.len(), 1);
+        assert_eq!(tools[0].input["file_path"], "a\"b.rs", "verbatim input");
+        assert_eq!(tools[0].input["n"][1]["x"], Value::Null);
+        assert_eq!(tools[0].access.read, ["a\"b.rs"]);
+        // A lone surrogate cannot be read into a string: the line is malformed, as before.
+        let lone = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"\ud800"},{"type":"tool_use","id":"t2","name":"Read","input":{}}]}}"#;
+        let (tools, _, bad) = parse_stream_json(&lines(&[lone]));
+        assert!(tools.is_empty());
+        assert_eq!(bad, 1);
+        let out_of_range = r#"{"type":"system","n":1e400}"#;
+        assert_eq!(parse_stream_json(&lines(&[out_of_range])).2, 1);
+    }
+
+    #[test]
+    fn tags_numeric_late_duplicated_or_truncated() {
+        let numeric = r#"{"type":1,"result":"x"}"#;
+        let (_, result, bad) = parse_stream_json(&lines(&[numeric]));
+        assert!(result.is_none(), "a numeric type is no result");
+        assert_eq!(bad, 0, "and no malformed line either");
+        let late = r#"{"result":"late","is_error":false,"num_turns":3,"type":"result"}"#;
+        let r = parse_stream_json(&lines(&[late])).1.unwrap();
+        assert_eq!(
+            r.text.as_deref(),
+            Some("late"),
+            "fields before the type count"
+        );
+        assert_eq!(r.num_turns, Some(3));
+        // A map keeps the last of duplicate keys: the event is a result.
+        let dup = r#"{"type":"assistant","type":"result","result":"dup"}"#;
+        let r = parse_stream_json(&lines(&[dup])).1.unwrap();
+        assert_eq!(r.text.as_deref(), Some("dup"));
+        let block = r#"{"type":"assistant","message":{"content":[{"id":"t3","type":"text","name":"Read","type":"tool_use","input":{}}]}}"#;
+        assert_eq!(parse_stream_json(&lines(&[block])).0[0].id, "t3");
+        let mut out = lines(&[late]);
+        out.extend_from_slice(br#"{"type":"result","result":"cut"#);
+        let (_, result, bad) = parse_stream_json(&out);
+        assert_eq!(result.unwrap().text.as_deref(), Some("late"));
+        assert_eq!(bad, 1, "a truncated last line is malformed");
     }
 
     #[test]

@@ -18,11 +18,10 @@
 //! which are reported as `cache_read_input_tokens` instead, so that `Usage::total` counts each
 //! token once.
 
-use super::events::{EventLines, Lax, LaxObject, Tagged};
+use super::events::{lax_struct, tagged_enum, EventLines, Lax, LaxObject, Tagged};
 use super::shell::shell_access;
 use super::{AgentSpec, DispatchRequest, FileAccess, ResultEvent, ToolUse, Usage};
 use crate::findings::Role;
-use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 
@@ -84,109 +83,81 @@ fn toml_basic_string(s: &str) -> String {
         .replace('\u{7f}', "\\u007f")
 }
 
-/// `codex exec --json` events arev reads; every other `type`
-/// (`thread.started`, `turn.started`, `item.plan.delta`, …) is `Other`.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type")]
-enum CodexEvent {
-    #[serde(rename = "item.started")]
-    ItemStarted {
-        #[serde(default)]
-        item: Tagged<CodexItem>,
-    },
-    #[serde(rename = "item.updated")]
-    ItemUpdated {
-        #[serde(default)]
-        item: Tagged<CodexItem>,
-    },
-    #[serde(rename = "item.completed")]
-    ItemCompleted {
-        #[serde(default)]
-        item: Tagged<CodexItem>,
-    },
-    #[serde(rename = "turn.completed")]
-    TurnCompleted {
-        #[serde(default)]
-        usage: LaxObject<CodexUsage>,
-    },
-    #[serde(rename = "turn.failed")]
-    TurnFailed {
-        #[serde(default)]
-        error: LaxObject<CodexError>,
-    },
-    #[serde(rename = "error")]
-    Error {
-        #[serde(default)]
+tagged_enum! {
+    /// `codex exec --json` events arev reads; every other `type`
+    /// (`thread.started`, `turn.started`, `item.plan.delta`, …) is `Other`.
+    #[derive(Debug)]
+    enum CodexEvent {
+        "item.started" => ItemStarted {
+            item: Tagged<CodexItem>,
+        },
+        "item.updated" => ItemUpdated {
+            item: Tagged<CodexItem>,
+        },
+        "item.completed" => ItemCompleted {
+            item: Tagged<CodexItem>,
+        },
+        "turn.completed" => TurnCompleted {
+            usage: LaxObject<CodexUsage>,
+        },
+        "turn.failed" => TurnFailed {
+            error: LaxObject<CodexError>,
+        },
+        "error" => Error {
+            message: Lax<String>,
+        },
+    }
+}
+
+tagged_enum! {
+    /// Codex thread items; `reasoning`, `plan`, `todo_list`, `error` (a warning) and unknown
+    /// item types are `Other` (not tool calls).
+    #[derive(Debug)]
+    enum CodexItem {
+        "agent_message" => AgentMessage {
+            text: Lax<String>,
+        },
+        "command_execution" => CommandExecution {
+            id: Lax<String>,
+            command: Lax<String>,
+        },
+        "file_change" => FileChange {
+            id: Lax<String>,
+            /// Verbatim (`[{path, kind}]`).
+            changes: Value,
+        },
+        "mcp_tool_call" => McpToolCall {
+            id: Lax<String>,
+            server: Lax<String>,
+            tool: Lax<String>,
+            arguments: Value,
+        },
+        "collab_tool_call" => CollabToolCall {
+            id: Lax<String>,
+            tool: Lax<String>,
+        },
+        "web_search" => WebSearch {
+            id: Lax<String>,
+            query: Value,
+        },
+    }
+}
+
+lax_struct! {
+    #[derive(Debug)]
+    struct CodexUsage {
+        input_tokens: Lax<u64>,
+        cached_input_tokens: Lax<u64>,
+        cache_write_input_tokens: Lax<u64>,
+        output_tokens: Lax<u64>,
+    }
+}
+
+lax_struct! {
+    #[derive(Debug)]
+    struct CodexError {
         message: Lax<String>,
-    },
-    #[serde(other)]
-    Other,
-}
-
-/// Codex thread items; `reasoning`, `plan`, `todo_list`, `error` (a warning) and unknown item
-/// types are `Other` (not tool calls).
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum CodexItem {
-    AgentMessage {
-        #[serde(default)]
-        text: Lax<String>,
-    },
-    CommandExecution {
-        #[serde(default)]
-        id: Lax<String>,
-        #[serde(default)]
-        command: Lax<String>,
-    },
-    FileChange {
-        #[serde(default)]
-        id: Lax<String>,
-        /// Verbatim (`[{path, kind}]`).
-        #[serde(default)]
-        changes: Value,
-    },
-    McpToolCall {
-        #[serde(default)]
-        id: Lax<String>,
-        #[serde(default)]
-        server: Lax<String>,
-        #[serde(default)]
-        tool: Lax<String>,
-        #[serde(default)]
-        arguments: Value,
-    },
-    CollabToolCall {
-        #[serde(default)]
-        id: Lax<String>,
-        #[serde(default)]
-        tool: Lax<String>,
-    },
-    WebSearch {
-        #[serde(default)]
-        id: Lax<String>,
-        #[serde(default)]
-        query: Value,
-    },
-    #[serde(other)]
-    Other,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct CodexUsage {
-    #[serde(default)]
-    input_tokens: Lax<u64>,
-    #[serde(default)]
-    cached_input_tokens: Lax<u64>,
-    #[serde(default)]
-    cache_write_input_tokens: Lax<u64>,
-    #[serde(default)]
-    output_tokens: Lax<u64>,
-}
-
-#[derive(Debug, Deserialize)]
-struct CodexError {
-    #[serde(default)]
-    message: Lax<String>,
+    }
 }
 
 /// Parsed `codex exec --json` output: tool uses, the synthesised result, non-JSON lines.
@@ -347,6 +318,13 @@ pub fn codex_permits(role: Role, t: &ToolUse) -> bool {
         "file_change" => role == Role::Fixer,
         _ => false,
     }
+}
+
+/// The decoded events of `stdout` (their `Debug` text) and its malformed count, for the
+/// oracle test (`events_oracle`).
+#[cfg(test)]
+pub(super) fn debug_events(stdout: &[u8]) -> (String, u64) {
+    super::events::debug_events::<CodexEvent>(stdout)
 }
 
 #[cfg(test)]

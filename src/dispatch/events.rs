@@ -6,12 +6,17 @@
 //! then read as the format's event enum, tagged by its string `type`: an unknown `type` is
 //! that enum's catch-all, and a known event whose fields have unexpected shapes still parses,
 //! field by field (`Lax`, `LaxObject`, `Tagged`): a field that is missing or of the wrong type
-//! reads as absent. An object without a string `type` is skipped, not malformed (serde would
-//! read a number as a variant index).
+//! reads as absent. An object without a string `type` is skipped, not malformed. Of duplicate
+//! keys the last one counts.
+//!
+//! Each line is scanned once (`dispatch::json`: validated as a `serde_json::Value` would be,
+//! no tree built) and the events are read from that scan: a string is unescaped and copied
+//! only when a field the event keeps holds it (the answer in a `result`, not the same answer
+//! in the `assistant` text block that precedes it). The events are declared with
+//! [`lax_struct!`] and [`tagged_enum!`] rather than serde's derives.
 
-use serde::de::{DeserializeOwned, Deserializer};
-use serde::Deserialize;
-use serde_json::{Map, Value};
+use super::json::{Doc, Node};
+use serde_json::Value;
 use std::marker::PhantomData;
 
 /// The events of one agent's stdout, in order; `malformed()` counts the non-object lines
@@ -23,7 +28,7 @@ pub struct EventLines<'a, E> {
     _event: PhantomData<E>,
 }
 
-impl<'a, E: DeserializeOwned> EventLines<'a, E> {
+impl<'a, E: Variants> EventLines<'a, E> {
     pub fn new(stdout: &'a [u8]) -> Self {
         Self {
             rest: Some(stdout),
@@ -54,7 +59,7 @@ impl<'a, E: DeserializeOwned> EventLines<'a, E> {
     }
 }
 
-impl<E: DeserializeOwned> Iterator for EventLines<'_, E> {
+impl<E: Variants> Iterator for EventLines<'_, E> {
     type Item = E;
 
     fn next(&mut self) -> Option<E> {
@@ -63,12 +68,11 @@ impl<E: DeserializeOwned> Iterator for EventLines<'_, E> {
             if line.is_empty() {
                 continue;
             }
-            // An object first: serde would read a JSON array as a struct or a tagged enum.
-            let Ok(object) = serde_json::from_slice::<Map<String, Value>>(line) else {
+            let Some(doc) = Doc::object(line) else {
                 self.malformed += 1;
                 continue;
             };
-            if let Some(event) = tagged(Value::Object(object)) {
+            if let Some(event) = Tagged::<E>::read(&doc, doc.root()).0 {
                 return Some(event);
             }
         }
@@ -76,16 +80,183 @@ impl<E: DeserializeOwned> Iterator for EventLines<'_, E> {
     }
 }
 
-/// `v` read as a tagged enum when it is an object with a string `type`.
-fn tagged<T: DeserializeOwned>(v: Value) -> Option<T> {
-    if !v.get("type").is_some_and(Value::is_string) {
-        return None;
+/// A field type: read from its value in a scanned line, never failing (what it cannot read
+/// is absent).
+pub trait Read: Sized {
+    fn read(doc: &Doc, value: Node) -> Self;
+}
+
+/// Verbatim.
+impl Read for Value {
+    fn read(doc: &Doc, value: Node) -> Self {
+        doc.value(value)
     }
-    serde_json::from_value(v).ok()
+}
+
+/// A struct read from a JSON object key by key: [`lax_struct!`] implements it.
+pub trait Fields: Default {
+    /// Read `value` into the field named `key` (other keys are ignored).
+    fn field(&mut self, key: &str, doc: &Doc, value: Node);
+}
+
+/// An enum read from a JSON object tagged by its string `type`: [`tagged_enum!`]
+/// implements it.
+pub trait Variants: Sized {
+    /// The variant for `tag` with every field absent (the catch-all `Other` for an
+    /// unknown tag).
+    fn variant(tag: &str) -> Self;
+    /// Read `value` into the current variant's field named `key` (see [`Fields::field`]).
+    fn field(&mut self, key: &str, doc: &Doc, value: Node);
+}
+
+/// A struct whose fields are all read leniently ([`Lax`], [`LaxObject`], [`Tagged`], or a
+/// verbatim `Value`), each absent by default; `field as "key"` reads the field from another
+/// key. Other keys are ignored.
+macro_rules! lax_struct {
+    ($(#[$m:meta])* $vis:vis struct $name:ident {
+        $($(#[$fm:meta])* $field:ident $(as $key:literal)?: $ty:ty),* $(,)?
+    }) => {
+        $(#[$m])*
+        #[derive(Default)]
+        $vis struct $name {
+            $($(#[$fm])* $field: $ty,)*
+        }
+
+        impl $crate::dispatch::events::Fields for $name {
+            fn field(
+                &mut self,
+                key: &str,
+                doc: &$crate::dispatch::json::Doc,
+                value: $crate::dispatch::json::Node,
+            ) {
+                $(
+                    if key == $crate::dispatch::events::lax_key!($field $(, $key)?) {
+                        self.$field = $crate::dispatch::events::Read::read(doc, value);
+                        return;
+                    }
+                )*
+            }
+        }
+    };
+}
+pub(crate) use lax_struct;
+
+/// The JSON key of a [`lax_struct!`] or [`tagged_enum!`] field.
+macro_rules! lax_key {
+    ($field:ident) => {
+        stringify!($field)
+    };
+    ($field:ident, $key:literal) => {
+        $key
+    };
+}
+pub(crate) use lax_key;
+
+/// An enum tagged by a string `type`, `"tag" => Variant { fields }` (fields as in
+/// [`lax_struct!`]) or `"tag" => Variant(AStruct)` (a [`lax_struct!`]), plus the catch-all
+/// `Other` for every other tag.
+macro_rules! tagged_enum {
+    ($(#[$m:meta])* $vis:vis enum $name:ident {
+        $($tag:literal => $variant:ident $body:tt),* $(,)?
+    }) => {
+        $(#[$m])*
+        $vis enum $name {
+            $($variant $body,)*
+            Other,
+        }
+
+        impl $crate::dispatch::events::Variants for $name {
+            fn variant(tag: &str) -> Self {
+                $(
+                    if tag == $tag {
+                        return $crate::dispatch::events::tagged_variant!(new $variant $body);
+                    }
+                )*
+                Self::Other
+            }
+
+            fn field(
+                &mut self,
+                key: &str,
+                doc: &$crate::dispatch::json::Doc,
+                value: $crate::dispatch::json::Node,
+            ) {
+                $($crate::dispatch::events::tagged_variant!(field self key doc value $variant $body);)*
+            }
+        }
+    };
+}
+pub(crate) use tagged_enum;
+
+/// The per-variant parts of [`tagged_enum!`]: a variant with absent fields (`new`), and the
+/// statement reading a key of that variant (`field`: returns when `this` is that variant).
+macro_rules! tagged_variant {
+    (new $variant:ident ($ty:ty)) => {
+        Self::$variant(<$ty>::default())
+    };
+    (new $variant:ident { $($(#[$fm:meta])* $field:ident $(as $key:literal)?: $ty:ty),* $(,)? }) => {
+        Self::$variant { $($field: <$ty>::default()),* }
+    };
+    (field $this:ident $k:ident $doc:ident $v:ident $variant:ident ($ty:ty)) => {
+        if let Self::$variant(fields) = $this {
+            return $crate::dispatch::events::Fields::field(fields, $k, $doc, $v);
+        }
+    };
+    (field $this:ident $k:ident $doc:ident $v:ident $variant:ident {
+        $($(#[$fm:meta])* $field:ident $(as $key:literal)?: $ty:ty),* $(,)?
+    }) => {
+        if let Self::$variant { $($field),* } = $this {
+            $(
+                if $k == $crate::dispatch::events::lax_key!($field $(, $key)?) {
+                    *$field = $crate::dispatch::events::Read::read($doc, $v);
+                    return;
+                }
+            )*
+            return;
+        }
+    };
+}
+pub(crate) use tagged_variant;
+
+/// A type a [`Lax`] field can hold, read from the JSON shapes serde reads it from out of a
+/// `Value` (a count from a non-negative integer, a cost from any number, …).
+pub trait LaxValue: Sized {
+    fn lax(doc: &Doc, value: Node) -> Option<Self>;
+}
+
+impl LaxValue for String {
+    fn lax(doc: &Doc, value: Node) -> Option<Self> {
+        doc.as_str(value).map(|s| s.into_owned())
+    }
+}
+
+impl LaxValue for bool {
+    fn lax(doc: &Doc, value: Node) -> Option<Self> {
+        doc.as_bool(value)
+    }
+}
+
+impl LaxValue for u64 {
+    fn lax(doc: &Doc, value: Node) -> Option<Self> {
+        doc.as_number(value)?.as_u64()
+    }
+}
+
+impl LaxValue for f64 {
+    fn lax(doc: &Doc, value: Node) -> Option<Self> {
+        doc.as_number(value)?.as_f64()
+    }
+}
+
+/// An array of elements that read from any JSON value ([`Tagged`], `Value`).
+impl<T: Read> LaxValue for Vec<T> {
+    fn lax(doc: &Doc, value: Node) -> Option<Self> {
+        Some(doc.elements(value)?.map(|e| T::read(doc, e)).collect())
+    }
 }
 
 /// A field holding a `type`-tagged object (a content block, a Codex item), read leniently:
-/// `None` unless it is an object with a string `type` that the enum reads.
+/// `None` unless it is an object with a string `type` (an unknown one is the enum's `Other`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tagged<T>(pub Option<T>);
 
@@ -95,9 +266,23 @@ impl<T> Default for Tagged<T> {
     }
 }
 
-impl<'de, T: DeserializeOwned> Deserialize<'de> for Tagged<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(Self(tagged(Value::deserialize(d)?)))
+impl<T: Variants> Read for Tagged<T> {
+    fn read(doc: &Doc, value: Node) -> Self {
+        // The last `type` key counts, as in a map.
+        let tag = doc
+            .entries(value)
+            .filter(|(k, _)| k == "type")
+            .last()
+            .and_then(|(_, v)| doc.as_str(v));
+        Self(tag.map(|tag| {
+            let mut event = T::variant(&tag);
+            for (k, v) in doc.entries(value) {
+                if k != "type" {
+                    event.field(&k, doc, v);
+                }
+            }
+            event
+        }))
     }
 }
 
@@ -111,10 +296,9 @@ impl<T> Default for Lax<T> {
     }
 }
 
-impl<'de, T: DeserializeOwned> Deserialize<'de> for Lax<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = Value::deserialize(d)?;
-        Ok(Self(serde_json::from_value(v).ok()))
+impl<T: LaxValue> Read for Lax<T> {
+    fn read(doc: &Doc, value: Node) -> Self {
+        Self(T::lax(doc, value))
     }
 }
 
@@ -138,8 +322,7 @@ impl Lax<u64> {
     }
 }
 
-/// A struct or tagged-enum field read leniently, and only from a JSON object (serde would
-/// also read a JSON array positionally into a struct).
+/// A struct field read leniently, and only from a JSON object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LaxObject<T>(pub Option<T>);
 
@@ -149,12 +332,16 @@ impl<T> Default for LaxObject<T> {
     }
 }
 
-impl<'de, T: DeserializeOwned> Deserialize<'de> for LaxObject<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(Self(match Value::deserialize(d)? {
-            v @ Value::Object(_) => serde_json::from_value(v).ok(),
-            _ => None,
-        }))
+impl<T: Fields> Read for LaxObject<T> {
+    fn read(doc: &Doc, value: Node) -> Self {
+        if !doc.is_object(value) {
+            return Self(None);
+        }
+        let mut out = T::default();
+        for (k, v) in doc.entries(value) {
+            out.field(&k, doc, v);
+        }
+        Self(Some(out))
     }
 }
 
@@ -164,27 +351,33 @@ impl<T> LaxObject<T> {
     }
 }
 
+/// The events of `stdout` as `Debug` text, and the malformed count (for `events_oracle`).
+#[cfg(test)]
+pub(super) fn debug_events<E: Variants + std::fmt::Debug>(stdout: &[u8]) -> (String, u64) {
+    let mut lines = EventLines::<E>::new(stdout);
+    let events: Vec<E> = lines.by_ref().collect();
+    (format!("{events:?}"), lines.malformed())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[derive(Debug, PartialEq, Deserialize)]
-    #[serde(tag = "type", rename_all = "snake_case")]
-    enum Ev {
-        Ping {
-            #[serde(default)]
-            n: Lax<u64>,
-            #[serde(default)]
-            inner: LaxObject<Inner>,
-        },
-        #[serde(other)]
-        Other,
+    tagged_enum! {
+        #[derive(Debug, PartialEq)]
+        enum Ev {
+            "ping" => Ping {
+                n: Lax<u64>,
+                inner: LaxObject<Inner>,
+            },
+        }
     }
 
-    #[derive(Debug, PartialEq, Deserialize)]
-    struct Inner {
-        #[serde(default)]
-        s: Lax<String>,
+    lax_struct! {
+        #[derive(Debug, PartialEq)]
+        struct Inner {
+            s: Lax<String>,
+        }
     }
 
     fn read(input: &str) -> (Vec<Ev>, u64) {

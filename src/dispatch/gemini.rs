@@ -17,11 +17,10 @@
 //! replace its tool instructions), so the role body is appended to the prompt inside
 //! `<role_instructions>`; the prompt's first line stays arev's header line.
 
-use super::events::{EventLines, Lax, LaxObject};
+use super::events::{lax_struct, tagged_enum, EventLines, Lax, LaxObject};
 use super::shell::shell_access;
 use super::{AgentSpec, DispatchRequest, FileAccess, ResultEvent, ToolUse, Usage};
 use crate::findings::Role;
-use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -124,64 +123,50 @@ pub fn apply_exit_code(code: i32, result: &mut Option<ResultEvent>, stderr: &[u8
     });
 }
 
-/// Gemini CLI stream-json events arev reads; every other
-/// `type` (`init`, `tool_result`, …) is `Other`.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum GeminiEvent {
-    Message {
-        #[serde(default)]
-        role: Lax<String>,
-        #[serde(default)]
-        content: Lax<String>,
-        #[serde(default)]
-        delta: Lax<bool>,
-    },
-    ToolUse {
-        #[serde(default)]
-        tool_id: Lax<String>,
-        #[serde(default)]
-        tool_name: Lax<String>,
-        /// Verbatim.
-        #[serde(default)]
-        parameters: Value,
-    },
-    Error {
-        #[serde(default)]
-        severity: Lax<String>,
-        #[serde(default)]
+tagged_enum! {
+    /// Gemini CLI stream-json events arev reads; every other
+    /// `type` (`init`, `tool_result`, …) is `Other`.
+    #[derive(Debug)]
+    enum GeminiEvent {
+        "message" => Message {
+            role: Lax<String>,
+            content: Lax<String>,
+            delta: Lax<bool>,
+        },
+        "tool_use" => ToolUse {
+            tool_id: Lax<String>,
+            tool_name: Lax<String>,
+            /// Verbatim.
+            parameters: Value,
+        },
+        "error" => Error {
+            severity: Lax<String>,
+            message: Lax<String>,
+        },
+        "result" => Result {
+            status: Lax<String>,
+            error: LaxObject<GeminiError>,
+            stats: LaxObject<GeminiStats>,
+        },
+    }
+}
+
+lax_struct! {
+    #[derive(Debug)]
+    struct GeminiError {
+        kind as "type": Lax<String>,
         message: Lax<String>,
-    },
-    Result {
-        #[serde(default)]
-        status: Lax<String>,
-        #[serde(default)]
-        error: LaxObject<GeminiError>,
-        #[serde(default)]
-        stats: LaxObject<GeminiStats>,
-    },
-    #[serde(other)]
-    Other,
+    }
 }
 
-#[derive(Debug, Deserialize)]
-struct GeminiError {
-    #[serde(default, rename = "type")]
-    kind: Lax<String>,
-    #[serde(default)]
-    message: Lax<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct GeminiStats {
-    #[serde(default)]
-    input_tokens: Lax<u64>,
-    #[serde(default)]
-    output_tokens: Lax<u64>,
-    #[serde(default)]
-    cached: Lax<u64>,
-    #[serde(default)]
-    tool_calls: Lax<u64>,
+lax_struct! {
+    #[derive(Debug)]
+    struct GeminiStats {
+        input_tokens: Lax<u64>,
+        output_tokens: Lax<u64>,
+        cached: Lax<u64>,
+        tool_calls: Lax<u64>,
+    }
 }
 
 /// Parsed `-o stream-json` output: tool uses, the result, non-JSON lines.
@@ -327,6 +312,13 @@ pub fn gemini_access(name: &str, input: &Value) -> FileAccess {
         },
         _ => FileAccess::none(),
     }
+}
+
+/// The decoded events of `stdout` (their `Debug` text) and its malformed count, for the
+/// oracle test (`events_oracle`).
+#[cfg(test)]
+pub(super) fn debug_events(stdout: &[u8]) -> (String, u64) {
+    super::events::debug_events::<GeminiEvent>(stdout)
 }
 
 #[cfg(test)]

@@ -1,0 +1,659 @@
+//! One JSON line scanned once into a tape of its values (`Doc`): validated exactly as
+//! serde_json validates a `Value` (so a line is rejected exactly when reading it into a
+//! `serde_json::Map` would fail), with each string left in place until a reader asks for
+//! it. The event readers (`dispatch::events`) navigate the tape: what they do not use is
+//! never unescaped or copied, and their `type` lookup sees every key (the last duplicate
+//! wins, as in a map).
+
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// serde_json's nesting limit: a container at depth 128 is an error.
+const MAX_DEPTH: usize = 128;
+
+/// A value of a [`Doc`]: its index on the tape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Node(usize);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Null,
+    Bool(bool),
+    Number,
+    /// A string; `true` when it holds an escape.
+    Str(bool),
+    Array,
+    Object,
+}
+
+/// One value on the tape: its kind, its text (`start..end`; a string's without the quotes)
+/// and, for a container, the tape index just past its last descendant.
+#[derive(Debug, Clone, Copy)]
+struct Tok {
+    kind: Kind,
+    start: usize,
+    end: usize,
+    next: usize,
+}
+
+/// A validated JSON line and the tape of its values (pre-order: an object's keys and
+/// values alternate after it).
+pub struct Doc<'a> {
+    text: &'a str,
+    tape: Vec<Tok>,
+}
+
+impl<'a> Doc<'a> {
+    /// The line when it is one valid JSON object (surrounding JSON whitespace allowed).
+    pub fn object(line: &'a [u8]) -> Option<Self> {
+        let text = std::str::from_utf8(line).ok()?;
+        let mut s = Scanner {
+            b: line,
+            i: 0,
+            tape: Vec::with_capacity(32),
+        };
+        s.ws();
+        if s.peek() != Some(b'{') {
+            return None;
+        }
+        s.value(0)?;
+        s.ws();
+        (s.i == line.len()).then_some(Doc { text, tape: s.tape })
+    }
+
+    /// The top-level object.
+    pub fn root(&self) -> Node {
+        Node(0)
+    }
+
+    fn tok(&self, n: Node) -> Option<&Tok> {
+        self.tape.get(n.0)
+    }
+
+    /// The index just past `n`'s subtree.
+    fn after(&self, n: Node) -> usize {
+        match self.tok(n) {
+            Some(t) if matches!(t.kind, Kind::Array | Kind::Object) => t.next,
+            _ => n.0 + 1,
+        }
+    }
+
+    /// An object's entries (key, value), in order; empty for anything else.
+    pub fn entries(&self, n: Node) -> Entries<'_, 'a> {
+        let (at, end) = match self.tok(n) {
+            Some(t) if t.kind == Kind::Object => (n.0 + 1, t.next),
+            _ => (0, 0),
+        };
+        Entries { doc: self, at, end }
+    }
+
+    /// An array's elements, in order; `None` for anything else.
+    pub fn elements(&self, n: Node) -> Option<Elements<'_, 'a>> {
+        let t = self.tok(n)?;
+        (t.kind == Kind::Array).then_some(Elements {
+            doc: self,
+            at: n.0 + 1,
+            end: t.next,
+        })
+    }
+
+    pub fn is_object(&self, n: Node) -> bool {
+        self.tok(n).is_some_and(|t| t.kind == Kind::Object)
+    }
+
+    pub fn as_bool(&self, n: Node) -> Option<bool> {
+        match self.tok(n)?.kind {
+            Kind::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// A string, unescaped (borrowed from the line when it has no escape).
+    pub fn as_str(&self, n: Node) -> Option<Cow<'a, str>> {
+        let t = self.tok(n)?;
+        let Kind::Str(escaped) = t.kind else {
+            return None;
+        };
+        let raw = self.text.get(t.start..t.end)?;
+        Some(if escaped {
+            Cow::Owned(unescape(raw))
+        } else {
+            Cow::Borrowed(raw)
+        })
+    }
+
+    /// A number, read as serde_json reads it into a `Value`.
+    pub fn as_number(&self, n: Node) -> Option<serde_json::Number> {
+        let t = self.tok(n)?;
+        if t.kind != Kind::Number {
+            return None;
+        }
+        match serde_json::from_str(self.text.get(t.start..t.end)?) {
+            Ok(Value::Number(n)) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The value as a `serde_json::Value` (what the line's text says, verbatim).
+    pub fn value(&self, n: Node) -> Value {
+        let Some(t) = self.tok(n) else {
+            return Value::Null;
+        };
+        let (start, end) = match t.kind {
+            Kind::Str(_) => (t.start.saturating_sub(1), t.end + 1),
+            Kind::Array | Kind::Object => (t.start, t.end),
+            Kind::Null => return Value::Null,
+            Kind::Bool(b) => return Value::Bool(b),
+            Kind::Number => (t.start, t.end),
+        };
+        self.text
+            .get(start..end)
+            .and_then(|raw| serde_json::from_str(raw).ok())
+            .unwrap_or(Value::Null)
+    }
+}
+
+/// The entries of an object ([`Doc::entries`]).
+pub struct Entries<'d, 'a> {
+    doc: &'d Doc<'a>,
+    at: usize,
+    end: usize,
+}
+
+impl<'a> Iterator for Entries<'_, 'a> {
+    type Item = (Cow<'a, str>, Node);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.at >= self.end {
+            return None;
+        }
+        let key = self.doc.as_str(Node(self.at))?;
+        let value = Node(self.at + 1);
+        self.at = self.doc.after(value);
+        Some((key, value))
+    }
+}
+
+/// The elements of an array ([`Doc::elements`]).
+pub struct Elements<'d, 'a> {
+    doc: &'d Doc<'a>,
+    at: usize,
+    end: usize,
+}
+
+impl Iterator for Elements<'_, '_> {
+    type Item = Node;
+
+    fn next(&mut self) -> Option<Node> {
+        if self.at >= self.end {
+            return None;
+        }
+        let n = Node(self.at);
+        self.at = self.doc.after(n);
+        Some(n)
+    }
+}
+
+/// The validating scanner behind [`Doc::object`]. Every method returns `None` on the first
+/// byte serde_json would refuse.
+struct Scanner<'a> {
+    b: &'a [u8],
+    i: usize,
+    tape: Vec<Tok>,
+}
+
+impl Scanner<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    /// JSON whitespace (serde_json's: space, tab, newline, carriage return).
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.i += 1)
+    }
+
+    fn push(&mut self, kind: Kind, start: usize, end: usize) -> usize {
+        self.tape.push(Tok {
+            kind,
+            start,
+            end,
+            next: 0,
+        });
+        self.tape.len() - 1
+    }
+
+    /// One value at nesting `depth` (the number of containers around it).
+    fn value(&mut self, depth: usize) -> Option<()> {
+        let start = self.i;
+        match self.peek()? {
+            b'{' => {
+                if depth + 1 >= MAX_DEPTH {
+                    return None;
+                }
+                let at = self.push(Kind::Object, start, start);
+                self.i += 1;
+                self.ws();
+                if self.eat(b'}').is_none() {
+                    loop {
+                        if self.peek()? != b'"' {
+                            return None;
+                        }
+                        self.string()?;
+                        self.ws();
+                        self.eat(b':')?;
+                        self.ws();
+                        self.value(depth + 1)?;
+                        self.ws();
+                        match self.peek()? {
+                            b',' => {
+                                self.i += 1;
+                                self.ws();
+                            }
+                            b'}' => {
+                                self.i += 1;
+                                break;
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
+                self.close(at);
+            }
+            b'[' => {
+                if depth + 1 >= MAX_DEPTH {
+                    return None;
+                }
+                let at = self.push(Kind::Array, start, start);
+                self.i += 1;
+                self.ws();
+                if self.eat(b']').is_none() {
+                    loop {
+                        self.value(depth + 1)?;
+                        self.ws();
+                        match self.peek()? {
+                            b',' => {
+                                self.i += 1;
+                                self.ws();
+                            }
+                            b']' => {
+                                self.i += 1;
+                                break;
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
+                self.close(at);
+            }
+            b'"' => self.string()?,
+            b't' => self.literal(b"true", Kind::Bool(true))?,
+            b'f' => self.literal(b"false", Kind::Bool(false))?,
+            b'n' => self.literal(b"null", Kind::Null)?,
+            b'-' | b'0'..=b'9' => self.number()?,
+            _ => return None,
+        }
+        Some(())
+    }
+
+    /// Ends the container opened at tape index `at`.
+    fn close(&mut self, at: usize) {
+        let next = self.tape.len();
+        let end = self.i;
+        if let Some(t) = self.tape.get_mut(at) {
+            t.next = next;
+            t.end = end;
+        }
+    }
+
+    fn literal(&mut self, word: &[u8], kind: Kind) -> Option<()> {
+        let start = self.i;
+        if !self.b.get(start..)?.starts_with(word) {
+            return None;
+        }
+        self.i += word.len();
+        self.push(kind, start, self.i);
+        Some(())
+    }
+
+    /// A number: its extent (every byte a number can hold), then serde_json's own reading
+    /// of it (grammar and range: `01`, `1.`, `1e400` are refused, as in a `Value`). A byte
+    /// of the extent that does not belong to the number would be refused by serde_json
+    /// too, as the next token.
+    fn number(&mut self) -> Option<()> {
+        let start = self.i;
+        while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = self.peek() {
+            self.i += 1;
+        }
+        let text = self.b.get(start..self.i)?;
+        match serde_json::from_slice::<Value>(text) {
+            Ok(Value::Number(_)) => {
+                self.push(Kind::Number, start, self.i);
+                Some(())
+            }
+            _ => None,
+        }
+    }
+
+    /// A string (at its opening quote): control characters refused, escapes checked as
+    /// serde_json checks them for a `String` (a `\u` surrogate must be a lead followed by
+    /// a trail). UTF-8 was checked for the whole line. The bytes between escapes are
+    /// skipped eight at a time ([`special_at`]).
+    fn string(&mut self) -> Option<()> {
+        self.i += 1;
+        let start = self.i;
+        let mut escaped = false;
+        loop {
+            self.i = special_at(self.b, self.i)?;
+            match self.b[self.i] {
+                b'"' => break,
+                b'\\' => {
+                    escaped = true;
+                    self.i += 1;
+                    let code = *self.b.get(self.i)?;
+                    if SIMPLE_ESCAPE[usize::from(code)] != 0 {
+                        self.i += 1;
+                        continue;
+                    }
+                    match code {
+                        b'u' => {
+                            self.i += 1;
+                            let n = self.hex4()?;
+                            if (0xDC00..=0xDFFF).contains(&n) {
+                                return None;
+                            }
+                            if (0xD800..=0xDBFF).contains(&n) {
+                                if self.b.get(self.i..self.i + 2)? != b"\\u" {
+                                    return None;
+                                }
+                                self.i += 2;
+                                if !(0xDC00..=0xDFFF).contains(&self.hex4()?) {
+                                    return None;
+                                }
+                            }
+                        }
+                        _ => return None,
+                    }
+                }
+                // A control character.
+                _ => return None,
+            }
+        }
+        self.push(Kind::Str(escaped), start, self.i);
+        self.i += 1;
+        Some(())
+    }
+
+    fn hex4(&mut self) -> Option<u16> {
+        let digits = self.b.get(self.i..self.i + 4)?;
+        let mut n = 0u16;
+        for d in digits {
+            n = n << 4 | u16::from(hex(*d)?);
+        }
+        self.i += 4;
+        Some(n)
+    }
+}
+
+fn hex(d: u8) -> Option<u8> {
+    match d {
+        b'0'..=b'9' => Some(d - b'0'),
+        b'a'..=b'f' => Some(d - b'a' + 10),
+        b'A'..=b'F' => Some(d - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Word-at-a-time masks: a byte's high bit is set in the result when the byte is `"`,
+/// `\\` or below 0x20. Bytes above the lowest marked one may be marked falsely (a borrow
+/// runs on), so only the lowest mark is read.
+fn special_mask(w: u64) -> u64 {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let quote = w ^ (LO * u64::from(b'"'));
+    let slash = w ^ (LO * u64::from(b'\\'));
+    let zero = |x: u64| x.wrapping_sub(LO) & !x;
+    (zero(quote) | zero(slash) | (w.wrapping_sub(LO * 0x20) & !w)) & HI
+}
+
+/// The index of the first `"`, `\\` or control character in `b` at or after `i`; `None`
+/// when there is none (an unterminated string).
+#[inline]
+fn special_at(b: &[u8], mut i: usize) -> Option<usize> {
+    while let Some(chunk) = b.get(i..i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().ok()?);
+        let mask = special_mask(w);
+        if mask != 0 {
+            return Some(i + (mask.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    let tail = b.get(i..)?;
+    tail.iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|n| i + n)
+}
+
+/// The text of a string the scanner accepted, escapes decoded. Decoding only shrinks (an
+/// escape of 2 bytes gives 1, `\\uXXXX` at most 3, a surrogate pair's 12 bytes 4), so the
+/// output is a buffer of the input's size written at `o <= i`, plain bytes a word at a
+/// time (the whole word is copied, then the bytes past an escape are overwritten).
+fn unescape(raw: &str) -> String {
+    let b = raw.as_bytes();
+    let mut out = vec![0u8; b.len() + 8];
+    let (mut i, mut o) = (0, 0);
+    while let Some(chunk) = b.get(i..i + 8) {
+        if let Some(dst) = out.get_mut(o..o + 8) {
+            dst.copy_from_slice(chunk);
+        }
+        let mask = special_mask(u64::from_le_bytes(chunk.try_into().unwrap_or_default()));
+        if mask == 0 {
+            i += 8;
+            o += 8;
+            continue;
+        }
+        // Only a backslash can be marked: the scanner accepted the string.
+        let n = (mask.trailing_zeros() / 8) as usize;
+        (i, o) = escape_at(b, i + n, &mut out, o + n);
+    }
+    while let Some(&c) = b.get(i) {
+        if c == b'\\' {
+            (i, o) = escape_at(b, i, &mut out, o);
+        } else {
+            if let Some(d) = out.get_mut(o) {
+                *d = c;
+            }
+            i += 1;
+            o += 1;
+        }
+    }
+    out.truncate(o);
+    // Valid: the line was UTF-8 and every escape gives a whole character.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// The byte a one-character escape stands for (`\\n` → newline), 0 for `u` and for what
+/// is not an escape.
+const SIMPLE_ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'/' as usize] = b'/';
+    t[b'b' as usize] = 0x08;
+    t[b'f' as usize] = 0x0c;
+    t[b'n' as usize] = b'\n';
+    t[b'r' as usize] = b'\r';
+    t[b't' as usize] = b'\t';
+    t
+};
+
+/// Decodes the escape at `b[i]` (a backslash the scanner accepted) into `out` at `o`;
+/// returns the indexes after it in both.
+#[inline]
+fn escape_at(b: &[u8], i: usize, out: &mut [u8], o: usize) -> (usize, usize) {
+    let code = b.get(i + 1).copied().unwrap_or(b'\\');
+    match SIMPLE_ESCAPE[usize::from(code)] {
+        0 => unicode_escape_at(b, i + 2, out, o),
+        byte => {
+            if let Some(d) = out.get_mut(o) {
+                *d = byte;
+            }
+            (i + 2, o + 1)
+        }
+    }
+}
+
+/// Decodes the four hex digits of a `\\u` escape at `b[i]` (and the trail of a surrogate
+/// pair) into `out` at `o`; returns the indexes after them.
+fn unicode_escape_at(b: &[u8], mut i: usize, out: &mut [u8], o: usize) -> (usize, usize) {
+    let n = u32::from(hex4_at(b, i));
+    i += 4;
+    let c = if (0xD800..=0xDBFF).contains(&n) {
+        let low = u32::from(hex4_at(b, i + 2));
+        i += 6;
+        0x1_0000 + ((n - 0xD800) << 10) + (low.wrapping_sub(0xDC00) & 0x3FF)
+    } else {
+        n
+    };
+    let c = char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER);
+    let len = out.get_mut(o..).map_or(0, |d| c.encode_utf8(d).len());
+    (i, o + len)
+}
+
+fn hex4_at(b: &[u8], i: usize) -> u16 {
+    b.get(i..i + 4)
+        .unwrap_or_default()
+        .iter()
+        .fold(0u16, |n, d| n << 4 | u16::from(hex(*d).unwrap_or(0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scanner accepts exactly what serde_json reads into a map.
+    fn agrees(line: &str) {
+        let ours = Doc::object(line.as_bytes()).is_some();
+        let serde = serde_json::from_str::<serde_json::Map<String, Value>>(line).is_ok();
+        assert_eq!(ours, serde, "{line}");
+    }
+
+    #[test]
+    fn validates_as_serde_json_does() {
+        for line in [
+            "{}",
+            " {\"a\" : [ 1 , -2.5e3 , true , null , \"x\" ] } \r\n",
+            "{\"a\":1,}",
+            "{\"a\":[1,]}",
+            "{\"a\":01}",
+            "{\"a\":1.}",
+            "{\"a\":-}",
+            "{\"a\":1e400}",
+            "{\"a\":-1e400}",
+            "{\"a\":1e-400}",
+            "{\"a\":18446744073709551616}",
+            "{\"a\":1.5.2}",
+            "{\"a\":1true}",
+            "{\"a\":tru}",
+            "{\"a\":\"\\ud800\"}",
+            "{\"a\":\"\\udc00\"}",
+            "{\"a\":\"\\ud83d\\ude00\"}",
+            "{\"a\":\"\\ud83d\\u0041\"}",
+            "{\"a\":\"\\ud83dx\"}",
+            "{\"a\":\"\\u00e9\\/\\b\\f\\n\\r\\t\\\"\\\\\"}",
+            "{\"a\":\"\\x\"}",
+            "{\"a\":\"\t\"}",
+            "{\"a\":\"\u{7f}é\"}",
+            "{\"a\" 1}",
+            "{\"a\":1 \"b\":2}",
+            "{1:2}",
+            "[1]",
+            "\"s\"",
+            "{\"a\":1} x",
+            "{\"a\":1}\u{c}",
+            "{\"a\":\"b",
+        ] {
+            agrees(line);
+        }
+        assert!(Doc::object(b"{\"a\":\"\xff\"}").is_none());
+        let nest = |n: usize| format!("{{\"a\":{}1{}}}", "[".repeat(n), "]".repeat(n));
+        for n in [125, 126, 127, 128] {
+            agrees(&nest(n));
+        }
+    }
+
+    #[test]
+    fn strings_unescape_as_serde_json_does() {
+        let line =
+            r#"{"a":"x\"y\\z\/\b\f\n\r\t\u00e9\ud83d\ude00\u0041end","b":"plain","a2":"é\u00E9"}"#;
+        let doc = Doc::object(line.as_bytes()).unwrap();
+        let want: serde_json::Map<String, Value> = serde_json::from_str(line).unwrap();
+        for (k, v) in doc.entries(doc.root()) {
+            assert_eq!(doc.as_str(v).as_deref(), want[k.as_ref()].as_str(), "{k}");
+            assert_eq!(doc.value(v), want[k.as_ref()]);
+        }
+    }
+
+    /// Pieces of a string's text: plain runs of every length (so escapes fall on every
+    /// offset of the eight-byte words), escapes valid and not, raw quotes and control
+    /// characters, multi-byte characters.
+    const PIECES: &[&str] = &[
+        "a",
+        "ab",
+        "abc",
+        "abcdefg",
+        "abcdefghijklmnop",
+        "é",
+        "😀",
+        " ",
+        "\\\"",
+        "\\\\",
+        "\\/",
+        "\\b",
+        "\\f",
+        "\\n",
+        "\\r",
+        "\\t",
+        "\\u00e9",
+        "\\u0041",
+        "\\uD83D\\uDE00",
+        "\\ud800",
+        "\\udc00",
+        "\\ud83dx",
+        "\\u12",
+        "\\x",
+        "\\",
+        "\"",
+        "\t",
+        "\u{1}",
+        "\u{1f}",
+        "\u{7f}",
+    ];
+
+    proptest::proptest! {
+        /// Strings of every shape are accepted and decoded exactly as serde_json does.
+        #[test]
+        fn strings_agree_with_serde_json(
+            pieces in proptest::collection::vec(proptest::sample::select(PIECES), 0..40)
+        ) {
+            let text: String = pieces.concat();
+            let line = format!("{{\"k\":\"{text}\",\"z\":1}}");
+            let ours = Doc::object(line.as_bytes());
+            let serde = serde_json::from_str::<serde_json::Map<String, Value>>(&line);
+            proptest::prop_assert_eq!(ours.is_some(), serde.is_ok(), "{}", line);
+            if let (Some(doc), Ok(want)) = (ours, serde) {
+                for (k, v) in doc.entries(doc.root()) {
+                    if k == "k" {
+                        let got = doc.as_str(v);
+                        proptest::prop_assert_eq!(got.as_deref(), want["k"].as_str());
+                    }
+                }
+            }
+        }
+    }
+}
