@@ -360,7 +360,7 @@ pub(super) fn debug_events<E: Variants + std::fmt::Debug>(stdout: &[u8]) -> (Str
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     tagged_enum! {
@@ -438,7 +438,8 @@ mod tests {
 
     const FORMATS: [EventFormat; 3] =
         [EventFormat::Claude, EventFormat::Codex, EventFormat::Gemini];
-    const KEYS: &[&str] = &[
+    /// Keys the three formats read (the oracle draws from them too).
+    pub(in crate::dispatch) const KEYS: &[&str] = &[
         "type",
         "subtype",
         "message",
@@ -474,7 +475,8 @@ mod tests {
         "parameters",
         "file_path",
     ];
-    const TYPES: &[&str] = &[
+    /// The event and item types of the three formats (the oracle draws from them too).
+    pub(in crate::dispatch) const TYPES: &[&str] = &[
         "assistant",
         "result",
         "tool_use",

@@ -347,77 +347,32 @@ mod props {
     use super::same;
     use proptest::prelude::*;
 
-    /// Keys the three formats read, `type` spelled with an escape, and strangers.
-    const KEYS: &[&str] = &[
+    /// Keys beside the ones the formats read: `type` again, spelled with an escape, and
+    /// strangers.
+    const KEYS_EXTRA: &[&str] = &[
         "type",
         "type",
         "type",
         "\\u0074ype",
-        "subtype",
-        "message",
-        "content",
-        "id",
-        "name",
-        "input",
-        "result",
-        "is_error",
-        "usage",
-        "input_tokens",
-        "output_tokens",
-        "cached",
         "cache_read_input_tokens",
-        "total_cost_usd",
-        "num_turns",
-        "permission_denials",
-        "item",
-        "text",
-        "command",
-        "changes",
-        "path",
-        "server",
-        "tool",
         "arguments",
         "query",
-        "error",
-        "status",
-        "stats",
-        "tool_calls",
-        "role",
-        "delta",
-        "severity",
-        "tool_id",
-        "tool_name",
-        "parameters",
         "cached_input_tokens",
         "x",
     ];
-    /// String values: the tags, escapes, a lone surrogate (which a `Value` refuses).
-    const STRINGS: &[&str] = &[
-        "assistant",
-        "result",
-        "tool_use",
-        "text",
-        "system",
-        "user",
-        "item.started",
+
+    /// A key: one the three formats read, or one of the above.
+    fn key() -> impl Strategy<Value = &'static str> {
+        prop_oneof![
+            proptest::sample::select(super::super::events::tests::KEYS),
+            proptest::sample::select(KEYS_EXTRA),
+        ]
+    }
+    /// String values beside the event types: escapes, a lone surrogate (which a `Value`
+    /// refuses).
+    const STRINGS_EXTRA: &[&str] = &[
         "item.updated",
-        "item.completed",
-        "turn.completed",
-        "turn.failed",
-        "error",
-        "agent_message",
-        "command_execution",
-        "file_change",
-        "mcp_tool_call",
-        "collab_tool_call",
-        "web_search",
-        "message",
-        "read_file",
-        "Read",
-        "success",
         "warning",
-        "cat a.rs",
-        "",
         "a\\\"b\\n",
         "\\u0072esult",
         "\\ud83d\\ude00",
@@ -426,6 +381,14 @@ mod props {
         "é",
         "\\u0000",
     ];
+
+    /// A string value: an event type of the three formats, or one of the above.
+    fn string() -> impl Strategy<Value = &'static str> {
+        prop_oneof![
+            proptest::sample::select(super::super::events::tests::TYPES),
+            proptest::sample::select(STRINGS_EXTRA),
+        ]
+    }
     /// Numbers, out-of-range ones included.
     const NUMBERS: &[&str] = &[
         "0",
@@ -450,21 +413,19 @@ mod props {
             Just("true".to_string()),
             Just("false".to_string()),
             proptest::sample::select(NUMBERS).prop_map(str::to_string),
-            proptest::sample::select(STRINGS).prop_map(|s| format!("\"{s}\"")),
+            string().prop_map(|s| format!("\"{s}\"")),
         ];
         leaf.prop_recursive(5, 64, 6, |inner| {
             prop_oneof![
                 proptest::collection::vec(inner.clone(), 0..4)
                     .prop_map(|vs| format!("[{}]", vs.join(","))),
-                proptest::collection::vec((proptest::sample::select(KEYS), inner), 0..7).prop_map(
-                    |kvs| {
-                        let kvs: Vec<String> = kvs
-                            .into_iter()
-                            .map(|(k, v)| format!("\"{k}\":{v}"))
-                            .collect();
-                        format!("{{{}}}", kvs.join(","))
-                    }
-                ),
+                proptest::collection::vec((key(), inner), 0..7).prop_map(|kvs| {
+                    let kvs: Vec<String> = kvs
+                        .into_iter()
+                        .map(|(k, v)| format!("\"{k}\":{v}"))
+                        .collect();
+                    format!("{{{}}}", kvs.join(","))
+                }),
             ]
         })
     }
@@ -472,8 +433,8 @@ mod props {
     /// An event-like object: a `type` first most of the time, then other entries.
     fn event_text() -> impl Strategy<Value = String> {
         (
-            proptest::option::weighted(0.8, proptest::sample::select(STRINGS)),
-            proptest::collection::vec((proptest::sample::select(KEYS), json_text()), 0..6),
+            proptest::option::weighted(0.8, string()),
+            proptest::collection::vec((key(), json_text()), 0..6),
         )
             .prop_map(|(tag, kvs)| {
                 let mut parts: Vec<String> = tag

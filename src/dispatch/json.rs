@@ -249,17 +249,8 @@ impl Scanner<'_> {
                         self.eat(b':')?;
                         self.ws();
                         self.value(depth + 1)?;
-                        self.ws();
-                        match self.peek()? {
-                            b',' => {
-                                self.i += 1;
-                                self.ws();
-                            }
-                            b'}' => {
-                                self.i += 1;
-                                break;
-                            }
-                            _ => return None,
+                        if !self.next_member(b'}')? {
+                            break;
                         }
                     }
                 }
@@ -275,17 +266,8 @@ impl Scanner<'_> {
                 if self.eat(b']').is_none() {
                     loop {
                         self.value(depth + 1)?;
-                        self.ws();
-                        match self.peek()? {
-                            b',' => {
-                                self.i += 1;
-                                self.ws();
-                            }
-                            b']' => {
-                                self.i += 1;
-                                break;
-                            }
-                            _ => return None,
+                        if !self.next_member(b']')? {
+                            break;
                         }
                     }
                 }
@@ -299,6 +281,24 @@ impl Scanner<'_> {
             _ => return None,
         }
         Some(())
+    }
+
+    /// After a member of a container: `,` (another member follows: true) or the
+    /// container's `close` byte (it ends: false).
+    fn next_member(&mut self, close: u8) -> Option<bool> {
+        self.ws();
+        match self.peek()? {
+            b',' => {
+                self.i += 1;
+                self.ws();
+                Some(true)
+            }
+            c if c == close => {
+                self.i += 1;
+                Some(false)
+            }
+            _ => None,
+        }
     }
 
     /// Ends the container opened at tape index `at`.
