@@ -3,8 +3,9 @@
 //! 1. wall time of one round with agents of fixed latency L and PASSES = 3 against the ideal
 //!    critical path 2·L (Enthusiasts ∥ Adversary, then the Judge);
 //! 2. arev's own CPU for a round whose passes report 3 × 1,000 findings that union to 1,000
-//!    (read from /proc/<pid>/stat of the exited arev process: its own utime + stime, the
-//!    agents excluded).
+//!    (`getrusage(RUSAGE_SELF)` at arev's exit, which the `fake-agent` build writes where
+//!    `AREV_OWN_CPU_FILE` names: every thread of arev to the microsecond, the agents
+//!    excluded; `/proc/<pid>/stat` would give it in truncated 10 ms ticks).
 //!
 //! Run: `cargo bench --features fake-agent --bench round`.
 // A benchmark is test code: a broken fixture may panic.
@@ -53,9 +54,11 @@ struct Measured {
     sys_ms: f64,
 }
 
-/// Run arev once; read its own CPU from /proc while it is a zombie, before reaping it.
+/// Run arev once, with its own CPU.
 fn run(dir: &Path, bin: &Path, script: &Path) -> Measured {
     let start = Instant::now();
+    let cpu_file = dir.with_extension("own-cpu");
+    let _ = std::fs::remove_file(&cpu_file);
     let mut child = Command::new(env!("CARGO_BIN_EXE_arev"))
         .args([
             "run",
@@ -73,27 +76,17 @@ fn run(dir: &Path, bin: &Path, script: &Path) -> Measured {
         .current_dir(dir)
         .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
         .env("AREV_FAKE_SCRIPT", script)
+        .env("AREV_OWN_CPU_FILE", &cpu_file)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let stat_path = format!("/proc/{}/stat", child.id());
     let mut stdout = child.stdout.take().unwrap();
     let reader = std::thread::spawn(move || {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut stdout, &mut s).unwrap();
         s
     });
-    let ticks = loop {
-        let stat = std::fs::read_to_string(&stat_path).unwrap();
-        let rest = stat.rsplit_once(')').unwrap().1;
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        // f[0] = state; utime, stime are fields 14 and 15 of stat (f[11], f[12] here).
-        if f[0] == "Z" {
-            break (f[11].parse::<u64>().unwrap(), f[12].parse::<u64>().unwrap());
-        }
-        std::thread::sleep(Duration::from_micros(500));
-    };
     let status = child.wait().unwrap();
     let wall = start.elapsed();
     let out = reader.join().unwrap();
@@ -107,12 +100,12 @@ fn run(dir: &Path, bin: &Path, script: &Path) -> Measured {
         "the round ran, not the cache"
     );
     let round_ms = report["rounds"][0]["duration_ms"].as_u64().unwrap();
-    // USER_HZ is 100 on Linux.
+    let (user, sys) = own_cpu(&cpu_file);
     Measured {
         wall,
         round_ms,
-        cpu_ms: (ticks.0 + ticks.1) as f64 * 10.0,
-        sys_ms: ticks.1 as f64 * 10.0,
+        cpu_ms: user + sys,
+        sys_ms: sys,
     }
 }
 
@@ -173,22 +166,20 @@ fn main() {
             "summary": "s", "convergence": false, "next_round_model": null}})))
         .collect();
     std::fs::write(&script, json!({"steps": steps}).to_string()).unwrap();
-    // CPU times come in 10 ms ticks: the mean of many runs resolves below a tick.
     const CPU_RUNS: usize = 15;
     let runs: Vec<Measured> = (0..CPU_RUNS).map(|_| run(&dir, &bin, &script)).collect();
-    let mean = |f: &dyn Fn(&Measured) -> f64| runs.iter().map(f).sum::<f64>() / CPU_RUNS as f64;
-    let cpu = mean(&|m| m.cpu_ms);
-    let sys = mean(&|m| m.sys_ms);
+    let cpu = median(runs.iter().map(|m| m.cpu_ms).collect());
+    let sys = median(runs.iter().map(|m| m.sys_ms).collect());
     let round = median(runs.iter().map(|m| m.round_ms as f64).collect());
     // The floor: the same process start-up, configuration and run-dir listing, nothing
     // dispatched (`arev runs` over the run dirs just written).
     let floor: Vec<f64> = (0..CPU_RUNS)
         .map(|_| own_cpu_ms(&dir, &["runs", "--json"]))
         .collect();
-    let floor = floor.iter().sum::<f64>() / CPU_RUNS as f64;
+    let floor = median(floor);
     let (files, bytes) = run_dir_size(&dir.join(".arev/runs"), CPU_RUNS);
     println!(
-        "1,000 findings to union (3 passes × 1,000): arev's own CPU mean {cpu:.1} ms over {CPU_RUNS} runs ({sys:.1} ms of it in the kernel; goal < 25 ms), round wall median {round:.0} ms"
+        "1,000 findings to union (3 passes × 1,000): arev's own CPU median {cpu:.1} ms over {CPU_RUNS} runs (≈ {sys:.1} ms of it in the kernel, a sampled split; goal < 25 ms), round wall median {round:.0} ms"
     );
     println!(
         "  for scale: `arev runs --json` over those runs (start-up floor) {floor:.1} ms CPU; each run wrote {files} files, {:.2} MiB",
@@ -196,32 +187,29 @@ fn main() {
     );
 }
 
-/// arev's own CPU (utime + stime, ms) for `args` in `dir`.
+/// The CPU arev wrote at its exit (`AREV_OWN_CPU_FILE`): (user, system) in ms.
+fn own_cpu(file: &Path) -> (f64, f64) {
+    let text = std::fs::read_to_string(file).expect("arev wrote its CPU (a fake-agent build)");
+    let (user, sys) = text.trim().split_once(' ').unwrap();
+    let ms = |us: &str| us.parse::<u64>().unwrap() as f64 / 1000.0;
+    (ms(user), ms(sys))
+}
+
+/// arev's own CPU (user + system, ms) for `args` in `dir`.
 fn own_cpu_ms(dir: &Path, args: &[&str]) -> f64 {
-    let child = Command::new(env!("CARGO_BIN_EXE_arev"))
+    let cpu_file = dir.with_extension("own-cpu");
+    let _ = std::fs::remove_file(&cpu_file);
+    let status = Command::new(env!("CARGO_BIN_EXE_arev"))
         .args(args)
         .current_dir(dir)
+        .env("AREV_OWN_CPU_FILE", &cpu_file)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
+        .status()
         .unwrap();
-    let stat_path = format!("/proc/{}/stat", child.id());
-    let mut child = child;
-    let ticks = loop {
-        let stat = std::fs::read_to_string(&stat_path).unwrap();
-        let f: Vec<&str> = stat
-            .rsplit_once(')')
-            .unwrap()
-            .1
-            .split_whitespace()
-            .collect();
-        if f[0] == "Z" {
-            break f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
-        }
-        std::thread::sleep(Duration::from_micros(200));
-    };
-    child.wait().unwrap();
-    ticks as f64 * 10.0
+    assert!(status.success(), "arev {args:?}: {status:?}");
+    let (user, sys) = own_cpu(&cpu_file);
+    user + sys
 }
 
 /// Files and bytes per run dir under `base` (averaged over its `runs` dirs).

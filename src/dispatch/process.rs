@@ -205,6 +205,15 @@ pub(crate) async fn dispatch_with_env(
     std::fs::create_dir_all(out).map_err(io_err(out))?;
     let prompt_path = out.join("prompt.md");
     write_record(&prompt_path, req.prompt.as_bytes()).map_err(io_err(&prompt_path))?;
+    // The event stream is spooled to a temp file beside events.jsonl as it arrives (no
+    // buffer growing in arev), renamed over it when the agent has ended, and read back once
+    // to be parsed. Dropped unrenamed (an error below), the temp file is removed.
+    let events = out.join("events.jsonl");
+    let spool = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(out)
+        .map_err(io_err(out))?;
+    let spool_file = spool.as_file().try_clone().map_err(io_err(spool.path()))?;
 
     let model = agent.models.get(req.tier).to_string();
 
@@ -234,7 +243,8 @@ pub(crate) async fn dispatch_with_env(
         cwd: req.cwd.clone(),
         env: Env::Only(env),
         stdin: inv.stdin.map_or(Input::Null, Input::Bytes),
-        stdout: Sink::Capture {
+        stdout: Sink::Spool {
+            file: spool_file,
             cap: req.output_cap,
         },
         stderr: Sink::Capture {
@@ -246,13 +256,17 @@ pub(crate) async fn dispatch_with_env(
         timeout: req.timeout,
         grace: req.grace,
     };
-    let finished = match supervise(spec, limits, cancel).await {
+    let supervised = supervise(spec, limits, cancel).await;
+    spool
+        .persist(&events)
+        .map_err(|e| io_err(&events)(e.error))?;
+    let finished = match supervised {
         Ok(f) => f,
         Err(e) => {
             let message = format!("cannot start {}: {e}", agent.binary.display());
             debug!(label = %req.label, %message, "agent spawn failed");
             outcome.end = ProcessEnd::SpawnFailed { message };
-            write_outputs(out, &[], &[], &mut outcome, started)?;
+            write_outputs(out, &[], &mut outcome, started)?;
             return Ok(outcome);
         }
     };
@@ -266,8 +280,9 @@ pub(crate) async fn dispatch_with_env(
         Ended::Cancelled { killed, .. } => ProcessEnd::Cancelled { killed },
     };
     let (stdout, stderr) = (finished.stdout, finished.stderr);
-
-    let (tool_uses, mut result, malformed) = parse_events(agent.format, &stdout.kept);
+    let events_read = std::fs::read(&events).map_err(io_err(&events))?;
+    let (tool_uses, mut result, malformed) = parse_events(agent.format, &events_read);
+    drop(events_read);
     interpret_exit(agent.format, &outcome.end, &mut result, &stderr.kept);
     outcome.tool_uses = tool_uses;
     outcome.result = result;
@@ -275,20 +290,18 @@ pub(crate) async fn dispatch_with_env(
     outcome.stdout_bytes = stdout.total;
     outcome.stdout_truncated = stdout.truncated;
     outcome.stderr_truncated = stderr.truncated;
-    write_outputs(out, &stdout.kept, &stderr.kept, &mut outcome, started)?;
+    write_outputs(out, &stderr.kept, &mut outcome, started)?;
     debug!(label = %req.label, end = ?outcome.end, duration_ms = outcome.duration_ms, "agent done");
     Ok(outcome)
 }
 
+/// stderr.log and outcome.json (events.jsonl was written as the agent printed it).
 fn write_outputs(
     out: &Path,
-    stdout: &[u8],
     stderr: &[u8],
     outcome: &mut AgentOutcome,
     started: Instant,
 ) -> Result<(), DispatchError> {
-    let events = out.join("events.jsonl");
-    write_record(&events, stdout).map_err(io_err(&events))?;
     let err_log = out.join("stderr.log");
     write_record(&err_log, stderr).map_err(io_err(&err_log))?;
     outcome.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -467,6 +480,16 @@ mod tests {
         let events = std::fs::read(out.join("events.jsonl")).unwrap();
         assert_eq!(o.stdout_bytes, events.len() as u64);
         assert!(events.ends_with(format!("{RESULT}\n").as_bytes()));
+        // The spool the events went through was renamed, not left behind.
+        let mut names: Vec<String> = std::fs::read_dir(out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["events.jsonl", "outcome.json", "prompt.md", "stderr.log"]
+        );
         assert_eq!(
             std::fs::read_to_string(out.join("stderr.log")).unwrap(),
             "oops\n"

@@ -3,12 +3,25 @@
 
 use std::collections::BTreeMap;
 
-/// Symbol starts per file: (1-based line, indentation, name).
+/// Symbol starts per file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SymbolIndex {
-    files: BTreeMap<String, Vec<(u32, usize, String)>>,
-    indents: BTreeMap<String, Vec<usize>>,
+    files: BTreeMap<String, FileSymbols>,
 }
+
+/// One file's symbols, in three allocations whatever their number (a file of 10,000
+/// functions is 10,000 names: one string each would be as many allocations and frees).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct FileSymbols {
+    /// (1-based line, indentation, the name's byte range in `names`), by line.
+    starts: Vec<(u32, u32, u32, u32)>,
+    /// Every name (`fn parse`), one after another.
+    names: String,
+    /// Each line's indentation; [`BLANK`] for a blank line.
+    indents: Vec<u32>,
+}
+
+const BLANK: u32 = u32::MAX;
 
 const KEYWORDS: [&str; 7] = [
     "fn ",
@@ -34,8 +47,9 @@ const PREFIXES: [&str; 12] = [
     "const ",
 ];
 
-/// The symbol a line starts, if any (`fn parse`, `def run`, `class Foo`).
-fn symbol_start(line: &str) -> Option<String> {
+/// The symbol a line starts, if any, as its keyword and name (`fn parse`, `def run`,
+/// `class Foo`).
+fn symbol_start(line: &str) -> Option<(&'static str, &str)> {
     let mut t = line.trim_start();
     while let Some(p) = PREFIXES.iter().find(|p| t.starts_with(*p)) {
         t = &t[p.len()..];
@@ -54,12 +68,7 @@ fn symbol_start(line: &str) -> Option<String> {
     if name.is_empty() {
         return None;
     }
-    let kw = kw.trim_end();
-    let mut symbol = String::with_capacity(kw.len() + 1 + name.len());
-    symbol.push_str(kw);
-    symbol.push(' ');
-    symbol.push_str(name);
-    Some(symbol)
+    Some((kw.trim_end(), name))
 }
 
 /// Whether a line whose text (after its indentation) is `body` may start a symbol: every
@@ -83,7 +92,7 @@ impl SymbolIndex {
             match std::fs::read_to_string(root.join(f)) {
                 Ok(text) => idx.add_file(f, &text),
                 Err(_) => {
-                    idx.files.insert(f.to_string(), vec![]);
+                    idx.files.insert(f.to_string(), FileSymbols::default());
                 }
             }
         }
@@ -92,42 +101,46 @@ impl SymbolIndex {
 
     /// Index one file's text.
     pub fn add_file(&mut self, path: &str, text: &str) {
-        let mut syms = vec![];
-        let mut indents = vec![];
+        let mut file = FileSymbols::default();
+        let narrow = |n: usize| u32::try_from(n).unwrap_or(BLANK - 1);
         for (i, line) in text.lines().enumerate() {
             let body = line.trim_start();
             if body.trim_end().is_empty() {
-                indents.push(usize::MAX);
+                file.indents.push(BLANK);
                 continue;
             }
-            let ind = line.len() - body.len();
-            indents.push(ind);
+            let ind = narrow(line.len() - body.len());
+            file.indents.push(ind);
             if !may_start_symbol(body) {
                 continue;
             }
-            if let Some(name) = symbol_start(line) {
-                syms.push((i as u32 + 1, ind, name));
+            if let Some((kw, name)) = symbol_start(line) {
+                let start = narrow(file.names.len());
+                file.names.push_str(kw);
+                file.names.push(' ');
+                file.names.push_str(name);
+                file.starts
+                    .push((narrow(i + 1), ind, start, narrow(file.names.len())));
             }
         }
-        self.files.insert(path.to_string(), syms);
-        self.indents.insert(path.to_string(), indents);
+        self.files.insert(path.to_string(), file);
     }
 
     /// The innermost symbol whose body holds `line`: the nearest preceding symbol start that
     /// is `line` itself or less indented than it. Blank lines and top-level lines after a
     /// body belong to no symbol.
     pub fn enclosing(&self, file: &str, line: u32) -> Option<&str> {
-        let syms = self.files.get(file)?;
-        let ind = *self.indents.get(file)?.get(line.checked_sub(1)? as usize)?;
-        if ind == usize::MAX {
+        let f = self.files.get(file)?;
+        let ind = *f.indents.get(line.checked_sub(1)? as usize)?;
+        if ind == BLANK {
             return None;
         }
-        let upto = syms.partition_point(|(l, _, _)| *l <= line);
-        syms[..upto]
+        let upto = f.starts.partition_point(|(l, ..)| *l <= line);
+        f.starts[..upto]
             .iter()
             .rev()
-            .find(|(l, si, _)| *l == line || *si < ind)
-            .map(|(_, _, n)| n.as_str())
+            .find(|(l, si, ..)| *l == line || *si < ind)
+            .and_then(|(_, _, a, b)| f.names.get(*a as usize..*b as usize))
     }
 }
 

@@ -92,7 +92,7 @@ fn command(spec: &Spec) -> io::Result<tokio::process::Command> {
     use std::process::Stdio;
     let stdio = |sink: &Sink| -> io::Result<Stdio> {
         Ok(match sink {
-            Sink::Capture { .. } => Stdio::piped(),
+            Sink::Capture { .. } | Sink::Spool { .. } => Stdio::piped(),
             Sink::File(f) => Stdio::from(f.try_clone()?),
         })
     };
@@ -252,7 +252,7 @@ mod linux {
         };
         let output = |sink: &Sink| -> io::Result<(OwnedFd, Option<OwnedFd>)> {
             Ok(match sink {
-                Sink::Capture { .. } => {
+                Sink::Capture { .. } | Sink::Spool { .. } => {
                     let (r, w) = pipe_pair()?;
                     (w, Some(r))
                 }

@@ -69,6 +69,10 @@ pub enum Input {
 pub enum Sink {
     /// Read concurrently; at most `cap` bytes kept (everything is counted).
     Capture { cap: u64 },
+    /// Read concurrently and appended to this file as it arrives, at most `cap` bytes
+    /// (everything is counted); nothing is held in memory. An agent's event stream: the
+    /// file grows while the agent works, and a long stream costs no buffer growth.
+    Spool { file: std::fs::File, cap: u64 },
     /// Written straight to this file.
     File(std::fs::File),
 }
@@ -80,10 +84,10 @@ pub struct Limits {
     pub grace: Duration,
 }
 
-/// Bytes captured from one pipe (empty for a `Sink::File`).
+/// Bytes captured from one pipe (`kept` is empty for a `Sink::File` or a `Sink::Spool`).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Captured {
-    /// The first `cap` bytes.
+    /// The first `cap` bytes (`Sink::Capture`).
     pub kept: Vec<u8>,
     /// Every byte the child printed.
     pub total: u64,
@@ -160,8 +164,8 @@ pub async fn supervise(
         _ => None,
     };
     let readers = [
-        reader(child.stdout.take(), &spec.stdout),
-        reader(child.stderr.take(), &spec.stderr),
+        reader(child.stdout.take(), spec.stdout),
+        reader(child.stderr.take(), spec.stderr),
     ];
 
     enum Stop {
@@ -241,27 +245,49 @@ fn lock(c: &Mutex<Captured>) -> std::sync::MutexGuard<'_, Captured> {
 
 type Reader = Option<(Arc<Mutex<Captured>>, JoinHandle<()>)>;
 
-fn reader<R>(pipe: Option<R>, sink: &Sink) -> Reader
+fn reader<R>(pipe: Option<R>, sink: Sink) -> Reader
 where
     R: AsyncRead + Unpin + Send + 'static,
 {
-    let (Some(mut pipe), Sink::Capture { cap }) = (pipe, sink) else {
+    // Where the kept bytes go: the shared buffer, or the spool file (written as they come;
+    // the page cache, not this process, holds them).
+    let (Some(mut pipe), (cap, mut spool)) = (
+        pipe,
+        match sink {
+            Sink::Capture { cap } => (cap, None),
+            Sink::Spool { file, cap } => (cap, Some(file)),
+            Sink::File(_) => return None,
+        },
+    ) else {
         return None;
     };
-    let cap = *cap;
     let shared: Arc<Mutex<Captured>> = Arc::default();
     let sink = Arc::clone(&shared);
     let handle = tokio::spawn(async move {
         let mut buf = vec![0u8; 64 * 1024];
+        let mut room = cap;
         loop {
             let n = match pipe.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             };
-            let mut c = lock(&sink);
-            let room = cap.saturating_sub(c.kept.len() as u64);
             let take = (n as u64).min(room) as usize;
-            c.kept.extend_from_slice(&buf[..take]);
+            let mut c = lock(&sink);
+            let wrote = match spool.as_mut() {
+                Some(f) => std::io::Write::write_all(f, &buf[..take]),
+                None => {
+                    c.kept.extend_from_slice(&buf[..take]);
+                    Ok(())
+                }
+            };
+            if let Err(e) = wrote {
+                // A full disk, say: the stream is cut there, as at the cap.
+                debug!(error = %e, "cannot write the spooled stream; keeping no more of it");
+                room = 0;
+                c.truncated = true;
+            } else {
+                room -= take as u64;
+            }
             if take < n {
                 c.truncated = true;
             }
@@ -406,6 +432,39 @@ mod tests {
         assert_eq!(String::from_utf8_lossy(&f.stdout.kept), "in\n[yes][]\n");
         assert_eq!(f.stderr.kept, b"e\n");
         assert_eq!(f.stdout.total, 11);
+    }
+
+    #[test]
+    fn a_spool_writes_up_to_its_cap_counts_everything_and_keeps_nothing_in_memory() {
+        let d = tempfile::tempdir().unwrap();
+        let spool = d.path().join("events.jsonl");
+        // 3 × 100,000 bytes in writes far bigger than the pipe, past a 250,000-byte cap.
+        let mut spec = sh(
+            "for i in 1 2 3; do head -c 100000 /dev/zero | tr '\\0' x; done",
+            d.path(),
+        );
+        spec.stdout = Sink::Spool {
+            file: std::fs::File::create(&spool).unwrap(),
+            cap: 250_000,
+        };
+        let f = supervise_blocking(spec, limits(10_000, 200)).unwrap();
+        assert_eq!(f.ended.exit_code(), Some(0));
+        assert!(f.stdout.kept.is_empty(), "the bytes went to the file");
+        assert_eq!(f.stdout.total, 300_000);
+        assert!(f.stdout.truncated);
+        let written = std::fs::read(&spool).unwrap();
+        assert_eq!(written.len(), 250_000);
+        assert!(written.iter().all(|b| *b == b'x'));
+
+        // Under the cap: everything, not flagged.
+        let mut spec = sh("printf 'a\\nb\\n'", d.path());
+        spec.stdout = Sink::Spool {
+            file: std::fs::File::create(&spool).unwrap(),
+            cap: 250_000,
+        };
+        let f = supervise_blocking(spec, limits(10_000, 200)).unwrap();
+        assert_eq!((f.stdout.total, f.stdout.truncated), (4, false));
+        assert_eq!(std::fs::read(&spool).unwrap(), b"a\nb\n");
     }
 
     #[tokio::test]
