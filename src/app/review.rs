@@ -11,12 +11,18 @@ use crate::store::{record_exit_code, Meta, Written};
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
-/// A multi-threaded runtime and a cancellation token that SIGINT, SIGTERM or SIGHUP fires
+/// A runtime on this thread and a cancellation token that SIGINT, SIGTERM or SIGHUP fires
 /// (the exit code follows the signal: `process::exit_code_after`). arev becomes a child
 /// subreaper, so what agents leave behind comes back to it and is killed.
+///
+/// One thread is enough: arev waits on its agents, which run as processes of their own, and
+/// its own work between their answers takes milliseconds. Worker threads cost more than they
+/// gave (their start, and a cross-thread wake-up for every pipe read: a 3 × 1,000-finding
+/// round took 0.96× the CPU on one thread, README Performance), and every agent is now
+/// spawned from the main thread, which outlives it (the parent-death signal follows the
+/// spawning thread).
 pub(super) fn runtime() -> Result<(tokio::runtime::Runtime, CancellationToken), ExpectedError> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| ExpectedError::Usage(format!("cannot start the runtime: {e}")))?;

@@ -10,6 +10,7 @@ use super::{
     AgentSpec, BackendKind, DispatchRequest, EventFormat, ProcessEnd, ResultEvent, ToolUse,
 };
 use crate::findings::Role;
+use std::sync::Arc;
 
 /// Prompts longer than this go on stdin even for backends that take the prompt as an
 /// argument: Linux caps one argument at 128 KiB (`MAX_ARG_STRLEN`), and a Judge prompt
@@ -23,7 +24,7 @@ pub struct Invocation {
     pub args: Vec<String>,
     /// Bytes written to stdin before closing it; `None` = stdin is `/dev/null` (the prompt
     /// is an argument).
-    pub stdin: Option<Vec<u8>>,
+    pub stdin: Option<Arc<[u8]>>,
     /// Variables set on top of the inherited (allowlisted) environment.
     pub env: Vec<(String, String)>,
 }
@@ -36,7 +37,7 @@ pub fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
     match agent.backend {
         BackendKind::Claude => Invocation {
             args: claude_args(agent, req),
-            stdin: Some(req.prompt.clone().into_bytes()),
+            stdin: Some(Arc::from(Arc::clone(&req.prompt))),
             env: vec![],
         },
         // `codex exec … -- -` reads the prompt from stdin.
@@ -47,7 +48,7 @@ pub fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
             }
             Invocation {
                 args,
-                stdin: Some(req.prompt.clone().into_bytes()),
+                stdin: Some(Arc::from(Arc::clone(&req.prompt))),
                 env: vec![],
             }
         }
@@ -68,7 +69,7 @@ pub fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
             };
             Invocation {
                 args,
-                stdin: Some(req.prompt.clone().into_bytes()),
+                stdin: Some(Arc::from(Arc::clone(&req.prompt))),
                 env: gemini_env(),
             }
         }
@@ -85,7 +86,11 @@ pub fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
                     .iter()
                     .map(|a| a.replace("{model}", model))
                     .collect(),
-                stdin: Some(prompt_with_role(&req.prompt, &req.system_prompt).into_bytes()),
+                stdin: Some(
+                    prompt_with_role(&req.prompt, &req.system_prompt)
+                        .into_bytes()
+                        .into(),
+                ),
                 env: vec![],
             }
         }
@@ -153,7 +158,7 @@ mod tests {
         DispatchRequest {
             role: Role::Judge,
             label: "judge".into(),
-            prompt,
+            prompt: prompt.into(),
             system_prompt: "You are the Judge.".into(),
             tier: Tier::Opus,
             cwd: PathBuf::from("/repo"),
@@ -173,7 +178,10 @@ mod tests {
         for b in [BackendKind::Codex, BackendKind::Gemini] {
             let i = invocation(&agent(b), &small);
             assert_eq!(i.stdin, None, "{b:?}: stdin /dev/null");
-            assert!(i.args.iter().any(|a| a.starts_with(&small.prompt)), "{b:?}");
+            assert!(
+                i.args.iter().any(|a| a.starts_with(&*small.prompt)),
+                "{b:?}"
+            );
         }
         let big = req(format!(
             "[AR Round 1 — FULL] Judge\n{}",

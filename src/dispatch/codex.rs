@@ -71,7 +71,7 @@ pub fn codex_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     }
     args.extend(agent.extra_args.iter().cloned());
     args.push("--".into());
-    args.push(req.prompt.clone());
+    args.push(req.prompt.to_string());
     args
 }
 

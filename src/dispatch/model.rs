@@ -109,8 +109,9 @@ pub struct DispatchRequest {
     pub role: Role,
     /// Directory name under `agents/r<N>/`: `enthusiast-p1`, `judge`, `adversary-retry`, …
     pub label: String,
-    /// The full prompt (written to stdin, then stdin is closed).
-    pub prompt: String,
+    /// The full prompt (written to stdin, then stdin is closed). Shared, not copied, with
+    /// the writer of the agent's stdin (a Judge prompt is hundreds of KiB).
+    pub prompt: std::sync::Arc<str>,
     /// The role body, passed as `--append-system-prompt`.
     pub system_prompt: String,
     pub tier: Tier,

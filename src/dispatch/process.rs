@@ -466,7 +466,7 @@ mod tests {
         let agent = spec(script(dir.path(), &body));
         let mut req = request(dir.path(), 10_000, 500, 1 << 20);
         // Larger than a pipe buffer: stdin must be written concurrently with the reads.
-        req.prompt.push_str(&"x".repeat(300_000));
+        req.prompt = format!("{}{}", req.prompt, "x".repeat(300_000)).into();
         let o = run(&agent, &req).await;
         assert_eq!(o.end, ProcessEnd::Exited { code: 0 });
         assert_eq!(o.model, "opus");
@@ -496,11 +496,11 @@ mod tests {
         );
         assert_eq!(
             std::fs::read_to_string(out.join("prompt.md")).unwrap(),
-            req.prompt
+            &*req.prompt
         );
         assert_eq!(
             std::fs::read_to_string(dir.path().join("stdin.txt")).unwrap(),
-            req.prompt
+            &*req.prompt
         );
         let argv = std::fs::read_to_string(dir.path().join("argv.txt")).unwrap();
         let argv: Vec<&str> = argv.lines().collect();

@@ -645,7 +645,7 @@ mod linux {
                 args: vec![],
                 cwd: d.path().to_path_buf(),
                 env: Env::Only(vec![]),
-                stdin: Input::Bytes(b"x".to_vec()),
+                stdin: Input::Bytes(std::sync::Arc::from(&b"x"[..])),
                 stdout: Sink::Capture { cap: 16 },
                 stderr: Sink::Capture { cap: 16 },
                 parent_death: nix::sys::signal::Signal::SIGKILL,

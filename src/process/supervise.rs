@@ -61,7 +61,7 @@ pub enum Input {
     /// `/dev/null`.
     Null,
     /// These bytes, then EOF (a child that exits early gives EPIPE: ignored).
-    Bytes(Vec<u8>),
+    Bytes(Arc<[u8]>),
 }
 
 /// Where stdout or stderr goes.
@@ -422,7 +422,7 @@ mod tests {
             "cat; echo \"[$AREV_SUPERVISE_TEST_SET][$HOME]\"; echo e >&2; exit 4",
             d.path(),
         );
-        spec.stdin = Input::Bytes(b"in\n".to_vec());
+        spec.stdin = Input::Bytes(Arc::from(&b"in\n"[..]));
         spec.env = Env::Inherit {
             remove: vec!["HOME".into()],
             set: vec![("AREV_SUPERVISE_TEST_SET".into(), "yes".into())],

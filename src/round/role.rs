@@ -71,7 +71,8 @@ pub(super) struct Who {
 enum Step {
     NotAuthentic(String),
     Abort(Abort),
-    Answer(String),
+    /// An answer to parse: the dispatch record's (no copy of it is made).
+    Answer,
 }
 
 /// Dispatch one role with the authenticity retry, the read gates and the schema re-dispatch.
@@ -107,7 +108,8 @@ pub(super) async fn run_role<T: AnswerSchema>(
     let mut sparse_retried = false;
     let mut content_retried = false;
     let mut sparse = false;
-    let mut current = prompt.clone();
+    // A re-prompt's text (the first dispatch gets `prompt` itself, not a copy).
+    let mut retry: Option<String> = None;
     loop {
         let label = match attempt {
             0 => base.clone(),
@@ -115,7 +117,8 @@ pub(super) async fn run_role<T: AnswerSchema>(
             n => format!("{base}-retry{n}"),
         };
         attempt += 1;
-        let (step, rec) = one_dispatch(ctx, view, who, &label, &current, cancel, progress).await;
+        let current = retry.as_deref().unwrap_or(&prompt);
+        let (step, rec) = one_dispatch(ctx, view, who, &label, current, cancel, progress).await;
         records.push(rec);
         if cancel.is_cancelled() {
             return RoleRun::new(RoleOutput::Cancelled, records);
@@ -136,8 +139,15 @@ pub(super) async fn run_role<T: AnswerSchema>(
                 cancel.cancel();
                 return RoleRun::new(RoleOutput::Abort(a), records);
             }
-            Step::Answer(text) => {
-                let parsed = parse_answer::<T>(&text);
+            Step::Answer => {
+                let answer = records.last().and_then(|r| r.outcome.answer());
+                let answer = answer.unwrap_or_default();
+                let parsed = parse_answer::<T>(answer);
+                // The sparse check's measure, of a valid answer only.
+                let chars = match (&parsed, checks.sparse_at_most) {
+                    (Ok(_), Some(_)) => answer.trim().chars().count(),
+                    _ => 0,
+                };
                 if let Some(rec) = records.last_mut() {
                     rec.gates.schema = Some(match &parsed {
                         Ok(_) => "ok".into(),
@@ -147,7 +157,6 @@ pub(super) async fn run_role<T: AnswerSchema>(
                 match parsed {
                     Ok(v) => {
                         // A valid but very short answer looks truncated: one re-prompt.
-                        let chars = text.trim().chars().count();
                         if let Some(min) = checks.sparse_at_most.filter(|m| chars <= *m) {
                             if !sparse_retried {
                                 sparse_retried = true;
@@ -158,13 +167,13 @@ pub(super) async fn run_role<T: AnswerSchema>(
                                 tracing::warn!(
                                     "{label}: answer of {chars} characters (≤ {min}); re-prompting once"
                                 );
-                                current = format!(
+                                retry = Some(format!(
                                     "{prompt}\n\n{RETRY_NOTE}: it was only {chars} characters \
                                      long, which looks truncated. Read the target again and \
                                      answer with the complete JSON object of the schema (if you \
                                      really found no defect, {{\"findings\":[]}} is the complete \
                                      answer).\n"
-                                );
+                                ));
                                 continue;
                             }
                             sparse = true;
@@ -176,11 +185,11 @@ pub(super) async fn run_role<T: AnswerSchema>(
                                 rec.gates.reprompt = Some(format!("cites: {note}"));
                             }
                             tracing::warn!("{label}: {note}; re-prompting once");
-                            current = format!(
+                            retry = Some(format!(
                                 "{prompt}\n\n{RETRY_NOTE}: {note}\nAnswer again, from the target \
                                  and the map above, with ONLY the complete JSON object of the \
                                  schema.\n"
-                            );
+                            ));
                             continue;
                         }
                         return RoleRun {
@@ -198,11 +207,11 @@ pub(super) async fn run_role<T: AnswerSchema>(
                     }
                     Err(e) => {
                         schema_retried = true;
-                        current = format!(
+                        retry = Some(format!(
                             "{prompt}\n\n{RETRY_NOTE}: {e}\nAnswer again, from a fresh Read of \
                              the target, with ONLY the JSON object of the schema: no prose, no \
                              code fences.\n"
-                        );
+                        ));
                     }
                 }
             }
@@ -230,7 +239,7 @@ async fn one_dispatch(
     let req = crate::dispatch::DispatchRequest {
         role,
         label: label.to_string(),
-        prompt: prompt.to_string(),
+        prompt: prompt.into(),
         system_prompt: ctx.body(role).to_string(),
         tier: who.tier,
         cwd: ctx.target.root.clone(),
@@ -329,7 +338,7 @@ async fn one_dispatch(
             let read_target = view.scope.read_target(&outcome.tool_uses);
             rec.gates.read_target = Some(read_target);
             if read_target {
-                Step::Answer(outcome.answer().unwrap_or_default().to_string())
+                Step::Answer
             } else {
                 Step::Abort(Abort::NoToolInvocation { role })
             }
