@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 /// One thread is enough: arev waits on its agents, which run as processes of their own, and
 /// its own work between their answers takes milliseconds. Worker threads cost more than they
 /// gave (their start, and a cross-thread wake-up for every pipe read: a 3 × 1,000-finding
-/// round took 0.96× the CPU on one thread, README Performance), and every agent is now
+/// round took 0.96× the CPU on one thread, 30 alternated runs), and every agent is now
 /// spawned from the main thread, which outlives it (the parent-death signal follows the
 /// spawning thread).
 pub(super) fn runtime() -> Result<(tokio::runtime::Runtime, CancellationToken), ExpectedError> {

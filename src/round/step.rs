@@ -157,6 +157,17 @@ impl RoundRecord {
             tokens: 0,
         }
     }
+
+    /// Drop the agents' answer texts once round-N.json (which gives their sizes) is
+    /// written: they were parsed, events.jsonl holds them, and nothing reads them again (a
+    /// round of 3 × 1,000 findings kept ~1 MiB of them alive through the report).
+    pub fn forget_answers(&mut self) {
+        for d in &mut self.dispatches {
+            if let Some(r) = d.outcome.result.as_mut() {
+                r.text = None;
+            }
+        }
+    }
 }
 
 /// USD and tokens of a round's dispatches.

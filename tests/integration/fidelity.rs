@@ -123,6 +123,17 @@ fn cites_outside_the_map_are_re_prompted_once_then_accepted_when_fixed() {
             .starts_with("cites:"),
         "{judge}"
     );
+    // Each dispatch's answer size, as round-1.json gives it, is the one its outcome.json
+    // points at in events.jsonl (the texts are dropped only after round-1.json is written).
+    for d in r1["dispatches"].as_array().unwrap() {
+        let dir = d["dir"].as_str().unwrap();
+        let outcome = run.json(&format!("{dir}/outcome.json"));
+        assert!(d["outcome"]["answer_bytes"].is_u64(), "{d}");
+        assert_eq!(
+            d["outcome"]["answer_bytes"], outcome["answer"]["bytes"],
+            "{d}"
+        );
+    }
 }
 
 #[test]
