@@ -1,5 +1,6 @@
 //! Pinning benchmark: arev's manifest `resolve()` of `src/**/*.rs` against the seed's shell
-//! pipeline (`find | sort | xargs sha256sum | sha256sum`) on a 20,000-file git repository.
+//! pipeline (`find | sort | xargs sha256sum | sha256sum`) on a 20,000-file git repository;
+//! then the end-of-run drift check (`repin`) of that pin, nothing moved and one file moved.
 //!
 //! Run with `cargo bench --bench pin`. Prints the median of each, the ratio, and whether the
 //! two digests are identical.
@@ -8,7 +9,7 @@
 
 mod common;
 
-use arev::target::{resolve, Excludes, TargetKind, TargetRequest};
+use arev::target::{repin, resolve, Excludes, PinnedTarget, TargetKind, TargetRequest};
 use common::{git, source, Rng};
 use std::io::Write;
 use std::path::Path;
@@ -47,6 +48,11 @@ fn build_repo(root: &Path) -> u64 {
 }
 
 fn run_arev(root: &Path) -> (Duration, String, usize) {
+    let (elapsed, pinned) = pin(root);
+    (elapsed, pinned.sha256, pinned.files.len())
+}
+
+fn pin(root: &Path) -> (Duration, PinnedTarget) {
     let req = TargetRequest {
         args: vec!["src/**/*.rs".to_owned()],
         base: None,
@@ -59,7 +65,14 @@ fn run_arev(root: &Path) -> (Duration, String, usize) {
     let pinned = resolve(&req).expect("resolve");
     let elapsed = start.elapsed();
     assert_eq!(pinned.kind, TargetKind::Manifest);
-    (elapsed, pinned.sha256, pinned.files.len())
+    (elapsed, pinned)
+}
+
+/// The drift check of `pinned`, timed, with the digest it gives.
+fn run_repin(pinned: &PinnedTarget) -> (Duration, String) {
+    let start = Instant::now();
+    let sha = repin(pinned).expect("repin");
+    (start.elapsed(), sha)
 }
 
 fn run_seed(root: &Path) -> (Duration, String) {
@@ -135,6 +148,48 @@ fn main() {
         out,
         "digests identical: {} (arev {arev_sha}, seed {seed_sha})",
         if identical { "yes" } else { "NO" }
+    )
+    .expect("stdout");
+
+    // The drift check at the end of a run, on a pin taken now (the corpus is older than the
+    // 2 s racy window, so its stat keys are trusted), alternated with a fresh pin.
+    let (_, pinned) = pin(root);
+    // The same pin without its keys: every file read and hashed again.
+    let unkeyed = PinnedTarget {
+        keys: None,
+        ..pinned.clone()
+    };
+    let mut repin_times = Vec::with_capacity(REPS);
+    let mut unkeyed_times = Vec::with_capacity(REPS);
+    let mut pin_times = Vec::with_capacity(REPS);
+    for _ in 0..REPS {
+        let (t, sha) = run_repin(&pinned);
+        assert_eq!(sha, pinned.sha256, "nothing moved");
+        repin_times.push(t);
+        let (t, sha) = run_repin(&unkeyed);
+        assert_eq!(sha, pinned.sha256, "nothing moved");
+        unkeyed_times.push(t);
+        pin_times.push(pin(root).0);
+    }
+    let one = &pinned.files[pinned.files.len() / 2].path;
+    std::fs::write(root.join(one), "fn moved() {}\n").expect("write");
+    let mut moved_times = Vec::with_capacity(REPS);
+    for _ in 0..REPS {
+        let (t, sha) = run_repin(&pinned);
+        assert_ne!(sha, pinned.sha256, "one file moved");
+        moved_times.push(t);
+    }
+    let (repin_ms, unkeyed_ms, pin_ms, moved_ms) = (
+        median(repin_times),
+        median(unkeyed_times),
+        median(pin_times),
+        median(moved_times),
+    );
+    writeln!(
+        out,
+        "drift check of that pin: nothing moved {repin_ms:.1} ms, one file moved {moved_ms:.1} ms; every file read again (the pin without its keys) {unkeyed_ms:.1} ms (ratios {:.3}x / {:.3}x); the pin itself {pin_ms:.1} ms",
+        repin_ms / unkeyed_ms,
+        moved_ms / unkeyed_ms
     )
     .expect("stdout");
 }

@@ -165,6 +165,7 @@ pub fn replay(
 /// An allowed empty diff: a target with nothing in it, recorded as `status: empty`.
 pub fn empty_target(plan: &RunPlan) -> PinnedTarget {
     PinnedTarget {
+        keys: None,
         kind: TargetKind::Diff,
         display: plan.display.clone(),
         root: plan.root.clone(),

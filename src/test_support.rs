@@ -37,6 +37,7 @@ pub(crate) fn target(root: &Path, kind: TargetKind, files: &[(&str, u32)]) -> Pi
         mode: Mode::Lightweight,
         target_type: TargetType::Code,
         brief: String::new(),
+        keys: None,
     }
 }
 

@@ -7,11 +7,15 @@ use super::scan::{
     self, escape_path, has_control_chars, is_run_dir, manifest_digest, normalize_rel, rel_string,
     ScanError,
 };
-use super::{skip_summary, Artefact, Excludes, SkipReason, SkippedFile, TargetError, TargetFile};
+use super::statkey::now_ns;
+use super::{
+    skip_summary, Artefact, Excludes, PinKeys, SkipReason, SkippedFile, TargetError, TargetFile,
+};
 use git2::Repository;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -25,6 +29,8 @@ pub(crate) struct ManifestPin {
     pub sha256: String,
     pub measured_lines: u64,
     pub brief: String,
+    /// Each file's stat pre-key (the drift check's).
+    pub keys: PinKeys,
 }
 
 /// Whether `arg` uses glob syntax.
@@ -151,24 +157,30 @@ fn hash_files(
 ) -> Result<ManifestPin, TargetError> {
     let root = ctx.root.as_path();
     let cap = ctx.max_file_bytes;
+    let taken_ns = now_ns();
     let scanned: Vec<_> = paths
         .par_iter()
         .enumerate()
         .map(|(i, rel)| {
             scan::scan_file(root, rel, cap, i < BRIEF_FILES).map(|s| {
                 let items = s.text.as_deref().map(brief::code_items);
-                (s.sha256, s.lines, items)
+                (s.sha256, s.lines, items, s.stat)
             })
         })
         .collect();
+    let mut keys = PinKeys {
+        taken_ns,
+        by_path: HashMap::with_capacity(paths.len()),
+    };
 
     let mut files = Vec::with_capacity(paths.len());
     let mut items: Vec<(usize, Vec<String>)> = Vec::new();
     let mut measured_lines: u64 = 0;
     for (path, result) in paths.into_iter().zip(scanned) {
         match result {
-            Ok((sha256, lines, file_items)) => {
+            Ok((sha256, lines, file_items, stat)) => {
                 measured_lines += u64::from(lines);
+                keys.by_path.insert(path.clone(), stat);
                 if let Some(it) = file_items {
                     items.push((files.len(), it));
                 }
@@ -210,14 +222,25 @@ fn hash_files(
         sha256,
         measured_lines,
         brief,
+        keys,
     })
 }
 
 /// Re-hash an already pinned manifest's files (same order) for drift detection.
-pub(crate) fn rehash(root: &Path, files: &[TargetFile]) -> Result<String, TargetError> {
+///
+/// With the pin's `keys`, a file whose stat key has not moved keeps its pinned sha256 and
+/// is not read again.
+pub(crate) fn rehash(
+    root: &Path,
+    files: &[TargetFile],
+    keys: Option<&PinKeys>,
+) -> Result<String, TargetError> {
     let shas: Vec<Result<String, TargetError>> = files
         .par_iter()
         .map(|f| {
+            if keys.is_some_and(|k| k.unchanged(root, &f.path)) {
+                return Ok(f.sha256.clone());
+            }
             scan::read_regular(root, &f.path, REPIN_MAX_FILE_BYTES)
                 .map(|bytes| scan::sha256_hex(&bytes))
                 .map_err(|e| e.into_target_error(&f.path, REPIN_MAX_FILE_BYTES, 0))

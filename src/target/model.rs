@@ -1,10 +1,11 @@
 //! The pinned target: what is reviewed, its sha256, the files agents may read, mode and type.
 
 pub use super::diff::PatchSpool;
+use super::statkey::StatKey;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// How the target was given.
@@ -254,6 +255,30 @@ pub struct PinnedTarget {
     pub target_type: TargetType,
     /// CONTEXT_BRIEF (≤ ~2 KB), computed from the target only.
     pub brief: String,
+    /// File and manifest targets: each file's stat pre-key, for the end-of-run drift check
+    /// (a diff keeps its own in its pin).
+    pub keys: Option<Arc<PinKeys>>,
+}
+
+/// What `fstat` said of each file of a file or manifest target as it was read, and when
+/// the keys were taken: at the end of the run only the files whose key moved (or that
+/// changed within [`super::statkey::RACY_MARGIN_NS`] of the pin) are read and hashed again
+/// (docs/architecture.md §5.1).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PinKeys {
+    pub taken_ns: i64,
+    pub by_path: HashMap<String, StatKey>,
+}
+
+impl PinKeys {
+    /// Whether `rel`'s content is proven unchanged since the pin: its key was taken, a fresh
+    /// `lstat` of `root/rel` gives the same key, and the file had not changed just before.
+    pub fn unchanged(&self, root: &Path, rel: &str) -> bool {
+        self.by_path.get(rel).is_some_and(|k| {
+            let now = StatKey::lstat(&root.join(rel)).ok().flatten();
+            k.still(now.as_ref(), self.taken_ns)
+        })
+    }
 }
 
 /// What a review's verdict depends on in a pinned target (part of the verdict-cache key,

@@ -10,8 +10,8 @@ use super::scan::{
 };
 use super::statkey::{now_ns, worktree_key, worktree_key_listed, ShaCache, RACY_MARGIN_NS};
 use super::{
-    skip_summary, Artefact, ArtefactContent, Excludes, Mode, PinnedTarget, TargetError, TargetFile,
-    TargetIdentity, TargetKind, TargetRequest, TargetType,
+    skip_summary, Artefact, ArtefactContent, Excludes, Mode, PinKeys, PinnedTarget, TargetError,
+    TargetFile, TargetIdentity, TargetKind, TargetRequest, TargetType,
 };
 use git2::Repository;
 use std::collections::{BTreeMap, BTreeSet};
@@ -269,6 +269,7 @@ fn pin_diff(
         measured_lines,
         mode,
         target_type: TargetType::Code,
+        keys: None,
     };
     if target.files.is_empty() {
         return Err(TargetError::DiffNothingReviewable {
@@ -282,6 +283,7 @@ fn pin_diff(
 fn pin_file(ctx: &Context, arg: &str, display: String) -> Result<PinnedTarget, TargetError> {
     let (abs, rel) = locate(ctx, arg)?;
     let cap = ctx.max_file_bytes;
+    let taken_ns = now_ns();
     let scanned = scan::scan_file(&ctx.root, &rel, cap, true)
         .map_err(|e| e.into_target_error(arg, cap, file_size(&abs)))?;
     let text = scanned.text.unwrap_or_default();
@@ -311,7 +313,7 @@ fn pin_file(ctx: &Context, arg: &str, display: String) -> Result<PinnedTarget, T
         artefact: None,
         sha256: scanned.sha256.clone(),
         files: vec![TargetFile {
-            path: rel,
+            path: rel.clone(),
             sha256: scanned.sha256,
             lines: scanned.lines,
         }],
@@ -323,6 +325,10 @@ fn pin_file(ctx: &Context, arg: &str, display: String) -> Result<PinnedTarget, T
         mode,
         target_type,
         brief,
+        keys: Some(Arc::new(PinKeys {
+            taken_ns,
+            by_path: [(rel, scanned.stat)].into(),
+        })),
     })
 }
 
@@ -350,6 +356,7 @@ fn pin_manifest(
         mode: Mode::Full,
         target_type: TargetType::Code,
         brief: pin.brief,
+        keys: Some(Arc::new(pin.keys)),
     })
 }
 
@@ -605,11 +612,20 @@ pub fn repin(target: &PinnedTarget) -> Result<String, TargetError> {
     match target.kind {
         TargetKind::File => {
             let rel = target.files.first().map_or("", |f| f.path.as_str());
+            if target
+                .keys
+                .as_ref()
+                .is_some_and(|k| k.unchanged(&target.root, rel))
+            {
+                return Ok(target.sha256.clone());
+            }
             let bytes = scan::read_regular(&target.root, rel, REPIN_MAX_FILE_BYTES)
                 .map_err(|e| e.into_target_error(rel, REPIN_MAX_FILE_BYTES, 0))?;
             Ok(sha256_hex(&bytes))
         }
-        TargetKind::Manifest => manifest::rehash(&target.root, &target.files),
+        TargetKind::Manifest => {
+            manifest::rehash(&target.root, &target.files, target.keys.as_deref())
+        }
         TargetKind::Diff => {
             let repo = Repository::open(&target.root)
                 .map_err(|_| TargetError::NotARepo(target.root.clone()))?;

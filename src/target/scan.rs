@@ -1,6 +1,7 @@
 //! Reading and hashing target files: one read per file that yields sha256, line count and the
 //! binary / size / UTF-8 verdict; path helpers; the `sha256sum`-style manifest digest.
 
+use super::statkey::StatKey;
 use super::{SkipReason, TargetError};
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
@@ -19,6 +20,8 @@ pub(crate) struct Scanned {
     pub lines: u32,
     /// The file's text, kept only when asked for (the brief needs it).
     pub text: Option<String>,
+    /// What `fstat` said of the open file before it was read (the drift check's pre-key).
+    pub stat: StatKey,
 }
 
 /// Why a file could not be taken, with a message for `Unreadable`.
@@ -164,7 +167,7 @@ pub(crate) fn scan_file(
     cap: u64,
     keep_text: bool,
 ) -> Result<Scanned, ScanError> {
-    let bytes = read_regular(root, rel, cap)?;
+    let (bytes, meta) = read_regular_meta(root, rel, cap)?;
     if is_binary(&bytes) {
         return Err(ScanError::Skip(SkipReason::Binary, String::new()));
     }
@@ -176,6 +179,7 @@ pub(crate) fn scan_file(
         sha256: sha256_hex(text.as_bytes()),
         lines: count_lines(text.as_bytes()),
         text: keep_text.then_some(text),
+        stat: StatKey::of(&meta),
     })
 }
 

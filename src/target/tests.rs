@@ -866,6 +866,30 @@ fn repin_detects_drift_for_every_kind() {
     assert!(repin(&manifest).is_err());
 }
 
+#[test]
+fn the_drift_check_of_file_and_manifest_targets_reads_only_files_whose_key_moved() {
+    let dir = manifest_repo();
+    let root = dir.path();
+    // Older than the racy window: their stat keys are trusted.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let file = resolve_in(root, &["src/a.rs"]).expect("file");
+    let manifest = resolve_in(root, &["src/**/*.rs"]).expect("manifest");
+    assert_eq!(repin(&file).expect("repin"), file.sha256);
+    assert_eq!(repin(&manifest).expect("repin"), manifest.sha256);
+
+    // The same inodes, now reached through a symlinked directory, which a read refuses: an
+    // unchanged answer shows that nothing was read again.
+    fs::rename(root.join("src"), root.join("moved")).expect("mv");
+    std::os::unix::fs::symlink("moved", root.join("src")).expect("ln");
+    assert_eq!(repin(&file).expect("repin"), file.sha256);
+    assert_eq!(repin(&manifest).expect("repin"), manifest.sha256);
+
+    // A file whose key moved is read again: refused through the link.
+    write(root, "moved/a.rs", "pub fn a() { changed }\n");
+    assert!(repin(&file).is_err());
+    assert!(repin(&manifest).is_err());
+}
+
 // ---------------------------------------------------------------- hostile trees
 
 #[cfg(unix)]
