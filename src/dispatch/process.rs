@@ -295,7 +295,7 @@ pub(crate) async fn dispatch_with_env(
     Ok(outcome)
 }
 
-/// stderr.log and outcome.json (events.jsonl was written as the agent printed it).
+/// stderr.log and outcome.json (events.jsonl is the spool, already renamed into place).
 fn write_outputs(
     out: &Path,
     stderr: &[u8],
