@@ -228,17 +228,24 @@ impl Scanner<'_> {
         self.tape.len() - 1
     }
 
+    /// Open the container whose bracket is at `start`, at nesting `depth`: the depth limit,
+    /// its tape entry (closed by [`Self::close`]) and the whitespace after the bracket.
+    fn open(&mut self, kind: Kind, depth: usize, start: usize) -> Option<usize> {
+        if depth + 1 >= MAX_DEPTH {
+            return None;
+        }
+        let at = self.push(kind, start, start);
+        self.i += 1;
+        self.ws();
+        Some(at)
+    }
+
     /// One value at nesting `depth` (the number of containers around it).
     fn value(&mut self, depth: usize) -> Option<()> {
         let start = self.i;
         match self.peek()? {
             b'{' => {
-                if depth + 1 >= MAX_DEPTH {
-                    return None;
-                }
-                let at = self.push(Kind::Object, start, start);
-                self.i += 1;
-                self.ws();
+                let at = self.open(Kind::Object, depth, start)?;
                 if self.eat(b'}').is_none() {
                     loop {
                         if self.peek()? != b'"' {
@@ -257,12 +264,7 @@ impl Scanner<'_> {
                 self.close(at);
             }
             b'[' => {
-                if depth + 1 >= MAX_DEPTH {
-                    return None;
-                }
-                let at = self.push(Kind::Array, start, start);
-                self.i += 1;
-                self.ws();
+                let at = self.open(Kind::Array, depth, start)?;
                 if self.eat(b']').is_none() {
                     loop {
                         self.value(depth + 1)?;
