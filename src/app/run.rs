@@ -70,7 +70,7 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
     let progress = Progress::new(plan.outputs.quiet);
     let run_dir = rec.run().path.clone();
 
-    let (finished, end) = if let Some(hit) = prepared.hit() {
+    let (finished, result) = if let Some(hit) = prepared.hit() {
         progress.line(&format!(
             "verdict reused from run {} (verdict cache; --no-cache reviews again)",
             hit.run_id
@@ -92,12 +92,27 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
             ReviewResult::ended(ReviewEnd::Empty)
         };
         let finished = finish_with(&plan, &prepared, rec, &result, started)?;
-        (finished, Some(result.end))
+        (finished, Some(result))
     };
 
-    let code = deliver(args, &plan, &finished, end.as_ref(), &run_dir);
-    record_exit(&run_dir, finished.meta, &code);
+    let end = result.as_ref().map(|r| &r.end);
+    let code = deliver(args, &plan, &finished, end, &run_dir);
+    let Finished {
+        report,
+        meta,
+        written,
+    } = finished;
+    record_exit(&run_dir, meta, &code);
+    leave_allocated((report, written, result));
     code
+}
+
+/// The process ends once the exit code is returned: the review's records, the report and
+/// its renderings (hundreds of thousands of blocks after a 3 × 1,000-finding round) are left
+/// to the kernel instead of being freed one by one — 3 % of such a run's CPU. Only plain
+/// data goes here: nothing whose drop closes, flushes, removes or kills anything.
+fn leave_allocated<T>(data: T) {
+    std::mem::forget(data);
 }
 
 /// The report on stdout and into the files asked for, `--publish`, and the exit code.

@@ -270,6 +270,10 @@ pub struct AgentOutcome {
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
     pub duration_ms: u64,
+    /// The size of the answer text once it was parsed and dropped ([`Self::forget_answer`]).
+    /// Not serialized: outcome.json, written before, gives it.
+    #[serde(skip)]
+    pub answer_forgotten: Option<u64>,
 }
 
 impl AgentOutcome {
@@ -296,6 +300,22 @@ impl AgentOutcome {
             stdout_truncated: false,
             stderr_truncated: false,
             duration_ms: 0,
+            answer_forgotten: None,
+        }
+    }
+
+    /// Bytes of the answer text (None without one), also once it was forgotten.
+    pub fn answer_bytes(&self) -> Option<u64> {
+        let text = self.result.as_ref().and_then(|r| r.text.as_ref());
+        text.map(|t| t.len() as u64).or(self.answer_forgotten)
+    }
+
+    /// Drop the answer text, keeping its size: once it was parsed nothing reads it again, and
+    /// events.jsonl holds it verbatim (a round of 3 × 1,000 findings held ~0.9 MiB of
+    /// answers through the Judge's dispatch).
+    pub fn forget_answer(&mut self) {
+        if let Some(text) = self.result.as_mut().and_then(|r| r.text.take()) {
+            self.answer_forgotten = Some(text.len() as u64);
         }
     }
 

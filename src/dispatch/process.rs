@@ -232,6 +232,7 @@ pub(crate) async fn dispatch_with_env(
         stdout_truncated: false,
         stderr_truncated: false,
         duration_ms: 0,
+        answer_forgotten: None,
     };
 
     // Own process group, stdin = the prompt then EOF (or /dev/null when the prompt is an

@@ -81,17 +81,25 @@ fn may_start_symbol(body: &str) -> bool {
 }
 
 impl SymbolIndex {
-    /// The index of the `files` (repo-relative, repeats allowed) under `root` that can be
-    /// read; an unreadable file has no symbols.
-    pub fn of_files<'a>(root: &std::path::Path, files: impl Iterator<Item = &'a str>) -> Self {
+    /// The index of the `files` (repo-relative, repeats allowed), each read once through
+    /// `text_of` (the review's `Texts`, which the suppression checks and the report read the
+    /// same files from); a file without a text (unreadable) has no symbols.
+    pub fn of_files<'a, T>(
+        files: impl Iterator<Item = &'a str>,
+        mut text_of: impl FnMut(&str) -> Option<T>,
+    ) -> Self
+    where
+        T: std::ops::Deref,
+        T::Target: AsRef<str>,
+    {
         let mut idx = Self::default();
         for f in files {
             if idx.files.contains_key(f) {
                 continue;
             }
-            match std::fs::read_to_string(root.join(f)) {
-                Ok(text) => idx.add_file(f, &text),
-                Err(_) => {
+            match text_of(f) {
+                Some(text) => idx.add_file(f, (*text).as_ref()),
+                None => {
                     idx.files.insert(f.to_string(), FileSymbols::default());
                 }
             }
@@ -210,7 +218,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.rs"), "fn a() {\n    1\n}\n").unwrap();
         std::fs::write(dir.path().join("b.rs"), "fn b() {\n    1\n}\n").unwrap();
-        let idx = SymbolIndex::of_files(dir.path(), ["a.rs", "a.rs", "gone.rs"].into_iter());
+        let mut reads = vec![];
+        let idx = SymbolIndex::of_files(["a.rs", "a.rs", "gone.rs"].into_iter(), |f| {
+            reads.push(f.to_string());
+            std::fs::read_to_string(dir.path().join(f)).ok()
+        });
+        assert_eq!(reads, ["a.rs", "gone.rs"], "each file read once");
         assert_eq!(idx.enclosing("a.rs", 2), Some("fn a"));
         assert_eq!(idx.enclosing("b.rs", 2), None, "not asked for");
         assert_eq!(idx.enclosing("gone.rs", 1), None);

@@ -40,8 +40,26 @@ pub enum UnionRules<'a> {
     Spec,
 }
 
-fn norm_category(c: &str) -> String {
-    c.trim().to_ascii_lowercase().replace([' ', '_'], "-")
+/// A category as the union compares it: trimmed, lower case, `-` for spaces and
+/// underscores (borrowed when it already is).
+fn norm_category(c: &str) -> Cow<'_, str> {
+    let t = c.trim();
+    if t.bytes()
+        .any(|b| b.is_ascii_uppercase() || b == b' ' || b == b'_')
+    {
+        Cow::Owned(t.to_ascii_lowercase().replace([' ', '_'], "-"))
+    } else {
+        Cow::Borrowed(t)
+    }
+}
+
+/// `items` in the order of `cmp` (stable). The order is found on indices and each item
+/// moved once: findings are large, and a sort would move each of them a dozen times.
+fn sorted<T>(items: Vec<T>, cmp: impl Fn(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by(|&a, &b| cmp(&items[a], &items[b]));
+    let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
 fn norm_section(s: &str) -> String {
@@ -85,8 +103,7 @@ fn join(parent: &mut [usize], a: usize, b: usize) {
 /// Merge the passes' findings into one list with ids F1..Fn.
 pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<UnionedFinding> {
     // Canonical order first: everything below depends only on content, not on pass order.
-    let mut all = findings;
-    all.sort_by(|a, b| {
+    let all = sorted(findings, |a, b| {
         (
             &a.finding.file,
             a.finding.line,
@@ -109,7 +126,7 @@ pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<Un
     let n = all.len();
     let mut parent: Vec<usize> = (0..n).collect();
     // Group by (file key, category).
-    let mut groups: BTreeMap<(Cow<str>, String), Vec<usize>> = BTreeMap::new();
+    let mut groups: BTreeMap<(Cow<str>, Cow<str>), Vec<usize>> = BTreeMap::new();
     for (i, pf) in all.iter().enumerate() {
         let file = pf.finding.file.as_deref().unwrap_or("");
         let key = match rules {
@@ -175,8 +192,7 @@ pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<Un
         }
         grouped[slot[r]].push(pf);
     }
-    let mut out: Vec<UnionedFinding> = grouped.into_iter().map(merge).collect();
-    out.sort_by(|a, b| {
+    let mut out = sorted(grouped.into_iter().map(merge).collect(), |a, b| {
         (
             &a.finding.file,
             a.finding.line,

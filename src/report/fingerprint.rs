@@ -121,6 +121,13 @@ impl FileLines {
     }
 }
 
+/// The file's text as read (what the symbol index scans).
+impl AsRef<str> for FileLines {
+    fn as_ref(&self) -> &str {
+        &self.text
+    }
+}
+
 impl crate::findings::LineAt for FileLines {
     fn line_at(&self, index: usize) -> Option<&str> {
         self.line(index)

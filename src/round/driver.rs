@@ -227,13 +227,15 @@ async fn round_body(
     }
     // Enclosing symbols (union rule a) of the files findings point at, read now: a large
     // manifest is not read whole for the few files with findings (the membership gate above
-    // kept only findings in the target's files).
+    // kept only findings in the target's files). Each file is read once, into the review's
+    // texts, which the suppression checks and the report's fingerprints use too.
+    let texts = result.texts.clone();
     let symbols = match target.target_type {
         TargetType::Code => SymbolIndex::of_files(
-            &target.root,
             pass_findings
                 .iter()
                 .filter_map(|p| p.finding.file.as_deref()),
+            |f| texts.get(&target.root, f),
         ),
         TargetType::Spec => SymbolIndex::default(),
     };
@@ -243,7 +245,6 @@ async fn round_body(
     };
     let unioned = union_passes(pass_findings, rules);
     rec.counts.unioned = unioned.len() as u32;
-    let texts = result.texts.clone();
     let (unioned, not_applied) = suppress(
         round,
         unioned,
@@ -327,7 +328,12 @@ async fn round_body(
             }
             let (valid, judged) = attach_rulings(round, &novel, &j, target, places, &bad, rec);
             rulings = valid;
-            result.judged.extend(judged);
+            if result.judged.is_empty() {
+                // Round 1: taken as it is, not copied.
+                result.judged = judged;
+            } else {
+                result.judged.extend(judged);
+            }
             progress.line(&format!(
                 "Round {round} · Judge ({} confirmed, {} debunked)",
                 rec.counts.confirmed, rec.counts.debunked

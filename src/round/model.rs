@@ -104,11 +104,7 @@ impl OutcomeSummary {
             end: o.end.clone(),
             is_error: o.result.as_ref().map(|r| r.is_error),
             subtype: o.result.as_ref().map(|r| r.subtype.clone()),
-            answer_bytes: o
-                .result
-                .as_ref()
-                .and_then(|r| r.text.as_ref())
-                .map(|t| t.len() as u64),
+            answer_bytes: o.answer_bytes(),
             tool_uses: o.tool_uses.len() as u32,
             cost_usd: o.cost_usd(),
             tokens: o.tokens(),
@@ -160,6 +156,7 @@ mod summary {
             stdout_truncated: s.stdout_truncated,
             stderr_truncated: s.stderr_truncated,
             duration_ms: s.duration_ms,
+            answer_forgotten: s.answer_bytes,
         })
     }
 }
@@ -340,5 +337,13 @@ mod tests {
         assert_eq!(back.outcome.cost_usd(), 0.25);
         assert_eq!(back.outcome.tokens(), 10);
         assert_eq!(back.outcome.duration_ms, 42);
+        assert_eq!(back.outcome.answer_bytes(), Some(answer.len() as u64));
+        // A parsed answer is dropped; the record still gives its size.
+        let mut rec = rec;
+        rec.outcome.forget_answer();
+        assert_eq!(rec.outcome.answer(), None);
+        assert_eq!(rec.outcome.answer_bytes(), Some(answer.len() as u64));
+        let v: serde_json::Value = serde_json::to_value(&rec).unwrap();
+        assert_eq!(v["outcome"]["answer_bytes"], answer.len());
     }
 }

@@ -153,15 +153,141 @@ pub fn escape_text(s: &str) -> String {
     s.replace('<', "&lt;")
 }
 
-/// JSON for embedding inside a tag: `<` is escaped as `\u003c` (still valid JSON).
+/// JSON for embedding inside a tag: `<` is escaped as `\u003c` (still valid JSON), one
+/// record per line ([`RecordLines`]).
 pub fn embed_json<T: serde::Serialize>(v: &T) -> String {
-    let json = serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into());
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, RecordLines::default());
+    let json = match v.serialize(&mut ser) {
+        // serde_json writes UTF-8 only.
+        Ok(()) => String::from_utf8(out).unwrap_or_else(|_| "null".into()),
+        Err(_) => "null".into(),
+    };
     // Copied again only when there is something to escape (a Judge's findings list is
     // hundreds of KiB).
     if json.contains('<') {
         json.replace('<', "\\u003c")
     } else {
         json
+    }
+}
+
+/// How prompts lay out JSON: a record per line. The top-level container's members, and the
+/// elements of an array directly under a top-level object, get a line each; anything deeper
+/// (a finding's fields, a heuristic's line ranges) stays on its record's line, compact. A
+/// Judge reads a finding per line, and pays for no indentation: for 1,000 findings the list
+/// is a fifth smaller than pretty JSON.
+#[derive(Default)]
+struct RecordLines {
+    /// The open containers, outermost first.
+    open: Vec<Open>,
+}
+
+struct Open {
+    object: bool,
+    /// Its members go on lines of their own.
+    spread: bool,
+    any: bool,
+}
+
+impl RecordLines {
+    fn open<W: ?Sized + std::io::Write>(&mut self, w: &mut W, object: bool) -> std::io::Result<()> {
+        let spread = match self.open.as_slice() {
+            [] => true,
+            [top] => !object && top.object,
+            _ => false,
+        };
+        self.open.push(Open {
+            object,
+            spread,
+            any: false,
+        });
+        w.write_all(if object { b"{" } else { b"[" })
+    }
+
+    fn close<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        object: bool,
+    ) -> std::io::Result<()> {
+        if let Some(Open {
+            spread: true,
+            any: true,
+            ..
+        }) = self.open.pop()
+        {
+            self.newline(w)?;
+        }
+        w.write_all(if object { b"}" } else { b"]" })
+    }
+
+    fn member<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if !first {
+            w.write_all(b",")?;
+        }
+        if self.open.last().is_some_and(|o| o.spread) {
+            self.newline(w)?;
+        }
+        Ok(())
+    }
+
+    fn newline<W: ?Sized + std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b"\n")?;
+        for _ in 0..self.open.len() {
+            w.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+
+    fn done(&mut self) {
+        if let Some(o) = self.open.last_mut() {
+            o.any = true;
+        }
+    }
+}
+
+impl serde_json::ser::Formatter for RecordLines {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, false)
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, false)
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.member(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.done();
+        Ok(())
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, true)
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, true)
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.member(w, first)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        let spread = self.open.last().is_some_and(|o| o.spread);
+        w.write_all(if spread { b": " } else { b":" })
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.done();
+        Ok(())
     }
 }
 
@@ -278,10 +404,46 @@ mod tests {
         assert!(!e.contains('<'), "{e}");
         assert_eq!(serde_json::from_str::<serde_json::Value>(&e).unwrap(), v);
         let plain = serde_json::json!({"evidence": "a > b"});
+        assert_eq!(embed_json(&plain), "{\n  \"evidence\": \"a > b\"\n}");
+    }
+
+    #[test]
+    fn embedded_json_puts_one_record_on_a_line() {
+        let findings = serde_json::json!([
+            {"id": "F1", "line": 3, "cites": ["H1", "Z2"], "at": {"f": "a.rs"}},
+            {"id": "F2", "line": null, "cites": []}
+        ]);
+        let e = embed_json(&findings);
         assert_eq!(
-            embed_json(&plain),
-            serde_json::to_string_pretty(&plain).unwrap()
+            e,
+            "[\n  {\"at\":{\"f\":\"a.rs\"},\"cites\":[\"H1\",\"Z2\"],\"id\":\"F1\",\"line\":3},\n  \
+             {\"cites\":[],\"id\":\"F2\",\"line\":null}\n]"
         );
+        let map = serde_json::json!({
+            "heuristics": [{"id": "H1", "applies_to": [{"file": "a.rs", "line_start": 1}]}],
+            "safe_zones": [],
+            "note": {"k": [1, 2]}
+        });
+        let e = embed_json(&map);
+        assert_eq!(
+            e,
+            "{\n  \"heuristics\": [\n    {\"applies_to\":[{\"file\":\"a.rs\",\"line_start\":1}],\"id\":\"H1\"}\n  ],\n  \
+             \"note\": {\"k\":[1,2]},\n  \"safe_zones\": []\n}"
+        );
+        for v in [
+            findings,
+            map,
+            serde_json::json!([]),
+            serde_json::json!("x"),
+            serde_json::json!({}),
+        ] {
+            assert_eq!(
+                serde_json::from_str::<serde_json::Value>(&embed_json(&v)).unwrap(),
+                v
+            );
+        }
+        assert_eq!(embed_json(&serde_json::json!([])), "[]");
+        assert_eq!(embed_json(&serde_json::json!({})), "{}");
     }
 
     #[test]

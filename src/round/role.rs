@@ -153,6 +153,7 @@ pub(super) async fn run_role<T: AnswerSchema>(
                         Ok(_) => "ok".into(),
                         Err(e) => e.clone(),
                     });
+                    rec.outcome.forget_answer();
                 }
                 match parsed {
                     Ok(v) => {

@@ -163,9 +163,7 @@ impl RoundRecord {
     /// round of 3 × 1,000 findings kept ~1 MiB of them alive through the report).
     pub fn forget_answers(&mut self) {
         for d in &mut self.dispatches {
-            if let Some(r) = d.outcome.result.as_mut() {
-                r.text = None;
-            }
+            d.outcome.forget_answer();
         }
     }
 }
@@ -533,8 +531,8 @@ pub(super) fn attach_rulings(
         .iter()
         .map(|r| (r.finding_id.as_str(), r))
         .collect();
-    let mut rulings = vec![];
-    let mut judged = vec![];
+    let mut rulings = Vec::with_capacity(novel.len());
+    let mut judged = Vec::with_capacity(novel.len());
     let mut invalid_cites = 0u32;
     for f in novel {
         let ruling = by_id.get(f.finding.id.as_str()).and_then(|r| {
