@@ -39,6 +39,16 @@ pub fn report(text: &str) {
     let _ = out.flush();
 }
 
+/// Copy the report in the file `path` (which ends with a newline) to stdout. Err only when
+/// the file cannot be opened; a closed pipe is not an error.
+pub fn report_file(path: &std::path::Path) -> std::io::Result<()> {
+    let mut file = std::fs::File::open(path)?;
+    let mut out = std::io::stdout().lock();
+    let _ = std::io::copy(&mut file, &mut out);
+    let _ = out.flush();
+    Ok(())
+}
+
 /// A one-line error on stderr.
 pub fn error(msg: &str) {
     line("arev: error: ", msg);

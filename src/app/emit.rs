@@ -7,7 +7,7 @@ use crate::errors::ExpectedError;
 use crate::exit_codes;
 use crate::output;
 use crate::report::{render_github, render_markdown, render_sarif, render_text, Report};
-use crate::store::{write_atomic, RunStatus, Written};
+use crate::store::{copy_atomic, write_atomic, RunStatus, Written};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -60,22 +60,24 @@ pub(crate) fn out_format(path: &Path, format: Format) -> Format {
     }
 }
 
-/// The report in `format`: the run dir's rendering when `written` holds it.
+/// The report in `format`: the run dir's Markdown when `written` holds it.
 fn render_reusing<'a>(
     report: &Report,
     format: Format,
     written: Option<&'a Written>,
 ) -> Cow<'a, str> {
     match (format, written) {
-        (Format::Json, Some(w)) => Cow::Borrowed(&w.json),
         (Format::Markdown, Some(w)) => Cow::Borrowed(&w.markdown),
         _ => Cow::Owned(render(report, format)),
     }
 }
 
-/// Print the report on stdout and write `--out` / `--sarif` / `--markdown`.
+/// Print the report on stdout and write `--out` / `--sarif` / `--markdown`. JSON the run dir
+/// holds (report.json) is copied from there, not serialized again.
 pub(crate) fn emit(report: &Report, to: &Emit<'_>) -> Result<(), ExpectedError> {
-    let rendered = render_reusing(report, to.format, to.written);
+    let json_file = to.written.map(|w| w.json.as_path());
+    // stdout's rendering, made once (and not at all when report.json is printed).
+    let mut rendered: Option<Cow<'_, str>> = None;
     for (path, format) in [
         (
             to.out,
@@ -84,16 +86,26 @@ pub(crate) fn emit(report: &Report, to: &Emit<'_>) -> Result<(), ExpectedError> 
         (to.sarif, Format::Sarif),
         (to.markdown, Format::Markdown),
     ] {
-        if let Some(p) = path {
-            let text = if format == to.format {
-                rendered.clone()
-            } else {
-                render_reusing(report, format, to.written)
-            };
-            write_atomic(p, text.as_bytes()).map_err(|e| ExpectedError::write(p, e))?;
+        let Some(p) = path else { continue };
+        if let (Format::Json, Some(src)) = (format, json_file) {
+            copy_atomic(src, p).map_err(|e| ExpectedError::write(p, e))?;
+            continue;
         }
+        let text = if format == to.format {
+            rendered
+                .get_or_insert_with(|| render_reusing(report, format, to.written))
+                .clone()
+        } else {
+            render_reusing(report, format, to.written)
+        };
+        write_atomic(p, text.as_bytes()).map_err(|e| ExpectedError::write(p, e))?;
     }
-    output::report(&rendered);
+    match json_file.filter(|_| to.format == Format::Json) {
+        Some(src) if output::report_file(src).is_ok() => {}
+        _ => output::report(
+            &rendered.unwrap_or_else(|| render_reusing(report, to.format, to.written)),
+        ),
+    }
     Ok(())
 }
 

@@ -54,12 +54,24 @@ fn norm_category(c: &str) -> Cow<'_, str> {
 }
 
 /// `items` in the order of `cmp` (stable). The order is found on indices and each item
-/// moved once: findings are large, and a sort would move each of them a dozen times.
-fn sorted<T>(items: Vec<T>, cmp: impl Fn(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
+/// moved into place once, in place: findings are large, and a sort would move each of them
+/// a dozen times.
+fn sorted<T>(mut items: Vec<T>, cmp: impl Fn(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_by(|&a, &b| cmp(&items[a], &items[b]));
-    let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
-    order.into_iter().filter_map(|i| slots[i].take()).collect()
+    // Position i takes the item at order[i]: each cycle of the permutation is walked once,
+    // and a placed position is marked by order[p] = p.
+    for start in 0..order.len() {
+        let mut at = start;
+        while order[at] != start {
+            let from = order[at];
+            items.swap(at, from);
+            order[at] = at;
+            at = from;
+        }
+        order[at] = at;
+    }
+    items
 }
 
 fn norm_section(s: &str) -> String {
@@ -271,6 +283,20 @@ mod tests {
 
     fn code(findings: Vec<PassFinding>) -> Vec<UnionedFinding> {
         union_passes(findings, UnionRules::Code(&SymbolIndex::default()))
+    }
+
+    #[test]
+    fn sorted_is_a_stable_sort() {
+        // Keys with ties, in an order whose permutation has cycles of several lengths.
+        let items: Vec<(u32, usize)> = [5, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3]
+            .into_iter()
+            .enumerate()
+            .map(|(i, k)| (k, i))
+            .collect();
+        let mut expected = items.clone();
+        expected.sort_by_key(|x| x.0);
+        assert_eq!(sorted(items, |a, b| a.0.cmp(&b.0)), expected);
+        assert_eq!(sorted(Vec::<u8>::new(), |a, b| a.cmp(b)), Vec::<u8>::new());
     }
 
     #[test]

@@ -55,10 +55,13 @@ fn normalise_into(s: &str, extra: &mut String) -> Option<Range<usize>> {
     Some(start..extra.len())
 }
 
-/// Where one normalised line is: a range of the file's text, or of the normalised copies.
-enum Span {
-    Text(Range<usize>),
-    Extra(Range<usize>),
+/// Where one normalised line is: `start..end` of the file's text followed by its normalised
+/// copies (`extra` begins at `text.len()`; an empty line reads the same from either). Eight
+/// bytes a line: a file of 2 GiB or more is not indexed (`FileLines::from_text`).
+#[derive(Clone, Copy)]
+struct Span {
+    start: u32,
+    end: u32,
 }
 
 /// A file's lines, whitespace-normalised, with each line's occurrence number (how many
@@ -80,24 +83,35 @@ impl FileLines {
 
     /// The whitespace-normalised text of the line at `index` (0 is line 1).
     pub(crate) fn line(&self, index: usize) -> Option<&str> {
-        match self.spans.get(index)? {
-            Span::Text(r) => self.text.get(r.clone()),
-            Span::Extra(r) => self.extra.get(r.clone()),
+        let span = self.spans.get(index)?;
+        let (start, end) = (span.start as usize, span.end as usize);
+        match start.checked_sub(self.text.len()) {
+            None => self.text.get(start..end),
+            Some(at) => self.extra.get(at..end - self.text.len()),
         }
     }
 
-    /// The lines of `text`, kept.
-    pub(crate) fn from_text(text: String) -> Self {
+    /// The lines of `text`, kept; None when it is too large to index (2 GiB: the offsets are
+    /// `u32`, and the normalised copies are at most as long as the text).
+    pub(crate) fn from_text(text: String) -> Option<Self> {
+        if text.len() > (u32::MAX / 2) as usize {
+            return None;
+        }
         let mut extra = String::new();
         let base = text.as_ptr() as usize;
+        let n = text.len();
+        let span = |a: usize, b: usize| Span {
+            start: a as u32,
+            end: b as u32,
+        };
         let spans: Vec<Span> = text
             .lines()
             .map(|l| match normalise_into(l, &mut extra) {
-                Some(r) => Span::Extra(r),
+                Some(r) => span(n + r.start, n + r.end),
                 None => {
                     let t = l.trim();
                     let a = t.as_ptr() as usize - base;
-                    Span::Text(a..a + t.len())
+                    span(a, a + t.len())
                 }
             })
             .collect();
@@ -117,7 +131,7 @@ impl FileLines {
             })
             .collect();
         this.occurrence = occurrence;
-        this
+        Some(this)
     }
 }
 
@@ -166,7 +180,8 @@ impl Texts {
         }
         let lines = std::fs::read_to_string(root.join(file))
             .ok()
-            .map(|t| Arc::new(FileLines::from_text(t)));
+            .and_then(FileLines::from_text)
+            .map(Arc::new);
         map.insert(file.to_string(), lines.clone());
         lines
     }
@@ -183,7 +198,7 @@ pub fn fingerprint(
     let lines = match (file, line) {
         (Some(f), Some(_)) => std::fs::read_to_string(root.join(f))
             .ok()
-            .map(FileLines::from_text),
+            .and_then(FileLines::from_text),
         _ => None,
     };
     fingerprint_with(lines.as_ref(), line, file, category, description)
@@ -268,12 +283,13 @@ mod tests {
 
     #[test]
     fn file_lines_are_normalised_with_occurrences_and_crlf() {
-        let f = FileLines::from_text("  a  b\r\nx\n\tx \n\u{a0}é\u{3000}ü\n\nx".to_string());
+        let f =
+            FileLines::from_text("  a  b\r\nx\n\tx \n\u{a0}é\u{3000}ü\n\nx".to_string()).unwrap();
         let lines: Vec<&str> = (0..f.len()).map(|i| f.line(i).unwrap()).collect();
         assert_eq!(lines, ["a b", "x", "x", "é ü", "", "x"]);
         assert_eq!(f.occurrence, [0, 0, 1, 0, 0, 2]);
         assert_eq!(f.line(6), None);
-        assert_eq!(FileLines::from_text(String::new()).len(), 0);
+        assert_eq!(FileLines::from_text(String::new()).unwrap().len(), 0);
     }
 
     #[test]

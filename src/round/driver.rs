@@ -139,7 +139,7 @@ pub async fn run_review(
             .as_ref()
             .is_none_or(|e| matches!(e, ReviewEnd::Stopped(_)));
         rec.record_round(&record, completed);
-        record.forget_answers();
+        record.forget_payloads();
         result.rounds.push(record);
         match end {
             Some(end) => {

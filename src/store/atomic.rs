@@ -82,9 +82,21 @@ pub fn write_compact_record<T: Serialize + ?Sized>(path: &Path, value: &T) -> st
 /// Copy the file `src` to `dest` atomically, without the fsync (a spooled target artefact
 /// into its run dir; the kernel copies, nothing is held in memory).
 pub fn copy_record(src: &Path, dest: &Path) -> std::io::Result<()> {
-    let mut tmp = temp_in(dest)?;
+    copy_with(src, dest, false)
+}
+
+/// Copy the file `src` to `dest` atomically and durably (report.json to `--out`).
+pub fn copy_atomic(src: &Path, dest: &Path) -> std::io::Result<()> {
+    copy_with(src, dest, true)
+}
+
+fn copy_with(src: &Path, dest: &Path, durable: bool) -> std::io::Result<()> {
     let mut from = std::fs::File::open(src)?;
+    let mut tmp = temp_in(dest)?;
     std::io::copy(&mut from, tmp.as_file_mut())?;
+    if durable {
+        tmp.as_file().sync_all()?;
+    }
     tmp.persist(dest).map_err(|e| e.error)?;
     Ok(())
 }

@@ -14,8 +14,8 @@ mod recorder;
 mod state;
 
 pub use atomic::{
-    copy_record, write_atomic, write_compact_record, write_json_atomic, write_json_record,
-    write_record,
+    copy_atomic, copy_record, write_atomic, write_compact_record, write_json_atomic,
+    write_json_record, write_record,
 };
 pub use exit::record_exit_code;
 pub use layout::{add_git_exclude, create_run_dir, default_runs_base, RunDir, RunId, SUMMARY_FILE};

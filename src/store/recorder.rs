@@ -9,9 +9,9 @@
 
 use super::progress::ProgressLog;
 use super::{
-    copy_record, write_atomic, write_compact_record, write_json_atomic, write_json_record,
-    write_record, AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunDir,
-    RunStatus, RunStopReason,
+    copy_record, write_compact_record, write_json_atomic, write_json_record, write_record,
+    AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunDir, RunStatus,
+    RunStopReason,
 };
 use crate::findings::Tier;
 use crate::report::{render_markdown, render_sarif, Report, ReportSummary};
@@ -83,11 +83,11 @@ pub struct Finished {
     pub written: Written,
 }
 
-/// A finished report's renderings written to its run dir: report.json's bytes (pretty JSON
-/// and a newline, what `--format json` prints) and report.md's.
+/// A finished report's renderings written to its run dir: report.json (pretty JSON and a
+/// newline, what `--format json` prints: the file itself is copied out) and report.md's text.
 #[derive(Debug, Clone)]
 pub struct Written {
-    pub json: String,
+    pub json: PathBuf,
     pub markdown: String,
 }
 
@@ -327,10 +327,9 @@ impl Recorder {
         meta.finished_at = Some(now());
         let report = build(&self.meta);
         let run = &self.run;
-        let json = report
-            .to_json()
-            .map_err(|e| RecordError::at(run.report_json())(std::io::Error::other(e)))?;
-        write_atomic(&run.report_json(), json.as_bytes())
+        // Streamed into its file (a large report is never a second copy in memory);
+        // `--format json` prints the file.
+        write_json_atomic(&run.report_json(), &report)
             .map_err(RecordError::at(run.report_json()))?;
         // A digest for `arev runs`; without it (a crash here) listings read report.json.
         write_json_record(&run.summary(), &ReportSummary::of(&report))
@@ -349,7 +348,10 @@ impl Recorder {
         Ok(Finished {
             report,
             meta: self.meta,
-            written: Written { json, markdown },
+            written: Written {
+                json: run.report_json(),
+                markdown,
+            },
         })
     }
 }

@@ -196,6 +196,34 @@ fn every_format_snapshots() {
 }
 
 #[test]
+fn json_on_stdout_and_in_out_files_is_report_json_byte_for_byte() {
+    let repo = TestRepo::new();
+    let out = repo.scratch.join("ci/arev.json");
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let run = rich_run(
+        &repo,
+        &["-q", "--format", "json", "--out", out.to_str().unwrap()],
+    );
+    run.assert_code(1);
+    let written = std::fs::read_to_string(run.run_dir().join("report.json")).unwrap();
+    assert!(written.ends_with("}\n") && written.contains("\n  \"confirmed\": ["));
+    assert_eq!(run.stdout, written, "stdout is report.json");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), written, "--out");
+    // A text report on stdout, JSON in --out: the same file.
+    let repo = TestRepo::new();
+    let other = repo.scratch.join("also.json");
+    let run = rich_run(&repo, &["-q", "--out", other.to_str().unwrap()]);
+    run.assert_code(1);
+    let written = std::fs::read_to_string(run.run_dir().join("report.json")).unwrap();
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), written);
+    assert!(
+        !run.stdout.starts_with('{'),
+        "text on stdout: {}",
+        run.stdout
+    );
+}
+
+#[test]
 fn github_annotations_escape_data_and_properties() {
     let repo = TestRepo::new();
     repo.write("src/we:ird,name.rs", LIB_RS).commit("odd name");
