@@ -177,14 +177,74 @@ fn main() {
         .map(|_| own_cpu_ms(&dir, &["runs", "--json"]))
         .collect();
     let floor = median(floor);
-    let (files, bytes) = run_dir_size(&dir.join(".arev/runs"), CPU_RUNS);
-    println!(
-        "1,000 findings to union (3 passes × 1,000): arev's own CPU median {cpu:.1} ms over {CPU_RUNS} runs (≈ {sys:.1} ms of it in the kernel, a sampled split; goal < 25 ms), round wall median {round:.0} ms"
+    let (files, bytes, dirs) = run_dir_size(&dir.join(".arev/runs"), CPU_RUNS);
+    let user = median(runs.iter().map(|m| m.cpu_ms - m.sys_ms).collect());
+    // The file system's share, which swings with the disk's recent history (ext4 without a
+    // journal scans past inodes deleted in the last minutes): the same directories and
+    // files created the way a run creates them, beside its run dirs, nothing else.
+    let fs_floor = median(
+        (0..CPU_RUNS)
+            .map(|k| create_like_a_run(&dir.join(format!(".arev/probe-{k}")), dirs, files))
+            .collect(),
     );
     println!(
-        "  for scale: `arev runs --json` over those runs (start-up floor) {floor:.1} ms CPU; each run wrote {files} files, {:.2} MiB",
+        "1,000 findings to union (3 passes × 1,000): arev's own CPU median {cpu:.1} ms over {CPU_RUNS} runs ({user:.1} ms user, {sys:.1} ms kernel; goal < 25 ms), round wall median {round:.0} ms"
+    );
+    println!(
+        "  for scale: `arev runs --json` over those runs (start-up floor) {floor:.1} ms CPU; each run wrote {files} files in {dirs} directories, {:.2} MiB; creating as many (temp file + rename, {FSYNCS} fsynced, {REPLACED} replacing one) takes {fs_floor:.1} ms of CPU on this file system now",
         bytes as f64 / 1048576.0
     );
+}
+
+/// What a run's records cost the file system beyond their bytes: meta.json is written 4
+/// times (fsynced), report.json once (fsynced), progress.json 3 times; each later write
+/// replaces the file before it.
+const FSYNCS: usize = 5;
+const REPLACED: usize = 5;
+
+/// CPU (ms, this thread) to create `dirs` directories and `files` one-KiB files under
+/// `base` the way arev writes its records: a temp file in the same directory, renamed into
+/// place; `FSYNCS` of them fsynced, `REPLACED` more replacing files written before.
+fn create_like_a_run(base: &Path, dirs: usize, files: usize) -> f64 {
+    let before = thread_cpu_ms();
+    std::fs::create_dir_all(base).unwrap();
+    let dirs: Vec<_> = (1..dirs)
+        .map(|d| {
+            let p = base.join(format!("d{d}"));
+            std::fs::create_dir(&p).unwrap();
+            p
+        })
+        .chain([base.to_path_buf()])
+        .collect();
+    let body = [b'x'; 1024];
+    for f in 0..files + REPLACED {
+        let name = f % files;
+        let dir = &dirs[name % dirs.len()];
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".tmp-")
+            .tempfile_in(dir)
+            .unwrap();
+        std::io::Write::write_all(&mut tmp, &body).unwrap();
+        if f < FSYNCS {
+            tmp.as_file().sync_all().unwrap();
+        }
+        // The last REPLACED writes go over files written before.
+        tmp.persist(dir.join(format!("f{name}"))).unwrap();
+    }
+    thread_cpu_ms() - before
+}
+
+/// This thread's CPU so far (user + system), ms.
+#[allow(unsafe_code)]
+fn thread_cpu_ms() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let u = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::getrusage(libc::RUSAGE_THREAD, &mut u), 0);
+        u
+    };
+    let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
+    ms(u.ru_utime) + ms(u.ru_stime)
 }
 
 /// The CPU arev wrote at its exit (`AREV_OWN_CPU_FILE`): (user, system) in ms.
@@ -212,12 +272,14 @@ fn own_cpu_ms(dir: &Path, args: &[&str]) -> f64 {
     user + sys
 }
 
-/// Files and bytes per run dir under `base` (averaged over its `runs` dirs).
-fn run_dir_size(base: &Path, runs: usize) -> (u64, u64) {
-    fn walk(p: &Path, acc: &mut (u64, u64)) {
+/// Files, bytes and directories per run dir under `base` (averaged over its `runs` dirs;
+/// a run dir counts itself).
+fn run_dir_size(base: &Path, runs: usize) -> (usize, u64, usize) {
+    fn walk(p: &Path, acc: &mut (usize, u64, usize)) {
         for e in std::fs::read_dir(p).unwrap().flatten() {
             let m = e.metadata().unwrap();
             if m.is_dir() {
+                acc.2 += 1;
                 walk(&e.path(), acc);
             } else {
                 acc.0 += 1;
@@ -225,7 +287,7 @@ fn run_dir_size(base: &Path, runs: usize) -> (u64, u64) {
             }
         }
     }
-    let mut acc = (0, 0);
+    let mut acc = (0, 0, 0);
     walk(base, &mut acc);
-    (acc.0 / runs as u64, acc.1 / runs as u64)
+    (acc.0 / runs, acc.1 / runs as u64, acc.2 / runs)
 }

@@ -38,14 +38,14 @@ fn attribution(
                 .find(|d| {
                     d.role == role && d.pass == pass && d.gates.schema.as_deref() == Some("ok")
                 })
-                .map(|d| d.outcome.agent.clone())
+                .map(|d| d.outcome.agent.as_str())
         })
     };
     let mut found_by: Vec<String> = vec![];
     for p in &j.finding.passes {
-        let name = answered(Role::Enthusiast, Some(*p)).unwrap_or_else(|| enthusiast.to_string());
-        if !found_by.contains(&name) {
-            found_by.push(name);
+        let name = answered(Role::Enthusiast, Some(*p)).unwrap_or(enthusiast);
+        if !found_by.iter().any(|n| n == name) {
+            found_by.push(name.to_string());
         }
     }
     if found_by.is_empty() {
@@ -54,7 +54,7 @@ fn attribution(
     let ruled_by = j
         .ruling
         .as_ref()
-        .map(|_| answered(Role::Judge, None).unwrap_or_else(|| judge.to_string()));
+        .map(|_| answered(Role::Judge, None).unwrap_or(judge).to_string());
     (found_by, ruled_by)
 }
 

@@ -289,8 +289,13 @@ pub(super) fn gate_findings(
     let mut on_context = 0usize;
     let mut kept = Vec::with_capacity(findings.len());
     for mut pf in findings.drain(..) {
-        if let Some(file) = pf.finding.file.clone() {
-            match places.check(&file, pf.finding.line, target) {
+        let place = pf
+            .finding
+            .file
+            .as_deref()
+            .map(|file| places.check(file, pf.finding.line, target));
+        if let Some(place) = place {
+            match place {
                 Place::Allowed { file, line } => {
                     pf.finding.file = Some(file);
                     pf.finding.line = line;
