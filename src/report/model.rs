@@ -268,13 +268,8 @@ impl Report {
     /// The report as report.json holds it and `--format json` prints it: pretty JSON and a
     /// newline.
     pub fn to_json(&self) -> serde_json::Result<String> {
-        // Sized for what a report usually takes (~600 bytes a finding, ~150 a file's
-        // coverage), so that a large one is not copied at every doubling of its buffer.
-        let findings = self.confirmed.len()
-            + self.debunked.len()
-            + self.unresolved.len()
-            + self.suppressed.len();
-        let mut out = Vec::with_capacity(8192 + 640 * findings + 160 * self.coverage.files.len());
+        // A run streams report.json into its file; this is for the other renderings.
+        let mut out = Vec::new();
         crate::store::write_pretty(&mut out, self)?;
         out.push(b'\n');
         // serde_json writes UTF-8 only: the error cannot happen.

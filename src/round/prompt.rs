@@ -216,7 +216,7 @@ impl RecordLines {
             ..
         }) = self.open.pop()
         {
-            self.newline(w)?;
+            crate::store::json_line(w, self.open.len(), true)?;
         }
         w.write_all(if object { b"}" } else { b"]" })
     }
@@ -226,21 +226,13 @@ impl RecordLines {
         w: &mut W,
         first: bool,
     ) -> std::io::Result<()> {
-        if !first {
-            w.write_all(b",")?;
-        }
         if self.open.last().is_some_and(|o| o.spread) {
-            self.newline(w)?;
+            crate::store::json_line(w, self.open.len(), first)
+        } else if first {
+            Ok(())
+        } else {
+            w.write_all(b",")
         }
-        Ok(())
-    }
-
-    fn newline<W: ?Sized + std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
-        w.write_all(b"\n")?;
-        for _ in 0..self.open.len() {
-            w.write_all(b"  ")?;
-        }
-        Ok(())
     }
 
     fn done(&mut self) {

@@ -23,6 +23,7 @@ pub use list::{find_run, list_runs, load_report, load_report_file, LoadRunError,
 pub use meta::{
     AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget, RunStatus, RunStopReason,
 };
+pub(crate) use pretty::json_line;
 pub use pretty::write_pretty;
 pub use process::{Liveness, ProcessId};
 pub use progress::{

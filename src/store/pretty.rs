@@ -23,20 +23,19 @@ struct Indented {
     has_value: bool,
 }
 
-impl Indented {
-    /// A line break and the indentation of `depth`, after a comma unless `first`.
-    fn line<W: ?Sized + Write>(w: &mut W, depth: usize, first: bool) -> io::Result<()> {
-        if !first {
-            w.write_all(b",")?;
-        }
-        let width = 2 * depth;
-        let here = width.min(BREAK.len() - 1);
-        w.write_all(&BREAK[..1 + here])?;
-        for _ in 0..(width - here) / 2 {
-            w.write_all(b"  ")?;
-        }
-        Ok(())
+/// A line break and the indentation of `depth` (two spaces a level), after a comma unless
+/// `first`: the layout of arev's pretty records and of the JSON in its prompts.
+pub(crate) fn json_line<W: ?Sized + Write>(w: &mut W, depth: usize, first: bool) -> io::Result<()> {
+    if !first {
+        w.write_all(b",")?;
     }
+    let width = 2 * depth;
+    let here = width.min(BREAK.len() - 1);
+    w.write_all(&BREAK[..1 + here])?;
+    for _ in 0..(width - here) / 2 {
+        w.write_all(b"  ")?;
+    }
+    Ok(())
 }
 
 impl serde_json::ser::Formatter for Indented {
@@ -49,13 +48,13 @@ impl serde_json::ser::Formatter for Indented {
     fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
         self.depth -= 1;
         if self.has_value {
-            Self::line(w, self.depth, true)?;
+            json_line(w, self.depth, true)?;
         }
         w.write_all(b"]")
     }
 
     fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        Self::line(w, self.depth, first)
+        json_line(w, self.depth, first)
     }
 
     fn end_array_value<W: ?Sized + Write>(&mut self, _: &mut W) -> io::Result<()> {
@@ -72,13 +71,13 @@ impl serde_json::ser::Formatter for Indented {
     fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
         self.depth -= 1;
         if self.has_value {
-            Self::line(w, self.depth, true)?;
+            json_line(w, self.depth, true)?;
         }
         w.write_all(b"}")
     }
 
     fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        Self::line(w, self.depth, first)
+        json_line(w, self.depth, first)
     }
 
     fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
