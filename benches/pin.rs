@@ -110,10 +110,26 @@ fn main() {
     )
     .expect("stdout");
 
-    // Warm the page cache and both code paths once.
+    // Warm up: a block of alternated runs, printed but not counted. Right after the corpus
+    // is written, the first few passes over its 20,000 inodes run slower on this machine's
+    // ext4 (the first read of each file also updates its access time), arev's more than the
+    // pipeline's since its work is mostly metadata: measured ~45 % and ~7 %; from the
+    // second block on, both are steady.
     let (_, arev_sha, listed) = run_arev(root);
     let (_, seed_sha) = run_seed(root);
     assert_eq!(listed, files);
+    let (mut warm_arev, mut warm_seed) = (Vec::new(), Vec::new());
+    for _ in 0..REPS {
+        warm_arev.push(run_arev(root).0);
+        warm_seed.push(run_seed(root).0);
+    }
+    let (warm_arev, warm_seed) = (median(warm_arev), median(warm_seed));
+    writeln!(
+        out,
+        "warm-up block (not counted): arev {warm_arev:.1} ms, pipeline {warm_seed:.1} ms, ratio {:.2}x",
+        warm_seed / warm_arev
+    )
+    .expect("stdout");
 
     let mut arev_times = Vec::with_capacity(REPS);
     let mut seed_times = Vec::with_capacity(REPS);

@@ -66,10 +66,28 @@ impl ScanError {
 }
 
 /// Open `rel` (root-relative, `/`-separated) for reading without following a symlink in
-/// any of its components: every directory on the way and the file itself are checked with
-/// `lstat`, and the opened file must be the very inode that `lstat` saw (a swap to a link
-/// between the check and the open is caught). Returns the file and its metadata.
+/// any of its components, and only when it is a regular file. Returns the file and its
+/// metadata (`fstat` of the open file).
+///
+/// On Linux 5.6 and later this is one `openat2` beneath the root with symlinks refused by
+/// the kernel itself: nothing can be swapped between a check and the open, and it costs one
+/// path walk where the portable [`open_regular_walk`] costs one per directory level (on a
+/// 20,000-file manifest that was four `lstat` calls per file). Where `openat2` is missing
+/// or filtered (old kernels, some seccomp profiles) the walk is used.
 pub(crate) fn open_regular(root: &Path, rel: &str) -> Result<(File, Metadata), ScanError> {
+    refuse_outside(rel)?;
+    #[cfg(target_os = "linux")]
+    if let Some(opened) = beneath::open(root, rel) {
+        return opened;
+    }
+    open_regular_walk(root, rel)
+}
+
+/// The portable [`open_regular`]: every directory on the way and the file itself are checked
+/// with `lstat`, and the opened file must be the very inode that `lstat` saw (a swap to a
+/// link between the check and the open is caught).
+pub(crate) fn open_regular_walk(root: &Path, rel: &str) -> Result<(File, Metadata), ScanError> {
+    refuse_outside(rel)?;
     let unreadable = |e: std::io::Error| ScanError::Skip(SkipReason::Unreadable, e.to_string());
     let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
     let Some((_, dirs)) = parts.split_last() else {
@@ -117,6 +135,79 @@ pub(crate) fn open_regular(root: &Path, rel: &str) -> Result<(File, Metadata), S
         return Err(ScanError::Skip(SkipReason::Symlink, String::new()));
     }
     Ok((file, meta))
+}
+
+/// A path that is no file under the root: empty, absolute, or climbing out with `..`.
+fn refuse_outside(rel: &str) -> Result<(), ScanError> {
+    let refuse = |why: &str| Err(ScanError::Skip(SkipReason::Unreadable, why.to_owned()));
+    if rel.split('/').all(|p| p.is_empty()) {
+        return refuse("not a regular file");
+    }
+    if rel.starts_with('/') || rel.split('/').any(|p| p == "..") {
+        return refuse("not under the repository root");
+    }
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+mod beneath {
+    //! `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`: a file under a root, no symlink on
+    //! the way, in one system call.
+
+    use super::{ScanError, SkipReason};
+    use nix::errno::Errno;
+    use nix::fcntl::{openat2, OFlag, OpenHow, ResolveFlag};
+    use nix::sys::stat::Mode;
+    use std::fs::{File, Metadata};
+    use std::path::Path;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Set once `openat2` turned out to be unavailable: the walk is used from then on.
+    static UNAVAILABLE: AtomicBool = AtomicBool::new(false);
+
+    /// The opened regular file, or why not; `None` when `openat2` cannot be used here.
+    pub(super) fn open(root: &Path, rel: &str) -> Option<Result<(File, Metadata), ScanError>> {
+        if UNAVAILABLE.load(Ordering::Relaxed) {
+            return None;
+        }
+        let unreadable = |e: String| Some(Err(ScanError::Skip(SkipReason::Unreadable, e)));
+        let dir = match nix::fcntl::open(
+            root,
+            OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            // The walk gives the same answers for a root that cannot be opened.
+            Err(_) => return None,
+        };
+        // Non-blocking and never a controlling terminal: a FIFO or a device left in a working
+        // tree is opened without effect, then refused as not a regular file.
+        let how = OpenHow::new()
+            .flags(OFlag::O_RDONLY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK | OFlag::O_NOCTTY)
+            .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
+        let fd = match openat2(&dir, rel, how) {
+            Ok(fd) => fd,
+            Err(Errno::ENOSYS | Errno::EPERM | Errno::E2BIG | Errno::EINVAL) => {
+                UNAVAILABLE.store(true, Ordering::Relaxed);
+                return None;
+            }
+            Err(Errno::ELOOP) => {
+                return Some(Err(ScanError::Skip(SkipReason::Symlink, String::new())))
+            }
+            Err(Errno::ENOENT | Errno::ENOTDIR) => return Some(Err(ScanError::Missing)),
+            Err(Errno::EXDEV) => return unreadable("not under the repository root".into()),
+            Err(e) => return unreadable(std::io::Error::from(e).to_string()),
+        };
+        let file = File::from(fd);
+        let meta = match file.metadata() {
+            Ok(m) => m,
+            Err(e) => return unreadable(e.to_string()),
+        };
+        if !meta.is_file() {
+            return unreadable("not a regular file".into());
+        }
+        Some(Ok((file, meta)))
+    }
 }
 
 /// Read the opened `file` of `size` bytes (at most `size`: a file that grew meanwhile is
@@ -346,6 +437,66 @@ pub(crate) fn canonical_dir(dir: &Path) -> Result<PathBuf, TargetError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What an open gave, reduced to what callers see.
+    fn verdict(r: Result<(File, Metadata), ScanError>) -> String {
+        match r {
+            Ok((mut f, m)) => {
+                let mut s = String::new();
+                f.read_to_string(&mut s).unwrap();
+                format!("ok {} {s}", m.len())
+            }
+            Err(ScanError::Missing) => "missing".into(),
+            Err(ScanError::Skip(reason, why)) => format!("{} {why}", reason.as_str()),
+        }
+    }
+
+    #[test]
+    fn opening_beneath_the_root_refuses_links_and_strangers_as_the_walk_does() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
+        std::fs::create_dir_all(root.join("real")).unwrap();
+        std::fs::write(root.join("src/deep/a.rs"), "fn a() {}\n").unwrap();
+        std::fs::write(root.join("real/b.rs"), "fn b() {}\n").unwrap();
+        std::fs::write(root.join("secret.txt"), "s\n").unwrap();
+        std::os::unix::fs::symlink("../secret.txt", root.join("src/link.rs")).unwrap();
+        std::os::unix::fs::symlink("real", root.join("linked")).unwrap();
+        std::os::unix::fs::symlink("/etc", root.join("src/etc")).unwrap();
+        nix::unistd::mkfifo(&root.join("src/fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let cases = [
+            ("src/deep/a.rs", "ok 10 fn a() {}\n"),
+            ("./src//deep/a.rs", "ok 10 fn a() {}\n"),
+            ("src/link.rs", "symlink "),
+            ("linked/b.rs", "symlink "),
+            ("src/etc/passwd", "symlink "),
+            ("src/none.rs", "missing"),
+            ("src/deep/a.rs/x", "missing"),
+            // A FIFO is refused without blocking on its open.
+            ("src/fifo", "unreadable not a regular file"),
+            ("src/deep", "unreadable not a regular file"),
+            ("", "unreadable not a regular file"),
+            ("../x", "unreadable not under the repository root"),
+            (
+                "src/../secret.txt",
+                "unreadable not under the repository root",
+            ),
+            ("/etc/passwd", "unreadable not under the repository root"),
+        ];
+        for (rel, want) in cases {
+            assert_eq!(verdict(open_regular_walk(root, rel)), want, "walk: {rel}");
+            assert_eq!(verdict(open_regular(root, rel)), want, "open: {rel}");
+            // The kernel's answer itself, where it has openat2 (`open_regular` refuses the
+            // paths outside the root before asking it).
+            #[cfg(target_os = "linux")]
+            if let Some(r) = refuse_outside(rel)
+                .ok()
+                .and_then(|()| beneath::open(root, rel))
+            {
+                assert_eq!(verdict(r), want, "openat2: {rel}");
+            }
+        }
+    }
 
     #[test]
     fn counts_lines_like_wc_plus_partial() {
