@@ -317,14 +317,11 @@ fn special_kind(delta: &git2::DiffDelta<'_>) -> Option<SkipReason> {
 }
 
 /// Size of a blob from the object header (not loaded); 0 when unknown.
-fn blob_size(repo: &Repository, id: Oid) -> u64 {
+fn blob_size(odb: &git2::Odb<'_>, id: Oid) -> u64 {
     if id.is_zero() {
         return 0;
     }
-    repo.odb()
-        .and_then(|odb| odb.read_header(id))
-        .map(|(size, _)| size as u64)
-        .unwrap_or(0)
+    odb.read_header(id).map_or(0, |(size, _)| size as u64)
 }
 
 /// `prefix` + `path` as git writes a name in a patch header (core.quotePath): in double
@@ -442,14 +439,12 @@ fn first_hunk(buf: &[u8]) -> Option<usize> {
     buf.windows(4).position(|w| w == b"\n@@ ").map(|i| i + 1)
 }
 
-/// The content of a blob (empty for the zero id).
-fn blob_bytes(repo: &Repository, id: Oid) -> Result<Vec<u8>, TargetError> {
+/// A blob as the object database holds it (None for the zero id: an empty side).
+fn blob<'o>(odb: &'o git2::Odb<'_>, id: Oid) -> Result<Option<git2::OdbObject<'o>>, TargetError> {
     if id.is_zero() {
-        return Ok(Vec::new());
+        return Ok(None);
     }
-    repo.find_blob(id)
-        .map(|b| b.content().to_vec())
-        .map_err(|e| git_err(&e))
+    odb.read(id).map(Some).map_err(|e| git_err(&e))
 }
 
 /// Render `diff` as git prints it, one file at a time into `sink`, with only the files that
@@ -489,106 +484,199 @@ fn render(
             out.skipped.push(SkippedFile { path, reason, glob });
         }
     };
-    let mut opts = DiffOptions::new();
-    opts.indent_heuristic(true);
-    let mut chunk = Vec::new();
+    // First the checks that need no I/O, in delta order; then the files are read and
+    // diffed a window at a time on every core, and their patches go to the sink in order.
+    let mut steps: Vec<Step<'_>> = Vec::with_capacity(n);
     for idx in 0..n {
         let Some(delta) = diff.get_delta(idx) else {
             continue;
         };
-        let (raw, mut deleted) = delta_path(&delta);
+        let (raw, deleted) = delta_path(&delta);
         if is_arev_home(raw) {
             continue;
         }
         let Ok(path) = std::str::from_utf8(raw) else {
-            skip(
-                &mut out,
-                escape_path(&String::from_utf8_lossy(raw)),
-                SkipReason::NotUtf8,
-                None,
-            );
+            let path = escape_path(&String::from_utf8_lossy(raw));
+            steps.push(Step::Skip(path, SkipReason::NotUtf8, None));
             continue;
         };
         if rules.only.is_some_and(|only| !only.contains(path)) {
             continue;
         }
         if has_control_chars(path) {
-            skip(&mut out, escape_path(path), SkipReason::ControlChars, None);
+            steps.push(Step::Skip(
+                escape_path(path),
+                SkipReason::ControlChars,
+                None,
+            ));
             continue;
         }
         if let Some(dir) = run_dir_of(root, path, rules.run_dirs, &mut run_dirs) {
-            skip(&mut out, dir, SkipReason::RunDir, None);
+            steps.push(Step::Skip(dir, SkipReason::RunDir, None));
             continue;
         }
         if let Some(why) = special.get(path) {
-            skip(&mut out, path.trim_end_matches('/').to_owned(), *why, None);
+            let path = path.trim_end_matches('/').to_owned();
+            steps.push(Step::Skip(path, *why, None));
             continue;
         }
         if let Some((why, glob)) = excluder.and_then(|e| e.why(path)) {
-            skip(&mut out, path.to_owned(), why, glob);
+            steps.push(Step::Skip(path.to_owned(), why, glob));
             continue;
         }
-        let old_file = delta.old_file();
-        let new_file = delta.new_file();
-        let old = (!old_file.id().is_zero() && old_file.mode() != FileMode::Unreadable)
-            .then(|| (old_file.id(), old_file.mode()));
+        let (old_file, new_file) = (delta.old_file(), delta.new_file());
+        steps.push(Step::Diff(Job {
+            path,
+            deleted,
+            old: (!old_file.id().is_zero() && old_file.mode() != FileMode::Unreadable)
+                .then(|| (old_file.id(), old_file.mode())),
+            new: (new_file.id(), new_file.mode()),
+        }));
+    }
+    let odb = repo.odb().map_err(|e| git_err(&e))?;
+    let work = Work {
+        odb: &odb,
+        root,
+        cap: rules.cap,
+        workdir,
+    };
+    let mut rest = &steps[..];
+    while !rest.is_empty() {
+        let window = &rest[..rest.len().min(DIFF_WINDOW)];
+        rest = &rest[window.len()..];
+        // A small diff (the usual Stop-hook review) is rendered here, not handed to the pool.
+        let done: Vec<Result<Done, TargetError>> = if window.len() < PARALLEL_FROM {
+            window.iter().map(|step| work.diff(step)).collect()
+        } else {
+            use rayon::prelude::*;
+            window.par_iter().map(|step| work.diff(step)).collect()
+        };
+        for (step, done) in window.iter().zip(done) {
+            let path = match step {
+                Step::Skip(path, reason, glob) => {
+                    skip(&mut out, path.clone(), *reason, glob.clone());
+                    continue;
+                }
+                Step::Diff(job) => job.path,
+            };
+            match done? {
+                Done::Nothing => {}
+                Done::Skip(reason) => skip(&mut out, path.to_owned(), reason, None),
+                Done::File(chunk, entry) => {
+                    out.changed = true;
+                    sink.file(path, &chunk).map_err(spool_err)?;
+                    out.entries.push(*entry);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Files read and diffed together (on every core) before their patches go to the sink in
+/// order: memory holds at most this many files' two sides and patches, each side within
+/// the size cap.
+const DIFF_WINDOW: usize = 32;
+
+/// Fewer deltas than this in a window are diffed on the calling thread.
+const PARALLEL_FROM: usize = 4;
+
+/// One delta, in order: listed as skipped without reading anything, or a file to diff.
+enum Step<'a> {
+    Skip(String, SkipReason, Option<String>),
+    Diff(Job<'a>),
+}
+
+/// A file to read and diff: its path, whether the delta deletes it, the old side (None:
+/// the file is new) and the new side's id and mode as git listed them.
+struct Job<'a> {
+    path: &'a str,
+    deleted: bool,
+    old: Option<(Oid, FileMode)>,
+    new: (Oid, FileMode),
+}
+
+/// What diffing one file gave.
+enum Done {
+    /// No change after all (the index changed it, the working tree changed it back), or a
+    /// deletion of a file that was never there.
+    Nothing,
+    Skip(SkipReason),
+    /// Its part of the patch, and what the pin records of it.
+    File(Vec<u8>, Box<Entry>),
+}
+
+/// What every file's diff reads from: the object database (safe to share between threads),
+/// the working tree, the size cap, and which side is new (the working tree or the index).
+struct Work<'o, 'r> {
+    odb: &'o git2::Odb<'r>,
+    root: &'o Path,
+    cap: u64,
+    workdir: bool,
+}
+
+impl Work<'_, '_> {
+    fn diff(&self, step: &Step<'_>) -> Result<Done, TargetError> {
+        let Step::Diff(job) = step else {
+            return Ok(Done::Nothing);
+        };
+        let (path, old) = (job.path, job.old);
+        let mut deleted = job.deleted;
         // Sizes first, from metadata and object headers: an oversized side is never loaded.
-        if old.is_some_and(|(id, _)| blob_size(repo, id) > rules.cap) {
-            skip(&mut out, path.to_owned(), SkipReason::TooLarge, None);
-            continue;
+        if old.is_some_and(|(id, _)| blob_size(self.odb, id) > self.cap) {
+            return Ok(Done::Skip(SkipReason::TooLarge));
         }
         let mut read = None;
         let mut stat = None;
-        let new_bytes = if deleted {
+        let mut new_blob = None;
+        let new_bytes: Vec<u8> = if deleted {
             Vec::new()
-        } else if workdir {
-            match read_regular_meta(root, path, rules.cap) {
+        } else if self.workdir {
+            match read_regular_meta(self.root, path, self.cap) {
                 Ok((bytes, meta)) => {
                     read = Some((hex(&Sha256::digest(&bytes)), count_lines(&bytes)));
                     stat = Some(StatKey::of(&meta));
                     bytes
                 }
-                Err(ScanError::Skip(reason, _)) => {
-                    skip(&mut out, path.to_owned(), reason, None);
-                    continue;
-                }
+                Err(ScanError::Skip(reason, _)) => return Ok(Done::Skip(reason)),
                 // Gone from the working tree since git looked: a deletion now.
                 Err(ScanError::Missing) => {
                     deleted = true;
                     Vec::new()
                 }
             }
-        } else if blob_size(repo, new_file.id()) > rules.cap {
-            skip(&mut out, path.to_owned(), SkipReason::TooLarge, None);
-            continue;
+        } else if blob_size(self.odb, job.new.0) > self.cap {
+            return Ok(Done::Skip(SkipReason::TooLarge));
         } else {
-            blob_bytes(repo, new_file.id())?
+            new_blob = blob(self.odb, job.new.0)?;
+            Vec::new()
         };
         if deleted && old.is_none() {
-            continue;
+            return Ok(Done::Nothing);
         }
-        let old_bytes = match old {
-            Some((id, _)) => blob_bytes(repo, id)?,
-            None => Vec::new(),
+        let old_blob = match old {
+            Some((id, _)) => blob(self.odb, id)?,
+            None => None,
         };
+        let new_side = new_blob.as_ref().map_or(&new_bytes[..], |o| o.data());
+        let old_side = old_blob.as_ref().map_or(&[][..], |o| o.data());
         let p = Path::new(path);
-        let mut patch =
-            Patch::from_buffers(&old_bytes, Some(p), &new_bytes, Some(p), Some(&mut opts))
-                .map_err(|e| git_err(&e))?;
+        let mut opts = DiffOptions::new();
+        opts.indent_heuristic(true);
+        let mut patch = Patch::from_buffers(old_side, Some(p), new_side, Some(p), Some(&mut opts))
+            .map_err(|e| git_err(&e))?;
         // The new side's blob id: libgit2 hashed the buffer for the patch.
-        let new = (!deleted).then(|| (patch.delta().new_file().id(), new_file.mode()));
+        let new = (!deleted).then(|| (patch.delta().new_file().id(), job.new.1));
         if patch.delta().flags().is_binary() {
-            skip(&mut out, path.to_owned(), SkipReason::Binary, None);
-            continue;
+            return Ok(Done::Skip(SkipReason::Binary));
         }
         // A path the index changed and the working tree changed back: no change at all.
         if patch.num_hunks() == 0
             && old.map(|(id, m)| (id, mode_str(m))) == new.map(|(id, m)| (id, mode_str(m)))
         {
-            continue;
+            return Ok(Done::Nothing);
         }
-        out.changed = true;
-        let mut hunks = Vec::new();
+        let mut hunks = Vec::with_capacity(patch.num_hunks());
         for h in 0..patch.num_hunks() {
             let (h, _) = patch.hunk(h).map_err(|e| git_err(&e))?;
             let (start, lines) = if deleted {
@@ -601,7 +689,7 @@ fn render(
             let end = start + lines.saturating_sub(1);
             hunks.push(Hunk { start, end });
         }
-        chunk.clear();
+        let mut chunk = Vec::new();
         Header {
             path,
             old,
@@ -615,8 +703,7 @@ fn render(
                 chunk.extend_from_slice(&buf[at..]);
             }
         }
-        sink.file(path, &chunk).map_err(spool_err)?;
-        out.entries.push(Entry {
+        let entry = Entry {
             path: path.to_owned(),
             deleted,
             new_id: new.map_or(Oid::zero(), |(id, _)| id),
@@ -624,9 +711,9 @@ fn render(
             read,
             stat,
             hunks,
-        });
+        };
+        Ok(Done::File(chunk, Box::new(entry)))
     }
-    Ok(out)
 }
 
 /// The diff options: full object ids and git's default indent heuristic (what plain git

@@ -1305,6 +1305,55 @@ fn plain_git_diff(root: &Path, base: &str, skipped: &[&str]) -> Vec<u8> {
 }
 
 #[test]
+fn a_diff_of_many_files_is_rendered_in_windows_and_spooled_in_git_order() {
+    // Enough files for several windows diffed in parallel, with skipped files (a link, a
+    // binary, an oversized file) between them: the patch must still be git's, in git's order.
+    let names: Vec<String> = (0..150).map(|i| format!("m{}/f{i:03}.rs", i % 7)).collect();
+    let files: Vec<(&str, String)> = names
+        .iter()
+        .map(|n| (n.as_str(), format!("fn f() {{\n    // {n}\n    1\n}}\n")))
+        .collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(n, c)| (*n, c.as_str())).collect();
+    let dir = repo_with(&refs);
+    let root = dir.path();
+    for (i, n) in names.iter().enumerate() {
+        match i % 5 {
+            0..=2 => write(root, n, format!("fn f() {{\n    // {n}\n    2\n}}\n")),
+            3 if i % 10 == 3 => fs::remove_file(root.join(n)).expect("rm"),
+            _ => {}
+        }
+    }
+    for i in 0..40 {
+        write(
+            root,
+            &format!("m{}/new{i:02}.rs", i % 7),
+            format!("fn n{i}() {{}}\n"),
+        );
+    }
+    symlink(root, "/etc/passwd", "m3/link.rs");
+    fs::write(root.join("m2/bin.rs"), b"\0binary\n").expect("write");
+    write(root, "m5/big.rs", "x".repeat(CAP as usize + 1));
+    let t = resolve_in(root, &["diff"]).expect("diff");
+    let mut skipped = skipped(&t);
+    skipped.sort_by_key(|(p, _)| *p);
+    assert_eq!(
+        skipped,
+        [
+            ("m2/bin.rs", SkipReason::Binary),
+            ("m3/link.rs", SkipReason::Symlink),
+            ("m5/big.rs", SkipReason::TooLarge)
+        ]
+    );
+    let ours = t.artefact.as_ref().expect("artefact").read().expect("read");
+    let theirs = plain_git_diff(root, "HEAD", &["m2/bin.rs", "m3/link.rs", "m5/big.rs"]);
+    assert_eq!(
+        String::from_utf8_lossy(&ours),
+        String::from_utf8_lossy(&theirs)
+    );
+    assert_eq!(t.files.len(), 90 + 15 + 40);
+}
+
+#[test]
 fn diff_patch_is_byte_identical_to_plain_git() {
     let long_fn = format!("fn {}() {{", "very_long_function_name_".repeat(5));
     let body = format!("{long_fn}\n    1\n    2\n    3\n    4\n    5\n    6\n}}\n");
