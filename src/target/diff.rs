@@ -542,7 +542,7 @@ fn render(
     };
     let mut rest = &steps[..];
     while !rest.is_empty() {
-        let window = &rest[..rest.len().min(DIFF_WINDOW)];
+        let window = &rest[..rest.len().min(diff_window(rules.cap))];
         rest = &rest[window.len()..];
         // A small diff (the usual Stop-hook review) is rendered here, not handed to the pool.
         let done: Vec<Result<Done, TargetError>> = if window.len() < PARALLEL_FROM {
@@ -573,10 +573,19 @@ fn render(
     Ok(out)
 }
 
-/// Files read and diffed together (on every core) before their patches go to the sink in
-/// order: memory holds at most this many files' two sides and patches, each side within
-/// the size cap.
-const DIFF_WINDOW: usize = 32;
+/// How many files are read and diffed together (on every core) before their patches go to
+/// the sink in order: each holds at most two sides within the size cap and a patch about as
+/// large as both, so the window is sized for `DIFF_WINDOW_BYTES` of them at the cap (16
+/// files at the default 1 MiB cap), between 2 and 32.
+fn diff_window(cap: u64) -> usize {
+    let per_file = cap.saturating_mul(4).max(1);
+    usize::try_from(DIFF_WINDOW_BYTES / per_file)
+        .unwrap_or(32)
+        .clamp(2, 32)
+}
+
+/// The memory a window of files may hold at most, beyond what the rest of the pin holds.
+const DIFF_WINDOW_BYTES: u64 = 64 << 20;
 
 /// Fewer deltas than this in a window are diffed on the calling thread.
 const PARALLEL_FROM: usize = 4;
@@ -1179,6 +1188,19 @@ fn snapshot_base<'r>(repo: &'r Repository, oid: &str) -> Result<Tree<'r>, Target
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_window_of_files_at_the_cap_stays_within_its_budget() {
+        assert_eq!(diff_window(1 << 20), 16);
+        assert_eq!(diff_window(64 << 10), 32);
+        assert_eq!(diff_window(0), 32);
+        assert_eq!(diff_window(100 << 20), 2);
+        assert_eq!(diff_window(u64::MAX), 2);
+        for cap in [4 << 10, 1 << 20, 3 << 20, 8 << 20] {
+            let w = diff_window(cap) as u64;
+            assert!(w * 4 * cap <= DIFF_WINDOW_BYTES, "{cap}");
+        }
+    }
 
     #[test]
     fn names_are_quoted_as_git_quotes_them() {
