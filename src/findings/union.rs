@@ -56,11 +56,17 @@ fn norm_category(c: &str) -> Cow<'_, str> {
 /// `items` in the order of `cmp` (stable). The order is found on indices and each item
 /// moved into place once, in place: findings are large, and a sort would move each of them
 /// a dozen times.
-fn sorted<T>(mut items: Vec<T>, cmp: impl Fn(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
+fn sorted<T>(items: Vec<T>, cmp: impl Fn(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_by(|&a, &b| cmp(&items[a], &items[b]));
-    // Position i takes the item at order[i]: each cycle of the permutation is walked once,
-    // and a placed position is marked by order[p] = p.
+    permuted(items, order)
+}
+
+/// `items` with position i holding the item that was at `order[i]` (`order` a permutation),
+/// each moved once, in place.
+fn permuted<T>(mut items: Vec<T>, mut order: Vec<usize>) -> Vec<T> {
+    // Each cycle of the permutation is walked once, and a placed position is marked by
+    // order[p] = p.
     for start in 0..order.len() {
         let mut at = start;
         while order[at] != start {
@@ -192,19 +198,47 @@ pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<Un
             }
         }
     }
-    // Each finding moves into its cluster, clusters in the order of their first members (a
-    // cluster's root is its smallest index: `join` keeps it): nothing is cloned.
+    // Clusters in the order of their first members (a cluster's root is its smallest index:
+    // `join` keeps it). The findings are put in cluster order in place (a stable counting
+    // sort) and each cluster is merged from one reused buffer: nothing is cloned, and no
+    // vector per cluster is allocated.
     let mut slot = vec![usize::MAX; n];
-    let mut grouped: Vec<Vec<PassFinding>> = vec![];
-    for (i, pf) in all.into_iter().enumerate() {
-        let r = find(&mut parent, i);
-        if slot[r] == usize::MAX {
-            slot[r] = grouped.len();
-            grouped.push(vec![]);
-        }
-        grouped[slot[r]].push(pf);
+    let mut sizes: Vec<usize> = vec![];
+    let cluster: Vec<usize> = (0..n)
+        .map(|i| {
+            let r = find(&mut parent, i);
+            if slot[r] == usize::MAX {
+                slot[r] = sizes.len();
+                sizes.push(0);
+            }
+            sizes[slot[r]] += 1;
+            slot[r]
+        })
+        .collect();
+    let mut next: Vec<usize> = sizes
+        .iter()
+        .scan(0, |at, len| {
+            let start = *at;
+            *at += len;
+            Some(start)
+        })
+        .collect();
+    let mut order = vec![0; n];
+    for (i, c) in cluster.into_iter().enumerate() {
+        order[next[c]] = i;
+        next[c] += 1;
     }
-    let mut out = sorted(grouped.into_iter().map(merge).collect(), |a, b| {
+    let mut members = permuted(all, order).into_iter();
+    let mut buf = Vec::new();
+    let merged: Vec<UnionedFinding> = sizes
+        .iter()
+        .map(|&len| {
+            buf.clear();
+            buf.extend(members.by_ref().take(len));
+            merge(&mut buf)
+        })
+        .collect();
+    let mut out = sorted(merged, |a, b| {
         (
             &a.finding.file,
             a.finding.line,
@@ -224,8 +258,8 @@ pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<Un
     out
 }
 
-/// One cluster (never empty) as one finding.
-fn merge(mut cluster: Vec<PassFinding>) -> UnionedFinding {
+/// One cluster (never empty) as one finding; the representative is taken out of `cluster`.
+fn merge(cluster: &mut Vec<PassFinding>) -> UnionedFinding {
     let mut best = 0;
     for (k, pf) in cluster.iter().enumerate().skip(1) {
         if better(&pf.finding, &cluster[best].finding) {
@@ -234,7 +268,7 @@ fn merge(mut cluster: Vec<PassFinding>) -> UnionedFinding {
     }
     let evidence = {
         let mut evidence: Vec<&str> = vec![];
-        for pf in &cluster {
+        for pf in cluster.iter() {
             let e = pf.finding.evidence.trim();
             if !e.is_empty() && !evidence.contains(&e) {
                 evidence.push(e);
