@@ -22,8 +22,8 @@ pub fn normalize_finding_file(file: &str, target: &PinnedTarget) -> FileCheck {
         return FileCheck::Allowed(raw.to_string());
     }
     let rel = repo_relative(raw, target);
-    if target.is_allowed(&rel) {
-        FileCheck::Allowed(rel)
+    if target.is_allowed(rel) {
+        FileCheck::Allowed(rel.to_owned())
     } else {
         FileCheck::Offtarget(raw.to_string())
     }
@@ -43,7 +43,7 @@ pub enum Place {
 }
 
 /// `file` (as an agent wrote it) made repository-relative: the root prefix and `./` dropped.
-pub fn repo_relative(file: &str, target: &PinnedTarget) -> String {
+pub fn repo_relative<'f>(file: &'f str, target: &PinnedTarget) -> &'f str {
     let raw = file.trim();
     let root = target.root.to_string_lossy();
     let mut rel = raw;
@@ -53,7 +53,7 @@ pub fn repo_relative(file: &str, target: &PinnedTarget) -> String {
     while let Some(s) = rel.strip_prefix("./") {
         rel = s;
     }
-    rel.to_string()
+    rel
 }
 
 /// The membership check of a finding's or ruling's `file` and `line`: a target file, a
@@ -86,8 +86,8 @@ pub fn check_place(
         FileCheck::Allowed(rel) => Place::Allowed { file: rel, line },
         FileCheck::Offtarget(bad) => {
             let rel = repo_relative(raw, target);
-            if context.contains(&rel) {
-                Place::Context(rel)
+            if context.iter().any(|c| c == rel) {
+                Place::Context(rel.to_owned())
             } else {
                 Place::Offtarget(bad)
             }

@@ -286,35 +286,38 @@ pub(super) fn gate_findings(
     places: Places<'_>,
     rec: &mut RoundRecord,
 ) -> Result<(), Abort> {
+    // In place: a finding on a context file is dropped, one outside the target aborts.
     let mut on_context = 0usize;
-    let mut kept = Vec::with_capacity(findings.len());
-    for mut pf in findings.drain(..) {
-        let place = pf
-            .finding
-            .file
-            .as_deref()
-            .map(|file| places.check(file, pf.finding.line, target));
-        if let Some(place) = place {
-            match place {
-                Place::Allowed { file, line } => {
-                    pf.finding.file = Some(file);
-                    pf.finding.line = line;
-                }
-                Place::Context(_) => {
-                    on_context += 1;
-                    continue;
-                }
-                Place::Offtarget(bad) => {
-                    return Err(Abort::OfftargetHallucination {
-                        role: Role::Enthusiast,
-                        file: bad,
-                    })
-                }
+    let mut offtarget = None;
+    findings.retain_mut(|pf| {
+        if offtarget.is_some() {
+            return false;
+        }
+        let Some(file) = pf.finding.file.as_deref() else {
+            return true;
+        };
+        match places.check(file, pf.finding.line, target) {
+            Place::Allowed { file, line } => {
+                pf.finding.file = Some(file);
+                pf.finding.line = line;
+                true
+            }
+            Place::Context(_) => {
+                on_context += 1;
+                false
+            }
+            Place::Offtarget(bad) => {
+                offtarget = Some(bad);
+                false
             }
         }
-        kept.push(pf);
+    });
+    if let Some(file) = offtarget {
+        return Err(Abort::OfftargetHallucination {
+            role: Role::Enthusiast,
+            file,
+        });
     }
-    *findings = kept;
     rec.errors.extend(std::iter::repeat_n(
         "rules_file_finding".to_string(),
         on_context,
