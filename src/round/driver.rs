@@ -120,11 +120,12 @@ pub async fn run_review(
     loop {
         let started = Instant::now();
         let mut record = RoundRecord::new(round, st.tier, target.mode.as_str(), plan.passes);
+        let mut judged: Option<Vec<Option<Ruling>>> = None;
         let end = round_body(
             &ctx,
             &mut st,
             &mut result,
-            &mut record,
+            (&mut record, &mut judged),
             cancel,
             (progress, &live),
         )
@@ -139,6 +140,22 @@ pub async fn run_review(
             .as_ref()
             .is_none_or(|e| matches!(e, ReviewEnd::Stopped(_)));
         rec.record_round(&record, completed);
+        // The judged findings are the record's, moved once it is written (not copied).
+        if let Some(rulings) = judged {
+            let findings = std::mem::take(&mut record.findings);
+            result
+                .judged
+                .extend(
+                    findings
+                        .into_iter()
+                        .zip(rulings)
+                        .map(|(finding, ruling)| Judged {
+                            round,
+                            finding,
+                            ruling,
+                        }),
+                );
+        }
         record.forget_payloads();
         result.rounds.push(record);
         match end {
@@ -169,12 +186,14 @@ fn close_record(rec: &mut RoundRecord, end: &ReviewEnd) {
 
 /// The round itself: `Some(end)` when the run ends with it (stop, abort, Ctrl-C), `None` to
 /// continue (the run state is then advanced for the next round). Only the dispatches are
-/// awaited here; every step between them is a plain function of `super::step`.
+/// awaited here; every step between them is a plain function of `super::step`. When the
+/// Judge answered, `judged` gets each of `rec.findings`' rulings (None: unresolved), in
+/// their order: the caller pairs them once the record is written.
 async fn round_body(
     ctx: &Ctx<'_>,
     st: &mut State,
     result: &mut ReviewResult,
-    rec: &mut RoundRecord,
+    (rec, judged): (&mut RoundRecord, &mut Option<Vec<Option<Ruling>>>),
     cancel: &CancellationToken,
     (progress, live): (Progress, &ProgressLog),
 ) -> Option<ReviewEnd> {
@@ -304,11 +323,7 @@ async fn round_body(
                 RoleOutput::Valid(j) => j,
                 RoleOutput::Malformed(e) => {
                     rec.errors.push("judge_malformed_json".into());
-                    result.judged.extend(novel.iter().map(|f| Judged {
-                        round,
-                        finding: f.clone(),
-                        ruling: None,
-                    }));
+                    *judged = Some(vec![None; novel.len()]);
                     rec.counts.unresolved = novel.len() as u32;
                     let a = Abort::JudgeMalformed { detail: e };
                     break 'judge Some(ReviewEnd::Aborted(a));
@@ -326,14 +341,9 @@ async fn round_body(
                     why.join("; ")
                 ));
             }
-            let (valid, judged) = attach_rulings(round, &novel, &j, target, places, &bad, rec);
+            let (valid, each) = attach_rulings(&novel, &j, target, places, &bad, rec);
             rulings = valid;
-            if result.judged.is_empty() {
-                // Round 1: taken as it is, not copied.
-                result.judged = judged;
-            } else {
-                result.judged.extend(judged);
-            }
+            *judged = Some(each);
             progress.line(&format!(
                 "Round {round} · Judge ({} confirmed, {} debunked)",
                 rec.counts.confirmed, rec.counts.debunked

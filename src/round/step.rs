@@ -5,7 +5,6 @@
 
 use super::context::History;
 use super::decide::confirmed_locations;
-use super::driver::Judged;
 use super::role::{RoleOutput, RoleRun};
 use super::{
     Action, Decision, DecisionRecord, RoundCounts, RoundFinding, RoundRecord, SuppressedFinding,
@@ -540,16 +539,15 @@ pub(super) fn cites_note(problems: &BTreeMap<String, Vec<String>>) -> Option<Str
 /// Attach the Judge's rulings to the findings it was sent: each ruling's file normalised (the
 /// finding's place when the Judge left it out), counted confirmed / debunked / unresolved;
 /// rulings of unknown ids or findings without a ruling are a count mismatch. Returns the
-/// valid rulings and every finding with its ruling.
+/// valid rulings and each finding's ruling (None: unresolved), in `novel`'s order.
 pub(super) fn attach_rulings(
-    round: u32,
     novel: &[RoundFinding],
     j: &JudgeOutput,
     target: &PinnedTarget,
     places: Places<'_>,
     bad_cites: &BTreeMap<String, Vec<String>>,
     rec: &mut RoundRecord,
-) -> (Vec<Ruling>, Vec<Judged>) {
+) -> (Vec<Ruling>, Vec<Option<Ruling>>) {
     let by_id: BTreeMap<&str, &Ruling> = j
         .rulings
         .iter()
@@ -577,11 +575,7 @@ pub(super) fn attach_rulings(
         if let Some(r) = &ruling {
             rulings.push(r.clone());
         }
-        judged.push(Judged {
-            round,
-            finding: f.clone(),
-            ruling,
-        });
+        judged.push(ruling);
     }
     let ids = first_by_id(novel);
     let unknown = j
@@ -770,7 +764,7 @@ mod tests {
         assert!(judge_offtarget(&j, &t, no_places()).is_none());
         let mut rec = record();
         let (rulings, judged) =
-            attach_rulings(2, &novel, &j, &t, no_places(), &BTreeMap::new(), &mut rec);
+            attach_rulings(&novel, &j, &t, no_places(), &BTreeMap::new(), &mut rec);
         assert_eq!(rulings.len(), 2);
         assert_eq!(rulings[0].file.as_deref(), Some("a.rs"));
         assert_eq!(
@@ -779,7 +773,7 @@ mod tests {
             "the finding's place fills the gap"
         );
         assert_eq!(judged.len(), 3);
-        assert!(judged[2].ruling.is_none() && judged[2].round == 2);
+        assert!(judged[2].is_none());
         assert_eq!(
             (
                 rec.counts.confirmed,
@@ -885,8 +879,7 @@ mod tests {
             rulings: vec![ruling("F1", Some("docs/plan.md"), None, Winner::Split)],
             ..j
         };
-        let (rulings, _) =
-            attach_rulings(1, &novel, &j, &t, places, &BTreeMap::new(), &mut record());
+        let (rulings, _) = attach_rulings(&novel, &j, &t, places, &BTreeMap::new(), &mut record());
         assert_eq!(rulings[0].file.as_deref(), Some("## Design"));
         assert_eq!(rulings[0].line, Some(5));
     }
@@ -967,9 +960,9 @@ mod tests {
         assert!(note.contains("F2: `Z1` does not cover a.rs:30"), "{note}");
         assert!(cites_note(&BTreeMap::new()).is_none());
         let mut rec = record();
-        let (rulings, judged) = attach_rulings(1, &novel, &j, &t, no_places(), &problems, &mut rec);
+        let (rulings, judged) = attach_rulings(&novel, &j, &t, no_places(), &problems, &mut rec);
         assert_eq!(rulings.len(), 1);
-        assert!(judged[1].ruling.is_none());
+        assert!(judged[1].is_none());
         assert_eq!((rec.counts.debunked, rec.counts.unresolved), (1, 1));
         assert_eq!(rec.errors, ["judge_invalid_cites"]);
     }
