@@ -228,11 +228,18 @@ pub(crate) fn fingerprint_with(
     h.update(b"v2\0");
     h.update(file.unwrap_or("").as_bytes());
     h.update(b"\0");
-    h.update(category.trim().to_ascii_lowercase().as_bytes());
+    // The category lower-cased a chunk at a time (one fingerprint per finding: no String).
+    let mut lower = [0u8; 64];
+    for chunk in category.trim().as_bytes().chunks(lower.len()) {
+        let part = &mut lower[..chunk.len()];
+        part.copy_from_slice(chunk);
+        part.make_ascii_lowercase();
+        h.update(&*part);
+    }
     h.update(b"\0");
     h.update(text.as_bytes());
     h.update(b"\0");
-    h.update(occurrence.to_string().as_bytes());
+    h.update(itoa::Buffer::new().format(occurrence).as_bytes());
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(32);
     for b in &h.finalize()[..16] {
