@@ -100,6 +100,13 @@ fn permuted<T>(mut items: Vec<T>, mut order: Vec<usize>) -> Vec<T> {
     items
 }
 
+/// The ranks ([`ranks`]) of the findings' files and of their categories, in their order.
+fn place_ranks<'a>(findings: impl Iterator<Item = &'a Finding> + Clone) -> (Vec<u32>, Vec<u32>) {
+    let files: Vec<Option<&str>> = findings.clone().map(|f| f.file.as_deref()).collect();
+    let categories: Vec<&str> = findings.map(|f| f.category.as_str()).collect();
+    (ranks(&files), ranks(&categories))
+}
+
 fn norm_section(s: &str) -> String {
     s.split('/')
         .map(|p| p.trim().trim_start_matches('#').trim().to_lowercase())
@@ -143,18 +150,7 @@ pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<Un
     // Canonical order first: everything below depends only on content, not on pass order.
     // (file, line, category, description, evidence, pass, id), the file and the category
     // compared by their ranks.
-    let files = ranks(
-        &findings
-            .iter()
-            .map(|f| f.finding.file.as_deref())
-            .collect::<Vec<_>>(),
-    );
-    let categories = ranks(
-        &findings
-            .iter()
-            .map(|f| f.finding.category.as_str())
-            .collect::<Vec<_>>(),
-    );
+    let (files, categories) = place_ranks(findings.iter().map(|f| &f.finding));
     let all = sorted_by_index(findings, |all, i, j| {
         let (a, b) = (&all[i], &all[j]);
         (files[i], a.finding.line, categories[i])
@@ -272,18 +268,7 @@ pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<Un
             merge(&mut buf)
         })
         .collect();
-    let files = ranks(
-        &merged
-            .iter()
-            .map(|u| u.finding.file.as_deref())
-            .collect::<Vec<_>>(),
-    );
-    let categories = ranks(
-        &merged
-            .iter()
-            .map(|u| u.finding.category.as_str())
-            .collect::<Vec<_>>(),
-    );
+    let (files, categories) = place_ranks(merged.iter().map(|u| &u.finding));
     let mut out = sorted_by_index(merged, |all, i, j| {
         let (a, b) = (&all[i], &all[j]);
         (files[i], a.finding.line, categories[i])
