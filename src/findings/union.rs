@@ -55,7 +55,8 @@ fn norm_category(c: &str) -> Cow<'_, str> {
 
 /// `items` in the order of `cmp` (stable). The order is found on indices and each item
 /// moved into place once, in place: findings are large, and a sort would move each of them
-/// a dozen times. `cmp` is given the items and two indices (to read keys computed once per item beside them).
+/// a dozen times. `cmp` is given the items and two indices, to read keys computed once per
+/// item beside them.
 fn sorted_by_index<T>(
     items: Vec<T>,
     cmp: impl Fn(&[T], usize, usize) -> std::cmp::Ordering,
