@@ -344,16 +344,53 @@ impl Scanner<'_> {
 
     /// A string (at its opening quote): control characters refused, escapes checked as
     /// serde_json checks them for a `String` (a `\u` surrogate must be a lead followed by
-    /// a trail). UTF-8 was checked for the whole line. The bytes between escapes are
-    /// skipped eight at a time ([`special_at`]).
+    /// a trail). UTF-8 was checked for the whole line. The specials of 64 bytes are found at
+    /// once ([`block_specials`]) and visited in order, the byte after a simple escape
+    /// skipped; a `\u` escape, or an escape at the block's end, moves on from past it. The
+    /// last bytes of the line (less than a block) go one special at a time ([`special_at`]).
     fn string(&mut self) -> Option<()> {
         self.i += 1;
         let start = self.i;
         let mut escaped = false;
+        'blocks: loop {
+            let base = self.i;
+            let Some(block) = self.b.get(base..).and_then(|b| b.first_chunk::<64>()) else {
+                break 'blocks;
+            };
+            let mut bits = block_specials(block);
+            while bits != 0 {
+                let k = bits.trailing_zeros() as usize;
+                let at = base + k;
+                match self.b[at] {
+                    b'"' => {
+                        self.i = at;
+                        return self.end_string(start, escaped);
+                    }
+                    b'\\' => {
+                        escaped = true;
+                        let code = *self.b.get(at + 1)?;
+                        if SIMPLE_ESCAPE[usize::from(code)] == 0 {
+                            self.i = at + 1;
+                            self.unicode_escape()?;
+                            continue 'blocks;
+                        }
+                        if k + 2 >= 64 {
+                            self.i = at + 2;
+                            continue 'blocks;
+                        }
+                        // The escaped byte (a `"` or `\\` is marked too) is not a special.
+                        bits &= !0u64 << (k + 2);
+                    }
+                    // A control character.
+                    _ => return None,
+                }
+            }
+            self.i = base + 64;
+        }
         loop {
             self.i = special_at(self.b, self.i)?;
             match self.b[self.i] {
-                b'"' => break,
+                b'"' => return self.end_string(start, escaped),
                 b'\\' => {
                     escaped = true;
                     self.i += 1;
@@ -362,32 +399,42 @@ impl Scanner<'_> {
                         self.i += 1;
                         continue;
                     }
-                    match code {
-                        b'u' => {
-                            self.i += 1;
-                            let n = self.hex4()?;
-                            if (0xDC00..=0xDFFF).contains(&n) {
-                                return None;
-                            }
-                            if (0xD800..=0xDBFF).contains(&n) {
-                                if self.b.get(self.i..self.i + 2)? != b"\\u" {
-                                    return None;
-                                }
-                                self.i += 2;
-                                if !(0xDC00..=0xDFFF).contains(&self.hex4()?) {
-                                    return None;
-                                }
-                            }
-                        }
-                        _ => return None,
-                    }
+                    self.unicode_escape()?;
                 }
                 // A control character.
                 _ => return None,
             }
         }
+    }
+
+    /// The string that started at `start` ends at the quote at `self.i`.
+    fn end_string(&mut self, start: usize, escaped: bool) -> Option<()> {
         self.push(Kind::Str(escaped), start, self.i);
         self.i += 1;
+        Some(())
+    }
+
+    /// The escape whose code (after the backslash) is at `self.i` when it is not a simple
+    /// one: a `\u` with four hex digits, a lead surrogate followed by a trail; anything
+    /// else is refused. Leaves `self.i` past it.
+    fn unicode_escape(&mut self) -> Option<()> {
+        if self.b.get(self.i)? != &b'u' {
+            return None;
+        }
+        self.i += 1;
+        let n = self.hex4()?;
+        if (0xDC00..=0xDFFF).contains(&n) {
+            return None;
+        }
+        if (0xD800..=0xDBFF).contains(&n) {
+            if self.b.get(self.i..self.i + 2)? != b"\\u" {
+                return None;
+            }
+            self.i += 2;
+            if !(0xDC00..=0xDFFF).contains(&self.hex4()?) {
+                return None;
+            }
+        }
         Some(())
     }
 
@@ -423,6 +470,67 @@ fn special_mask(w: u64) -> u64 {
     (zero(quote) | zero(slash) | (w.wrapping_sub(LO * 0x20) & !w)) & HI
 }
 
+/// Bit `k` is set when `block[k]` is `"`, `\\` or below 0x20: every special of 64 bytes,
+/// exactly (each set bit is one, unlike [`special_mask`]'s marks past the first).
+#[inline]
+fn block_specials(block: &[u8; 64]) -> u64 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        // SAFETY: the function needs SSE2, which this target enables (it is part of
+        // x86_64's baseline); it reads nothing but `block`.
+        #[allow(unsafe_code)]
+        unsafe {
+            block_specials_sse2(block)
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    {
+        block_specials_bytes(block)
+    }
+}
+
+/// [`block_specials`] sixteen bytes at a time: compare with `"` and `\\`, and
+/// `min(byte, 0x1f) == byte` for the control characters; one bit per byte.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[target_feature(enable = "sse2")]
+fn block_specials_sse2(block: &[u8; 64]) -> u64 {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        _mm_set_epi64x,
+    };
+    let quote = _mm_set1_epi8(b'"' as i8);
+    let slash = _mm_set1_epi8(b'\\' as i8);
+    let control = _mm_set1_epi8(0x1f);
+    let mut bits = 0u64;
+    for (n, chunk) in block.chunks_exact(16).enumerate() {
+        let word = |at: usize| {
+            i64::from_le_bytes(
+                chunk
+                    .get(at..at + 8)
+                    .and_then(|w| w.try_into().ok())
+                    .unwrap_or_default(),
+            )
+        };
+        let x = _mm_set_epi64x(word(8), word(0));
+        let marked = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, slash)),
+            _mm_cmpeq_epi8(_mm_min_epu8(x, control), x),
+        );
+        bits |= u64::from(_mm_movemask_epi8(marked) as u16) << (16 * n);
+    }
+    bits
+}
+
+/// [`block_specials`] a byte at a time (the reference, and the other targets' way).
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+fn block_specials_bytes(block: &[u8; 64]) -> u64 {
+    block
+        .iter()
+        .enumerate()
+        .filter(|&(_, &c)| c == b'"' || c == b'\\' || c < 0x20)
+        .fold(0, |bits, (k, _)| bits | 1 << k)
+}
+
 /// The index of the first `"`, `\\` or control character in `b` at or after `i`; `None`
 /// when there is none (an unterminated string).
 #[inline]
@@ -443,40 +551,59 @@ fn special_at(b: &[u8], mut i: usize) -> Option<usize> {
 
 /// The text of a string the scanner accepted, escapes decoded. Decoding only shrinks (an
 /// escape of 2 bytes gives 1, `\\uXXXX` at most 3, a surrogate pair's 12 bytes 4), so the
-/// output is a buffer of the input's size written at `o <= i`, plain bytes a word at a
-/// time (the whole word is copied, then the bytes past an escape are overwritten).
+/// output is a buffer of the input's size written at `o <= i`. The backslashes of 64 bytes
+/// are found at once ([`block_specials`]: in an accepted string the only other marks are
+/// escaped bytes, which are skipped), and the plain run before each is copied whole.
 fn unescape(raw: &str) -> String {
     let b = raw.as_bytes();
-    let mut out = vec![0u8; b.len() + 8];
-    let (mut i, mut o) = (0, 0);
-    while let Some(chunk) = b.get(i..i + 8) {
-        if let Some(dst) = out.get_mut(o..o + 8) {
-            dst.copy_from_slice(chunk);
-        }
-        let mask = special_mask(u64::from_le_bytes(chunk.try_into().unwrap_or_default()));
-        if mask == 0 {
-            i += 8;
-            o += 8;
-            continue;
-        }
-        // Only a backslash can be marked: the scanner accepted the string.
-        let n = (mask.trailing_zeros() / 8) as usize;
-        (i, o) = escape_at(b, i + n, &mut out, o + n);
-    }
-    while let Some(&c) = b.get(i) {
-        if c == b'\\' {
-            (i, o) = escape_at(b, i, &mut out, o);
-        } else {
-            if let Some(d) = out.get_mut(o) {
-                *d = c;
+    let mut out = vec![0u8; b.len() + RUN];
+    // `run`: where the plain bytes not yet copied start; `i`: the next block.
+    let (mut i, mut run, mut o) = (0, 0, 0);
+    'blocks: while let Some(block) = b.get(i..).and_then(|rest| rest.first_chunk::<64>()) {
+        let base = i;
+        let mut bits = block_specials(block);
+        while bits != 0 {
+            let at = base + bits.trailing_zeros() as usize;
+            o = copy_run(b, run..at, &mut out, o);
+            (run, o) = escape_at(b, at, &mut out, o);
+            if run >= base + 64 {
+                i = run;
+                continue 'blocks;
             }
-            i += 1;
-            o += 1;
+            bits &= !0u64 << (run - base);
         }
+        i = base + 64;
     }
+    // The last bytes (less than a block), from the first not yet scanned.
+    while let Some(n) = b.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
+        o = copy_run(b, run..i + n, &mut out, o);
+        (run, o) = escape_at(b, i + n, &mut out, o);
+        i = run;
+    }
+    o = copy_run(b, run..b.len(), &mut out, o);
     out.truncate(o);
     // Valid: the line was UTF-8 and every escape gives a whole character.
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// The longest plain run [`copy_run`] copies as one fixed-size block.
+const RUN: usize = 16;
+
+/// Copies the plain bytes `b[from]` to `out` at `o` (which has `RUN` bytes of room past
+/// the decoded text); returns the index after them. A short run is copied as `RUN` bytes
+/// (the bytes past it are overwritten by what follows).
+#[inline]
+fn copy_run(b: &[u8], from: std::ops::Range<usize>, out: &mut [u8], o: usize) -> usize {
+    let n = from.len();
+    match (b.get(from.start..from.start + RUN), out.get_mut(o..o + RUN)) {
+        (Some(src), Some(dst)) if n <= RUN => dst.copy_from_slice(src),
+        _ => {
+            if let (Some(src), Some(dst)) = (b.get(from), out.get_mut(o..o + n)) {
+                dst.copy_from_slice(src);
+            }
+        }
+    }
+    o + n
 }
 
 /// The byte a one-character escape stands for (`\\n` → newline), 0 for `u` and for what
@@ -601,6 +728,35 @@ mod tests {
         }
     }
 
+    /// Every special at every offset of the first blocks (and past them, in the tail), so
+    /// escapes straddle the 64-byte block edges.
+    #[test]
+    fn specials_at_every_offset_of_a_block() {
+        for tail in [
+            "\\\"",
+            "\\\\",
+            "\\n",
+            "\\u00e9",
+            "\\ud83d\\ude00",
+            "\\ud83d",
+            "\\x",
+            "\u{1}",
+            "\"",
+            "\\",
+        ] {
+            for pad in 0..140 {
+                let text = format!("{}{tail}{}", "a".repeat(pad), "b".repeat(pad % 7));
+                let line = format!("{{\"k\":\"{text}\",\"z\":1}}");
+                agrees(&line);
+                if let Some(doc) = Doc::object(line.as_bytes()) {
+                    let want: serde_json::Map<String, Value> = serde_json::from_str(&line).unwrap();
+                    let k = doc.entries(doc.root()).next().unwrap().1;
+                    assert_eq!(doc.as_str(k).as_deref(), want["k"].as_str(), "{line}");
+                }
+            }
+        }
+    }
+
     /// Pieces of a string's text: plain runs of every length (so escapes fall on every
     /// offset of the eight-byte words), escapes valid and not, raw quotes and control
     /// characters, multi-byte characters.
@@ -638,10 +794,19 @@ mod tests {
     ];
 
     proptest::proptest! {
+        /// The 64-byte masks mark exactly the specials, wherever they fall.
+        #[test]
+        fn block_specials_marks_every_special_and_nothing_else(
+            bytes in proptest::collection::vec(proptest::sample::select(&[b'a', b'"', b'\\', 0, 0x1f, 0x20, 0x7f, 0x80, 0xff][..]), 64)
+        ) {
+            let block: [u8; 64] = bytes.try_into().unwrap();
+            proptest::prop_assert_eq!(block_specials(&block), block_specials_bytes(&block));
+        }
+
         /// Strings of every shape are accepted and decoded exactly as serde_json does.
         #[test]
         fn strings_agree_with_serde_json(
-            pieces in proptest::collection::vec(proptest::sample::select(PIECES), 0..40)
+            pieces in proptest::collection::vec(proptest::sample::select(PIECES), 0..120)
         ) {
             let text: String = pieces.concat();
             let line = format!("{{\"k\":\"{text}\",\"z\":1}}");

@@ -143,6 +143,8 @@ pub async fn run_review(
         // The judged findings are the record's, moved once it is written (not copied).
         if let Some(rulings) = judged {
             let findings = std::mem::take(&mut record.findings);
+            // round_body sets both from the same `novel`, one ruling per finding in order.
+            debug_assert_eq!(findings.len(), rulings.len(), "a ruling per judged finding");
             result
                 .judged
                 .extend(
