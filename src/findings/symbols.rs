@@ -47,6 +47,27 @@ const PREFIXES: [&str; 12] = [
     "const ",
 ];
 
+/// The lines of `text` exactly as `str::lines` gives them (split at `\n`, a `\r` right before
+/// it dropped, no empty last line after a final newline), the newlines found by `memchr`
+/// a word at a time rather than a character at a time.
+pub(crate) fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let line = match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(n) => {
+                let line = &rest[..n];
+                rest = &rest[n + 1..];
+                line.strip_suffix('\r').unwrap_or(line)
+            }
+            None => std::mem::take(&mut rest),
+        };
+        Some(line)
+    })
+}
+
 /// The symbol a line starts, if any, as its keyword and name (`fn parse`, `def run`,
 /// `class Foo`).
 fn symbol_start(line: &str) -> Option<(&'static str, &str)> {
@@ -111,7 +132,7 @@ impl SymbolIndex {
     pub fn add_file(&mut self, path: &str, text: &str) {
         let mut file = FileSymbols::default();
         let narrow = |n: usize| u32::try_from(n).unwrap_or(BLANK - 1);
-        for (i, line) in text.lines().enumerate() {
+        for (i, line) in lines(text).enumerate() {
             let body = line.trim_start();
             if body.trim_end().is_empty() {
                 file.indents.push(BLANK);
@@ -155,6 +176,17 @@ impl SymbolIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// `lines` splits as `str::lines` does, carriage returns and final newlines included.
+        #[test]
+        fn lines_split_as_str_lines_does(
+            pieces in proptest::collection::vec(proptest::sample::select(&["a", "bc", "\n", "\r", "\r\n", " ", "é", "\n\n"][..]), 0..30)
+        ) {
+            let text = pieces.concat();
+            proptest::prop_assert_eq!(lines(&text).collect::<Vec<_>>(), text.lines().collect::<Vec<_>>());
+        }
+    }
 
     #[test]
     fn the_first_letter_filter_never_hides_a_symbol() {
