@@ -3,6 +3,7 @@
 
 use super::sections::Outline;
 use crate::target::{PinnedTarget, TargetType};
+use std::borrow::Cow;
 
 /// Result of checking one named file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,10 +32,15 @@ pub fn normalize_finding_file(file: &str, target: &PinnedTarget) -> FileCheck {
 
 /// Where a finding or ruling points, after the membership checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Place {
+pub enum Place<'f> {
     /// In the target: the repo-relative file (for a spec, the canonical section path) and the
-    /// line (for a section named without one, its heading's line).
-    Allowed { file: String, line: Option<u32> },
+    /// line (for a section named without one, its heading's line). Borrowed from the name
+    /// checked when it is a part of it (thousands of checks a round, most already
+    /// repo-relative).
+    Allowed {
+        file: Cow<'f, str>,
+        line: Option<u32>,
+    },
     /// A context file (project rules): readable, but not part of the target.
     Context(String),
     /// Neither in the target nor context: a file outside it, or a section the document does
@@ -45,8 +51,13 @@ pub enum Place {
 /// `file` (as an agent wrote it) made repository-relative: the root prefix and `./` dropped.
 pub fn repo_relative<'f>(file: &'f str, target: &PinnedTarget) -> &'f str {
     let raw = file.trim();
-    let root = target.root.to_string_lossy();
     let mut rel = raw;
+    // The root as text: `to_str` checks it faster than the lossy form does, which is only
+    // made for a root that is not UTF-8 (thousands of checks a round).
+    let root = match target.root.to_str() {
+        Some(r) => std::borrow::Cow::Borrowed(r),
+        None => target.root.to_string_lossy(),
+    };
     if let Some(stripped) = rel.strip_prefix(root.as_ref()) {
         rel = stripped.trim_start_matches('/');
     }
@@ -59,38 +70,45 @@ pub fn repo_relative<'f>(file: &'f str, target: &PinnedTarget) -> &'f str {
 /// The membership check of a finding's or ruling's `file` and `line`: a target file, a
 /// section that exists in a spec document (`outline`, docs/architecture.md §19.5), a context
 /// file (`context`: the project rules), or off-target.
-pub fn check_place(
-    file: &str,
+pub fn check_place<'f>(
+    file: &'f str,
     line: Option<u32>,
     target: &PinnedTarget,
     outline: Option<&Outline>,
     context: &[String],
-) -> Place {
+) -> Place<'f> {
     let raw = file.trim();
     if target.target_type == TargetType::Spec && raw.starts_with('#') {
         return match outline {
             Some(o) => match o.resolve(raw, line) {
                 Some(s) => Place::Allowed {
-                    file: s.path,
+                    file: Cow::Owned(s.path),
                     line: line.or(Some(s.line)),
                 },
                 None => Place::Offtarget(raw.to_string()),
             },
             None => Place::Allowed {
-                file: raw.to_string(),
+                file: Cow::Borrowed(raw),
                 line,
             },
         };
     }
-    match normalize_finding_file(raw, target) {
-        FileCheck::Allowed(rel) => Place::Allowed { file: rel, line },
-        FileCheck::Offtarget(bad) => {
-            let rel = repo_relative(raw, target);
-            if context.iter().any(|c| c == rel) {
-                Place::Context(rel.to_owned())
-            } else {
-                Place::Offtarget(bad)
-            }
+    if target.target_type == TargetType::Spec && raw.is_empty() {
+        return Place::Allowed {
+            file: Cow::Borrowed(raw),
+            line,
+        };
+    }
+    // As `normalize_finding_file` checks it, without copying the name.
+    let rel = repo_relative(raw, target);
+    if target.is_allowed(rel) {
+        Place::Allowed {
+            file: Cow::Borrowed(rel),
+            line,
         }
+    } else if context.iter().any(|c| c == rel) {
+        Place::Context(rel.to_owned())
+    } else {
+        Place::Offtarget(raw.to_string())
     }
 }

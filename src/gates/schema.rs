@@ -2,6 +2,12 @@
 
 use crate::findings::{AdversaryOutput, EnthusiastOutput, FixerOutput, JudgeOutput};
 use serde::de::DeserializeOwned;
+use std::collections::HashSet;
+
+/// The ids seen so far in one answer (thousands a round: a fast hash, sized once).
+fn id_set<'a>(n: usize) -> HashSet<&'a str, foldhash::fast::RandomState> {
+    HashSet::with_capacity_and_hasher(n, Default::default())
+}
 
 /// A role output that can be validated beyond serde's typing.
 pub trait AnswerSchema: DeserializeOwned {
@@ -11,7 +17,7 @@ pub trait AnswerSchema: DeserializeOwned {
 
 impl AnswerSchema for EnthusiastOutput {
     fn check(&self) -> Result<(), String> {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = id_set(self.findings.len());
         for f in &self.findings {
             if f.id.trim().is_empty() {
                 return Err("a finding has an empty id".into());
@@ -43,7 +49,7 @@ impl AnswerSchema for AdversaryOutput {
 
 impl AnswerSchema for JudgeOutput {
     fn check(&self) -> Result<(), String> {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = id_set(self.rulings.len());
         for r in &self.rulings {
             if !seen.insert(r.finding_id.as_str()) {
                 return Err(format!("two rulings for {}", r.finding_id));

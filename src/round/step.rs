@@ -270,7 +270,7 @@ pub(super) struct Places<'a> {
 }
 
 impl Places<'_> {
-    fn check(&self, file: &str, line: Option<u32>, target: &PinnedTarget) -> Place {
+    fn check<'f>(&self, file: &'f str, line: Option<u32>, target: &PinnedTarget) -> Place<'f> {
         check_place(file, line, target, self.outline, self.context)
     }
 }
@@ -292,12 +292,15 @@ pub(super) fn gate_findings(
         if offtarget.is_some() {
             return false;
         }
-        let Some(file) = pf.finding.file.as_deref() else {
+        let Some(name) = pf.finding.file.as_deref() else {
             return true;
         };
-        match places.check(file, pf.finding.line, target) {
+        match places.check(name, pf.finding.line, target) {
             Place::Allowed { file, line } => {
-                pf.finding.file = Some(file);
+                // Most names are repo-relative already: kept as they are, not copied.
+                if file != name {
+                    pf.finding.file = Some(file.into_owned());
+                }
                 pf.finding.line = line;
                 true
             }
@@ -479,7 +482,7 @@ fn ruling_place(
         {
             (f.finding.file.clone(), line)
         }
-        Some(Place::Allowed { file, line }) => (Some(file), line),
+        Some(Place::Allowed { file, line }) => (Some(file.into_owned()), line),
         _ => (f.finding.file.clone(), line),
     }
 }
@@ -509,8 +512,10 @@ pub(super) fn cite_problems(
 }
 
 /// The first of `novel` with each finding id (a ruling names its finding by id).
-fn first_by_id(novel: &[RoundFinding]) -> HashMap<&str, &RoundFinding> {
-    let mut by_id = HashMap::with_capacity(novel.len());
+fn first_by_id(
+    novel: &[RoundFinding],
+) -> HashMap<&str, &RoundFinding, foldhash::fast::RandomState> {
+    let mut by_id = HashMap::with_capacity_and_hasher(novel.len(), Default::default());
     for f in novel {
         by_id.entry(f.finding.id.as_str()).or_insert(f);
     }
