@@ -345,19 +345,16 @@ impl Scanner<'_> {
     /// A string (at its opening quote): control characters refused, escapes checked as
     /// serde_json checks them for a `String` (a `\u` surrogate must be a lead followed by
     /// a trail). UTF-8 was checked for the whole line. The specials of 64 bytes are found at
-    /// once ([`block_specials`]) and visited in order, the byte after a simple escape
-    /// skipped; a `\u` escape, or an escape at the block's end, moves on from past it. The
-    /// last bytes of the line (less than a block) go one special at a time ([`special_at`]).
+    /// once ([`specials_from`]) and visited in order, the byte after a simple escape
+    /// skipped; a `\u` escape, or an escape at the block's end, moves on from past it.
     fn string(&mut self) -> Option<()> {
         self.i += 1;
         let start = self.i;
         let mut escaped = false;
         'blocks: loop {
             let base = self.i;
-            let Some(block) = self.b.get(base..).and_then(|b| b.first_chunk::<64>()) else {
-                break 'blocks;
-            };
-            let mut bits = block_specials(block);
+            let rest = self.b.get(base..)?;
+            let mut bits = specials_from(rest);
             while bits != 0 {
                 let k = bits.trailing_zeros() as usize;
                 let at = base + k;
@@ -385,25 +382,11 @@ impl Scanner<'_> {
                     _ => return None,
                 }
             }
-            self.i = base + 64;
-        }
-        loop {
-            self.i = special_at(self.b, self.i)?;
-            match self.b[self.i] {
-                b'"' => return self.end_string(start, escaped),
-                b'\\' => {
-                    escaped = true;
-                    self.i += 1;
-                    let code = *self.b.get(self.i)?;
-                    if SIMPLE_ESCAPE[usize::from(code)] != 0 {
-                        self.i += 1;
-                        continue;
-                    }
-                    self.unicode_escape()?;
-                }
-                // A control character.
-                _ => return None,
+            if rest.len() <= 64 {
+                // The line ends inside the string.
+                return None;
             }
+            self.i = base + 64;
         }
     }
 
@@ -458,20 +441,8 @@ fn hex(d: u8) -> Option<u8> {
     }
 }
 
-/// Word-at-a-time masks: a byte's high bit is set in the result when the byte is `"`,
-/// `\\` or below 0x20. Bytes above the lowest marked one may be marked falsely (a borrow
-/// runs on), so only the lowest mark is read.
-fn special_mask(w: u64) -> u64 {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let quote = w ^ (LO * u64::from(b'"'));
-    let slash = w ^ (LO * u64::from(b'\\'));
-    let zero = |x: u64| x.wrapping_sub(LO) & !x;
-    (zero(quote) | zero(slash) | (w.wrapping_sub(LO * 0x20) & !w)) & HI
-}
-
 /// Bit `k` is set when `block[k]` is `"`, `\\` or below 0x20: every special of 64 bytes,
-/// exactly (each set bit is one, unlike [`special_mask`]'s marks past the first).
+/// exactly (each set bit is one).
 #[inline]
 fn block_specials(block: &[u8; 64]) -> u64 {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
@@ -531,22 +502,18 @@ fn block_specials_bytes(block: &[u8; 64]) -> u64 {
         .fold(0, |bits, (k, _)| bits | 1 << k)
 }
 
-/// The index of the first `"`, `\\` or control character in `b` at or after `i`; `None`
-/// when there is none (an unterminated string).
+/// [`block_specials`] of the 64 bytes `rest` starts with; a shorter `rest` is padded with
+/// spaces (never special), so the last bytes of a line are scanned like any block.
 #[inline]
-fn special_at(b: &[u8], mut i: usize) -> Option<usize> {
-    while let Some(chunk) = b.get(i..i + 8) {
-        let w = u64::from_le_bytes(chunk.try_into().ok()?);
-        let mask = special_mask(w);
-        if mask != 0 {
-            return Some(i + (mask.trailing_zeros() / 8) as usize);
+fn specials_from(rest: &[u8]) -> u64 {
+    match rest.first_chunk::<64>() {
+        Some(block) => block_specials(block),
+        None => {
+            let mut block = [b' '; 64];
+            block[..rest.len()].copy_from_slice(rest);
+            block_specials(&block)
         }
-        i += 8;
     }
-    let tail = b.get(i..)?;
-    tail.iter()
-        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-        .map(|n| i + n)
 }
 
 /// The text of a string the scanner accepted, escapes decoded. Decoding only shrinks (an
@@ -559,9 +526,9 @@ fn unescape(raw: &str) -> String {
     let mut out = vec![0u8; b.len() + RUN];
     // `run`: where the plain bytes not yet copied start; `i`: the next block.
     let (mut i, mut run, mut o) = (0, 0, 0);
-    'blocks: while let Some(block) = b.get(i..).and_then(|rest| rest.first_chunk::<64>()) {
+    'blocks: while let Some(rest) = b.get(i..).filter(|rest| !rest.is_empty()) {
         let base = i;
-        let mut bits = block_specials(block);
+        let mut bits = specials_from(rest);
         while bits != 0 {
             let at = base + bits.trailing_zeros() as usize;
             o = copy_run(b, run..at, &mut out, o);
@@ -573,12 +540,6 @@ fn unescape(raw: &str) -> String {
             bits &= !0u64 << (run - base);
         }
         i = base + 64;
-    }
-    // The last bytes (less than a block), from the first not yet scanned.
-    while let Some(n) = b.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
-        o = copy_run(b, run..i + n, &mut out, o);
-        (run, o) = escape_at(b, i + n, &mut out, o);
-        i = run;
     }
     o = copy_run(b, run..b.len(), &mut out, o);
     out.truncate(o);

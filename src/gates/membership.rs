@@ -5,28 +5,28 @@ use super::sections::Outline;
 use crate::target::{PinnedTarget, TargetType};
 use std::borrow::Cow;
 
-/// Result of checking one named file.
+/// Result of checking one named file: the name, or the part of it that counts, borrowed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FileCheck {
+pub enum FileCheck<'f> {
     /// In the target; the normalised repo-relative path.
-    Allowed(String),
-    /// Not in the target.
-    Offtarget(String),
+    Allowed(&'f str),
+    /// Not in the target; the name as written (trimmed).
+    Offtarget(&'f str),
 }
 
 /// Normalise a file named by an agent (`./a.rs`, `/abs/root/a.rs`, `a.rs`) to the
 /// repo-relative form and check it. Spec targets name sections (`## Design / Cache`),
 /// which are accepted as long as they are headings or the spec file itself.
-pub fn normalize_finding_file(file: &str, target: &PinnedTarget) -> FileCheck {
+pub fn normalize_finding_file<'f>(file: &'f str, target: &PinnedTarget) -> FileCheck<'f> {
     let raw = file.trim();
     if target.target_type == TargetType::Spec && (raw.starts_with('#') || raw.is_empty()) {
-        return FileCheck::Allowed(raw.to_string());
+        return FileCheck::Allowed(raw);
     }
     let rel = repo_relative(raw, target);
     if target.is_allowed(rel) {
-        FileCheck::Allowed(rel.to_owned())
+        FileCheck::Allowed(rel)
     } else {
-        FileCheck::Offtarget(raw.to_string())
+        FileCheck::Offtarget(raw)
     }
 }
 
@@ -93,22 +93,18 @@ pub fn check_place<'f>(
             },
         };
     }
-    if target.target_type == TargetType::Spec && raw.is_empty() {
-        return Place::Allowed {
-            file: Cow::Borrowed(raw),
-            line,
-        };
-    }
-    // As `normalize_finding_file` checks it, without copying the name.
-    let rel = repo_relative(raw, target);
-    if target.is_allowed(rel) {
-        Place::Allowed {
+    match normalize_finding_file(raw, target) {
+        FileCheck::Allowed(rel) => Place::Allowed {
             file: Cow::Borrowed(rel),
             line,
+        },
+        FileCheck::Offtarget(bad) => {
+            let rel = repo_relative(bad, target);
+            if context.iter().any(|c| c == rel) {
+                Place::Context(rel.to_owned())
+            } else {
+                Place::Offtarget(bad.to_owned())
+            }
         }
-    } else if context.iter().any(|c| c == rel) {
-        Place::Context(rel.to_owned())
-    } else {
-        Place::Offtarget(raw.to_string())
     }
 }

@@ -416,12 +416,12 @@ fn finding_membership() {
     for ok in ["src/a.rs", "./src/a.rs", "/repo/src/a.rs"] {
         assert_eq!(
             normalize_finding_file(ok, &t),
-            FileCheck::Allowed("src/a.rs".into())
+            FileCheck::Allowed("src/a.rs")
         );
     }
     assert_eq!(
         normalize_finding_file("src/b.rs", &t),
-        FileCheck::Offtarget("src/b.rs".into())
+        FileCheck::Offtarget("src/b.rs")
     );
 }
 

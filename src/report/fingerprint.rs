@@ -24,8 +24,9 @@ use std::sync::{Arc, Mutex};
 
 fn normalise(s: &str) -> String {
     let mut extra = String::new();
-    match normalise_into(s.trim(), &mut extra) {
-        None => s.trim().to_string(),
+    let t = s.trim();
+    match normalise_into(t, &mut extra) {
+        None => t.to_string(),
         Some(_) => extra,
     }
 }
