@@ -1,8 +1,9 @@
 //! GitLab (REST v4): the sticky summary MR note, one diff discussion per new finding
 //! positioned with the MR's latest version (base/start/head shas) on a right-side line of
-//! its diff, and the "fixed" edits of earlier arev discussion notes.
+//! its diff, and the "fixed" edits of earlier arev discussion notes. Only notes authored by
+//! the token's own user (`GET /user`) count as arev's.
 
-use super::build::is_summary;
+use super::build::{check_head, is_summary};
 use super::diff::{right_lines, RightLine, RightLines};
 use super::error::PublishError;
 use super::http::{Api, Method, RetryPolicy, Secret};
@@ -48,8 +49,22 @@ fn bad(path: &str, message: String) -> PublishError {
     }
 }
 
-/// Publish `payload` to its merge request.
-pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> {
+/// The user id the token publishes as (`GET /user`; a project or group access token is its
+/// bot user).
+pub fn identity(api: &Api) -> Result<u64, PublishError> {
+    api.get("/user")?
+        .get("id")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| bad("/user", "no `id`".into()))
+}
+
+/// Whether a note was written by user `me`.
+fn by(note: &Value, me: u64) -> bool {
+    note.pointer("/author/id").and_then(Value::as_u64) == Some(me)
+}
+
+/// Publish `payload` to its merge request, as user `me`.
+pub fn publish(api: &Api, payload: &Payload, me: u64) -> Result<Published, PublishError> {
     let mr = format!(
         "/projects/{}/merge_requests/{}",
         project_segment(&payload.target.repository),
@@ -71,6 +86,7 @@ pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> 
         sha("start_commit_sha")?,
         sha("head_commit_sha")?,
     );
+    check_head(payload, &head)?;
 
     // The MR's diff as GitLab sees it (old path kept for the position).
     let diffs_path = format!("{mr}/diffs?per_page=100");
@@ -95,7 +111,7 @@ pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> 
     let discussions_path = format!("{mr}/discussions?per_page=100");
     let mut existing = vec![];
     for d in api.get_all(&discussions_path)? {
-        let Some(note) = d.pointer("/notes/0") else {
+        let Some(note) = d.pointer("/notes/0").filter(|n| by(n, me)) else {
             continue;
         };
         let path =
@@ -120,6 +136,7 @@ pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> 
     let notes_path = format!("{mr}/notes?per_page=100&sort=asc&order_by=created_at");
     let sticky = api.get_all(&notes_path)?.into_iter().find(|n| {
         n.get("system").and_then(Value::as_bool) != Some(true)
+            && by(n, me)
             && str_at(n, "/body").is_some_and(is_summary)
     });
     let body = plan.summary_body(payload);

@@ -16,6 +16,7 @@ mod sarif;
 mod summary;
 mod text;
 
+pub use assemble::head_commit;
 pub use baseline::compare_with_baseline;
 pub use build::{build_report, BuildInput};
 pub use carry::{carried_findings, merge_carried, Carried, CarryInput};

@@ -370,6 +370,7 @@ fn report_snapshots() {
         ".duration_ms" => "[ms]",
         ".rounds[].duration_ms" => "[ms]",
         ".arev_version" => "[version]",
+        ".target.commit" => "[commit]",
     });
     let dir = run.run_dir().display().to_string();
     insta::assert_snapshot!("file_review_text", run.stdout.replace(&dir, "[run_dir]"));
