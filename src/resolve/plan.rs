@@ -224,6 +224,7 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
     memory.suppressions.in_source = super::suppressions::in_source_policy(
         repo_inputs.source,
         base_repo.as_ref().map(|(r, c)| (r, *c)),
+        &root,
         target
             .iter()
             .flat_map(|t| t.files.iter().map(|f| f.path.as_str())),

@@ -1012,6 +1012,33 @@ fn an_inline_suppression_the_change_adds_is_not_honoured_from_an_untrusted_tree(
 }
 
 #[test]
+fn a_copy_of_an_existing_marker_above_the_changes_own_code_is_not_honoured() {
+    let repo = TestRepo::new();
+    // The base branch has a reviewed, merged marker for its own code at the end of the file.
+    let vetted = "// arev-ignore: vetted, ids are checked upstream";
+    let base_text = format!("{}{vetted}\npub fn legacy() {{}}\n", crate::harness::LIB_RS);
+    repo.write("src/lib.rs", &base_text)
+        .commit("main: a vetted marker");
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    // The pull request copies that very line above its own new code (line 2, flagged).
+    let pr_text = format!(
+        "{vetted}\npub fn parse(s: &str) -> u32 {{ s.trim().parse().unwrap() }}\n{}",
+        base_text
+            .lines()
+            .skip(3)
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    );
+    repo.write("src/lib.rs", &pr_text)
+        .commit("pr: copy a marker");
+    let base = review_pr(&repo, &[]);
+    let (_, warning) = gated_unsuppressed(&base, "src/lib.rs:1: `arev-ignore` is not applied");
+    assert!(warning.contains("at this place"), "{warning}");
+    // The trusted tree's own marker, where it is, still counts (worktree trusts all).
+    review_pr(&repo, &["--repo-config", "worktree"]).assert_code(0);
+}
+
+#[test]
 fn the_review_context_is_part_of_the_cache_key() {
     let repo = TestRepo::new();
     let cache = repo.scratch.join("shared-cache");
