@@ -9,6 +9,7 @@ mod fingerprint;
 mod github;
 mod markdown;
 mod merge;
+mod rendered;
 mod sarif;
 mod text;
 
@@ -25,5 +26,6 @@ pub(crate) use fingerprint::{fingerprint_with, FileLines, Texts};
 pub use github::{escape_data, escape_property, render_github};
 pub use markdown::render_markdown;
 pub use merge::{merge_reports, MergeError, MergeInput};
+pub use rendered::rendered;
 pub use sarif::{render_sarif, sarif_level, SARIF_SCHEMA_URI};
 pub use text::render_text;

@@ -29,5 +29,5 @@ pub(crate) use pretty::json_line;
 pub use pretty::write_pretty;
 pub use process::Liveness;
 pub use progress::{read_progress, ProgressLog};
-pub use recorder::{Ending, Finished, RecordError, Recorder, Start, Written};
+pub use recorder::{Ending, Finished, RecordError, Recorder, Rendered, Start, Written};
 pub use state::{liveness, read_run, RunState, RunView};
