@@ -7,7 +7,6 @@ mod exit;
 mod layout;
 mod list;
 mod meta;
-mod pretty;
 mod process;
 mod progress;
 mod recorder;
@@ -23,8 +22,6 @@ pub use list::{find_run, list_runs, load_report, load_report_file, LoadRunError,
 pub use meta::{
     AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget, RunStatus, RunStopReason,
 };
-pub(crate) use pretty::json_line;
-pub use pretty::write_pretty;
 pub use process::{Liveness, ProcessId};
 pub use progress::{
     read_progress, DispatchState, Phase, ProgressCounts, ProgressLog, RunProgress, RunningAgent,
