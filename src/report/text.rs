@@ -20,6 +20,33 @@ fn place(f: &ReportFinding) -> String {
 }
 
 /// One confirmed finding: severity, place, category, resolution, its fix and attribution.
+/// The files the review left out, by name and reason (at most 20, then how many more).
+fn skipped_files(s: &mut String, r: &Report) {
+    const SHOWN: usize = 20;
+    let skipped: Vec<_> = r
+        .coverage
+        .files
+        .iter()
+        .filter(|f| f.status == super::CoverageStatus::Skipped)
+        .filter_map(|f| Some((f, f.reason?)))
+        .collect();
+    for (f, reason) in skipped.iter().take(SHOWN) {
+        let glob = f
+            .glob
+            .as_deref()
+            .map_or(String::new(), |g| format!(" {}", term_text(g, "")));
+        let _ = writeln!(
+            s,
+            "  skipped: {} ({}{glob})",
+            term_text(&f.path, ""),
+            reason.as_str()
+        );
+    }
+    if skipped.len() > SHOWN {
+        let _ = writeln!(s, "  … and {} more skipped", skipped.len() - SHOWN);
+    }
+}
+
 fn confirmed_line(s: &mut String, r: &Report, f: &ReportFinding) {
     let carried = f.carried_over_from.as_deref().map_or(String::new(), |c| {
         format!(" (carried over from {})", term_text(c, ""))
@@ -156,6 +183,7 @@ pub fn render_text(r: &Report) -> String {
         "coverage: {} file(s) reviewed, {} skipped; cost ${:.4}, {} tokens",
         r.coverage.reviewed, r.coverage.skipped, r.cost.usd, r.cost.tokens
     );
+    skipped_files(&mut s, r);
     if let Some(i) = &r.incremental {
         let _ = writeln!(
             s,

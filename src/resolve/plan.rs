@@ -166,7 +166,13 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
     };
     let mut exclude = config.review.exclude.clone();
     exclude.extend(args.exclude.iter().cloned());
-    let excludes = Excludes::new(exclude, config.review.skip_lockfiles);
+    let mut excludes = Excludes::new(exclude, config.review.skip_lockfiles);
+    // `.gitattributes` is a repository input: from where `--repo-config` says.
+    excludes.attributes = match (repo_inputs.source, &repo_inputs.commit) {
+        (RepoSource::Base, Some(c)) => crate::target::AttributeSource::Commit(c.clone()),
+        (RepoSource::Ignore, _) => crate::target::AttributeSource::Ignore,
+        _ => crate::target::AttributeSource::Repository,
+    };
     let req = TargetRequest {
         args: args.targets.clone(),
         base: args.base.clone(),

@@ -230,8 +230,11 @@ fn diff_targets_apply_the_size_cap() {
     } else {
         Run::new(&repo, cmd.output().unwrap(), Default::default())
     };
-    run.assert_code(0);
+    // The change chose its own size: it was not reviewed, and that gates (SPEC §14.1).
+    run.assert_code(1);
     let report = run.report();
+    assert_eq!(report["confirmed"][0]["category"], "unreviewed-change");
+    assert_eq!(report["confirmed"][0]["file"], "dump.sql");
     assert_eq!(allowed(&report), ["src/lib.rs"]);
     assert_eq!(
         skipped(&report),
