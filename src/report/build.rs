@@ -217,14 +217,17 @@ pub fn unreviewed_why(path: &str, reason: crate::target::SkipReason) -> Option<&
 
 /// One high finding per changed file a diff review skipped for a reason the change
 /// controls (SPEC §14.1): it gates like a defect, so a change cannot choose to go
-/// unreviewed.
-fn unreviewed_findings(target: &PinnedTarget) -> Vec<ReportFinding> {
+/// unreviewed. A change under `.arev/` counts only when the tree under review is not the
+/// trusted source of repository inputs (`--repo-config base|ignore`): with `worktree` it is
+/// the user's own configuration.
+fn unreviewed_findings(target: &PinnedTarget, trusted_tree: bool) -> Vec<ReportFinding> {
     if target.kind != crate::target::TargetKind::Diff {
         return vec![];
     }
     target
         .skipped
         .iter()
+        .filter(|s| !(trusted_tree && s.reason == crate::target::SkipReason::ArevDir))
         .filter_map(|s| Some((s, unreviewed_why(&s.path, s.reason)?)))
         .enumerate()
         .map(|(i, (s, why))| ReportFinding {
@@ -299,7 +302,11 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
     // A review with a verdict (or nothing reviewable) also reports the changes it could
     // not review.
     if matches!(result.end, ReviewEnd::Stopped(_) | ReviewEnd::Empty) {
-        confirmed.extend(unreviewed_findings(target));
+        let trusted_tree = meta
+            .repo_inputs
+            .as_ref()
+            .is_none_or(|r| r.source == crate::config::RepoSource::Worktree);
+        confirmed.extend(unreviewed_findings(target, trusted_tree));
     }
     sort_confirmed(&mut confirmed);
     let by_severity = BySeverity::of(&confirmed);

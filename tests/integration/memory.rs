@@ -871,7 +871,11 @@ fn review_pr(repo: &TestRepo, extra: &[&str]) -> Run {
 fn gated_unsuppressed(run: &Run, needle: &str) -> (Value, String) {
     run.assert_code(1);
     let r = report(run);
-    assert_eq!(states(&r, "confirmed").len(), 1, "{r:#}");
+    let reviewed: Vec<_> = states(&r, "confirmed")
+        .into_iter()
+        .filter(|s| s.0 != "unreviewed-change")
+        .collect();
+    assert_eq!(reviewed.len(), 1, "{r:#}");
     assert!(
         r["suppressed"].as_array().is_none_or(Vec::is_empty),
         "{r:#}"
@@ -915,8 +919,18 @@ fn a_suppression_the_change_adds_applies_only_when_its_tree_is_trusted() {
     // `--base` reads repository inputs from the merge-base: the PR's suppression is not
     // applied, and the warning names the file.
     let base = run(&[]);
-    let (_, warning) = gated_unsuppressed(&base, "--repo-config worktree");
+    let (r, warning) = gated_unsuppressed(&base, "--repo-config worktree");
     assert!(warning.contains(".arev/suppressions.toml"), "{warning}");
+    // The PR's own file under `.arev/` is itself an unreviewed change (SPEC §14.1).
+    assert!(
+        r["confirmed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["category"] == "unreviewed-change"
+                && f["file"] == ".arev/suppressions.toml"),
+        "{r:#}"
+    );
     assert_eq!(files(&base), json!([]));
 
     // `--repo-config worktree` trusts the checked-out tree: the suppression applies.
