@@ -183,7 +183,7 @@ pub fn load_report(dir: &Path) -> Result<Report, LoadRunError> {
         _ => {}
     }
     let p = dir.join("report.json");
-    let text = match std::fs::read_to_string(&p) {
+    let text = match read_capped(&p) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let why = match read_meta(dir) {
@@ -208,7 +208,49 @@ pub fn load_report(dir: &Path) -> Result<Report, LoadRunError> {
     parse_report(&p, &text)
 }
 
+/// The largest report.json arev reads back (a baseline, a report to re-render or publish):
+/// checked while reading, never after reading the whole file.
+pub const MAX_REPORT_BYTES: u64 = 64 << 20;
+
+/// `p` read as UTF-8 under [`MAX_REPORT_BYTES`]; a larger file is refused after reading one
+/// byte past the cap.
+fn read_capped(p: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(p)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_REPORT_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_REPORT_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB, the most arev reads of a report",
+            MAX_REPORT_BYTES >> 20
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8"))
+}
+
+/// Only the version of a report (read before the rest, so that another version is named
+/// as such rather than as a missing field).
+#[derive(Deserialize)]
+struct VersionOnly {
+    schema_version: Option<u64>,
+}
+
 fn parse_report(p: &Path, text: &str) -> Result<Report, LoadRunError> {
+    if let Ok(VersionOnly {
+        schema_version: Some(v),
+    }) = serde_json::from_str::<VersionOnly>(text)
+    {
+        if v != u64::from(crate::report::SCHEMA_VERSION) {
+            return Err(LoadRunError::Corrupt {
+                path: p.display().to_string(),
+                message: format!(
+                    "schema_version {v} is not {} (this arev's report version)",
+                    crate::report::SCHEMA_VERSION
+                ),
+            });
+        }
+    }
     let report: Report = serde_json::from_str(text).map_err(|e| LoadRunError::Corrupt {
         path: p.display().to_string(),
         message: format!("not a valid arev report: {e}"),
@@ -221,7 +263,7 @@ fn parse_report(p: &Path, text: &str) -> Result<Report, LoadRunError> {
 
 /// A report.json given as a file (outside its run dir, or written by `arev merge`).
 pub fn load_report_file(p: &Path) -> Result<Report, LoadRunError> {
-    let text = std::fs::read_to_string(p).map_err(|e| LoadRunError::Corrupt {
+    let text = read_capped(p).map_err(|e| LoadRunError::Corrupt {
         path: p.display().to_string(),
         message: e.to_string(),
     })?;

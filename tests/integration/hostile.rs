@@ -747,3 +747,99 @@ fn a_full_disk_is_a_clear_error_not_a_panic() {
         "{meta}"
     );
 }
+
+/// `arev` with its peak RSS measured by /usr/bin/time when present (`AREV_MAXRSS_KIB=` on
+/// stderr), `stdin` fed to it.
+fn timed_run(repo: &TestRepo, arev: crate::harness::Arev<'_>, stdin: &[u8]) -> Run {
+    use std::io::Write;
+    let cmd = arev.command();
+    let time = Path::new("/usr/bin/time");
+    let mut c = if time.exists() {
+        let mut t = std::process::Command::new(time);
+        t.args(["-f", "AREV_MAXRSS_KIB=%M", env!("CARGO_BIN_EXE_arev")])
+            .args(cmd.get_args());
+        t
+    } else {
+        std::process::Command::new(env!("CARGO_BIN_EXE_arev"))
+    };
+    if !time.exists() {
+        c.args(cmd.get_args());
+    }
+    c.current_dir(&repo.root)
+        .env_clear()
+        .envs(
+            cmd.get_envs()
+                .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let _ = input.write_all(stdin);
+    drop(input);
+    Run::new(repo, child.wait_with_output().unwrap(), Default::default())
+}
+
+/// Bounded inputs (SPEC §14.1): a hook's stdin and a `--baseline` are read under caps, so
+/// memory never follows the input; a baseline of another report version is exit 2.
+#[test]
+fn hook_stdin_and_baselines_are_read_under_caps() {
+    let repo = TestRepo::new();
+    // A 64 MB UserPromptSubmit input: drained, not kept.
+    let huge = format!(
+        "{{\"session_id\":\"s\",\"hook_event_name\":\"UserPromptSubmit\",\"cwd\":{:?},\"prompt\":\"{}\"}}",
+        repo.root.display().to_string(),
+        "x".repeat(64 << 20)
+    );
+    let run = timed_run(
+        &repo,
+        repo.arev().args(&["hook", "prompt"]),
+        huge.as_bytes(),
+    );
+    run.assert_code(0);
+    assert!(run.stdout.contains("over 4 MiB"), "{}", run.stdout);
+    if let Some(kib) = peak_rss_kib(&run) {
+        assert!(kib < 48 * 1024, "peak RSS {kib} KiB for a 64 MB hook input");
+    }
+
+    // A 300 MB baseline (sparse): refused after reading past the cap, not read whole.
+    let big = repo.scratch.join("big-baseline.json");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(300 << 20)
+        .unwrap();
+    let run = timed_run(
+        &repo,
+        repo.arev()
+            .args(&["run", "src/lib.rs", "--baseline", big.to_str().unwrap()]),
+        b"",
+    );
+    run.assert_code(2);
+    assert!(run.stderr.contains("larger than 64 MiB"), "{}", run.stderr);
+    if let Some(kib) = peak_rss_kib(&run) {
+        assert!(kib < 120 * 1024, "peak RSS {kib} KiB for a 300 MB baseline");
+    }
+
+    // A baseline of an unknown report version is exit 2, naming it.
+    let ok = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--max-rounds", "1"])
+        .script(json!({"steps": []}))
+        .run();
+    ok.assert_code(0);
+    let mut report = ok.report();
+    report["schema_version"] = json!(99);
+    let v99 = repo.scratch.join("v99.json");
+    std::fs::write(&v99, report.to_string()).unwrap();
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--baseline", v99.to_str().unwrap()])
+        .run();
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("schema_version 99 is not 1"),
+        "{}",
+        run.stderr
+    );
+}
