@@ -871,11 +871,11 @@ fn review_pr(repo: &TestRepo, extra: &[&str]) -> Run {
 fn gated_unsuppressed(run: &Run, needle: &str) -> (Value, String) {
     run.assert_code(1);
     let r = report(run);
-    let reviewed: Vec<_> = states(&r, "confirmed")
+    let reviewed = states(&r, "confirmed")
         .into_iter()
         .filter(|s| s.0 != "unreviewed-change")
-        .collect();
-    assert_eq!(reviewed.len(), 1, "{r:#}");
+        .count();
+    assert_eq!(reviewed, 1, "{r:#}");
     assert!(
         r["suppressed"].as_array().is_none_or(Vec::is_empty),
         "{r:#}"
