@@ -164,6 +164,7 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         (None, "") => crate::store::default_runs_base(&root),
         (None, d) => absolutize(&root, Path::new(d)),
     };
+    crate::store::check_real_dirs(&root, &runs_base).map_err(ExpectedError::Usage)?;
     let mut exclude = config.review.exclude.clone();
     exclude.extend(args.exclude.iter().cloned());
     let mut excludes = Excludes::new(exclude, config.review.skip_lockfiles);

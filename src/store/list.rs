@@ -55,19 +55,50 @@ fn counts(dir: &Path) -> Option<(u32, Option<String>)> {
     ))
 }
 
-/// Every run directory under `base`, newest first (by start time, then id). A missing base
-/// is an empty list. Reads each run's meta.json and summary.json, never a full report
-/// (except for a finished run dir without a summary).
+/// The run dirs under `base` whose meta.json git tracks: committed into the repository
+/// (planted), not created by arev, which never commits a run dir. Empty outside git.
+fn tracked_by_git(base: &Path, names: &[std::ffi::OsString]) -> Vec<std::ffi::OsString> {
+    let Ok(repo) = git2::Repository::discover(base) else {
+        return vec![];
+    };
+    let (Some(workdir), Ok(index)) = (repo.workdir(), repo.index()) else {
+        return vec![];
+    };
+    let (Ok(work), Ok(base)) = (workdir.canonicalize(), base.canonicalize()) else {
+        return vec![];
+    };
+    let Ok(rel) = base.strip_prefix(&work) else {
+        return vec![];
+    };
+    names
+        .iter()
+        .filter(|n| index.get_path(&rel.join(n).join("meta.json"), 0).is_some())
+        .cloned()
+        .collect()
+}
+
+/// Every run directory arev created under `base`, newest first (by start time, then id):
+/// a directory git tracks is planted, not arev's, and never listed. A missing base is an
+/// empty list. Reads each run's meta.json and summary.json, never a full report (except for
+/// a finished run dir without a summary).
 pub fn list_runs(base: &Path) -> std::io::Result<Vec<RunSummary>> {
     let rd = match std::fs::read_dir(base) {
         Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
         Err(e) => return Err(e),
     };
-    let mut out = Vec::new();
+    let mut entries = Vec::new();
     for entry in rd {
         let entry = entry?;
-        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            entries.push(entry);
+        }
+    }
+    let names: Vec<std::ffi::OsString> = entries.iter().map(|e| e.file_name()).collect();
+    let planted = tracked_by_git(base, &names);
+    let mut out = Vec::new();
+    for entry in entries {
+        if planted.contains(&entry.file_name()) {
             continue;
         }
         let dir = entry.path();

@@ -22,7 +22,10 @@ pub use atomic::{
     write_json_record, write_record,
 };
 pub use exit::record_exit_code;
-pub use layout::{add_git_exclude, create_run_dir, default_runs_base, RunDir, RunId, SUMMARY_FILE};
+pub use layout::{
+    add_git_exclude, check_real_dirs, create_run_dir, default_runs_base, RunDir, RunId,
+    SUMMARY_FILE,
+};
 pub use list::{find_run, list_runs, load_report, load_report_file, LoadRunError, RunSummary};
 pub use process::Liveness;
 pub use progress::{read_progress, ProgressLog};
