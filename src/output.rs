@@ -142,3 +142,19 @@ impl Write for LogWriter {
 pub fn log_writer() -> LogWriter {
     LogWriter
 }
+
+#[cfg(test)]
+mod inert_tests {
+    use super::{inert, inert_line};
+
+    #[test]
+    fn control_characters_and_workflow_commands_are_inert() {
+        assert!(matches!(
+            inert("plain text\nline 2"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        let t = inert("a\u{1b}]0;x\u{7}b\r\n  ::error::forged\u{9d}");
+        assert_eq!(t, "a\\u{1b}]0;x\\u{7}b\\u{d}\n\\  ::error::forged\\u{9d}");
+        assert_eq!(inert_line("one\ntwo"), "one\\u{a}two");
+    }
+}

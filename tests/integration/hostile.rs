@@ -843,3 +843,75 @@ fn hook_stdin_and_baselines_are_read_under_caps() {
         run.stderr
     );
 }
+
+/// No raw control characters out (SPEC §14.1): a tool name an agent chose (in the abort
+/// line), agent text in `--format github` annotations, and a run dir's id and target in
+/// `runs`/`status` reach the terminal and CI log with ESC, BEL and OSC escaped.
+#[test]
+fn control_characters_never_reach_the_terminal_or_the_ci_log() {
+    const OSC: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9d}";
+    let raw = |s: &str| s.contains('\u{1b}') || s.contains('\u{7}') || s.contains('\u{9d}');
+    // An agent-chosen tool name in the abort line.
+    let repo = TestRepo::new();
+    let tool = format!("mcp__x__{OSC}");
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs"])
+        .script(json!({"steps": [{"role": "enthusiast", "tools": [{"name": tool, "input": {}}]}]}))
+        .run();
+    run.assert_code(3);
+    assert!(!raw(&run.stderr) && !raw(&run.stdout), "{:?}", run.stderr);
+    assert!(run.stderr.contains("\\u{1b}]0;pwned"), "{}", run.stderr);
+
+    // Agent text in annotations.
+    let repo = TestRepo::new();
+    let mut f = finding("F1", "src/lib.rs", 2, "high", "error-handling");
+    f["description"] = json!(format!("title {OSC} here\n::error::forged"));
+    let run = repo
+        .arev()
+        .args(&[
+            "run",
+            "src/lib.rs",
+            "--max-rounds",
+            "1",
+            "--format",
+            "github",
+        ])
+        .script(json!({"steps": [
+            {"role": "enthusiast", "round": 1, "answer": {"findings": [f]}},
+            {"role": "judge", "round": 1, "answer": {"rulings": [
+                ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
+                "summary": "s", "convergence": false, "next_round_model": null}}
+        ]}))
+        .run();
+    run.assert_code(1);
+    assert!(!raw(&run.stdout), "{:?}", run.stdout);
+    assert!(
+        run.stdout
+            .lines()
+            .all(|l| !l.starts_with("::error::forged")),
+        "{}",
+        run.stdout
+    );
+
+    // A run dir whose id and target hold escapes (not tracked by git).
+    let src = run.run_dir();
+    let mut meta = run.meta();
+    let id = format!("29990101-000000-abcdef-{OSC}");
+    let dir = repo.root.join(".arev/runs").join(&id);
+    std::fs::create_dir_all(&dir).unwrap();
+    meta["run_id"] = json!(id);
+    meta["target"]["display"] = json!(format!("src/{OSC}.rs"));
+    meta["started_at"] = json!("2999-01-01T00:00:00.000Z");
+    std::fs::write(dir.join("meta.json"), meta.to_string()).unwrap();
+    std::fs::copy(src.join("report.json"), dir.join("report.json")).unwrap();
+    for args in [&["runs"][..], &["status"][..]] {
+        let out = repo.arev().args(args).run();
+        assert!(
+            !raw(&out.stdout) && !raw(&out.stderr),
+            "{args:?}: {:?}",
+            out.stdout
+        );
+        assert!(out.stdout.contains("\\u{1b}"), "{args:?}: {}", out.stdout);
+    }
+}
