@@ -184,9 +184,58 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
     let token = program_token(program);
     // Refuse to overwrite files arev did not write (checked before any change).
     let files = files_for(&token);
-    for (rel, body) in &files {
+    refuse_foreign_files(claude_dir, old.as_ref(), &files)?;
+    let settings_path = claude_dir.join("settings.json");
+    let existing = read_settings(&settings_path)?;
+    check_hooks_shape(&settings_path, existing.as_ref())?;
+    make_dirs(claude_dir, &mut rec)?;
+    write_files(claude_dir, &files, &mut rec, &mut summary)?;
+    // settings.json: add (or update in place) the two hook entries.
+    if existing.is_none() {
+        rec.created_settings = true;
+    }
+    let mut settings = existing.unwrap_or(OJson::Obj(vec![]));
+    if settings.get("hooks").is_none() {
+        settings.push("hooks", OJson::Obj(vec![]));
+        rec.created_hooks_key = true;
+    }
+    let before = settings.clone();
+    let hooks = settings.get_mut("hooks").ok_or("unreachable")?;
+    if !matches!(hooks, OJson::Obj(_)) {
+        return Err(err(
+            &settings_path,
+            "`hooks` is not an object; nothing was changed",
+        ));
+    }
+    merge_hooks(hooks, &token, &mut rec, &settings_path)?;
+    if settings != before || rec.created_settings {
+        write_atomic(&settings_path, settings.to_pretty().as_bytes())
+            .map_err(|e| err(&settings_path, e))?;
+        summary.lines.push(format!(
+            "merged    {} (hooks Stop, UserPromptSubmit)",
+            settings_path.display()
+        ));
+    } else {
+        summary
+            .lines
+            .push(format!("unchanged {}", settings_path.display()));
+    }
+    let mp = claude_dir.join(MANIFEST);
+    let mut bytes = serde_json::to_vec_pretty(&rec).map_err(|e| err(&mp, e))?;
+    bytes.push(b'\n');
+    write_atomic(&mp, &bytes).map_err(|e| err(&mp, e))?;
+    Ok(summary)
+}
+
+/// Files `install` would write that exist, were not written by it, and differ: refused.
+fn refuse_foreign_files(
+    claude_dir: &Path,
+    old: Option<&InstallRecord>,
+    files: &[(String, String)],
+) -> Result<(), String> {
+    for (rel, body) in files {
         let p = claude_dir.join(rel);
-        let ours = old.as_ref().is_some_and(|r| r.files.contains(rel));
+        let ours = old.is_some_and(|r| r.files.contains(rel));
         if !ours && p.exists() && std::fs::read_to_string(&p).ok().as_deref() != Some(body) {
             return Err(format!(
                 "refusing to overwrite {} (not written by arev install); move it away first",
@@ -194,9 +243,12 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
             ));
         }
     }
-    let settings_path = claude_dir.join("settings.json");
-    let existing = read_settings(&settings_path)?;
-    if let Some(hooks) = existing.as_ref().and_then(|s| s.get("hooks")) {
+    Ok(())
+}
+
+/// An existing `hooks` key must be an object of arrays (nothing is changed otherwise).
+fn check_hooks_shape(settings_path: &Path, existing: Option<&OJson>) -> Result<(), String> {
+    if let Some(hooks) = existing.and_then(|s| s.get("hooks")) {
         let bad = !matches!(hooks, OJson::Obj(_))
             || HOOKS.iter().any(|(event, _, _, _)| {
                 hooks
@@ -205,11 +257,16 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
             });
         if bad {
             return Err(err(
-                &settings_path,
+                settings_path,
                 "`hooks` is not an object of arrays; nothing was changed",
             ));
         }
     }
+    Ok(())
+}
+
+/// `claude_dir` and its `commands` and `agents` directories, the ones created recorded.
+fn make_dirs(claude_dir: &Path, rec: &mut InstallRecord) -> Result<(), String> {
     for sub in ["", "commands", "agents"] {
         let d = if sub.is_empty() {
             claude_dir.to_path_buf()
@@ -228,7 +285,17 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
             }
         }
     }
-    for (rel, body) in &files {
+    Ok(())
+}
+
+/// The slash command and subagent files, each written unless it already holds its body.
+fn write_files(
+    claude_dir: &Path,
+    files: &[(String, String)],
+    rec: &mut InstallRecord,
+    summary: &mut Summary,
+) -> Result<(), String> {
+    for (rel, body) in files {
         let p = claude_dir.join(rel);
         if std::fs::read_to_string(&p).ok().as_deref() == Some(body.as_str()) {
             summary.lines.push(format!("unchanged {}", p.display()));
@@ -240,23 +307,16 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
             rec.files.push(rel.clone());
         }
     }
-    // settings.json: add (or update in place) the two hook entries.
-    if existing.is_none() {
-        rec.created_settings = true;
-    }
-    let mut settings = existing.unwrap_or(OJson::Obj(vec![]));
-    if settings.get("hooks").is_none() {
-        settings.push("hooks", OJson::Obj(vec![]));
-        rec.created_hooks_key = true;
-    }
-    let before = settings.clone();
-    let hooks = settings.get_mut("hooks").ok_or("unreachable")?;
-    if !matches!(hooks, OJson::Obj(_)) {
-        return Err(err(
-            &settings_path,
-            "`hooks` is not an object; nothing was changed",
-        ));
-    }
+    Ok(())
+}
+
+/// arev's hook entry of every event in `hooks`, updated in place or added.
+fn merge_hooks(
+    hooks: &mut OJson,
+    token: &str,
+    rec: &mut InstallRecord,
+    settings_path: &Path,
+) -> Result<(), String> {
     for (event, sub, timeout, status) in HOOKS {
         let command = format!("{token} hook {sub}");
         if hooks.get(event).is_none() {
@@ -268,7 +328,7 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
         let groups = hooks.get_mut(event).ok_or("unreachable")?;
         if !matches!(groups, OJson::Arr(_)) {
             return Err(err(
-                &settings_path,
+                settings_path,
                 format!("`hooks.{event}` is not an array; nothing was changed"),
             ));
         }
@@ -285,23 +345,7 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
             }
         }
     }
-    if settings != before || rec.created_settings {
-        write_atomic(&settings_path, settings.to_pretty().as_bytes())
-            .map_err(|e| err(&settings_path, e))?;
-        summary.lines.push(format!(
-            "merged    {} (hooks Stop, UserPromptSubmit)",
-            settings_path.display()
-        ));
-    } else {
-        summary
-            .lines
-            .push(format!("unchanged {}", settings_path.display()));
-    }
-    let mp = claude_dir.join(MANIFEST);
-    let mut bytes = serde_json::to_vec_pretty(&rec).map_err(|e| err(&mp, e))?;
-    bytes.push(b'\n');
-    write_atomic(&mp, &bytes).map_err(|e| err(&mp, e))?;
-    Ok(summary)
+    Ok(())
 }
 
 /// Remove exactly what `install` recorded in `claude_dir`.
