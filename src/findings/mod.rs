@@ -6,6 +6,5 @@ mod union;
 
 pub use model::*;
 pub use suppress::LineAt;
-pub(crate) use symbols::lines;
 pub use symbols::SymbolIndex;
 pub use union::{union_passes, PassFinding, UnionRules, UnionedFinding, SAME_DEFECT_LINES};
