@@ -5,6 +5,5 @@ mod union;
 
 pub use crate::records::agent::*;
 pub use suppress::LineAt;
-pub(crate) use symbols::lines;
 pub use symbols::SymbolIndex;
 pub use union::{union_passes, PassFinding, UnionRules, UnionedFinding, SAME_DEFECT_LINES};

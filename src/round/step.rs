@@ -512,10 +512,8 @@ pub(super) fn cite_problems(
 }
 
 /// The first of `novel` with each finding id (a ruling names its finding by id).
-fn first_by_id(
-    novel: &[RoundFinding],
-) -> HashMap<&str, &RoundFinding, foldhash::fast::RandomState> {
-    let mut by_id = HashMap::with_capacity_and_hasher(novel.len(), Default::default());
+fn first_by_id(novel: &[RoundFinding]) -> HashMap<&str, &RoundFinding> {
+    let mut by_id = HashMap::new();
     for f in novel {
         by_id.entry(f.finding.id.as_str()).or_insert(f);
     }

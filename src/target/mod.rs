@@ -4,7 +4,6 @@ mod brief;
 mod diff;
 mod error;
 mod exclude;
-mod gitindex;
 mod incremental;
 mod manifest;
 mod model;
