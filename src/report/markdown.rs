@@ -101,7 +101,7 @@ pub fn render_markdown(r: &Report) -> String {
         let _ = writeln!(s, "> {}\n", inline(d));
     }
     if let Some(it) = &r.iterate {
-        s.push_str(&crate::iterate::markdown_section(it));
+        s.push_str(&super::iterate::markdown_section(it));
     }
     match &r.baseline {
         None => table(&mut s, r, &r.confirmed.iter().collect::<Vec<_>>()),

@@ -183,7 +183,7 @@ pub fn render_text(r: &Report) -> String {
         let _ = writeln!(s, "warning: {}", term_text(w, "  "));
     }
     if let Some(it) = &r.iterate {
-        s.push_str(&crate::iterate::text_section(it));
+        s.push_str(&super::iterate::text_section(it));
     }
     let _ = writeln!(s, "run: {}", r.run_dir);
     s

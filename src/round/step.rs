@@ -10,11 +10,11 @@ use super::{
     Action, Decision, DecisionRecord, RoundCounts, RoundFinding, RoundRecord, SuppressedFinding,
 };
 use crate::findings::suppress::{reasonless_warning, SuppressionSet};
+use crate::findings::{fingerprint_with, FileLines};
 use crate::findings::{
     AdversaryOutput, EnthusiastOutput, JudgeOutput, PassFinding, Role, Ruling, Tier, UnionedFinding,
 };
 use crate::gates::{anchor_ok, bad_cites, check_place, Abort, Outline, Place};
-use crate::report::{fingerprint_with, FileLines};
 use crate::resolve::RunPlan;
 use crate::target::{PinnedTarget, TargetType};
 use std::collections::{BTreeMap, BTreeSet, HashMap};

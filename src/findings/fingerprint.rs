@@ -128,7 +128,7 @@ impl FileLines {
             start: a as u32,
             end: b as u32,
         };
-        let spans: Vec<Span> = crate::findings::lines(&text)
+        let spans: Vec<Span> = super::lines(&text)
             .map(|l| {
                 let t = l.trim();
                 match normalise_into(t, &mut extra) {
@@ -167,7 +167,7 @@ impl AsRef<str> for FileLines {
     }
 }
 
-impl crate::findings::LineAt for FileLines {
+impl super::LineAt for FileLines {
     fn line_at(&self, index: usize) -> Option<&str> {
         self.line(index)
     }
