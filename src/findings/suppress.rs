@@ -17,7 +17,7 @@
 //!
 //! Matching is pure: the caller hands over the flagged file's lines.
 
-use crate::report::{Suppression, SuppressionKind};
+use crate::records::{Suppression, SuppressionKind};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A file's lines by index (0 is line 1), as the caller holds them.

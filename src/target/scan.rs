@@ -10,6 +10,10 @@ use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
+/// The largest file re-read when checking a pinned target for drift: a reviewed file that
+/// grew past it meanwhile counts as changed without being read (memory stays bounded).
+pub const REPIN_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// How many leading bytes are searched for a NUL to call a file binary (what git does).
 pub(crate) const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 

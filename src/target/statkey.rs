@@ -136,7 +136,7 @@ impl KeyHasher {
 
     fn finish(self) -> WorktreeKey {
         WorktreeKey {
-            digest: super::scan::hex(&self.hasher.finalize()),
+            digest: format!("{:x}", self.hasher.finalize()),
             newest_ns: self.newest_ns,
         }
     }
@@ -421,7 +421,7 @@ impl ShaCache {
         h.update(identity.as_bytes());
         h.update([0]);
         h.update(worktree.as_bytes());
-        super::scan::hex(&h.finalize())
+        format!("{:x}", h.finalize())
     }
 
     /// The last full walk's listing, if any.

@@ -73,7 +73,7 @@ impl AsRef<str> for FileLines {
     }
 }
 
-impl crate::findings::LineAt for FileLines {
+impl super::LineAt for FileLines {
     fn line_at(&self, index: usize) -> Option<&str> {
         self.line(index)
     }
