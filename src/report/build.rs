@@ -1,8 +1,8 @@
 //! Build report.json from the rounds: findings with rulings, severity counts, coverage, cost, quality.
 
 use super::assemble::{sort_confirmed, HEALTHY_BAND};
-use super::fingerprint::{fingerprint_with, Texts};
 use super::*;
+use crate::findings::{fingerprint_with, Texts};
 use crate::round::{Judged, ReviewEnd, ReviewResult};
 use crate::store::Meta;
 use crate::target::PinnedTarget;

@@ -113,7 +113,7 @@ fn heading(s: &mut String, r: &Report) {
         let _ = writeln!(s, "> {}\n", inline(d));
     }
     if let Some(it) = &r.iterate {
-        s.push_str(&crate::iterate::markdown_section(it));
+        s.push_str(&super::iterate::markdown_section(it));
     }
 }
 

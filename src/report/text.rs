@@ -206,6 +206,6 @@ fn footer(s: &mut String, r: &Report) {
         let _ = writeln!(s, "warning: {}", term_text(w, "  "));
     }
     if let Some(it) = &r.iterate {
-        s.push_str(&crate::iterate::text_section(it));
+        s.push_str(&super::iterate::text_section(it));
     }
 }

@@ -10,12 +10,12 @@ use super::step::{
     judge_offtarget, spend, suppress, State, SPARSE_CHARS,
 };
 use super::{decide, Action, DecideInput, RoundFacts, RoundFinding, RoundRecord, StopReason};
+use crate::findings::Texts;
 use crate::findings::{
     union_passes, AdversaryOutput, EnthusiastOutput, JudgeOutput, PassFinding, Role, Ruling,
     SymbolIndex, UnionRules,
 };
 use crate::gates::Abort;
-use crate::report::Texts;
 use crate::resolve::RunPlan;
 use crate::store::{ProgressLog, Recorder};
 use crate::target::{PinnedTarget, TargetType};
