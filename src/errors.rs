@@ -17,6 +17,9 @@ pub enum ExpectedError {
     Context(#[from] crate::resolve::ContextError),
     #[error("{0}")]
     Usage(String),
+    /// An agent CLI the review needs is missing (SPEC §20.4): found before any run dir.
+    #[error("{0}")]
+    Preflight(#[from] crate::preflight::PreflightError),
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,
@@ -36,6 +39,7 @@ impl ExpectedError {
             | Self::Config(_)
             | Self::Context(_)
             | Self::Usage(_)
+            | Self::Preflight(_)
             | Self::BadRun { .. }
             | Self::BadReport { .. } => exit_codes::USAGE,
             // A run dir that cannot be written means nothing was reviewed.

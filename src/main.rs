@@ -3,6 +3,7 @@
 
 fn main() {
     keep_freed_memory();
+    arev::cli::set_commit(option_env!("AREV_GIT_COMMIT"));
     std::process::exit(arev::main_impl());
 }
 

@@ -67,9 +67,15 @@ pub fn report_file(path: &std::path::Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A one-line error on stderr.
+/// An error on stderr: one line, or one prefixed line per problem when `msg` lists several
+/// (the preflight's missing agent CLIs).
 pub fn error(msg: &str) {
-    line("arev: error: ", msg);
+    for l in msg.lines() {
+        line("arev: error: ", l);
+    }
+    if msg.is_empty() {
+        line("arev: error: ", msg);
+    }
 }
 
 /// A warning on stderr.

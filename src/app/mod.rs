@@ -1,6 +1,7 @@
 //! Entry points: each subcommand from parsed arguments to an exit code (one file each).
 mod background;
 mod cancel;
+mod doctor;
 mod emit;
 mod eval;
 mod hook;
@@ -23,7 +24,7 @@ mod suppress;
 use crate::cli::{Cli, Command};
 use crate::exit_codes;
 use crate::output;
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 /// Parse `std::env::args`, run, and return the process exit code.
 pub fn main_impl() -> i32 {
@@ -34,7 +35,13 @@ pub fn main_impl() -> i32 {
 }
 
 fn run_cli() -> i32 {
-    let cli = match Cli::try_parse() {
+    // `--version` with the commit the binary was built from.
+    let version: &'static str = Box::leak(crate::cli::long_version().into_boxed_str());
+    let parsed = Cli::command()
+        .version(version)
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() {
@@ -89,6 +96,7 @@ fn run_cli() -> i32 {
         Command::RunResult(args) => finish(result::result_command(&args)),
         Command::Cancel(args) => finish(cancel::cancel_command(&args)),
         Command::Suppress(args) => finish(suppress::suppress_command(&args)),
+        Command::Doctor(args) => finish(doctor::doctor_command(&args)),
     }
 }
 

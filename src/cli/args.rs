@@ -46,6 +46,10 @@ pub enum Command {
     Install(InstallArgs),
     /// Write a commented arev.toml at the repository root (never overwrites one).
     Init(InitArgs),
+    /// Check that a review can run here: git, the config, each agent CLI (found, version,
+    /// credentials); one line per problem with its fix.
+    #[command(after_help = super::setup::DOCTOR_HELP)]
+    Doctor(super::DoctorArgs),
     // Runs seen from outside (docs/architecture.md §4.4): cli/watch.rs.
     /// Where a run stands (the newest when RUN is omitted): status, round, agents, counts.
     #[command(after_help = super::watch::STATUS_HELP)]
@@ -358,7 +362,8 @@ Examples:
 Exit codes:
   0    review completed; no confirmed finding at or above --fail-on (default high)
   1    review completed; at least one confirmed finding at or above --fail-on
-  2    usage, config or target error; nothing was reviewed
+  2    usage, config, target or setup error (e.g. an agent CLI that is not installed);
+       nothing was reviewed
   3    review aborted: a gate fired or agents could not be dispatched (no verdict)
   130  interrupted (Ctrl-C/SIGINT); the run dir records status: interrupted
   143  interrupted by SIGTERM (129: by SIGHUP); recorded like Ctrl-C

@@ -74,6 +74,9 @@ pub struct RunPlan {
     pub context: ReviewContext,
     /// Baseline, suppressions, incremental review and the verdict cache.
     pub memory: super::MemoryPlan,
+    /// The config file that set each agent's `binary` (absent: the embedded default), for
+    /// the preflight's messages.
+    pub binary_origins: std::collections::BTreeMap<String, PathBuf>,
 }
 
 impl RunPlan {
@@ -132,6 +135,7 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         }
     }
     let (config, config_digest) = load(&sources)?;
+    let binary_origins = crate::config::agent_key_origins(&sources, "binary");
     // `--budget-usd`, `--budget-tokens`, `--passes` and `--max-rounds` are checked by their
     // value parsers, with the bounds config validation uses (config::limits).
     if let Some(name) = &args.agent {
@@ -259,6 +263,7 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         fail_on: args.fail_on.map_or(config.review.fail_on, Into::into),
         agents,
         enthusiasts,
+        binary_origins,
         timeout: config.agent_timeout()?,
         grace: config.grace()?,
         budget_usd: args

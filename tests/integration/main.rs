@@ -58,6 +58,8 @@ mod claude_plugin;
 mod claude_long;
 // `arev install claude`: merge into settings.json, idempotence, uninstall.
 mod install;
+// `arev doctor` and the preflight of `arev run` (missing agent CLIs, exit 2, no run dir).
+mod setup;
 // A mixed panel's attribution in merged and iterate reports.
 mod attribution;
 // Iterate mode: review → fix in a worktree → re-review; every outer stop reason.
