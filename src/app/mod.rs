@@ -130,6 +130,8 @@ fn init_tracing(verbose: u8, quiet: bool) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(output::log_writer)
+        // Colour only on a colour terminal: never escape codes in a redirected log.
+        .with_ansi(output::stderr_color())
         .with_target(false)
         .without_time()
         .try_init();

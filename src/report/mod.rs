@@ -28,4 +28,4 @@ pub use merge::{merge_reports, MergeError, MergeInput};
 pub use model::*;
 pub use sarif::{render_sarif, sarif_level, SARIF_SCHEMA_URI};
 pub use summary::ReportSummary;
-pub use text::render_text;
+pub use text::{render_text, render_text_styled};

@@ -60,6 +60,8 @@ mod claude_long;
 mod install;
 // `arev doctor` and the preflight of `arev run` (missing agent CLIs, exit 2, no run dir).
 mod setup;
+// The terminal report: descriptions, resolutions, fixes, cost; colour on a TTY only.
+mod terminal;
 // A mixed panel's attribution in merged and iterate reports.
 mod attribution;
 // Iterate mode: review → fix in a worktree → re-review; every outer stop reason.
