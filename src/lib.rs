@@ -24,6 +24,7 @@ mod output;
 pub mod preflight;
 pub mod process;
 pub mod publish;
+pub mod records;
 pub mod report;
 pub mod resolve;
 pub mod review;
