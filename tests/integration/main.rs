@@ -62,6 +62,8 @@ mod install;
 mod setup;
 // The terminal report: descriptions, resolutions, fixes, cost; colour on a TTY only.
 mod terminal;
+// A fake release on loopback (SPEC §20.1) and install.sh against it.
+mod release;
 // A mixed panel's attribution in merged and iterate reports.
 mod attribution;
 // Iterate mode: review → fix in a worktree → re-review; every outer stop reason.
