@@ -64,6 +64,8 @@ mod setup;
 mod terminal;
 // A fake release on loopback (SPEC §20.1) and install.sh against it.
 mod release;
+// The plugin launcher bin/arev: PATH, CLAUDE_PLUGIN_DATA, install on first use, fail open.
+mod launcher;
 // A mixed panel's attribution in merged and iterate reports.
 mod attribution;
 // Iterate mode: review → fix in a worktree → re-review; every outer stop reason.
