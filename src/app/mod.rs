@@ -9,8 +9,6 @@ mod init;
 mod install;
 mod iterate;
 mod merge;
-#[cfg(feature = "fake-agent")]
-mod own_cpu;
 mod publish;
 mod report;
 mod result;
@@ -28,13 +26,6 @@ use clap::{CommandFactory, FromArgMatches};
 
 /// Parse `std::env::args`, run, and return the process exit code.
 pub fn main_impl() -> i32 {
-    let code = run_cli();
-    #[cfg(feature = "fake-agent")]
-    own_cpu::record();
-    code
-}
-
-fn run_cli() -> i32 {
     // `--version` with the commit the binary was built from.
     let version: &'static str = Box::leak(crate::cli::long_version().into_boxed_str());
     let parsed = Cli::command()

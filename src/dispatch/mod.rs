@@ -4,10 +4,7 @@ mod backend;
 mod claude;
 mod codex;
 mod events;
-#[cfg(test)]
-mod events_oracle;
 mod gemini;
-mod json;
 mod model;
 mod process;
 mod shell;

@@ -270,11 +270,9 @@ impl Report {
     /// newline.
     pub fn to_json(&self) -> serde_json::Result<String> {
         // A run streams report.json into its file; this is for the other renderings.
-        let mut out = Vec::new();
-        serde_json::to_writer_pretty(&mut out, self)?;
-        out.push(b'\n');
-        // serde_json writes UTF-8 only: the error cannot happen.
-        String::from_utf8(out).map_err(serde::ser::Error::custom)
+        let mut out = serde_json::to_string_pretty(self)?;
+        out.push('\n');
+        Ok(out)
     }
 
     /// Whether more than one agent took part (a mixed panel): then renderings name who

@@ -6,7 +6,6 @@ pub mod cache;
 mod exit;
 mod layout;
 mod list;
-mod pretty;
 mod process;
 mod progress;
 mod recorder;
@@ -25,8 +24,6 @@ pub use atomic::{
 pub use exit::record_exit_code;
 pub use layout::{add_git_exclude, create_run_dir, default_runs_base, RunDir, RunId, SUMMARY_FILE};
 pub use list::{find_run, list_runs, load_report, load_report_file, LoadRunError, RunSummary};
-pub(crate) use pretty::json_line;
-pub use pretty::write_pretty;
 pub use process::Liveness;
 pub use progress::{read_progress, ProgressLog};
 pub use recorder::{Ending, Finished, RecordError, Recorder, Rendered, Start, Written};
