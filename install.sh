@@ -6,6 +6,8 @@
 # nothing and exits non-zero), and puts the `arev` binary into DIR (default ~/.local/bin).
 # {base} is the project's GitHub releases download URL; AREV_RELEASE_URL overrides it (a
 # mirror, or a fake release in tests). POSIX sh: also run as `sh install.sh`.
+# Exit codes: 0 installed; 3 no such release could be downloaded; 1 anything else (nothing
+# installed).
 set -eu
 
 # The repository whose releases this script installs, and the version it installs by
@@ -117,9 +119,16 @@ tmp="$(mktemp -d "${TMPDIR:-/tmp}/arev-install.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
+# No such release (or no network): exit 3, so that a caller can fall back to a source build;
+# every other failure (a bad checksum above all) is exit 1.
+no_release() {
+  say "error: cannot download $1: no arev $version release for $target there"
+  exit 3
+}
+
 say "downloading arev $version for $target from $url"
-download "$url/$archive" "$tmp/$archive" || die "cannot download $url/$archive"
-download "$url/SHA256SUMS" "$tmp/SHA256SUMS" || die "cannot download $url/SHA256SUMS"
+download "$url/$archive" "$tmp/$archive" || no_release "$url/$archive"
+download "$url/SHA256SUMS" "$tmp/SHA256SUMS" || no_release "$url/SHA256SUMS"
 
 # The line of SHA256SUMS naming the archive (`<sha256>  <name>`, or `*<name>` in binary mode).
 expected="$(awk -v f="$archive" '$2 == f || $2 == "*" f { print $1; exit }' "$tmp/SHA256SUMS")"
