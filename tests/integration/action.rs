@@ -120,7 +120,7 @@ fn run_action(
     let release_url = env
         .iter()
         .find(|(k, _)| *k == "AREV_RELEASE_URL")
-        .map_or(empty_release.url.clone(), |(_, v)| v.to_string());
+        .map_or(empty_release.url, |(_, v)| v.to_string());
     for (k, v) in with {
         assert!(
             ctx.contains_key(&format!("inputs.{k}")),
@@ -409,9 +409,8 @@ fn the_action_installs_the_release_and_keeps_quoted_args_whole() {
         .lines()
         .map(String::from)
         .collect();
-    let tail: Vec<&str> = args.iter().map(String::as_str).rev().take(7).collect();
     assert_eq!(
-        tail.into_iter().rev().collect::<Vec<_>>(),
+        args[args.len().saturating_sub(7)..],
         [
             "--max-rounds",
             "3",
