@@ -1,4 +1,6 @@
-//! The terminal summary: status line, confirmed findings with edit instructions, coverage, cost.
+//! The terminal report a person acts on: status line, each confirmed finding's defect, the
+//! Judge's resolution and the fix, coverage, cost; ANSI colour only when asked (a colour
+//! terminal).
 //! Agent text goes through `escape::term_text` (no control sequences, no workflow commands).
 
 use super::escape::term_text;
@@ -130,7 +132,38 @@ pub fn render_text(r: &Report) -> String {
 pub fn render_text_styled(r: &Report, color: bool) -> String {
     let st = Style { color };
     let mut s = String::new();
-    let head = match r.status {
+    let head = head_line(r);
+    let _ = writeln!(s, "{}", st.bold(&head));
+    if let Some(d) = &r.abort_detail {
+        let _ = writeln!(s, "  {}", term_text(d, "  "));
+    }
+    let b = &r.by_severity;
+    let suppressed = if r.suppressed.is_empty() {
+        String::new()
+    } else {
+        format!(", {} suppressed", r.suppressed.len())
+    };
+    let _ = writeln!(
+        s,
+        "{} confirmed (critical {}, high {}, medium {}, low {}), {} debunked, {} unresolved{suppressed}",
+        r.confirmed.len(),
+        b.critical,
+        b.high,
+        b.medium,
+        b.low,
+        r.debunked.len(),
+        r.unresolved.len()
+    );
+    confirmed_findings(&mut s, r, st);
+    other_findings(&mut s, r, st);
+    footer(&mut s, r);
+    let _ = writeln!(s, "run: {}", r.run_dir);
+    s
+}
+
+/// The first line: how the review ended, on what.
+fn head_line(r: &Report) -> String {
+    match r.status {
         RunStatus::Complete => format!(
             "arev: review complete — {} ({} round(s), stop: {})",
             r.target.display,
@@ -153,33 +186,16 @@ pub fn render_text_styled(r: &Report, color: bool) -> String {
         ),
         RunStatus::Empty => format!("arev: nothing to review — {} is empty", r.target.display),
         RunStatus::Running => format!("arev: review still running — {}", r.target.display),
-    };
-    let _ = writeln!(s, "{}", st.bold(&head));
-    if let Some(d) = &r.abort_detail {
-        let _ = writeln!(s, "  {}", term_text(d, "  "));
     }
-    let b = &r.by_severity;
-    let suppressed = if r.suppressed.is_empty() {
-        String::new()
-    } else {
-        format!(", {} suppressed", r.suppressed.len())
-    };
-    let _ = writeln!(
-        s,
-        "{} confirmed (critical {}, high {}, medium {}, low {}), {} debunked, {} unresolved{suppressed}",
-        r.confirmed.len(),
-        b.critical,
-        b.high,
-        b.medium,
-        b.low,
-        r.debunked.len(),
-        r.unresolved.len()
-    );
+}
+
+/// The confirmed findings, grouped against the baseline when there is one.
+fn confirmed_findings(s: &mut String, r: &Report, st: Style) {
     match &r.baseline {
         None => {
             for f in &r.confirmed {
                 s.push('\n');
-                confirmed_block(&mut s, r, f, st);
+                confirmed_block(s, r, f, st);
             }
         }
         Some(b) => {
@@ -202,7 +218,7 @@ pub fn render_text_styled(r: &Report, color: bool) -> String {
                 let _ = writeln!(s, "\n{}", st.bold(&format!("{title} ({}):", list.len())));
                 for f in list {
                     s.push('\n');
-                    confirmed_block(&mut s, r, f, st);
+                    confirmed_block(s, r, f, st);
                 }
             }
             let _ = writeln!(s, "\n{}", st.bold(&format!("Fixed ({}):", r.absent.len())));
@@ -218,6 +234,10 @@ pub fn render_text_styled(r: &Report, color: bool) -> String {
             }
         }
     }
+}
+
+/// The unresolved and suppressed findings.
+fn other_findings(s: &mut String, r: &Report, st: Style) {
     // The Judge could not decide: what was claimed, to look at by hand.
     for f in &r.unresolved {
         let _ = writeln!(
@@ -227,9 +247,9 @@ pub fn render_text_styled(r: &Report, color: bool) -> String {
             st.bold(&place(f)),
             term_text(&f.category, "  ")
         );
-        detail(&mut s, st, "claim", &f.description);
+        detail(s, st, "claim", &f.description);
         if let Some(res) = &f.resolution {
-            detail(&mut s, st, "judge", res);
+            detail(s, st, "judge", res);
         }
     }
     s.push('\n');
@@ -246,6 +266,11 @@ pub fn render_text_styled(r: &Report, color: bool) -> String {
             let _ = writeln!(s, "  {} {}{why}", place(f), term_text(&f.category, "    "));
         }
     }
+}
+
+/// Coverage and cost, the incremental and cached-verdict notes, warnings, the iterate
+/// section.
+fn footer(s: &mut String, r: &Report) {
     let _ = writeln!(
         s,
         "coverage: {} file(s) reviewed, {} skipped",
@@ -279,8 +304,6 @@ pub fn render_text_styled(r: &Report, color: bool) -> String {
         let _ = writeln!(s, "warning: {}", term_text(w, "  "));
     }
     if let Some(it) = &r.iterate {
-        s.push_str(&crate::iterate::text_section(it));
+        s.push_str(&super::iterate::text_section(it));
     }
-    let _ = writeln!(s, "run: {}", r.run_dir);
-    s
 }
