@@ -1,10 +1,10 @@
 //! `arev install claude [--scope project|user] [--uninstall]`: the plugin's wiring for users
 //! who do not install plugins — the slash commands (`/adversarial-review`, and
 //! `/arev-status`, `/arev-result`, `/arev-cancel` for reviews running in the background; the
-//! plugin's `/arev:<name>`), the three roles as subagents
-//! (`arev-<role>`), and the two hooks merged into `settings.json` (other keys kept, in their
-//! order). What was added is recorded in `arev-install.json`, so `--uninstall` removes
-//! exactly that. Idempotent.
+//! plugin's `/arev:<name>`) and the two hooks merged into `settings.json` (other keys kept,
+//! in their order). What was added is recorded in `arev-install.json`, so `--uninstall`
+//! removes exactly that. Idempotent: a second install on the same files changes no byte and
+//! says so.
 
 use super::ordered_json::OJson;
 use crate::store::write_atomic;
@@ -22,11 +22,9 @@ const COMMANDS: &[(&str, &str)] = &[
     ("arev-result.md", include_str!("../../commands/result.md")),
     ("arev-cancel.md", include_str!("../../commands/cancel.md")),
 ];
-const AGENTS: &[(&str, &str)] = &[
-    ("enthusiast", include_str!("../../agents/enthusiast.md")),
-    ("adversary", include_str!("../../agents/adversary.md")),
-    ("judge", include_str!("../../agents/judge.md")),
-];
+/// How the plugin's hooks and commands call arev: its launcher (bin/arev), which finds or
+/// installs the binary. An install calls its own program instead.
+pub const PLUGIN_PROGRAM: &str = "sh \"${CLAUDE_PLUGIN_ROOT}/bin/arev\"";
 /// Hook subcommands: their Claude Code event, timeout (seconds) and spinner text
 /// (`statusMessage`, shown by Claude Code while the hook runs), as in hooks/hooks.json.
 const HOOKS: &[(&str, &str, u64, &str)] = &[
@@ -93,28 +91,16 @@ fn is_arev_hook(cmd: &str, sub: &str) -> bool {
 
 /// A plugin command as installed: calling `program`, naming the installed commands.
 fn command_body(body: &str, program: &str) -> String {
-    body.replace("Bash(arev ", &format!("Bash({program} "))
-        .replace("!`arev ", &format!("!`{program} "))
+    body.replace(PLUGIN_PROGRAM, program)
         .replace("/arev:adversarial-review", "/adversarial-review")
         .replace("/arev:", "/arev-")
 }
 
 fn files_for(program: &str) -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = COMMANDS
+    COMMANDS
         .iter()
         .map(|(name, body)| (format!("commands/{name}"), command_body(body, program)))
-        .collect();
-    for (role, body) in AGENTS {
-        v.push((
-            format!("agents/arev-{role}.md"),
-            body.replacen(
-                &format!("name: {role}\n"),
-                &format!("name: arev-{role}\n"),
-                1,
-            ),
-        ));
-    }
-    v
+        .collect()
 }
 
 fn read_record(dir: &Path) -> Result<Option<InstallRecord>, String> {
@@ -208,11 +194,17 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
         ));
     }
     merge_hooks(hooks, &token, &mut rec, &settings_path)?;
-    if settings != before || rec.created_settings {
-        write_atomic(&settings_path, settings.to_pretty().as_bytes())
-            .map_err(|e| err(&settings_path, e))?;
+    let text = settings.to_pretty();
+    let on_disk = std::fs::read(&settings_path).ok();
+    if on_disk.as_deref() != Some(text.as_bytes()) && (settings != before || on_disk.is_none()) {
+        write_atomic(&settings_path, text.as_bytes()).map_err(|e| err(&settings_path, e))?;
+        let verb = if on_disk.is_none() {
+            "wrote    "
+        } else {
+            "merged   "
+        };
         summary.lines.push(format!(
-            "merged    {} (hooks Stop, UserPromptSubmit)",
+            "{verb} {} (hooks Stop, UserPromptSubmit)",
             settings_path.display()
         ));
     } else {
@@ -265,9 +257,9 @@ fn check_hooks_shape(settings_path: &Path, existing: Option<&OJson>) -> Result<(
     Ok(())
 }
 
-/// `claude_dir` and its `commands` and `agents` directories, the ones created recorded.
+/// `claude_dir` and its `commands` directory, the ones created recorded.
 fn make_dirs(claude_dir: &Path, rec: &mut InstallRecord) -> Result<(), String> {
-    for sub in ["", "commands", "agents"] {
+    for sub in ["", "commands"] {
         let d = if sub.is_empty() {
             claude_dir.to_path_buf()
         } else {
@@ -288,13 +280,16 @@ fn make_dirs(claude_dir: &Path, rec: &mut InstallRecord) -> Result<(), String> {
     Ok(())
 }
 
-/// The slash command and subagent files, each written unless it already holds its body.
+/// The slash command files, each written unless it already holds its body.
 fn write_files(
     claude_dir: &Path,
     files: &[(String, String)],
     rec: &mut InstallRecord,
     summary: &mut Summary,
 ) -> Result<(), String> {
+    // Files an earlier install wrote that this one no longer ships (the role subagents of
+    // arev ≤ 0.1.0): removed, so the wiring is exactly what this version uses.
+    remove_stale(claude_dir, files, rec, summary)?;
     for (rel, body) in files {
         let p = claude_dir.join(rel);
         if std::fs::read_to_string(&p).ok().as_deref() == Some(body.as_str()) {
@@ -307,6 +302,35 @@ fn write_files(
             rec.files.push(rel.clone());
         }
     }
+    Ok(())
+}
+
+/// Files an earlier install recorded that `files` no longer holds: removed (with their
+/// directory when it is left empty) and dropped from the record.
+fn remove_stale(
+    claude_dir: &Path,
+    files: &[(String, String)],
+    rec: &mut InstallRecord,
+    summary: &mut Summary,
+) -> Result<(), String> {
+    let stale: Vec<String> = rec
+        .files
+        .iter()
+        .filter(|rel| !files.iter().any(|(f, _)| f == *rel))
+        .cloned()
+        .collect();
+    for rel in &stale {
+        let p = claude_dir.join(rel);
+        match std::fs::remove_file(&p) {
+            Ok(()) => summary.lines.push(format!("removed   {}", p.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(err(&p, e)),
+        }
+        if let Some(parent) = p.parent().filter(|d| *d != claude_dir) {
+            let _ = std::fs::remove_dir(parent);
+        }
+    }
+    rec.files.retain(|f| !stale.contains(f));
     Ok(())
 }
 
@@ -476,7 +500,11 @@ mod tests {
             serde_json::from_str(include_str!("../../hooks/hooks.json")).unwrap();
         for (event, sub, timeout, status) in HOOKS {
             let h = &plugin["hooks"][event][0]["hooks"][0];
-            assert_eq!(h["command"], format!("arev hook {sub}"), "{event}");
+            assert_eq!(
+                h["command"],
+                format!("{PLUGIN_PROGRAM} hook {sub}"),
+                "{event}"
+            );
             assert_eq!(h["timeout"], *timeout, "{event}");
             assert_eq!(h["statusMessage"], *status, "{event}");
         }
@@ -543,13 +571,20 @@ mod tests {
             assert!(c.contains(&format!("Bash(/opt/bin/arev {sub}:*)")), "{c}");
             assert!(!c.contains("/arev:"), "{c}");
         }
-        let judge = std::fs::read_to_string(dir.join("agents/arev-judge.md")).unwrap();
-        assert!(judge.starts_with("---\nname: arev-judge\n"), "{judge}");
+        assert!(
+            !dir.join("agents").exists(),
+            "no subagents: arev's roles are its own"
+        );
 
-        // Idempotent: a second install changes nothing.
+        // Idempotent: a second install changes nothing, and says so.
         let once = snapshot(&dir);
-        install(&dir, "/opt/bin/arev").unwrap();
+        let again = install(&dir, "/opt/bin/arev").unwrap();
         assert_eq!(snapshot(&dir), once);
+        assert!(
+            again.lines.iter().all(|l| l.starts_with("unchanged ")),
+            "{:?}",
+            again.lines
+        );
         // A moved binary updates the entries in place, never duplicates them.
         install(&dir, "/usr/local/bin/arev").unwrap();
         let v: serde_json::Value =
@@ -608,6 +643,37 @@ mod tests {
             std::fs::read_to_string(dir.join("settings.json")).unwrap(),
             "{oops"
         );
+    }
+
+    /// An install over an earlier one that wrote the role subagents removes them.
+    #[test]
+    fn reinstall_removes_the_subagents_an_earlier_install_wrote() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join(".claude");
+        install(&dir, "arev").unwrap();
+        std::fs::create_dir_all(dir.join("agents")).unwrap();
+        std::fs::write(
+            dir.join("agents/arev-judge.md"),
+            "---\nname: arev-judge\n---\n",
+        )
+        .unwrap();
+        let mut rec = read_record(&dir).unwrap().unwrap();
+        rec.files.push("agents/arev-judge.md".into());
+        rec.dirs.push("agents".into());
+        std::fs::write(dir.join(MANIFEST), serde_json::to_vec(&rec).unwrap()).unwrap();
+        let s = install(&dir, "arev").unwrap();
+        assert!(!dir.join("agents").exists(), "{:?}", s.lines);
+        assert!(
+            s.lines.iter().any(|l| l.starts_with("removed ")),
+            "{:?}",
+            s.lines
+        );
+        assert!(!read_record(&dir)
+            .unwrap()
+            .unwrap()
+            .files
+            .iter()
+            .any(|f| f.starts_with("agents/")));
     }
 
     #[test]

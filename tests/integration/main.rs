@@ -64,6 +64,14 @@ mod claude_plugin;
 mod claude_long;
 // `arev install claude`: merge into settings.json, idempotence, uninstall.
 mod install;
+// `arev doctor` and the preflight of `arev run` (missing agent CLIs, exit 2, no run dir).
+mod setup;
+// The terminal report: descriptions, resolutions, fixes, cost; colour on a TTY only.
+mod terminal;
+// A fake release on loopback (SPEC §20.1) and install.sh against it.
+mod release;
+// The plugin launcher bin/arev: PATH, CLAUDE_PLUGIN_DATA, install on first use, fail open.
+mod launcher;
 // A mixed panel's attribution in merged and iterate reports.
 mod attribution;
 // Iterate mode: review → fix in a worktree → re-review; every outer stop reason.
