@@ -7,7 +7,7 @@ use super::context::{relevant_files, Ctx, RoundView};
 use super::role::{run_role, Checks, RoleOutput, RoleRun, Who};
 use super::step::{
     attach_rulings, cite_problems, cites_note, dedup, fold_dispatches, gate_findings,
-    judge_offtarget, spend, suppress, State, SPARSE_CHARS,
+    judge_offtarget, spend, suppress, State,
 };
 use super::{decide, Action, DecideInput, RoundFacts, RoundFinding, RoundRecord, StopReason};
 use crate::findings::{
@@ -315,7 +315,6 @@ async fn round_body(
                 cites_note(&cite_problems(j, &novel, &adversary_map, target, places))
             };
             let checks = Checks {
-                sparse_at_most: None,
                 content: Some(&check_cites),
             };
             let jr: RoleRun<JudgeOutput> =
@@ -488,13 +487,9 @@ async fn dispatch_finders(
             tier,
         };
         async move {
-            // Round 1: an answer of at most 50 characters looks truncated (one re-prompt).
-            let checks = Checks {
-                sparse_at_most: (round == 1).then_some(SPARSE_CHARS),
-                content: None,
-            };
+            // A valid answer, however short, is taken as given (no paid re-prompt).
             let r: RoleRun<EnthusiastOutput> =
-                run_role(ctx, view, who, prompt, round_cancel, live, checks).await;
+                run_role(ctx, view, who, prompt, round_cancel, live, Checks::none()).await;
             progress.line(&match &r.output {
                 RoleOutput::Valid(o) => format!(
                     "Round {round} · Enthusiast pass {p}/{} ({} finding(s))",

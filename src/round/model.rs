@@ -42,8 +42,8 @@ pub struct GateResults {
     pub forbidden_tool: Option<String>,
     /// `ok`, or the parse/validation error.
     pub schema: Option<String>,
-    /// Why a valid answer was re-prompted (docs/architecture.md §19.6): `sparse: <n>
-    /// characters` (round 1, at most 50), or the Judge's cites that did not hold.
+    /// Why a valid answer was re-prompted (docs/architecture.md §19.6): the Judge's cites
+    /// that did not hold (a valid answer is never re-prompted for its length).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reprompt: Option<String>,
 }

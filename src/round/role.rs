@@ -25,37 +25,27 @@ pub(super) enum RoleOutput<T> {
 pub(super) struct RoleRun<T> {
     pub output: RoleOutput<T>,
     pub records: Vec<DispatchRecord>,
-    /// The answer stayed at most `Checks::sparse_at_most` characters after its re-prompt.
-    pub sparse: bool,
 }
 
 impl<T> RoleRun<T> {
     pub(super) fn new(output: RoleOutput<T>, records: Vec<DispatchRecord>) -> Self {
-        Self {
-            output,
-            records,
-            sparse: false,
-        }
+        Self { output, records }
     }
 }
 
 /// A problem a content check found: the note of the re-prompt.
 pub(super) type ContentCheck<'a, T> = &'a (dyn Fn(&T) -> Option<String> + Sync);
 
-/// Re-prompts beyond the schema's (each at most once per dispatch, docs/architecture.md
-/// §19.6): a too-short answer (round 1 Enthusiast: at most 50 characters), and a content
-/// check on the parsed answer (the Judge's `cites`).
+/// The one re-prompt beyond the schema's (at most once per dispatch, docs/architecture.md
+/// §19.6): a content check on the parsed answer (the Judge's `cites`). A valid answer is
+/// never re-prompted for being short: `{"findings":[]}` is the right answer for clean code.
 pub(super) struct Checks<'a, T> {
-    pub sparse_at_most: Option<usize>,
     pub content: Option<ContentCheck<'a, T>>,
 }
 
 impl<T> Checks<'_, T> {
     pub fn none() -> Self {
-        Self {
-            sparse_at_most: None,
-            content: None,
-        }
+        Self { content: None }
     }
 }
 
@@ -105,9 +95,7 @@ pub(super) async fn run_role<T: AnswerSchema>(
     let mut attempt = 0u32;
     let mut schema_retried = false;
     let mut auth_retried = false;
-    let mut sparse_retried = false;
     let mut content_retried = false;
-    let mut sparse = false;
     // A re-prompt's text (the first dispatch gets `prompt` itself, not a copy).
     let mut retry: Option<String> = None;
     loop {
@@ -143,11 +131,6 @@ pub(super) async fn run_role<T: AnswerSchema>(
                 let answer = records.last().and_then(|r| r.outcome.answer());
                 let answer = answer.unwrap_or_default();
                 let parsed = parse_answer::<T>(answer);
-                // The sparse check's measure, of a valid answer only.
-                let chars = match (&parsed, checks.sparse_at_most) {
-                    (Ok(_), Some(_)) => answer.trim().chars().count(),
-                    _ => 0,
-                };
                 if let Some(rec) = records.last_mut() {
                     rec.gates.schema = Some(match &parsed {
                         Ok(_) => "ok".into(),
@@ -157,28 +140,6 @@ pub(super) async fn run_role<T: AnswerSchema>(
                 }
                 match parsed {
                     Ok(v) => {
-                        // A valid but very short answer looks truncated: one re-prompt.
-                        if let Some(min) = checks.sparse_at_most.filter(|m| chars <= *m) {
-                            if !sparse_retried {
-                                sparse_retried = true;
-                                if let Some(rec) = records.last_mut() {
-                                    rec.gates.reprompt =
-                                        Some(format!("sparse: {chars} characters"));
-                                }
-                                tracing::warn!(
-                                    "{label}: answer of {chars} characters (≤ {min}); re-prompting once"
-                                );
-                                retry = Some(format!(
-                                    "{prompt}\n\n{RETRY_NOTE}: it was only {chars} characters \
-                                     long, which looks truncated. Read the target again and \
-                                     answer with the complete JSON object of the schema (if you \
-                                     really found no defect, {{\"findings\":[]}} is the complete \
-                                     answer).\n"
-                                ));
-                                continue;
-                            }
-                            sparse = true;
-                        }
                         let problem = checks.content.and_then(|check| check(&v));
                         if let (Some(note), false) = (problem, content_retried) {
                             content_retried = true;
@@ -193,18 +154,10 @@ pub(super) async fn run_role<T: AnswerSchema>(
                             ));
                             continue;
                         }
-                        return RoleRun {
-                            output: RoleOutput::Valid(v),
-                            records,
-                            sparse,
-                        };
+                        return RoleRun::new(RoleOutput::Valid(v), records);
                     }
                     Err(e) if schema_retried => {
-                        return RoleRun {
-                            output: RoleOutput::Malformed(e),
-                            records,
-                            sparse,
-                        }
+                        return RoleRun::new(RoleOutput::Malformed(e), records);
                     }
                     Err(e) => {
                         schema_retried = true;

@@ -24,10 +24,6 @@ use std::sync::Arc;
 /// dropped before the Adversary sees it (code targets, same file).
 pub(super) const DEDUP_WINDOW: u32 = 5;
 
-/// A round-1 Enthusiast answer of at most this many characters looks truncated and is
-/// re-prompted once (`enthusiast_sparse_output` when it stays that short).
-pub(super) const SPARSE_CHARS: usize = 50;
-
 /// Run state carried from round to round.
 #[derive(Debug, Clone)]
 pub(super) struct State {
@@ -216,13 +212,6 @@ pub(super) fn fold_dispatches(
     for (i, run_p) in passes.into_iter().enumerate() {
         let pass = i as u32 + 1;
         rec.dispatches.extend(run_p.records);
-        if run_p.sparse {
-            // Still at most 50 characters after the re-prompt: taken as what it says (an
-            // empty review is an answer, not an agent error).
-            rec.decision.reasons.push(format!(
-                "pass {pass}: enthusiast_sparse_output (at most {SPARSE_CHARS} characters after a re-prompt), taken as given"
-            ));
-        }
         match run_p.output {
             RoleOutput::Valid(out) => {
                 rec.counts.per_pass.push(out.findings.len() as u32);
@@ -970,16 +959,5 @@ mod tests {
         assert!(judged[1].is_none());
         assert_eq!((rec.counts.debunked, rec.counts.unresolved), (1, 1));
         assert_eq!(rec.errors, ["judge_invalid_cites"]);
-    }
-
-    #[test]
-    fn a_pass_that_stayed_sparse_is_recorded() {
-        let mut rec = record();
-        let mut sparse = valid(EnthusiastOutput { findings: vec![] });
-        sparse.sparse = true;
-        fold_dispatches(1, vec![sparse], valid(AdversaryOutput::default()), &mut rec);
-        assert!(rec.errors.is_empty());
-        assert!(rec.decision.reasons[0].contains("pass 1: enthusiast_sparse_output"));
-        assert_eq!(rec.counts.per_pass, [0]);
     }
 }
