@@ -56,7 +56,7 @@ fn command_agents_round_robin_and_attribution() {
         .args(&["run", "src/lib.rs", "--passes", "3", "--max-rounds", "1", "--model", "sonnet"])
         .script(json!({"steps": [
             {"role": "enthusiast", "round": 1, "pass": 2, "answer": {"findings": [f]}},
-            // Longer than 50 characters: not re-prompted as a sparse round-1 answer.
+            // An extra key is ignored; the answer is valid as it is.
             {"role": "enthusiast", "round": 1, "answer": {"findings": [], "note": "read every line of the target; nothing to report"}},
             {"role": "judge", "round": 1, "answer": {"rulings": [ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
                 "summary": "s", "convergence": true, "next_round_model": null}},
@@ -124,8 +124,8 @@ fn command_agents_round_robin_and_attribution() {
         .run();
     run.assert_code(0);
     let log = run.fake_log();
-    // Two passes, each re-prompted once for its empty round-1 answer, and the Adversary.
-    assert_eq!(log.len() - before, 5);
+    // Two passes and the Adversary, each once (a valid empty answer is never re-prompted).
+    assert_eq!(log.len() - before, 3);
     assert!(log[before..].iter().all(|e| marker(e) == "j"));
 }
 
