@@ -8,4 +8,6 @@ pub use model::*;
 pub use suppress::LineAt;
 pub(crate) use symbols::lines;
 pub use symbols::SymbolIndex;
-pub use union::{union_passes, PassFinding, UnionRules, UnionedFinding, SAME_DEFECT_LINES};
+pub use union::{
+    same_defect, union_passes, PassFinding, UnionRules, UnionedFinding, SAME_DEFECT_LINES,
+};

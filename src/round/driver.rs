@@ -4,9 +4,10 @@
 //! and its reasons.
 
 use super::context::{relevant_files, Ctx, RoundView};
+use super::debunked::{dismissed_in, drop_debunked};
 use super::role::{run_role, Checks, RoleOutput, RoleRun, Who};
 use super::step::{
-    attach_rulings, cite_problems, cites_note, dedup, fold_dispatches, gate_findings,
+    attach_rulings, cite_problems, cites_note, dedup, fold_adversary, fold_passes, gate_findings,
     judge_offtarget, spend, suppress, State,
 };
 use super::{decide, Action, DecideInput, RoundFacts, RoundFinding, RoundRecord, StopReason};
@@ -19,6 +20,7 @@ use crate::report::Texts;
 use crate::resolve::RunPlan;
 use crate::store::{ProgressLog, Recorder};
 use crate::target::{PinnedTarget, TargetType};
+use futures::future::{Either, FutureExt, LocalBoxFuture};
 use std::io::IsTerminal;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -229,64 +231,52 @@ async fn round_body(
         plan.passes
     ));
 
-    // 3A ∥ 3B
-    let (enth_runs, adv_run) =
-        dispatch_finders(ctx, &view, st, round, &round_cancel, (progress, live)).await;
-    let folded = fold_dispatches(round, enth_runs, adv_run, rec);
+    // 3A ∥ 3B. The Adversary has a token of its own: it is cancelled when its map would be
+    // thrown away (nothing new to judge, or the round ends without a Judge).
+    let adv_cancel = round_cancel.child_token();
+    let (enth_runs, adversary) = dispatch_finders(
+        ctx,
+        &view,
+        st,
+        round,
+        (&round_cancel, &adv_cancel),
+        (progress, live),
+    )
+    .await;
+    let mut folded = fold_passes(round, enth_runs, rec);
+    let judgeable = match (cancel.is_cancelled(), folded.abort.take()) {
+        (true, _) => Err(ReviewEnd::Interrupted),
+        (false, Some(a)) => Err(ReviewEnd::Aborted(a)),
+        (false, None) => {
+            let findings = std::mem::take(&mut folded.findings);
+            judgeable(ctx, st, result, rec, findings).map_err(ReviewEnd::Aborted)
+        }
+    };
+    if matches!(&judgeable, Ok(n) if n.is_empty()) && adversary.running() {
+        adv_cancel.cancel();
+        rec.decision.reasons.push(
+            "the Adversary was cancelled: every Enthusiast pass answered with nothing new to judge"
+                .into(),
+        );
+        progress.line(&format!(
+            "Round {round} · Adversary cancelled (nothing new to judge)"
+        ));
+    } else if judgeable.is_err() {
+        adv_cancel.cancel();
+    }
+    let adv_run = adversary.finish().await;
+    fold_adversary(round, adv_run, &mut folded, rec);
     if cancel.is_cancelled() {
         return Some(ReviewEnd::Interrupted);
     }
+    let novel = match judgeable {
+        Ok(novel) => novel,
+        Err(end) => return Some(end),
+    };
     if let Some(a) = folded.abort {
         return Some(ReviewEnd::Aborted(a));
     }
-
-    // Finding membership (all-or-nothing), anchors, union, pre-adversary dedup.
-    let mut pass_findings = folded.findings;
     let places = ctx.places();
-    if let Err(a) = gate_findings(&mut pass_findings, target, places, rec) {
-        return Some(ReviewEnd::Aborted(a));
-    }
-    // Enclosing symbols (union rule a) of the files findings point at, read now: a large
-    // manifest is not read whole for the few files with findings (the membership gate above
-    // kept only findings in the target's files). Each file is read once, into the review's
-    // texts, which the suppression checks and the report's fingerprints use too.
-    let texts = result.texts.clone();
-    let symbols = match target.target_type {
-        TargetType::Code => SymbolIndex::of_files(
-            pass_findings
-                .iter()
-                .filter_map(|p| p.finding.file.as_deref()),
-            |f| texts.get(&target.root, f),
-        ),
-        TargetType::Spec => SymbolIndex::default(),
-    };
-    let rules = match target.target_type {
-        TargetType::Code => UnionRules::Code(&symbols),
-        TargetType::Spec => UnionRules::Spec,
-    };
-    let unioned = union_passes(pass_findings, rules);
-    rec.counts.unioned = unioned.len() as u32;
-    let (unioned, not_applied) = suppress(
-        round,
-        unioned,
-        &plan.memory.suppressions,
-        |f| texts.get(&target.root, f),
-        rec,
-    );
-    for w in not_applied {
-        if !result.warnings.contains(&w) {
-            crate::output::warn(&w);
-            result.warnings.push(w);
-        }
-    }
-    let blocklist = st.history.blocklist();
-    let novel = dedup(unioned, &blocklist, target.target_type, rec);
-    for s in &rec.suppressed {
-        if let (Some(f), Some(l)) = (&s.finding.finding.file, s.finding.finding.line) {
-            st.history.suppressed.push((f.clone(), l));
-        }
-    }
-    result.suppressed.extend(rec.suppressed.iter().cloned());
     let adversary_map = folded.adversary.clone().unwrap_or_default();
     rec.adversary = folded.adversary;
     // The round record takes the findings once the Judge and the decision are done with them.
@@ -343,6 +333,10 @@ async fn round_body(
                 ));
             }
             let (valid, each) = attach_rulings(&novel, &j, target, places, &bad, rec);
+            // Debunked once: a later repeat of a dismissal is kept from the Judge.
+            let dismissed =
+                dismissed_in(round, &novel, &each, |f| result.texts.get(&target.root, f));
+            st.history.debunked.extend(dismissed);
             rulings = valid;
             *judged = Some(each);
             progress.line(&format!(
@@ -373,6 +367,92 @@ async fn round_body(
     };
     rec.findings = novel;
     end
+}
+
+/// What of the passes' findings goes to the Judge: finding membership (all-or-nothing),
+/// anchors, the union, suppressions, repeats of earlier dismissals, and the pre-adversary
+/// dedup — numbered F1..Fn. Synchronous: it runs while the Adversary may still be working.
+fn judgeable(
+    ctx: &Ctx<'_>,
+    st: &mut State,
+    result: &mut ReviewResult,
+    rec: &mut RoundRecord,
+    mut pass_findings: Vec<crate::findings::PassFinding>,
+) -> Result<Vec<RoundFinding>, Abort> {
+    let (plan, target, round) = (ctx.plan, ctx.target, rec.round);
+    let places = ctx.places();
+    gate_findings(&mut pass_findings, target, places, rec)?;
+    // Enclosing symbols (union rule a) of the files findings point at, read now: a large
+    // manifest is not read whole for the few files with findings (the membership gate above
+    // kept only findings in the target's files). Each file is read once, into the review's
+    // texts, which the suppression checks and the report's fingerprints use too.
+    let texts = result.texts.clone();
+    let symbols = match target.target_type {
+        TargetType::Code => SymbolIndex::of_files(
+            pass_findings
+                .iter()
+                .filter_map(|p| p.finding.file.as_deref()),
+            |f| texts.get(&target.root, f),
+        ),
+        TargetType::Spec => SymbolIndex::default(),
+    };
+    let rules = match target.target_type {
+        TargetType::Code => UnionRules::Code(&symbols),
+        TargetType::Spec => UnionRules::Spec,
+    };
+    let unioned = union_passes(pass_findings, rules);
+    rec.counts.unioned = unioned.len() as u32;
+    let (unioned, not_applied) = suppress(
+        round,
+        unioned,
+        &plan.memory.suppressions,
+        |f| texts.get(&target.root, f),
+        rec,
+    );
+    for w in not_applied {
+        if !result.warnings.contains(&w) {
+            crate::output::warn(&w);
+            result.warnings.push(w);
+        }
+    }
+    let unioned = drop_debunked(
+        round,
+        unioned,
+        &st.history.debunked,
+        rules,
+        |f| texts.get(&target.root, f),
+        rec,
+    );
+    let blocklist = st.history.blocklist();
+    let novel = dedup(unioned, &blocklist, target.target_type, rec);
+    for s in &rec.suppressed {
+        if let (Some(f), Some(l)) = (&s.finding.finding.file, s.finding.finding.line) {
+            st.history.suppressed.push((f.clone(), l));
+        }
+    }
+    result.suppressed.extend(rec.suppressed.iter().cloned());
+    Ok(novel)
+}
+
+/// A round's Adversary once the Enthusiast passes have answered: done, or still running
+/// (awaited, or cancelled first when its map would be thrown away).
+enum Adversary<'a> {
+    Done(RoleRun<AdversaryOutput>),
+    Running(LocalBoxFuture<'a, RoleRun<AdversaryOutput>>),
+}
+
+impl Adversary<'_> {
+    fn running(&self) -> bool {
+        matches!(self, Self::Running(_))
+    }
+
+    /// Its run, once it has ended (a cancelled one ends at once, its dispatch recorded).
+    async fn finish(self) -> RoleRun<AdversaryOutput> {
+        match self {
+            Self::Done(r) => r,
+            Self::Running(f) => f.await,
+        }
+    }
 }
 
 /// The parts of the Judge's answer the decision reads.
@@ -468,15 +548,17 @@ fn conclude(
     None
 }
 
-/// 3A ∥ 3B: the Enthusiast passes and the Adversary, dispatched concurrently.
-async fn dispatch_finders(
-    ctx: &Ctx<'_>,
-    view: &RoundView,
+/// 3A ∥ 3B: the Enthusiast passes and the Adversary, dispatched concurrently. Returns once
+/// every pass has answered, with the Adversary done or still running (under `adv_cancel`, a
+/// child of `round_cancel`; an Adversary abort cancels the whole round).
+async fn dispatch_finders<'a>(
+    ctx: &'a Ctx<'_>,
+    view: &'a RoundView,
     st: &State,
     round: u32,
-    round_cancel: &CancellationToken,
-    (progress, live): (Progress, &ProgressLog),
-) -> (Vec<RoleRun<EnthusiastOutput>>, RoleRun<AdversaryOutput>) {
+    (round_cancel, adv_cancel): (&'a CancellationToken, &'a CancellationToken),
+    (progress, live): (Progress, &'a ProgressLog),
+) -> (Vec<RoleRun<EnthusiastOutput>>, Adversary<'a>) {
     let (plan, tier) = (ctx.plan, st.tier);
     let enth = (1..=plan.passes).map(|p| {
         let prompt = ctx.enthusiast_prompt(view, round, p, &st.history);
@@ -507,26 +589,34 @@ async fn dispatch_finders(
             r
         }
     });
-    let adv = async {
-        let who = Who {
-            role: Role::Adversary,
-            pass: None,
-            round,
-            tier,
-        };
-        let prompt = ctx.adversary_prompt(view, round);
+    let who = Who {
+        role: Role::Adversary,
+        pass: None,
+        round,
+        tier,
+    };
+    let prompt = ctx.adversary_prompt(view, round);
+    let adv = async move {
         let r: RoleRun<AdversaryOutput> =
-            run_role(ctx, view, who, prompt, round_cancel, live, Checks::none()).await;
-        if let RoleOutput::Valid(m) = &r.output {
-            progress.line(&format!(
+            run_role(ctx, view, who, prompt, adv_cancel, live, Checks::none()).await;
+        match &r.output {
+            RoleOutput::Valid(m) => progress.line(&format!(
                 "Round {round} · Adversary ({} heuristic(s), {} safe zone(s))",
                 m.heuristics.len(),
                 m.safe_zones.len()
-            ));
+            )),
+            // No verdict can come from this round: stop the passes now.
+            RoleOutput::Abort(_) => round_cancel.cancel(),
+            RoleOutput::Malformed(_) | RoleOutput::Cancelled => {}
         }
         r
-    };
-    futures::join!(futures::future::join_all(enth), adv)
+    }
+    .boxed_local();
+    let enth = Box::pin(futures::future::join_all(enth));
+    match futures::future::select(enth, adv).await {
+        Either::Left((passes, adv)) => (passes, Adversary::Running(adv)),
+        Either::Right((adv, passes)) => (passes.await, Adversary::Done(adv)),
+    }
 }
 
 fn budget_note(plan: &RunPlan, usd: f64, tokens: u64) -> String {

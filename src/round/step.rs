@@ -136,6 +136,7 @@ impl RoundRecord {
             dispatches: vec![],
             findings: vec![],
             suppressed: vec![],
+            debunked_before: vec![],
             adversary: None,
             judge: None,
             errors: vec![],
@@ -164,6 +165,7 @@ impl RoundRecord {
         }
         self.findings = Vec::new();
         self.suppressed = Vec::new();
+        self.debunked_before = Vec::new();
         self.adversary = None;
         self.judge = None;
     }
@@ -190,12 +192,11 @@ pub(super) struct Folded {
     pub abort: Option<Abort>,
 }
 
-/// Fold the Enthusiast passes (in pass order) and the Adversary: their dispatch records and
-/// per-pass counts go into `rec`, malformed answers are counted as errors.
-pub(super) fn fold_dispatches(
+/// Fold the Enthusiast passes (in pass order): their dispatch records and per-pass counts
+/// go into `rec`, malformed answers are counted as errors.
+pub(super) fn fold_passes(
     round: u32,
     passes: Vec<RoleRun<EnthusiastOutput>>,
-    adversary: RoleRun<AdversaryOutput>,
     rec: &mut RoundRecord,
 ) -> Folded {
     let mut f = Folded::default();
@@ -234,6 +235,17 @@ pub(super) fn fold_dispatches(
             RoleOutput::Cancelled => {}
         }
     }
+    f
+}
+
+/// Fold the Adversary (after the passes): its dispatch records go into `rec`, its map into
+/// `f`; a malformed map is counted as an error, an abort kept unless a pass aborted first.
+pub(super) fn fold_adversary(
+    round: u32,
+    adversary: RoleRun<AdversaryOutput>,
+    f: &mut Folded,
+    rec: &mut RoundRecord,
+) {
     rec.dispatches.extend(adversary.records);
     match adversary.output {
         RoleOutput::Valid(m) => f.adversary = Some(m),
@@ -247,7 +259,6 @@ pub(super) fn fold_dispatches(
         }
         RoleOutput::Cancelled => {}
     }
-    f
 }
 
 /// What a finding's place is checked against besides the target's files: the spec
@@ -630,6 +641,17 @@ mod tests {
 
     fn valid<T>(v: T) -> RoleRun<T> {
         RoleRun::new(RoleOutput::Valid(v), vec![])
+    }
+
+    fn fold_dispatches(
+        round: u32,
+        passes: Vec<RoleRun<EnthusiastOutput>>,
+        adversary: RoleRun<AdversaryOutput>,
+        rec: &mut RoundRecord,
+    ) -> Folded {
+        let mut f = fold_passes(round, passes, rec);
+        fold_adversary(round, adversary, &mut f, rec);
+        f
     }
 
     #[test]
