@@ -400,10 +400,12 @@ fn a_clean_review_dispatches_each_agent_exactly_once() {
     let r1 = run.json("round-1.json");
     assert_eq!(r1["dispatches"].as_array().unwrap().len(), 3, "{r1}");
     for d in r1["dispatches"].as_array().unwrap() {
-        assert_eq!(d["gates"]["schema"], "ok", "{d}");
+        // The Adversary may still be running when both passes have answered with nothing
+        // to judge: then it is cancelled (SPEC §7), never re-dispatched.
+        let cancelled = d["role"] == "adversary" && d["gates"]["authenticity"] == "cancelled";
+        assert!(cancelled || d["gates"]["schema"] == "ok", "{d}");
         assert!(d["gates"].get("reprompt").is_none(), "{d}");
     }
-    assert!(!reasons(&run, 1).contains("sparse"), "{}", reasons(&run, 1));
     assert!(!run.run_dir().join("agents/r1/enthusiast-p1-retry").exists());
 }
 

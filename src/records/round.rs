@@ -1,8 +1,9 @@
 //! round-N.json: every dispatch, gate result, count and the decision with its reasons.
 
-use crate::dispatch::{AgentOutcome, ProcessEnd};
-use crate::findings::{AdversaryOutput, Finding, JudgeOutput, Role, Ruling, Tier};
-use crate::store::AbortReason;
+use super::agent::{AdversaryOutput, Finding, JudgeOutput, Role, Ruling, Tier};
+use super::meta::AbortReason;
+use super::outcome::{AgentOutcome, ProcessEnd};
+use super::report::Suppression;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -120,7 +121,7 @@ impl OutcomeSummary {
 /// round-N.json's `outcome`: the summary, written and read in place of the whole outcome.
 mod summary {
     use super::{AgentOutcome, OutcomeSummary};
-    use crate::dispatch::{ResultEvent, Usage};
+    use crate::records::outcome::{ResultEvent, Usage};
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub(super) fn serialize<S: Serializer>(o: &AgentOutcome, s: S) -> Result<S::Ok, S::Error> {
@@ -134,7 +135,7 @@ mod summary {
         Ok(AgentOutcome {
             label: String::new(),
             agent: s.agent,
-            role: crate::findings::Role::Enthusiast,
+            role: super::Role::Enthusiast,
             tier: s.tier,
             model: s.model,
             end: s.end,
@@ -193,7 +194,7 @@ pub struct SuppressedFinding {
     pub finding: RoundFinding,
     /// The finding's fingerprint (what an external suppression matches).
     pub fingerprint: String,
-    pub suppression: crate::report::Suppression,
+    pub suppression: Suppression,
 }
 
 /// Counts of one round.
@@ -298,7 +299,7 @@ pub struct RoundRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dispatch::{ResultEvent, ToolUse, Usage};
+    use crate::records::outcome::{FileAccess, ResultEvent, ToolUse, Usage};
 
     #[test]
     fn a_round_record_keeps_a_summary_of_each_outcome_not_its_payload() {
@@ -308,7 +309,7 @@ mod tests {
                 id: "t1".into(),
                 name: "Read".into(),
                 input: serde_json::json!({"file_path": "/r/a.rs"}),
-                access: crate::dispatch::FileAccess::read("/r/a.rs"),
+                access: FileAccess::read("/r/a.rs"),
             }],
             result: Some(ResultEvent {
                 is_error: false,
