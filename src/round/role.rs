@@ -109,6 +109,14 @@ pub(super) async fn run_role<T: AnswerSchema>(
         let (step, rec) = one_dispatch(ctx, view, who, &label, current, cancel, progress).await;
         records.push(rec);
         if cancel.is_cancelled() {
+            // Fail closed: a forbidden tool or an off-target access made before the
+            // cancellation still aborts (an Adversary cancelled for having nothing to judge
+            // does not get away with a read outside the target).
+            if let Step::Abort(a @ (Abort::ForbiddenTool { .. } | Abort::OfftargetRead { .. })) =
+                step
+            {
+                return RoleRun::new(RoleOutput::Abort(a), records);
+            }
             return RoleRun::new(RoleOutput::Cancelled, records);
         }
         match step {

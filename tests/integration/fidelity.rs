@@ -391,12 +391,15 @@ fn a_clean_review_dispatches_each_agent_exactly_once() {
     run.assert_code(0);
     let mut got = dispatched(&run);
     got.sort();
+    // The Adversary, cancelled once both passes have nothing to judge, may be killed before
+    // it logs; round-1.json records its one dispatch either way.
+    got.retain(|(role, ..)| role != "adversary");
     let want = vec![
-        ("adversary".to_string(), None, Some(1), false),
         ("enthusiast".to_string(), Some(1), Some(1), false),
         ("enthusiast".to_string(), Some(2), Some(1), false),
     ];
     assert_eq!(got, want, "one process per agent, no retry");
+    assert!(dispatched(&run).len() <= 3, "{:?}", dispatched(&run));
     let r1 = run.json("round-1.json");
     assert_eq!(r1["dispatches"].as_array().unwrap().len(), 3, "{r1}");
     for d in r1["dispatches"].as_array().unwrap() {
