@@ -13,8 +13,10 @@ pub enum ExpectedError {
     Target(#[from] TargetError),
     #[error("{0}")]
     Config(#[from] ConfigError),
+    /// A review-context input that cannot be used (`resolve::ContextError`, converted there:
+    /// `resolve` sits above this module).
     #[error("{0}")]
-    Context(#[from] crate::resolve::ContextError),
+    Context(String),
     #[error("{0}")]
     Usage(String),
     #[error("cannot write {path}: {source}")]

@@ -189,7 +189,7 @@ impl Config {
         self.grace()?;
         for (name, a) in &self.agents {
             match (a.backend, a.format) {
-                (crate::dispatch::BackendKind::Command, None) => {
+                (super::BackendKind::Command, None) => {
                     return Err(ConfigError::Invalid {
                         key: format!("agents.{name}.format"),
                         message: "a `command` agent must declare the event format it prints: \
@@ -197,7 +197,7 @@ impl Config {
                             .into(),
                     })
                 }
-                (crate::dispatch::BackendKind::Command, Some(_)) | (_, None) => {}
+                (super::BackendKind::Command, Some(_)) | (_, None) => {}
                 (b, Some(_)) => {
                     return Err(ConfigError::Invalid {
                         key: format!("agents.{name}.format"),
@@ -232,10 +232,10 @@ impl Config {
         self.check_hook_timeout()?;
         self.verify_timeout()?;
         for role in [
-            crate::findings::Role::Enthusiast,
-            crate::findings::Role::Adversary,
-            crate::findings::Role::Judge,
-            crate::findings::Role::Fixer,
+            crate::records::Role::Enthusiast,
+            crate::records::Role::Adversary,
+            crate::records::Role::Judge,
+            crate::records::Role::Fixer,
         ] {
             self.role_timeouts(role)?;
         }
@@ -291,7 +291,7 @@ impl Config {
     /// `[timeouts.<role>] agent` and `grace`, when set.
     pub fn role_timeouts(
         &self,
-        role: crate::findings::Role,
+        role: crate::records::Role,
     ) -> Result<(Option<Duration>, Option<Duration>), ConfigError> {
         let t = self.timeouts.of(role);
         let parse = |key: &str, v: &str| -> Result<Option<Duration>, ConfigError> {
@@ -433,7 +433,7 @@ fn apply_env(merged: &mut Table, env: &[(String, String)]) -> Result<(), ConfigE
             "review" => {
                 let ok = match *key {
                     "model" => Value::String(value.clone())
-                        .try_into::<crate::findings::Tier>()
+                        .try_into::<crate::records::Tier>()
                         .is_ok(),
                     _ => Value::String(value.clone())
                         .try_into::<super::FailOn>()
@@ -690,7 +690,7 @@ mod example_tests {
 #[cfg(test)]
 mod role_timeout_tests {
     use super::*;
-    use crate::findings::Role;
+    use crate::records::Role;
 
     #[test]
     fn role_tables_override_and_are_validated() {

@@ -5,14 +5,15 @@ mod baseline;
 mod build;
 mod carry;
 mod escape;
-mod fingerprint;
 mod github;
+mod iterate;
 mod markdown;
 mod merge;
 mod rendered;
 mod sarif;
 mod text;
 
+pub use crate::findings::fingerprint;
 #[cfg(test)]
 pub(crate) use crate::records::fixtures;
 pub use crate::records::report::*;
@@ -21,8 +22,6 @@ pub use baseline::compare_with_baseline;
 pub use build::{build_report, BuildInput};
 pub use carry::{carried_findings, merge_carried, Carried, CarryInput};
 pub use escape::{md_code, md_text, term_text, MdContext, REPORT_MARKER};
-pub use fingerprint::fingerprint;
-pub(crate) use fingerprint::{fingerprint_with, FileLines, Texts};
 pub use github::{escape_data, escape_property, render_github};
 pub use markdown::render_markdown;
 pub use merge::{merge_reports, MergeError, MergeInput};

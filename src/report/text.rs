@@ -42,7 +42,38 @@ fn confirmed_line(s: &mut String, r: &Report, f: &ReportFinding) {
 
 pub fn render_text(r: &Report) -> String {
     let mut s = String::new();
-    let head = match r.status {
+    let head = head_line(r);
+    let _ = writeln!(s, "{head}");
+    if let Some(d) = &r.abort_detail {
+        let _ = writeln!(s, "  {}", term_text(d, "  "));
+    }
+    let b = &r.by_severity;
+    let suppressed = if r.suppressed.is_empty() {
+        String::new()
+    } else {
+        format!(", {} suppressed", r.suppressed.len())
+    };
+    let _ = writeln!(
+        s,
+        "{} confirmed (critical {}, high {}, medium {}, low {}), {} debunked, {} unresolved{suppressed}",
+        r.confirmed.len(),
+        b.critical,
+        b.high,
+        b.medium,
+        b.low,
+        r.debunked.len(),
+        r.unresolved.len()
+    );
+    confirmed_findings(&mut s, r);
+    other_findings(&mut s, r);
+    footer(&mut s, r);
+    let _ = writeln!(s, "run: {}", r.run_dir);
+    s
+}
+
+/// The first line: how the review ended, on what.
+fn head_line(r: &Report) -> String {
+    match r.status {
         RunStatus::Complete => format!(
             "arev: review complete — {} ({} round(s), stop: {})",
             r.target.display,
@@ -65,32 +96,15 @@ pub fn render_text(r: &Report) -> String {
         ),
         RunStatus::Empty => format!("arev: nothing to review — {} is empty", r.target.display),
         RunStatus::Running => format!("arev: review still running — {}", r.target.display),
-    };
-    let _ = writeln!(s, "{head}");
-    if let Some(d) = &r.abort_detail {
-        let _ = writeln!(s, "  {}", term_text(d, "  "));
     }
-    let b = &r.by_severity;
-    let suppressed = if r.suppressed.is_empty() {
-        String::new()
-    } else {
-        format!(", {} suppressed", r.suppressed.len())
-    };
-    let _ = writeln!(
-        s,
-        "{} confirmed (critical {}, high {}, medium {}, low {}), {} debunked, {} unresolved{suppressed}",
-        r.confirmed.len(),
-        b.critical,
-        b.high,
-        b.medium,
-        b.low,
-        r.debunked.len(),
-        r.unresolved.len()
-    );
+}
+
+/// The confirmed findings, grouped against the baseline when there is one.
+fn confirmed_findings(s: &mut String, r: &Report) {
     match &r.baseline {
         None => {
             for f in &r.confirmed {
-                confirmed_line(&mut s, r, f);
+                confirmed_line(s, r, f);
             }
         }
         Some(b) => {
@@ -112,7 +126,7 @@ pub fn render_text(r: &Report) -> String {
             for (title, list) in [("New", new), ("Still open", open)] {
                 let _ = writeln!(s, "{title} ({}):", list.len());
                 for f in list {
-                    confirmed_line(&mut s, r, f);
+                    confirmed_line(s, r, f);
                 }
             }
             let _ = writeln!(s, "Fixed ({}):", r.absent.len());
@@ -128,6 +142,10 @@ pub fn render_text(r: &Report) -> String {
             }
         }
     }
+}
+
+/// The unresolved and suppressed findings.
+fn other_findings(s: &mut String, r: &Report) {
     for f in &r.unresolved {
         let _ = writeln!(
             s,
@@ -151,6 +169,11 @@ pub fn render_text(r: &Report) -> String {
             let _ = writeln!(s, "  {} {}{why}", place(f), term_text(&f.category, "    "));
         }
     }
+}
+
+/// Coverage and cost, the incremental and cached-verdict notes, warnings, the iterate
+/// section.
+fn footer(s: &mut String, r: &Report) {
     let _ = writeln!(
         s,
         "coverage: {} file(s) reviewed, {} skipped; cost ${:.4}, {} tokens",
@@ -183,8 +206,6 @@ pub fn render_text(r: &Report) -> String {
         let _ = writeln!(s, "warning: {}", term_text(w, "  "));
     }
     if let Some(it) = &r.iterate {
-        s.push_str(&crate::iterate::text_section(it));
+        s.push_str(&super::iterate::text_section(it));
     }
-    let _ = writeln!(s, "run: {}", r.run_dir);
-    s
 }

@@ -12,10 +12,10 @@
 //!    so that a hit is re-completed against the baseline of the run that hits it.
 
 use crate::findings::suppress::SuppressionSet;
-use crate::findings::Role;
+use crate::findings::{Role, Texts};
 use crate::report::{
     carried_findings, compare_with_baseline, merge_carried, Carried, CarryInput, Cost,
-    CoverageFile, CoverageStatus, Report, ReportFinding, ReportTarget, Texts,
+    CoverageFile, CoverageStatus, Report, ReportFinding, ReportTarget,
 };
 use crate::resolve::RunPlan;
 use crate::round::{Assets, StopReason};

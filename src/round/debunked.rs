@@ -5,8 +5,8 @@
 //! (round-N.json `debunked_before`), so it is judged and counted once.
 
 use super::{RepeatedDebunk, RoundFinding, RoundRecord};
+use crate::findings::{fingerprint_with, FileLines};
 use crate::findings::{same_defect, Finding, Ruling, UnionRules, UnionedFinding};
-use crate::report::{fingerprint_with, FileLines};
 use std::sync::Arc;
 
 /// A finding the Judge dismissed (a valid ruling that does not confirm it).
@@ -141,7 +141,7 @@ mod tests {
     }
 
     fn text(lines: &[&str]) -> Arc<FileLines> {
-        Arc::new(FileLines::from_text(lines.join("\n") + "\n").unwrap())
+        Arc::new(FileLines::from_text(lines.join("\n") + "\n"))
     }
 
     #[test]

@@ -11,12 +11,12 @@ use super::step::{
     judge_offtarget, spend, suppress, State,
 };
 use super::{decide, Action, DecideInput, RoundFacts, RoundFinding, RoundRecord, StopReason};
+use crate::findings::Texts;
 use crate::findings::{
-    union_passes, AdversaryOutput, EnthusiastOutput, JudgeOutput, Role, Ruling, SymbolIndex,
-    UnionRules,
+    union_passes, AdversaryOutput, EnthusiastOutput, JudgeOutput, PassFinding, Role, Ruling,
+    SymbolIndex, UnionRules,
 };
 use crate::gates::Abort;
-use crate::report::Texts;
 use crate::resolve::RunPlan;
 use crate::store::{ProgressLog, Recorder};
 use crate::target::{PinnedTarget, TargetType};
@@ -201,34 +201,15 @@ async fn round_body(
     cancel: &CancellationToken,
     (progress, live): (Progress, &ProgressLog),
 ) -> Option<ReviewEnd> {
-    let (plan, target, round, tier) = (ctx.plan, ctx.target, rec.round, st.tier);
+    let (round, tier) = (rec.round, st.tier);
     let round_cancel = cancel.child_token();
-
-    // RELEVANT_FILES (round > 1, multi-file targets).
-    let relevant =
-        (round > 1).then(|| relevant_files(target, &st.file_finding_counts, &st.reviewed_files));
-    let view: RoundView = match ctx.view(round, relevant) {
+    let view = match round_view(ctx, st, rec) {
         Ok(v) => v,
-        Err(e) => {
-            let a = Abort::DispatchUnavailable {
-                role: Role::Enthusiast,
-                detail: format!("cannot write target/relevant-{round}.txt: {e}"),
-            };
-            return Some(ReviewEnd::Aborted(a));
-        }
+        Err(a) => return Some(ReviewEnd::Aborted(a)),
     };
-    if let Some(files) = &view.relevant {
-        rec.relevant_files = Some(files.clone());
-        rec.decision.reasons.push(format!(
-            "file budget: {}/{} files (RELEVANT_FILES)",
-            files.len(),
-            target.files.len()
-        ));
-    }
-    st.note_reviewed(view.relevant.as_deref(), target);
     progress.line(&format!(
         "Round {round} · {tier} · {} Enthusiast pass(es) ∥ Adversary",
-        plan.passes
+        ctx.plan.passes
     ));
 
     // 3A ∥ 3B. The Adversary has a token of its own: it is cancelled when its map would be
@@ -244,15 +225,15 @@ async fn round_body(
     )
     .await;
     let mut folded = fold_passes(round, enth_runs, rec);
-    let judgeable = match (cancel.is_cancelled(), folded.abort.take()) {
+    let novel = match (cancel.is_cancelled(), folded.abort.take()) {
         (true, _) => Err(ReviewEnd::Interrupted),
         (false, Some(a)) => Err(ReviewEnd::Aborted(a)),
         (false, None) => {
             let findings = std::mem::take(&mut folded.findings);
-            judgeable(ctx, st, result, rec, findings).map_err(ReviewEnd::Aborted)
+            novel_findings(ctx, st, result, rec, findings).map_err(ReviewEnd::Aborted)
         }
     };
-    if matches!(&judgeable, Ok(n) if n.is_empty()) && adversary.running() {
+    if matches!(&novel, Ok(n) if n.is_empty()) && adversary.running() {
         adv_cancel.cancel();
         rec.decision.reasons.push(
             "the Adversary was cancelled: every Enthusiast pass answered with nothing new to judge"
@@ -261,123 +242,96 @@ async fn round_body(
         progress.line(&format!(
             "Round {round} · Adversary cancelled (nothing new to judge)"
         ));
-    } else if judgeable.is_err() {
+    } else if novel.is_err() {
         adv_cancel.cancel();
     }
-    let adv_run = adversary.finish().await;
-    fold_adversary(round, adv_run, &mut folded, rec);
+    fold_adversary(round, adversary.finish().await, &mut folded, rec);
     if cancel.is_cancelled() {
         return Some(ReviewEnd::Interrupted);
     }
-    let novel = match judgeable {
+    let novel = match novel {
         Ok(novel) => novel,
         Err(end) => return Some(end),
     };
     if let Some(a) = folded.abort {
         return Some(ReviewEnd::Aborted(a));
     }
-    let places = ctx.places();
     let adversary_map = folded.adversary.clone().unwrap_or_default();
     rec.adversary = folded.adversary;
     // The round record takes the findings once the Judge and the decision are done with them.
-    let end = 'judge: {
-        // 3C Judge
-        let mut rulings: Vec<Ruling> = vec![];
-        let mut judge_out: Option<JudgeOutput> = None;
-        if novel.is_empty() {
-            rec.decision
-                .reasons
-                .push("no findings: the Judge is skipped".into());
-        } else {
-            progress.line(&format!(
-                "Round {round} · Judge ({} finding(s))",
-                novel.len()
-            ));
-            let who = Who {
-                role: Role::Judge,
-                pass: None,
-                round,
-                tier,
-            };
-            let prompt = ctx.judge_prompt(&view, round, &novel, &adversary_map, &st.history);
-            // The Judge's cites must name map entries covering each ruling: one re-prompt.
-            let check_cites = |j: &JudgeOutput| {
-                cites_note(&cite_problems(j, &novel, &adversary_map, target, places))
-            };
-            let checks = Checks {
-                content: Some(&check_cites),
-            };
-            let jr: RoleRun<JudgeOutput> =
-                run_role(ctx, &view, who, prompt, &round_cancel, live, checks).await;
-            rec.dispatches.extend(jr.records);
-            let j = match jr.output {
-                RoleOutput::Valid(j) => j,
-                RoleOutput::Malformed(e) => {
-                    rec.errors.push("judge_malformed_json".into());
-                    *judged = Some(vec![None; novel.len()]);
-                    rec.counts.unresolved = novel.len() as u32;
-                    let a = Abort::JudgeMalformed { detail: e };
-                    break 'judge Some(ReviewEnd::Aborted(a));
-                }
-                RoleOutput::Abort(a) => break 'judge Some(ReviewEnd::Aborted(a)),
-                RoleOutput::Cancelled => break 'judge Some(ReviewEnd::Interrupted),
-            };
-            if let Some(a) = judge_offtarget(&j, target, places) {
-                break 'judge Some(ReviewEnd::Aborted(a));
-            }
-            let bad = cite_problems(&j, &novel, &adversary_map, target, places);
-            for (id, why) in &bad {
-                rec.decision.reasons.push(format!(
-                    "the Judge's ruling on {id} is unresolved: its cites do not hold after a re-prompt ({})",
-                    why.join("; ")
-                ));
-            }
-            let (valid, each) = attach_rulings(&novel, &j, target, places, &bad, rec);
-            // Debunked once: a later repeat of a dismissal is kept from the Judge.
-            let dismissed =
-                dismissed_in(round, &novel, &each, |f| result.texts.get(&target.root, f));
-            st.history.debunked.extend(dismissed);
-            rulings = valid;
-            *judged = Some(each);
-            progress.line(&format!(
-                "Round {round} · Judge ({} confirmed, {} debunked)",
-                rec.counts.confirmed, rec.counts.debunked
-            ));
-            judge_out = Some(j);
-        }
-        // What 3D needs of the Judge's answer; the answer itself goes to the record.
-        let judge = judge_out.as_ref().map(|j| JudgeGist {
-            next_model: j.next_round_model,
-            convergence: j.convergence,
-            summary: j.summary.clone(),
-        });
-        rec.judge = judge_out;
+    let judging = Judging {
+        view: &view,
+        novel: &novel,
+        adversary_map: &adversary_map,
+        cancel: &round_cancel,
+        texts: &result.texts,
+    };
+    let end = match judge(ctx, st, (rec, judged), judging, (progress, live)).await {
+        Err(end) => Some(end),
+        Ok((rulings, judge_out)) => {
+            // What 3D needs of the Judge's answer; the answer itself goes to the record.
+            let judge = judge_out.as_ref().map(|j| JudgeGist {
+                next_model: j.next_round_model,
+                convergence: j.convergence,
+                summary: j.summary.clone(),
+            });
+            rec.judge = judge_out;
 
-        // 3D
-        conclude(
-            ctx,
-            st,
-            result,
-            rec,
-            &novel,
-            rulings,
-            judge,
-            (folded.malformed_any, folded.malformed_passes),
-        )
+            // 3D
+            conclude(
+                ctx,
+                st,
+                result,
+                rec,
+                &novel,
+                rulings,
+                judge,
+                (folded.malformed_any, folded.malformed_passes),
+            )
+        }
     };
     rec.findings = novel;
     end
 }
 
-/// What of the passes' findings goes to the Judge: finding membership (all-or-nothing),
-/// anchors, the union, suppressions, repeats of earlier dismissals, and the pre-adversary
-/// dedup — numbered F1..Fn. Synchronous: it runs while the Adversary may still be working.
-fn judgeable(
+/// The round's view of the target: RELEVANT_FILES after round 1 for a multi-file target
+/// (recorded with the file budget), the files it reviews noted in the run state.
+fn round_view(ctx: &Ctx<'_>, st: &mut State, rec: &mut RoundRecord) -> Result<RoundView, Abort> {
+    let (target, round) = (ctx.target, rec.round);
+    // RELEVANT_FILES (round > 1, multi-file targets).
+    let relevant =
+        (round > 1).then(|| relevant_files(target, &st.file_finding_counts, &st.reviewed_files));
+    let view: RoundView = match ctx.view(round, relevant) {
+        Ok(v) => v,
+        Err(e) => {
+            return Err(Abort::DispatchUnavailable {
+                role: Role::Enthusiast,
+                detail: format!("cannot write target/relevant-{round}.txt: {e}"),
+            });
+        }
+    };
+    if let Some(files) = &view.relevant {
+        rec.relevant_files = Some(files.clone());
+        rec.decision.reasons.push(format!(
+            "file budget: {}/{} files (RELEVANT_FILES)",
+            files.len(),
+            target.files.len()
+        ));
+    }
+    st.note_reviewed(view.relevant.as_deref(), target);
+    Ok(view)
+}
+
+/// The passes' findings through finding membership (all-or-nothing), anchors, the union,
+/// suppressions, repeats of earlier dismissals (debunked once) and the pre-adversary dedup:
+/// the round's novel findings, for the Judge. Synchronous: it runs as soon as every pass
+/// has answered, while the Adversary may still be working.
+fn novel_findings(
     ctx: &Ctx<'_>,
     st: &mut State,
     result: &mut ReviewResult,
     rec: &mut RoundRecord,
-    mut pass_findings: Vec<crate::findings::PassFinding>,
+    mut pass_findings: Vec<PassFinding>,
 ) -> Result<Vec<RoundFinding>, Abort> {
     let (plan, target, round) = (ctx.plan, ctx.target, rec.round);
     let places = ctx.places();
@@ -434,25 +388,86 @@ fn judgeable(
     Ok(novel)
 }
 
-/// A round's Adversary once the Enthusiast passes have answered: done, or still running
-/// (awaited, or cancelled first when its map would be thrown away).
-enum Adversary<'a> {
-    Done(RoleRun<AdversaryOutput>),
-    Running(LocalBoxFuture<'a, RoleRun<AdversaryOutput>>),
+/// What the Judge is dispatched on: the round's view, its novel findings, the Adversary's
+/// map, and the round's cancellation.
+struct Judging<'a> {
+    view: &'a RoundView,
+    novel: &'a [RoundFinding],
+    adversary_map: &'a AdversaryOutput,
+    cancel: &'a CancellationToken,
+    /// The flagged files' lines (the fingerprints of what the Judge dismisses).
+    texts: &'a Texts,
 }
 
-impl Adversary<'_> {
-    fn running(&self) -> bool {
-        matches!(self, Self::Running(_))
+/// 3C: the Judge's valid rulings and its answer (none when there was nothing to judge), or
+/// how the run ends (a malformed or off-target answer, an abort, Ctrl-C). `judged` gets each
+/// novel finding's ruling (None: unresolved).
+async fn judge(
+    ctx: &Ctx<'_>,
+    st: &mut State,
+    (rec, judged): (&mut RoundRecord, &mut Option<Vec<Option<Ruling>>>),
+    j: Judging<'_>,
+    (progress, live): (Progress, &ProgressLog),
+) -> Result<(Vec<Ruling>, Option<JudgeOutput>), ReviewEnd> {
+    let (target, round, tier) = (ctx.target, rec.round, st.tier);
+    let (view, novel, adversary_map, texts) = (j.view, j.novel, j.adversary_map, j.texts);
+    let places = ctx.places();
+    if novel.is_empty() {
+        rec.decision
+            .reasons
+            .push("no findings: the Judge is skipped".into());
+        return Ok((vec![], None));
     }
-
-    /// Its run, once it has ended (a cancelled one ends at once, its dispatch recorded).
-    async fn finish(self) -> RoleRun<AdversaryOutput> {
-        match self {
-            Self::Done(r) => r,
-            Self::Running(f) => f.await,
+    progress.line(&format!(
+        "Round {round} · Judge ({} finding(s))",
+        novel.len()
+    ));
+    let who = Who {
+        role: Role::Judge,
+        pass: None,
+        round,
+        tier,
+    };
+    let prompt = ctx.judge_prompt(view, round, novel, adversary_map, &st.history);
+    // The Judge's cites must name map entries covering each ruling: one re-prompt.
+    let check_cites =
+        |j: &JudgeOutput| cites_note(&cite_problems(j, novel, adversary_map, target, places));
+    let checks = Checks {
+        content: Some(&check_cites),
+    };
+    let jr: RoleRun<JudgeOutput> = run_role(ctx, view, who, prompt, j.cancel, live, checks).await;
+    rec.dispatches.extend(jr.records);
+    let j = match jr.output {
+        RoleOutput::Valid(j) => j,
+        RoleOutput::Malformed(e) => {
+            rec.errors.push("judge_malformed_json".into());
+            *judged = Some(vec![None; novel.len()]);
+            rec.counts.unresolved = novel.len() as u32;
+            return Err(ReviewEnd::Aborted(Abort::JudgeMalformed { detail: e }));
         }
+        RoleOutput::Abort(a) => return Err(ReviewEnd::Aborted(a)),
+        RoleOutput::Cancelled => return Err(ReviewEnd::Interrupted),
+    };
+    if let Some(a) = judge_offtarget(&j, target, places) {
+        return Err(ReviewEnd::Aborted(a));
     }
+    let bad = cite_problems(&j, novel, adversary_map, target, places);
+    for (id, why) in &bad {
+        rec.decision.reasons.push(format!(
+            "the Judge's ruling on {id} is unresolved: its cites do not hold after a re-prompt ({})",
+            why.join("; ")
+        ));
+    }
+    let (valid, each) = attach_rulings(novel, &j, target, places, &bad, rec);
+    // Debunked once: a later repeat of a dismissal is kept from the Judge.
+    let dismissed = dismissed_in(round, novel, &each, |f| texts.get(&target.root, f));
+    st.history.debunked.extend(dismissed);
+    *judged = Some(each);
+    progress.line(&format!(
+        "Round {round} · Judge ({} confirmed, {} debunked)",
+        rec.counts.confirmed, rec.counts.debunked
+    ));
+    Ok((valid, Some(j)))
 }
 
 /// The parts of the Judge's answer the decision reads.
@@ -546,6 +561,27 @@ fn conclude(
         &d,
     );
     None
+}
+
+/// A round's Adversary once the Enthusiast passes have answered: done, or still running
+/// (awaited, or cancelled first when its map would be thrown away).
+enum Adversary<'a> {
+    Done(RoleRun<AdversaryOutput>),
+    Running(LocalBoxFuture<'a, RoleRun<AdversaryOutput>>),
+}
+
+impl Adversary<'_> {
+    fn running(&self) -> bool {
+        matches!(self, Self::Running(_))
+    }
+
+    /// Its run, once it has ended (a cancelled one ends at once, its dispatch recorded).
+    async fn finish(self) -> RoleRun<AdversaryOutput> {
+        match self {
+            Self::Done(r) => r,
+            Self::Running(f) => f.await,
+        }
+    }
 }
 
 /// 3A ∥ 3B: the Enthusiast passes and the Adversary, dispatched concurrently. Returns once

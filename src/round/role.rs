@@ -93,9 +93,7 @@ pub(super) async fn run_role<T: AnswerSchema>(
         None => role.as_str().to_string(),
     };
     let mut attempt = 0u32;
-    let mut schema_retried = false;
-    let mut auth_retried = false;
-    let mut content_retried = false;
+    let mut tried = Tried::default();
     // A re-prompt's text (the first dispatch gets `prompt` itself, not a copy).
     let mut retry: Option<String> = None;
     loop {
@@ -108,7 +106,9 @@ pub(super) async fn run_role<T: AnswerSchema>(
         let current = retry.as_deref().unwrap_or(&prompt);
         let (step, rec) = one_dispatch(ctx, view, who, &label, current, cancel, progress).await;
         records.push(rec);
-        if cancel.is_cancelled() {
+        // An agent that answered before the cancellation came is taken at its word (its
+        // answer is paid for); one cut short is cancelled.
+        if cancel.is_cancelled() && !matches!(step, Step::Answer) {
             // Fail closed: a forbidden tool or an off-target access made before the
             // cancellation still aborts (an Adversary cancelled for having nothing to judge
             // does not get away with a read outside the target).
@@ -121,13 +121,13 @@ pub(super) async fn run_role<T: AnswerSchema>(
         }
         match step {
             Step::NotAuthentic(detail) => {
-                if auth_retried {
+                if tried.auth {
                     return RoleRun::new(
                         RoleOutput::Abort(Abort::DispatchUnavailable { role, detail }),
                         records,
                     );
                 }
-                auth_retried = true;
+                tried.auth = true;
                 tracing::warn!("{label}: not authentic ({detail}); retrying once");
             }
             Step::Abort(a) => {
@@ -135,50 +135,74 @@ pub(super) async fn run_role<T: AnswerSchema>(
                 cancel.cancel();
                 return RoleRun::new(RoleOutput::Abort(a), records);
             }
-            Step::Answer => {
-                let answer = records.last().and_then(|r| r.outcome.answer());
-                let answer = answer.unwrap_or_default();
-                let parsed = parse_answer::<T>(answer);
-                if let Some(rec) = records.last_mut() {
-                    rec.gates.schema = Some(match &parsed {
-                        Ok(_) => "ok".into(),
-                        Err(e) => e.clone(),
-                    });
-                    rec.outcome.forget_answer();
-                }
-                match parsed {
-                    Ok(v) => {
-                        let problem = checks.content.and_then(|check| check(&v));
-                        if let (Some(note), false) = (problem, content_retried) {
-                            content_retried = true;
-                            if let Some(rec) = records.last_mut() {
-                                rec.gates.reprompt = Some(format!("cites: {note}"));
-                            }
-                            tracing::warn!("{label}: {note}; re-prompting once");
-                            retry = Some(format!(
-                                "{prompt}\n\n{RETRY_NOTE}: {note}\nAnswer again, from the target \
-                                 and the map above, with ONLY the complete JSON object of the \
-                                 schema.\n"
-                            ));
-                            continue;
-                        }
-                        return RoleRun::new(RoleOutput::Valid(v), records);
-                    }
-                    Err(e) if schema_retried => {
-                        return RoleRun::new(RoleOutput::Malformed(e), records);
-                    }
-                    Err(e) => {
-                        schema_retried = true;
-                        retry = Some(format!(
-                            "{prompt}\n\n{RETRY_NOTE}: {e}\nAnswer again, from a fresh Read of \
-                             the target, with ONLY the JSON object of the schema: no prose, no \
-                             code fences.\n"
-                        ));
-                    }
-                }
-            }
+            Step::Answer => match on_answer(&mut records, &label, &prompt, &checks, &mut tried) {
+                Next::Retry(text) => retry = Some(text),
+                Next::Done(output) => return RoleRun::new(output, records),
+            },
         }
     }
+}
+
+/// The re-prompts a role has spent (each at most once).
+#[derive(Default)]
+struct Tried {
+    schema: bool,
+    auth: bool,
+    content: bool,
+}
+
+/// After an answer: re-prompt with this text, or the role's output.
+enum Next<T> {
+    Retry(String),
+    Done(RoleOutput<T>),
+}
+
+/// The schema gate on the last dispatch's answer (recorded in its gates; the answer is
+/// then dropped from the record), then the content check: a re-prompt the first time one
+/// fails, else the role's output. A valid answer is never re-prompted for its length.
+fn on_answer<T: AnswerSchema>(
+    records: &mut [DispatchRecord],
+    label: &str,
+    prompt: &str,
+    checks: &Checks<'_, T>,
+    tried: &mut Tried,
+) -> Next<T> {
+    let answer = records.last().and_then(|r| r.outcome.answer());
+    let answer = answer.unwrap_or_default();
+    let parsed = parse_answer::<T>(answer);
+    if let Some(rec) = records.last_mut() {
+        rec.gates.schema = Some(match &parsed {
+            Ok(_) => "ok".into(),
+            Err(e) => e.clone(),
+        });
+        rec.outcome.forget_answer();
+    }
+    let v = match parsed {
+        Ok(v) => v,
+        Err(e) if tried.schema => return Next::Done(RoleOutput::Malformed(e)),
+        Err(e) => {
+            tried.schema = true;
+            return Next::Retry(format!(
+                "{prompt}\n\n{RETRY_NOTE}: {e}\nAnswer again, from a fresh Read of \
+                 the target, with ONLY the JSON object of the schema: no prose, no \
+                 code fences.\n"
+            ));
+        }
+    };
+    let problem = checks.content.and_then(|check| check(&v));
+    if let (Some(note), false) = (problem, tried.content) {
+        tried.content = true;
+        if let Some(rec) = records.last_mut() {
+            rec.gates.reprompt = Some(format!("cites: {note}"));
+        }
+        tracing::warn!("{label}: {note}; re-prompting once");
+        return Next::Retry(format!(
+            "{prompt}\n\n{RETRY_NOTE}: {note}\nAnswer again, from the target \
+             and the map above, with ONLY the complete JSON object of the \
+             schema.\n"
+        ));
+    }
+    Next::Done(RoleOutput::Valid(v))
 }
 
 async fn one_dispatch(
@@ -255,11 +279,33 @@ async fn one_dispatch(
             return (Step::Abort(a), rec);
         }
     };
-    let auth = authentic(&outcome, req.output_cap);
+    let step = gate(
+        &mut outcome,
+        &mut rec,
+        view,
+        (spec.format, role),
+        (&out_dir, req.output_cap),
+    );
+    rec.outcome = outcome;
+    (step, rec)
+}
+
+/// The gates on a finished dispatch, recorded in `rec`: authenticity, forbidden tools and
+/// reads outside the scope (the events after the first such call withheld), and whether
+/// the target was read. What comes next: an answer to parse, a retry or an abort.
+fn gate(
+    outcome: &mut AgentOutcome,
+    rec: &mut DispatchRecord,
+    view: &RoundView,
+    (format, role): (crate::dispatch::EventFormat, Role),
+    (out_dir, output_cap): (&std::path::Path, u64),
+) -> Step {
+    let label = rec.label.as_str();
+    let auth = authentic(outcome, output_cap);
     // The first call the role may not make (a forbidden tool, or an access outside the read
     // scope) decides the abort; the run dir keeps nothing the agent saw or said after it.
     let first_bad = outcome.tool_uses.iter().enumerate().find_map(|(i, t)| {
-        if !tool_permitted(spec.format, role, t) {
+        if !tool_permitted(format, role, t) {
             Some((i, "forbidden_tool"))
         } else if view.scope.violation(std::slice::from_ref(t)).is_some() {
             Some((i, "offtarget_read"))
@@ -269,7 +315,7 @@ async fn one_dispatch(
     });
     if let Some((i, why)) = first_bad {
         let bad = outcome.tool_uses[i].id.clone();
-        if let Err(e) = withhold_after(&out_dir, &bad, why, &mut outcome) {
+        if let Err(e) = withhold_after(out_dir, &bad, why, outcome) {
             tracing::warn!("{label}: cannot rewrite its events: {e}");
         }
     }
@@ -281,12 +327,12 @@ async fn one_dispatch(
     // was otherwise authentic (a crash after reading a secret is no reason to retry).
     let upto = first_bad.map_or(&outcome.tool_uses[..], |(i, _)| &outcome.tool_uses[..=i]);
     let forbidden = match first_bad {
-        Some((_, "forbidden_tool")) => forbidden_tool(spec.format, role, upto),
+        Some((_, "forbidden_tool")) => forbidden_tool(format, role, upto),
         _ => None,
     };
     let violation = view.scope.violation(upto);
     rec.gates.offtarget_read = violation.as_ref().map(|v| v.path.clone());
-    let step = match (forbidden, violation, auth) {
+    match (forbidden, violation, auth) {
         (Some(tool), _, _) => {
             rec.gates.forbidden_tool = Some(tool.clone());
             Step::Abort(Abort::ForbiddenTool { role, tool })
@@ -305,7 +351,5 @@ async fn one_dispatch(
                 Step::Abort(Abort::NoToolInvocation { role })
             }
         }
-    };
-    rec.outcome = outcome;
-    (step, rec)
+    }
 }

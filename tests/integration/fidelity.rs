@@ -414,21 +414,24 @@ fn a_clean_review_dispatches_each_agent_exactly_once() {
 
 #[test]
 fn empty_arrays_may_be_omitted_without_a_re_dispatch() {
-    // The Enthusiast answers `{}`, the Adversary leaves out `heuristics`: both valid.
+    // Pass 1 answers `{}`, the Adversary leaves out `heuristics`: both valid. (Pass 2 has a
+    // finding, so the Adversary's map is needed and awaited, not cancelled.)
     let repo = full_repo();
     let script = json!({"steps": [
-        {"role": "enthusiast", "round": 1, "answer": {}},
+        {"role": "enthusiast", "round": 1, "pass": 1, "answer": {}},
+        {"role": "enthusiast", "round": 1, "pass": 2, "answer": {"findings": [f("F1", 2)]}},
         {"role": "adversary", "round": 1, "answer": {"safe_zones": [
             {"id": "Z1", "file": "src/lib.rs", "line_start": 1, "line_end": 3, "reason": "r", "evidence": "L2"}
         ]}},
+        j(1, vec![debunked("F1", 2)]),
     ]});
     let run = repo
         .arev()
-        .args(&["run", "src/lib.rs", "--passes", "1"])
+        .args(&["run", "src/lib.rs", "--passes", "2"])
         .script(script)
         .run();
     run.assert_code(0);
-    assert_eq!(dispatched(&run).len(), 2, "{:?}", dispatched(&run));
+    assert_eq!(dispatched(&run).len(), 4, "{:?}", dispatched(&run));
     let r1 = run.json("round-1.json");
     assert!(!r1["errors"].to_string().contains("malformed"), "{r1}");
     assert_eq!(r1["adversary"]["safe_zones"][0]["id"], "Z1", "{r1}");

@@ -36,6 +36,8 @@ mod inputs;
 mod hostile;
 // progress.json at every dispatch, meta.json's process, `abandoned` after SIGKILL.
 mod records;
+// The layers of docs/architecture.md §3.1: no upward import, no module or file cycle.
+mod layers;
 // Signals (exit 130/143/129, status interrupted) and leftover processes: none survives.
 mod interrupt;
 // `run --background [--wait]`, `status`, `result`, `cancel`: detached runs at real speed.
