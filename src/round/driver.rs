@@ -18,29 +18,45 @@ use crate::findings::{
 };
 use crate::gates::Abort;
 use crate::resolve::RunPlan;
-use crate::store::{ProgressLog, Recorder};
+use crate::store::{Heartbeat, ProgressLog, Recorder};
 use crate::target::{PinnedTarget, TargetType};
 use futures::future::{Either, FutureExt, LocalBoxFuture};
 use std::io::IsTerminal;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
-/// Progress lines on stderr (only on a TTY, never with `-q`).
+/// How often the heartbeat line is printed while agents run (`AREV_PROGRESS_INTERVAL`, in
+/// seconds, overrides it).
+const HEARTBEAT: Duration = Duration::from_secs(30);
+
+/// Progress lines on stderr (only on a TTY, never with `-q`), and the heartbeat: every 30 s
+/// while agents run, a line with each one's elapsed time and the spend so far — also when
+/// stderr is not a terminal, so a slow first byte is never silent (never with `-q`).
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
     enabled: bool,
+    heartbeat: Option<Duration>,
 }
 
 impl Progress {
     pub fn new(quiet: bool) -> Self {
         let forced = std::env::var_os("AREV_PROGRESS").is_some_and(|v| v == "1");
+        let every = std::env::var("AREV_PROGRESS_INTERVAL")
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map_or(HEARTBEAT, Duration::from_secs_f64);
         Self {
             enabled: !quiet && (forced || std::io::stderr().is_terminal()),
+            heartbeat: (!quiet).then_some(every),
         }
     }
 
     pub fn disabled() -> Self {
-        Self { enabled: false }
+        Self {
+            enabled: false,
+            heartbeat: None,
+        }
     }
 
     pub fn line(&self, s: &str) {
@@ -118,6 +134,10 @@ pub async fn run_review(
     };
     let mut st = State::new(plan.tier_start);
     let live = rec.progress().clone();
+    // Stopped when the review returns.
+    let _heartbeat = progress
+        .heartbeat
+        .map(|every| Heartbeat::start(live.clone(), every));
     let mut round = 1;
     loop {
         let started = Instant::now();

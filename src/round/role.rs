@@ -7,6 +7,7 @@ use super::{DispatchRecord, GateResults};
 use crate::dispatch::{dispatch, tool_permitted, withhold_after, AgentOutcome, ProcessEnd};
 use crate::findings::{Role, Tier};
 use crate::gates::{authentic, forbidden_tool, parse_answer, Abort, AnswerSchema};
+use crate::records::Spend;
 use crate::store::ProgressLog;
 use tokio_util::sync::CancellationToken;
 
@@ -104,7 +105,9 @@ pub(super) async fn run_role<T: AnswerSchema>(
         };
         attempt += 1;
         let current = retry.as_deref().unwrap_or(&prompt);
-        let (step, rec) = one_dispatch(ctx, view, who, &label, current, cancel, progress).await;
+        let retries = attempt - 1;
+        let (step, rec) =
+            one_dispatch(ctx, view, who, (&label, retries), current, cancel, progress).await;
         records.push(rec);
         // An agent that answered before the cancellation came is taken at its word (its
         // answer is paid for); one cut short is cancelled.
@@ -209,7 +212,7 @@ async fn one_dispatch(
     ctx: &Ctx<'_>,
     view: &RoundView,
     who: Who,
-    label: &str,
+    (label, retries): (&str, u32),
     prompt: &str,
     cancel: &CancellationToken,
     progress: &ProgressLog,
@@ -263,9 +266,16 @@ async fn one_dispatch(
     };
     // The Fixer's `round` is its iteration: only review rounds move the progress' round.
     let round = (role != Role::Fixer).then_some((who.round, who.tier));
-    progress.dispatch_started(role, who.pass, label, round);
+    progress.dispatch_started(role, who.pass, label, round, retries);
     let dispatched = dispatch(spec, &req, cancel).await;
-    progress.dispatch_finished(role, who.pass, label);
+    let spent = match &dispatched {
+        Ok(o) => Spend {
+            cost_usd: o.cost_usd(),
+            tokens: o.tokens(),
+        },
+        Err(_) => Spend::default(),
+    };
+    progress.dispatch_finished(role, who.pass, label, spent);
     let mut outcome = match dispatched {
         Ok(o) => o,
         Err(e) => {

@@ -149,3 +149,125 @@ fn an_adversary_with_nothing_to_judge_is_cancelled_and_recorded() {
     assert!(r1["adversary"].is_object(), "{r1}");
     assert!(!r1["decision"]["reasons"].to_string().contains("cancelled"));
 }
+
+/// `arev status --json` measures a running agent's time against now: it grows between two
+/// calls although progress.json is not rewritten while the agent waits.
+#[test]
+fn status_shows_live_times_and_the_spend() {
+    let repo = TestRepo::new();
+    let script = json!({"steps": [
+        {"role": "adversary", "delay_ms": 6000},
+        crate::harness::a_finding_to_judge(),
+        judge(1, vec![ruling("F1", "src/lib.rs", 2, "dismissed", "adversary")]),
+    ]});
+    let mut child = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--passes", "1", "--fail-on", "never"])
+        .script(script.clone())
+        .command()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = || -> Value {
+        // (Every invocation rewrites the fake's script file: the same one.)
+        let run = repo
+            .arev()
+            .args(&["status", "--json"])
+            .script(script.clone())
+            .run();
+        serde_json::from_str(&run.stdout).unwrap_or(Value::Null)
+    };
+    let adversary_ms = |v: &Value| {
+        v["running"]
+            .as_array()
+            .and_then(|a| a.iter().find(|x| x["label"] == "adversary"))
+            .and_then(|x| x["elapsed_ms"].as_u64())
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let first = loop {
+        let v = status();
+        // The Enthusiast has answered (its spend is in), the Adversary still waits.
+        if adversary_ms(&v).is_some() && v["counts"]["dispatches_finished"] == 1 {
+            break v;
+        }
+        assert!(std::time::Instant::now() < deadline, "never saw it: {v}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    std::thread::sleep(Duration::from_millis(1500));
+    let second = status();
+    let (a, b) = (
+        adversary_ms(&first).unwrap(),
+        adversary_ms(&second).unwrap(),
+    );
+    assert!(b >= a + 1400, "{a} ms then {b} ms");
+    assert_eq!(second["state"], "running");
+    assert_eq!(second["round"], 1);
+    assert_eq!(second["spent"]["tokens"], 150, "the Enthusiast's: {second}");
+    assert!(second["spent"]["cost_usd"].as_f64().unwrap() > 0.0);
+    // The screen says the same.
+    let screen = repo
+        .arev()
+        .args(&["status"])
+        .script(script.clone())
+        .run()
+        .stdout;
+    assert!(screen.contains("agents    adversary ("), "{screen}");
+    assert!(
+        screen.contains("spent     $0.0100 · 150 tokens"),
+        "{screen}"
+    );
+    assert!(child.wait().unwrap().success());
+    let done = status();
+    assert_eq!(done["state"], "complete");
+    assert_eq!(done["running"], json!([]));
+    assert_eq!(done["spent"]["tokens"], 450, "{done}");
+}
+
+/// Without a terminal, a waiting agent is not silent: a heartbeat line names it with its
+/// time and the spend (every 30 s; here every 0.3 s). `-q` silences it.
+#[test]
+fn a_slow_agent_gets_a_heartbeat_on_a_non_tty_stderr() {
+    let repo = TestRepo::new();
+    let script = json!({"steps": [
+        {"role": "adversary", "delay_ms": 2000},
+        crate::harness::a_finding_to_judge(),
+        judge(1, vec![ruling("F1", "src/lib.rs", 2, "dismissed", "adversary")]),
+    ]});
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--passes", "1", "--fail-on", "never"])
+        .env("AREV_PROGRESS_INTERVAL", "0.3")
+        .script(script.clone())
+        .run();
+    run.assert_code(0);
+    let beats: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("waiting · round 1 · adversary ("))
+        .collect();
+    assert!(beats.len() >= 2, "{}", run.stderr);
+    assert!(
+        beats
+            .iter()
+            .any(|l| l.contains("spent $0.0100 · 150 tokens (finished dispatches)")),
+        "{beats:?}"
+    );
+    let repo = TestRepo::new();
+    let run = repo
+        .arev()
+        .args(&[
+            "run",
+            "src/lib.rs",
+            "--passes",
+            "1",
+            "--fail-on",
+            "never",
+            "-q",
+        ])
+        .env("AREV_PROGRESS_INTERVAL", "0.3")
+        .script(script)
+        .run();
+    run.assert_code(0);
+    assert!(!run.stderr.contains("waiting ·"), "{}", run.stderr);
+}
