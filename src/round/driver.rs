@@ -438,6 +438,25 @@ async fn judge(
             .push("no findings: the Judge is skipped".into());
         return Ok((vec![], None));
     }
+    // Hard budgets (SPEC §19.3): the Judge gets all that is left, and is not started when
+    // the finders spent it; its findings then stay unresolved.
+    let (max_usd, exhausted) = st.budget_left(ctx.plan, spend(rec));
+    if exhausted {
+        rec.decision.reasons.push(format!(
+            "budget exhausted before the Judge ({}): {} finding(s) stay unresolved",
+            budget_note(
+                ctx.plan,
+                st.spent_usd + spend(rec).0,
+                st.spent_tokens + spend(rec).1
+            ),
+            novel.len()
+        ));
+        *judged = Some(vec![None; novel.len()]);
+        rec.counts.unresolved = novel.len() as u32;
+        rec.decision.action = Action::Stop;
+        rec.decision.stop_reason = Some(StopReason::BudgetExhausted);
+        return Err(ReviewEnd::Stopped(StopReason::BudgetExhausted));
+    }
     progress.line(&format!(
         "Round {round} · Judge ({} finding(s))",
         novel.len()
@@ -447,6 +466,7 @@ async fn judge(
         pass: None,
         round,
         tier,
+        max_usd,
     };
     let prompt = ctx.judge_prompt(view, round, novel, adversary_map, &st.history);
     // The Judge's cites must name map entries covering each ruling: one re-prompt.
@@ -616,6 +636,12 @@ async fn dispatch_finders<'a>(
     (progress, live): (Progress, &'a ProgressLog),
 ) -> (Vec<RoleRun<EnthusiastOutput>>, Adversary<'a>) {
     let (plan, tier) = (ctx.plan, st.tier);
+    // Hard budgets (SPEC §19.3): each of the dispatches starting now gets an equal share of
+    // what is left (Claude's `--max-budget-usd`).
+    let max_usd = st
+        .budget_left(plan, (0.0, 0))
+        .0
+        .map(|left| left / f64::from(plan.passes + 1));
     let enth = (1..=plan.passes).map(|p| {
         let prompt = ctx.enthusiast_prompt(view, round, p, &st.history);
         let who = Who {
@@ -623,6 +649,7 @@ async fn dispatch_finders<'a>(
             pass: Some(p),
             round,
             tier,
+            max_usd,
         };
         async move {
             // A valid answer, however short, is taken as given (no paid re-prompt).
@@ -650,6 +677,7 @@ async fn dispatch_finders<'a>(
         pass: None,
         round,
         tier,
+        max_usd,
     };
     let prompt = ctx.adversary_prompt(view, round);
     let adv = async move {

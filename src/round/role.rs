@@ -57,6 +57,9 @@ pub(super) struct Who {
     pub pass: Option<u32>,
     pub round: u32,
     pub tier: Tier,
+    /// Its share of what is left of `--budget-usd` (None without one): Claude's
+    /// `--max-budget-usd` for each of its dispatches.
+    pub max_usd: Option<f64>,
 }
 
 enum Step {
@@ -241,6 +244,7 @@ async fn one_dispatch(
         timeout: role_timeout.or(spec.timeout).unwrap_or(ctx.plan.timeout),
         grace: role_grace.unwrap_or(ctx.plan.grace),
         output_cap: ctx.plan.config.review.max_output_bytes,
+        max_budget_usd: who.max_usd,
     };
     let dir = out_dir
         .strip_prefix(&ctx.run.path)

@@ -76,6 +76,23 @@ impl State {
             || plan.budget_tokens.is_some_and(|b| self.spent_tokens >= b)
     }
 
+    /// What is left of the budgets after the run's spend and `pending` (this round's
+    /// finished dispatches, not yet added): (USD left, none when no USD budget; whether a
+    /// budget is exhausted). No work is started that an exhausted budget cannot pay for.
+    pub fn budget_left(&self, plan: &RunPlan, pending: (f64, u64)) -> (Option<f64>, bool) {
+        self.left_of((plan.budget_usd, plan.budget_tokens), pending)
+    }
+
+    fn left_of(
+        &self,
+        (budget_usd, budget_tokens): (Option<f64>, Option<u64>),
+        pending: (f64, u64),
+    ) -> (Option<f64>, bool) {
+        let usd = budget_usd.map(|b| (b - self.spent_usd - pending.0).max(0.0));
+        let tokens_out = budget_tokens.is_some_and(|b| self.spent_tokens + pending.1 >= b);
+        (usd, tokens_out || usd.is_some_and(|u| u <= 0.0))
+    }
+
     /// The state for the next round after round `round` (at `self.tier`) went on with
     /// decision `d`: its confirmed rulings join the history and the per-file counts.
     pub fn advance(
@@ -787,6 +804,23 @@ mod tests {
         let mut bad = j.clone();
         bad.rulings[0].file = Some("/etc/passwd".into());
         assert!(judge_offtarget(&bad, &t, no_places()).is_some());
+    }
+
+    #[test]
+    fn the_budget_left_counts_the_rounds_spend_and_what_is_pending() {
+        let mut st = State::new(Tier::Opus);
+        assert_eq!(
+            st.left_of((None, None), (5.0, 10)),
+            (None, false),
+            "no budget"
+        );
+        st.spent_usd = 0.25;
+        let (left, out) = st.left_of((Some(1.0), None), (0.5, 0));
+        assert!((left.unwrap() - 0.25).abs() < 1e-12 && !out);
+        assert_eq!(st.left_of((Some(1.0), None), (0.75, 0)), (Some(0.0), true));
+        st.spent_tokens = 900;
+        assert_eq!(st.left_of((None, Some(1000)), (0.0, 99)), (None, false));
+        assert_eq!(st.left_of((None, Some(1000)), (0.0, 100)), (None, true));
     }
 
     #[test]

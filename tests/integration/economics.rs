@@ -271,3 +271,96 @@ fn a_slow_agent_gets_a_heartbeat_on_a_non_tty_stderr() {
     run.assert_code(0);
     assert!(!run.stderr.contains("waiting ·"), "{}", run.stderr);
 }
+
+/// The value after `flag` in a fake-log line's argv.
+fn arg_after(line: &Value, flag: &str) -> Option<String> {
+    let argv: Vec<&str> = line["argv"]
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let i = argv.iter().position(|a| *a == flag)?;
+    argv.get(i + 1).map(|s| s.to_string())
+}
+
+/// `--budget-usd`: each dispatch gets its share of what is left as Claude's
+/// `--max-budget-usd` (the finders split it, the Judge gets the rest), and the Judge is not
+/// started when the finders spent it all (SPEC §19.3).
+#[test]
+fn a_usd_budget_caps_each_dispatch_and_starts_no_work_it_cannot_pay_for() {
+    let repo = TestRepo::new();
+    let script = json!({"steps": [
+        crate::harness::a_finding_to_judge(),
+        judge(1, vec![ruling("F1", "src/lib.rs", 2, "dismissed", "adversary")]),
+    ]});
+    let run = repo
+        .arev()
+        .args(&[
+            "run",
+            "src/lib.rs",
+            "--passes",
+            "3",
+            "--budget-usd",
+            "1",
+            "--fail-on",
+            "never",
+        ])
+        .script(script.clone())
+        .run();
+    run.assert_code(0);
+    let log = run.fake_log();
+    for l in &log {
+        let cap: f64 = arg_after(l, "--max-budget-usd")
+            .unwrap_or_else(|| panic!("no cap: {l}"))
+            .parse()
+            .unwrap();
+        let want = if l["role"] == "judge" {
+            // $1 less the three passes' and the Adversary's $0.01 each.
+            0.96
+        } else {
+            0.25
+        };
+        assert!((cap - want).abs() < 1e-6, "{}: {cap}", l["role"]);
+    }
+    assert!(log.iter().any(|l| l["role"] == "judge"));
+    // Without a budget, no cap.
+    let repo = TestRepo::new();
+    let run = repo.arev().args(&["run", "src/lib.rs"]).run();
+    run.assert_code(0);
+    assert!(run
+        .fake_log()
+        .iter()
+        .all(|l| arg_after(l, "--max-budget-usd").is_none()));
+    // The finders spend the whole $0.02: the Judge is never started.
+    let repo = TestRepo::new();
+    let run = repo
+        .arev()
+        .args(&[
+            "run",
+            "src/lib.rs",
+            "--passes",
+            "1",
+            "--budget-usd",
+            "0.02",
+            "--fail-on",
+            "never",
+        ])
+        .script(script)
+        .run();
+    run.assert_code(0);
+    assert!(
+        run.fake_log().iter().all(|l| l["role"] != "judge"),
+        "{:?}",
+        run.fake_log()
+    );
+    let meta = run.meta();
+    assert_eq!(meta["stop_reason"], "budget-exhausted", "{meta}");
+    let r1 = run.json("round-1.json");
+    assert!(
+        r1["decision"]["reasons"]
+            .to_string()
+            .contains("budget exhausted before the Judge"),
+        "{r1}"
+    );
+    assert_eq!(run.report()["unresolved"].as_array().unwrap().len(), 1);
+}
