@@ -19,6 +19,9 @@ pub enum ExpectedError {
     Context(String),
     #[error("{0}")]
     Usage(String),
+    /// An agent CLI the review needs is missing (SPEC §20.4): found before any run dir.
+    #[error("{0}")]
+    Preflight(#[from] crate::preflight::PreflightError),
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,
@@ -38,6 +41,7 @@ impl ExpectedError {
             | Self::Config(_)
             | Self::Context(_)
             | Self::Usage(_)
+            | Self::Preflight(_)
             | Self::BadRun { .. }
             | Self::BadReport { .. } => exit_codes::USAGE,
             // A run dir that cannot be written means nothing was reviewed.

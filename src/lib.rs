@@ -23,6 +23,7 @@ pub mod hook;
 pub mod install;
 pub mod iterate;
 mod output;
+pub mod preflight;
 pub mod process;
 pub mod publish;
 pub mod records;

@@ -2,6 +2,7 @@
 
 use super::{Config, ConfigError};
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toml::{Table, Value};
@@ -87,6 +88,38 @@ pub fn arev_env() -> Vec<(String, String)> {
                 .then(|| (k, v.to_string_lossy().into_owned()))
         })
         .collect()
+}
+
+/// The config file that last set `key` of each `[agents.<name>]` table (agents whose key
+/// only the embedded defaults set are absent): for messages that name the file to fix.
+/// Layers that cannot be read or parsed are skipped (`load` reports them).
+pub fn agent_key_origins(sources: &ConfigSources, key: &str) -> BTreeMap<String, PathBuf> {
+    let mut layers: Vec<(PathBuf, Option<String>)> = vec![];
+    if let Some(p) = &sources.user_file {
+        layers.push((p.clone(), std::fs::read_to_string(p).ok()));
+    }
+    match (&sources.repo_text, &sources.repo_file) {
+        (Some((p, t)), _) => layers.push((p.clone(), Some(t.clone()))),
+        (None, Some(p)) => layers.push((p.clone(), std::fs::read_to_string(p).ok())),
+        (None, None) => {}
+    }
+    if let Some(p) = &sources.explicit_file {
+        layers.push((p.clone(), std::fs::read_to_string(p).ok()));
+    }
+    let mut origins = BTreeMap::new();
+    for (path, text) in layers {
+        let Some(Ok(layer)) = text.map(|t| t.parse::<Table>()) else {
+            continue;
+        };
+        if let Some(Value::Table(agents)) = layer.get("agents") {
+            for (name, a) in agents {
+                if a.get(key).is_some() {
+                    origins.insert(name.clone(), path.clone());
+                }
+            }
+        }
+    }
+    origins
 }
 
 /// Load and merge every layer into one `Config`, with the digest of the result.

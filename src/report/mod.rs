@@ -27,4 +27,4 @@ pub use markdown::render_markdown;
 pub use merge::{merge_reports, MergeError, MergeInput};
 pub use rendered::rendered;
 pub use sarif::{render_sarif, sarif_level, SARIF_SCHEMA_URI};
-pub use text::render_text;
+pub use text::{render_text, render_text_styled};

@@ -11,6 +11,7 @@ use crate::target::{
     apply_shard, resolve_excluding, Excludes, Mode, PinnedTarget, ShardInfo, TargetError,
     TargetIdentity, TargetRequest,
 };
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -74,6 +75,9 @@ pub struct RunPlan {
     pub context: ReviewContext,
     /// Baseline, suppressions, incremental review and the verdict cache.
     pub memory: super::MemoryPlan,
+    /// The config file that set each agent's `binary` (absent: the embedded default), for
+    /// the preflight's messages.
+    pub binary_origins: BTreeMap<String, PathBuf>,
 }
 
 impl RunPlan {
@@ -120,7 +124,7 @@ pub fn resolve_unpinned(
 fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan, ExpectedError> {
     let (root, git_common_dir) = discover_root(cwd);
     let repo_inputs = repo_inputs(args, cwd, &root)?;
-    let (config, config_digest) = load_config(args, &root, &repo_inputs)?;
+    let (config, config_digest, binary_origins) = load_config(args, &root, &repo_inputs)?;
     let intent = intent_of(args, cwd)?;
     let outputs = Outputs {
         format: args.output.format,
@@ -168,6 +172,7 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         fail_on: args.fail_on.map_or(config.review.fail_on, Into::into),
         agents,
         enthusiasts,
+        binary_origins,
         timeout: config.agent_timeout()?,
         grace: config.grace()?,
         budget_usd: args
@@ -197,7 +202,7 @@ fn load_config(
     args: &RunArgs,
     root: &Path,
     repo_inputs: &RepoInputs,
-) -> Result<(Config, String), ExpectedError> {
+) -> Result<(Config, String, BTreeMap<String, PathBuf>), ExpectedError> {
     let mut sources = ConfigSources::discover(root, args.config.clone());
     sources.repo_file = None;
     sources.repo_text = repo_inputs.config();
@@ -215,7 +220,9 @@ fn load_config(
     if let Some(name) = &args.agent {
         config.agent(name)?;
     }
-    Ok((config, config_digest))
+    // Which file set each agent's `binary`: the preflight names it.
+    let binary_origins = crate::config::agent_key_origins(&sources, "binary");
+    Ok((config, config_digest, binary_origins))
 }
 
 /// `--intent`: its text (an empty one is warned about and left out).
