@@ -56,7 +56,8 @@ fn table(runs: &[RunSummary]) -> String {
             .collect();
         let _ = writeln!(s, "{}", line.join("  ").trim_end());
     }
-    s
+    // Run ids, targets and errors come from run dirs: no raw control character out.
+    output::inert(&s).into_owned()
 }
 
 pub(crate) fn runs_command(args: &RunsArgs) -> Result<(), ExpectedError> {

@@ -30,7 +30,9 @@ pub(super) fn screen(dir: &Path, base: Option<&Path>) -> String {
     let confirmed: Option<Vec<_>> = load_report_file(&dir.join("report.json"))
         .ok()
         .map(|r| r.confirmed.iter().map(|f| f.severity).collect());
-    render_status(&view, confirmed.as_deref(), chrono::Utc::now(), base)
+    let screen = render_status(&view, confirmed.as_deref(), chrono::Utc::now(), base);
+    // Everything on it that came from the run dir, made inert for the terminal.
+    output::inert(&screen).into_owned()
 }
 
 pub(crate) fn status_command(args: &StatusArgs) -> Result<i32, ExpectedError> {

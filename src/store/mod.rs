@@ -23,7 +23,10 @@ pub use atomic::{
     write_json_record, write_record,
 };
 pub use exit::record_exit_code;
-pub use layout::{add_git_exclude, create_run_dir, default_runs_base, RunDir, RunId, SUMMARY_FILE};
+pub use layout::{
+    add_git_exclude, check_real_dirs, create_run_dir, default_runs_base, RunDir, RunId,
+    SUMMARY_FILE,
+};
 pub use list::{find_run, list_runs, load_report, load_report_file, LoadRunError, RunSummary};
 pub use live::{
     agent_elapsed_ms, fmt_duration, heartbeat_line, running_agents, spent_line, Heartbeat,
