@@ -445,7 +445,9 @@ fn quality_of(result: &ReviewResult, confirmed: usize, debunked: usize) -> Quali
     for r in &result.rounds {
         agent_errors += r.errors.len() as u32;
         for d in &r.dispatches {
-            if d.gates.authenticity.as_deref() != Some("ok")
+            // A dispatch arev cancelled (its work would have been thrown away) is no error.
+            let auth = d.gates.authenticity.as_deref();
+            if !matches!(auth, Some("ok" | "cancelled"))
                 || d.gates.schema.as_deref().is_some_and(|s| s != "ok")
             {
                 agent_errors += 1;

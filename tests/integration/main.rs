@@ -103,3 +103,5 @@ mod context;
 mod fidelity;
 // Review memory: baselines, suppressions, incremental re-review, the verdict cache.
 mod memory;
+// Economics: debunked once, a cancelled Adversary, live time and cost, budgets.
+mod economics;
