@@ -10,15 +10,16 @@
 //!
 //! Printed per agent and for the review: API requests, input tokens sent, billed-equivalent
 //! tokens (billed input + output), cost at Opus list price ($5 / $25 per MTok input /
-//! output), and the ratio to the minimum: per agent, arev's prompt and role text, the
-//! target's content once, and the answer. Goal (SPEC §19.1): ≤ 1.3× for the review, ≤ 2
+//! output), and the ratio to the minimum: per agent, arev's prompt and role text (the role
+//! body, and the Enthusiast's escape checklist), the target's content once, and the answer. Goal (SPEC §19.1): ≤ 1.3× for the review, ≤ 2
 //! requests per read-only agent. A marker planted in the scratch HOME's `~/.claude/CLAUDE.md`
 //! must never reach the API (personal context).
 //!
 //! Run: `AREV_TEST_CLAUDE_BIN=…/claude cargo bench --features fake-agent --bench cost`.
 //! `AREV_COST_LATENCY_MS` sets the fake model's latency (default 800 ms);
 //! `AREV_COST_MIN_CACHEABLE` the smallest cached prefix in tokens (default 1024);
-//! `AREV_COST_VERBOSE=1` prints every request's prefix layout.
+//! `AREV_COST_VERBOSE=1` prints every request's prefix layout; `AREV_COST_DUMP=<file>`
+//! writes every request body there, one per line.
 // A benchmark is test code: a broken fixture may panic.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -169,6 +170,14 @@ fn prompt_text(r: &RecordedRequest) -> String {
     String::new()
 }
 
+/// The first line of the escape checklist (heuristics/code-escape-categories.md).
+const CHECKLIST_HEADING: &str = "## Escape checklist (code targets)";
+
+fn checklist() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("heuristics/code-escape-categories.md");
+    std::fs::read_to_string(path).unwrap()
+}
+
 fn role_body(role: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("agents")
@@ -181,16 +190,45 @@ fn role_body(role: &str) -> String {
 fn layout(r: &RecordedRequest) -> String {
     let count = |v: &Value| tokens(&v.to_string());
     let tools: u64 = r.body["tools"].as_array().map_or(0, |t| t.iter().map(count).sum());
-    let names: Vec<&str> = r.body["tools"]
+    let per_tool: Vec<String> = r.body["tools"]
         .as_array()
-        .map(|t| t.iter().filter_map(|t| t["name"].as_str()).collect())
+        .map(|t| {
+            t.iter()
+                .map(|t| format!("{}={}", t["name"].as_str().unwrap_or("?"), count(t)))
+                .collect()
+        })
         .unwrap_or_default();
-    let system = tokens(&r.system);
-    let bps = r.body.to_string().matches("\"cache_control\"").count();
+    let bp = |b: &Value| if b.get("cache_control").is_some() { "*" } else { "" };
+    let system: Vec<String> = match &r.body["system"] {
+        Value::Array(blocks) => blocks
+            .iter()
+            .map(|b| {
+                let t = b["text"].as_str().unwrap_or_default();
+                format!("{}{}[{:.30}]", tokens(t), bp(b), t.replace('\n', " "))
+            })
+            .collect(),
+        other => vec![format!("{}", tokens(&other.to_string()))],
+    };
+    let messages: Vec<String> = r.body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            let parts: Vec<String> = match &m["content"] {
+                Value::Array(blocks) => blocks
+                    .iter()
+                    .map(|b| format!("{}{}", count(b), bp(b)))
+                    .collect(),
+                other => vec![count(other).to_string()],
+            };
+            format!("{}:{}", m["role"].as_str().unwrap_or("?"), parts.join("+"))
+        })
+        .collect();
     format!(
-        "tools {tools} ({}) · system {system} · messages {} · {bps} breakpoints · bill {:?}",
-        names.join(","),
-        count(&r.body["messages"]),
+        "tools {tools} ({}) · system {} · messages {} · bill {:?}",
+        per_tool.join(","),
+        system.join(" "),
+        messages.join(" "),
         r.bill
     )
 }
@@ -260,6 +298,10 @@ fn main() {
     );
 
     let requests = fake.requests();
+    if let Some(path) = std::env::var_os("AREV_COST_DUMP") {
+        let lines: String = requests.iter().map(|r| format!("{}\n", r.body)).collect();
+        std::fs::write(path, lines).unwrap();
+    }
     let target_tokens = tokens(&source);
     let mut agents: BTreeMap<(u32, String, u32), Agent> = BTreeMap::new();
     let mut leaked = false;
@@ -274,7 +316,15 @@ fn main() {
         if a.requests == 0 {
             // The first request of the agent: arev's prompt as sent.
             let answer = tokens(&answer(role, round).to_string());
-            a.minimum = tokens(&prompt_text(r)) + tokens(&role_body(role)) + target_tokens + answer;
+            // The Enthusiast's escape checklist is role text too, wherever arev puts it
+            // (the per-round prompt, or the system prompt after the role body).
+            let prompt = prompt_text(r);
+            let checklist = if role == "Enthusiast" && !prompt.contains(CHECKLIST_HEADING) {
+                tokens(checklist().trim())
+            } else {
+                0
+            };
+            a.minimum = checklist + tokens(&prompt) + tokens(&role_body(role)) + target_tokens + answer;
         }
         a.requests += 1;
         a.sent += r.bill.sent();

@@ -438,6 +438,7 @@ mod tests {
             max_turns: 8,
             timeout: None,
             pass_env: vec![],
+            fallback_model: None,
         };
         let req = DispatchRequest {
             role: Role::Judge,
@@ -451,6 +452,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             grace: Duration::from_secs(1),
             output_cap: 1024,
+            search: true,
         };
         let args = codex_args(&agent, &req);
         assert_eq!(

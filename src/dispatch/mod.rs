@@ -6,6 +6,7 @@ mod codex;
 mod events;
 #[cfg(test)]
 mod events_oracle;
+mod fault;
 mod gemini;
 mod json;
 mod model;
@@ -15,6 +16,7 @@ mod withhold;
 
 pub use backend::{interpret_exit, invocation, parse_events, tool_permitted, Invocation};
 pub use claude::{claude_access, claude_args, parse_stream_json};
+pub use fault::{classify, permanent_retry, Fault, FaultClass};
 pub use codex::{codex_args, parse_codex_jsonl};
 pub use gemini::{gemini_access, gemini_args, parse_gemini_stream};
 pub use model::*;

@@ -73,6 +73,9 @@ pub struct AgentSpec {
     pub timeout: Option<Duration>,
     /// Further environment variables passed to this agent besides the allowlist.
     pub pass_env: Vec<String>,
+    /// The model the CLI switches to when the tier's model is overloaded (Claude Code's
+    /// `--fallback-model`).
+    pub fallback_model: Option<String>,
 }
 
 /// Model string per tier.
@@ -112,7 +115,7 @@ pub struct DispatchRequest {
     /// The full prompt (written to stdin, then stdin is closed). Shared, not copied, with
     /// the writer of the agent's stdin (a Judge prompt is hundreds of KiB).
     pub prompt: std::sync::Arc<str>,
-    /// The role body, passed as `--append-system-prompt`.
+    /// The role body: Claude Code's system prompt (`--system-prompt`, replacing its own).
     pub system_prompt: String,
     pub tier: Tier,
     /// Working directory of the agent (repo root).
@@ -130,6 +133,10 @@ pub struct DispatchRequest {
     pub grace: Duration,
     /// Byte cap for stdout and for stderr (each); the rest is discarded and flagged.
     pub output_cap: u64,
+    /// Whether a reviewer is offered a search tool (Grep): for a target of several files.
+    /// A one-file target is Read whole, and every tool schema offered is resent (and
+    /// billed) with every request.
+    pub search: bool,
 }
 
 /// A tool call seen in the agent's events (deduplicated by id).
@@ -270,6 +277,10 @@ pub struct AgentOutcome {
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
     pub duration_ms: u64,
+    /// Why it failed, when its events name a cause (SPEC §19.2): transient, permanent or a
+    /// truncated answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<super::Fault>,
     /// The size of the answer text once it was parsed and dropped ([`Self::forget_answer`]).
     /// Not serialized: outcome.json, written before, gives it.
     #[serde(skip)]
@@ -300,6 +311,7 @@ impl AgentOutcome {
             stdout_truncated: false,
             stderr_truncated: false,
             duration_ms: 0,
+            fault: None,
             answer_forgotten: None,
         }
     }

@@ -93,6 +93,9 @@ pub struct OutcomeSummary {
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
     pub malformed_lines: u64,
+    /// Why it failed, when its events name a cause.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<crate::dispatch::Fault>,
 }
 
 impl OutcomeSummary {
@@ -113,6 +116,7 @@ impl OutcomeSummary {
             stdout_truncated: o.stdout_truncated,
             stderr_truncated: o.stderr_truncated,
             malformed_lines: o.malformed_lines,
+            fault: o.fault.clone(),
         }
     }
 }
@@ -156,6 +160,7 @@ mod summary {
             stdout_truncated: s.stdout_truncated,
             stderr_truncated: s.stderr_truncated,
             duration_ms: s.duration_ms,
+            fault: s.fault,
             answer_forgotten: s.answer_bytes,
         })
     }

@@ -241,7 +241,7 @@ async fn one_dispatch(
         role,
         label: label.to_string(),
         prompt: prompt.into(),
-        system_prompt: ctx.body(role).to_string(),
+        system_prompt: ctx.system_prompt(role),
         tier: who.tier,
         cwd: ctx.target.root.clone(),
         // The repository and the run's target artefacts, as the CLI resolves them.
@@ -253,6 +253,7 @@ async fn one_dispatch(
         timeout: role_timeout.or(spec.timeout).unwrap_or(ctx.plan.timeout),
         grace: role_grace.unwrap_or(ctx.plan.grace),
         output_cap: ctx.plan.config.review.max_output_bytes,
+        search: ctx.target.kind != crate::target::TargetKind::File || view.relevant.is_some(),
     };
     let dir = out_dir
         .strip_prefix(&ctx.run.path)

@@ -1,0 +1,305 @@
+//! Why a dispatch failed, read from its event stream (SPEC §19.2): a transient fault
+//! (overloaded, rate limited, a server error, a dropped connection) is retried with backoff,
+//! a permanent one (authentication, permission, billing, an invalid request, an unknown
+//! model, a refusal) aborts at once naming its cause and fix, and an answer cut at the
+//! output cap is recovered or re-dispatched. Also the live watch that stops an agent the
+//! moment its CLI starts retrying a permanent error (Claude Code retries even a 401 for
+//! minutes).
+
+use super::EventFormat;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How a failed dispatch is handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultClass {
+    /// Worth re-dispatching after a backoff.
+    Transient,
+    /// No re-dispatch can succeed: abort now.
+    Permanent,
+    /// The answer was cut at the output cap.
+    Truncated,
+}
+
+/// The classified cause of a failed dispatch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Fault {
+    pub class: FaultClass,
+    /// `overloaded`, `rate_limited`, `server_error`, `connection`, `authentication`,
+    /// `permission`, `billing`, `invalid_request`, `unknown_model`, `refusal` or
+    /// `output_truncated`.
+    pub cause: String,
+    /// The API's HTTP status, when the CLI reported one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// How long to wait before retrying, when the CLI showed it (its retry delay, which
+    /// honours the API's `retry-after`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+    /// One line naming the cause and the fix.
+    pub message: String,
+}
+
+/// What the API said, as a Claude Code stream shows it.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct ApiError {
+    status: Option<u16>,
+    /// `api_error_type` of a result, or `error` of an `api_retry` event.
+    kind: String,
+    text: String,
+    retry_delay_ms: Option<u64>,
+}
+
+/// The classified fault of a Claude Code stream that ended without a valid answer, if its
+/// events name one; `model` and the credentials variable complete the message.
+///
+/// Read: the last `result` event (`api_error_status`, `api_error_type`, `stop_reason`,
+/// `terminal_reason`, `result`) and the last `system/api_retry` event (`error_status`,
+/// `error`, `retry_delay_ms`), which is all there is when the agent was stopped mid-retry.
+pub fn classify(format: EventFormat, events: &[u8], model: &str) -> Option<Fault> {
+    if format != EventFormat::Claude {
+        return None;
+    }
+    let mut retry: Option<ApiError> = None;
+    let mut result: Option<Value> = None;
+    for line in events.split(|b| *b == b'\n') {
+        // Only the two event kinds read here are decoded.
+        if !(contains(line, b"\"api_retry\"") || contains(line, b"\"result\"")) {
+            continue;
+        }
+        let Ok(v) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        match (v["type"].as_str(), v["subtype"].as_str()) {
+            (Some("system"), Some("api_retry")) => retry = Some(api_retry(&v)),
+            (Some("result"), _) => result = Some(v),
+            _ => {}
+        }
+    }
+    if let Some(r) = &result {
+        if r["stop_reason"] == "refusal" {
+            let text = r["result"].as_str().unwrap_or_default().trim();
+            return Some(permanent(
+                "refusal",
+                None,
+                format!(
+                    "the model refused to answer ({}): review the target or the role's prompt",
+                    if text.is_empty() { "no text" } else { text }
+                ),
+            ));
+        }
+        if r["stop_reason"] == "max_tokens" {
+            return Some(Fault {
+                class: FaultClass::Truncated,
+                cause: "output_truncated".into(),
+                status: None,
+                retry_after_ms: None,
+                message: "the answer was cut at the output token limit".into(),
+            });
+        }
+        if r["is_error"] == true && r["terminal_reason"] == "api_error" {
+            let e = ApiError {
+                status: r["api_error_status"]
+                    .as_u64()
+                    .and_then(|s| u16::try_from(s).ok()),
+                kind: r["api_error_type"].as_str().unwrap_or_default().into(),
+                text: r["result"].as_str().unwrap_or_default().into(),
+                retry_delay_ms: retry.as_ref().and_then(|r| r.retry_delay_ms),
+            };
+            return Some(from_api(&e, model));
+        }
+    }
+    // Stopped (or dead) while the CLI was still retrying: its last retry says why.
+    retry.map(|e| from_api(&e, model))
+}
+
+/// Whether one stream line is a retry of a permanent API error: the agent should be
+/// stopped now instead of waiting out the CLI's own retries.
+pub fn permanent_retry(line: &[u8]) -> bool {
+    if !contains(line, b"\"api_retry\"") {
+        return false;
+    }
+    let Ok(v) = serde_json::from_slice::<Value>(line) else {
+        return false;
+    };
+    v["subtype"] == "api_retry"
+        && from_api(&api_retry(&v), "").class == FaultClass::Permanent
+}
+
+fn api_retry(v: &Value) -> ApiError {
+    ApiError {
+        status: v["error_status"]
+            .as_u64()
+            .and_then(|s| u16::try_from(s).ok()),
+        kind: v["error"].as_str().unwrap_or_default().into(),
+        text: String::new(),
+        retry_delay_ms: v["retry_delay_ms"].as_u64(),
+    }
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(hay, needle).is_some()
+}
+
+fn permanent(cause: &str, status: Option<u16>, message: String) -> Fault {
+    Fault {
+        class: FaultClass::Permanent,
+        cause: cause.into(),
+        status,
+        retry_after_ms: None,
+        message,
+    }
+}
+
+fn transient(cause: &str, e: &ApiError, what: &str) -> Fault {
+    Fault {
+        class: FaultClass::Transient,
+        cause: cause.into(),
+        status: e.status,
+        retry_after_ms: e.retry_delay_ms,
+        message: match e.status {
+            Some(s) => format!("{what} (HTTP {s})"),
+            None => what.to_string(),
+        },
+    }
+}
+
+/// The fault of one API error (HTTP status first, then the error type the CLI names).
+fn from_api(e: &ApiError, model: &str) -> Fault {
+    let kind = e.kind.as_str();
+    let text = e.text.to_ascii_lowercase();
+    let billing = kind.contains("billing")
+        || text.contains("credit balance")
+        || text.contains("spend limit")
+        || text.contains("usage limit");
+    let model = if model.is_empty() { "the model" } else { model };
+    match (e.status, kind) {
+        _ if billing || e.status == Some(402) => permanent(
+            "billing",
+            e.status,
+            "billing: the API account has no credit or reached its spend limit: check its \
+             billing settings"
+                .into(),
+        ),
+        (Some(401), _) | (None, "authentication_failed" | "authentication_error") => permanent(
+            "authentication",
+            Some(401),
+            "authentication failed: check ANTHROPIC_API_KEY (or the agent's credentials)".into(),
+        ),
+        (Some(403), _) | (None, "permission_error") => permanent(
+            "permission",
+            e.status,
+            format!(
+                "permission denied: the API key may not use {model}: check its permissions or \
+                 the agent's `models`"
+            ),
+        ),
+        (Some(404), _) | (None, "not_found_error") => permanent(
+            "unknown_model",
+            e.status,
+            format!("unknown model `{model}`: check the agent's `models` in arev.toml"),
+        ),
+        (Some(400 | 413 | 422), _) | (None, "invalid_request_error" | "invalid_request") => {
+            let detail = e.text.trim();
+            permanent(
+                "invalid_request",
+                e.status,
+                format!(
+                    "invalid request rejected by the API{}: check the agent's `extra_args` and \
+                     `models`",
+                    if detail.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({detail})")
+                    }
+                ),
+            )
+        }
+        (Some(429), _) | (None, "rate_limit_error" | "rate_limit") => {
+            transient("rate_limited", e, "rate limited by the API")
+        }
+        (Some(529), _) | (None, "overloaded_error" | "overloaded") => {
+            transient("overloaded", e, "the API is overloaded")
+        }
+        (Some(s), _) if s >= 500 => transient("server_error", e, "the API failed"),
+        (Some(408), _) => transient("connection", e, "the API request timed out"),
+        _ => transient("connection", e, "the API connection failed"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(fields: &str) -> String {
+        format!(
+            r#"{{"type":"system","subtype":"init"}}
+{{"type":"result","subtype":"success","is_error":true,"terminal_reason":"api_error",{fields}}}
+"#
+        )
+    }
+
+    fn of(events: &str) -> Fault {
+        classify(EventFormat::Claude, events.as_bytes(), "claude-opus-5-5").unwrap()
+    }
+
+    #[test]
+    fn http_statuses_map_to_their_class_and_fix() {
+        let f = of(&result(
+            r#""api_error_status":401,"api_error_type":"authentication_error","result":"API Error: 401""#,
+        ));
+        assert_eq!(
+            (f.class, f.cause.as_str(), f.status),
+            (FaultClass::Permanent, "authentication", Some(401))
+        );
+        assert!(f.message.starts_with("authentication failed: check ANTHROPIC_API_KEY"));
+        for (status, cause, class) in [
+            (400, "invalid_request", FaultClass::Permanent),
+            (403, "permission", FaultClass::Permanent),
+            (404, "unknown_model", FaultClass::Permanent),
+            (429, "rate_limited", FaultClass::Transient),
+            (500, "server_error", FaultClass::Transient),
+            (503, "server_error", FaultClass::Transient),
+            (529, "overloaded", FaultClass::Transient),
+        ] {
+            let f = of(&result(&format!(r#""api_error_status":{status},"result":"x""#)));
+            assert_eq!((f.class, f.cause.as_str()), (class, cause), "{status}");
+        }
+        let f = of(&result(r#""api_error_status":404,"result":"x""#));
+        assert!(f.message.contains("`claude-opus-5-5`"), "{}", f.message);
+        let f = of(&result(
+            r#""api_error_status":400,"api_error_type":"invalid_request_error","result":"Your credit balance is too low""#,
+        ));
+        assert_eq!(f.cause, "billing");
+        // No status at all: a connection error, transient.
+        let f = of(&result(r#""result":"API Error: Connection error.""#));
+        assert_eq!((f.class, f.cause.as_str()), (FaultClass::Transient, "connection"));
+    }
+
+    #[test]
+    fn refusal_and_max_tokens_come_from_the_stop_reason() {
+        let refused = r#"{"type":"result","subtype":"success","is_error":false,"stop_reason":"refusal","result":"I can't help with that."}"#;
+        let f = of(refused);
+        assert_eq!((f.class, f.cause.as_str()), (FaultClass::Permanent, "refusal"));
+        assert!(f.message.contains("I can't help with that."), "{}", f.message);
+        let cut = r#"{"type":"result","subtype":"success","is_error":false,"stop_reason":"max_tokens","result":"{\"find"}"#;
+        assert_eq!(of(cut).class, FaultClass::Truncated);
+        let fine = r#"{"type":"result","subtype":"success","is_error":false,"stop_reason":"end_turn","result":"{}"}"#;
+        assert_eq!(classify(EventFormat::Claude, fine.as_bytes(), "m"), None);
+    }
+
+    #[test]
+    fn a_stream_stopped_mid_retry_is_classified_by_its_last_retry() {
+        let retrying = r#"{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":612,"error_status":401,"error":"authentication_failed"}"#;
+        assert!(permanent_retry(retrying.as_bytes()));
+        assert_eq!(of(retrying).cause, "authentication");
+        let overloaded = r#"{"type":"system","subtype":"api_retry","attempt":2,"retry_delay_ms":4000,"error_status":529,"error":"overloaded"}"#;
+        assert!(!permanent_retry(overloaded.as_bytes()));
+        let f = of(overloaded);
+        assert_eq!((f.class, f.retry_after_ms), (FaultClass::Transient, Some(4000)));
+        assert!(!permanent_retry(b"{\"type\":\"assistant\"}"));
+        assert_eq!(classify(EventFormat::Codex, overloaded.as_bytes(), "m"), None);
+    }
+}
