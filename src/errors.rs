@@ -50,3 +50,9 @@ impl ExpectedError {
         }
     }
 }
+
+impl From<crate::store::RecordError> for ExpectedError {
+    fn from(e: crate::store::RecordError) -> Self {
+        Self::write(e.path, e.source)
+    }
+}

@@ -23,6 +23,7 @@ pub mod iterate;
 mod output;
 pub mod process;
 pub mod publish;
+pub mod records;
 pub mod report;
 pub mod resolve;
 pub mod review;

@@ -114,7 +114,7 @@ pub fn finish_with(
     let run_dir = rec.run().path.clone();
     let sarif = plan.outputs.sarif.is_some() || plan.outputs.format == Format::Sarif;
     let fresh = matches!(result.end, ReviewEnd::Stopped(_)) && prepared.nothing_changed().is_none();
-    rec.finish(ending(&result.end), sarif, |meta| {
+    rec.finish(ending(&result.end), |meta| {
         let mut report = build_report(&BuildInput {
             result,
             target,
@@ -130,7 +130,7 @@ pub fn finish_with(
             prepared.store(&report);
         }
         complete(plan, prepared, &mut report);
-        report
+        crate::report::rendered(report, sarif)
     })
 }
 
@@ -154,11 +154,11 @@ pub fn replay(
         .report
         .stop_reason
         .map_or(RunStopReason::ZeroFindings, Into::into);
-    rec.finish(Ending::Complete { stop_reason }, sarif, |meta| {
+    rec.finish(Ending::Complete { stop_reason }, |meta| {
         let mut report = memory::replayed(hit, meta, &run_dir, prepared.target());
         report.duration_ms = started.elapsed().as_millis() as u64;
         complete(plan, prepared, &mut report);
-        report
+        crate::report::rendered(report, sarif)
     })
 }
 

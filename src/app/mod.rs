@@ -8,8 +8,6 @@ mod init;
 mod install;
 mod iterate;
 mod merge;
-#[cfg(feature = "fake-agent")]
-mod own_cpu;
 mod publish;
 mod report;
 mod result;
@@ -27,13 +25,6 @@ use clap::Parser;
 
 /// Parse `std::env::args`, run, and return the process exit code.
 pub fn main_impl() -> i32 {
-    let code = run_cli();
-    #[cfg(feature = "fake-agent")]
-    own_cpu::record();
-    code
-}
-
-fn run_cli() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -4,7 +4,7 @@
 //! review's exit code unless `--publish-strict`.
 
 use super::emit::{cwd, named_run_dir};
-use crate::cli::{PublishArgs, RunArgs};
+use crate::cli::{ForgeArg, PublishArgs, RunArgs};
 use crate::errors::ExpectedError;
 use crate::exit_codes;
 use crate::output;
@@ -16,10 +16,18 @@ use crate::report::Report;
 use crate::store::RunStatus;
 use std::path::Path;
 
+/// The forge a `--publish` / `arev publish` argument names.
+fn forge_of(f: ForgeArg) -> Forge {
+    match f {
+        ForgeArg::Github => Forge::Github,
+        ForgeArg::Gitlab => Forge::Gitlab,
+    }
+}
+
 /// `arev publish github|gitlab <RUN_DIR|RUN_ID|REPORT.json> [--pr N] [--dry-run]`.
 pub(crate) fn publish_command(args: &PublishArgs) -> Result<i32, ExpectedError> {
     let cwd = cwd()?;
-    let forge: Forge = args.forge.into();
+    let forge = forge_of(args.forge);
     let (report, run_dir) = find_report(&cwd, &args.run, || {
         named_run_dir(&cwd, &args.run, args.run_dir.as_deref())
     })?;
@@ -51,11 +59,9 @@ pub(crate) fn publish_command(args: &PublishArgs) -> Result<i32, ExpectedError> 
 /// error, exit 2, before any agent runs).
 pub(crate) fn preflight(args: &RunArgs) -> Result<(), ExpectedError> {
     match args.publish {
-        Some(f) => settings(f.into(), &process_env, None, None)
+        Some(f) => settings(forge_of(f), &process_env, None, None)
             .map(|_| ())
-            .map_err(|e| {
-                ExpectedError::Usage(format!("--publish {}: {e}", Forge::from(f).as_str()))
-            }),
+            .map_err(|e| ExpectedError::Usage(format!("--publish {}: {e}", forge_of(f).as_str()))),
         None => Ok(()),
     }
 }
@@ -73,7 +79,7 @@ pub(crate) fn after_run(
     let Some(f) = args.publish else {
         return code;
     };
-    let forge: Forge = f.into();
+    let forge = forge_of(f);
     if report.status == RunStatus::Interrupted {
         output::warn(&format!(
             "not published to {}: the review was interrupted",

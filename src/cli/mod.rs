@@ -1,6 +1,19 @@
-//! Command line: clap structs that validate shape only (no I/O).
-mod args;
+//! Command line: clap structs that validate shape only (no I/O), one file per subcommand.
+mod command;
+mod eval;
+mod hook;
+mod publish;
+mod report;
+mod run;
 mod watch;
 
-pub use args::*;
+pub use command::*;
+pub use eval::*;
+pub use hook::*;
+pub use publish::*;
+pub use report::*;
+pub use run::*;
 pub use watch::*;
+
+#[cfg(test)]
+mod tests;

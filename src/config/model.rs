@@ -2,35 +2,10 @@
 
 use crate::dispatch::{BackendKind, EventFormat, TierModels};
 use crate::findings::Tier;
+pub use crate::records::config::{FailOn, RepoSource};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// Threshold for exit code 1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum FailOn {
-    Critical,
-    High,
-    Medium,
-    Low,
-    Never,
-}
-
-impl FailOn {
-    /// Whether a confirmed finding of `sev` fails the run.
-    pub fn fails(self, sev: crate::findings::Severity) -> bool {
-        use crate::findings::Severity;
-        let min = match self {
-            Self::Never => return false,
-            Self::Critical => Severity::Critical,
-            Self::High => Severity::High,
-            Self::Medium => Severity::Medium,
-            Self::Low => Severity::Low,
-        };
-        sev >= min
-    }
-}
 
 /// `[review]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -299,38 +274,4 @@ pub struct Config {
     pub cache: CacheConfig,
     pub agents: BTreeMap<String, AgentConfig>,
     pub roles: RolesConfig,
-}
-
-/// Where the repository inputs (the repo's `arev.toml`/`.arev/config.toml` and
-/// `.arev/{agents,prompts,heuristics}/`) come from (`--repo-config`, `AREV_REPO_CONFIG`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum RepoSource {
-    /// The working tree as checked out (the default without `--base`).
-    Worktree,
-    /// The merge-base commit of `--base REV` and HEAD (the default with `--base`): a change
-    /// cannot alter its own review.
-    Base,
-    /// None: embedded defaults, user config, `--config`, environment and flags only.
-    Ignore,
-}
-
-impl RepoSource {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Worktree => "worktree",
-            Self::Base => "base",
-            Self::Ignore => "ignore",
-        }
-    }
-
-    /// Parse `worktree` | `base` | `ignore`.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "worktree" => Some(Self::Worktree),
-            "base" => Some(Self::Base),
-            "ignore" => Some(Self::Ignore),
-            _ => None,
-        }
-    }
 }

@@ -1,9 +1,10 @@
 //! The `claude` backend: read-only argv (docs/architecture.md §16.1) and the
 //! stream-json parser.
 
-use super::events::{lax_struct, tagged_enum, EventLines, Lax, LaxObject, Tagged};
+use super::events::{lax, lax_object, lax_tagged_list, EventLines};
 use super::{AgentSpec, DispatchRequest, FileAccess, ResultEvent, ToolUse, Usage};
 use crate::findings::Role;
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -124,58 +125,72 @@ pub fn claude_env() -> Vec<(String, String)> {
     .collect()
 }
 
-tagged_enum! {
-    /// Claude Code stream-json events arev reads; every other
-    /// `type` (`system`, `user`, `stream_event`, …) is `Other`.
-    #[derive(Debug)]
-    enum ClaudeEvent {
-        "assistant" => Assistant {
-            message: LaxObject<AssistantMessage>,
-        },
-        "result" => Result(ClaudeResult),
-    }
+/// Claude Code stream-json events arev reads; every other `type` (`system`, `user`,
+/// `stream_event`, …) is `Other`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ClaudeEvent {
+    Assistant {
+        #[serde(default, deserialize_with = "lax_object")]
+        message: Option<AssistantMessage>,
+    },
+    Result(ClaudeResult),
+    #[serde(other)]
+    Other,
 }
 
-lax_struct! {
-    #[derive(Debug)]
-    struct AssistantMessage {
-        content: Lax<Vec<Tagged<ContentBlock>>>,
-    }
+#[derive(Debug, Deserialize)]
+struct AssistantMessage {
+    #[serde(default, deserialize_with = "lax_tagged_list")]
+    content: Vec<ContentBlock>,
 }
 
-tagged_enum! {
-    #[derive(Debug)]
-    enum ContentBlock {
-        "tool_use" => ToolUse {
-            id: Lax<String>,
-            name: Lax<String>,
-            /// Verbatim.
-            input: Value,
-        },
-    }
+/// A block of an assistant message; text and thinking blocks are `Other`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ContentBlock {
+    ToolUse {
+        #[serde(default, deserialize_with = "lax")]
+        id: Option<String>,
+        #[serde(default, deserialize_with = "lax")]
+        name: Option<String>,
+        /// Verbatim.
+        #[serde(default)]
+        input: Value,
+    },
+    #[serde(other)]
+    Other,
 }
 
-lax_struct! {
-    #[derive(Debug)]
-    struct ClaudeResult {
-        subtype: Lax<String>,
-        is_error: Lax<bool>,
-        result: Lax<String>,
-        total_cost_usd: Lax<f64>,
-        usage: LaxObject<ClaudeUsage>,
-        permission_denials: Lax<Vec<Value>>,
-        num_turns: Lax<u64>,
-    }
+#[derive(Debug, Deserialize)]
+struct ClaudeResult {
+    #[serde(default, deserialize_with = "lax")]
+    subtype: Option<String>,
+    #[serde(default, deserialize_with = "lax")]
+    is_error: Option<bool>,
+    #[serde(default, deserialize_with = "lax")]
+    result: Option<String>,
+    #[serde(default, deserialize_with = "lax")]
+    total_cost_usd: Option<f64>,
+    #[serde(default, deserialize_with = "lax_object")]
+    usage: Option<ClaudeUsage>,
+    #[serde(default, deserialize_with = "lax")]
+    permission_denials: Option<Vec<Value>>,
+    #[serde(default, deserialize_with = "lax")]
+    num_turns: Option<u64>,
 }
 
-lax_struct! {
-    #[derive(Debug)]
-    struct ClaudeUsage {
-        input_tokens: Lax<u64>,
-        output_tokens: Lax<u64>,
-        cache_creation_input_tokens: Lax<u64>,
-        cache_read_input_tokens: Lax<u64>,
-    }
+/// Token counts; a missing or unreadable one is 0.
+#[derive(Debug, Default, Deserialize)]
+struct ClaudeUsage {
+    #[serde(default, deserialize_with = "lax")]
+    input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lax")]
+    output_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lax")]
+    cache_creation_input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lax")]
+    cache_read_input_tokens: Option<u64>,
 }
 
 /// Parsed stream-json: tool uses (dedup by id), the last result, count of non-JSON lines.
@@ -192,20 +207,21 @@ pub fn parse_stream_json(stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>, u
     for event in events.by_ref() {
         match event {
             ClaudeEvent::Assistant { message } => {
-                let blocks = message.get().and_then(|m| m.content.get());
-                for block in blocks.into_iter().flatten().filter_map(|b| b.0.as_ref()) {
+                let blocks = message.map(|m| m.content).unwrap_or_default();
+                for block in blocks {
                     let ContentBlock::ToolUse { id, name, input } = block else {
                         continue;
                     };
-                    let Some(id) = id.get() else { continue };
+                    let Some(id) = id else { continue };
                     if !seen.insert(id.clone()) {
                         continue;
                     }
+                    let name = name.unwrap_or_default();
                     tool_uses.push(ToolUse {
-                        id: id.clone(),
-                        access: claude_access(name.str(), input),
-                        name: name.str().to_string(),
-                        input: input.clone(),
+                        id,
+                        access: claude_access(&name, &input),
+                        name,
+                        input,
                     });
                 }
             }
@@ -246,32 +262,25 @@ pub fn claude_permits(role: Role, name: &str) -> bool {
 }
 
 fn to_result(r: ClaudeResult) -> ResultEvent {
-    let subtype = r.subtype.0.unwrap_or_default();
+    let subtype = r.subtype.unwrap_or_default();
     // Key on `is_error` (an API error reports subtype "success"); if the field is missing,
     // only an explicit "success" subtype counts as success.
-    let is_error = r.is_error.0.unwrap_or(subtype != "success");
-    let u = r.usage.0.unwrap_or_default();
+    let is_error = r.is_error.unwrap_or(subtype != "success");
+    let u = r.usage.unwrap_or_default();
     ResultEvent {
         is_error,
         subtype,
-        text: r.result.0,
-        total_cost_usd: r.total_cost_usd.0.unwrap_or(0.0),
+        text: r.result,
+        total_cost_usd: r.total_cost_usd.unwrap_or(0.0),
         usage: Usage {
-            input_tokens: u.input_tokens.n(),
-            output_tokens: u.output_tokens.n(),
-            cache_creation_input_tokens: u.cache_creation_input_tokens.n(),
-            cache_read_input_tokens: u.cache_read_input_tokens.n(),
+            input_tokens: u.input_tokens.unwrap_or(0),
+            output_tokens: u.output_tokens.unwrap_or(0),
+            cache_creation_input_tokens: u.cache_creation_input_tokens.unwrap_or(0),
+            cache_read_input_tokens: u.cache_read_input_tokens.unwrap_or(0),
         },
-        permission_denials: r.permission_denials.0.unwrap_or_default(),
-        num_turns: r.num_turns.0,
+        permission_denials: r.permission_denials.unwrap_or_default(),
+        num_turns: r.num_turns,
     }
-}
-
-/// The decoded events of `stdout` (their `Debug` text) and its malformed count, for the
-/// oracle test (`events_oracle`).
-#[cfg(test)]
-pub(super) fn debug_events(stdout: &[u8]) -> (String, u64) {
-    super::events::debug_events::<ClaudeEvent>(stdout)
 }
 
 #[cfg(test)]

@@ -18,10 +18,11 @@
 //! which are reported as `cache_read_input_tokens` instead, so that `Usage::total` counts each
 //! token once.
 
-use super::events::{lax_struct, tagged_enum, EventLines, Lax, LaxObject, Tagged};
+use super::events::{lax, lax_object, lax_tagged, EventLines};
 use super::shell::shell_access;
 use super::{AgentSpec, DispatchRequest, FileAccess, ResultEvent, ToolUse, Usage};
 use crate::findings::Role;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 
@@ -83,81 +84,110 @@ fn toml_basic_string(s: &str) -> String {
         .replace('\u{7f}', "\\u007f")
 }
 
-tagged_enum! {
-    /// `codex exec --json` events arev reads; every other `type`
-    /// (`thread.started`, `turn.started`, `item.plan.delta`, …) is `Other`.
-    #[derive(Debug)]
-    enum CodexEvent {
-        "item.started" => ItemStarted {
-            item: Tagged<CodexItem>,
-        },
-        "item.updated" => ItemUpdated {
-            item: Tagged<CodexItem>,
-        },
-        "item.completed" => ItemCompleted {
-            item: Tagged<CodexItem>,
-        },
-        "turn.completed" => TurnCompleted {
-            usage: LaxObject<CodexUsage>,
-        },
-        "turn.failed" => TurnFailed {
-            error: LaxObject<CodexError>,
-        },
-        "error" => Error {
-            message: Lax<String>,
-        },
-    }
+/// `codex exec --json` events arev reads; every other `type` (`thread.started`,
+/// `turn.started`, `item.plan.delta`, …) is `Other`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type")]
+enum CodexEvent {
+    #[serde(rename = "item.started")]
+    ItemStarted {
+        #[serde(default, deserialize_with = "lax_tagged")]
+        item: Option<CodexItem>,
+    },
+    #[serde(rename = "item.updated")]
+    ItemUpdated {
+        #[serde(default, deserialize_with = "lax_tagged")]
+        item: Option<CodexItem>,
+    },
+    #[serde(rename = "item.completed")]
+    ItemCompleted {
+        #[serde(default, deserialize_with = "lax_tagged")]
+        item: Option<CodexItem>,
+    },
+    #[serde(rename = "turn.completed")]
+    TurnCompleted {
+        #[serde(default, deserialize_with = "lax_object")]
+        usage: Option<CodexUsage>,
+    },
+    #[serde(rename = "turn.failed")]
+    TurnFailed {
+        #[serde(default, deserialize_with = "lax_object")]
+        error: Option<CodexError>,
+    },
+    #[serde(rename = "error")]
+    Error {
+        #[serde(default, deserialize_with = "lax")]
+        message: Option<String>,
+    },
+    #[serde(other)]
+    Other,
 }
 
-tagged_enum! {
-    /// Codex thread items; `reasoning`, `plan`, `todo_list`, `error` (a warning) and unknown
-    /// item types are `Other` (not tool calls).
-    #[derive(Debug)]
-    enum CodexItem {
-        "agent_message" => AgentMessage {
-            text: Lax<String>,
-        },
-        "command_execution" => CommandExecution {
-            id: Lax<String>,
-            command: Lax<String>,
-        },
-        "file_change" => FileChange {
-            id: Lax<String>,
-            /// Verbatim (`[{path, kind}]`).
-            changes: Value,
-        },
-        "mcp_tool_call" => McpToolCall {
-            id: Lax<String>,
-            server: Lax<String>,
-            tool: Lax<String>,
-            arguments: Value,
-        },
-        "collab_tool_call" => CollabToolCall {
-            id: Lax<String>,
-            tool: Lax<String>,
-        },
-        "web_search" => WebSearch {
-            id: Lax<String>,
-            query: Value,
-        },
-    }
+/// Codex thread items; `reasoning`, `plan`, `todo_list`, `error` (a warning) and unknown
+/// item types are `Other` (not tool calls).
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum CodexItem {
+    AgentMessage {
+        #[serde(default, deserialize_with = "lax")]
+        text: Option<String>,
+    },
+    CommandExecution {
+        #[serde(default, deserialize_with = "lax")]
+        id: Option<String>,
+        #[serde(default, deserialize_with = "lax")]
+        command: Option<String>,
+    },
+    FileChange {
+        #[serde(default, deserialize_with = "lax")]
+        id: Option<String>,
+        /// Verbatim (`[{path, kind}]`).
+        #[serde(default)]
+        changes: Value,
+    },
+    McpToolCall {
+        #[serde(default, deserialize_with = "lax")]
+        id: Option<String>,
+        #[serde(default, deserialize_with = "lax")]
+        server: Option<String>,
+        #[serde(default, deserialize_with = "lax")]
+        tool: Option<String>,
+        #[serde(default)]
+        arguments: Value,
+    },
+    CollabToolCall {
+        #[serde(default, deserialize_with = "lax")]
+        id: Option<String>,
+        #[serde(default, deserialize_with = "lax")]
+        tool: Option<String>,
+    },
+    WebSearch {
+        #[serde(default, deserialize_with = "lax")]
+        id: Option<String>,
+        #[serde(default)]
+        query: Value,
+    },
+    #[serde(other)]
+    Other,
 }
 
-lax_struct! {
-    #[derive(Debug)]
-    struct CodexUsage {
-        input_tokens: Lax<u64>,
-        cached_input_tokens: Lax<u64>,
-        cache_write_input_tokens: Lax<u64>,
-        output_tokens: Lax<u64>,
-    }
+/// Token counts of a turn; a missing or unreadable one is 0.
+#[derive(Debug, Default, Deserialize)]
+struct CodexUsage {
+    #[serde(default, deserialize_with = "lax")]
+    input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lax")]
+    cached_input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lax")]
+    cache_write_input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lax")]
+    output_tokens: Option<u64>,
 }
 
-lax_struct! {
-    #[derive(Debug)]
-    struct CodexError {
-        message: Lax<String>,
-    }
+#[derive(Debug, Deserialize)]
+struct CodexError {
+    #[serde(default, deserialize_with = "lax")]
+    message: Option<String>,
 }
 
 /// Parsed `codex exec --json` output: tool uses, the synthesised result, non-JSON lines.
@@ -174,16 +204,16 @@ pub fn parse_codex_jsonl(stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>, u
     for event in events.by_ref() {
         match event {
             CodexEvent::ItemCompleted {
-                item: Tagged(Some(CodexItem::AgentMessage { text })),
+                item: Some(CodexItem::AgentMessage { text }),
             } => {
-                if let Some(t) = text.0 {
+                if let Some(t) = text {
                     last_message = Some(t);
                 }
             }
             CodexEvent::ItemStarted { item }
             | CodexEvent::ItemUpdated { item }
             | CodexEvent::ItemCompleted { item } => {
-                if let Some(t) = item.0.and_then(item_tool_use) {
+                if let Some(t) = item.and_then(item_tool_use) {
                     if seen.insert(t.id.clone()) {
                         tool_uses.push(t);
                     }
@@ -192,14 +222,14 @@ pub fn parse_codex_jsonl(stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>, u
             CodexEvent::TurnCompleted { usage: u } => {
                 turns += 1;
                 pending_error = None;
-                add_usage(&mut usage, u.0.unwrap_or_default());
+                add_usage(&mut usage, u.unwrap_or_default());
             }
             CodexEvent::TurnFailed { error } => {
-                let msg = error.0.and_then(|e| e.message.0);
+                let msg = error.and_then(|e| e.message);
                 failed = Some(msg.unwrap_or_else(|| "turn failed".into()));
             }
             CodexEvent::Error { message } => {
-                pending_error = Some(message.0.unwrap_or_else(|| "error".into()));
+                pending_error = Some(message.unwrap_or_else(|| "error".into()));
             }
             CodexEvent::Other => {}
         }
@@ -237,18 +267,18 @@ fn error_result(subtype: &str, msg: String, usage: Usage, turns: u64) -> ResultE
 }
 
 fn add_usage(total: &mut Usage, u: CodexUsage) {
-    let cached = u.cached_input_tokens.n();
-    total.input_tokens += u.input_tokens.n().saturating_sub(cached);
+    let cached = u.cached_input_tokens.unwrap_or(0);
+    total.input_tokens += u.input_tokens.unwrap_or(0).saturating_sub(cached);
     total.cache_read_input_tokens += cached;
-    total.cache_creation_input_tokens += u.cache_write_input_tokens.n();
-    total.output_tokens += u.output_tokens.n();
+    total.cache_creation_input_tokens += u.cache_write_input_tokens.unwrap_or(0);
+    total.output_tokens += u.output_tokens.unwrap_or(0);
 }
 
 /// The tool use of a Codex item (`None` for items that are not tool calls, or without an id).
 fn item_tool_use(item: CodexItem) -> Option<ToolUse> {
     let (id, name, input, access) = match item {
         CodexItem::CommandExecution { id, command } => {
-            let cmd = command.str();
+            let cmd = command.as_deref().unwrap_or_default();
             (
                 id,
                 "shell".to_string(),
@@ -283,13 +313,17 @@ fn item_tool_use(item: CodexItem) -> Option<ToolUse> {
             arguments,
         } => (
             id,
-            format!("mcp:{}/{}", server.str(), tool.str()),
+            format!(
+                "mcp:{}/{}",
+                server.unwrap_or_default(),
+                tool.unwrap_or_default()
+            ),
             arguments,
             FileAccess::unknown("an MCP tool's file accesses cannot be derived"),
         ),
         CodexItem::CollabToolCall { id, tool } => (
             id,
-            format!("collab:{}", tool.str()),
+            format!("collab:{}", tool.unwrap_or_default()),
             Value::Null,
             FileAccess::unknown("a sub-agent's file accesses cannot be derived"),
         ),
@@ -302,7 +336,7 @@ fn item_tool_use(item: CodexItem) -> Option<ToolUse> {
         CodexItem::AgentMessage { .. } | CodexItem::Other => return None,
     };
     Some(ToolUse {
-        id: id.0?,
+        id: id?,
         name,
         input,
         access,
@@ -318,13 +352,6 @@ pub fn codex_permits(role: Role, t: &ToolUse) -> bool {
         "file_change" => role == Role::Fixer,
         _ => false,
     }
-}
-
-/// The decoded events of `stdout` (their `Debug` text) and its malformed count, for the
-/// oracle test (`events_oracle`).
-#[cfg(test)]
-pub(super) fn debug_events(stdout: &[u8]) -> (String, u64) {
-    super::events::debug_events::<CodexEvent>(stdout)
 }
 
 #[cfg(test)]

@@ -1,56 +1,38 @@
 //! The one JSONL reader behind every event-format parser (Claude stream-json, Codex
-//! `--json`, Gemini stream-json), and the lenient field wrappers their typed events use.
+//! `--json`, Gemini stream-json), and the lenient field readers their serde-derived events
+//! use.
 //!
 //! One JSON object per line. Blank lines are skipped; a line that is not a JSON object (a
-//! truncated last line, garbage, `[1,2]`, `42`) is counted as malformed. A JSON object is
-//! then read as the format's event enum, tagged by its string `type`: an unknown `type` is
-//! that enum's catch-all, and a known event whose fields have unexpected shapes still parses,
-//! field by field (`Lax`, `LaxObject`, `Tagged`): a field that is missing or of the wrong type
-//! reads as absent. An object without a string `type` is skipped, not malformed. Of duplicate
-//! keys the last one counts.
-//!
-//! Each line is scanned once (`dispatch::json`: validated as a `serde_json::Value` would be,
-//! no tree built) and the events are read from that scan: a string is unescaped and copied
-//! only when a field the event keeps holds it (the answer in a `result`, not the same answer
-//! in the `assistant` text block that precedes it). The events are declared with
-//! [`lax_struct!`] and [`tagged_enum!`] rather than serde's derives.
+//! truncated last line, garbage, `[1,2]`, `42`, a lone surrogate escape, a number out of
+//! range) is counted as malformed. A JSON object is then read as the format's event enum
+//! (`#[serde(tag = "type")]` with an `#[serde(other)]` catch-all for every unknown `type`);
+//! an object without a string `type` is skipped, not malformed. Of duplicate keys the last
+//! one counts (the line is read into a map first). A known event whose fields have
+//! unexpected shapes still parses, field by field: the fields use [`lax`], [`lax_object`]
+//! and [`lax_tagged`], so a field that is missing or of the wrong shape reads as absent, and
+//! unknown fields are ignored. Strings move from the map into the event (no copy).
 
-use super::json::{Doc, Node};
-use serde_json::Value;
+use serde::de::{DeserializeOwned, Deserializer};
+use serde::Deserialize;
+use serde_json::{Map, Value};
 use std::marker::PhantomData;
 
 /// The events of one agent's stdout, in order; `malformed()` counts the non-object lines
 /// seen so far.
 pub struct EventLines<'a, E> {
-    /// What is left to read: None after the last line.
-    rest: Option<&'a [u8]>,
+    lines: std::slice::Split<'a, u8, fn(&u8) -> bool>,
     malformed: u64,
     _event: PhantomData<E>,
 }
 
-impl<'a, E: Variants> EventLines<'a, E> {
+impl<'a, E: DeserializeOwned> EventLines<'a, E> {
+    /// The `\n`-separated lines of `stdout` (the text after the last newline is a line too).
     pub fn new(stdout: &'a [u8]) -> Self {
         Self {
-            rest: Some(stdout),
+            lines: stdout.split(|b| *b == b'\n'),
             malformed: 0,
             _event: PhantomData,
         }
-    }
-
-    /// The next `\n`-separated line (as `split` would give it: the text after the last
-    /// newline is a line too), found with `memchr` (an answer line is ~240 KiB).
-    fn next_line(&mut self) -> Option<&'a [u8]> {
-        let rest = self.rest?;
-        Some(match memchr::memchr(b'\n', rest) {
-            Some(i) => {
-                self.rest = Some(&rest[i + 1..]);
-                &rest[..i]
-            }
-            None => {
-                self.rest = None;
-                rest
-            }
-        })
     }
 
     /// Lines that were not a JSON object.
@@ -59,325 +41,96 @@ impl<'a, E: Variants> EventLines<'a, E> {
     }
 }
 
-impl<E: Variants> Iterator for EventLines<'_, E> {
+impl<E: DeserializeOwned> Iterator for EventLines<'_, E> {
     type Item = E;
 
     fn next(&mut self) -> Option<E> {
-        while let Some(raw) = self.next_line() {
+        for raw in self.lines.by_ref() {
             let line = raw.trim_ascii();
             if line.is_empty() {
                 continue;
             }
-            let Some(doc) = Doc::object(line) else {
-                self.malformed += 1;
-                continue;
-            };
-            if let Some(event) = Tagged::<E>::read(&doc, doc.root()).0 {
-                return Some(event);
+            match serde_json::from_slice::<Map<String, Value>>(line) {
+                Ok(object) => {
+                    if let Some(event) = tagged(Value::Object(object)) {
+                        return Some(event);
+                    }
+                }
+                Err(_) => self.malformed += 1,
             }
         }
         None
     }
 }
 
-/// A field type: read from its value in a scanned line, never failing (what it cannot read
-/// is absent).
-pub trait Read: Sized {
-    fn read(doc: &Doc, value: Node) -> Self;
-}
-
-/// Verbatim.
-impl Read for Value {
-    fn read(doc: &Doc, value: Node) -> Self {
-        doc.value(value)
+/// `value` as the `type`-tagged enum `T`: `None` unless it is an object with a string
+/// `type` (a numeric one is no variant index) that reads as a `T`.
+fn tagged<T: DeserializeOwned>(value: Value) -> Option<T> {
+    if !value.get("type").is_some_and(Value::is_string) {
+        return None;
     }
+    serde_json::from_value(value).ok()
 }
 
-/// A struct read from a JSON object key by key: [`lax_struct!`] implements it.
-pub trait Fields: Default {
-    /// Read `value` into the field named `key` (other keys are ignored).
-    fn field(&mut self, key: &str, doc: &Doc, value: Node);
+/// A field read leniently (`#[serde(default, deserialize_with = "lax")]`): `None` when its
+/// value is not a `T` (a count from a non-negative integer, a cost from any number, …).
+pub fn lax<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
+    Ok(serde_json::from_value(Value::deserialize(d)?).ok())
 }
 
-/// An enum read from a JSON object tagged by its string `type`: [`tagged_enum!`]
-/// implements it.
-pub trait Variants: Sized {
-    /// The variant for `tag` with every field absent (the catch-all `Other` for an
-    /// unknown tag).
-    fn variant(tag: &str) -> Self;
-    /// Read `value` into the current variant's field named `key` (see [`Fields::field`]).
-    fn field(&mut self, key: &str, doc: &Doc, value: Node);
+/// A struct field read leniently, and only from a JSON object (serde would read a struct
+/// from an array too).
+pub fn lax_object<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        object @ Value::Object(_) => serde_json::from_value(object).ok(),
+        _ => None,
+    })
 }
 
-/// A struct whose fields are all read leniently ([`Lax`], [`LaxObject`], [`Tagged`], or a
-/// verbatim `Value`), each absent by default; `field as "key"` reads the field from another
-/// key. Other keys are ignored.
-macro_rules! lax_struct {
-    ($(#[$m:meta])* $vis:vis struct $name:ident {
-        $($(#[$fm:meta])* $field:ident $(as $key:literal)?: $ty:ty),* $(,)?
-    }) => {
-        $(#[$m])*
-        #[derive(Default)]
-        $vis struct $name {
-            $($(#[$fm])* $field: $ty,)*
-        }
-
-        impl $crate::dispatch::events::Fields for $name {
-            fn field(
-                &mut self,
-                key: &str,
-                doc: &$crate::dispatch::json::Doc,
-                value: $crate::dispatch::json::Node,
-            ) {
-                $(
-                    if key == $crate::dispatch::events::lax_key!($field $(, $key)?) {
-                        self.$field = $crate::dispatch::events::Read::read(doc, value);
-                        return;
-                    }
-                )*
-            }
-        }
-    };
-}
-pub(crate) use lax_struct;
-
-/// The JSON key of a [`lax_struct!`] or [`tagged_enum!`] field.
-macro_rules! lax_key {
-    ($field:ident) => {
-        stringify!($field)
-    };
-    ($field:ident, $key:literal) => {
-        $key
-    };
-}
-pub(crate) use lax_key;
-
-/// An enum tagged by a string `type`, `"tag" => Variant { fields }` (fields as in
-/// [`lax_struct!`]) or `"tag" => Variant(AStruct)` (a [`lax_struct!`]), plus the catch-all
-/// `Other` for every other tag.
-macro_rules! tagged_enum {
-    ($(#[$m:meta])* $vis:vis enum $name:ident {
-        $($tag:literal => $variant:ident $body:tt),* $(,)?
-    }) => {
-        $(#[$m])*
-        $vis enum $name {
-            $($variant $body,)*
-            Other,
-        }
-
-        impl $crate::dispatch::events::Variants for $name {
-            fn variant(tag: &str) -> Self {
-                $(
-                    if tag == $tag {
-                        return $crate::dispatch::events::tagged_variant!(new $variant $body);
-                    }
-                )*
-                Self::Other
-            }
-
-            fn field(
-                &mut self,
-                key: &str,
-                doc: &$crate::dispatch::json::Doc,
-                value: $crate::dispatch::json::Node,
-            ) {
-                $($crate::dispatch::events::tagged_variant!(field self key doc value $variant $body);)*
-            }
-        }
-    };
-}
-pub(crate) use tagged_enum;
-
-/// The per-variant parts of [`tagged_enum!`]: a variant with absent fields (`new`), and the
-/// statement reading a key of that variant (`field`: returns when `this` is that variant).
-macro_rules! tagged_variant {
-    (new $variant:ident ($ty:ty)) => {
-        Self::$variant(<$ty>::default())
-    };
-    (new $variant:ident { $($(#[$fm:meta])* $field:ident $(as $key:literal)?: $ty:ty),* $(,)? }) => {
-        Self::$variant { $($field: <$ty>::default()),* }
-    };
-    (field $this:ident $k:ident $doc:ident $v:ident $variant:ident ($ty:ty)) => {
-        if let Self::$variant(fields) = $this {
-            return $crate::dispatch::events::Fields::field(fields, $k, $doc, $v);
-        }
-    };
-    (field $this:ident $k:ident $doc:ident $v:ident $variant:ident {
-        $($(#[$fm:meta])* $field:ident $(as $key:literal)?: $ty:ty),* $(,)?
-    }) => {
-        if let Self::$variant { $($field),* } = $this {
-            $(
-                if $k == $crate::dispatch::events::lax_key!($field $(, $key)?) {
-                    *$field = $crate::dispatch::events::Read::read($doc, $v);
-                    return;
-                }
-            )*
-            return;
-        }
-    };
-}
-pub(crate) use tagged_variant;
-
-/// A type a [`Lax`] field can hold, read from the JSON shapes serde reads it from out of a
-/// `Value` (a count from a non-negative integer, a cost from any number, …).
-pub trait LaxValue: Sized {
-    fn lax(doc: &Doc, value: Node) -> Option<Self>;
+/// A field holding a `type`-tagged object (a Codex item): `None` unless it is an object
+/// with a string `type` (an unknown one is the enum's catch-all).
+pub fn lax_tagged<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    Ok(tagged(Value::deserialize(d)?))
 }
 
-impl LaxValue for String {
-    fn lax(doc: &Doc, value: Node) -> Option<Self> {
-        doc.as_str(value).map(|s| s.into_owned())
-    }
-}
-
-impl LaxValue for bool {
-    fn lax(doc: &Doc, value: Node) -> Option<Self> {
-        doc.as_bool(value)
-    }
-}
-
-impl LaxValue for u64 {
-    fn lax(doc: &Doc, value: Node) -> Option<Self> {
-        doc.as_number(value)?.as_u64()
-    }
-}
-
-impl LaxValue for f64 {
-    fn lax(doc: &Doc, value: Node) -> Option<Self> {
-        doc.as_number(value)?.as_f64()
-    }
-}
-
-/// An array of elements that read from any JSON value ([`Tagged`], `Value`).
-impl<T: Read> LaxValue for Vec<T> {
-    fn lax(doc: &Doc, value: Node) -> Option<Self> {
-        Some(doc.elements(value)?.map(|e| T::read(doc, e)).collect())
-    }
-}
-
-/// A field holding a `type`-tagged object (a content block, a Codex item), read leniently:
-/// `None` unless it is an object with a string `type` (an unknown one is the enum's `Other`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Tagged<T>(pub Option<T>);
-
-impl<T> Default for Tagged<T> {
-    fn default() -> Self {
-        Self(None)
-    }
-}
-
-impl<T: Variants> Read for Tagged<T> {
-    fn read(doc: &Doc, value: Node) -> Self {
-        // The last `type` key counts, as in a map.
-        let tag = doc
-            .entries(value)
-            .filter(|(k, _)| k == "type")
-            .last()
-            .and_then(|(_, v)| doc.as_str(v));
-        Self(tag.map(|tag| {
-            let mut event = T::variant(&tag);
-            for (k, v) in doc.entries(value) {
-                if k != "type" {
-                    event.field(&k, doc, v);
-                }
-            }
-            event
-        }))
-    }
-}
-
-/// A field read leniently: `None` when absent or when its value is not a `T`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Lax<T>(pub Option<T>);
-
-impl<T> Default for Lax<T> {
-    fn default() -> Self {
-        Self(None)
-    }
-}
-
-impl<T: LaxValue> Read for Lax<T> {
-    fn read(doc: &Doc, value: Node) -> Self {
-        Self(T::lax(doc, value))
-    }
-}
-
-impl<T> Lax<T> {
-    pub fn get(&self) -> Option<&T> {
-        self.0.as_ref()
-    }
-}
-
-impl Lax<String> {
-    /// The string, or `""`.
-    pub fn str(&self) -> &str {
-        self.0.as_deref().unwrap_or_default()
-    }
-}
-
-impl Lax<u64> {
-    /// The count, or 0.
-    pub fn n(&self) -> u64 {
-        self.0.unwrap_or(0)
-    }
-}
-
-/// A struct field read leniently, and only from a JSON object.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LaxObject<T>(pub Option<T>);
-
-impl<T> Default for LaxObject<T> {
-    fn default() -> Self {
-        Self(None)
-    }
-}
-
-impl<T: Fields> Read for LaxObject<T> {
-    fn read(doc: &Doc, value: Node) -> Self {
-        if !doc.is_object(value) {
-            return Self(None);
-        }
-        let mut out = T::default();
-        for (k, v) in doc.entries(value) {
-            out.field(&k, doc, v);
-        }
-        Self(Some(out))
-    }
-}
-
-impl<T> LaxObject<T> {
-    pub fn get(&self) -> Option<&T> {
-        self.0.as_ref()
-    }
-}
-
-/// The events of `stdout` as `Debug` text, and the malformed count (for `events_oracle`).
-#[cfg(test)]
-pub(super) fn debug_events<E: Variants + std::fmt::Debug>(stdout: &[u8]) -> (String, u64) {
-    let mut lines = EventLines::<E>::new(stdout);
-    let events: Vec<E> = lines.by_ref().collect();
-    (format!("{events:?}"), lines.malformed())
+/// An array of `type`-tagged objects (content blocks): empty unless it is an array; an
+/// element that is no tagged object is left out.
+pub fn lax_tagged_list<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+    d: D,
+) -> Result<Vec<T>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::Array(items) => items.into_iter().filter_map(tagged).collect(),
+        _ => vec![],
+    })
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::*;
 
-    tagged_enum! {
-        #[derive(Debug, PartialEq)]
-        enum Ev {
-            "ping" => Ping {
-                n: Lax<u64>,
-                inner: LaxObject<Inner>,
-            },
-        }
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    enum Ev {
+        Ping {
+            #[serde(default, deserialize_with = "lax")]
+            n: Option<u64>,
+            #[serde(default, deserialize_with = "lax_object")]
+            inner: Option<Inner>,
+            #[serde(default, deserialize_with = "lax_tagged_list")]
+            list: Vec<Ev>,
+        },
+        #[serde(other)]
+        Other,
     }
 
-    lax_struct! {
-        #[derive(Debug, PartialEq)]
-        struct Inner {
-            s: Lax<String>,
-        }
+    #[derive(Debug, PartialEq, Deserialize)]
+    struct Inner {
+        #[serde(default, deserialize_with = "lax")]
+        s: Option<String>,
     }
 
     fn read(input: &str) -> (Vec<Ev>, u64) {
@@ -386,48 +139,62 @@ pub(super) mod tests {
         (evs, it.malformed())
     }
 
+    fn ping(n: Option<u64>, inner: Option<Inner>) -> Ev {
+        Ev::Ping {
+            n,
+            inner,
+            list: vec![],
+        }
+    }
+
     #[test]
     fn objects_are_events_and_everything_else_is_malformed() {
         let (evs, bad) = read(
             "{\"type\":\"ping\",\"n\":3}\r\n\n  \nnot json\n[\"ping\"]\n42\n{\"type\":\"pong\"}\n{\"no\":\"type\"}\n{\"type\":7}\n{\"type\":\"ping\"",
         );
-        assert_eq!(
-            evs,
-            [
-                Ev::Ping {
-                    n: Lax(Some(3)),
-                    inner: LaxObject(None)
-                },
-                Ev::Other
-            ]
-        );
+        assert_eq!(evs, [ping(Some(3), None), Ev::Other]);
         assert_eq!(bad, 4, "garbage, an array, a number and a truncated line");
         let (evs, _) = read("{\"type\":0,\"n\":1}");
         assert!(evs.is_empty(), "a numeric tag is no variant index");
+        let (evs, bad) =
+            read("{\"type\":\"pong\",\"x\":\"\\ud800\"}\n{\"type\":\"pong\",\"x\":1e400}");
+        assert!(evs.is_empty());
+        assert_eq!(bad, 2, "a lone surrogate and an out-of-range number");
     }
 
     #[test]
     fn fields_of_the_wrong_shape_read_as_absent() {
         let (evs, _) = read(
-            "{\"type\":\"ping\",\"n\":-1,\"inner\":[\"x\"]}\n{\"type\":\"ping\",\"n\":2.5,\"inner\":{\"s\":5}}\n{\"type\":\"ping\",\"inner\":{\"s\":\"ok\"}}",
+            "{\"type\":\"ping\",\"n\":-1,\"inner\":[\"x\"]}\n{\"type\":\"ping\",\"n\":2.5,\"inner\":{\"s\":5}}\n{\"type\":\"ping\",\"inner\":{\"s\":\"ok\"},\"type\":\"ping\",\"n\":1,\"n\":\"2\"}",
         );
         assert_eq!(
             evs,
             [
+                ping(None, None),
+                ping(None, Some(Inner { s: None })),
+                ping(
+                    None,
+                    Some(Inner {
+                        s: Some("ok".into())
+                    })
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_list_keeps_only_its_tagged_objects() {
+        let (evs, _) =
+            read("{\"type\":\"ping\",\"list\":[{\"type\":\"ping\",\"n\":1},7,{\"n\":2},{\"type\":1},{\"type\":\"x\"}]}\n{\"type\":\"ping\",\"list\":{}}");
+        assert_eq!(
+            evs,
+            [
                 Ev::Ping {
-                    n: Lax(None),
-                    inner: LaxObject(None)
+                    n: None,
+                    inner: None,
+                    list: vec![ping(Some(1), None), Ev::Other],
                 },
-                Ev::Ping {
-                    n: Lax(None),
-                    inner: LaxObject(Some(Inner { s: Lax(None) }))
-                },
-                Ev::Ping {
-                    n: Lax(None),
-                    inner: LaxObject(Some(Inner {
-                        s: Lax(Some("ok".into()))
-                    }))
-                },
+                ping(None, None),
             ]
         );
     }
@@ -438,8 +205,8 @@ pub(super) mod tests {
 
     const FORMATS: [EventFormat; 3] =
         [EventFormat::Claude, EventFormat::Codex, EventFormat::Gemini];
-    /// Keys the three formats read (the oracle draws from them too).
-    pub(in crate::dispatch) const KEYS: &[&str] = &[
+    /// Keys the three formats read.
+    const KEYS: &[&str] = &[
         "type",
         "subtype",
         "message",
@@ -475,8 +242,8 @@ pub(super) mod tests {
         "parameters",
         "file_path",
     ];
-    /// The event and item types of the three formats (the oracle draws from them too).
-    pub(in crate::dispatch) const TYPES: &[&str] = &[
+    /// The event and item types of the three formats.
+    const TYPES: &[&str] = &[
         "assistant",
         "result",
         "tool_use",

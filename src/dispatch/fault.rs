@@ -6,41 +6,8 @@
 //! moment its CLI starts retrying a permanent error (Claude Code retries even a 401 for
 //! minutes).
 
-use super::EventFormat;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use super::{EventFormat, Fault, FaultClass};
 use serde_json::Value;
-
-/// How a failed dispatch is handled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum FaultClass {
-    /// Worth re-dispatching after a backoff.
-    Transient,
-    /// No re-dispatch can succeed: abort now.
-    Permanent,
-    /// The answer was cut at the output cap.
-    Truncated,
-}
-
-/// The classified cause of a failed dispatch.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Fault {
-    pub class: FaultClass,
-    /// `overloaded`, `rate_limited`, `server_error`, `connection`, `authentication`,
-    /// `permission`, `billing`, `invalid_request`, `unknown_model`, `refusal` or
-    /// `output_truncated`.
-    pub cause: String,
-    /// The API's HTTP status, when the CLI reported one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
-    /// How long to wait before retrying, when the CLI showed it (its retry delay, which
-    /// honours the API's `retry-after`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_after_ms: Option<u64>,
-    /// One line naming the cause and the fix.
-    pub message: String,
-}
 
 /// What the API said, as a Claude Code stream shows it.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

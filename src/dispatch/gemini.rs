@@ -17,10 +17,11 @@
 //! replace its tool instructions), so the role body is appended to the prompt inside
 //! `<role_instructions>`; the prompt's first line stays arev's header line.
 
-use super::events::{lax_struct, tagged_enum, EventLines, Lax, LaxObject};
+use super::events::{lax, lax_object, EventLines};
 use super::shell::shell_access;
 use super::{AgentSpec, DispatchRequest, FileAccess, ResultEvent, ToolUse, Usage};
 use crate::findings::Role;
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -123,60 +124,73 @@ pub fn apply_exit_code(code: i32, result: &mut Option<ResultEvent>, stderr: &[u8
     });
 }
 
-tagged_enum! {
-    /// Gemini CLI stream-json events arev reads; every other
-    /// `type` (`init`, `tool_result`, …) is `Other`.
-    #[derive(Debug)]
-    enum GeminiEvent {
-        "message" => Message {
-            role: Lax<String>,
-            content: Lax<String>,
-            delta: Lax<bool>,
-        },
-        "tool_use" => ToolUse {
-            tool_id: Lax<String>,
-            tool_name: Lax<String>,
-            /// Verbatim.
-            parameters: Value,
-        },
-        "error" => Error {
-            severity: Lax<String>,
-            message: Lax<String>,
-        },
-        "result" => Result {
-            status: Lax<String>,
-            error: LaxObject<GeminiError>,
-            stats: LaxObject<GeminiStats>,
-        },
-    }
+/// Gemini CLI stream-json events arev reads; every other `type` (`init`, `tool_result`, …)
+/// is `Other`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum GeminiEvent {
+    Message {
+        #[serde(default, deserialize_with = "lax")]
+        role: Option<String>,
+        #[serde(default, deserialize_with = "lax")]
+        content: Option<String>,
+        #[serde(default, deserialize_with = "lax")]
+        delta: Option<bool>,
+    },
+    ToolUse {
+        #[serde(default, deserialize_with = "lax")]
+        tool_id: Option<String>,
+        #[serde(default, deserialize_with = "lax")]
+        tool_name: Option<String>,
+        /// Verbatim.
+        #[serde(default)]
+        parameters: Value,
+    },
+    Error {
+        #[serde(default, deserialize_with = "lax")]
+        severity: Option<String>,
+        #[serde(default, deserialize_with = "lax")]
+        message: Option<String>,
+    },
+    Result {
+        #[serde(default, deserialize_with = "lax")]
+        status: Option<String>,
+        #[serde(default, deserialize_with = "lax_object")]
+        error: Option<GeminiError>,
+        #[serde(default, deserialize_with = "lax_object")]
+        stats: Option<GeminiStats>,
+    },
+    #[serde(other)]
+    Other,
 }
 
-lax_struct! {
-    #[derive(Debug)]
-    struct GeminiError {
-        kind as "type": Lax<String>,
-        message: Lax<String>,
-    }
+#[derive(Debug, Deserialize)]
+struct GeminiError {
+    #[serde(default, rename = "type", deserialize_with = "lax")]
+    kind: Option<String>,
+    #[serde(default, deserialize_with = "lax")]
+    message: Option<String>,
 }
 
-lax_struct! {
-    #[derive(Debug)]
-    struct GeminiStats {
-        input_tokens: Lax<u64>,
-        output_tokens: Lax<u64>,
-        cached: Lax<u64>,
-        tool_calls: Lax<u64>,
-    }
+/// Token and tool-call counts; a missing or unreadable one is absent.
+#[derive(Debug, Default, Deserialize)]
+struct GeminiStats {
+    #[serde(default, deserialize_with = "lax")]
+    input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lax")]
+    output_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lax")]
+    cached: Option<u64>,
+    #[serde(default, deserialize_with = "lax")]
+    tool_calls: Option<u64>,
 }
 
 /// Parsed `-o stream-json` output: tool uses, the result, non-JSON lines.
 pub fn parse_gemini_stream(stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>, u64) {
     let mut tool_uses = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
-    let mut turn_text = String::new();
-    let mut last_error: Option<String> = None;
+    let mut turn = Turn::default();
     let mut result = None;
-    let mut tool_calls = 0u64;
 
     let mut events = EventLines::<GeminiEvent>::new(stdout);
     for event in events.by_ref() {
@@ -185,24 +199,24 @@ pub fn parse_gemini_stream(stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>,
                 role,
                 content,
                 delta,
-            } if role.str() == "assistant" => {
-                if delta.0 != Some(true) {
-                    turn_text.clear();
+            } if role.as_deref() == Some("assistant") => {
+                if delta != Some(true) {
+                    turn.text.clear();
                 }
-                turn_text.push_str(content.str());
+                turn.text.push_str(content.as_deref().unwrap_or_default());
             }
             GeminiEvent::ToolUse {
                 tool_id,
                 tool_name,
                 parameters,
             } => {
-                tool_calls += 1;
-                turn_text.clear();
-                let id = tool_id.str().to_string();
+                turn.tool_calls += 1;
+                turn.text.clear();
+                let id = tool_id.unwrap_or_default();
                 if id.is_empty() || !seen.insert(id.clone()) {
                     continue;
                 }
-                let name = tool_name.str().to_string();
+                let name = tool_name.unwrap_or_default();
                 tool_uses.push(ToolUse {
                     id,
                     access: gemini_access(&name, &parameters),
@@ -210,53 +224,65 @@ pub fn parse_gemini_stream(stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>,
                     input: parameters,
                 });
             }
-            GeminiEvent::Error { severity, message } if severity.str() != "warning" => {
-                last_error = Some(message.str().to_string());
+            GeminiEvent::Error { severity, message } if severity.as_deref() != Some("warning") => {
+                turn.last_error = Some(message.unwrap_or_default());
             }
             GeminiEvent::Result {
                 status,
                 error,
                 stats,
-            } => {
-                let ok = status.str() == "success";
-                let error = error.0;
-                let stats = stats.0.unwrap_or_default();
-                let cached = stats.cached.n();
-                result = Some(ResultEvent {
-                    is_error: !ok,
-                    subtype: if ok {
-                        "success".into()
-                    } else {
-                        error
-                            .as_ref()
-                            .and_then(|e| e.kind.0.clone())
-                            .unwrap_or_else(|| "error".into())
-                    },
-                    text: if ok {
-                        (!turn_text.trim().is_empty()).then(|| turn_text.clone())
-                    } else {
-                        Some(
-                            error
-                                .and_then(|e| e.message.0)
-                                .or_else(|| last_error.clone())
-                                .unwrap_or_else(|| "the Gemini CLI reported an error".into()),
-                        )
-                    },
-                    total_cost_usd: 0.0,
-                    usage: Usage {
-                        input_tokens: stats.input_tokens.n().saturating_sub(cached),
-                        output_tokens: stats.output_tokens.n(),
-                        cache_creation_input_tokens: 0,
-                        cache_read_input_tokens: cached,
-                    },
-                    permission_denials: vec![],
-                    num_turns: Some(stats.tool_calls.0.unwrap_or(tool_calls) + 1),
-                });
-            }
+            } => result = Some(turn.result(status.as_deref() == Some("success"), error, stats)),
             GeminiEvent::Message { .. } | GeminiEvent::Error { .. } | GeminiEvent::Other => {}
         }
     }
     (tool_uses, result, events.malformed())
+}
+
+/// What the events so far said: the assistant text since the last tool use, the last
+/// error event's message, the tool calls.
+#[derive(Default)]
+struct Turn {
+    text: String,
+    last_error: Option<String>,
+    tool_calls: u64,
+}
+
+impl Turn {
+    /// The result of a `result` event: on success the answer is the text after the last
+    /// tool use; on error the message is the result's own, or the last error event's.
+    fn result(
+        &self,
+        ok: bool,
+        error: Option<GeminiError>,
+        stats: Option<GeminiStats>,
+    ) -> ResultEvent {
+        let stats = stats.unwrap_or_default();
+        let cached = stats.cached.unwrap_or(0);
+        let (subtype, text) = if ok {
+            let answer = (!self.text.trim().is_empty()).then(|| self.text.clone());
+            ("success".to_string(), answer)
+        } else {
+            let (kind, message) = error.map_or((None, None), |e| (e.kind, e.message));
+            let message = message
+                .or_else(|| self.last_error.clone())
+                .unwrap_or_else(|| "the Gemini CLI reported an error".into());
+            (kind.unwrap_or_else(|| "error".into()), Some(message))
+        };
+        ResultEvent {
+            is_error: !ok,
+            subtype,
+            text,
+            total_cost_usd: 0.0,
+            usage: Usage {
+                input_tokens: stats.input_tokens.unwrap_or(0).saturating_sub(cached),
+                output_tokens: stats.output_tokens.unwrap_or(0),
+                cache_creation_input_tokens: 0,
+                cache_read_input_tokens: cached,
+            },
+            permission_denials: vec![],
+            num_turns: Some(stats.tool_calls.unwrap_or(self.tool_calls) + 1),
+        }
+    }
 }
 
 /// Whether `role` may call the Gemini CLI tool `name`: the read-only tools of
@@ -312,13 +338,6 @@ pub fn gemini_access(name: &str, input: &Value) -> FileAccess {
         },
         _ => FileAccess::none(),
     }
-}
-
-/// The decoded events of `stdout` (their `Debug` text) and its malformed count, for the
-/// oracle test (`events_oracle`).
-#[cfg(test)]
-pub(super) fn debug_events(stdout: &[u8]) -> (String, u64) {
-    super::events::debug_events::<GeminiEvent>(stdout)
 }
 
 #[cfg(test)]

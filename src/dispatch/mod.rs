@@ -4,19 +4,17 @@ mod backend;
 mod claude;
 mod codex;
 mod events;
-#[cfg(test)]
-mod events_oracle;
 mod fault;
 mod gemini;
-mod json;
 mod model;
 mod process;
 mod shell;
 mod withhold;
 
+pub use crate::records::outcome::*;
 pub use backend::{interpret_exit, invocation, parse_events, tool_permitted, Invocation};
 pub use claude::{claude_access, claude_args, parse_stream_json};
-pub use fault::{classify, permanent_retry, Fault, FaultClass};
+pub use fault::{classify, permanent_retry};
 pub use codex::{codex_args, parse_codex_jsonl};
 pub use gemini::{gemini_access, gemini_args, parse_gemini_stream};
 pub use model::*;

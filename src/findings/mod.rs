@@ -1,10 +1,9 @@
 //! Findings: the agents' wire schemas and the union of Enthusiast passes.
-mod model;
 pub mod suppress;
 mod symbols;
 mod union;
 
-pub use model::*;
+pub use crate::records::agent::*;
 pub use suppress::LineAt;
 pub(crate) use symbols::lines;
 pub use symbols::SymbolIndex;

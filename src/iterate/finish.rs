@@ -46,8 +46,8 @@ pub fn finish(
     let run_dir = rec.run().path.clone();
     let sarif =
         s.plan.outputs.sarif.is_some() || s.plan.outputs.format == crate::cli::Format::Sarif;
-    rec.finish(ending(&outcome.end), sarif, |meta| {
-        report(s, meta, &run_dir, outcome, head, started)
+    rec.finish(ending(&outcome.end), |meta| {
+        crate::report::rendered(report(s, meta, &run_dir, outcome, head, started), sarif)
     })
 }
 

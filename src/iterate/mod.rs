@@ -5,12 +5,12 @@ mod decide;
 mod driver;
 mod finish;
 mod fix;
-mod model;
 mod render;
 mod setup;
 mod verify;
 mod worktree;
 
+pub use crate::records::iterate::*;
 pub use changes::{
     changed_paths, commit_all, commit_message, discard_all, revert_outside, Change, GitError,
     AUTHOR_EMAIL, AUTHOR_NAME,
@@ -19,7 +19,6 @@ pub use decide::{after_fix, after_review, FixFacts, ReviewFacts, Verdict};
 pub use driver::{run_loop, End, Outcome};
 pub use finish::finish;
 pub use fix::FixerRuling;
-pub use model::*;
 pub use render::{markdown_section, text_section};
 pub use setup::{prepare, Options, Setup, DEFAULT_MAX_ITERATIONS};
 pub use verify::{run_verify, VerifyOutcome};

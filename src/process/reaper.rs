@@ -1,6 +1,6 @@
 //! No child outlives its purpose: arev as child subreaper (orphaned descendants are
 //! re-parented to it), the registry of supervised children, the sweep that kills and reaps
-//! every orphan when a supervised child ends, and the parent-death signal set in each child.
+//! every orphan when a supervised child ends.
 
 use nix::errno::Errno;
 use nix::sys::signal::{kill, Signal};
@@ -10,7 +10,6 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
-use tokio::process::Command;
 
 /// How long a sweep keeps reaping orphans that were sent SIGKILL (a process stuck in the
 /// kernel may take longer; it is then left to init).
@@ -64,37 +63,6 @@ pub(super) fn is_live(pid: i32) -> bool {
 pub(super) fn release(pid: i32) {
     live().remove(&pid);
 }
-
-/// The child gets `signal` when arev dies, however it dies (`PR_SET_PDEATHSIG`; SIGKILL of
-/// arev included). If arev is already gone when the child starts, the child does not run.
-///
-/// The kernel sends the signal when the *thread* that spawned the child exits: spawn only
-/// from threads that live as long as the child (the main thread, a runtime's worker threads;
-/// never a `spawn_blocking` thread).
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-pub(super) fn die_with_parent(cmd: &mut Command, signal: Signal) {
-    let parent = nix::unistd::getpid();
-    // SAFETY: `pre_exec` runs the closure in the forked child before `execve`, where only
-    // async-signal-safe operations are allowed. The closure captures two plain values, makes
-    // exactly two system calls through nix's thin wrappers — prctl(PR_SET_PDEATHSIG) and
-    // getppid(2), both async-signal-safe — and on failure builds an `io::Error` from a raw
-    // errno, which does not allocate. It takes no lock, touches no shared state and performs
-    // no other I/O.
-    unsafe {
-        cmd.pre_exec(move || {
-            nix::sys::prctl::set_pdeathsig(signal)?;
-            // The parent died between fork and prctl: the signal will never come.
-            if nix::unistd::getppid() != parent {
-                return Err(std::io::Error::from_raw_os_error(Errno::ESRCH as i32));
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-pub(super) fn die_with_parent(_cmd: &mut Command, _signal: Signal) {}
 
 /// Kill and reap every orphan re-parented to arev: a direct child that is not a supervised
 /// child, not in a supervised child's process group (that group is still running and is

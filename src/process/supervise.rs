@@ -4,7 +4,6 @@
 //! signal, and at its end every descendant it left behind killed (see `reaper`).
 
 use super::reaper;
-use super::spawn::Proc;
 use nix::errno::Errno;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
@@ -14,6 +13,7 @@ use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Child;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
@@ -151,7 +151,7 @@ pub async fn supervise(
     cancel: &CancellationToken,
 ) -> std::io::Result<Finished> {
     let mut child = spawn(&spec).await?;
-    let pid = child.id();
+    let pid = super::spawn::pid(&child);
     // `kill_on_drop` only reaches the leader: the guard SIGKILLs the whole group.
     let guard = GroupGuard(pid);
     debug!(label = %spec.label, ?pid, program = %spec.program.display(), "child spawned");
@@ -297,7 +297,7 @@ where
     Some((shared, handle))
 }
 
-async fn spawn(spec: &Spec) -> std::io::Result<Proc> {
+async fn spawn(spec: &Spec) -> std::io::Result<Child> {
     let mut attempt = 0;
     loop {
         attempt += 1;
@@ -346,7 +346,7 @@ impl Drop for GroupGuard {
 /// SIGTERM the group, wait `grace`, then SIGKILL it. Returns whether SIGKILL was needed and
 /// the exit status (`None` if the child was not reaped within a bound after SIGKILL).
 async fn terminate(
-    child: &mut Proc,
+    child: &mut Child,
     pgid: Option<i32>,
     grace: Duration,
 ) -> (bool, Option<ExitStatus>) {

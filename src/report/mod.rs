@@ -6,16 +6,17 @@ mod build;
 mod carry;
 mod escape;
 mod fingerprint;
-#[cfg(test)]
-pub(crate) mod fixtures;
 mod github;
 mod markdown;
 mod merge;
-mod model;
+mod rendered;
 mod sarif;
-mod summary;
 mod text;
 
+#[cfg(test)]
+pub(crate) use crate::records::fixtures;
+pub use crate::records::report::*;
+pub use crate::records::ReportSummary;
 pub use baseline::compare_with_baseline;
 pub use build::{build_report, BuildInput};
 pub use carry::{carried_findings, merge_carried, Carried, CarryInput};
@@ -25,7 +26,6 @@ pub(crate) use fingerprint::{fingerprint_with, FileLines, Texts};
 pub use github::{escape_data, escape_property, render_github};
 pub use markdown::render_markdown;
 pub use merge::{merge_reports, MergeError, MergeInput};
-pub use model::*;
+pub use rendered::rendered;
 pub use sarif::{render_sarif, sarif_level, SARIF_SCHEMA_URI};
-pub use summary::ReportSummary;
 pub use text::render_text;

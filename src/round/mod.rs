@@ -5,13 +5,12 @@ mod context;
 mod decide;
 mod driver;
 mod fixer;
-mod model;
 mod prompt;
 mod role;
 mod step;
 
+pub use crate::records::round::*;
 pub use decide::{cluster_set, decide, same_rulings, DecideInput, Decision, RoundFacts};
 pub use driver::{run_review, Judged, Progress, ReviewEnd, ReviewResult};
 pub use fixer::{run_fixer, FixerEnd, FixerRun};
-pub use model::*;
 pub use prompt::{first_line, render, strip_frontmatter, Assets, PromptVars};

@@ -190,6 +190,19 @@ struct Open {
     any: bool,
 }
 
+/// A line break and the indentation of `depth` (two spaces a level), after a comma unless
+/// `first`.
+fn line_break<W: ?Sized + std::io::Write>(
+    w: &mut W,
+    depth: usize,
+    first: bool,
+) -> std::io::Result<()> {
+    if !first {
+        w.write_all(b",")?;
+    }
+    write!(w, "\n{:width$}", "", width = 2 * depth)
+}
+
 impl RecordLines {
     fn open<W: ?Sized + std::io::Write>(&mut self, w: &mut W, object: bool) -> std::io::Result<()> {
         let spread = match self.open.as_slice() {
@@ -216,7 +229,7 @@ impl RecordLines {
             ..
         }) = self.open.pop()
         {
-            crate::store::json_line(w, self.open.len(), true)?;
+            line_break(w, self.open.len(), true)?;
         }
         w.write_all(if object { b"}" } else { b"]" })
     }
@@ -227,7 +240,7 @@ impl RecordLines {
         first: bool,
     ) -> std::io::Result<()> {
         if self.open.last().is_some_and(|o| o.spread) {
-            crate::store::json_line(w, self.open.len(), first)
+            line_break(w, self.open.len(), first)
         } else if first {
             Ok(())
         } else {

@@ -37,7 +37,7 @@ fn write_json_with<T: Serialize + ?Sized>(
     let tmp = temp_in(path)?;
     let mut w = std::io::BufWriter::with_capacity(64 * 1024, tmp);
     if pretty {
-        super::write_pretty(&mut w, value)
+        serde_json::to_writer_pretty(&mut w, value)
     } else {
         serde_json::to_writer(&mut w, value)
     }

@@ -14,7 +14,7 @@
 //! session's diff up before it starts a review (`hook::stop`), by the same key.
 
 use super::write_json_atomic;
-use crate::report::Report;
+use crate::records::Report;
 use crate::store::RunStatus;
 use crate::target::TargetIdentity;
 use serde::{Deserialize, Serialize};
@@ -134,7 +134,7 @@ impl VerdictCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixtures::shard;
+    use crate::records::fixtures::shard;
     use crate::target::{Mode, TargetKind, TargetType};
 
     fn report(status: RunStatus) -> Report {

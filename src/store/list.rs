@@ -6,7 +6,7 @@
 use super::layout::SUMMARY_FILE;
 use super::state::{liveness, read_meta, read_run, RunState};
 use super::{AbortReason, RunStatus, RunStopReason};
-use crate::report::{Report, ReportSummary};
+use crate::records::{Report, ReportSummary};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

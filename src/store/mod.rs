@@ -6,13 +6,17 @@ pub mod cache;
 mod exit;
 mod layout;
 mod list;
-mod meta;
-mod pretty;
 mod process;
 mod progress;
 mod recorder;
 mod state;
 
+pub use crate::records::meta::{
+    AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunStatus, RunStopReason,
+};
+pub use crate::records::progress::{
+    DispatchState, Phase, ProgressCounts, RunProgress, RunningAgent,
+};
 pub use atomic::{
     copy_atomic, copy_record, write_atomic, write_compact_record, write_json_atomic,
     write_json_record, write_record,
@@ -20,14 +24,7 @@ pub use atomic::{
 pub use exit::record_exit_code;
 pub use layout::{add_git_exclude, create_run_dir, default_runs_base, RunDir, RunId, SUMMARY_FILE};
 pub use list::{find_run, list_runs, load_report, load_report_file, LoadRunError, RunSummary};
-pub use meta::{
-    AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget, RunStatus, RunStopReason,
-};
-pub(crate) use pretty::json_line;
-pub use pretty::write_pretty;
-pub use process::{Liveness, ProcessId};
-pub use progress::{
-    read_progress, DispatchState, Phase, ProgressCounts, ProgressLog, RunProgress, RunningAgent,
-};
-pub use recorder::{Ending, Finished, RecordError, Recorder, Start, Written};
+pub use process::Liveness;
+pub use progress::{read_progress, ProgressLog};
+pub use recorder::{Ending, Finished, RecordError, Recorder, Rendered, Start, Written};
 pub use state::{liveness, read_run, RunState, RunView};

@@ -2,17 +2,7 @@
 //! 22 of `/proc/<pid>/stat`, clock ticks since boot), so that a run whose process is gone — or
 //! whose pid now belongs to another process — can be told from a live one.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-/// A process, identified across pid reuse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ProcessId {
-    pub pid: u32,
-    /// Start time in clock ticks since boot (`/proc/<pid>/stat` field 22).
-    pub start_time: u64,
-}
+use crate::records::ProcessId;
 
 /// Whether the process recorded for a run still runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

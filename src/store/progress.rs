@@ -12,9 +12,8 @@
 //! back and evict the old inode), and the final state (`done`) is written at once.
 
 use super::recorder::now;
-use crate::findings::{Role, Tier};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use crate::records::progress::{DispatchState, Phase, ProgressCounts, RunProgress, RunningAgent};
+use crate::records::{Role, Tier};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -22,76 +21,6 @@ use std::time::{Duration, Instant};
 
 /// How far progress.json may lag behind the run.
 const LAG: Duration = Duration::from_millis(200);
-
-/// What the run is doing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    /// Reviewing (the rounds of one review).
-    Review,
-    /// Iterate mode: the Fixer applies the confirmed rulings.
-    Fix,
-    /// Iterate mode: the `--verify` command runs.
-    Verify,
-    /// The run finished; meta.json holds how.
-    Done,
-}
-
-/// Whether a dispatch started or finished.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum DispatchState {
-    Started,
-    Finished,
-}
-
-/// An agent running now.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RunningAgent {
-    pub role: Role,
-    pub pass: Option<u32>,
-    /// The dispatch label (`enthusiast-p1`, `judge-retry`, `fixer`).
-    pub label: String,
-    /// Milliseconds since the run started, when this dispatch started.
-    pub since_ms: u64,
-}
-
-/// Counts since the run started (over every review of an iterate run).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ProgressCounts {
-    pub dispatches_started: u32,
-    pub dispatches_finished: u32,
-    /// Rounds recorded (round-N.json written), completed or not.
-    pub rounds: u32,
-    /// Findings sent to the Judge.
-    pub findings: u32,
-    pub confirmed: u32,
-    pub debunked: u32,
-}
-
-/// progress.json.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RunProgress {
-    pub run_id: String,
-    pub phase: Phase,
-    /// Iterate mode: the current iteration.
-    pub iteration: Option<u32>,
-    /// The current review round and its tier (null before the first dispatch).
-    pub round: Option<u32>,
-    pub tier: Option<Tier>,
-    /// Role, pass and state of the dispatch that last started or finished.
-    pub role: Option<Role>,
-    pub pass: Option<u32>,
-    pub state: Option<DispatchState>,
-    pub running: Vec<RunningAgent>,
-    pub counts: ProgressCounts,
-    pub started_at: String,
-    pub updated_at: String,
-    pub elapsed_ms: u64,
-}
 
 struct Inner {
     path: PathBuf,

@@ -2,7 +2,8 @@
 //! `begin` (target artefact, brief.md, meta.json `running` with the pid and start time of
 //! this process, progress.json), `record_round` (round-N.json and the round count in
 //! meta.json), `record_iteration` (an iterate run's progress), and `finish` (status and
-//! reasons, report.json, summary.json, report.md, report.sarif, the final meta.json). Dispatching code
+//! reasons, then the report and its renderings as the caller hands them: report.json,
+//! summary.json, report.md, report.sarif, and the final meta.json). Dispatching code
 //! updates progress.json through the recorder's `ProgressLog`. Every file is written
 //! atomically; only meta.json and report.json are also fsynced (store::atomic); meta.json is
 //! never read back from disk to change it.
@@ -13,9 +14,7 @@ use super::{
     AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunDir, RunStatus,
     RunStopReason,
 };
-use crate::findings::Tier;
-use crate::report::{render_markdown, render_sarif, Report, ReportSummary};
-use crate::round::RoundRecord;
+use crate::records::{Report, ReportSummary, RoundRecord, Tier};
 use crate::target::{ArtefactContent, PinnedTarget};
 use std::path::PathBuf;
 
@@ -32,12 +31,6 @@ impl RecordError {
     fn at(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Self {
         let path = path.into();
         move |source| Self { path, source }
-    }
-}
-
-impl From<RecordError> for crate::errors::ExpectedError {
-    fn from(e: RecordError) -> Self {
-        Self::write(e.path, e.source)
     }
 }
 
@@ -71,6 +64,17 @@ pub enum Ending {
     Interrupted,
     /// An allowed empty diff.
     Empty,
+}
+
+/// A finished run's report and its renderings, made by the caller from the final meta.json
+/// and handed to [`Recorder::finish`] to be written as they are.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub report: Report,
+    /// report.md.
+    pub markdown: String,
+    /// report.sarif, when the run writes one.
+    pub sarif: Option<String>,
 }
 
 /// A finished run: its report as written, and its final meta.json.
@@ -301,13 +305,13 @@ impl Recorder {
         }
     }
 
-    /// Record how the run ended, build its report from the final meta (`build`), and write
-    /// report.json, report.md, report.sarif (with `sarif`) and then meta.json.
+    /// Record how the run ended, let `build` make the report and its renderings from the
+    /// final meta, and write them as handed (report.json, summary.json, report.md,
+    /// report.sarif when there is one), then meta.json.
     pub fn finish(
         mut self,
         ending: Ending,
-        sarif: bool,
-        build: impl FnOnce(&Meta) -> Report,
+        build: impl FnOnce(&Meta) -> Rendered,
     ) -> Result<Finished, RecordError> {
         let meta = &mut self.meta;
         meta.status = match &ending {
@@ -325,7 +329,11 @@ impl Recorder {
             Ending::Interrupted | Ending::Empty => {}
         }
         meta.finished_at = Some(now());
-        let report = build(&self.meta);
+        let Rendered {
+            report,
+            markdown,
+            sarif,
+        } = build(&self.meta);
         let run = &self.run;
         // Streamed into its file (a large report is never a second copy in memory);
         // `--format json` prints the file.
@@ -334,12 +342,11 @@ impl Recorder {
         // A digest for `arev runs`; without it (a crash here) listings read report.json.
         write_json_record(&run.summary(), &ReportSummary::of(&report))
             .map_err(RecordError::at(run.summary()))?;
-        let markdown = render_markdown(&report);
         write_record(&run.report_md(), markdown.as_bytes())
             .map_err(RecordError::at(run.report_md()))?;
-        if sarif {
+        if let Some(sarif) = sarif {
             let p = run.path.join("report.sarif");
-            write_record(&p, render_sarif(&report).as_bytes()).map_err(RecordError::at(&p))?;
+            write_record(&p, sarif.as_bytes()).map_err(RecordError::at(&p))?;
         }
         self.write_meta()?;
         if !self.nested {
@@ -359,8 +366,7 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{build_report, BuildInput};
-    use crate::round::{ReviewEnd, ReviewResult};
+    use crate::records::fixtures::shard;
     use crate::store::Phase;
     use crate::target::{Artefact, TargetKind};
     use crate::test_support::target;
@@ -423,24 +429,20 @@ mod tests {
 
         assert!(rec.repin(&t).is_err(), "a.rs does not exist: drift");
         assert!(rec.meta().target.drift);
-        let result = ReviewResult::ended(ReviewEnd::Interrupted);
         let done = rec
             .finish(
                 Ending::Aborted {
                     reason: AbortReason::OfftargetHallucination,
                     detail: "d".into(),
                 },
-                true,
                 |meta| {
-                    build_report(&BuildInput {
-                        result: &result,
-                        target: &t,
-                        meta,
-                        run_dir: &run.path,
-                        enthusiast_agent: "claude",
-                        judge_agent: "claude",
-                        duration_ms: 1,
-                    })
+                    let mut report = shard(1, 1, &["a.rs"], meta.status);
+                    report.run_id.clone_from(&meta.run_id);
+                    Rendered {
+                        report,
+                        markdown: "# md\n".into(),
+                        sarif: Some("{}\n".into()),
+                    }
                 },
             )
             .unwrap();
@@ -457,6 +459,12 @@ mod tests {
         for f in ["report.json", "summary.json", "report.md", "report.sarif"] {
             assert!(run.path.join(f).is_file(), "{f}");
         }
+        let read = |f: &str| std::fs::read_to_string(run.path.join(f)).unwrap();
+        assert_eq!(read("report.md"), "# md\n", "written as handed");
+        assert_eq!(read("report.sarif"), "{}\n");
+        assert_eq!(done.written.markdown, "# md\n");
+        let on_disk: Report = serde_json::from_str(&read("report.json")).unwrap();
+        assert_eq!(on_disk, done.report);
         let progress = crate::store::read_progress(&run.path).unwrap();
         assert_eq!(progress.phase, Phase::Done);
         assert_eq!(progress.counts.rounds, 2);

@@ -4,8 +4,9 @@
 //! here each time and never written: a live run is never marked abandoned on disk.
 
 use super::process::Liveness;
-use super::progress::{read_progress, RunProgress};
+use super::progress::read_progress;
 use super::{Meta, RunStatus};
+use crate::records::RunProgress;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -12,8 +12,7 @@ use super::brief::{self, BRIEF_FILES};
 use super::resolve::REPIN_MAX_FILE_BYTES;
 use super::scan::{manifest_digest, read_regular};
 use super::{Artefact, PinnedTarget, TargetError, TargetKind};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+pub use crate::records::target::ShardInfo;
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::str::FromStr;
@@ -65,24 +64,6 @@ impl fmt::Display for ShardSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.index, self.count)
     }
-}
-
-/// What a shard's report records: which slice it is, the FULL manifest's identity, and the
-/// files this shard covered. `arev merge` checks these across shards.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ShardInfo {
-    /// 1-based slice index.
-    pub index: u32,
-    /// Number of slices.
-    pub count: u32,
-    /// TARGET_SHA of the full manifest (docs/architecture.md §5), which every shard must
-    /// agree on.
-    pub manifest_sha256: String,
-    /// Every reviewable file of the full manifest, in manifest order.
-    pub manifest_files: Vec<String>,
-    /// The files of `manifest_files` assigned to (and reviewed by) this shard, sorted.
-    pub files: Vec<String>,
 }
 
 /// The shard key of a path: the first 8 bytes of `sha256("arev-shard-v1\0" + path)`.

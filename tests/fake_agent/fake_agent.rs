@@ -22,6 +22,9 @@
 //! - `AREV_FAKE_PIDS`: if set, a directory where the fake records the processes it starts,
 //!   one empty-named file each: `agent-<pid>` (itself, on start) and `grandchild-<pid>`
 //!   (each `spawn_grandchild` / `setsid_grandchild`), so tests can check none survives.
+//! - `AREV_FAKE_CPU_FILE`: if set, a line `<user µs> <system µs>` of the fake's own CPU is
+//!   appended to this file when it answers or prints its version (the round bench subtracts the agents' CPU from
+//!   what arev and its agents used together).
 //! - `AREV_FAKE_SCRIPT`: a JSON script file (unreadable or invalid → stderr message, exit 2):
 //!
 //! ```json
@@ -559,6 +562,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--version") {
         emit_raw("2.1.330 (Claude Code) [arev fake]");
+        record_cpu();
         return;
     }
     let model = args
@@ -747,7 +751,30 @@ fn main() {
         .and_then(Value::as_i64)
         .and_then(|c| i32::try_from(c).ok())
         .unwrap_or(i32::from(is_error));
+    record_cpu();
     std::process::exit(code);
+}
+
+/// Append this process's CPU so far to `AREV_FAKE_CPU_FILE` (nothing without the variable).
+fn record_cpu() {
+    let Some(path) = std::env::var_os("AREV_FAKE_CPU_FILE") else {
+        return;
+    };
+    use nix::sys::resource::{getrusage, UsageWho};
+    let usage = match getrusage(UsageWho::RUSAGE_SELF) {
+        Ok(u) => u,
+        Err(e) => fail(&format!("getrusage: {e}")),
+    };
+    let us = |t: nix::sys::time::TimeVal| t.tv_sec() * 1_000_000 + t.tv_usec();
+    let line = format!("{} {}\n", us(usage.user_time()), us(usage.system_time()));
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(e) = written {
+        fail(&format!("cannot append to {}: {e}", path.to_string_lossy()));
+    }
 }
 
 /// About `n` bytes of JSON filler lines (exactly `n` when `n` is at least 64).

@@ -2,10 +2,10 @@
 //! target, shard, counts), written next to report.json so that listing runs never parses
 //! full reports (docs/architecture.md §7.2).
 
-use super::{BySeverity, Report};
-use crate::round::StopReason;
-use crate::store::{AbortReason, RunStatus};
-use crate::target::TargetKind;
+use super::meta::{AbortReason, RunStatus};
+use super::report::{BySeverity, Report};
+use super::round::StopReason;
+use super::target::TargetKind;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -70,7 +70,7 @@ mod tests {
 
     #[test]
     fn a_summary_carries_the_listed_facts() {
-        let r = crate::report::fixtures::shard(2, 4, &["a.rs", "b.rs"], RunStatus::Complete);
+        let r = crate::records::fixtures::shard(2, 4, &["a.rs", "b.rs"], RunStatus::Complete);
         let s = ReportSummary::of(&r);
         assert_eq!(s.confirmed, r.confirmed.len() as u32);
         assert_eq!(s.shard.as_deref(), Some("2/4"));

@@ -1,10 +1,6 @@
 //! Test fixtures: hand-built reports for the pure report functions (merge, renderers).
 
 use super::*;
-use crate::findings::{Severity, Tier};
-use crate::round::StopReason;
-use crate::store::{AbortReason, RunStatus};
-use crate::target::{Mode, ShardInfo, TargetKind, TargetType};
 
 /// The manifest of the fixture shards.
 pub(crate) const ALL: [&str; 4] = ["a.rs", "b.rs", "c.rs", "d.rs"];
@@ -96,7 +92,7 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
                 .chain(std::iter::once(CoverageFile {
                     path: "blob.bin".into(),
                     status: CoverageStatus::Skipped,
-                    reason: Some(crate::target::SkipReason::Binary),
+                    reason: Some(SkipReason::Binary),
                     glob: None,
                     sha256: None,
                     patch_sha256: None,

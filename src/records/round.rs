@@ -1,8 +1,9 @@
 //! round-N.json: every dispatch, gate result, count and the decision with its reasons.
 
-use crate::dispatch::{AgentOutcome, ProcessEnd};
-use crate::findings::{AdversaryOutput, Finding, JudgeOutput, Role, Tier};
-use crate::store::AbortReason;
+use super::agent::{AdversaryOutput, Finding, JudgeOutput, Role, Tier};
+use super::meta::AbortReason;
+use super::outcome::{AgentOutcome, ProcessEnd};
+use super::report::Suppression;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -95,7 +96,7 @@ pub struct OutcomeSummary {
     pub malformed_lines: u64,
     /// Why it failed, when its events name a cause.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fault: Option<crate::dispatch::Fault>,
+    pub fault: Option<super::outcome::Fault>,
 }
 
 impl OutcomeSummary {
@@ -124,7 +125,7 @@ impl OutcomeSummary {
 /// round-N.json's `outcome`: the summary, written and read in place of the whole outcome.
 mod summary {
     use super::{AgentOutcome, OutcomeSummary};
-    use crate::dispatch::{ResultEvent, Usage};
+    use crate::records::outcome::{ResultEvent, Usage};
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub(super) fn serialize<S: Serializer>(o: &AgentOutcome, s: S) -> Result<S::Ok, S::Error> {
@@ -138,7 +139,7 @@ mod summary {
         Ok(AgentOutcome {
             label: String::new(),
             agent: s.agent,
-            role: crate::findings::Role::Enthusiast,
+            role: super::Role::Enthusiast,
             tier: s.tier,
             model: s.model,
             end: s.end,
@@ -183,7 +184,7 @@ pub struct SuppressedFinding {
     pub finding: RoundFinding,
     /// The finding's fingerprint (what an external suppression matches).
     pub fingerprint: String,
-    pub suppression: crate::report::Suppression,
+    pub suppression: Suppression,
 }
 
 /// Counts of one round.
@@ -281,7 +282,7 @@ pub struct RoundRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dispatch::{ResultEvent, ToolUse, Usage};
+    use crate::records::outcome::{FileAccess, ResultEvent, ToolUse, Usage};
 
     #[test]
     fn a_round_record_keeps_a_summary_of_each_outcome_not_its_payload() {
@@ -291,7 +292,7 @@ mod tests {
                 id: "t1".into(),
                 name: "Read".into(),
                 input: serde_json::json!({"file_path": "/r/a.rs"}),
-                access: crate::dispatch::FileAccess::read("/r/a.rs"),
+                access: FileAccess::read("/r/a.rs"),
             }],
             result: Some(ResultEvent {
                 is_error: false,

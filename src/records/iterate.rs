@@ -1,10 +1,11 @@
 //! The `iterate` section of report.json: the outer loop's stop reason and every iteration's
 //! confirmed findings, fix, reverted paths, commit and verify result (wire types).
 
-use crate::findings::SkippedFix;
-use crate::report::ReportFinding;
-use crate::round::{Action, StopReason};
-use crate::store::{AbortReason, RunStatus};
+use super::agent::SkippedFix;
+use super::config::FailOn;
+use super::meta::{AbortReason, RunStatus};
+use super::report::ReportFinding;
+use super::round::{Action, StopReason};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -64,7 +65,7 @@ pub struct IterateReport {
     pub head_commit: String,
     pub max_iterations: u32,
     /// Confirmed findings at or above this severity are fixed (`--fail-on`).
-    pub fix_threshold: crate::config::FailOn,
+    pub fix_threshold: FailOn,
     /// `--quality-critical`: every round of every review at opus.
     pub quality_critical: bool,
     /// `--verify CMD`.

@@ -1,10 +1,10 @@
 //! meta.json: the run's status record, written at start and finalised on completion/abort/Ctrl-C.
 
-use crate::config::RepoSource;
-use crate::findings::{Role, Tier};
-use crate::iterate::IterateStop;
-use crate::round::StopReason;
-use crate::target::{Mode, TargetKind, TargetType};
+use super::agent::{Role, Tier};
+use super::config::RepoSource;
+use super::iterate::IterateStop;
+use super::round::StopReason;
+use super::target::{Mode, TargetKind, TargetType};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -30,6 +30,15 @@ impl RunStatus {
             Self::Empty => "empty",
         }
     }
+}
+
+/// A process, identified across pid reuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessId {
+    pub pid: u32,
+    /// Start time in clock ticks since boot (`/proc/<pid>/stat` field 22).
+    pub start_time: u64,
 }
 
 /// The pinned target as recorded in meta.json.
@@ -80,7 +89,7 @@ pub struct Meta {
     /// The arev process that runs the review (pid and start time): a run still `running`
     /// whose process is gone is shown as `abandoned`. Null where it cannot be known.
     #[serde(default)]
-    pub process: Option<super::ProcessId>,
+    pub process: Option<ProcessId>,
     /// The exit code that process ended with, recorded last (after the report and any
     /// publish): what `arev run --background --wait` and scripts read. Null while the run
     /// runs, or when its process died before it could record one.

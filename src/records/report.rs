@@ -6,10 +6,11 @@
 //! "unresolved":[],"by_severity":{"critical":0,"high":1,"medium":0,"low":0},"coverage":{…},
 //! "cost":{…},"quality":{…}}`
 
-use crate::findings::{Severity, Tier, Winner};
-use crate::round::StopReason;
-use crate::store::{AbortReason, RunStatus};
-use crate::target::{Mode, ShardInfo, SkipReason, TargetKind, TargetType};
+use super::agent::{Severity, Tier, Winner};
+use super::iterate::IterateReport;
+use super::meta::{AbortReason, RunStatus};
+use super::round::StopReason;
+use super::target::{skip_label, Mode, ShardInfo, SkipReason, TargetKind, TargetType};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -51,7 +52,7 @@ pub struct Report {
     /// findings, rounds, coverage and quality above are those of its last review; `cost`
     /// covers every review and every fix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub iterate: Option<crate::iterate::IterateReport>,
+    pub iterate: Option<IterateReport>,
     /// `--baseline`: the report this one was compared with (docs/architecture.md §20).
     /// Then every open finding (confirmed, unresolved) carries `baseline_state`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -269,11 +270,9 @@ impl Report {
     /// newline.
     pub fn to_json(&self) -> serde_json::Result<String> {
         // A run streams report.json into its file; this is for the other renderings.
-        let mut out = Vec::new();
-        crate::store::write_pretty(&mut out, self)?;
-        out.push(b'\n');
-        // serde_json writes UTF-8 only: the error cannot happen.
-        String::from_utf8(out).map_err(serde::ser::Error::custom)
+        let mut out = serde_json::to_string_pretty(self)?;
+        out.push('\n');
+        Ok(out)
     }
 
     /// Whether more than one agent took part (a mixed panel): then renderings name who
@@ -394,8 +393,7 @@ impl CoverageFile {
     /// The skip reason as shown: `excluded:<glob>`, `generated`, `binary`, …; None when
     /// the file was reviewed.
     pub fn reason_label(&self) -> Option<String> {
-        self.reason
-            .map(|r| crate::target::skip_label(r, self.glob.as_deref()))
+        self.reason.map(|r| skip_label(r, self.glob.as_deref()))
     }
 }
 

@@ -1,0 +1,135 @@
+//! `arev eval` arguments: mine fix commits into cases, review and score them, compare two
+//! evaluations.
+
+use clap::{Args, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+pub(super) const EVAL_HELP: &str = "\
+Example:
+  arev eval mine --since v1.0 --out eval/cases        one case per small fix commit
+  arev eval run eval/cases --out eval/opus            review each buggy revision, score
+  arev eval run eval/cases --config cheap.toml --out eval/cheap
+  arev eval compare eval/opus/eval.json eval/cheap/eval.json
+
+A case is found when a confirmed finding lies within --tolerance lines (default 3) of a line
+the fix removed or changed (same file). The README (\"Measuring review quality\") explains
+the numbers.";
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    #[command(subcommand)]
+    pub command: EvalCommand,
+}
+
+/// `arev eval` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// Write one case per fix commit of HEAD's history into DIR.
+    #[command(after_help = EVAL_MINE_HELP)]
+    Mine(EvalMineArgs),
+    /// Review every case of CASES_DIR at its buggy revision and score the panel.
+    #[command(after_help = EVAL_RUN_HELP)]
+    Run(EvalRunArgs),
+    /// Put two evaluations (eval.json) side by side, per case and in total.
+    Compare(EvalCompareArgs),
+}
+
+const EVAL_MINE_HELP: &str = "\
+A commit is mined when its message matches --grep (default: the words fix, bug, crash, leak,
+overflow, CVE and their forms, case-insensitive), it has exactly one parent, and its change
+to code files (test files left out) is small: at most --max-files files and --max-lines lines
+added + removed. The targets are the code files it modified, as they were in its parent; the
+expected locations are the lines it removed or changed (a pure insertion marks the lines
+around the insertion point). Pure renames and whitespace-only changes are skipped, with the
+reason printed. Review the cases before relying on them: a commit that says \"fix\" may not
+fix a defect.";
+
+const EVAL_RUN_HELP: &str = "\
+Each case is reviewed by `arev run <targets> --format json` in a detached checkout of its
+revision (a temporary directory, removed afterwards; your tree, index and branches are never
+touched), with your configuration (user file, the repository's current arev.toml, --config).
+Results go to OUT/cases/<id>.json as each case finishes, OUT/eval.json and OUT/eval.md after
+each; a case already scored with the same case and configuration digest is kept, not re-run.
+
+Exit codes:
+  0    every case has a result (found, missed or aborted)
+  2    bad cases, configuration or arguments; nothing was reviewed
+  3    at least one case could not be reviewed (failed; re-run next time)
+  130  interrupted (Ctrl-C): finished cases keep their results; run again to resume";
+
+/// `arev eval --format` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EvalFormat {
+    /// A plain table.
+    Text,
+    /// A Markdown table.
+    Markdown,
+    /// JSON (schemas/eval-report.schema.json or eval-compare.schema.json).
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalMineArgs {
+    /// Only commits not reachable from REV (REV..HEAD).
+    #[arg(long, value_name = "REV")]
+    pub since: Option<String>,
+    /// Fix commits are those whose message matches REGEX (case-insensitive).
+    #[arg(long, value_name = "REGEX")]
+    pub grep: Option<String>,
+    /// At most N cases, newest first.
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max: u32,
+    /// Only files matching these globs count (e.g. 'src/**').
+    #[arg(long, value_name = "GLOB", num_args = 1..)]
+    pub paths: Vec<String>,
+    /// Skip commits changing more code files than this.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_files: u32,
+    /// Skip commits adding + removing more lines of code than this.
+    #[arg(long, value_name = "N", default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max_lines: u32,
+    /// Directory the case files are written to (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalRunArgs {
+    /// Directory of case files (`<id>.json`).
+    #[arg(value_name = "CASES_DIR")]
+    pub cases: PathBuf,
+    /// Read this config file on top of the user and repo files (the panel under test).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Review up to N cases at once.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub jobs: u32,
+    /// Results directory (default: <repo>/.arev/eval/<first 12 of the configuration digest>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// A finding within N lines of an expected location finds the case.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub tolerance: u32,
+    /// Format of the table on stdout.
+    #[arg(long, value_enum, default_value_t = EvalFormat::Text)]
+    pub format: EvalFormat,
+    /// No per-case progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalCompareArgs {
+    /// The first evaluation's eval.json (panel A).
+    #[arg(value_name = "A")]
+    pub a: PathBuf,
+    /// The second evaluation's eval.json (panel B).
+    #[arg(value_name = "B")]
+    pub b: PathBuf,
+    /// Rescore both at this tolerance (required when they were scored at different ones).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub tolerance: Option<u32>,
+    /// Format on stdout.
+    #[arg(long, value_enum, default_value_t = EvalFormat::Text)]
+    pub format: EvalFormat,
+}

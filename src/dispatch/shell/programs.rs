@@ -1,0 +1,253 @@
+//! The programs whose file accesses are derived, and how: readers, searchers, `ls`, `cd`
+//! and the programs that touch no file (`sed` has a file of its own); their options split
+//! from their operands.
+
+use super::access::join;
+use super::sed::sed_access;
+use crate::dispatch::FileAccess;
+
+/// Directories whose programs are the system's, not the reviewed repository's.
+const SYSTEM_BIN_DIRS: &[&str] = &["/bin/", "/usr/bin/", "/usr/local/bin/"];
+
+/// The program a command word names: a bare name (found on PATH), or an absolute path in a
+/// system bin directory. `None` for a relative path (`./cat`, `src/cat`: the repository's
+/// own file) or an absolute one elsewhere.
+pub(super) fn program_name(word: &str) -> Option<&str> {
+    if !word.contains('/') {
+        return Some(word);
+    }
+    let dir = SYSTEM_BIN_DIRS.iter().find(|d| word.starts_with(**d))?;
+    let name = &word[dir.len()..];
+    (!name.is_empty() && !name.contains('/')).then_some(name)
+}
+
+/// The accesses of `prog ARGS` run in `cwd` (`cd` moves it); `reads_pipe` when its stdin is
+/// a pipe or a file. Any program not named here cannot be derived.
+pub(super) fn program_access(
+    prog: &str,
+    args: &[String],
+    cwd: &mut String,
+    reads_pipe: bool,
+    access: &mut FileAccess,
+) -> Result<(), String> {
+    match prog {
+        "cd" => {
+            let dir = args.first().map_or("", String::as_str);
+            if dir.is_empty() || dir == "-" {
+                return Err("`cd` without a directory".into());
+            }
+            *cwd = join(cwd, dir);
+        }
+        "echo" | "printf" | "pwd" | "true" | "false" | ":" => {}
+        "cat" | "nl" | "head" | "tail" | "wc" => reader_access(prog, args, cwd, access)?,
+        "sed" => sed_access(args, cwd, access)?,
+        "grep" | "egrep" | "fgrep" | "rg" => search_access(prog, args, cwd, reads_pipe, access)?,
+        "ls" => {
+            let (_, operands) = split_args(prog, args);
+            if operands.is_empty() {
+                access.search.push(cwd.clone());
+            } else {
+                access.search.extend(operands.iter().map(|p| join(cwd, p)));
+            }
+        }
+        other => {
+            return Err(format!(
+                "`{other}` is not a command whose file accesses arev can derive"
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// `cat`, `nl`, `head`, `tail`, `wc`: their file operands are read.
+fn reader_access(
+    prog: &str,
+    args: &[String],
+    cwd: &str,
+    access: &mut FileAccess,
+) -> Result<(), String> {
+    let (opts, operands) = split_args(prog, args);
+    if let Some((k, _)) = opts.iter().find(|(k, _)| k == "--files0-from") {
+        return Err(format!(
+            "`{prog} {k}` reads a list of files arev cannot see"
+        ));
+    }
+    access.read.extend(
+        operands
+            .into_iter()
+            .filter(|o| *o != "-")
+            .map(|o| join(cwd, o)),
+    );
+    Ok(())
+}
+
+/// `grep` and `rg`: their path operands are searched (the pattern is the first operand
+/// unless given by option), pattern and ignore files read; with no path a recursive search
+/// that does not read a pipe searches the working directory.
+fn search_access(
+    prog: &str,
+    args: &[String],
+    cwd: &str,
+    reads_pipe: bool,
+    access: &mut FileAccess,
+) -> Result<(), String> {
+    let (opts, operands) = split_args(prog, args);
+    let mut pattern_given = false;
+    let mut recursive = prog == "rg";
+    for (k, v) in &opts {
+        match k.as_str() {
+            "-e" | "--regexp" => pattern_given = true,
+            "-f" | "--file" => {
+                pattern_given = true;
+                access.read.extend(v.map(|f| join(cwd, f)));
+            }
+            "--exclude-from" | "--ignore-file" => {
+                access.read.extend(v.map(|f| join(cwd, f)));
+            }
+            "--files" => pattern_given = true,
+            "-r" | "-R" | "--recursive" | "--dereference-recursive" => recursive = true,
+            "--pre" | "--pre-glob" | "--hostname-bin" | "--search-zip" => {
+                return Err(format!("`{prog} {k}` runs other programs"));
+            }
+            "-z" if prog == "rg" => {
+                return Err("`rg -z` runs decompression programs".into());
+            }
+            _ => {}
+        }
+    }
+    let paths = if pattern_given {
+        &operands[..]
+    } else {
+        operands.get(1..).unwrap_or(&[])
+    };
+    if paths.is_empty() {
+        if recursive && !reads_pipe {
+            access.search.push(cwd.to_string());
+        }
+    } else {
+        access.search.extend(paths.iter().map(|p| join(cwd, p)));
+    }
+    Ok(())
+}
+
+/// Options that take a value in the next word (when not attached), per program.
+fn value_opts(prog: &str) -> &'static [&'static str] {
+    match prog {
+        "head" | "tail" => &["-n", "-c", "--lines", "--bytes"],
+        "nl" => &["-b", "-d", "-f", "-h", "-i", "-l", "-n", "-s", "-v", "-w"],
+        "sed" => &["-e", "-f", "-l", "--expression", "--file", "--line-length"],
+        "grep" | "egrep" | "fgrep" => &[
+            "-e",
+            "-f",
+            "-A",
+            "-B",
+            "-C",
+            "-m",
+            "-d",
+            "-D",
+            "--regexp",
+            "--file",
+            "--include",
+            "--exclude",
+            "--exclude-dir",
+            "--exclude-from",
+            "--max-count",
+            "--context",
+        ],
+        "rg" => &[
+            "-e",
+            "-f",
+            "-g",
+            "-t",
+            "-T",
+            "-A",
+            "-B",
+            "-C",
+            "-m",
+            "-M",
+            "-j",
+            "-E",
+            "-r",
+            "--regexp",
+            "--file",
+            "--glob",
+            "--iglob",
+            "--type",
+            "--type-not",
+            "--max-count",
+            "--context",
+            "--after-context",
+            "--before-context",
+            "--max-columns",
+            "--threads",
+            "--encoding",
+            "--replace",
+            "--sort",
+            "--sortr",
+            "--max-depth",
+            "--ignore-file",
+            "--pre",
+            "--pre-glob",
+            "--hostname-bin",
+        ],
+        _ => &[],
+    }
+}
+
+/// One option and its value (attached or the next word).
+type Opt<'a> = (String, Option<&'a str>);
+
+/// Split a command's arguments into (options with their values, operands). Bundled short
+/// options (`-rn`) come out one by one.
+pub(super) fn split_args<'a>(prog: &str, args: &'a [String]) -> (Vec<Opt<'a>>, Vec<&'a str>) {
+    let takes = value_opts(prog);
+    let mut opts: Vec<Opt<'a>> = Vec::new();
+    let mut operands = Vec::new();
+    let mut i = 0;
+    let mut only_operands = false;
+    while i < args.len() {
+        let a = args[i].as_str();
+        i += 1;
+        if only_operands || a == "-" || !a.starts_with('-') {
+            operands.push(a);
+            continue;
+        }
+        if a == "--" {
+            only_operands = true;
+            continue;
+        }
+        if a.starts_with("--") {
+            if let Some((k, v)) = a.split_once('=') {
+                opts.push((k.to_string(), Some(v)));
+            } else if takes.contains(&a) {
+                opts.push((a.to_string(), args.get(i).map(String::as_str)));
+                i += 1;
+            } else {
+                opts.push((a.to_string(), None));
+            }
+            continue;
+        }
+        // Short options, possibly bundled (`-rn`), the last possibly taking a value (`-n5`,
+        // `-A 3`). A bare number (`head -20`) is a count.
+        let body = &a[1..];
+        if body.chars().all(|c| c.is_ascii_digit()) {
+            opts.push((a.to_string(), None));
+            continue;
+        }
+        for (idx, ch) in body.char_indices() {
+            let short = format!("-{ch}");
+            if takes.contains(&short.as_str()) {
+                let rest = &body[idx + ch.len_utf8()..];
+                if rest.is_empty() {
+                    opts.push((short, args.get(i).map(String::as_str)));
+                    i += 1;
+                } else {
+                    opts.push((short, Some(rest)));
+                }
+                break;
+            }
+            opts.push((short, None));
+        }
+    }
+    (opts, operands)
+}

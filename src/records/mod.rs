@@ -1,0 +1,28 @@
+//! The records (docs/architecture.md §3, §7): the wire types arev writes to disk, prints
+//! and reads back — report.json and summary.json, round-N.json, meta.json, progress.json,
+//! outcome.json, the iterate report — and the agents' output schemas they embed. The bottom
+//! layer: it imports nothing from the rest of the crate, so that every stage can name what
+//! it records and `store` can write what it is handed.
+pub mod agent;
+pub mod config;
+#[cfg(test)]
+pub(crate) mod fixtures;
+pub mod iterate;
+pub mod meta;
+pub mod outcome;
+pub mod progress;
+pub mod report;
+pub mod round;
+pub mod summary;
+pub mod target;
+
+pub use agent::*;
+pub use config::{FailOn, RepoSource};
+pub use iterate::*;
+pub use meta::*;
+pub use outcome::*;
+pub use progress::*;
+pub use report::*;
+pub use round::*;
+pub use summary::ReportSummary;
+pub use target::*;
