@@ -272,6 +272,9 @@ pub struct RoundRecord {
     pub judge: Option<JudgeOutput>,
     /// Error codes: `enthusiast_malformed_json`, `anchor_invalid`, …
     pub errors: Vec<String>,
+    /// Enthusiast passes lost to faults; the round went on without them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub degraded: Vec<super::report::DegradedPass>,
     pub counts: RoundCounts,
     pub decision: DecisionRecord,
     pub duration_ms: u64,

@@ -100,6 +100,9 @@ pub fn render_markdown(r: &Report) -> String {
     if let Some(d) = &r.abort_detail {
         let _ = writeln!(s, "> {}\n", inline(d));
     }
+    for d in &r.degraded {
+        let _ = writeln!(s, "> **Warning:** {}\n", inline(&d.warning()));
+    }
     if let Some(it) = &r.iterate {
         s.push_str(&crate::iterate::markdown_section(it));
     }

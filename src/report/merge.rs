@@ -465,6 +465,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
         iterate: None,
         baseline: None,
         absent: vec![],
+        degraded: vec![],
         suppressed,
         incremental: None,
         cached_from: None,

@@ -6,7 +6,7 @@
 use super::context::{relevant_files, Ctx, RoundView};
 use super::role::{run_role, Checks, RoleOutput, RoleRun, Who};
 use super::step::{
-    attach_rulings, cite_problems, cites_note, dedup, fold_dispatches, gate_findings,
+    attach_rulings, cite_problems, cites_note, dedup, degrade, fold_dispatches, gate_findings,
     judge_offtarget, spend, suppress, State, SPARSE_CHARS,
 };
 use super::{decide, Action, DecideInput, RoundFacts, RoundFinding, RoundRecord, StopReason};
@@ -239,6 +239,16 @@ async fn round_body(
     if let Some(a) = folded.abort {
         return Some(ReviewEnd::Aborted(a));
     }
+    let require_all = plan.config.review.require_all_passes;
+    match degrade(round, plan.passes, folded.lost, require_all, rec) {
+        Ok(warnings) => {
+            for w in warnings {
+                progress.line(&format!("warning: {w}"));
+                result.warnings.push(w);
+            }
+        }
+        Err(a) => return Some(ReviewEnd::Aborted(a)),
+    }
 
     // Finding membership (all-or-nothing), anchors, union, pre-adversary dedup.
     let mut pass_findings = folded.findings;
@@ -331,6 +341,14 @@ async fn round_body(
                     break 'judge Some(ReviewEnd::Aborted(a));
                 }
                 RoleOutput::Abort(a) => break 'judge Some(ReviewEnd::Aborted(a)),
+                // Only an Enthusiast pass is ever lost; a Judge that cannot answer aborts.
+                RoleOutput::Lost(detail) => {
+                    let a = Abort::DispatchUnavailable {
+                        role: Role::Judge,
+                        detail,
+                    };
+                    break 'judge Some(ReviewEnd::Aborted(a));
+                }
                 RoleOutput::Cancelled => break 'judge Some(ReviewEnd::Interrupted),
             };
             if let Some(a) = judge_offtarget(&j, target, places) {
@@ -506,6 +524,9 @@ async fn dispatch_finders(
                 }
                 RoleOutput::Abort(a) => {
                     format!("Round {round} · Enthusiast pass {p}: {}", a.reason())
+                }
+                RoleOutput::Lost(cause) => {
+                    format!("Round {round} · Enthusiast pass {p}: lost ({cause})")
                 }
                 RoleOutput::Cancelled => format!("Round {round} · Enthusiast pass {p}: cancelled"),
             });

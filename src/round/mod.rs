@@ -6,6 +6,7 @@ mod decide;
 mod driver;
 mod fixer;
 mod prompt;
+mod retry;
 mod role;
 mod step;
 

@@ -1,10 +1,14 @@
-//! One role's dispatch: the authenticity retry, the read gates, and the schema re-dispatch
-//! with the parse error (docs/architecture.md §10). Returns a typed output or the reason
-//! there is none.
+//! One role's dispatch: the retries of a failed dispatch (transient API faults with
+//! backoff, a permanent one aborting at once, anything else once), the read gates, and the
+//! schema re-dispatch with the parse error (docs/architecture.md §10, SPEC §19.2). Returns a
+//! typed output or the reason there is none.
 
 use super::context::{Ctx, RoundView};
 use super::{DispatchRecord, GateResults};
-use crate::dispatch::{dispatch, tool_permitted, withhold_after, AgentOutcome, ProcessEnd};
+use super::retry;
+use crate::dispatch::{
+    dispatch, tool_permitted, withhold_after, AgentOutcome, FaultClass, ProcessEnd,
+};
 use crate::findings::{Role, Tier};
 use crate::gates::{authentic, forbidden_tool, parse_answer, Abort, AnswerSchema};
 use crate::store::ProgressLog;
@@ -19,6 +23,9 @@ pub(super) enum RoleOutput<T> {
     /// Invalid twice: the role's fallback applies.
     Malformed(String),
     Abort(Abort),
+    /// An Enthusiast pass that could not answer (faults outlasting the retries): the round
+    /// goes on without it, degraded. The cause, for the report.
+    Lost(String),
     Cancelled,
 }
 
@@ -108,14 +115,18 @@ pub(super) async fn run_role<T: AnswerSchema>(
     let mut sparse_retried = false;
     let mut content_retried = false;
     let mut sparse = false;
+    // Transient faults: retries so far, and when the first one struck.
+    let mut transient = 0u32;
+    let mut first_fault: Option<std::time::Instant> = None;
+    let window = ctx
+        .plan
+        .config
+        .retry_window()
+        .unwrap_or(std::time::Duration::from_secs(120));
     // A re-prompt's text (the first dispatch gets `prompt` itself, not a copy).
     let mut retry: Option<String> = None;
     loop {
-        let label = match attempt {
-            0 => base.clone(),
-            1 => format!("{base}-retry"),
-            n => format!("{base}-retry{n}"),
-        };
+        let label = retry_label(&base, attempt);
         attempt += 1;
         let current = retry.as_deref().unwrap_or(&prompt);
         let (step, rec) = one_dispatch(ctx, view, who, &label, current, cancel, progress).await;
@@ -125,14 +136,55 @@ pub(super) async fn run_role<T: AnswerSchema>(
         }
         match step {
             Step::NotAuthentic(detail) => {
-                if auth_retried {
-                    return RoleRun::new(
-                        RoleOutput::Abort(Abort::DispatchUnavailable { role, detail }),
-                        records,
-                    );
+                let last = records.last();
+                let fault = last.and_then(|r| r.outcome.fault.clone());
+                let dir = last.map(|r| ctx.run.path.join(&r.dir));
+                match fault {
+                    Some(f) if f.class == FaultClass::Permanent => {
+                        // No retry can succeed: stop the other agents now, their work would be
+                        // thrown away.
+                        tracing::warn!("{label}: {}", f.message);
+                        cancel.cancel();
+                        let a = Abort::DispatchUnavailable {
+                            role,
+                            detail: f.message,
+                        };
+                        return RoleRun::new(RoleOutput::Abort(a), records);
+                    }
+                    Some(f) if f.class == FaultClass::Transient => {
+                        let since = *first_fault.get_or_insert_with(std::time::Instant::now);
+                        let delay = retry::backoff(transient, f.retry_after_ms);
+                        if since.elapsed() + delay > window {
+                            let detail = format!(
+                                "{}; still failing after {transient} retries in {} s",
+                                f.message,
+                                since.elapsed().as_secs()
+                            );
+                            return lost_or_abort(role, detail, records, cancel);
+                        }
+                        transient += 1;
+                        let next = retry_label(&base, attempt);
+                        if let Some(dir) = &dir {
+                            retry::record(dir, &f, transient, delay, &next);
+                        }
+                        tracing::warn!(
+                            "{label}: {}; retrying in {:.1} s as {next}",
+                            f.message,
+                            delay.as_secs_f64()
+                        );
+                        tokio::select! {
+                            () = tokio::time::sleep(delay) => {}
+                            () = cancel.cancelled() => {
+                                return RoleRun::new(RoleOutput::Cancelled, records);
+                            }
+                        }
+                    }
+                    _ if auth_retried => return lost_or_abort(role, detail, records, cancel),
+                    _ => {
+                        auth_retried = true;
+                        tracing::warn!("{label}: not authentic ({detail}); retrying once");
+                    }
                 }
-                auth_retried = true;
-                tracing::warn!("{label}: not authentic ({detail}); retrying once");
             }
             Step::Abort(a) => {
                 // No verdict can come from this round: stop the other agents now.
@@ -218,6 +270,33 @@ pub(super) async fn run_role<T: AnswerSchema>(
             }
         }
     }
+}
+
+/// The dispatch directory of attempt `attempt` (0 = the first dispatch).
+fn retry_label(base: &str, attempt: u32) -> String {
+    match attempt {
+        0 => base.to_string(),
+        1 => format!("{base}-retry"),
+        n => format!("{base}-retry{n}"),
+    }
+}
+
+/// A role that could not answer: an Enthusiast pass is lost (the round may go on without
+/// it); any other role aborts the run, and its siblings are stopped at once.
+fn lost_or_abort<T>(
+    role: Role,
+    detail: String,
+    records: Vec<DispatchRecord>,
+    cancel: &CancellationToken,
+) -> RoleRun<T> {
+    if role == Role::Enthusiast {
+        return RoleRun::new(RoleOutput::Lost(detail), records);
+    }
+    cancel.cancel();
+    RoleRun::new(
+        RoleOutput::Abort(Abort::DispatchUnavailable { role, detail }),
+        records,
+    )
 }
 
 async fn one_dispatch(
