@@ -31,9 +31,14 @@ pub fn classify(format: EventFormat, events: &[u8], model: &str) -> Option<Fault
     }
     let mut retry: Option<ApiError> = None;
     let mut result: Option<Value> = None;
+    // The model's last words: a refusal's text.
+    let mut said = String::new();
     for line in events.split(|b| *b == b'\n') {
-        // Only the two event kinds read here are decoded.
-        if !(contains(line, b"\"api_retry\"") || contains(line, b"\"result\"")) {
+        // Only the event kinds read here are decoded.
+        if !(contains(line, b"\"api_retry\"")
+            || contains(line, b"\"result\"")
+            || contains(line, b"\"text\""))
+        {
             continue;
         }
         let Ok(v) = serde_json::from_slice::<Value>(line) else {
@@ -42,17 +47,33 @@ pub fn classify(format: EventFormat, events: &[u8], model: &str) -> Option<Fault
         match (v["type"].as_str(), v["subtype"].as_str()) {
             (Some("system"), Some("api_retry")) => retry = Some(api_retry(&v)),
             (Some("result"), _) => result = Some(v),
+            // The CLI's own messages (`model: "<synthetic>"`) are not the model's words.
+            (Some("assistant"), _) if v["message"]["model"] != "<synthetic>" => {
+                let texts = v["message"]["content"].as_array().into_iter().flatten();
+                for t in texts.filter_map(|b| b["text"].as_str()) {
+                    if !t.trim().is_empty() {
+                        said = t.trim().to_string();
+                    }
+                }
+            }
             _ => {}
         }
     }
     if let Some(r) = &result {
         if r["stop_reason"] == "refusal" {
-            let text = r["result"].as_str().unwrap_or_default().trim();
+            // The model's own text, else the first line of the CLI's note.
+            let cli = r["result"].as_str().unwrap_or_default();
+            let text = if said.is_empty() {
+                cli.lines().next().unwrap_or_default().trim()
+            } else {
+                said.as_str()
+            };
             return Some(permanent(
                 "refusal",
                 None,
                 format!(
-                    "the model refused to answer ({}): review the target or the role's prompt",
+                    "the model refused to answer ({}): set the agent's `fallback_model` to \
+                     another model, or check the target for content the model will not review",
                     if text.is_empty() { "no text" } else { text }
                 ),
             ));
@@ -80,6 +101,70 @@ pub fn classify(format: EventFormat, events: &[u8], model: &str) -> Option<Fault
     }
     // Stopped (or dead) while the CLI was still retrying: its last retry says why.
     retry.map(|e| from_api(&e, model))
+}
+
+/// The synthetic user message with which Claude Code continues an answer cut at the output
+/// token limit (2.1.330).
+const CONTINUED: &str = "Output token limit hit";
+
+/// The whole final answer of a Claude Code stream whose answer was cut at the output token
+/// limit and continued by the CLI: the `result` holds only the continuation, the events
+/// every piece. The text blocks of the assistant messages after the last tool result,
+/// joined, when a continuation prompt came between them; `None` otherwise. A refused
+/// message (the CLI's synthetic note naming `refused_message_id`) is dropped.
+pub fn continued_answer(events: &[u8]) -> Option<String> {
+    let mut parts: Vec<String> = Vec::new();
+    let mut continued = false;
+    for line in events.split(|b| *b == b'\n') {
+        if !(contains(line, b"\"assistant\"") || contains(line, b"\"user\"")) {
+            continue;
+        }
+        let Ok(v) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        let blocks = v["message"]["content"].as_array();
+        match v["type"].as_str() {
+            Some("assistant") => {
+                for b in blocks.into_iter().flatten() {
+                    match b["type"].as_str() {
+                        Some("text") => parts.push(b["text"].as_str().unwrap_or_default().into()),
+                        Some("tool_use") => {
+                            parts.clear();
+                            continued = false;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Some("user") => {
+                let text = |b: &Value| b["text"].as_str().unwrap_or_default().to_string();
+                let blocks: Vec<&Value> = blocks.into_iter().flatten().collect();
+                if blocks.iter().any(|b| b["type"] == "tool_result") {
+                    parts.clear();
+                    continued = false;
+                } else if v.get("refused_message_id").is_some() {
+                    parts.clear();
+                } else if blocks.iter().any(|b| text(b).starts_with(CONTINUED)) {
+                    continued = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    (continued && parts.len() > 1).then(|| parts.concat())
+}
+
+/// The fault recorded for an answer recovered from its continuation.
+pub fn truncated_recovered() -> Fault {
+    Fault {
+        class: FaultClass::Truncated,
+        cause: "output_truncated".into(),
+        status: None,
+        retry_after_ms: None,
+        message: "the answer was cut at the output token limit; the CLI continued it and \
+                  arev joined the pieces"
+            .into(),
+    }
 }
 
 /// Whether one stream line is a retry of a permanent API error: the agent should be
@@ -255,6 +340,30 @@ mod tests {
         assert_eq!(of(cut).class, FaultClass::Truncated);
         let fine = r#"{"type":"result","subtype":"success","is_error":false,"stop_reason":"end_turn","result":"{}"}"#;
         assert_eq!(classify(EventFormat::Claude, fine.as_bytes(), "m"), None);
+    }
+
+    #[test]
+    fn an_answer_continued_after_max_tokens_is_joined_from_the_events() {
+        let events = r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Read","input":{}}]}}
+{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"1\tx"}]}}
+{"type":"assistant","message":{"content":[{"type":"text","text":"{\"findings\":[{\"id\":"}]}}
+{"type":"user","message":{"role":"user","content":[{"type":"text","text":"Output token limit hit. Resume directly — no apology."}]},"isSynthetic":true}
+{"type":"assistant","message":{"content":[{"type":"text","text":"\"F1\"}]}"}]}}
+{"type":"result","subtype":"success","is_error":false,"result":"\"F1\"}]}","stop_reason":"end_turn"}
+"#;
+        assert_eq!(
+            continued_answer(events.as_bytes()).as_deref(),
+            Some(r#"{"findings":[{"id":"F1"}]}"#)
+        );
+        // No continuation prompt: nothing to join.
+        let plain = events.replace("Output token limit hit", "Something else");
+        assert_eq!(continued_answer(plain.as_bytes()), None);
+        // A refused message is not part of the answer.
+        let refused = r#"{"type":"assistant","message":{"content":[{"type":"text","text":"no"}]}}
+{"type":"user","message":{"content":[{"type":"text","text":"Your response above was stopped"}]},"isSynthetic":true,"refused_message_id":"m"}
+{"type":"assistant","message":{"content":[{"type":"text","text":"{}"}]}}
+"#;
+        assert_eq!(continued_answer(refused.as_bytes()), None);
     }
 
     #[test]

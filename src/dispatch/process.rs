@@ -335,6 +335,17 @@ pub(crate) async fn dispatch_with_env(
     let (tool_uses, mut result, malformed) = parse_events(agent.format, &events_read);
     interpret_exit(agent.format, &outcome.end, &mut result, &stderr.kept);
     outcome.fault = super::classify(agent.format, &events_read, &outcome.model);
+    // An answer the CLI continued after the output token limit: the result holds only the
+    // continuation; the whole answer is joined from the events.
+    if agent.format == EventFormat::Claude {
+        if let (Some(r), Some(full)) = (
+            result.as_mut().filter(|r| !r.is_error),
+            super::continued_answer(&events_read),
+        ) {
+            r.text = Some(full);
+            outcome.fault = Some(super::truncated_recovered());
+        }
+    }
     drop(events_read);
     outcome.tool_uses = tool_uses;
     outcome.result = result;

@@ -260,6 +260,25 @@ pub(super) async fn run_role<T: AnswerSchema>(
                     }
                     Err(e) => {
                         schema_retried = true;
+                        // Cut at the output token limit (and not continued by the CLI): not
+                        // invalid JSON, an answer too long for the cap.
+                        let cut = records.last_mut().filter(|r| {
+                            r.outcome
+                                .fault
+                                .as_ref()
+                                .is_some_and(|f| f.class == FaultClass::Truncated)
+                        });
+                        let e = match cut {
+                            Some(rec) => {
+                                let note = "output_truncated: the answer was cut at the output \
+                                            token limit; answer with a shorter, complete JSON \
+                                            object (shorter descriptions and evidence)"
+                                    .to_string();
+                                rec.gates.schema = Some(note.clone());
+                                note
+                            }
+                            None => e,
+                        };
                         retry = Some(format!(
                             "{prompt}\n\n{RETRY_NOTE}: {e}\nAnswer again, from a fresh Read of \
                              the target, with ONLY the JSON object of the schema: no prose, no \
