@@ -65,9 +65,8 @@ fn git(dir: &Path, args: &[&str]) {
 
 /// A 207-line Rust file: a small parser with a real defect at line 42.
 fn target_source() -> String {
-    let mut s = String::from(
-        "//! Key=value configuration parsing.\n\nuse std::collections::HashMap;\n\n",
-    );
+    let mut s =
+        String::from("//! Key=value configuration parsing.\n\nuse std::collections::HashMap;\n\n");
     s.push_str("/// A parsed configuration.\n#[derive(Debug, Default)]\npub struct Config {\n    pub values: HashMap<String, String>,\n}\n\n");
     s.push_str("impl Config {\n    /// Parses `text`, one `key=value` per line.\n    pub fn parse(text: &str) -> Config {\n        let mut values = HashMap::new();\n        for line in text.lines() {\n            let line = line.trim();\n            if line.is_empty() || line.starts_with('#') {\n                continue;\n            }\n");
     while s.lines().count() < 41 {
@@ -189,7 +188,9 @@ fn role_body(role: &str) -> String {
 /// Layout of one request's prefix: tokens per part and where the breakpoints are.
 fn layout(r: &RecordedRequest) -> String {
     let count = |v: &Value| tokens(&v.to_string());
-    let tools: u64 = r.body["tools"].as_array().map_or(0, |t| t.iter().map(count).sum());
+    let tools: u64 = r.body["tools"]
+        .as_array()
+        .map_or(0, |t| t.iter().map(count).sum());
     let per_tool: Vec<String> = r.body["tools"]
         .as_array()
         .map(|t| {
@@ -198,7 +199,13 @@ fn layout(r: &RecordedRequest) -> String {
                 .collect()
         })
         .unwrap_or_default();
-    let bp = |b: &Value| if b.get("cache_control").is_some() { "*" } else { "" };
+    let bp = |b: &Value| {
+        if b.get("cache_control").is_some() {
+            "*"
+        } else {
+            ""
+        }
+    };
     let system: Vec<String> = match &r.body["system"] {
         Value::Array(blocks) => blocks
             .iter()
@@ -270,11 +277,7 @@ fn main() {
     )
     .unwrap();
 
-    let fake = FakeAnthropic::start(
-        script()
-            .latency(latency)
-            .min_cacheable(min_cacheable),
-    );
+    let fake = FakeAnthropic::start(script().latency(latency).min_cacheable(min_cacheable));
     let started = Instant::now();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_arev"));
     cmd.args(["run", "src/lib.rs", "--format", "json", "--no-cache"])
@@ -324,7 +327,8 @@ fn main() {
             } else {
                 0
             };
-            a.minimum = checklist + tokens(&prompt) + tokens(&role_body(role)) + target_tokens + answer;
+            a.minimum =
+                checklist + tokens(&prompt) + tokens(&role_body(role)) + target_tokens + answer;
         }
         a.requests += 1;
         a.sent += r.bill.sent();
@@ -389,7 +393,8 @@ fn main() {
     );
     println!(
         "arev's own record: {} tokens, ${:.4} (the CLI's list-price estimate)",
-        report["cost"]["tokens"], report["cost"]["usd"].as_f64().unwrap_or(0.0)
+        report["cost"]["tokens"],
+        report["cost"]["usd"].as_f64().unwrap_or(0.0)
     );
     println!(
         "goals: billed ≤ 1.3x minimum: {} ({ratio:.2}x); ≤ 2 requests per agent: {} (max {max_req}); \

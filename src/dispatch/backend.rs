@@ -207,7 +207,10 @@ mod tests {
             "CLAUDE_CODE_DISABLE_CLAUDE_MDS",
             "CLAUDE_CODE_DISABLE_AUTO_MEMORY",
         ] {
-            assert!(claude.contains(&(var.to_string(), "1".to_string())), "{claude:?}");
+            assert!(
+                claude.contains(&(var.to_string(), "1".to_string())),
+                "{claude:?}"
+            );
         }
         for p in [&small, &big] {
             assert_eq!(

@@ -176,8 +176,7 @@ pub fn permanent_retry(line: &[u8]) -> bool {
     let Ok(v) = serde_json::from_slice::<Value>(line) else {
         return false;
     };
-    v["subtype"] == "api_retry"
-        && from_api(&api_retry(&v), "").class == FaultClass::Permanent
+    v["subtype"] == "api_retry" && from_api(&api_retry(&v), "").class == FaultClass::Permanent
 }
 
 fn api_retry(v: &Value) -> ApiError {
@@ -306,7 +305,9 @@ mod tests {
             (f.class, f.cause.as_str(), f.status),
             (FaultClass::Permanent, "authentication", Some(401))
         );
-        assert!(f.message.starts_with("authentication failed: check ANTHROPIC_API_KEY"));
+        assert!(f
+            .message
+            .starts_with("authentication failed: check ANTHROPIC_API_KEY"));
         for (status, cause, class) in [
             (400, "invalid_request", FaultClass::Permanent),
             (403, "permission", FaultClass::Permanent),
@@ -316,7 +317,9 @@ mod tests {
             (503, "server_error", FaultClass::Transient),
             (529, "overloaded", FaultClass::Transient),
         ] {
-            let f = of(&result(&format!(r#""api_error_status":{status},"result":"x""#)));
+            let f = of(&result(&format!(
+                r#""api_error_status":{status},"result":"x""#
+            )));
             assert_eq!((f.class, f.cause.as_str()), (class, cause), "{status}");
         }
         let f = of(&result(r#""api_error_status":404,"result":"x""#));
@@ -327,15 +330,25 @@ mod tests {
         assert_eq!(f.cause, "billing");
         // No status at all: a connection error, transient.
         let f = of(&result(r#""result":"API Error: Connection error.""#));
-        assert_eq!((f.class, f.cause.as_str()), (FaultClass::Transient, "connection"));
+        assert_eq!(
+            (f.class, f.cause.as_str()),
+            (FaultClass::Transient, "connection")
+        );
     }
 
     #[test]
     fn refusal_and_max_tokens_come_from_the_stop_reason() {
         let refused = r#"{"type":"result","subtype":"success","is_error":false,"stop_reason":"refusal","result":"I can't help with that."}"#;
         let f = of(refused);
-        assert_eq!((f.class, f.cause.as_str()), (FaultClass::Permanent, "refusal"));
-        assert!(f.message.contains("I can't help with that."), "{}", f.message);
+        assert_eq!(
+            (f.class, f.cause.as_str()),
+            (FaultClass::Permanent, "refusal")
+        );
+        assert!(
+            f.message.contains("I can't help with that."),
+            "{}",
+            f.message
+        );
         let cut = r#"{"type":"result","subtype":"success","is_error":false,"stop_reason":"max_tokens","result":"{\"find"}"#;
         assert_eq!(of(cut).class, FaultClass::Truncated);
         let fine = r#"{"type":"result","subtype":"success","is_error":false,"stop_reason":"end_turn","result":"{}"}"#;
@@ -374,8 +387,14 @@ mod tests {
         let overloaded = r#"{"type":"system","subtype":"api_retry","attempt":2,"retry_delay_ms":4000,"error_status":529,"error":"overloaded"}"#;
         assert!(!permanent_retry(overloaded.as_bytes()));
         let f = of(overloaded);
-        assert_eq!((f.class, f.retry_after_ms), (FaultClass::Transient, Some(4000)));
+        assert_eq!(
+            (f.class, f.retry_after_ms),
+            (FaultClass::Transient, Some(4000))
+        );
         assert!(!permanent_retry(b"{\"type\":\"assistant\"}"));
-        assert_eq!(classify(EventFormat::Codex, overloaded.as_bytes(), "m"), None);
+        assert_eq!(
+            classify(EventFormat::Codex, overloaded.as_bytes(), "m"),
+            None
+        );
     }
 }

@@ -302,8 +302,12 @@ pub(crate) async fn dispatch_with_env(
     // A Claude Code stream is watched as it arrives: the CLI retries even a 401 for
     // minutes, so the first retry of a permanent error stops the agent (SPEC §19.2).
     let stop = cancel.child_token();
-    let watch = (agent.format == EventFormat::Claude)
-        .then(|| tokio::spawn(watch_permanent_retries(spool.path().to_path_buf(), stop.clone())));
+    let watch = (agent.format == EventFormat::Claude).then(|| {
+        tokio::spawn(watch_permanent_retries(
+            spool.path().to_path_buf(),
+            stop.clone(),
+        ))
+    });
     let supervised = supervise(spec, limits, &stop).await;
     if let Some(w) = watch {
         w.abort();

@@ -4,8 +4,8 @@
 //! typed output or the reason there is none.
 
 use super::context::{Ctx, RoundView};
-use super::{DispatchRecord, GateResults};
 use super::retry;
+use super::{DispatchRecord, GateResults};
 use crate::dispatch::{
     dispatch, tool_permitted, withhold_after, AgentOutcome, FaultClass, ProcessEnd,
 };

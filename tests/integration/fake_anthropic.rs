@@ -958,7 +958,7 @@ async fn messages(
             .into_response();
     }
 
-    let mut start_usage = usage.clone();
+    let mut start_usage = usage;
     start_usage["output_tokens"] = json!(1);
     let mut sse = String::new();
     let mut event = |name: &str, data: Value| {

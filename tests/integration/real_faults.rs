@@ -83,7 +83,13 @@ fn debug(run: &Run) -> String {
             let kinds: Vec<String> = events
                 .lines()
                 .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .map(|v| format!("{}/{}", v["type"].as_str().unwrap_or("?"), v["subtype"].as_str().unwrap_or("")))
+                .map(|v| {
+                    format!(
+                        "{}/{}",
+                        v["type"].as_str().unwrap_or("?"),
+                        v["subtype"].as_str().unwrap_or("")
+                    )
+                })
                 .collect();
             if std::env::var_os("AREV_TEST_DUMP_EVENTS").is_some() {
                 for l in events.lines().filter(|l| !l.contains("\"init\"")) {
@@ -116,13 +122,19 @@ fn assert_aborted_with(run: &Run, detail: &str, within: Duration) {
     assert_eq!(run.code, 3, "{}", debug(run));
     let meta = run.meta();
     assert_eq!(
-        meta["abort_reason"], "agent_dispatch_unavailable",
+        meta["abort_reason"],
+        "agent_dispatch_unavailable",
         "{meta}\n{}",
         debug(run)
     );
     let got = meta["abort_detail"].as_str().unwrap_or_default();
     assert!(got.contains(detail), "abort_detail {got:?}\n{}", debug(run));
-    assert!(run.elapsed < within, "took {:?}\n{}", run.elapsed, debug(run));
+    assert!(
+        run.elapsed < within,
+        "took {:?}\n{}",
+        run.elapsed,
+        debug(run)
+    );
 }
 
 /// Two passes; pass 2 gets 529 overloaded twice. arev re-dispatches it with backoff (the
@@ -150,12 +162,21 @@ fn real_claude_529_burst_on_one_pass_is_retried_with_backoff() {
     let first = read_json(&run, "agents/r1/enthusiast-p2/retry.json");
     assert_eq!(first["fault"]["cause"], "overloaded", "{first}");
     assert_eq!(first["fault"]["status"], 529);
-    assert_eq!((first["retry"].as_u64(), first["next"].as_str()), (Some(1), Some("enthusiast-p2-retry")));
+    assert_eq!(
+        (first["retry"].as_u64(), first["next"].as_str()),
+        (Some(1), Some("enthusiast-p2-retry"))
+    );
     let second = read_json(&run, "agents/r1/enthusiast-p2-retry/retry.json");
     assert_eq!(second["retry"], 2);
     // Exponential: ~1 s then ~2 s (±25 %).
-    let (d1, d2) = (first["delay_ms"].as_u64().unwrap(), second["delay_ms"].as_u64().unwrap());
-    assert!((750..1250).contains(&d1) && (1500..2500).contains(&d2), "{d1} {d2}");
+    let (d1, d2) = (
+        first["delay_ms"].as_u64().unwrap(),
+        second["delay_ms"].as_u64().unwrap(),
+    );
+    assert!(
+        (750..1250).contains(&d1) && (1500..2500).contains(&d2),
+        "{d1} {d2}"
+    );
     let third = read_json(&run, "agents/r1/enthusiast-p2-retry2/outcome.json");
     assert!(third.get("fault").is_none(), "{third}");
     assert!(run.stderr.contains("retrying in"), "{}", run.stderr);
@@ -206,14 +227,22 @@ fn real_claude_401_aborts_within_10s_naming_the_key() {
     // The CLI's default retries are left on (10 attempts, backoff up to ~18 s each).
     let (_repo, run) = run_with(&bin, &fake, &[], &[("CLAUDE_CODE_MAX_RETRIES", "10")], "");
     // Within 10 s of the first 401 (the CLIs' own start-up before it is not counted).
-    let first = fake.requests().first().map(|r| r.arrived).expect("a request");
+    let first = fake
+        .requests()
+        .first()
+        .map(|r| r.arrived)
+        .expect("a request");
     let since_error = first.elapsed();
     assert_aborted_with(
         &run,
         "authentication failed: check ANTHROPIC_API_KEY",
         Duration::from_secs(60),
     );
-    assert!(since_error < Duration::from_secs(10), "{since_error:?}\n{}", debug(&run));
+    assert!(
+        since_error < Duration::from_secs(10),
+        "{since_error:?}\n{}",
+        debug(&run)
+    );
     assert!(
         fake.requests().len() <= 6,
         "a few requests, not 44: {}",
@@ -238,8 +267,15 @@ fn real_claude_400_aborts_at_once() {
         },
     ));
     let (_repo, run) = run_with(&bin, &fake, &[], &[], "");
-    assert_aborted_with(&run, "invalid request rejected by the API", Duration::from_secs(60));
-    assert!(!run.run_dir().join("agents/r1/judge-retry").exists(), "never re-dispatched");
+    assert_aborted_with(
+        &run,
+        "invalid request rejected by the API",
+        Duration::from_secs(60),
+    );
+    assert!(
+        !run.run_dir().join("agents/r1/judge-retry").exists(),
+        "never re-dispatched"
+    );
     // One Judge process (the CLI may itself resend a 400 with fewer beta features).
     let sessions: std::collections::BTreeSet<String> = fake
         .requests()
@@ -301,7 +337,9 @@ fn real_claude_max_tokens_is_recovered_or_redispatched() {
 /// does not wait for pass 1, whose work would be thrown away; it is cancelled.
 #[test]
 fn real_claude_slow_first_byte_with_a_dead_sibling_aborts_without_waiting() {
-    let Some(bin) = claude_bin("real_claude_slow_first_byte_with_a_dead_sibling_aborts_without_waiting") else {
+    let Some(bin) =
+        claude_bin("real_claude_slow_first_byte_with_a_dead_sibling_aborts_without_waiting")
+    else {
         return;
     };
     let fake = FakeAnthropic::start(
@@ -310,7 +348,10 @@ fn real_claude_slow_first_byte_with_a_dead_sibling_aborts_without_waiting() {
                 "Enthusiast",
                 1,
                 Some(1),
-                vec![Step::Delay(Duration::from_secs(60), Box::new(Step::ReadTarget))],
+                vec![Step::Delay(
+                    Duration::from_secs(60),
+                    Box::new(Step::ReadTarget),
+                )],
             )
             .fail_first(
                 "Adversary",
@@ -324,11 +365,19 @@ fn real_claude_slow_first_byte_with_a_dead_sibling_aborts_without_waiting() {
             ),
     );
     let (_repo, run) = run_with(&bin, &fake, &["--passes", "2"], &[], "");
-    let first = fake.requests().first().map(|r| r.arrived).expect("a request");
+    let first = fake
+        .requests()
+        .first()
+        .map(|r| r.arrived)
+        .expect("a request");
     let since_start = first.elapsed();
     assert_aborted_with(&run, "permission denied", Duration::from_secs(40));
     // Far from the 60 s pass 1 would have taken.
-    assert!(since_start < Duration::from_secs(15), "{since_start:?}\n{}", debug(&run));
+    assert!(
+        since_start < Duration::from_secs(15),
+        "{since_start:?}\n{}",
+        debug(&run)
+    );
     let p1 = read_json(&run, "agents/r1/enthusiast-p1/outcome.json");
     assert_eq!(p1["end"]["kind"], "cancelled", "{p1}");
 }
@@ -368,7 +417,10 @@ fn real_claude_lost_pass_degrades_the_round() {
             .contains("overloaded"),
         "{report}"
     );
-    assert!(report["warnings"].to_string().contains("degraded"), "{report}");
+    assert!(
+        report["warnings"].to_string().contains("degraded"),
+        "{report}"
+    );
     assert!(run1.elapsed < Duration::from_secs(60), "{:?}", run1.elapsed);
 
     let fake = FakeAnthropic::start(overloaded());
