@@ -279,7 +279,8 @@ fn spec_targets_use_spec_agents_and_sections() {
     );
     // A code target's Enthusiast gets the checklist after its role body, in the system
     // prompt every pass and round shares (the cacheable prefix), not in the per-round prompt.
-    let code_run = TestRepo::new().arev().args(&["run", "src/lib.rs"]).run();
+    let code_repo = TestRepo::new();
+    let code_run = code_repo.arev().args(&["run", "src/lib.rs"]).run();
     let code =
         std::fs::read_to_string(code_run.run_dir().join("agents/r1/enthusiast-p1/prompt.md"))
             .unwrap();
