@@ -23,6 +23,8 @@
 // A benchmark is test code: a broken fixture may panic.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::print_stdout, clippy::print_stderr)]
+// A scenario, read top to bottom (and the fake API it shares with the integration tests).
+#![allow(clippy::too_many_lines)]
 
 #[path = "../tests/integration/background.rs"]
 mod background;

@@ -13,10 +13,15 @@ pub enum ExpectedError {
     Target(#[from] TargetError),
     #[error("{0}")]
     Config(#[from] ConfigError),
+    /// A review-context input that cannot be used (`resolve::ContextError`, converted there:
+    /// `resolve` sits above this module).
     #[error("{0}")]
-    Context(#[from] crate::resolve::ContextError),
+    Context(String),
     #[error("{0}")]
     Usage(String),
+    /// An agent CLI the review needs is missing (SPEC §20.4): found before any run dir.
+    #[error("{0}")]
+    Preflight(#[from] crate::preflight::PreflightError),
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,
@@ -36,6 +41,7 @@ impl ExpectedError {
             | Self::Config(_)
             | Self::Context(_)
             | Self::Usage(_)
+            | Self::Preflight(_)
             | Self::BadRun { .. }
             | Self::BadReport { .. } => exit_codes::USAGE,
             // A run dir that cannot be written means nothing was reviewed.

@@ -5,8 +5,10 @@
 //! decision) → `report`. `review` composes one review (its records begun and finished by
 //! `store::Recorder`), `iterate` loops review → fix around it, `app` maps each subcommand to
 //! an exit code. Only `dispatch` and the `process` supervisor under it (and the drivers
-//! awaiting them) are async; merging, deciding and rendering are plain functions. The
-//! design, module by module, is docs/architecture.md.
+//! awaiting them) are async; merging, deciding and rendering are plain functions. What a
+//! run writes and reads back (report.json, round-N.json, meta.json, …) is defined in
+//! `records`, the bottom layer; no module imports one above it (docs/architecture.md §3.1).
+//! The design, module by module, is docs/architecture.md.
 
 mod app;
 pub mod cli;
@@ -21,6 +23,7 @@ pub mod hook;
 pub mod install;
 pub mod iterate;
 mod output;
+pub mod preflight;
 pub mod process;
 pub mod publish;
 pub mod records;

@@ -29,6 +29,26 @@ fn line(prefix: &str, msg: &str) {
     to_stderr(s.as_bytes());
 }
 
+/// Whether `stream` gets ANSI colour: a terminal, `NO_COLOR` unset or empty
+/// (https://no-color.org), `TERM` not `dumb`. Files and pipes never do.
+fn color_for(is_terminal: bool) -> bool {
+    is_terminal
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+}
+
+/// Whether the report on stdout may carry ANSI colour.
+pub fn stdout_color() -> bool {
+    use std::io::IsTerminal;
+    color_for(std::io::stdout().is_terminal())
+}
+
+/// Whether log lines on stderr may carry ANSI colour.
+pub fn stderr_color() -> bool {
+    use std::io::IsTerminal;
+    color_for(std::io::stderr().is_terminal())
+}
+
 /// Write the report to stdout. A closed pipe (`arev … | head`) is not an error.
 pub fn report(text: &str) {
     let mut out = std::io::stdout().lock();
@@ -51,9 +71,15 @@ pub fn report_file(path: &std::path::Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A one-line error on stderr.
+/// An error on stderr: one line, or one prefixed line per problem when `msg` lists several
+/// (the preflight's missing agent CLIs).
 pub fn error(msg: &str) {
-    line("arev: error: ", msg);
+    for l in msg.lines() {
+        line("arev: error: ", l);
+    }
+    if msg.is_empty() {
+        line("arev: error: ", msg);
+    }
 }
 
 /// A warning on stderr.

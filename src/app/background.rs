@@ -3,7 +3,7 @@
 //! it is (exit 0), or wait up to D for it: its report in `--format` and its exit code, else
 //! where it is and exit 4 (`exit_codes::STILL_RUNNING`).
 
-use super::emit::render;
+use super::emit::render_stdout;
 use crate::cli::RunArgs;
 use crate::errors::ExpectedError;
 use crate::exit_codes;
@@ -68,7 +68,7 @@ fn finished(run: &Started, status: ExitStatus, args: &RunArgs) -> i32 {
     }
     match load_report(&run.run_dir) {
         Ok(report) => {
-            output::report(&render(&report, args.output.format));
+            output::report(&render_stdout(&report, args.output.format));
             // No code: killed by a signal after its report, so no verdict to stand on.
             status.code().unwrap_or(exit_codes::ABORTED)
         }

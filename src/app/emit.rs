@@ -6,7 +6,9 @@ use crate::config::{load, ConfigSources, FailOn};
 use crate::errors::ExpectedError;
 use crate::exit_codes;
 use crate::output;
-use crate::report::{render_github, render_markdown, render_sarif, render_text, Report};
+use crate::report::{
+    render_github, render_markdown, render_sarif, render_text, render_text_styled, Report,
+};
 use crate::store::{copy_atomic, write_atomic, RunStatus, Written};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -42,6 +44,14 @@ pub(crate) fn render(report: &Report, format: Format) -> String {
         Format::Markdown => render_markdown(report),
         Format::Sarif => render_sarif(report),
         Format::Github => render_github(report),
+    }
+}
+
+/// The report in `format` for stdout: the text report in colour on a colour terminal.
+pub(crate) fn render_stdout(report: &Report, format: Format) -> String {
+    match format {
+        Format::Text if output::stdout_color() => render_text_styled(report, true),
+        _ => render(report, format),
     }
 }
 
@@ -102,6 +112,10 @@ pub(crate) fn emit(report: &Report, to: &Emit<'_>) -> Result<(), ExpectedError> 
     }
     match json_file.filter(|_| to.format == Format::Json) {
         Some(src) if output::report_file(src).is_ok() => {}
+        // Colour on a terminal: never the rendering written to the files above.
+        _ if to.format == Format::Text && output::stdout_color() => {
+            output::report(&render_text_styled(report, true))
+        }
         _ => output::report(
             &rendered.unwrap_or_else(|| render_reusing(report, to.format, to.written)),
         ),

@@ -17,16 +17,21 @@ pub(crate) fn install_command(args: &InstallArgs) -> Result<(), ExpectedError> {
             crate::hook::find_root(&cwd).unwrap_or(cwd).join(".claude")
         }
     };
+    // The hooks and commands call `arev` from PATH: what a teammate who clones the
+    // repository has too (never the absolute path of this build, which `cargo clean` or
+    // another machine does not have).
     let summary = if args.uninstall {
         crate::install::uninstall(&dir)
     } else {
-        // The hooks call this very binary, so they work without arev on PATH.
-        let exe = std::env::current_exe()
-            .map_err(|e| ExpectedError::Usage(format!("cannot locate the arev executable: {e}")))?;
-        let exe = exe.canonicalize().unwrap_or(exe);
-        crate::install::install(&dir, &exe.display().to_string())
+        crate::install::install(&dir, "arev")
     }
     .map_err(ExpectedError::Usage)?;
+    if !args.uninstall && crate::dispatch::resolve_binary("arev").is_err() {
+        output::warn(
+            "`arev` is not on PATH here: the hooks and /adversarial-review call it from PATH; \
+             install it (install.sh, or cargo install --git …) or add its directory to PATH",
+        );
+    }
     let mut text = summary.lines.join("\n");
     if !args.uninstall {
         text.push_str(&format!(

@@ -1,6 +1,7 @@
 //! Entry points: each subcommand from parsed arguments to an exit code (one file each).
 mod background;
 mod cancel;
+mod doctor;
 mod emit;
 mod eval;
 mod hook;
@@ -21,11 +22,17 @@ mod suppress;
 use crate::cli::{Cli, Command};
 use crate::exit_codes;
 use crate::output;
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 /// Parse `std::env::args`, run, and return the process exit code.
 pub fn main_impl() -> i32 {
-    let cli = match Cli::try_parse() {
+    // `--version` with the commit the binary was built from.
+    let version: &'static str = Box::leak(crate::cli::long_version().into_boxed_str());
+    let parsed = Cli::command()
+        .version(version)
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() {
@@ -80,6 +87,7 @@ pub fn main_impl() -> i32 {
         Command::RunResult(args) => finish(result::result_command(&args)),
         Command::Cancel(args) => finish(cancel::cancel_command(&args)),
         Command::Suppress(args) => finish(suppress::suppress_command(&args)),
+        Command::Doctor(args) => finish(doctor::doctor_command(&args)),
     }
 }
 
@@ -113,6 +121,8 @@ fn init_tracing(verbose: u8, quiet: bool) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(output::log_writer)
+        // Colour only on a colour terminal: never escape codes in a redirected log.
+        .with_ansi(output::stderr_color())
         .with_target(false)
         .without_time()
         .try_init();

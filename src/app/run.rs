@@ -25,6 +25,7 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
         .map_err(|e| ExpectedError::Usage(format!("cannot read the current directory: {e}")))?;
     let plan = resolve_run(args, &cwd)?;
     if args.iterate && plan.target.as_ref().is_some_and(|t| !t.files.is_empty()) {
+        crate::preflight::check_plan(&plan)?;
         return super::iterate::iterate_command(args, &plan, &cwd, started);
     }
     // An allowed empty diff, or a shard whose slice of the manifest has no files.
@@ -61,6 +62,10 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
     // end in `interrupted`, never leave the run `running`. Only when agents will run: a
     // cache hit or an incremental review with nothing changed dispatches none.
     let dispatches = !empty && prepared.hit().is_none() && prepared.nothing_changed().is_none();
+    // The agent CLIs are there (SPEC §20.4): a missing one is exit 2, before any run dir.
+    if dispatches {
+        crate::preflight::check_plan(&plan)?;
+    }
     let runtime = if dispatches { Some(runtime()?) } else { None };
     let run = create_run_dir(&plan.runs_base, &plan.display)
         .map_err(|e| ExpectedError::write(&plan.runs_base, e))?;

@@ -49,6 +49,10 @@ pub enum Command {
     Install(InstallArgs),
     /// Write a commented arev.toml at the repository root (never overwrites one).
     Init(InitArgs),
+    /// Check that a review can run here: git, the config, each agent CLI (found, version,
+    /// credentials); one line per problem with its fix.
+    #[command(after_help = super::setup::DOCTOR_HELP)]
+    Doctor(super::DoctorArgs),
     // Runs seen from outside (docs/architecture.md §4.4): cli/watch.rs.
     /// Where a run stands (the newest when RUN is omitted): status, round, agents, counts.
     #[command(after_help = super::watch::STATUS_HELP)]

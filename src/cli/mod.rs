@@ -5,6 +5,7 @@ mod hook;
 mod publish;
 mod report;
 mod run;
+mod setup;
 mod watch;
 
 pub use command::*;
@@ -13,6 +14,7 @@ pub use hook::*;
 pub use publish::*;
 pub use report::*;
 pub use run::*;
+pub use setup::*;
 pub use watch::*;
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ pub(super) const REPORT_HELP: &str = "\
 Examples:
   arev report 20261121-180000-a1b2c3-src-lib-rs --format sarif --out arev.sarif
   arev report .arev/runs/20261121-180000-a1b2c3-src-lib-rs --format markdown
+  arev report arev.json --format sarif --out arev.sarif   a REPORT.json (--out, arev merge)
 
 RUN_ID is looked up under the runs base (<repo>/.arev/runs, or --run-dir); a unique prefix
 of an id is enough. Exit code: 0 once rendered; with --fail-on, the run's verdict instead
@@ -19,7 +20,7 @@ or an unreadable report.json, exits 2.";
 pub struct ReportArgs {
     /// A run directory, a run id (or unique prefix) under the runs base, or a report.json
     /// file (e.g. from `--out` or `arev merge`).
-    #[arg(value_name = "RUN_DIR|RUN_ID")]
+    #[arg(value_name = "RUN_DIR|RUN_ID|REPORT.json")]
     pub run: String,
     #[command(flatten)]
     pub output: OutputArgs,

@@ -6,7 +6,7 @@
 //! test keeps the two in step). `command` agents are arbitrary programs whose argv arev does
 //! not interpret: no floor applies to them.
 
-use crate::dispatch::BackendKind;
+use super::BackendKind;
 
 /// A family of refused flags and why.
 #[derive(Debug, Clone, Copy)]

@@ -2,6 +2,7 @@
 
 use super::{Config, ConfigError};
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toml::{Table, Value};
@@ -89,6 +90,38 @@ pub fn arev_env() -> Vec<(String, String)> {
                 .then(|| (k, v.to_string_lossy().into_owned()))
         })
         .collect()
+}
+
+/// The config file that last set `key` of each `[agents.<name>]` table (agents whose key
+/// only the embedded defaults set are absent): for messages that name the file to fix.
+/// Layers that cannot be read or parsed are skipped (`load` reports them).
+pub fn agent_key_origins(sources: &ConfigSources, key: &str) -> BTreeMap<String, PathBuf> {
+    let mut layers: Vec<(PathBuf, Option<String>)> = vec![];
+    if let Some(p) = &sources.user_file {
+        layers.push((p.clone(), std::fs::read_to_string(p).ok()));
+    }
+    match (&sources.repo_text, &sources.repo_file) {
+        (Some((p, t)), _) => layers.push((p.clone(), Some(t.clone()))),
+        (None, Some(p)) => layers.push((p.clone(), std::fs::read_to_string(p).ok())),
+        (None, None) => {}
+    }
+    if let Some(p) = &sources.explicit_file {
+        layers.push((p.clone(), std::fs::read_to_string(p).ok()));
+    }
+    let mut origins = BTreeMap::new();
+    for (path, text) in layers {
+        let Some(Ok(layer)) = text.map(|t| t.parse::<Table>()) else {
+            continue;
+        };
+        if let Some(Value::Table(agents)) = layer.get("agents") {
+            for (name, a) in agents {
+                if a.get(key).is_some() {
+                    origins.insert(name.clone(), path.clone());
+                }
+            }
+        }
+    }
+    origins
 }
 
 /// Load and merge every layer into one `Config`, with the digest of the result.
@@ -191,7 +224,7 @@ impl Config {
         self.grace()?;
         for (name, a) in &self.agents {
             match (a.backend, a.format) {
-                (crate::dispatch::BackendKind::Command, None) => {
+                (super::BackendKind::Command, None) => {
                     return Err(ConfigError::Invalid {
                         key: format!("agents.{name}.format"),
                         message: "a `command` agent must declare the event format it prints: \
@@ -199,7 +232,7 @@ impl Config {
                             .into(),
                     })
                 }
-                (crate::dispatch::BackendKind::Command, Some(_)) | (_, None) => {}
+                (super::BackendKind::Command, Some(_)) | (_, None) => {}
                 (b, Some(_)) => {
                     return Err(ConfigError::Invalid {
                         key: format!("agents.{name}.format"),
@@ -235,10 +268,10 @@ impl Config {
         self.verify_timeout()?;
         self.retry_window()?;
         for role in [
-            crate::findings::Role::Enthusiast,
-            crate::findings::Role::Adversary,
-            crate::findings::Role::Judge,
-            crate::findings::Role::Fixer,
+            crate::records::Role::Enthusiast,
+            crate::records::Role::Adversary,
+            crate::records::Role::Judge,
+            crate::records::Role::Fixer,
         ] {
             self.role_timeouts(role)?;
         }
@@ -299,7 +332,7 @@ impl Config {
     /// `[timeouts.<role>] agent` and `grace`, when set.
     pub fn role_timeouts(
         &self,
-        role: crate::findings::Role,
+        role: crate::records::Role,
     ) -> Result<(Option<Duration>, Option<Duration>), ConfigError> {
         let t = self.timeouts.of(role);
         let parse = |key: &str, v: &str| -> Result<Option<Duration>, ConfigError> {
@@ -441,7 +474,7 @@ fn apply_env(merged: &mut Table, env: &[(String, String)]) -> Result<(), ConfigE
             "review" => {
                 let ok = match *key {
                     "model" => Value::String(value.clone())
-                        .try_into::<crate::findings::Tier>()
+                        .try_into::<crate::records::Tier>()
                         .is_ok(),
                     _ => Value::String(value.clone())
                         .try_into::<super::FailOn>()
@@ -698,7 +731,7 @@ mod example_tests {
 #[cfg(test)]
 mod role_timeout_tests {
     use super::*;
-    use crate::findings::Role;
+    use crate::records::Role;
 
     #[test]
     fn role_tables_override_and_are_validated() {

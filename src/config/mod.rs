@@ -7,6 +7,6 @@ mod model;
 mod template;
 
 pub use error::ConfigError;
-pub use load::{arev_env, default_toml, load, ConfigSources, ENV_KEYS};
+pub use load::{agent_key_origins, arev_env, default_toml, load, ConfigSources, ENV_KEYS};
 pub use model::*;
 pub use template::init_text;

@@ -1,11 +1,85 @@
 //! The resolved configuration types (public wire type: `schemas/config.schema.json`).
 
-use crate::dispatch::{BackendKind, EventFormat, TierModels};
-use crate::findings::Tier;
 pub use crate::records::config::{FailOn, RepoSource};
+use crate::records::Tier;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// Which CLI an agent is: decides the argv, how the prompt is delivered and the event format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendKind {
+    /// Claude Code (`claude -p`), prompt on stdin, stream-json events.
+    Claude,
+    /// OpenAI Codex (`codex exec --json`), prompt as the last argument, JSONL events.
+    Codex,
+    /// Gemini CLI (`gemini -p <prompt> -o stream-json`), stream-json events.
+    Gemini,
+    /// Any executable: `extra_args` only, prompt on stdin, events in the declared `format`.
+    Command,
+}
+
+/// The event format an agent prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EventFormat {
+    /// Claude Code `--output-format stream-json --verbose`.
+    Claude,
+    /// Codex `exec --json` JSONL.
+    Codex,
+    /// Gemini CLI `-o stream-json`.
+    Gemini,
+}
+
+impl BackendKind {
+    /// The event format of a built-in backend (`None` for `command`, which declares one).
+    pub fn native_format(self) -> Option<EventFormat> {
+        match self {
+            Self::Claude => Some(EventFormat::Claude),
+            Self::Codex => Some(EventFormat::Codex),
+            Self::Gemini => Some(EventFormat::Gemini),
+            Self::Command => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Claude => "claude",
+            Self::Codex => "codex",
+            Self::Gemini => "gemini",
+            Self::Command => "command",
+        }
+    }
+}
+
+/// Model string per tier.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TierModels {
+    pub haiku: String,
+    pub sonnet: String,
+    pub opus: String,
+}
+
+impl TierModels {
+    pub fn get(&self, tier: Tier) -> &str {
+        match tier {
+            Tier::Haiku => &self.haiku,
+            Tier::Sonnet => &self.sonnet,
+            Tier::Opus => &self.opus,
+        }
+    }
+}
+
+impl Default for TierModels {
+    fn default() -> Self {
+        Self {
+            haiku: "haiku".into(),
+            sonnet: "sonnet".into(),
+            opus: "opus".into(),
+        }
+    }
+}
 
 /// `[review]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -89,8 +163,8 @@ pub struct RoleTimeouts {
 
 impl TimeoutsConfig {
     /// The override table of `role`.
-    pub fn of(&self, role: crate::findings::Role) -> &RoleTimeouts {
-        use crate::findings::Role;
+    pub fn of(&self, role: crate::records::Role) -> &RoleTimeouts {
+        use crate::records::Role;
         match role {
             Role::Enthusiast => &self.enthusiast,
             Role::Adversary => &self.adversary,

@@ -133,7 +133,7 @@ mod tests {
         assert_eq!(c.roles.adversary, "gemini");
         assert_eq!(
             c.agents["wrapper"].format,
-            Some(crate::dispatch::EventFormat::Claude)
+            Some(crate::config::EventFormat::Claude)
         );
     }
 }

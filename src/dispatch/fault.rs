@@ -191,7 +191,7 @@ fn api_retry(v: &Value) -> ApiError {
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(hay, needle).is_some()
+    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 fn permanent(cause: &str, status: Option<u16>, message: String) -> Fault {

@@ -4,7 +4,7 @@
 
 use super::{
     interpret_exit, invocation, parse_events, AgentOutcome, AgentSpec, DispatchError,
-    DispatchRequest, EventFormat, ProcessEnd,
+    DispatchRequest, EventFormat, Invocation, ProcessEnd,
 };
 use crate::process::{supervise, Ended, Env, Input, Limits, Sink, Spec};
 use crate::store::{write_json_record, write_record};
@@ -229,19 +229,8 @@ pub(crate) async fn dispatch_with_env(
     cancel: &CancellationToken,
     parent_env: Vec<(OsString, OsString)>,
 ) -> Result<AgentOutcome, DispatchError> {
-    let routes = CloudRoutes::from_env(&parent_env);
     let inv = invocation(agent, req);
-    // Only allowlisted variables; the backend's own (`inv.env`) win over inherited ones.
-    let env: Vec<(OsString, OsString)> = parent_env
-        .into_iter()
-        .filter(|(k, _)| {
-            k.to_str().is_some_and(|k| {
-                env_allowed_for(agent.format, routes, &agent.pass_env, k)
-                    && !inv.env.iter().any(|(n, _)| n == k)
-            })
-        })
-        .chain(inv.env.iter().map(|(k, v)| (k.into(), v.into())))
-        .collect();
+    let env = agent_env(agent, &inv.env, parent_env);
     let out = &req.out_dir;
     std::fs::create_dir_all(out).map_err(io_err(out))?;
     let prompt_path = out.join("prompt.md");
@@ -256,45 +245,9 @@ pub(crate) async fn dispatch_with_env(
         .map_err(io_err(out))?;
     let spool_file = spool.as_file().try_clone().map_err(io_err(spool.path()))?;
 
-    let model = agent.models.get(req.tier).to_string();
-
     let started = Instant::now();
-    let mut outcome = AgentOutcome {
-        label: req.label.clone(),
-        agent: agent.name.clone(),
-        role: req.role,
-        tier: req.tier,
-        model,
-        end: ProcessEnd::Exited { code: -1 },
-        tool_uses: Vec::new(),
-        result: None,
-        malformed_lines: 0,
-        stdout_bytes: 0,
-        stdout_truncated: false,
-        stderr_truncated: false,
-        duration_ms: 0,
-        fault: None,
-        answer_forgotten: None,
-    };
-
-    // Own process group, stdin = the prompt then EOF (or /dev/null when the prompt is an
-    // argument), both pipes capped; SIGKILL if arev dies.
-    let spec = Spec {
-        label: req.label.clone(),
-        program: agent.binary.clone(),
-        args: inv.args.into_iter().map(OsString::from).collect(),
-        cwd: req.cwd.clone(),
-        env: Env::Only(env),
-        stdin: inv.stdin.map_or(Input::Null, Input::Bytes),
-        stdout: Sink::Spool {
-            file: spool_file,
-            cap: req.output_cap,
-        },
-        stderr: Sink::Capture {
-            cap: req.output_cap,
-        },
-        parent_death: Signal::SIGKILL,
-    };
+    let mut outcome = AgentOutcome::starting(agent, req);
+    let spec = agent_spec(agent, req, inv, env, spool_file);
     let limits = Limits {
         timeout: req.timeout,
         grace: req.grace,
@@ -325,31 +278,12 @@ pub(crate) async fn dispatch_with_env(
             return Ok(outcome);
         }
     };
-    outcome.end = match finished.ended {
-        Ended::Exited(s) => status_to_end(s),
-        // Practically impossible; the agent's fate is unknown, so it did not run usably.
-        Ended::Lost(e) => ProcessEnd::SpawnFailed {
-            message: format!("lost track of the agent process: {e}"),
-        },
-        Ended::TimedOut { killed, .. } => ProcessEnd::TimedOut { killed },
-        Ended::Cancelled { killed, .. } => ProcessEnd::Cancelled { killed },
-    };
+    outcome.end = process_end(finished.ended);
     let (stdout, stderr) = (finished.stdout, finished.stderr);
     let events_read = std::fs::read(&events).map_err(io_err(&events))?;
     let (tool_uses, mut result, malformed) = parse_events(agent.format, &events_read);
     interpret_exit(agent.format, &outcome.end, &mut result, &stderr.kept);
-    outcome.fault = super::classify(agent.format, &events_read, &outcome.model);
-    // An answer the CLI continued after the output token limit: the result holds only the
-    // continuation; the whole answer is joined from the events.
-    if agent.format == EventFormat::Claude {
-        if let (Some(r), Some(full)) = (
-            result.as_mut().filter(|r| !r.is_error),
-            super::continued_answer(&events_read),
-        ) {
-            r.text = Some(full);
-            outcome.fault = Some(super::truncated_recovered());
-        }
-    }
+    outcome.fault = fault_of(agent.format, &events_read, &mut result, &outcome.model);
     drop(events_read);
     outcome.tool_uses = tool_uses;
     outcome.result = result;
@@ -360,6 +294,114 @@ pub(crate) async fn dispatch_with_env(
     write_outputs(out, &stderr.kept, &mut outcome, started)?;
     debug!(label = %req.label, end = ?outcome.end, duration_ms = outcome.duration_ms, "agent done");
     Ok(outcome)
+}
+
+/// The fault the events name (SPEC §19.2). An answer the CLI continued after the output
+/// token limit is joined from the events into `result` (which held only the continuation).
+fn fault_of(
+    format: EventFormat,
+    events: &[u8],
+    result: &mut Option<super::ResultEvent>,
+    model: &str,
+) -> Option<super::Fault> {
+    let fault = super::classify(format, events, model);
+    if format != EventFormat::Claude {
+        return fault;
+    }
+    match (
+        result.as_mut().filter(|r| !r.is_error),
+        super::continued_answer(events),
+    ) {
+        (Some(r), Some(full)) => {
+            r.text = Some(full);
+            Some(super::truncated_recovered())
+        }
+        _ => fault,
+    }
+}
+
+/// The agent's environment: only the allowlisted variables of `parent_env`, and the
+/// backend's own (`backend_env`), which win over inherited ones.
+fn agent_env(
+    agent: &AgentSpec,
+    backend_env: &[(String, String)],
+    parent_env: Vec<(OsString, OsString)>,
+) -> Vec<(OsString, OsString)> {
+    let routes = CloudRoutes::from_env(&parent_env);
+    parent_env
+        .into_iter()
+        .filter(|(k, _)| {
+            k.to_str().is_some_and(|k| {
+                env_allowed_for(agent.format, routes, &agent.pass_env, k)
+                    && !backend_env.iter().any(|(n, _)| n == k)
+            })
+        })
+        .chain(backend_env.iter().map(|(k, v)| (k.into(), v.into())))
+        .collect()
+}
+
+/// The supervised process: its own process group, stdin = the prompt then EOF (or
+/// /dev/null when the prompt is an argument), stdout spooled and stderr captured, both
+/// capped; SIGKILL if arev dies.
+fn agent_spec(
+    agent: &AgentSpec,
+    req: &DispatchRequest,
+    inv: Invocation,
+    env: Vec<(OsString, OsString)>,
+    spool: std::fs::File,
+) -> Spec {
+    Spec {
+        label: req.label.clone(),
+        program: agent.binary.clone(),
+        args: inv.args.into_iter().map(OsString::from).collect(),
+        cwd: req.cwd.clone(),
+        env: Env::Only(env),
+        stdin: inv.stdin.map_or(Input::Null, Input::Bytes),
+        stdout: Sink::Spool {
+            file: spool,
+            cap: req.output_cap,
+        },
+        stderr: Sink::Capture {
+            cap: req.output_cap,
+        },
+        parent_death: Signal::SIGKILL,
+    }
+}
+
+/// How the supervised agent ended, as the outcome records it.
+fn process_end(ended: Ended) -> ProcessEnd {
+    match ended {
+        Ended::Exited(s) => status_to_end(s),
+        // Practically impossible; the agent's fate is unknown, so it did not run usably.
+        Ended::Lost(e) => ProcessEnd::SpawnFailed {
+            message: format!("lost track of the agent process: {e}"),
+        },
+        Ended::TimedOut { killed, .. } => ProcessEnd::TimedOut { killed },
+        Ended::Cancelled { killed, .. } => ProcessEnd::Cancelled { killed },
+    }
+}
+
+impl AgentOutcome {
+    /// The outcome of `agent` for `req` before it has run: nothing seen yet.
+    fn starting(agent: &AgentSpec, req: &DispatchRequest) -> Self {
+        Self {
+            label: req.label.clone(),
+            agent: agent.name.clone(),
+            role: req.role,
+            tier: req.tier,
+            model: agent.models.get(req.tier).to_string(),
+            end: ProcessEnd::Exited { code: -1 },
+            tool_uses: Vec::new(),
+            result: None,
+            malformed_lines: 0,
+            stdout_bytes: 0,
+            stdout_truncated: false,
+            stderr_truncated: false,
+            duration_ms: 0,
+            fault: None,
+            answer_forgotten: None,
+        }
+    }
 }
 
 /// stderr.log and outcome.json (events.jsonl is the spool, already renamed into place).

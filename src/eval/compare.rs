@@ -53,11 +53,42 @@ pub fn compare(
     };
     let (ca, ta) = rescored(a, tol);
     let (cb, tb) = rescored(b, tol);
+    let (rows, agreement, unmatched) = rows_of(&ca, &cb);
+    let notes = notes_of(a, b, (&ta, &tb), unmatched);
+    Ok(Comparison {
+        schema_version: EVAL_SCHEMA_VERSION,
+        tolerance: tol,
+        a: ComparePanel {
+            path: a_path.to_string(),
+            config_digest: a.config_digest.clone(),
+            totals: ta,
+        },
+        b: ComparePanel {
+            path: b_path.to_string(),
+            config_digest: b.config_digest.clone(),
+            totals: tb,
+        },
+        cases: rows,
+        agreement,
+        notes,
+    })
+}
+
+/// Cases not compared: with a result in A only, in B only, and that differ between them.
+#[derive(Clone, Copy)]
+struct Unmatched {
+    only_a: u32,
+    only_b: u32,
+    differ: u32,
+}
+
+/// One row per case of either side (by id), and the agreement on the cases both scored.
+fn rows_of(ca: &[CaseResult], cb: &[CaseResult]) -> (Vec<CompareRow>, Agreement, Unmatched) {
     let mut by_id: BTreeMap<&str, (Option<&CaseResult>, Option<&CaseResult>)> = BTreeMap::new();
-    for c in &ca {
+    for c in ca {
         by_id.entry(&c.case_id).or_default().0 = Some(c);
     }
-    for c in &cb {
+    for c in cb {
         by_id.entry(&c.case_id).or_default().1 = Some(c);
     }
     let mut agreement = Agreement::default();
@@ -94,6 +125,29 @@ pub fn compare(
             }
         })
         .collect();
+    (
+        rows,
+        agreement,
+        Unmatched {
+            only_a,
+            only_b,
+            differ,
+        },
+    )
+}
+
+/// What makes the comparison less than like-for-like.
+fn notes_of(
+    a: &EvalReport,
+    b: &EvalReport,
+    (ta, tb): (&super::model::Totals, &super::model::Totals),
+    u: Unmatched,
+) -> Vec<String> {
+    let Unmatched {
+        only_a,
+        only_b,
+        differ,
+    } = u;
     let mut notes = Vec::new();
     if only_a > 0 {
         notes.push(format!("{only_a} case(s) have a result in A only"));
@@ -106,7 +160,7 @@ pub fn compare(
             "{differ} case(s) differ between A and B (revision, targets or expected lines): not compared"
         ));
     }
-    for (name, t) in [("A", &ta), ("B", &tb)] {
+    for (name, t) in [("A", ta), ("B", tb)] {
         if t.not_run > 0 {
             notes.push(format!(
                 "{name} was interrupted: {} case(s) not run",
@@ -123,23 +177,7 @@ pub fn compare(
     if a.config_digest == b.config_digest {
         notes.push("A and B have the same configuration digest: the same panel".into());
     }
-    Ok(Comparison {
-        schema_version: EVAL_SCHEMA_VERSION,
-        tolerance: tol,
-        a: ComparePanel {
-            path: a_path.to_string(),
-            config_digest: a.config_digest.clone(),
-            totals: ta,
-        },
-        b: ComparePanel {
-            path: b_path.to_string(),
-            config_digest: b.config_digest.clone(),
-            totals: tb,
-        },
-        cases: rows,
-        agreement,
-        notes,
-    })
+    notes
 }
 
 #[cfg(test)]

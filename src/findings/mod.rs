@@ -1,10 +1,12 @@
 //! Findings: the agents' wire schemas and the union of Enthusiast passes.
+mod fingerprint;
 pub mod suppress;
 mod symbols;
 mod union;
 
 pub use crate::records::agent::*;
+pub use fingerprint::fingerprint;
+pub(crate) use fingerprint::{fingerprint_with, FileLines, Texts};
 pub use suppress::LineAt;
-pub(crate) use symbols::lines;
 pub use symbols::SymbolIndex;
 pub use union::{union_passes, PassFinding, UnionRules, UnionedFinding, SAME_DEFECT_LINES};

@@ -17,7 +17,7 @@
 //!
 //! Matching is pure: the caller hands over the flagged file's lines.
 
-use crate::report::{Suppression, SuppressionKind};
+use crate::records::{Suppression, SuppressionKind};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A file's lines by index (0 is line 1), as the caller holds them.
@@ -56,10 +56,7 @@ const CLOSERS: [&str; 4] = ["*/", "-->", "#}", "%>"];
 
 /// The `arev-ignore` marker on `line`, if any.
 pub fn parse_marker(line: &str) -> Option<InlineMarker> {
-    // Built once: every flagged line is searched (thousands a round).
-    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(MARKER));
-    let at = FINDER.find(line.as_bytes())?;
+    let at = line.find(MARKER)?;
     let mut rest = &line[at + MARKER.len()..];
     // `arev-ignored`, `arev-ignore-foo`: another word, not the marker.
     if rest

@@ -9,19 +9,24 @@ pub struct SymbolIndex {
     files: BTreeMap<String, FileSymbols>,
 }
 
-/// One file's symbols, in three allocations whatever their number (a file of 10,000
-/// functions is 10,000 names: one string each would be as many allocations and frees).
+/// One file's symbols.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct FileSymbols {
-    /// (1-based line, indentation, the name's byte range in `names`), by line.
-    starts: Vec<(u32, u32, u32, u32)>,
-    /// Every name (`fn parse`), one after another.
-    names: String,
-    /// Each line's indentation; [`BLANK`] for a blank line.
-    indents: Vec<u32>,
+    /// The symbol starts, by line.
+    starts: Vec<Start>,
+    /// Each line's indentation; None for a blank line.
+    indents: Vec<Option<usize>>,
 }
 
-const BLANK: u32 = u32::MAX;
+/// Where a symbol starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Start {
+    /// 1-based.
+    line: u32,
+    indent: usize,
+    /// Keyword and name: `fn parse`.
+    name: String,
+}
 
 const KEYWORDS: [&str; 7] = [
     "fn ",
@@ -47,27 +52,6 @@ const PREFIXES: [&str; 12] = [
     "const ",
 ];
 
-/// The lines of `text` exactly as `str::lines` gives them (split at `\n`, a `\r` right before
-/// it dropped, no empty last line after a final newline), the newlines found by `memchr`
-/// a word at a time rather than a character at a time.
-pub(crate) fn lines(text: &str) -> impl Iterator<Item = &str> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let line = match memchr::memchr(b'\n', rest.as_bytes()) {
-            Some(n) => {
-                let line = &rest[..n];
-                rest = &rest[n + 1..];
-                line.strip_suffix('\r').unwrap_or(line)
-            }
-            None => std::mem::take(&mut rest),
-        };
-        Some(line)
-    })
-}
-
 /// The symbol a line starts, if any, as its keyword and name (`fn parse`, `def run`,
 /// `class Foo`).
 fn symbol_start(line: &str) -> Option<(&'static str, &str)> {
@@ -90,15 +74,6 @@ fn symbol_start(line: &str) -> Option<(&'static str, &str)> {
         return None;
     }
     Some((kw.trim_end(), name))
-}
-
-/// Whether a line whose text (after its indentation) is `body` may start a symbol: every
-/// prefix and keyword above begins with one of these letters, and most lines do not.
-fn may_start_symbol(body: &str) -> bool {
-    matches!(
-        body.as_bytes().first(),
-        Some(b'a' | b'c' | b'd' | b'e' | b'f' | b'p' | b's' | b't' | b'u')
-    )
 }
 
 impl SymbolIndex {
@@ -131,25 +106,20 @@ impl SymbolIndex {
     /// Index one file's text.
     pub fn add_file(&mut self, path: &str, text: &str) {
         let mut file = FileSymbols::default();
-        let narrow = |n: usize| u32::try_from(n).unwrap_or(BLANK - 1);
-        for (i, line) in lines(text).enumerate() {
+        for (i, line) in text.lines().enumerate() {
             let body = line.trim_start();
             if body.trim_end().is_empty() {
-                file.indents.push(BLANK);
+                file.indents.push(None);
                 continue;
             }
-            let ind = narrow(line.len() - body.len());
-            file.indents.push(ind);
-            if !may_start_symbol(body) {
-                continue;
-            }
+            let indent = line.len() - body.len();
+            file.indents.push(Some(indent));
             if let Some((kw, name)) = symbol_start(line) {
-                let start = narrow(file.names.len());
-                file.names.push_str(kw);
-                file.names.push(' ');
-                file.names.push_str(name);
-                file.starts
-                    .push((narrow(i + 1), ind, start, narrow(file.names.len())));
+                file.starts.push(Start {
+                    line: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                    indent,
+                    name: format!("{kw} {name}"),
+                });
             }
         }
         self.files.insert(path.to_string(), file);
@@ -160,16 +130,13 @@ impl SymbolIndex {
     /// body belong to no symbol.
     pub fn enclosing(&self, file: &str, line: u32) -> Option<&str> {
         let f = self.files.get(file)?;
-        let ind = *f.indents.get(line.checked_sub(1)? as usize)?;
-        if ind == BLANK {
-            return None;
-        }
-        let upto = f.starts.partition_point(|(l, ..)| *l <= line);
+        let ind = (*f.indents.get(line.checked_sub(1)? as usize)?)?;
+        let upto = f.starts.partition_point(|s| s.line <= line);
         f.starts[..upto]
             .iter()
             .rev()
-            .find(|(l, si, ..)| *l == line || *si < ind)
-            .and_then(|(_, _, a, b)| f.names.get(*a as usize..*b as usize))
+            .find(|s| s.line == line || s.indent < ind)
+            .map(|s| s.name.as_str())
     }
 }
 
@@ -177,24 +144,8 @@ impl SymbolIndex {
 mod tests {
     use super::*;
 
-    proptest::proptest! {
-        /// `lines` splits as `str::lines` does, carriage returns and final newlines included.
-        #[test]
-        fn lines_split_as_str_lines_does(
-            pieces in proptest::collection::vec(proptest::sample::select(&["a", "bc", "\n", "\r", "\r\n", " ", "é", "\n\n"][..]), 0..30)
-        ) {
-            let text = pieces.concat();
-            proptest::prop_assert_eq!(lines(&text).collect::<Vec<_>>(), text.lines().collect::<Vec<_>>());
-        }
-    }
-
     #[test]
-    fn the_first_letter_filter_never_hides_a_symbol() {
-        let starts = PREFIXES.iter().chain(KEYWORDS.iter());
-        assert!(
-            starts.clone().all(|s| may_start_symbol(s)),
-            "a prefix or keyword"
-        );
+    fn symbol_starts_are_found_after_any_prefix() {
         for line in [
             "fn a()",
             "pub(crate) async fn b()",
@@ -210,7 +161,6 @@ mod tests {
             "protected function l()",
         ] {
             assert!(symbol_start(line).is_some(), "{line}");
-            assert!(may_start_symbol(line), "{line}");
         }
         for line in [
             "let x = 1;",
@@ -220,7 +170,6 @@ mod tests {
             "}",
             "impl A {",
         ] {
-            assert!(!may_start_symbol(line.trim_start()), "{line}");
             assert_eq!(symbol_start(line), None, "{line}");
         }
     }

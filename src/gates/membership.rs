@@ -52,12 +52,7 @@ pub enum Place<'f> {
 pub fn repo_relative<'f>(file: &'f str, target: &PinnedTarget) -> &'f str {
     let raw = file.trim();
     let mut rel = raw;
-    // The root as text: `to_str` checks it faster than the lossy form does, which is only
-    // made for a root that is not UTF-8 (thousands of checks a round).
-    let root = match target.root.to_str() {
-        Some(r) => std::borrow::Cow::Borrowed(r),
-        None => target.root.to_string_lossy(),
-    };
+    let root = target.root.to_string_lossy();
     if let Some(stripped) = rel.strip_prefix(root.as_ref()) {
         rel = stripped.trim_start_matches('/');
     }

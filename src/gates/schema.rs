@@ -4,11 +4,6 @@ use crate::findings::{AdversaryOutput, EnthusiastOutput, FixerOutput, JudgeOutpu
 use serde::de::DeserializeOwned;
 use std::collections::HashSet;
 
-/// The ids seen so far in one answer (thousands a round: a fast hash, sized once).
-fn id_set<'a>(n: usize) -> HashSet<&'a str, foldhash::fast::RandomState> {
-    HashSet::with_capacity_and_hasher(n, Default::default())
-}
-
 /// A role output that can be validated beyond serde's typing.
 pub trait AnswerSchema: DeserializeOwned {
     /// Extra checks (ids, references); an error message on failure.
@@ -17,7 +12,7 @@ pub trait AnswerSchema: DeserializeOwned {
 
 impl AnswerSchema for EnthusiastOutput {
     fn check(&self) -> Result<(), String> {
-        let mut seen = id_set(self.findings.len());
+        let mut seen = HashSet::new();
         for f in &self.findings {
             if f.id.trim().is_empty() {
                 return Err("a finding has an empty id".into());
@@ -49,7 +44,7 @@ impl AnswerSchema for AdversaryOutput {
 
 impl AnswerSchema for JudgeOutput {
     fn check(&self) -> Result<(), String> {
-        let mut seen = id_set(self.rulings.len());
+        let mut seen = HashSet::new();
         for r in &self.rulings {
             if !seen.insert(r.finding_id.as_str()) {
                 return Err(format!("two rulings for {}", r.finding_id));

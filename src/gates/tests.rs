@@ -106,13 +106,27 @@ fn codex_item(kind: &str, extra: serde_json::Value) -> ToolUse {
 /// write tools; everything else is named.
 #[test]
 fn tool_gate() {
-    use crate::dispatch::EventFormat::{Claude, Codex, Gemini};
-    let reviewers = [Role::Enthusiast, Role::Adversary, Role::Judge];
-    let claude_ok = [
+    use crate::dispatch::EventFormat::Claude;
+    read_only_tools_pass();
+    write_tools_are_the_fixers();
+    other_tools_are_named();
+    assert_eq!(forbidden_tool(Claude, Role::Judge, &[]), None);
+}
+
+const REVIEWERS: [Role; 3] = [Role::Enthusiast, Role::Adversary, Role::Judge];
+
+fn claude_read_only() -> [ToolUse; 3] {
+    [
         tool("Read", json!({"file_path": "/etc/passwd"})),
         tool("Grep", json!({"pattern": "x"})),
         tool("Glob", json!({"pattern": "*"})),
-    ];
+    ]
+}
+
+fn read_only_tools_pass() {
+    use crate::dispatch::EventFormat::{Claude, Codex, Gemini};
+    let reviewers = REVIEWERS;
+    let claude_ok = claude_read_only();
     let codex_ok = [shell("/bin/bash -lc 'cat /etc/passwd'"), shell("rg -n x")];
     let gemini_ok = [
         gemini("read_file", json!({"file_path": "a.rs"})),
@@ -128,6 +142,11 @@ fn tool_gate() {
         assert_eq!(forbidden_tool(Codex, role, &codex_ok), None, "{role}");
         assert_eq!(forbidden_tool(Gemini, role, &gemini_ok), None, "{role}");
     }
+}
+
+fn write_tools_are_the_fixers() {
+    use crate::dispatch::EventFormat::{Claude, Codex, Gemini};
+    let reviewers = REVIEWERS;
     let edits = [
         tool("Edit", json!({"file_path": "a.rs"})),
         tool("Write", json!({"file_path": "a.rs"})),
@@ -160,6 +179,12 @@ fn tool_gate() {
             Some("write_file")
         );
     }
+}
+
+fn other_tools_are_named() {
+    use crate::dispatch::EventFormat::{Claude, Codex, Gemini};
+    let reviewers = REVIEWERS;
+    let claude_ok = claude_read_only();
     for role in reviewers.into_iter().chain([Role::Fixer]) {
         for (name, input) in [
             ("WebFetch", json!({"url": "https://example.com"})),
@@ -230,7 +255,6 @@ fn tool_gate() {
         let subst = forbidden_tool(Codex, role, &[shell("cat $(ls)")]).unwrap();
         assert!(subst.contains("substitution"), "{subst}");
     }
-    assert_eq!(forbidden_tool(Claude, Role::Judge, &[]), None);
 }
 
 fn tool(name: &str, input: serde_json::Value) -> ToolUse {

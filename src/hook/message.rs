@@ -68,34 +68,7 @@ pub fn stop_output(
     let report = verdict.map_or_else(|| "(no report)".to_string(), |v| v.report.clone());
     match d {
         Decision::Silent(_) | Decision::Review => None,
-        Decision::Approve => {
-            let v = verdict?;
-            if !fresh {
-                return None;
-            }
-            let mut asides = if v.asides.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; {} logged (low): {}",
-                    plural(v.asides.len(), "aside", "asides"),
-                    report
-                )
-            };
-            if session.total > v.asides.len() {
-                asides.push_str(&format!(
-                    "; {} so far in this session, listed in {}",
-                    plural(session.total, "aside", "asides"),
-                    session.listed_in
-                ));
-            }
-            Some(json!({
-                "systemMessage": format!(
-                    "arev: reviewed the session's changes (run {}): no concerns{asides}",
-                    v.run_id
-                )
-            }))
-        }
+        Decision::Approve => approve_output(verdict?, fresh, &report, session),
         Decision::FailOpen(why) => Some(json!({
             "systemMessage": format!(
                 "arev: the review did NOT run: {why}. The agent was allowed to stop unreviewed."
@@ -120,48 +93,95 @@ pub fn stop_output(
                 list(concerns)
             ),
         })),
-        Decision::Blocker { why, findings } => {
-            let (stop, detail) = match why {
-                BlockerWhy::Critical => (
-                    "arev: a critical finding in the session's changes needs you".to_string(),
-                    "arev confirmed a critical finding; the agent's turn was ended so that \
-                     you decide what happens next"
-                        .to_string(),
-                ),
-                BlockerWhy::StoppedWithoutChange => (
-                    "arev: the agent stopped again without changing the diff".to_string(),
-                    "the agent was blocked on the findings below and tried to stop again \
-                     without changing anything; over to you"
-                        .to_string(),
-                ),
-                BlockerWhy::ConcernStanding => (
-                    "arev: a concern is still standing after the agent was nudged".to_string(),
-                    format!(
-                        "a concern is still confirmed after {} (max_nudges); over to you",
-                        plural(max_nudges as usize, "block", "blocks")
-                    ),
-                ),
-                BlockerWhy::MaxBlocks => (
-                    "arev: too many blocks in a row".to_string(),
-                    format!(
-                        "arev blocked {} in a row (max_blocks) and will not block again; \
-                         over to you",
-                        plural(max_blocks as usize, "time", "times")
-                    ),
-                ),
-            };
-            let findings = if findings.is_empty() {
-                String::new()
-            } else {
-                format!("\n{}", list(findings))
-            };
-            Some(json!({
-                "continue": false,
-                "stopReason": stop,
-                "systemMessage": format!("arev: {detail}.{findings}\nReport: {report}"),
-            }))
-        }
+        Decision::Blocker { why, findings } => Some(blocker_output(
+            *why,
+            findings,
+            &report,
+            (max_nudges, max_blocks),
+        )),
     }
+}
+
+/// An approval: said once, by the invocation that ran the review, with the asides.
+fn approve_output(
+    v: &Verdict,
+    fresh: bool,
+    report: &str,
+    session: &SessionAsides,
+) -> Option<Value> {
+    if !fresh {
+        return None;
+    }
+    let mut asides = if v.asides.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} logged (low): {}",
+            plural(v.asides.len(), "aside", "asides"),
+            report
+        )
+    };
+    if session.total > v.asides.len() {
+        asides.push_str(&format!(
+            "; {} so far in this session, listed in {}",
+            plural(session.total, "aside", "asides"),
+            session.listed_in
+        ));
+    }
+    Some(json!({
+        "systemMessage": format!(
+            "arev: reviewed the session's changes (run {}): no concerns{asides}",
+            v.run_id
+        )
+    }))
+}
+
+/// Ending the agent's turn: why, the findings it stands on, and the report.
+fn blocker_output(
+    why: BlockerWhy,
+    findings: &[FindingBrief],
+    report: &str,
+    (max_nudges, max_blocks): (u32, u32),
+) -> Value {
+    let (stop, detail) = match why {
+        BlockerWhy::Critical => (
+            "arev: a critical finding in the session's changes needs you".to_string(),
+            "arev confirmed a critical finding; the agent's turn was ended so that \
+             you decide what happens next"
+                .to_string(),
+        ),
+        BlockerWhy::StoppedWithoutChange => (
+            "arev: the agent stopped again without changing the diff".to_string(),
+            "the agent was blocked on the findings below and tried to stop again \
+             without changing anything; over to you"
+                .to_string(),
+        ),
+        BlockerWhy::ConcernStanding => (
+            "arev: a concern is still standing after the agent was nudged".to_string(),
+            format!(
+                "a concern is still confirmed after {} (max_nudges); over to you",
+                plural(max_nudges as usize, "block", "blocks")
+            ),
+        ),
+        BlockerWhy::MaxBlocks => (
+            "arev: too many blocks in a row".to_string(),
+            format!(
+                "arev blocked {} in a row (max_blocks) and will not block again; \
+                 over to you",
+                plural(max_blocks as usize, "time", "times")
+            ),
+        ),
+    };
+    let findings = if findings.is_empty() {
+        String::new()
+    } else {
+        format!("\n{}", list(findings))
+    };
+    json!({
+        "continue": false,
+        "stopReason": stop,
+        "systemMessage": format!("arev: {detail}.{findings}\nReport: {report}"),
+    })
 }
 
 /// A `systemMessage`-only output (for the prompt hook and fail-open paths).

@@ -11,7 +11,7 @@ use super::input;
 use super::intent::PROMPT_MAX_BYTES;
 use super::message::system_message;
 use super::state::{find_root, now, SessionState, SessionStore};
-use crate::config::HookMode;
+use crate::config::{Config, HookMode};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -145,21 +145,68 @@ pub fn prompt(stdin: &[u8], env: &HookEnv) -> Option<Value> {
         Ok(s) => (s, None),
         Err(e) => (None, Some(e.to_string())),
     };
-    let log = |what: &str| {
-        store.log(&json!({"at": now(), "event": "prompt", "action": what}));
-    };
     let enable = command == PromptCommand::Enable
         || (config.hook.mode == HookMode::Always
             && state.is_none()
             && command == PromptCommand::None);
+    let p = Prompted {
+        text,
+        session_id: &input.session_id,
+        config: &config,
+        store: &store,
+    };
     if enable {
+        return p.enable(command, root.as_deref(), &cwd, state.as_ref(), corrupt);
+    }
+    if command == PromptCommand::Disable {
+        return p.disable(state);
+    }
+    if let Some(c) = corrupt {
+        return Some(system_message(&format!(
+            "arev: {c}; review is off for this session until a prompt starts with {}",
+            config.hook.prefix
+        )));
+    }
+    // A new human prompt in a reviewed session: a new chain (the circuit breakers restart),
+    // and one more request the changes are meant to carry out.
+    match state.filter(|s| s.enabled) {
+        Some(s) => p.new_chain(s),
+        None => None,
+    }
+}
+
+/// A prompt of the user in a session, with the session's configuration and store.
+struct Prompted<'a> {
+    text: &'a str,
+    session_id: &'a str,
+    config: &'a Config,
+    store: &'a SessionStore,
+}
+
+impl Prompted<'_> {
+    fn log(&self, what: &str) {
+        self.store
+            .log(&json!({"at": now(), "event": "prompt", "action": what}));
+    }
+
+    /// Turn review on (`#arev …`, or mode `always` on a session's first prompt): record the
+    /// baseline, keep the record of an earlier chain, start the intent with this prompt.
+    fn enable(
+        &self,
+        command: PromptCommand,
+        root: Option<&Path>,
+        cwd: &Path,
+        state: Option<&SessionState>,
+        corrupt: Option<String>,
+    ) -> Option<Value> {
+        let text = self.text;
         let Some(root) = root else {
             return Some(system_message(&format!(
                 "arev: review not enabled: {} is not inside a git repository",
                 cwd.display()
             )));
         };
-        let base = match baseline(&root) {
+        let base = match baseline(root) {
             Ok(b) => b,
             Err(e) => return Some(system_message(&format!("arev: review not enabled: {e}"))),
         };
@@ -168,24 +215,28 @@ pub fn prompt(stdin: &[u8], env: &HookEnv) -> Option<Value> {
         } else {
             "always"
         };
-        let mut s = base.state(&input.session_id, by);
+        let mut s = base.state(self.session_id, by);
         // Re-enabling keeps the record of what was already handed to the human.
-        if let Some(old) = &state {
+        if let Some(old) = state {
             s.chain = old.chain.after_prompt();
         }
-        let saved = store
+        let saved = self
+            .store
             .save(&s)
-            .and_then(|()| store.reset_prompts())
+            .and_then(|()| self.store.reset_prompts())
             .and_then(|()| {
-                store.record_prompt(without_prefix(text, &config.hook.prefix), PROMPT_MAX_BYTES)
+                self.store.record_prompt(
+                    without_prefix(text, &self.config.hook.prefix),
+                    PROMPT_MAX_BYTES,
+                )
             });
         if let Err(e) = saved {
             return Some(system_message(&format!(
                 "arev: review not enabled: cannot write under {}: {e}",
-                store.dir.display()
+                self.store.dir.display()
             )));
         }
-        log(&format!("enable:{by}"));
+        self.log(&format!("enable:{by}"));
         if command != PromptCommand::Enable {
             return corrupt
                 .map(|c| system_message(&format!("arev: {c}; a new baseline was recorded")));
@@ -197,7 +248,7 @@ pub fn prompt(stdin: &[u8], env: &HookEnv) -> Option<Value> {
         if let Some(c) = corrupt {
             msg.push_str(&format!(" ({c})"));
         }
-        return Some(json!({
+        Some(json!({
             "systemMessage": msg,
             "hookSpecificOutput": {
                 "hookEventName": "UserPromptSubmit",
@@ -210,45 +261,43 @@ pub fn prompt(stdin: &[u8], env: &HookEnv) -> Option<Value> {
                      reply why a finding is wrong. Stopping again without changing anything \
                      hands the decision to the user.",
             }
-        }));
+        }))
     }
-    if command == PromptCommand::Disable {
+
+    /// `#arev off`: review off for the session.
+    fn disable(&self, state: Option<SessionState>) -> Option<Value> {
         if let Some(mut s) = state {
             s.enabled = false;
             s.updated_at = now();
-            if let Err(e) = store.save(&s) {
+            if let Err(e) = self.store.save(&s) {
                 return Some(system_message(&format!(
                     "arev: could not turn review off: cannot write {}: {e}",
-                    store.state_path().display()
+                    self.store.state_path().display()
                 )));
             }
         }
-        log("disable");
-        return Some(system_message("arev: review is off for this session"));
+        self.log("disable");
+        Some(system_message("arev: review is off for this session"))
     }
-    if let Some(c) = corrupt {
-        return Some(system_message(&format!(
-            "arev: {c}; review is off for this session until a prompt starts with {}",
-            config.hook.prefix
-        )));
-    }
-    // A new human prompt in a reviewed session: a new chain (the circuit breakers restart),
-    // and one more request the changes are meant to carry out.
-    if let Some(mut s) = state.filter(|s| s.enabled) {
+
+    /// A new human prompt in a reviewed session: a new chain, and the prompt joins the intent.
+    fn new_chain(&self, mut s: SessionState) -> Option<Value> {
+        let text = self.text;
         s.chain = s.chain.after_prompt();
         s.updated_at = now();
-        let saved = store
+        let saved = self
+            .store
             .save(&s)
-            .and_then(|()| store.record_prompt(text, PROMPT_MAX_BYTES));
+            .and_then(|()| self.store.record_prompt(text, PROMPT_MAX_BYTES));
         if let Err(e) = saved {
             return Some(system_message(&format!(
                 "arev: cannot write under {}: {e}",
-                store.dir.display()
+                self.store.dir.display()
             )));
         }
-        log("new_chain");
+        self.log("new_chain");
+        None
     }
-    None
 }
 
 #[cfg(test)]

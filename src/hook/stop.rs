@@ -6,12 +6,13 @@
 
 use super::decide::{advance, decide, BlockerWhy, Decision, ReviewOutcome, SilentWhy, StopFacts};
 use super::env::{load_config, HookEnv};
-use super::input;
+use super::input::{self, HookInput};
 use super::message::{stop_output, SessionAsides};
 use super::review::{cached_verdict, review_shared, ReviewRequest};
 use super::state::{find_root, now, SessionState, SessionStore};
 use crate::config::{Config, HookMode};
 use serde_json::{json, Value};
+use std::path::Path;
 
 /// Facts for the rows that need no git work (1–4), with the decision they lead to.
 fn cheap_facts(mode: HookMode, enabled: bool, error: Option<String>) -> StopFacts {
@@ -78,143 +79,223 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
     let Some(root) = root else {
         return fail_open(format!("{} is not inside a git repository", cwd.display()));
     };
-    let Some(mut state) = state else {
+    let Some(state) = state else {
         return no_baseline(&store, &root, &input.session_id);
     };
-    // The same excludes and size cap as the review it may run, so the verdict cache (keyed
-    // by the pinned target's identity) and the baseline compare like for like. Keyed first
-    // (docs/architecture.md §14.1): the snapshot is taken and the diff rendered only when
-    // the working tree moved since a Stop that stored its key.
-    let excludes =
-        crate::target::Excludes::new(config.review.exclude.clone(), config.review.skip_lockfiles);
-    let cached = match crate::target::snapshot_diff_cached(
-        &root,
-        &state.baseline_tree,
-        config.review.max_file_bytes,
-        &excludes,
-        &store.diff_key_path(),
-    ) {
-        Ok(c) => c,
-        Err(e) => {
-            return fail_open(format!(
+    let session = Session {
+        input: &input,
+        config: &config,
+        store: &store,
+        root: &root,
+    };
+    match session.stop(state, enabled) {
+        Ok(done) => done,
+        Err(why) => fail_open(why),
+    }
+}
+
+/// An enabled session with a baseline, at a Stop.
+struct Session<'a> {
+    input: &'a HookInput,
+    config: &'a Config,
+    store: &'a SessionStore,
+    root: &'a Path,
+}
+
+impl Session<'_> {
+    /// The rows that need the session's changes since its baseline: the decision with the
+    /// verdict it needs (cached or reviewed now), the chain advanced, the baseline moved
+    /// after an approval, the state saved and the stop logged; `Err`: why to fail open.
+    fn stop(
+        &self,
+        mut state: SessionState,
+        enabled: bool,
+    ) -> Result<(Decision, Option<Value>), String> {
+        let config = self.config;
+        // The same excludes and size cap as the review it may run, so the verdict cache (keyed
+        // by the pinned target's identity) and the baseline compare like for like. Keyed first
+        // (docs/architecture.md §14.1): the snapshot is taken and the diff rendered only when
+        // the working tree moved since a Stop that stored its key.
+        let excludes = crate::target::Excludes::new(
+            config.review.exclude.clone(),
+            config.review.skip_lockfiles,
+        );
+        let cached = crate::target::snapshot_diff_cached(
+            self.root,
+            &state.baseline_tree,
+            config.review.max_file_bytes,
+            &excludes,
+            &self.store.diff_key_path(),
+        )
+        .map_err(|e| {
+            format!(
                 "cannot compute the session's changes since its baseline snapshot ({e}); a \
                  prompt starting with {} records a new baseline",
                 config.hook.prefix
-            ))
-        }
-    };
-    let snap = &cached.snapshot;
-    let sha = snap.sha.clone();
-    let chain = state.chain.clone();
-    let mut facts = StopFacts {
-        disabled_env: false,
-        mode: config.hook.mode,
-        session_enabled: enabled,
-        error: None,
-        stop_hook_active: input.stop_hook_active,
-        sha: sha.clone(),
-        baseline_sha: state.baseline_sha.clone(),
-        chain: chain.clone(),
-        max_nudges: config.hook.max_nudges,
-        max_blocks: config.hook.max_blocks,
-        review: None,
-    };
-    let mut decision = decide(&facts);
-    let mut fresh = false;
-    // The rows that use the verdict: a review (unless one is cached), and a blocker naming
-    // the findings it stands on.
-    let needs_verdict = matches!(
-        decision,
-        Decision::Review
-            | Decision::Blocker {
-                why: BlockerWhy::StoppedWithoutChange,
-                ..
-            }
-    );
-    if needs_verdict {
-        let req = match review_request(&root, &state, &store, &config) {
-            Ok(r) => r,
-            Err(e) => return fail_open(e),
+            )
+        })?;
+        let snap = &cached.snapshot;
+        let sha = snap.sha.clone();
+        let chain = state.chain.clone();
+        let facts = StopFacts {
+            disabled_env: false,
+            mode: config.hook.mode,
+            session_enabled: enabled,
+            error: None,
+            stop_hook_active: self.input.stop_hook_active,
+            sha: sha.clone(),
+            baseline_sha: state.baseline_sha.clone(),
+            chain: chain.clone(),
+            max_nudges: config.hook.max_nudges,
+            max_blocks: config.hook.max_blocks,
+            review: None,
         };
+        let (decision, facts, fresh) = self.with_verdict(&state, snap, facts)?;
+        let verdict = match &facts.review {
+            Some(ReviewOutcome::Reviewed(v)) => Some(v.clone()),
+            _ => None,
+        };
+        state.chain = advance(&chain, &sha, &decision);
+        state.updated_at = now();
+        let moved = match (&decision, &verdict) {
+            // Approved: the next stop reviews only what changes from here (the asides stay).
+            (Decision::Approve, Some(v)) if v.sha == sha => {
+                self.move_baseline(&mut state, v, &cached, &excludes);
+                true
+            }
+            _ => false,
+        };
+        if let Err(e) = self.store.save(&state) {
+            // Without the chain on disk the circuit breakers cannot count: never block blind.
+            return Err(format!(
+                "cannot write {}: {e}",
+                self.store.state_path().display()
+            ));
+        }
+        let logged = Logged {
+            sha: &sha,
+            keyed: cached.hit,
+            decision: &decision,
+            fresh,
+            verdict: verdict.as_ref(),
+            moved_to: moved.then_some(snap.tree.as_str()),
+        };
+        self.log(&logged);
+        let session = SessionAsides {
+            total: state.asides.len(),
+            listed_in: self.store.state_path().display().to_string(),
+        };
+        let out = stop_output(
+            &decision,
+            verdict.as_ref(),
+            fresh,
+            config.hook.max_nudges,
+            config.hook.max_blocks,
+            &session,
+        );
+        Ok((decision, out))
+    }
+
+    /// The rows that use the verdict (a review unless one is cached, and a blocker naming
+    /// the findings it stands on) decided again with it: the decision, the facts with the
+    /// verdict, and whether the review ran now.
+    fn with_verdict(
+        &self,
+        state: &SessionState,
+        snap: &crate::target::Snapshot,
+        mut facts: StopFacts,
+    ) -> Result<(Decision, StopFacts, bool), String> {
+        let mut decision = decide(&facts);
+        let needs_verdict = matches!(
+            decision,
+            Decision::Review
+                | Decision::Blocker {
+                    why: BlockerWhy::StoppedWithoutChange,
+                    ..
+                }
+        );
+        if !needs_verdict {
+            return Ok((decision, facts, false));
+        }
+        let req = review_request(self.root, state, self.store, self.config)?;
         let target = snap.identity();
         if let Some(v) = cached_verdict(&req, &target) {
             facts.review = Some(ReviewOutcome::Reviewed(v));
             decision = decide(&facts);
         }
+        let mut fresh = false;
         if decision == Decision::Review {
             // The child review stores its verdict in the cache: this diff is not reviewed
             // again with the same inputs.
-            facts.review = Some(review_shared(&store, &target, &req));
+            facts.review = Some(review_shared(self.store, &target, &req));
             decision = decide(&facts);
             fresh = true;
         }
+        Ok((decision, facts, fresh))
     }
-    let verdict = match &facts.review {
-        Some(ReviewOutcome::Reviewed(v)) => Some(v.clone()),
-        _ => None,
-    };
-    state.chain = advance(&chain, &sha, &decision);
-    state.updated_at = now();
-    let moved = match (&decision, &verdict) {
-        // Approved: the next stop reviews only what changes from here (the asides stay).
-        (Decision::Approve, Some(v)) if v.sha == sha => {
-            state.carry_asides(&v.asides);
-            state.baseline_tree = snap.tree.clone();
-            state.baseline_at = now();
-            state.baseline_sha = Some(crate::target::empty_diff_sha());
-            // The tree that was just approved is the diff's new base: from it, that tree's
-            // diff is empty, which the next stop finds by the key without a snapshot.
-            if let Some(key) = &cached.key {
-                let empty = crate::target::Snapshot::empty(&snap.tree);
-                crate::target::remember_snapshot(
-                    &store.diff_key_path(),
-                    &snap.tree,
-                    config.review.max_file_bytes,
-                    &excludes,
-                    key,
-                    &empty,
-                );
-            }
-            true
+
+    /// After an approval of `v`: the baseline moves to the approved tree (the asides stay),
+    /// and the key cache learns that tree's diff from itself is empty.
+    fn move_baseline(
+        &self,
+        state: &mut SessionState,
+        v: &super::decide::Verdict,
+        cached: &crate::target::CachedSnapshot,
+        excludes: &crate::target::Excludes,
+    ) {
+        let snap = &cached.snapshot;
+        state.carry_asides(&v.asides);
+        state.baseline_tree = snap.tree.clone();
+        state.baseline_at = now();
+        state.baseline_sha = Some(crate::target::empty_diff_sha());
+        // The tree that was just approved is the diff's new base: from it, that tree's
+        // diff is empty, which the next stop finds by the key without a snapshot.
+        if let Some(key) = &cached.key {
+            let empty = crate::target::Snapshot::empty(&snap.tree);
+            crate::target::remember_snapshot(
+                &self.store.diff_key_path(),
+                &snap.tree,
+                self.config.review.max_file_bytes,
+                excludes,
+                key,
+                &empty,
+            );
         }
-        _ => false,
-    };
-    if let Err(e) = store.save(&state) {
-        // Without the chain on disk the circuit breakers cannot count: never block blind.
-        let why = format!("cannot write {}: {e}", store.state_path().display());
-        return fail_open(why);
     }
-    store.log(&json!({
-        "at": now(),
-        "event": "stop",
-        "stop_hook_active": input.stop_hook_active,
-        "sha": sha,
-        "diff": if cached.hit { "keyed" } else { "rendered" },
-        "decision": decision.log_name(),
-        "reviewed_now": fresh,
-        "run_id": verdict.as_ref().map(|v| v.run_id.clone()),
-        "why": match &decision {
-            Decision::FailOpen(w) | Decision::Unfinished(w) => Some(w.clone()),
-            _ => None,
-        },
-        "asides": verdict.as_ref().map(|v| v.asides.clone()).unwrap_or_default(),
-        "concerns": verdict.as_ref().map(|v| v.concerns.len()).unwrap_or(0),
-        "critical": verdict.as_ref().map(|v| v.critical.len()).unwrap_or(0),
-        "baseline_moved_to": moved.then(|| snap.tree.clone()),
-    }));
-    let session = SessionAsides {
-        total: state.asides.len(),
-        listed_in: store.state_path().display().to_string(),
-    };
-    let out = stop_output(
-        &decision,
-        verdict.as_ref(),
-        fresh,
-        config.hook.max_nudges,
-        config.hook.max_blocks,
-        &session,
-    );
-    (decision, out)
+
+    /// The stop's line in the session log.
+    fn log(&self, l: &Logged<'_>) {
+        let verdict = l.verdict;
+        self.store.log(&json!({
+            "at": now(),
+            "event": "stop",
+            "stop_hook_active": self.input.stop_hook_active,
+            "sha": l.sha,
+            "diff": if l.keyed { "keyed" } else { "rendered" },
+            "decision": l.decision.log_name(),
+            "reviewed_now": l.fresh,
+            "run_id": verdict.map(|v| v.run_id.clone()),
+            "why": match l.decision {
+                Decision::FailOpen(w) | Decision::Unfinished(w) => Some(w.clone()),
+                _ => None,
+            },
+            "asides": verdict.map(|v| v.asides.clone()).unwrap_or_default(),
+            "concerns": verdict.map(|v| v.concerns.len()).unwrap_or(0),
+            "critical": verdict.map(|v| v.critical.len()).unwrap_or(0),
+            "baseline_moved_to": l.moved_to,
+        }));
+    }
+}
+
+/// What a stop's log line records.
+struct Logged<'a> {
+    sha: &'a str,
+    /// The diff came from the key cache (not rendered).
+    keyed: bool,
+    decision: &'a Decision,
+    fresh: bool,
+    verdict: Option<&'a super::decide::Verdict>,
+    moved_to: Option<&'a str>,
 }
 
 /// An enabled session without a recorded baseline (mode `always` and the UserPromptSubmit

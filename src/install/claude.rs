@@ -1,10 +1,10 @@
 //! `arev install claude [--scope project|user] [--uninstall]`: the plugin's wiring for users
 //! who do not install plugins — the slash commands (`/adversarial-review`, and
 //! `/arev-status`, `/arev-result`, `/arev-cancel` for reviews running in the background; the
-//! plugin's `/arev:<name>`), the three roles as subagents
-//! (`arev-<role>`), and the two hooks merged into `settings.json` (other keys kept, in their
-//! order). What was added is recorded in `arev-install.json`, so `--uninstall` removes
-//! exactly that. Idempotent.
+//! plugin's `/arev:<name>`) and the two hooks merged into `settings.json` (other keys kept,
+//! in their order). What was added is recorded in `arev-install.json`, so `--uninstall`
+//! removes exactly that. Idempotent: a second install on the same files changes no byte and
+//! says so.
 
 use super::ordered_json::OJson;
 use crate::store::write_atomic;
@@ -22,11 +22,9 @@ const COMMANDS: &[(&str, &str)] = &[
     ("arev-result.md", include_str!("../../commands/result.md")),
     ("arev-cancel.md", include_str!("../../commands/cancel.md")),
 ];
-const AGENTS: &[(&str, &str)] = &[
-    ("enthusiast", include_str!("../../agents/enthusiast.md")),
-    ("adversary", include_str!("../../agents/adversary.md")),
-    ("judge", include_str!("../../agents/judge.md")),
-];
+/// How the plugin's hooks and commands call arev: its launcher (bin/arev), which finds or
+/// installs the binary. An install calls its own program instead.
+pub const PLUGIN_PROGRAM: &str = "sh \"${CLAUDE_PLUGIN_ROOT}/bin/arev\"";
 /// Hook subcommands: their Claude Code event, timeout (seconds) and spinner text
 /// (`statusMessage`, shown by Claude Code while the hook runs), as in hooks/hooks.json.
 const HOOKS: &[(&str, &str, u64, &str)] = &[
@@ -93,28 +91,16 @@ fn is_arev_hook(cmd: &str, sub: &str) -> bool {
 
 /// A plugin command as installed: calling `program`, naming the installed commands.
 fn command_body(body: &str, program: &str) -> String {
-    body.replace("Bash(arev ", &format!("Bash({program} "))
-        .replace("!`arev ", &format!("!`{program} "))
+    body.replace(PLUGIN_PROGRAM, program)
         .replace("/arev:adversarial-review", "/adversarial-review")
         .replace("/arev:", "/arev-")
 }
 
 fn files_for(program: &str) -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = COMMANDS
+    COMMANDS
         .iter()
         .map(|(name, body)| (format!("commands/{name}"), command_body(body, program)))
-        .collect();
-    for (role, body) in AGENTS {
-        v.push((
-            format!("agents/arev-{role}.md"),
-            body.replacen(
-                &format!("name: {role}\n"),
-                &format!("name: arev-{role}\n"),
-                1,
-            ),
-        ));
-    }
-    v
+        .collect()
 }
 
 fn read_record(dir: &Path) -> Result<Option<InstallRecord>, String> {
@@ -184,62 +170,12 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
     let token = program_token(program);
     // Refuse to overwrite files arev did not write (checked before any change).
     let files = files_for(&token);
-    for (rel, body) in &files {
-        let p = claude_dir.join(rel);
-        let ours = old.as_ref().is_some_and(|r| r.files.contains(rel));
-        if !ours && p.exists() && std::fs::read_to_string(&p).ok().as_deref() != Some(body) {
-            return Err(format!(
-                "refusing to overwrite {} (not written by arev install); move it away first",
-                p.display()
-            ));
-        }
-    }
+    refuse_foreign_files(claude_dir, old.as_ref(), &files)?;
     let settings_path = claude_dir.join("settings.json");
     let existing = read_settings(&settings_path)?;
-    if let Some(hooks) = existing.as_ref().and_then(|s| s.get("hooks")) {
-        let bad = !matches!(hooks, OJson::Obj(_))
-            || HOOKS.iter().any(|(event, _, _, _)| {
-                hooks
-                    .get(event)
-                    .is_some_and(|g| !matches!(g, OJson::Arr(_)))
-            });
-        if bad {
-            return Err(err(
-                &settings_path,
-                "`hooks` is not an object of arrays; nothing was changed",
-            ));
-        }
-    }
-    for sub in ["", "commands", "agents"] {
-        let d = if sub.is_empty() {
-            claude_dir.to_path_buf()
-        } else {
-            claude_dir.join(sub)
-        };
-        if !d.exists() {
-            std::fs::create_dir_all(&d).map_err(|e| err(&d, e))?;
-            let rel = if sub.is_empty() {
-                ".".to_string()
-            } else {
-                sub.to_string()
-            };
-            if !rec.dirs.contains(&rel) {
-                rec.dirs.push(rel);
-            }
-        }
-    }
-    for (rel, body) in &files {
-        let p = claude_dir.join(rel);
-        if std::fs::read_to_string(&p).ok().as_deref() == Some(body.as_str()) {
-            summary.lines.push(format!("unchanged {}", p.display()));
-        } else {
-            write_atomic(&p, body.as_bytes()).map_err(|e| err(&p, e))?;
-            summary.lines.push(format!("wrote     {}", p.display()));
-        }
-        if !rec.files.contains(rel) {
-            rec.files.push(rel.clone());
-        }
-    }
+    check_hooks_shape(&settings_path, existing.as_ref())?;
+    make_dirs(claude_dir, &mut rec)?;
+    write_files(claude_dir, &files, &mut rec, &mut summary)?;
     // settings.json: add (or update in place) the two hook entries.
     if existing.is_none() {
         rec.created_settings = true;
@@ -257,6 +193,154 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
             "`hooks` is not an object; nothing was changed",
         ));
     }
+    merge_hooks(hooks, &token, &mut rec, &settings_path)?;
+    let text = settings.to_pretty();
+    let on_disk = std::fs::read(&settings_path).ok();
+    if on_disk.as_deref() != Some(text.as_bytes()) && (settings != before || on_disk.is_none()) {
+        write_atomic(&settings_path, text.as_bytes()).map_err(|e| err(&settings_path, e))?;
+        let verb = if on_disk.is_none() {
+            "wrote    "
+        } else {
+            "merged   "
+        };
+        summary.lines.push(format!(
+            "{verb} {} (hooks Stop, UserPromptSubmit)",
+            settings_path.display()
+        ));
+    } else {
+        summary
+            .lines
+            .push(format!("unchanged {}", settings_path.display()));
+    }
+    let mp = claude_dir.join(MANIFEST);
+    let mut bytes = serde_json::to_vec_pretty(&rec).map_err(|e| err(&mp, e))?;
+    bytes.push(b'\n');
+    write_atomic(&mp, &bytes).map_err(|e| err(&mp, e))?;
+    Ok(summary)
+}
+
+/// Files `install` would write that exist, were not written by it, and differ: refused.
+fn refuse_foreign_files(
+    claude_dir: &Path,
+    old: Option<&InstallRecord>,
+    files: &[(String, String)],
+) -> Result<(), String> {
+    for (rel, body) in files {
+        let p = claude_dir.join(rel);
+        let ours = old.is_some_and(|r| r.files.contains(rel));
+        if !ours && p.exists() && std::fs::read_to_string(&p).ok().as_deref() != Some(body) {
+            return Err(format!(
+                "refusing to overwrite {} (not written by arev install); move it away first",
+                p.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An existing `hooks` key must be an object of arrays (nothing is changed otherwise).
+fn check_hooks_shape(settings_path: &Path, existing: Option<&OJson>) -> Result<(), String> {
+    if let Some(hooks) = existing.and_then(|s| s.get("hooks")) {
+        let bad = !matches!(hooks, OJson::Obj(_))
+            || HOOKS.iter().any(|(event, _, _, _)| {
+                hooks
+                    .get(event)
+                    .is_some_and(|g| !matches!(g, OJson::Arr(_)))
+            });
+        if bad {
+            return Err(err(
+                settings_path,
+                "`hooks` is not an object of arrays; nothing was changed",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `claude_dir` and its `commands` directory, the ones created recorded.
+fn make_dirs(claude_dir: &Path, rec: &mut InstallRecord) -> Result<(), String> {
+    for sub in ["", "commands"] {
+        let d = if sub.is_empty() {
+            claude_dir.to_path_buf()
+        } else {
+            claude_dir.join(sub)
+        };
+        if !d.exists() {
+            std::fs::create_dir_all(&d).map_err(|e| err(&d, e))?;
+            let rel = if sub.is_empty() {
+                ".".to_string()
+            } else {
+                sub.to_string()
+            };
+            if !rec.dirs.contains(&rel) {
+                rec.dirs.push(rel);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The slash command files, each written unless it already holds its body.
+fn write_files(
+    claude_dir: &Path,
+    files: &[(String, String)],
+    rec: &mut InstallRecord,
+    summary: &mut Summary,
+) -> Result<(), String> {
+    // Files an earlier install wrote that this one no longer ships (the role subagents of
+    // arev ≤ 0.1.0): removed, so the wiring is exactly what this version uses.
+    remove_stale(claude_dir, files, rec, summary)?;
+    for (rel, body) in files {
+        let p = claude_dir.join(rel);
+        if std::fs::read_to_string(&p).ok().as_deref() == Some(body.as_str()) {
+            summary.lines.push(format!("unchanged {}", p.display()));
+        } else {
+            write_atomic(&p, body.as_bytes()).map_err(|e| err(&p, e))?;
+            summary.lines.push(format!("wrote     {}", p.display()));
+        }
+        if !rec.files.contains(rel) {
+            rec.files.push(rel.clone());
+        }
+    }
+    Ok(())
+}
+
+/// Files an earlier install recorded that `files` no longer holds: removed (with their
+/// directory when it is left empty) and dropped from the record.
+fn remove_stale(
+    claude_dir: &Path,
+    files: &[(String, String)],
+    rec: &mut InstallRecord,
+    summary: &mut Summary,
+) -> Result<(), String> {
+    let stale: Vec<String> = rec
+        .files
+        .iter()
+        .filter(|rel| !files.iter().any(|(f, _)| f == *rel))
+        .cloned()
+        .collect();
+    for rel in &stale {
+        let p = claude_dir.join(rel);
+        match std::fs::remove_file(&p) {
+            Ok(()) => summary.lines.push(format!("removed   {}", p.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(err(&p, e)),
+        }
+        if let Some(parent) = p.parent().filter(|d| *d != claude_dir) {
+            let _ = std::fs::remove_dir(parent);
+        }
+    }
+    rec.files.retain(|f| !stale.contains(f));
+    Ok(())
+}
+
+/// arev's hook entry of every event in `hooks`, updated in place or added.
+fn merge_hooks(
+    hooks: &mut OJson,
+    token: &str,
+    rec: &mut InstallRecord,
+    settings_path: &Path,
+) -> Result<(), String> {
     for (event, sub, timeout, status) in HOOKS {
         let command = format!("{token} hook {sub}");
         if hooks.get(event).is_none() {
@@ -268,7 +352,7 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
         let groups = hooks.get_mut(event).ok_or("unreachable")?;
         if !matches!(groups, OJson::Arr(_)) {
             return Err(err(
-                &settings_path,
+                settings_path,
                 format!("`hooks.{event}` is not an array; nothing was changed"),
             ));
         }
@@ -285,23 +369,7 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
             }
         }
     }
-    if settings != before || rec.created_settings {
-        write_atomic(&settings_path, settings.to_pretty().as_bytes())
-            .map_err(|e| err(&settings_path, e))?;
-        summary.lines.push(format!(
-            "merged    {} (hooks Stop, UserPromptSubmit)",
-            settings_path.display()
-        ));
-    } else {
-        summary
-            .lines
-            .push(format!("unchanged {}", settings_path.display()));
-    }
-    let mp = claude_dir.join(MANIFEST);
-    let mut bytes = serde_json::to_vec_pretty(&rec).map_err(|e| err(&mp, e))?;
-    bytes.push(b'\n');
-    write_atomic(&mp, &bytes).map_err(|e| err(&mp, e))?;
-    Ok(summary)
+    Ok(())
 }
 
 /// Remove exactly what `install` recorded in `claude_dir`.
@@ -432,7 +500,11 @@ mod tests {
             serde_json::from_str(include_str!("../../hooks/hooks.json")).unwrap();
         for (event, sub, timeout, status) in HOOKS {
             let h = &plugin["hooks"][event][0]["hooks"][0];
-            assert_eq!(h["command"], format!("arev hook {sub}"), "{event}");
+            assert_eq!(
+                h["command"],
+                format!("{PLUGIN_PROGRAM} hook {sub}"),
+                "{event}"
+            );
             assert_eq!(h["timeout"], *timeout, "{event}");
             assert_eq!(h["statusMessage"], *status, "{event}");
         }
@@ -499,13 +571,20 @@ mod tests {
             assert!(c.contains(&format!("Bash(/opt/bin/arev {sub}:*)")), "{c}");
             assert!(!c.contains("/arev:"), "{c}");
         }
-        let judge = std::fs::read_to_string(dir.join("agents/arev-judge.md")).unwrap();
-        assert!(judge.starts_with("---\nname: arev-judge\n"), "{judge}");
+        assert!(
+            !dir.join("agents").exists(),
+            "no subagents: arev's roles are its own"
+        );
 
-        // Idempotent: a second install changes nothing.
+        // Idempotent: a second install changes nothing, and says so.
         let once = snapshot(&dir);
-        install(&dir, "/opt/bin/arev").unwrap();
+        let again = install(&dir, "/opt/bin/arev").unwrap();
         assert_eq!(snapshot(&dir), once);
+        assert!(
+            again.lines.iter().all(|l| l.starts_with("unchanged ")),
+            "{:?}",
+            again.lines
+        );
         // A moved binary updates the entries in place, never duplicates them.
         install(&dir, "/usr/local/bin/arev").unwrap();
         let v: serde_json::Value =
@@ -564,6 +643,37 @@ mod tests {
             std::fs::read_to_string(dir.join("settings.json")).unwrap(),
             "{oops"
         );
+    }
+
+    /// An install over an earlier one that wrote the role subagents removes them.
+    #[test]
+    fn reinstall_removes_the_subagents_an_earlier_install_wrote() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join(".claude");
+        install(&dir, "arev").unwrap();
+        std::fs::create_dir_all(dir.join("agents")).unwrap();
+        std::fs::write(
+            dir.join("agents/arev-judge.md"),
+            "---\nname: arev-judge\n---\n",
+        )
+        .unwrap();
+        let mut rec = read_record(&dir).unwrap().unwrap();
+        rec.files.push("agents/arev-judge.md".into());
+        rec.dirs.push("agents".into());
+        std::fs::write(dir.join(MANIFEST), serde_json::to_vec(&rec).unwrap()).unwrap();
+        let s = install(&dir, "arev").unwrap();
+        assert!(!dir.join("agents").exists(), "{:?}", s.lines);
+        assert!(
+            s.lines.iter().any(|l| l.starts_with("removed ")),
+            "{:?}",
+            s.lines
+        );
+        assert!(!read_record(&dir)
+            .unwrap()
+            .unwrap()
+            .files
+            .iter()
+            .any(|f| f.starts_with("agents/")));
     }
 
     #[test]

@@ -166,24 +166,24 @@ mod tests {
         xs.iter().map(|s| s.to_string()).collect()
     }
 
-    #[test]
-    fn after_review_table() {
+    /// (iteration, max, review stop, confirmed, previous, worsening before, budget left)
+    ///   → (stop, worsening after)
+    type Row = (
+        u32,
+        u32,
+        StopReason,
+        Vec<&'static str>,
+        Option<Vec<&'static str>>,
+        u32,
+        bool,
+        Option<IterateStop>,
+        u32,
+    );
+
+    fn after_review_rows() -> Vec<Row> {
         use IterateStop::*;
         let zs = StopReason::ZeroFindings;
-        // (iteration, max, review stop, confirmed, previous, worsening before, budget left)
-        //   → (stop, worsening after)
-        #[allow(clippy::type_complexity)]
-        let table: Vec<(
-            u32,
-            u32,
-            StopReason,
-            Vec<&str>,
-            Option<Vec<&str>>,
-            u32,
-            bool,
-            Option<IterateStop>,
-            u32,
-        )> = vec![
+        vec![
             // clean on the first review
             (1, 5, zs, vec![], None, 0, true, Some(Clean), 0),
             // clean wins over everything else after the review (but a budget cut does not)
@@ -268,7 +268,12 @@ mod tests {
                 Some(BudgetExhausted),
                 0,
             ),
-        ];
+        ]
+    }
+
+    #[test]
+    fn after_review_table() {
+        let table = after_review_rows();
         for (i, (it, max, rs, c, p, w, b, want, want_w)) in table.into_iter().enumerate() {
             let c = set(&c);
             let p = p.map(|p| set(&p));

@@ -5,7 +5,6 @@ mod decide;
 mod driver;
 mod finish;
 mod fix;
-mod render;
 mod setup;
 mod verify;
 mod worktree;
@@ -19,7 +18,6 @@ pub use decide::{after_fix, after_review, FixFacts, ReviewFacts, Verdict};
 pub use driver::{run_loop, End, Outcome};
 pub use finish::finish;
 pub use fix::FixerRuling;
-pub use render::{markdown_section, text_section};
 pub use setup::{prepare, Options, Setup, DEFAULT_MAX_ITERATIONS};
 pub use verify::{run_verify, VerifyOutcome};
 pub use worktree::{

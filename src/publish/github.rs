@@ -7,7 +7,7 @@ use super::diff::{right_lines, RightLines};
 use super::error::PublishError;
 use super::http::{Api, Method, RetryPolicy, Secret};
 use super::model::Payload;
-use super::plan::{plan, Existing, Published};
+use super::plan::{plan, Existing, Plan, Published};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -40,7 +40,31 @@ fn field<'a>(v: &'a Value, key: &str, path: &str) -> Result<&'a Value, PublishEr
 pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> {
     let repo = &payload.target.repository;
     let n = payload.target.number;
-    let head = match &payload.target.head_sha {
+    let head = head_sha(api, payload)?;
+    let diff = pr_diff(api, repo, n)?;
+    let existing = earlier_comments(api, repo, n)?;
+    let plan = plan(payload, &diff, &existing, &head);
+    let summary = sticky_summary(api, repo, n, &plan.summary_body(payload))?;
+    // 2. One review with the new inline comments.
+    if !plan.post.is_empty() {
+        post_review(api, repo, n, &head, &plan)?;
+    }
+    // 3. Earlier comments whose finding is gone: say so, in place.
+    for f in &plan.fixed {
+        api.write(
+            Method::Patch,
+            &format!("/repos/{repo}/pulls/comments/{}", f.existing.id),
+            &json!({ "body": f.body }),
+        )?;
+    }
+    Ok(plan.published(&head, summary))
+}
+
+/// The PR's head commit: the payload's, or GitHub's.
+fn head_sha(api: &Api, payload: &Payload) -> Result<String, PublishError> {
+    let repo = &payload.target.repository;
+    let n = payload.target.number;
+    Ok(match &payload.target.head_sha {
         Some(h) => h.clone(),
         None => {
             let path = format!("/repos/{repo}/pulls/{n}");
@@ -56,9 +80,11 @@ pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> 
                 }
             }
         }
-    };
+    })
+}
 
-    // The PR's diff as GitHub sees it: only its right-side lines take inline comments.
+/// The PR's diff as GitHub sees it: only its right-side lines take inline comments.
+fn pr_diff(api: &Api, repo: &str, n: u64) -> Result<BTreeMap<String, RightLines>, PublishError> {
     let files_path = format!("/repos/{repo}/pulls/{n}/files?per_page=100");
     let mut diff: BTreeMap<String, RightLines> = BTreeMap::new();
     for f in api.get_all(&files_path)? {
@@ -70,8 +96,11 @@ pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> 
         let patch = f.get("patch").and_then(Value::as_str).unwrap_or("");
         diff.insert(name, right_lines(patch));
     }
+    Ok(diff)
+}
 
-    // Earlier inline comments (arev's carry a fingerprint marker).
+/// Earlier inline comments that open their threads (arev's carry a fingerprint marker).
+fn earlier_comments(api: &Api, repo: &str, n: u64) -> Result<Vec<Existing>, PublishError> {
     let comments_path = format!("/repos/{repo}/pulls/{n}/comments?per_page=100");
     let mut existing = vec![];
     for c in api.get_all(&comments_path)? {
@@ -95,18 +124,20 @@ pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> 
                 .to_string(),
         });
     }
-    let plan = plan(payload, &diff, &existing, &head);
+    Ok(existing)
+}
 
-    // 1. The sticky summary: the first issue comment that starts with the marker.
+/// The sticky summary (step 1): the first issue comment that starts with the marker,
+/// edited to `body` (or created); whether it was `created`, `updated` or `unchanged`.
+fn sticky_summary(api: &Api, repo: &str, n: u64, body: &str) -> Result<&'static str, PublishError> {
     let issue_path = format!("/repos/{repo}/issues/{n}/comments?per_page=100");
     let sticky = api.get_all(&issue_path)?.into_iter().find(|c| {
         c.get("body")
             .and_then(Value::as_str)
             .is_some_and(is_summary)
     });
-    let body = plan.summary_body(payload);
-    let summary = match sticky {
-        Some(c) if c.get("body").and_then(Value::as_str) == Some(body.as_str()) => "unchanged",
+    Ok(match sticky {
+        Some(c) if c.get("body").and_then(Value::as_str) == Some(body) => "unchanged",
         Some(c) => {
             let id = field(&c, "id", &issue_path)?.as_u64().unwrap_or(0);
             api.write(
@@ -124,45 +155,42 @@ pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> 
             )?;
             "created"
         }
-    };
+    })
+}
 
-    // 2. One review with the new inline comments.
-    if !plan.post.is_empty() {
-        let comments: Vec<Value> = plan
-            .post
-            .iter()
-            .map(|p| {
-                json!({
-                    "path": p.comment.path,
-                    "line": p.comment.line,
-                    "side": "RIGHT",
-                    "body": p.comment.body,
-                })
+/// One `COMMENT` review at `head` with the plan's new inline comments.
+fn post_review(
+    api: &Api,
+    repo: &str,
+    n: u64,
+    head: &str,
+    plan: &Plan<'_>,
+) -> Result<(), PublishError> {
+    let comments: Vec<Value> = plan
+        .post
+        .iter()
+        .map(|p| {
+            json!({
+                "path": p.comment.path,
+                "line": p.comment.line,
+                "side": "RIGHT",
+                "body": p.comment.body,
             })
-            .collect();
-        let short = short_sha(&head);
-        api.write(
-            Method::Post,
-            &format!("/repos/{repo}/pulls/{n}/reviews"),
-            &json!({
-                "commit_id": head,
-                "event": "COMMENT",
-                "body": format!(
-                    "**arev**: {} new finding(s) at {short}. The arev summary comment has the whole report.",
-                    plan.post.len()
-                ),
-                "comments": comments,
-            }),
-        )?;
-    }
-
-    // 3. Earlier comments whose finding is gone: say so, in place.
-    for f in &plan.fixed {
-        api.write(
-            Method::Patch,
-            &format!("/repos/{repo}/pulls/comments/{}", f.existing.id),
-            &json!({ "body": f.body }),
-        )?;
-    }
-    Ok(plan.published(&head, summary))
+        })
+        .collect();
+    let short = short_sha(head);
+    api.write(
+        Method::Post,
+        &format!("/repos/{repo}/pulls/{n}/reviews"),
+        &json!({
+            "commit_id": head,
+            "event": "COMMENT",
+            "body": format!(
+                "**arev**: {} new finding(s) at {short}. The arev summary comment has the whole report.",
+                plan.post.len()
+            ),
+            "comments": comments,
+        }),
+    )?;
+    Ok(())
 }

@@ -7,7 +7,7 @@ use super::diff::{right_lines, RightLine, RightLines};
 use super::error::PublishError;
 use super::http::{Api, Method, RetryPolicy, Secret};
 use super::model::Payload;
-use super::plan::{plan, Existing, Published};
+use super::plan::{plan, Existing, Plan, Published};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -55,7 +55,33 @@ pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> 
         project_segment(&payload.target.repository),
         payload.target.number
     );
-    // The latest MR version: the shas every diff position must name.
+    let version = latest_version(api, &mr)?;
+    let (diff, old_paths) = mr_diff(api, &mr)?;
+    let existing = earlier_discussions(api, &mr)?;
+    let plan = plan(payload, &diff, &existing, &version.head);
+    let summary = sticky_summary(api, &mr, &plan.summary_body(payload))?;
+    post_discussions(api, &mr, &version, &old_paths, &plan)?;
+    // 3. Earlier discussions whose finding is gone: edit their first note.
+    for f in &plan.fixed {
+        let thread = f.existing.thread.as_deref().unwrap_or_default();
+        api.write(
+            Method::Put,
+            &format!("{mr}/discussions/{thread}/notes/{}", f.existing.id),
+            &json!({ "body": f.body }),
+        )?;
+    }
+    Ok(plan.published(&version.head, summary))
+}
+
+/// The shas of the MR's latest version, which every diff position must name.
+struct Version {
+    base: String,
+    start: String,
+    head: String,
+}
+
+/// The latest MR version: the shas every diff position must name.
+fn latest_version(api: &Api, mr: &str) -> Result<Version, PublishError> {
     let versions_path = format!("{mr}/versions");
     let versions = api.get(&versions_path)?;
     let latest = versions
@@ -66,13 +92,18 @@ pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> 
             .map(String::from)
             .ok_or_else(|| bad(&versions_path, format!("no `{k}`")))
     };
-    let (base, start, head) = (
-        sha("base_commit_sha")?,
-        sha("start_commit_sha")?,
-        sha("head_commit_sha")?,
-    );
+    Ok(Version {
+        base: sha("base_commit_sha")?,
+        start: sha("start_commit_sha")?,
+        head: sha("head_commit_sha")?,
+    })
+}
 
-    // The MR's diff as GitLab sees it (old path kept for the position).
+/// The MR's diff as GitLab sees it, with each file's old path (kept for the position).
+type MrDiff = (BTreeMap<String, RightLines>, BTreeMap<String, String>);
+
+/// The MR's diff as GitLab sees it (old path kept for the position).
+fn mr_diff(api: &Api, mr: &str) -> Result<MrDiff, PublishError> {
     let diffs_path = format!("{mr}/diffs?per_page=100");
     let mut diff: BTreeMap<String, RightLines> = BTreeMap::new();
     let mut old_paths: BTreeMap<String, String> = BTreeMap::new();
@@ -90,8 +121,11 @@ pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> 
         );
         old_paths.insert(new_path.to_string(), old_path.to_string());
     }
+    Ok((diff, old_paths))
+}
 
-    // Earlier diff discussions: the first note of each carries arev's marker.
+/// Earlier diff discussions: the first note of each carries arev's marker.
+fn earlier_discussions(api: &Api, mr: &str) -> Result<Vec<Existing>, PublishError> {
     let discussions_path = format!("{mr}/discussions?per_page=100");
     let mut existing = vec![];
     for d in api.get_all(&discussions_path)? {
@@ -114,17 +148,19 @@ pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> 
             body: str_at(note, "/body").unwrap_or_default().to_string(),
         });
     }
-    let plan = plan(payload, &diff, &existing, &head);
+    Ok(existing)
+}
 
-    // 1. The sticky summary note.
+/// The sticky summary note (step 1), edited to `body` (or created); whether it was
+/// `created`, `updated` or `unchanged`.
+fn sticky_summary(api: &Api, mr: &str, body: &str) -> Result<&'static str, PublishError> {
     let notes_path = format!("{mr}/notes?per_page=100&sort=asc&order_by=created_at");
     let sticky = api.get_all(&notes_path)?.into_iter().find(|n| {
         n.get("system").and_then(Value::as_bool) != Some(true)
             && str_at(n, "/body").is_some_and(is_summary)
     });
-    let body = plan.summary_body(payload);
-    let summary = match sticky {
-        Some(n) if str_at(&n, "/body") == Some(body.as_str()) => "unchanged",
+    Ok(match sticky {
+        Some(n) if str_at(&n, "/body") == Some(body) => "unchanged",
         Some(n) => {
             let id = n.get("id").and_then(Value::as_u64).unwrap_or(0);
             api.write(
@@ -142,16 +178,24 @@ pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> 
             )?;
             "created"
         }
-    };
+    })
+}
 
-    // 2. One positioned discussion per new finding.
+/// One positioned discussion per new finding (step 2).
+fn post_discussions(
+    api: &Api,
+    mr: &str,
+    version: &Version,
+    old_paths: &BTreeMap<String, String>,
+    plan: &Plan<'_>,
+) -> Result<(), PublishError> {
     for p in &plan.post {
         let c = p.comment;
         let mut position = json!({
             "position_type": "text",
-            "base_sha": base,
-            "start_sha": start,
-            "head_sha": head,
+            "base_sha": version.base,
+            "start_sha": version.start,
+            "head_sha": version.head,
             "new_path": c.path,
             "old_path": old_paths.get(&c.path).unwrap_or(&c.path),
             "new_line": c.line,
@@ -166,17 +210,7 @@ pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> 
             &json!({ "body": c.body, "position": position }),
         )?;
     }
-
-    // 3. Earlier discussions whose finding is gone: edit their first note.
-    for f in &plan.fixed {
-        let thread = f.existing.thread.as_deref().unwrap_or_default();
-        api.write(
-            Method::Put,
-            &format!("{mr}/discussions/{thread}/notes/{}", f.existing.id),
-            &json!({ "body": f.body }),
-        )?;
-    }
-    Ok(plan.published(&head, summary))
+    Ok(())
 }
 
 #[cfg(test)]

@@ -343,7 +343,6 @@ impl Api {
     }
 
     fn once(&self, method: Method, url: &str, path: &str, body: Option<&str>) -> Outcome {
-        let m = method.as_str();
         let result = match (method, body) {
             (Method::Get, _) => self.with_headers(self.agent.get(url)).call(),
             (Method::Post, b) => self
@@ -361,55 +360,55 @@ impl Api {
         };
         let mut resp = match result {
             Ok(r) => r,
-            Err(e) => {
-                let error = PublishError::Transport {
-                    method: m,
-                    path: path.to_string(),
-                    message: self.scrub(&e.to_string()),
-                };
-                // A write is repeated only when it certainly never reached the server.
-                let never_sent = matches!(
-                    e,
-                    ureq::Error::ConnectionFailed
-                        | ureq::Error::HostNotFound
-                        | ureq::Error::Timeout(ureq::Timeout::Connect | ureq::Timeout::Resolve)
-                );
-                return if method == Method::Get || never_sent {
-                    Outcome::Retry {
-                        wait: Duration::ZERO,
-                        error,
-                    }
-                } else {
-                    Outcome::Fail(error)
-                };
-            }
+            Err(e) => return self.unsent(method, path, &e),
         };
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let text = resp.body_mut().read_to_string().unwrap_or_default();
         if (200..300).contains(&status) {
-            let next = headers
-                .get("link")
-                .and_then(|v| v.to_str().ok())
-                .and_then(next_link);
-            let value = if text.trim().is_empty() {
-                Value::Null
-            } else {
-                match serde_json::from_str(&text) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        return Outcome::Fail(PublishError::BadAnswer {
-                            method: m,
-                            path: path.to_string(),
-                            message: format!("not JSON ({e})"),
-                        })
-                    }
-                }
-            };
-            return Outcome::Done(value, next);
+            return answered(method.as_str(), path, &headers, &text);
         }
-        let message = self.scrub(&error_message(&text));
-        if let Some(wait_s) = rate_limit_wait(status, &headers, &text, now_s()) {
+        self.refused(method.as_str(), path, status, &headers, &text)
+    }
+
+    /// A request that got no answer: retried when it is a read, or a write that certainly
+    /// never reached the server.
+    fn unsent(&self, method: Method, path: &str, e: &ureq::Error) -> Outcome {
+        let m = method.as_str();
+        let error = PublishError::Transport {
+            method: m,
+            path: path.to_string(),
+            message: self.scrub(&e.to_string()),
+        };
+        // A write is repeated only when it certainly never reached the server.
+        let never_sent = matches!(
+            e,
+            ureq::Error::ConnectionFailed
+                | ureq::Error::HostNotFound
+                | ureq::Error::Timeout(ureq::Timeout::Connect | ureq::Timeout::Resolve)
+        );
+        if method == Method::Get || never_sent {
+            Outcome::Retry {
+                wait: Duration::ZERO,
+                error,
+            }
+        } else {
+            Outcome::Fail(error)
+        }
+    }
+
+    /// A non-2xx answer: a rate limit waited out (within the policy's longest wait), a
+    /// server error retried, anything else a failure.
+    fn refused(
+        &self,
+        m: &'static str,
+        path: &str,
+        status: u16,
+        headers: &HeaderMap,
+        text: &str,
+    ) -> Outcome {
+        let message = self.scrub(&error_message(text));
+        if let Some(wait_s) = rate_limit_wait(status, headers, text, now_s()) {
             if Duration::from_secs(wait_s) > self.policy.max_wait {
                 return Outcome::Fail(PublishError::RateLimited {
                     method: m,
@@ -457,6 +456,29 @@ impl Api {
         }
         req.header(self.auth.header, self.auth.value.as_str())
     }
+}
+
+/// A 2xx answer: its JSON body (null when empty) and the next page's URL, if any.
+fn answered(m: &'static str, path: &str, headers: &HeaderMap, text: &str) -> Outcome {
+    let next = headers
+        .get("link")
+        .and_then(|v| v.to_str().ok())
+        .and_then(next_link);
+    let value = if text.trim().is_empty() {
+        Value::Null
+    } else {
+        match serde_json::from_str(text) {
+            Ok(v) => v,
+            Err(e) => {
+                return Outcome::Fail(PublishError::BadAnswer {
+                    method: m,
+                    path: path.to_string(),
+                    message: format!("not JSON ({e})"),
+                })
+            }
+        }
+    };
+    Outcome::Done(value, next)
 }
 
 #[cfg(test)]

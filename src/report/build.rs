@@ -1,8 +1,8 @@
 //! Build report.json from the rounds: findings with rulings, severity counts, coverage, cost, quality.
 
 use super::assemble::{sort_confirmed, HEALTHY_BAND};
-use super::fingerprint::{fingerprint_with, Texts};
 use super::*;
+use crate::findings::{fingerprint_with, Texts};
 use crate::round::{Judged, ReviewEnd, ReviewResult};
 use crate::store::Meta;
 use crate::target::PinnedTarget;
@@ -126,48 +126,120 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
         meta,
         ..
     } = input;
-    let mut confirmed = vec![];
-    let mut debunked = vec![];
-    let mut unresolved = vec![];
-    let spec_doc = (target.target_type == crate::target::TargetType::Spec)
-        .then(|| target.files.first().map(|d| d.path.as_str()))
-        .flatten();
-    let entry_of = |j: &Judged| {
-        entry(
-            j,
-            spec_doc,
-            &target.root,
-            &result.texts,
-            &result.rounds,
-            input.enthusiast_agent,
-            input.judge_agent,
-        )
+    let found = Found::of(input);
+    let by_severity = BySeverity::of(&found.confirmed);
+    let completed = matches!(result.end, ReviewEnd::Stopped(_));
+    let coverage = coverage_of(target, completed);
+    let cost = Cost::from_dispatches(result.rounds.iter().flat_map(|r| &r.dispatches));
+    let quality = quality_of(result, found.confirmed.len(), found.debunked.len());
+    let (stop_reason, abort_reason, abort_detail) = match &result.end {
+        ReviewEnd::Stopped(s) => (Some(*s), None, None),
+        ReviewEnd::Aborted(a) => (None, Some(a.reason()), Some(a.detail())),
+        ReviewEnd::Interrupted | ReviewEnd::Empty => (None, None, None),
     };
-    for j in &result.judged {
-        let e = entry_of(j);
-        match &j.ruling {
-            Some(r) if r.is_confirmed() => confirmed.push(e),
-            Some(_) => debunked.push(e),
-            None => unresolved.push(e),
-        }
+    Report {
+        schema_version: SCHEMA_VERSION,
+        arev_version: env!("CARGO_PKG_VERSION").to_string(),
+        run_id: meta.run_id.clone(),
+        run_dir: input.run_dir.display().to_string(),
+        status: meta.status,
+        stop_reason,
+        abort_reason,
+        abort_detail,
+        target: ReportTarget::new(target, &meta.target),
+        rounds: result.rounds.iter().map(report_round).collect(),
+        confirmed: found.confirmed,
+        debunked: found.debunked,
+        unresolved: found.unresolved,
+        by_severity,
+        coverage,
+        cost,
+        quality,
+        warnings: result.warnings.clone(),
+        shard: None,
+        merged_from: vec![],
+        iterate: None,
+        baseline: None,
+        absent: vec![],
+        degraded: result
+            .rounds
+            .iter()
+            .flat_map(|r| r.degraded.iter().cloned())
+            .collect(),
+        suppressed: found.suppressed,
+        incremental: None,
+        cached_from: None,
+        started_at: meta.started_at.clone(),
+        finished_at: meta.finished_at.clone().unwrap_or_default(),
+        duration_ms: input.duration_ms,
     }
-    sort_confirmed(&mut confirmed);
-    let by_severity = BySeverity::of(&confirmed);
-    // Suppressed findings (never judged), each fingerprint once.
-    let mut suppressed: Vec<ReportFinding> = vec![];
-    for s in &result.suppressed {
-        if suppressed.iter().any(|f| f.fingerprint == s.fingerprint) {
-            continue;
-        }
-        let j = Judged {
-            round: s.round,
-            finding: s.finding.clone(),
-            ruling: None,
+}
+
+/// The review's findings by ruling: confirmed (sorted), debunked, unresolved, and the
+/// suppressed ones (never judged, each fingerprint once).
+struct Found {
+    confirmed: Vec<ReportFinding>,
+    debunked: Vec<ReportFinding>,
+    unresolved: Vec<ReportFinding>,
+    suppressed: Vec<ReportFinding>,
+}
+
+impl Found {
+    fn of(input: &BuildInput<'_>) -> Self {
+        let BuildInput { result, target, .. } = input;
+        let mut confirmed = vec![];
+        let mut debunked = vec![];
+        let mut unresolved = vec![];
+        let spec_doc = (target.target_type == crate::target::TargetType::Spec)
+            .then(|| target.files.first().map(|d| d.path.as_str()))
+            .flatten();
+        let entry_of = |j: &Judged| {
+            entry(
+                j,
+                spec_doc,
+                &target.root,
+                &result.texts,
+                &result.rounds,
+                input.enthusiast_agent,
+                input.judge_agent,
+            )
         };
-        let mut e = entry_of(&j);
-        e.suppression = Some(s.suppression.clone());
-        suppressed.push(e);
+        for j in &result.judged {
+            let e = entry_of(j);
+            match &j.ruling {
+                Some(r) if r.is_confirmed() => confirmed.push(e),
+                Some(_) => debunked.push(e),
+                None => unresolved.push(e),
+            }
+        }
+        sort_confirmed(&mut confirmed);
+        // Suppressed findings (never judged), each fingerprint once.
+        let mut suppressed: Vec<ReportFinding> = vec![];
+        for s in &result.suppressed {
+            if suppressed.iter().any(|f| f.fingerprint == s.fingerprint) {
+                continue;
+            }
+            let j = Judged {
+                round: s.round,
+                finding: s.finding.clone(),
+                ruling: None,
+            };
+            let mut e = entry_of(&j);
+            e.suppression = Some(s.suppression.clone());
+            suppressed.push(e);
+        }
+        Self {
+            confirmed,
+            debunked,
+            unresolved,
+            suppressed,
+        }
     }
+}
+
+/// Coverage: every reviewed and skipped file of the target, sorted by path (reviewed ones
+/// count only when the review `completed`).
+fn coverage_of(target: &PinnedTarget, completed: bool) -> Coverage {
     // Per file: its sha256 and, for a diff, the sha256 of its section of diff.patch — what a
     // later `--incremental` run compares against.
     let sections = crate::target::patch_sections(target);
@@ -192,8 +264,7 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
         }))
         .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    let completed = matches!(result.end, ReviewEnd::Stopped(_));
-    let coverage = Coverage {
+    Coverage {
         reviewed: if completed {
             target.files.len() as u32
         } else {
@@ -211,8 +282,12 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
                 f
             })
             .collect(),
-    };
-    let cost = Cost::from_dispatches(result.rounds.iter().flat_map(|r| &r.dispatches));
+    }
+}
+
+/// Quality: the debunk rate in the healthy band, the discovery curve, the escalations, and
+/// the agent errors (recorded errors and dispatches that failed a gate).
+fn quality_of(result: &ReviewResult, confirmed: usize, debunked: usize) -> Quality {
     let mut agent_errors = 0;
     for r in &result.rounds {
         agent_errors += r.errors.len() as u32;
@@ -224,73 +299,32 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
             }
         }
     }
-    let (debunk_rate, in_band) =
-        Quality::debunk_rate(confirmed.len(), debunked.len(), HEALTHY_BAND);
-    let quality = Quality {
+    let (debunk_rate, in_band) = Quality::debunk_rate(confirmed, debunked, HEALTHY_BAND);
+    Quality {
         debunk_rate,
         healthy_band: HEALTHY_BAND,
         in_band,
         discovery_curve: result.rounds.iter().map(|r| r.counts.novel).collect(),
         escalations: result.escalations.clone(),
         agent_errors,
-    };
-    let (stop_reason, abort_reason, abort_detail) = match &result.end {
-        ReviewEnd::Stopped(s) => (Some(*s), None, None),
-        ReviewEnd::Aborted(a) => (None, Some(a.reason()), Some(a.detail())),
-        ReviewEnd::Interrupted | ReviewEnd::Empty => (None, None, None),
-    };
-    Report {
-        schema_version: SCHEMA_VERSION,
-        arev_version: env!("CARGO_PKG_VERSION").to_string(),
-        run_id: meta.run_id.clone(),
-        run_dir: input.run_dir.display().to_string(),
-        status: meta.status,
-        stop_reason,
-        abort_reason,
-        abort_detail,
-        target: ReportTarget::new(target, &meta.target),
-        rounds: result
-            .rounds
-            .iter()
-            .map(|r| ReportRound {
-                round: r.round,
-                tier: r.tier,
-                per_pass: r.counts.per_pass.clone(),
-                findings: r.counts.novel,
-                confirmed: r.counts.confirmed,
-                debunked: r.counts.debunked,
-                unresolved: r.counts.unresolved,
-                errors: r.errors.clone(),
-                duration_ms: r.duration_ms,
-                cost_usd: r.cost_usd,
-                tokens: r.tokens,
-                decision: r.decision.action.to_string(),
-                decision_reasons: r.decision.reasons.clone(),
-            })
-            .collect(),
-        confirmed,
-        debunked,
-        unresolved,
-        by_severity,
-        coverage,
-        cost,
-        quality,
-        warnings: result.warnings.clone(),
-        shard: None,
-        merged_from: vec![],
-        iterate: None,
-        baseline: None,
-        absent: vec![],
-        degraded: result
-            .rounds
-            .iter()
-            .flat_map(|r| r.degraded.iter().cloned())
-            .collect(),
-        suppressed,
-        incremental: None,
-        cached_from: None,
-        started_at: meta.started_at.clone(),
-        finished_at: meta.finished_at.clone().unwrap_or_default(),
-        duration_ms: input.duration_ms,
+    }
+}
+
+/// A round of the report from its record.
+fn report_round(r: &crate::round::RoundRecord) -> ReportRound {
+    ReportRound {
+        round: r.round,
+        tier: r.tier,
+        per_pass: r.counts.per_pass.clone(),
+        findings: r.counts.novel,
+        confirmed: r.counts.confirmed,
+        debunked: r.counts.debunked,
+        unresolved: r.counts.unresolved,
+        errors: r.errors.clone(),
+        duration_ms: r.duration_ms,
+        cost_usd: r.cost_usd,
+        tokens: r.tokens,
+        decision: r.decision.action.to_string(),
+        decision_reasons: r.decision.reasons.clone(),
     }
 }

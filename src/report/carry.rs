@@ -10,10 +10,10 @@
 //! file) cannot be located and is carried as it is.
 
 use super::assemble::sort_confirmed;
-use super::fingerprint::{fingerprint_with, FileLines, Texts};
 use super::{
     BySeverity, CoverageFile, CoverageStatus, IncrementalInfo, Report, ReportFinding, ReportTarget,
 };
+use crate::findings::{fingerprint_with, FileLines, Texts};
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 

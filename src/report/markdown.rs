@@ -74,6 +74,18 @@ fn table(s: &mut String, r: &Report, list: &[&ReportFinding]) {
 
 pub fn render_markdown(r: &Report) -> String {
     let mut s = String::new();
+    heading(&mut s, r);
+    confirmed_sections(&mut s, r);
+    unresolved_list(&mut s, r);
+    suppressed_details(&mut s, r);
+    debunked_details(&mut s, r);
+    footer(&mut s, r);
+    provenance(&mut s, r);
+    s
+}
+
+/// The marker, the title, the counts line, the abort detail and the iterate section.
+fn heading(s: &mut String, r: &Report) {
     // A marker a CI job can search for to update its previous PR comment in place.
     let _ = writeln!(s, "{REPORT_MARKER}");
     let _ = writeln!(
@@ -104,10 +116,14 @@ pub fn render_markdown(r: &Report) -> String {
         let _ = writeln!(s, "> **Warning:** {}\n", inline(&d.warning()));
     }
     if let Some(it) = &r.iterate {
-        s.push_str(&crate::iterate::markdown_section(it));
+        s.push_str(&super::iterate::markdown_section(it));
     }
+}
+
+/// The confirmed findings: one table, or with a baseline new / still open / fixed.
+fn confirmed_sections(s: &mut String, r: &Report) {
     match &r.baseline {
-        None => table(&mut s, r, &r.confirmed.iter().collect::<Vec<_>>()),
+        None => table(s, r, &r.confirmed.iter().collect::<Vec<_>>()),
         Some(b) => {
             let _ = writeln!(
                 s,
@@ -125,7 +141,7 @@ pub fn render_markdown(r: &Report) -> String {
                 .partition(|f| f.baseline_state.is_some_and(|x| x.is_new()));
             for (title, list) in [("New", new), ("Still open", open)] {
                 let _ = writeln!(s, "### {title} ({})\n", list.len());
-                table(&mut s, r, &list);
+                table(s, r, &list);
             }
             let _ = writeln!(s, "### Fixed ({})\n", r.absent.len());
             for f in &r.absent {
@@ -143,6 +159,10 @@ pub fn render_markdown(r: &Report) -> String {
             }
         }
     }
+}
+
+/// The unresolved findings, one line each.
+fn unresolved_list(s: &mut String, r: &Report) {
     if !r.unresolved.is_empty() {
         let _ = writeln!(s, "### Unresolved\n");
         for f in &r.unresolved {
@@ -156,6 +176,10 @@ pub fn render_markdown(r: &Report) -> String {
         }
         s.push('\n');
     }
+}
+
+/// The suppressed findings, folded, each with its justification and source.
+fn suppressed_details(s: &mut String, r: &Report) {
     if !r.suppressed.is_empty() {
         let _ = writeln!(
             s,
@@ -180,6 +204,10 @@ pub fn render_markdown(r: &Report) -> String {
         }
         let _ = writeln!(s, "\n</details>\n");
     }
+}
+
+/// The debunked findings, folded, each with its resolution and what it cites.
+fn debunked_details(s: &mut String, r: &Report) {
     if !r.debunked.is_empty() {
         let _ = writeln!(
             s,
@@ -202,6 +230,10 @@ pub fn render_markdown(r: &Report) -> String {
         }
         let _ = writeln!(s, "\n</details>\n");
     }
+}
+
+/// Coverage, cost and target digest; incremental, cached verdict and debunk rate notes.
+fn footer(s: &mut String, r: &Report) {
     let _ =
         writeln!(
         s,
@@ -240,6 +272,10 @@ pub fn render_markdown(r: &Report) -> String {
             hi * 100.0
         );
     }
+}
+
+/// Where the report comes from: its shard, the shards it merges, and the skipped files.
+fn provenance(s: &mut String, r: &Report) {
     if let Some(sh) = &r.shard {
         let _ = writeln!(
             s,
@@ -283,5 +319,4 @@ pub fn render_markdown(r: &Report) -> String {
     if !skipped.is_empty() {
         let _ = writeln!(s, "\nSkipped: {}.", skipped.join(", "));
     }
-    s
 }

@@ -205,97 +205,199 @@ pub fn merge_reports(mut inputs: Vec<MergeInput>) -> Result<Report, MergeError> 
     Ok(combine(&inputs))
 }
 
+/// `shard i/n` of a report, as warnings and errors name it.
+fn label(r: &Report) -> String {
+    let id = identity(r);
+    format!("shard {}/{}", id.index, id.count)
+}
+
 fn combine(inputs: &[MergeInput]) -> Report {
     let reports: Vec<&Report> = inputs.iter().map(|i| &i.report).collect();
     let head = reports[0];
     let first = identity(head);
-    let label = |r: &Report| {
-        let id = identity(r);
-        format!("shard {}/{}", id.index, id.count)
-    };
-
-    // Status and reasons.
-    let aborted = reports.iter().find(|r| r.status == RunStatus::Aborted);
-    let status = if aborted.is_some() {
-        RunStatus::Aborted
-    } else if reports.iter().any(|r| r.status == RunStatus::Interrupted) {
-        RunStatus::Interrupted
-    } else if reports.iter().all(|r| r.status == RunStatus::Empty) {
-        RunStatus::Empty
-    } else {
-        RunStatus::Complete
-    };
-    let mut warnings: Vec<String> = Vec::new();
-    let stops: Vec<StopReason> = reports.iter().filter_map(|r| r.stop_reason).collect();
-    let stop_reason = if status == RunStatus::Complete {
-        stops.iter().copied().max_by_key(|s| stop_rank(*s))
-    } else {
-        None
-    };
-    if stops.iter().any(|s| *s != stops[0]) {
-        let each: Vec<String> = reports
-            .iter()
-            .filter_map(|r| {
-                r.stop_reason
-                    .map(|s| format!("{} {}", label(r), s.as_str()))
-            })
-            .collect();
-        warnings.push(format!(
-            "the shards stopped for different reasons: {}",
-            each.join(", ")
-        ));
-    }
-    let (abort_reason, abort_detail) = match aborted {
-        Some(r) => (
-            r.abort_reason,
-            Some(format!(
-                "{} ({}): {}",
-                label(r),
-                r.run_id,
-                r.abort_detail.as_deref().unwrap_or("aborted")
-            )),
-        ),
-        None => (None, None),
-    };
+    let outcome = Outcome::of(&reports);
+    let found = Found::of(&reports);
+    let by_severity = BySeverity::of(&found.confirmed);
+    let coverage = merged_coverage(&reports);
+    let mut cost = Cost::default();
     for r in &reports {
-        for w in &r.warnings {
-            let w = format!("{}: {w}", label(r));
-            if !warnings.contains(&w) {
-                warnings.push(w);
+        cost.absorb(&r.cost);
+    }
+    let rounds = merged_rounds(&reports);
+    let quality = merged_quality(&reports, head.quality.healthy_band, &found);
+    let drift = reports.iter().any(|r| r.target.drift);
+    let all_final = reports.iter().all(|r| r.target.sha256_final.is_some());
+    Report {
+        schema_version: SCHEMA_VERSION,
+        arev_version: env!("CARGO_PKG_VERSION").to_string(),
+        run_id: merged_run_id(&reports),
+        run_dir: String::new(),
+        status: outcome.status,
+        stop_reason: outcome.stop_reason,
+        abort_reason: outcome.aborted.and_then(|r| r.abort_reason),
+        abort_detail: outcome.aborted.map(abort_detail),
+        // The full manifest in place of the head shard's slice.
+        target: ReportTarget {
+            sha256: first.sha256.to_string(),
+            sha256_final: (!drift && all_final).then(|| first.sha256.to_string()),
+            drift,
+            allowed_files: first.files.to_vec(),
+            ..head.target.clone()
+        },
+        rounds,
+        confirmed: found.confirmed,
+        debunked: found.debunked,
+        unresolved: found.unresolved,
+        by_severity,
+        coverage,
+        cost,
+        quality,
+        warnings: outcome.warnings,
+        shard: None,
+        merged_from: merged_from(&reports),
+        iterate: None,
+        baseline: None,
+        absent: vec![],
+        degraded: vec![],
+        suppressed: found.suppressed,
+        incremental: None,
+        cached_from: None,
+        started_at: reports
+            .iter()
+            .map(|r| r.started_at.as_str())
+            .min()
+            .unwrap_or_default()
+            .to_string(),
+        finished_at: reports
+            .iter()
+            .map(|r| r.finished_at.as_str())
+            .max()
+            .unwrap_or_default()
+            .to_string(),
+        duration_ms: reports.iter().map(|r| r.duration_ms).max().unwrap_or(0),
+    }
+}
+
+/// How the merged review ended: its status, stop and abort reasons, and the warnings (the
+/// shards' own, each prefixed with the shard, after one when they stopped differently).
+struct Outcome<'a> {
+    status: RunStatus,
+    stop_reason: Option<StopReason>,
+    /// The first shard that aborted.
+    aborted: Option<&'a Report>,
+    warnings: Vec<String>,
+}
+
+impl<'a> Outcome<'a> {
+    fn of(reports: &[&'a Report]) -> Self {
+        let aborted = reports
+            .iter()
+            .copied()
+            .find(|r| r.status == RunStatus::Aborted);
+        let status = if aborted.is_some() {
+            RunStatus::Aborted
+        } else if reports.iter().any(|r| r.status == RunStatus::Interrupted) {
+            RunStatus::Interrupted
+        } else if reports.iter().all(|r| r.status == RunStatus::Empty) {
+            RunStatus::Empty
+        } else {
+            RunStatus::Complete
+        };
+        let mut warnings: Vec<String> = Vec::new();
+        let stops: Vec<StopReason> = reports.iter().filter_map(|r| r.stop_reason).collect();
+        let stop_reason = if status == RunStatus::Complete {
+            stops.iter().copied().max_by_key(|s| stop_rank(*s))
+        } else {
+            None
+        };
+        if stops.iter().any(|s| *s != stops[0]) {
+            let each: Vec<String> = reports
+                .iter()
+                .filter_map(|r| {
+                    r.stop_reason
+                        .map(|s| format!("{} {}", label(r), s.as_str()))
+                })
+                .collect();
+            warnings.push(format!(
+                "the shards stopped for different reasons: {}",
+                each.join(", ")
+            ));
+        }
+        for r in reports {
+            for w in &r.warnings {
+                let w = format!("{}: {w}", label(r));
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
             }
         }
+        Self {
+            status,
+            stop_reason,
+            aborted,
+            warnings,
+        }
     }
+}
 
-    // Findings.
-    let mut confirmed: Vec<ReportFinding> = Vec::new();
-    let mut debunked: Vec<ReportFinding> = Vec::new();
-    let mut unresolved: Vec<ReportFinding> = Vec::new();
-    let mut suppressed: Vec<ReportFinding> = Vec::new();
-    for r in &reports {
-        // Finding ids (`F1`) are local to a shard's rounds: qualify them with the shard
-        // (`s2:F1`), so that they stay unique and point at the shard's round files.
-        let id = identity(r);
-        let qualify = |f: &ReportFinding| {
-            let mut f = f.clone();
-            if id.count > 1 {
-                f.id = format!("s{}:{}", id.index, f.id);
-            }
-            f
-        };
-        confirmed.extend(r.confirmed.iter().map(qualify));
-        debunked.extend(r.debunked.iter().map(qualify));
-        unresolved.extend(r.unresolved.iter().map(qualify));
-        suppressed.extend(r.suppressed.iter().map(qualify));
-    }
-    sort_confirmed(&mut confirmed);
-    for list in [&mut debunked, &mut unresolved] {
-        list.sort_by(|a, b| (a.round, &a.file, a.line).cmp(&(b.round, &b.file, b.line)));
-    }
-    let by_severity = BySeverity::of(&confirmed);
+/// The merged abort detail: the aborted shard, its run id and its own detail.
+fn abort_detail(r: &Report) -> String {
+    format!(
+        "{} ({}): {}",
+        label(r),
+        r.run_id,
+        r.abort_detail.as_deref().unwrap_or("aborted")
+    )
+}
 
-    // Coverage: the union (a file reviewed by its shard wins over a listing elsewhere).
+/// The findings of all shards, ids qualified with the shard; confirmed re-sorted by
+/// severity, file and line, debunked and unresolved by round, file and line.
+struct Found {
+    confirmed: Vec<ReportFinding>,
+    debunked: Vec<ReportFinding>,
+    unresolved: Vec<ReportFinding>,
+    suppressed: Vec<ReportFinding>,
+}
+
+impl Found {
+    fn of(reports: &[&Report]) -> Self {
+        let mut confirmed: Vec<ReportFinding> = Vec::new();
+        let mut debunked: Vec<ReportFinding> = Vec::new();
+        let mut unresolved: Vec<ReportFinding> = Vec::new();
+        let mut suppressed: Vec<ReportFinding> = Vec::new();
+        for r in reports {
+            // Finding ids (`F1`) are local to a shard's rounds: qualify them with the shard
+            // (`s2:F1`), so that they stay unique and point at the shard's round files.
+            let id = identity(r);
+            let qualify = |f: &ReportFinding| {
+                let mut f = f.clone();
+                if id.count > 1 {
+                    f.id = format!("s{}:{}", id.index, f.id);
+                }
+                f
+            };
+            confirmed.extend(r.confirmed.iter().map(qualify));
+            debunked.extend(r.debunked.iter().map(qualify));
+            unresolved.extend(r.unresolved.iter().map(qualify));
+            suppressed.extend(r.suppressed.iter().map(qualify));
+        }
+        sort_confirmed(&mut confirmed);
+        for list in [&mut debunked, &mut unresolved] {
+            list.sort_by(|a, b| (a.round, &a.file, a.line).cmp(&(b.round, &b.file, b.line)));
+        }
+        Self {
+            confirmed,
+            debunked,
+            unresolved,
+            suppressed,
+        }
+    }
+}
+
+/// Coverage: the union (a file reviewed by its shard wins over a listing elsewhere).
+fn merged_coverage(reports: &[&Report]) -> Coverage {
     let mut files: BTreeMap<String, CoverageFile> = BTreeMap::new();
-    for r in &reports {
+    for r in reports {
         for f in &r.coverage.files {
             match files.get(&f.path) {
                 Some(prev) if prev.status == CoverageStatus::Reviewed => {}
@@ -306,7 +408,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
         }
     }
     let files: Vec<CoverageFile> = files.into_values().collect();
-    let coverage = Coverage {
+    Coverage {
         reviewed: files
             .iter()
             .filter(|f| f.status == CoverageStatus::Reviewed)
@@ -317,17 +419,14 @@ fn combine(inputs: &[MergeInput]) -> Report {
             .filter(|f| f.status == CoverageStatus::CarriedOver)
             .count() as u32,
         files,
-    };
-
-    // Cost.
-    let mut cost = Cost::default();
-    for r in &reports {
-        cost.absorb(&r.cost);
     }
+}
 
-    // Rounds, combined by number.
+/// Rounds, combined by number: counts and cost summed, the longest duration, errors and
+/// reasons prefixed with the shard.
+fn merged_rounds(reports: &[&Report]) -> Vec<ReportRound> {
     let mut rounds: BTreeMap<u32, ReportRound> = BTreeMap::new();
-    for r in &reports {
+    for r in reports {
         for rd in &r.rounds {
             let tag = label(r);
             let e = rounds.entry(rd.round).or_insert_with(|| ReportRound {
@@ -345,43 +444,51 @@ fn combine(inputs: &[MergeInput]) -> Report {
                 decision: rd.decision.clone(),
                 decision_reasons: vec![],
             });
-            e.tier = e.tier.max(rd.tier);
-            if e.per_pass.len() < rd.per_pass.len() {
-                e.per_pass.resize(rd.per_pass.len(), 0);
-            }
-            for (sum, n) in e.per_pass.iter_mut().zip(&rd.per_pass) {
-                *sum += n;
-            }
-            e.findings += rd.findings;
-            e.confirmed += rd.confirmed;
-            e.debunked += rd.debunked;
-            e.unresolved += rd.unresolved;
-            e.errors
-                .extend(rd.errors.iter().map(|x| format!("{tag}: {x}")));
-            e.duration_ms = e.duration_ms.max(rd.duration_ms);
-            e.cost_usd += rd.cost_usd;
-            e.tokens += rd.tokens;
-            if e.decision != rd.decision {
-                // Any shard going on means the combined round did not end the review.
-                if rd.decision == "continue" || e.decision == "continue" {
-                    e.decision = "continue".into();
-                } else {
-                    e.decision = format!("{}/{}", e.decision, rd.decision);
-                }
-            }
-            e.decision_reasons
-                .extend(rd.decision_reasons.iter().map(|x| format!("{tag}: {x}")));
+            add_round(e, rd, &tag);
         }
     }
-    let rounds: Vec<ReportRound> = rounds.into_values().collect();
+    rounds.into_values().collect()
+}
 
-    // Quality.
-    let band = head.quality.healthy_band;
-    let (debunk_rate, in_band) = Quality::debunk_rate(confirmed.len(), debunked.len(), band);
+/// Add one shard's round `rd` (called `tag`) into the combined round `e`.
+fn add_round(e: &mut ReportRound, rd: &ReportRound, tag: &str) {
+    e.tier = e.tier.max(rd.tier);
+    if e.per_pass.len() < rd.per_pass.len() {
+        e.per_pass.resize(rd.per_pass.len(), 0);
+    }
+    for (sum, n) in e.per_pass.iter_mut().zip(&rd.per_pass) {
+        *sum += n;
+    }
+    e.findings += rd.findings;
+    e.confirmed += rd.confirmed;
+    e.debunked += rd.debunked;
+    e.unresolved += rd.unresolved;
+    e.errors
+        .extend(rd.errors.iter().map(|x| format!("{tag}: {x}")));
+    e.duration_ms = e.duration_ms.max(rd.duration_ms);
+    e.cost_usd += rd.cost_usd;
+    e.tokens += rd.tokens;
+    if e.decision != rd.decision {
+        // Any shard going on means the combined round did not end the review.
+        if rd.decision == "continue" || e.decision == "continue" {
+            e.decision = "continue".into();
+        } else {
+            e.decision = format!("{}/{}", e.decision, rd.decision);
+        }
+    }
+    e.decision_reasons
+        .extend(rd.decision_reasons.iter().map(|x| format!("{tag}: {x}")));
+}
+
+/// Quality: the debunk rate of the merged findings in the head's band, discovery curves
+/// summed, escalations prefixed with the shard, agent errors summed.
+fn merged_quality(reports: &[&Report], band: [f64; 2], found: &Found) -> Quality {
+    let (debunk_rate, in_band) =
+        Quality::debunk_rate(found.confirmed.len(), found.debunked.len(), band);
     let mut curve: Vec<u32> = Vec::new();
     let mut escalations = Vec::new();
     let mut agent_errors = 0;
-    for r in &reports {
+    for r in reports {
         if curve.len() < r.quality.discovery_curve.len() {
             curve.resize(r.quality.discovery_curve.len(), 0);
         }
@@ -396,28 +503,33 @@ fn combine(inputs: &[MergeInput]) -> Report {
         );
         agent_errors += r.quality.agent_errors;
     }
-    let quality = Quality {
+    Quality {
         debunk_rate,
         healthy_band: band,
         in_band,
         discovery_curve: curve,
         escalations,
         agent_errors,
-    };
+    }
+}
 
-    let drift = reports.iter().any(|r| r.target.drift);
-    let all_final = reports.iter().all(|r| r.target.sha256_final.is_some());
+/// `merged-` and the first 6 bytes of the sha256 of the shards' sorted run ids.
+fn merged_run_id(reports: &[&Report]) -> String {
     let mut ids: Vec<&str> = reports.iter().map(|r| r.run_id.as_str()).collect();
     ids.sort_unstable();
     let digest = Sha256::digest(ids.join("\n").as_bytes());
-    let run_id = format!(
+    format!(
         "merged-{}",
         digest[..6]
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect::<String>()
-    );
-    let merged_from = reports
+    )
+}
+
+/// What the merged report records of each shard.
+fn merged_from(reports: &[&Report]) -> Vec<MergedShard> {
+    reports
         .iter()
         .map(|r| {
             let id = identity(r);
@@ -432,57 +544,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
                 files: id.assigned.to_vec(),
             }
         })
-        .collect();
-
-    Report {
-        schema_version: SCHEMA_VERSION,
-        arev_version: env!("CARGO_PKG_VERSION").to_string(),
-        run_id,
-        run_dir: String::new(),
-        status,
-        stop_reason,
-        abort_reason,
-        abort_detail,
-        // The full manifest in place of the head shard's slice.
-        target: ReportTarget {
-            sha256: first.sha256.to_string(),
-            sha256_final: (!drift && all_final).then(|| first.sha256.to_string()),
-            drift,
-            allowed_files: first.files.to_vec(),
-            ..head.target.clone()
-        },
-        rounds,
-        confirmed,
-        debunked,
-        unresolved,
-        by_severity,
-        coverage,
-        cost,
-        quality,
-        warnings,
-        shard: None,
-        merged_from,
-        iterate: None,
-        baseline: None,
-        absent: vec![],
-        degraded: vec![],
-        suppressed,
-        incremental: None,
-        cached_from: None,
-        started_at: reports
-            .iter()
-            .map(|r| r.started_at.as_str())
-            .min()
-            .unwrap_or_default()
-            .to_string(),
-        finished_at: reports
-            .iter()
-            .map(|r| r.finished_at.as_str())
-            .max()
-            .unwrap_or_default()
-            .to_string(),
-        duration_ms: reports.iter().map(|r| r.duration_ms).max().unwrap_or(0),
-    }
+        .collect()
 }
 
 #[cfg(test)]

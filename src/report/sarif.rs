@@ -171,9 +171,45 @@ pub fn render_sarif(r: &Report) -> String {
         .chain(r.suppressed.iter().map(|f| (f, Listed::Suppressed)))
         .chain(r.absent.iter().map(|f| (f, Listed::Absent)))
         .collect();
-    // Rules: one per category, in first-seen order (confirmed are severity-sorted).
+    let (rules, results) = rules_and_results(&included);
+    let mut driver = json!({
+        "name": "arev",
+        "version": r.arev_version,
+        "semanticVersion": r.arev_version,
+        "rules": rules,
+    });
+    let repo = env!("CARGO_PKG_REPOSITORY");
+    if !repo.is_empty() {
+        driver["informationUri"] = json!(repo);
+    }
+
+    let invocation = invocation(r);
+    let props = run_properties(r);
+    let log = json!({
+        "$schema": SARIF_SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": driver },
+            "automationDetails": { "id": format!("arev/{}", r.run_id) },
+            "originalUriBaseIds": {
+                "%SRCROOT%": { "description": { "text": "The root of the repository that was reviewed." } }
+            },
+            "invocations": [invocation],
+            "results": results,
+            "columnKind": "unicodeCodePoints",
+            "properties": props,
+        }]
+    });
+    let mut s = serde_json::to_string_pretty(&log).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// The rules (one per category, in first-seen order: confirmed are severity-sorted) and a
+/// result per included finding, pointing at its rule.
+fn rules_and_results(included: &[(&ReportFinding, Listed)]) -> (Vec<Value>, Vec<Value>) {
     let mut categories: Vec<&str> = Vec::new();
-    for (f, _) in &included {
+    for (f, _) in included {
         if !categories.contains(&f.category.as_str()) {
             categories.push(&f.category);
         }
@@ -204,18 +240,11 @@ pub fn render_sarif(r: &Report) -> String {
             result(f, idx, *listed)
         })
         .collect();
+    (rules, results)
+}
 
-    let mut driver = json!({
-        "name": "arev",
-        "version": r.arev_version,
-        "semanticVersion": r.arev_version,
-        "rules": rules,
-    });
-    let repo = env!("CARGO_PKG_REPOSITORY");
-    if !repo.is_empty() {
-        driver["informationUri"] = json!(repo);
-    }
-
+/// The invocation: whether the review reached a verdict, its times, and why not.
+fn invocation(r: &Report) -> Value {
     let verdict = matches!(r.status, RunStatus::Complete | RunStatus::Empty);
     let mut invocation = json!({ "executionSuccessful": verdict });
     if !r.started_at.is_empty() {
@@ -240,7 +269,11 @@ pub fn render_sarif(r: &Report) -> String {
             .collect();
         invocation["toolExecutionNotifications"] = json!(notes);
     }
+    invocation
+}
 
+/// The run's `arev.*` properties.
+fn run_properties(r: &Report) -> Value {
     let mut props = json!({
         "arev.runId": r.run_id,
         "arev.status": r.status.as_str(),
@@ -287,25 +320,7 @@ pub fn render_sarif(r: &Report) -> String {
             .map(|m| m.run_id.as_str())
             .collect::<Vec<_>>());
     }
-
-    let log = json!({
-        "$schema": SARIF_SCHEMA_URI,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": driver },
-            "automationDetails": { "id": format!("arev/{}", r.run_id) },
-            "originalUriBaseIds": {
-                "%SRCROOT%": { "description": { "text": "The root of the repository that was reviewed." } }
-            },
-            "invocations": [invocation],
-            "results": results,
-            "columnKind": "unicodeCodePoints",
-            "properties": props,
-        }]
-    });
-    let mut s = serde_json::to_string_pretty(&log).unwrap_or_default();
-    s.push('\n');
-    s
+    props
 }
 
 #[cfg(test)]

@@ -1,4 +1,6 @@
-//! The terminal summary: status line, confirmed findings with edit instructions, coverage, cost.
+//! The terminal report a person acts on: status line, each confirmed finding's defect, the
+//! Judge's resolution and the fix, coverage, cost; ANSI colour only when asked (a colour
+//! terminal).
 //! Agent text goes through `escape::term_text` (no control sequences, no workflow commands).
 
 use super::escape::term_text;
@@ -19,30 +21,149 @@ fn place(f: &ReportFinding) -> String {
     place
 }
 
-/// One confirmed finding: severity, place, category, resolution, its fix and attribution.
-fn confirmed_line(s: &mut String, r: &Report, f: &ReportFinding) {
+/// ANSI styling of the terminal report: on for stdout on a colour terminal only (the caller
+/// decides: `NO_COLOR`, pipes and files get none). Only arev's own words are styled; agent
+/// text is escaped by `term_text` first.
+#[derive(Debug, Clone, Copy)]
+struct Style {
+    color: bool,
+}
+
+impl Style {
+    fn paint(self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// `[HIGH]`: red for critical and high, yellow for medium, cyan for low.
+    fn severity(self, sev: crate::findings::Severity) -> String {
+        let tag = format!("[{}]", sev.as_str().to_uppercase());
+        let code = match sev {
+            crate::findings::Severity::Critical => "1;31",
+            crate::findings::Severity::High => "31",
+            crate::findings::Severity::Medium => "33",
+            crate::findings::Severity::Low => "36",
+        };
+        self.paint(code, &tag)
+    }
+
+    fn bold(self, text: &str) -> String {
+        self.paint("1", text)
+    }
+
+    fn dim(self, text: &str) -> String {
+        self.paint("2", text)
+    }
+}
+
+/// Label column of a finding's detail lines (`defect:`, `judge:`, `fix:`).
+const DETAIL_INDENT: &str = "            ";
+
+/// One confirmed finding, for a person to act on: severity, place and category, then what
+/// the defect is, how the Judge resolved it, the fix, and (mixed panels) who found it.
+fn confirmed_block(s: &mut String, r: &Report, f: &ReportFinding, st: Style) {
     let carried = f.carried_over_from.as_deref().map_or(String::new(), |c| {
         format!(" (carried over from {})", term_text(c, ""))
     });
     let _ = writeln!(
         s,
-        "  [{}] {} {} — {}{carried}",
-        f.severity.as_str().to_uppercase(),
-        place(f),
-        term_text(&f.category, "    "),
-        term_text(f.resolution.as_deref().unwrap_or(&f.description), "    ")
+        "{} {} · {}{carried}",
+        st.severity(f.severity),
+        st.bold(&place(f)),
+        term_text(&f.category, "  ")
     );
+    detail(s, st, "defect", &f.description);
+    if let Some(res) = &f.resolution {
+        detail(s, st, "judge", res);
+    }
     if let Some(e) = &f.edit_instruction {
-        let _ = writeln!(s, "      fix: {}", term_text(e, "           "));
+        detail(s, st, "fix", e);
     }
     if r.mixed_panel() {
-        let _ = writeln!(s, "      {}", f.attribution());
+        let _ = writeln!(s, "{DETAIL_INDENT}{}", st.dim(&f.attribution()));
     }
 }
 
+/// `  label:   text`, continuation lines under the text.
+fn detail(s: &mut String, st: Style, label: &str, text: &str) {
+    let head = format!("  {label}:");
+    let pad = DETAIL_INDENT.len().saturating_sub(head.len());
+    let _ = writeln!(
+        s,
+        "{}{:pad$}{}",
+        st.dim(&head),
+        "",
+        term_text(text, DETAIL_INDENT)
+    );
+}
+
+/// `cost: $0.0500, 750 tokens in 2 round(s) (enthusiast $0.0200 · adversary … · judge …)`.
+fn cost_line(r: &Report) -> String {
+    let c = &r.cost;
+    let mut line = format!("cost: ${:.4}, {} tokens", c.usd, c.tokens);
+    if !r.rounds.is_empty() {
+        line.push_str(&format!(" in {} round(s)", r.rounds.len()));
+    }
+    let roles: Vec<String> = ["enthusiast", "adversary", "judge", "fixer"]
+        .iter()
+        .filter_map(|role| {
+            let l = c.by_role.get(*role)?;
+            (l.dispatches > 0).then(|| format!("{role} ${:.4}", l.usd))
+        })
+        .collect();
+    if !roles.is_empty() {
+        line.push_str(&format!(" ({})", roles.join(" · ")));
+    }
+    if r.cached_from.is_some() {
+        line.push_str(" — nothing spent now: the verdict was reused");
+    }
+    line
+}
+
+/// The terminal report without colour (files, pipes, `NO_COLOR`).
 pub fn render_text(r: &Report) -> String {
+    render_text_styled(r, false)
+}
+
+/// The terminal report; `color`: ANSI styles for a colour terminal.
+pub fn render_text_styled(r: &Report, color: bool) -> String {
+    let st = Style { color };
     let mut s = String::new();
-    let head = match r.status {
+    let head = head_line(r);
+    let _ = writeln!(s, "{}", st.bold(&head));
+    if let Some(d) = &r.abort_detail {
+        let _ = writeln!(s, "  {}", term_text(d, "  "));
+    }
+    let b = &r.by_severity;
+    let suppressed = if r.suppressed.is_empty() {
+        String::new()
+    } else {
+        format!(", {} suppressed", r.suppressed.len())
+    };
+    let _ = writeln!(
+        s,
+        "{} confirmed (critical {}, high {}, medium {}, low {}), {} debunked, {} unresolved{suppressed}",
+        r.confirmed.len(),
+        b.critical,
+        b.high,
+        b.medium,
+        b.low,
+        r.debunked.len(),
+        r.unresolved.len()
+    );
+    confirmed_findings(&mut s, r, st);
+    other_findings(&mut s, r, st);
+    footer(&mut s, r);
+    let _ = writeln!(s, "run: {}", r.run_dir);
+    s
+}
+
+/// The first line: how the review ended, on what.
+fn head_line(r: &Report) -> String {
+    match r.status {
         RunStatus::Complete => format!(
             "arev: review complete — {} ({} round(s), stop: {})",
             r.target.display,
@@ -65,32 +186,16 @@ pub fn render_text(r: &Report) -> String {
         ),
         RunStatus::Empty => format!("arev: nothing to review — {} is empty", r.target.display),
         RunStatus::Running => format!("arev: review still running — {}", r.target.display),
-    };
-    let _ = writeln!(s, "{head}");
-    if let Some(d) = &r.abort_detail {
-        let _ = writeln!(s, "  {}", term_text(d, "  "));
     }
-    let b = &r.by_severity;
-    let suppressed = if r.suppressed.is_empty() {
-        String::new()
-    } else {
-        format!(", {} suppressed", r.suppressed.len())
-    };
-    let _ = writeln!(
-        s,
-        "{} confirmed (critical {}, high {}, medium {}, low {}), {} debunked, {} unresolved{suppressed}",
-        r.confirmed.len(),
-        b.critical,
-        b.high,
-        b.medium,
-        b.low,
-        r.debunked.len(),
-        r.unresolved.len()
-    );
+}
+
+/// The confirmed findings, grouped against the baseline when there is one.
+fn confirmed_findings(s: &mut String, r: &Report, st: Style) {
     match &r.baseline {
         None => {
             for f in &r.confirmed {
-                confirmed_line(&mut s, r, f);
+                s.push('\n');
+                confirmed_block(s, r, f, st);
             }
         }
         Some(b) => {
@@ -110,34 +215,44 @@ pub fn render_text(r: &Report) -> String {
                 .iter()
                 .partition(|f| f.baseline_state.is_some_and(|x| x.is_new()));
             for (title, list) in [("New", new), ("Still open", open)] {
-                let _ = writeln!(s, "{title} ({}):", list.len());
+                let _ = writeln!(s, "\n{}", st.bold(&format!("{title} ({}):", list.len())));
                 for f in list {
-                    confirmed_line(&mut s, r, f);
+                    s.push('\n');
+                    confirmed_block(s, r, f, st);
                 }
             }
-            let _ = writeln!(s, "Fixed ({}):", r.absent.len());
+            let _ = writeln!(s, "\n{}", st.bold(&format!("Fixed ({}):", r.absent.len())));
             for f in &r.absent {
                 let _ = writeln!(
                     s,
-                    "  [{}] {} {} — {}",
-                    f.severity.as_str().to_uppercase(),
+                    "{} {} · {} — {}",
+                    st.severity(f.severity),
                     place(f),
-                    term_text(&f.category, "    "),
-                    term_text(&f.description, "    ")
+                    term_text(&f.category, "  "),
+                    term_text(&f.description, "  ")
                 );
             }
         }
     }
+}
+
+/// The unresolved and suppressed findings.
+fn other_findings(s: &mut String, r: &Report, st: Style) {
+    // The Judge could not decide: what was claimed, to look at by hand.
     for f in &r.unresolved {
         let _ = writeln!(
             s,
-            "  [UNRESOLVED] {}:{} {} — {}",
-            term_text(f.file.as_deref().unwrap_or("-"), ""),
-            f.line.map_or("-".into(), |l| l.to_string()),
-            term_text(&f.category, "    "),
-            term_text(&f.description, "    ")
+            "\n{} {} · {}",
+            st.paint("35", "[UNRESOLVED]"),
+            st.bold(&place(f)),
+            term_text(&f.category, "  ")
         );
+        detail(s, st, "claim", &f.description);
+        if let Some(res) = &f.resolution {
+            detail(s, st, "judge", res);
+        }
     }
+    s.push('\n');
     if !r.suppressed.is_empty() {
         let _ = writeln!(s, "suppressed ({}):", r.suppressed.len());
         for f in &r.suppressed {
@@ -151,11 +266,17 @@ pub fn render_text(r: &Report) -> String {
             let _ = writeln!(s, "  {} {}{why}", place(f), term_text(&f.category, "    "));
         }
     }
+}
+
+/// Coverage and cost, the incremental and cached-verdict notes, warnings, the iterate
+/// section.
+fn footer(s: &mut String, r: &Report) {
     let _ = writeln!(
         s,
-        "coverage: {} file(s) reviewed, {} skipped; cost ${:.4}, {} tokens",
-        r.coverage.reviewed, r.coverage.skipped, r.cost.usd, r.cost.tokens
+        "coverage: {} file(s) reviewed, {} skipped",
+        r.coverage.reviewed, r.coverage.skipped
     );
+    let _ = writeln!(s, "{}", cost_line(r));
     if let Some(i) = &r.incremental {
         let _ = writeln!(
             s,
@@ -183,8 +304,6 @@ pub fn render_text(r: &Report) -> String {
         let _ = writeln!(s, "warning: {}", term_text(w, "  "));
     }
     if let Some(it) = &r.iterate {
-        s.push_str(&crate::iterate::text_section(it));
+        s.push_str(&super::iterate::text_section(it));
     }
-    let _ = writeln!(s, "run: {}", r.run_dir);
-    s
 }

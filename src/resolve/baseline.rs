@@ -2,7 +2,7 @@
 //! run is compared with, found like `arev report` finds a run, and checked to hold a verdict.
 
 use crate::errors::ExpectedError;
-use crate::report::Report;
+use crate::records::Report;
 use crate::store::{find_run, load_report, load_report_file, RunStatus};
 use std::path::Path;
 

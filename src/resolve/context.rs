@@ -38,6 +38,12 @@ pub enum ContextError {
     TooLong { key: String, len: usize, cap: usize },
 }
 
+impl From<ContextError> for crate::errors::ExpectedError {
+    fn from(e: ContextError) -> Self {
+        Self::Context(e.to_string())
+    }
+}
+
 /// Where repository inputs are read from. The worktree source reads the checked-out files;
 /// `--repo-config base` (docs/architecture.md §15.1) swaps in a source reading them from the
 /// merge-base commit, so that a change cannot rewrite the rules it is reviewed by.

@@ -9,7 +9,7 @@ use crate::cli::RunArgs;
 use crate::config::Config;
 use crate::errors::ExpectedError;
 use crate::findings::suppress::SuppressionSet;
-use crate::report::Report;
+use crate::records::Report;
 use crate::target::lexical;
 use std::path::{Path, PathBuf};
 

@@ -11,6 +11,7 @@ use crate::target::{
     apply_shard, resolve_excluding, Excludes, Mode, PinnedTarget, ShardInfo, TargetError,
     TargetIdentity, TargetRequest,
 };
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -74,6 +75,9 @@ pub struct RunPlan {
     pub context: ReviewContext,
     /// Baseline, suppressions, incremental review and the verdict cache.
     pub memory: super::MemoryPlan,
+    /// The config file that set each agent's `binary` (absent: the embedded default), for
+    /// the preflight's messages.
+    pub binary_origins: BTreeMap<String, PathBuf>,
 }
 
 impl RunPlan {
@@ -120,36 +124,8 @@ pub fn resolve_unpinned(
 fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan, ExpectedError> {
     let (root, git_common_dir) = discover_root(cwd);
     let repo_inputs = repo_inputs(args, cwd, &root)?;
-    let mut sources = ConfigSources::discover(&root, args.config.clone());
-    sources.repo_file = None;
-    sources.repo_text = repo_inputs.config();
-    if let Some(p) = &args.config {
-        if !p.is_file() {
-            return Err(ExpectedError::Usage(format!(
-                "--config {}: no such file",
-                p.display()
-            )));
-        }
-    }
-    let (config, config_digest) = load(&sources)?;
-    // `--budget-usd`, `--budget-tokens`, `--passes` and `--max-rounds` are checked by their
-    // value parsers, with the bounds config validation uses (config::limits).
-    if let Some(name) = &args.agent {
-        config.agent(name)?;
-    }
-    let intent = match &args.intent {
-        Some(arg) => {
-            let text = super::intent::read_intent(arg, cwd)?;
-            if text.is_none() {
-                crate::output::warn(&format!(
-                    "--intent {}: empty; the review runs without an intent",
-                    arg.display()
-                ));
-            }
-            text
-        }
-        None => None,
-    };
+    let (config, config_digest, binary_origins) = load_config(args, &root, &repo_inputs)?;
+    let intent = intent_of(args, cwd)?;
     let outputs = Outputs {
         format: args.output.format,
         out: args.output.out.as_ref().map(|p| absolutize(cwd, p)),
@@ -167,67 +143,16 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
     let mut exclude = config.review.exclude.clone();
     exclude.extend(args.exclude.iter().cloned());
     let excludes = Excludes::new(exclude, config.review.skip_lockfiles);
-    let req = TargetRequest {
-        args: args.targets.clone(),
-        base: args.base.clone(),
-        base_tree: args.base_tree.clone(),
-        cwd: cwd.to_path_buf(),
-        max_file_bytes: config.review.max_file_bytes,
-        excludes: excludes.clone(),
-    };
-    let pinned = match unpinned {
-        Some(_) => Ok(None),
-        None => resolve_excluding(&req, std::slice::from_ref(&runs_base)).map(Some),
-    };
-    let target = match pinned {
-        Ok(t) => t,
-        Err(TargetError::EmptyDiff { .. }) if args.allow_empty => None,
-        // Changes, none reviewable: an allowed empty run that lists what was skipped.
-        Err(TargetError::DiffNothingReviewable { target, .. }) if args.allow_empty => Some(*target),
-        Err(e) => return Err(e.into()),
-    };
-    // Sharding applies to the pinned manifest: the slice becomes the target.
-    let (target, shard) = match (target, args.shard) {
-        (Some(t), Some(spec)) => {
-            let (t, info) = apply_shard(t, spec)?;
-            (Some(t), Some(info))
-        }
-        (None, Some(_)) => return Err(TargetError::ShardNeedsManifest("diff").into()),
-        (t, None) => (t, None),
-    };
+    let (target, shard) = pin_target(args, cwd, &config, &excludes, &runs_base, unpinned)?;
     let root = target.as_ref().map_or(root, |t| t.root.clone());
-    // Project rules are repository inputs: read through the same source as the repository
-    // config (docs/architecture.md §15.1, §19.1).
-    let focus = args.focus.as_deref().or(Some(config.review.focus.as_str()));
-    let base_repo = match (&repo_inputs.commit, repo_inputs.source) {
-        (Some(c), RepoSource::Base) => {
-            let repo = git2::Repository::discover(&root)
-                .map_err(|e| ExpectedError::Usage(format!("cannot open the repository: {e}")))?;
-            let oid = git2::Oid::from_str(c)
-                .map_err(|e| ExpectedError::Usage(format!("bad merge-base id {c}: {e}")))?;
-            Some((repo, oid))
-        }
-        _ => None,
+    let where_ = Where {
+        args,
+        cwd,
+        root: &root,
+        runs_base: &runs_base,
+        repo_inputs: &repo_inputs,
     };
-    let files: Box<dyn RepoFiles + '_> = match (&base_repo, repo_inputs.source) {
-        (Some((repo, commit)), _) => Box::new(CommitTree {
-            repo,
-            commit: *commit,
-        }),
-        (None, RepoSource::Ignore) => Box::new(NoFiles),
-        (None, _) => Box::new(Worktree { root: &root }),
-    };
-    let context = resolve_context(&config.review.rules, focus, &config.review.paths, &*files)?;
-    drop(files);
-    let mut memory =
-        super::memory::resolve_memory(args, &config, &root, cwd, &runs_base, &repo_inputs)?;
-    memory.suppressions.in_source = super::suppressions::in_source_policy(
-        repo_inputs.source,
-        base_repo.as_ref().map(|(r, c)| (r, *c)),
-        target
-            .iter()
-            .flat_map(|t| t.files.iter().map(|f| f.path.as_str())),
-    );
+    let (context, memory) = context_and_memory(&where_, &config, target.as_ref())?;
     let mode = target.as_ref().map(|t| t.mode).or(unpinned);
     let passes = args
         .passes
@@ -237,19 +162,7 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         .max_rounds
         .or((config.review.max_rounds > 0).then_some(config.review.max_rounds))
         .unwrap_or_else(|| mode.map_or(1, |m| m.max_rounds()));
-    let pick = |role: Role, configured: &str| AgentRef {
-        role,
-        name: args.agent.clone().unwrap_or_else(|| configured.to_string()),
-    };
-    let enthusiasts = match &args.agent {
-        Some(name) => vec![name.clone()],
-        None => config.roles.enthusiast.names(),
-    };
-    let agents = [
-        pick(Role::Enthusiast, &enthusiasts[0]),
-        pick(Role::Adversary, &config.roles.adversary),
-        pick(Role::Judge, &config.roles.judge),
-    ];
+    let (agents, enthusiasts) = agents_of(args, &config);
     Ok(RunPlan {
         root,
         git_common_dir,
@@ -259,6 +172,7 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         fail_on: args.fail_on.map_or(config.review.fail_on, Into::into),
         agents,
         enthusiasts,
+        binary_origins,
         timeout: config.agent_timeout()?,
         grace: config.grace()?,
         budget_usd: args
@@ -280,6 +194,161 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         repo_inputs,
         runs_base,
     })
+}
+
+/// The configuration in force (user file, the repository's through `repo_inputs`,
+/// `--config`) and its digest; `--agent` must name one of its agents.
+fn load_config(
+    args: &RunArgs,
+    root: &Path,
+    repo_inputs: &RepoInputs,
+) -> Result<(Config, String, BTreeMap<String, PathBuf>), ExpectedError> {
+    let mut sources = ConfigSources::discover(root, args.config.clone());
+    sources.repo_file = None;
+    sources.repo_text = repo_inputs.config();
+    if let Some(p) = &args.config {
+        if !p.is_file() {
+            return Err(ExpectedError::Usage(format!(
+                "--config {}: no such file",
+                p.display()
+            )));
+        }
+    }
+    let (config, config_digest) = load(&sources)?;
+    // `--budget-usd`, `--budget-tokens`, `--passes` and `--max-rounds` are checked by their
+    // value parsers, with the bounds config validation uses (config::limits).
+    if let Some(name) = &args.agent {
+        config.agent(name)?;
+    }
+    // Which file set each agent's `binary`: the preflight names it.
+    let binary_origins = crate::config::agent_key_origins(&sources, "binary");
+    Ok((config, config_digest, binary_origins))
+}
+
+/// `--intent`: its text (an empty one is warned about and left out).
+fn intent_of(args: &RunArgs, cwd: &Path) -> Result<Option<String>, ExpectedError> {
+    let Some(arg) = &args.intent else {
+        return Ok(None);
+    };
+    let text = super::intent::read_intent(arg, cwd)?;
+    if text.is_none() {
+        crate::output::warn(&format!(
+            "--intent {}: empty; the review runs without an intent",
+            arg.display()
+        ));
+    }
+    Ok(text)
+}
+
+/// The pinned target (None for an allowed empty diff, or when `unpinned`), restricted to
+/// its `--shard` slice with the slice's record.
+fn pin_target(
+    args: &RunArgs,
+    cwd: &Path,
+    config: &Config,
+    excludes: &Excludes,
+    runs_base: &Path,
+    unpinned: Option<Mode>,
+) -> Result<(Option<PinnedTarget>, Option<ShardInfo>), ExpectedError> {
+    let req = TargetRequest {
+        args: args.targets.clone(),
+        base: args.base.clone(),
+        base_tree: args.base_tree.clone(),
+        cwd: cwd.to_path_buf(),
+        max_file_bytes: config.review.max_file_bytes,
+        excludes: excludes.clone(),
+    };
+    let pinned = match unpinned {
+        Some(_) => Ok(None),
+        None => resolve_excluding(&req, &[runs_base.to_path_buf()]).map(Some),
+    };
+    let target = match pinned {
+        Ok(t) => t,
+        Err(TargetError::EmptyDiff { .. }) if args.allow_empty => None,
+        // Changes, none reviewable: an allowed empty run that lists what was skipped.
+        Err(TargetError::DiffNothingReviewable { target, .. }) if args.allow_empty => Some(*target),
+        Err(e) => return Err(e.into()),
+    };
+    // Sharding applies to the pinned manifest: the slice becomes the target.
+    Ok(match (target, args.shard) {
+        (Some(t), Some(spec)) => {
+            let (t, info) = apply_shard(t, spec)?;
+            (Some(t), Some(info))
+        }
+        (None, Some(_)) => return Err(TargetError::ShardNeedsManifest("diff").into()),
+        (t, None) => (t, None),
+    })
+}
+
+/// Where a run's repository inputs are read from.
+struct Where<'a> {
+    args: &'a RunArgs,
+    cwd: &'a Path,
+    root: &'a Path,
+    runs_base: &'a Path,
+    repo_inputs: &'a RepoInputs,
+}
+
+/// Project rules, path instructions and focus, and the memory plan (baseline,
+/// suppressions with the in-source policy, incremental review, verdict cache).
+fn context_and_memory(
+    w: &Where<'_>,
+    config: &Config,
+    target: Option<&PinnedTarget>,
+) -> Result<(ReviewContext, super::MemoryPlan), ExpectedError> {
+    let (args, root, repo_inputs) = (w.args, w.root, w.repo_inputs);
+    // Project rules are repository inputs: read through the same source as the repository
+    // config (docs/architecture.md §15.1, §19.1).
+    let focus = args.focus.as_deref().or(Some(config.review.focus.as_str()));
+    let base_repo = match (&repo_inputs.commit, repo_inputs.source) {
+        (Some(c), RepoSource::Base) => {
+            let repo = git2::Repository::discover(root)
+                .map_err(|e| ExpectedError::Usage(format!("cannot open the repository: {e}")))?;
+            let oid = git2::Oid::from_str(c)
+                .map_err(|e| ExpectedError::Usage(format!("bad merge-base id {c}: {e}")))?;
+            Some((repo, oid))
+        }
+        _ => None,
+    };
+    let files: Box<dyn RepoFiles + '_> = match (&base_repo, repo_inputs.source) {
+        (Some((repo, commit)), _) => Box::new(CommitTree {
+            repo,
+            commit: *commit,
+        }),
+        (None, RepoSource::Ignore) => Box::new(NoFiles),
+        (None, _) => Box::new(Worktree { root }),
+    };
+    let context = resolve_context(&config.review.rules, focus, &config.review.paths, &*files)?;
+    drop(files);
+    let mut memory =
+        super::memory::resolve_memory(args, config, root, w.cwd, w.runs_base, repo_inputs)?;
+    memory.suppressions.in_source = super::suppressions::in_source_policy(
+        repo_inputs.source,
+        base_repo.as_ref().map(|(r, c)| (r, *c)),
+        target
+            .iter()
+            .flat_map(|t| t.files.iter().map(|f| f.path.as_str())),
+    );
+    Ok((context, memory))
+}
+
+/// The agent of each role (`--agent` for all of them), and the Enthusiasts used
+/// round-robin across passes.
+fn agents_of(args: &RunArgs, config: &Config) -> ([AgentRef; 3], Vec<String>) {
+    let pick = |role: Role, configured: &str| AgentRef {
+        role,
+        name: args.agent.clone().unwrap_or_else(|| configured.to_string()),
+    };
+    let enthusiasts = match &args.agent {
+        Some(name) => vec![name.clone()],
+        None => config.roles.enthusiast.names(),
+    };
+    let agents = [
+        pick(Role::Enthusiast, &enthusiasts[0]),
+        pick(Role::Adversary, &config.roles.adversary),
+        pick(Role::Judge, &config.roles.judge),
+    ];
+    (agents, enthusiasts)
 }
 
 /// `--repo-config`, else `AREV_REPO_CONFIG`, else `base` with `--base` and `worktree`

@@ -12,10 +12,10 @@
 //!    so that a hit is re-completed against the baseline of the run that hits it.
 
 use crate::findings::suppress::SuppressionSet;
-use crate::findings::Role;
+use crate::findings::{Role, Texts};
 use crate::report::{
     carried_findings, compare_with_baseline, merge_carried, Carried, CarryInput, Cost,
-    CoverageFile, CoverageStatus, Report, ReportFinding, ReportTarget, Texts,
+    CoverageFile, CoverageStatus, Report, ReportFinding, ReportTarget,
 };
 use crate::resolve::RunPlan;
 use crate::round::{Assets, StopReason};
@@ -124,6 +124,30 @@ pub fn prepare(plan: &RunPlan, target: PinnedTarget, empty: bool) -> Prepared {
 /// reviewed again (that finding was never judged); a carried finding a suppression now
 /// covers moves to `suppressed`.
 fn carry_plan(target: &PinnedTarget, baseline: &Report, set: &SuppressionSet) -> CarryPlan {
+    let known = known_files(target, baseline);
+    let split = split_incremental(target, &known);
+    let mut carried: BTreeSet<String> = split.carried.into_iter().collect();
+    let mut reviewed: BTreeSet<String> = split.reviewed.into_iter().collect();
+    let mut findings = carried_findings(baseline, &carried, &target.root);
+    let lapsed = resuppress(&mut findings, target, set);
+    for p in &lapsed {
+        carried.remove(p);
+        reviewed.insert(p.clone());
+    }
+    let files = carried_coverage(target, &carried);
+    CarryPlan {
+        full: target.clone(),
+        baseline_run_id: baseline.run_id.clone(),
+        baseline_stop: baseline.stop_reason,
+        files,
+        findings,
+        reviewed: reviewed.into_iter().collect(),
+    }
+}
+
+/// The files the baseline reviewed (or carried over), with what their verdict stands on;
+/// none when it reviewed another kind of target.
+fn known_files(target: &PinnedTarget, baseline: &Report) -> BTreeMap<String, BaselineFile> {
     let mut known: BTreeMap<String, BaselineFile> = BTreeMap::new();
     if baseline.target.kind == target.kind {
         for f in &baseline.coverage.files {
@@ -147,10 +171,18 @@ fn carry_plan(target: &PinnedTarget, baseline: &Report, set: &SuppressionSet) ->
             target.kind.as_str()
         ));
     }
-    let split = split_incremental(target, &known);
-    let mut carried: BTreeSet<String> = split.carried.into_iter().collect();
-    let mut reviewed: BTreeSet<String> = split.reviewed.into_iter().collect();
-    let mut findings = carried_findings(baseline, &carried, &target.root);
+    known
+}
+
+/// The carried findings against today's suppressions: a baseline-suppressed finding that no
+/// suppression covers any more lapses with its file (returned: those files are reviewed
+/// again, and their findings dropped); an open finding a suppression now covers moves to
+/// `suppressed`.
+fn resuppress(
+    findings: &mut Carried,
+    target: &PinnedTarget,
+    set: &SuppressionSet,
+) -> BTreeSet<String> {
     let texts = Texts::default();
     let now_suppressed = |f: &ReportFinding, texts: &Texts| {
         let lines = match (&f.file, f.line) {
@@ -183,10 +215,6 @@ fn carry_plan(target: &PinnedTarget, baseline: &Report, set: &SuppressionSet) ->
         }
     }
     findings.suppressed = still;
-    for p in &lapsed {
-        carried.remove(p);
-        reviewed.insert(p.clone());
-    }
     let in_lapsed = |f: &ReportFinding| f.file.as_ref().is_some_and(|p| lapsed.contains(p));
     for list in [
         &mut findings.confirmed,
@@ -214,8 +242,13 @@ fn carry_plan(target: &PinnedTarget, baseline: &Report, set: &SuppressionSet) ->
         }
         *list = kept;
     }
+    lapsed
+}
+
+/// The coverage entries of the carried files.
+fn carried_coverage(target: &PinnedTarget, carried: &BTreeSet<String>) -> Vec<CoverageFile> {
     let sections = patch_sections(target);
-    let files = target
+    target
         .files
         .iter()
         .filter(|f| carried.contains(&f.path))
@@ -227,15 +260,7 @@ fn carry_plan(target: &PinnedTarget, baseline: &Report, set: &SuppressionSet) ->
             sha256: Some(f.sha256.clone()),
             patch_sha256: sections.get(&f.path).cloned(),
         })
-        .collect();
-    CarryPlan {
-        full: target.clone(),
-        baseline_run_id: baseline.run_id.clone(),
-        baseline_stop: baseline.stop_reason,
-        files,
-        findings,
-        reviewed: reviewed.into_iter().collect(),
-    }
+        .collect()
 }
 
 fn sha256_hex(d: impl AsRef<[u8]>) -> String {

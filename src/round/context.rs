@@ -4,17 +4,35 @@
 use super::prompt::{
     embed_json, escape_text, first_line, intent_block, render, target_guide, target_tag, PromptVars,
 };
-use super::step::Places;
 use super::{blocks, Assets, RoundFinding};
 use crate::dispatch::AgentSpec;
 use crate::findings::{AdversaryOutput, Role, Ruling};
-use crate::gates::{Outline, ReadScope};
+use crate::gates::{check_place, Outline, Place, ReadScope};
 use crate::resolve::{match_paths, Panel, RunPlan};
 use crate::store::{write_record, RunDir};
 use crate::target::{PinnedTarget, TargetKind, TargetType};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+
+/// What a finding's place is checked against besides the target's files: the spec
+/// document's headings and the context (project rules) files.
+#[derive(Clone, Copy)]
+pub(super) struct Places<'a> {
+    pub outline: Option<&'a Outline>,
+    pub context: &'a [String],
+}
+
+impl Places<'_> {
+    pub(super) fn check<'f>(
+        &self,
+        file: &'f str,
+        line: Option<u32>,
+        target: &PinnedTarget,
+    ) -> Place<'f> {
+        check_place(file, line, target, self.outline, self.context)
+    }
+}
 
 /// Everything that stays fixed for a run.
 pub(super) struct Ctx<'a> {

@@ -202,46 +202,81 @@ pub fn decide(input: &DecideInput<'_>, facts: &RoundFacts) -> Decision {
         cost_warning: false,
         escalated: false,
     };
-    let at_ceiling = input.tier == Tier::Opus;
-    let mut jumped = false;
+    if let Err(stop) = apply_rules(input, facts, &confirmed, &mut d) {
+        d.stop = Some(stop);
+    }
+    d
+}
 
+/// Rules 1–7 in order onto `d`; the first rule that stops the run ends the evaluation with
+/// its reason.
+fn apply_rules(
+    input: &DecideInput<'_>,
+    facts: &RoundFacts,
+    confirmed: &[&Ruling],
+    d: &mut Decision,
+) -> Result<(), StopReason> {
+    let jumped = confirmation_round(input, d)?;
+    anti_divergence(input, d)?;
+    identity_check(input, facts, d)?;
+    // 5. Escalation (FULL only, upwards only, never below --model).
+    if input.mode == Mode::Full && !jumped {
+        escalation(input, facts, d)?;
+    }
+    round2_gate(input, confirmed, d)?;
+    ceilings(input, d)?;
+    d.reasons.push(format!(
+        "continue to round {} at {}",
+        input.round + 1,
+        d.next_tier
+    ));
+    Ok(())
+}
+
+/// Rules 1 and 2: zero confirmed after round 1, or only self-reference, stop at opus and
+/// otherwise jump to a confirmation round at opus (true).
+fn confirmation_round(input: &DecideInput<'_>, d: &mut Decision) -> Result<bool, StopReason> {
+    let at_ceiling = input.tier == Tier::Opus;
     // 1. Zero findings after round 1.
-    if n_confirmed == 0 && input.round > 1 {
+    if d.confirmed == 0 && input.round > 1 {
         if at_ceiling {
             d.reasons
                 .push("rule 1: zero confirmed at opus → stop zero-findings".into());
-            d.stop = Some(StopReason::ZeroFindings);
-            return d;
+            return Err(StopReason::ZeroFindings);
         }
         d.reasons.push(format!(
             "rule 1: zero confirmed at {} → confirmation round at opus",
             input.tier
         ));
         d.next_tier = Tier::Opus;
-        jumped = true;
+        return Ok(true);
     }
     // 2. Only self-reference.
-    if !jumped && substantive == 0 && n_confirmed > 0 {
+    if d.substantive == 0 && d.confirmed > 0 {
         if at_ceiling {
             d.reasons
                 .push("rule 2: all confirmed findings are self-reference at opus → stop".into());
-            d.stop = Some(StopReason::AllSelfReference);
-            return d;
+            return Err(StopReason::AllSelfReference);
         }
         d.reasons.push(format!(
             "rule 2: all confirmed findings are self-reference at {} → confirmation round at opus",
             input.tier
         ));
         d.next_tier = Tier::Opus;
-        jumped = true;
+        return Ok(true);
     }
+    Ok(false)
+}
+
+/// Rule 3: two rounds in a row with more substantive findings stop the run.
+fn anti_divergence(input: &DecideInput<'_>, d: &mut Decision) -> Result<(), StopReason> {
     // 3. Anti-divergence.
     match input.prior_substantive {
-        Some(prev) if substantive > prev => {
+        Some(prev) if d.substantive > prev => {
             d.runs_worsening = input.runs_worsening + 1;
             d.reasons.push(format!(
-                "rule 3: substantive grew {prev} → {substantive}; worsening rounds = {}",
-                d.runs_worsening
+                "rule 3: substantive grew {prev} → {}; worsening rounds = {}",
+                d.substantive, d.runs_worsening
             ));
         }
         _ => d.runs_worsening = 0,
@@ -249,9 +284,19 @@ pub fn decide(input: &DecideInput<'_>, facts: &RoundFacts) -> Decision {
     if d.runs_worsening >= 2 {
         d.reasons
             .push("rule 3: two worsening rounds → stop anti-divergence-halt".into());
-        d.stop = Some(StopReason::AntiDivergenceHalt);
-        return d;
+        return Err(StopReason::AntiDivergenceHalt);
     }
+    Ok(())
+}
+
+/// Rule 4: rulings identical to the prior round's at opus stop the run; the Judge's
+/// convergence claim is advisory.
+fn identity_check(
+    input: &DecideInput<'_>,
+    facts: &RoundFacts,
+    d: &mut Decision,
+) -> Result<(), StopReason> {
+    let at_ceiling = input.tier == Tier::Opus;
     // 4. Identity check.
     if input.round == 1 {
         if facts.judge_convergence {
@@ -265,8 +310,7 @@ pub fn decide(input: &DecideInput<'_>, facts: &RoundFacts) -> Decision {
                 "rule 4: rulings identical to the prior round at opus → stop all-self-reference"
                     .into(),
             );
-            d.stop = Some(StopReason::AllSelfReference);
-            return d;
+            return Err(StopReason::AllSelfReference);
         }
         if facts.judge_convergence != same {
             d.reasons.push(format!(
@@ -275,97 +319,111 @@ pub fn decide(input: &DecideInput<'_>, facts: &RoundFacts) -> Decision {
             ));
         }
     }
-    // 5. Escalation (FULL only, upwards only, never below --model).
-    if input.mode == Mode::Full && !jumped {
-        let floor = input.tier.max(input.tier_start);
-        let mut next = floor;
-        let debunked = facts.rulings.iter().filter(|r| !r.is_confirmed()).count();
-        let near = input.prior_yield.filter(|prev| {
-            let y = facts.yield_count;
-            y <= 2 && f64::from(y) < 0.4 * f64::from(*prev)
-        });
-        if facts.malformed && input.tier < Tier::Opus {
-            next = input.tier.up();
-            d.reasons
-                .push(format!("rule 5: malformed output → escalate to {next}"));
-        } else if let Some(j) = facts.judge_next_model.filter(|j| *j > input.tier) {
-            next = j;
-            d.reasons
-                .push(format!("rule 5: the Judge asked for {j} → escalate"));
-        } else if !facts.rulings.is_empty() && debunked == 0 && input.tier < Tier::Opus {
-            // Nothing debunked: the Adversary may be too weak to challenge anything.
+    Ok(())
+}
+
+/// Rule 5: escalate on malformed output, the Judge's ask, a 0 % debunk rate or
+/// near-convergence (which stops the run at opus); a cost warning after three sub-opus
+/// rounds.
+fn escalation(
+    input: &DecideInput<'_>,
+    facts: &RoundFacts,
+    d: &mut Decision,
+) -> Result<(), StopReason> {
+    let floor = input.tier.max(input.tier_start);
+    let mut next = floor;
+    let debunked = facts.rulings.iter().filter(|r| !r.is_confirmed()).count();
+    let near = input.prior_yield.filter(|prev| {
+        let y = facts.yield_count;
+        y <= 2 && f64::from(y) < 0.4 * f64::from(*prev)
+    });
+    if facts.malformed && input.tier < Tier::Opus {
+        next = input.tier.up();
+        d.reasons
+            .push(format!("rule 5: malformed output → escalate to {next}"));
+    } else if let Some(j) = facts.judge_next_model.filter(|j| *j > input.tier) {
+        next = j;
+        d.reasons
+            .push(format!("rule 5: the Judge asked for {j} → escalate"));
+    } else if !facts.rulings.is_empty() && debunked == 0 && input.tier < Tier::Opus {
+        // Nothing debunked: the Adversary may be too weak to challenge anything.
+        next = input.tier.up();
+        d.reasons.push(format!(
+            "rule 5: 0 % debunk rate ({} ruling(s), none debunked) → escalate to {next}",
+            facts.rulings.len()
+        ));
+    } else if let Some(prev) = near {
+        let y = facts.yield_count;
+        if input.tier < Tier::Opus {
             next = input.tier.up();
             d.reasons.push(format!(
-                "rule 5: 0 % debunk rate ({} ruling(s), none debunked) → escalate to {next}",
-                facts.rulings.len()
+                "rule 5: near-convergence (yield {y} < 0.4 × {prev}) → escalate to {next}"
             ));
-        } else if let Some(prev) = near {
-            let y = facts.yield_count;
-            if input.tier < Tier::Opus {
-                next = input.tier.up();
-                d.reasons.push(format!(
-                    "rule 5: near-convergence (yield {y} < 0.4 × {prev}) → escalate to {next}"
-                ));
-            } else if !facts.malformed {
-                // At the ceiling a near-converged round is the end of the run.
-                d.reasons.push(format!(
-                    "rule 5: near-convergence at opus (yield {y} ≤ 2 and < 0.4 × {prev}) → stop all-self-reference"
-                ));
-                d.stop = Some(StopReason::AllSelfReference);
-                return d;
-            }
-        }
-        d.escalated = next > input.tier;
-        d.next_tier = next.max(input.tier_start);
-        if d.next_tier < Tier::Opus && input.sub_opus_streak + 1 >= 3 {
-            d.cost_warning = true;
-            d.reasons
-                .push("rule 5: three sub-opus rounds in a row (cost warning)".into());
+        } else if !facts.malformed {
+            // At the ceiling a near-converged round is the end of the run.
+            d.reasons.push(format!(
+                "rule 5: near-convergence at opus (yield {y} ≤ 2 and < 0.4 × {prev}) → stop all-self-reference"
+            ));
+            return Err(StopReason::AllSelfReference);
         }
     }
+    d.escalated = next > input.tier;
+    d.next_tier = next.max(input.tier_start);
+    if d.next_tier < Tier::Opus && input.sub_opus_streak + 1 >= 3 {
+        d.cost_warning = true;
+        d.reasons
+            .push("rule 5: three sub-opus rounds in a row (cost warning)".into());
+    }
+    Ok(())
+}
+
+/// Rule 6: round 1 with fewer than 3 confirmed findings and none medium+ stops the run.
+fn round2_gate(
+    input: &DecideInput<'_>,
+    confirmed: &[&Ruling],
+    d: &mut Decision,
+) -> Result<(), StopReason> {
     // 6. Round-2 gate.
     if input.round == 1 {
         let medium_plus = confirmed
             .iter()
             .any(|r| r.final_severity.severity() >= Some(Severity::Medium));
-        if n_confirmed < 3 && !medium_plus {
+        if d.confirmed < 3 && !medium_plus {
             d.round2_skipped = true;
-            let reason = if n_confirmed == 0 {
+            let reason = if d.confirmed == 0 {
                 StopReason::ZeroFindings
             } else {
                 StopReason::AllSelfReference
             };
             d.reasons.push(format!(
-                "rule 6: round2_skipped: {n_confirmed} confirmed (< 3) and none medium+ → stop {}",
+                "rule 6: round2_skipped: {} confirmed (< 3) and none medium+ → stop {}",
+                d.confirmed,
                 reason.as_str()
             ));
-            d.stop = Some(reason);
-            return d;
+            return Err(reason);
         }
     }
+    Ok(())
+}
+
+/// Rule 7: the round ceiling and the budget.
+fn ceilings(input: &DecideInput<'_>, d: &mut Decision) -> Result<(), StopReason> {
     // 7. Ceilings.
     if input.round + 1 > input.max_rounds {
         d.reasons.push(format!(
             "rule 7: round {} reached max rounds {} → stop max-rounds",
             input.round, input.max_rounds
         ));
-        d.stop = Some(StopReason::MaxRounds);
-        return d;
+        return Err(StopReason::MaxRounds);
     }
     if input.budget_exhausted {
         d.reasons.push(format!(
             "rule 7: budget exhausted ({}) → stop budget-exhausted",
             input.budget_note
         ));
-        d.stop = Some(StopReason::BudgetExhausted);
-        return d;
+        return Err(StopReason::BudgetExhausted);
     }
-    d.reasons.push(format!(
-        "continue to round {} at {}",
-        input.round + 1,
-        d.next_tier
-    ));
-    d
+    Ok(())
 }
 
 /// Confirmed rulings with a winner that counts (used by the driver to update state).
@@ -458,7 +516,21 @@ mod tests {
         Some(Box::leak(rulings.into_boxed_slice()))
     }
 
+    /// Every rule's cases, in rule order.
     fn cases() -> Vec<Case> {
+        [
+            rules_1_2(),
+            rules_3_4_5(),
+            rule_5(),
+            rules_5_6(),
+            rules_6_7(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
+    fn rules_1_2() -> Vec<Case> {
         vec![
             // Rule 1.
             Case {
@@ -535,6 +607,11 @@ mod tests {
                 stop: None,
                 next: Opus,
             },
+        ]
+    }
+
+    fn rules_3_4_5() -> Vec<Case> {
+        vec![
             // Rule 3.
             Case {
                 name: "r3 first worsening round continues",
@@ -620,6 +697,11 @@ mod tests {
                 stop: None,
                 next: Sonnet,
             },
+        ]
+    }
+
+    fn rule_5() -> Vec<Case> {
+        vec![
             Case {
                 name: "r5 judge asks higher",
                 input: DecideInput {
@@ -696,6 +778,11 @@ mod tests {
                 stop: Some(AllSelfReference),
                 next: Opus,
             },
+        ]
+    }
+
+    fn rules_5_6() -> Vec<Case> {
+        vec![
             Case {
                 name: "r5 near-convergence at opus after malformed output continues",
                 input: DecideInput {
@@ -774,6 +861,11 @@ mod tests {
                 stop: None,
                 next: Opus,
             },
+        ]
+    }
+
+    fn rules_6_7() -> Vec<Case> {
+        vec![
             Case {
                 name: "r6 debunked findings do not count",
                 input: input(1),

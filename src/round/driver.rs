@@ -10,12 +10,12 @@ use super::step::{
     judge_offtarget, spend, suppress, State, SPARSE_CHARS,
 };
 use super::{decide, Action, DecideInput, RoundFacts, RoundFinding, RoundRecord, StopReason};
+use crate::findings::Texts;
 use crate::findings::{
-    union_passes, AdversaryOutput, EnthusiastOutput, JudgeOutput, Role, Ruling, SymbolIndex,
-    UnionRules,
+    union_passes, AdversaryOutput, EnthusiastOutput, JudgeOutput, PassFinding, Role, Ruling,
+    SymbolIndex, UnionRules,
 };
 use crate::gates::Abort;
-use crate::report::Texts;
 use crate::resolve::RunPlan;
 use crate::store::{ProgressLog, Recorder};
 use crate::target::{PinnedTarget, TargetType};
@@ -170,6 +170,23 @@ pub async fn run_review(
     }
 }
 
+/// Passes lost to faults: the round goes on degraded (a warning each, on stderr and in the
+/// report), unless every pass is required or none answered.
+fn degraded(
+    ctx: &Ctx<'_>,
+    lost: Vec<(u32, String)>,
+    rec: &mut RoundRecord,
+    result: &mut ReviewResult,
+    progress: Progress,
+) -> Result<(), Abort> {
+    let require_all = ctx.plan.config.review.require_all_passes;
+    for w in degrade(rec.round, ctx.plan.passes, lost, require_all, rec)? {
+        progress.line(&format!("warning: {w}"));
+        result.warnings.push(w);
+    }
+    Ok(())
+}
+
 /// The decision of the round the run ends with, when it aborted or was interrupted.
 fn close_record(rec: &mut RoundRecord, end: &ReviewEnd) {
     match end {
@@ -199,34 +216,15 @@ async fn round_body(
     cancel: &CancellationToken,
     (progress, live): (Progress, &ProgressLog),
 ) -> Option<ReviewEnd> {
-    let (plan, target, round, tier) = (ctx.plan, ctx.target, rec.round, st.tier);
+    let (round, tier) = (rec.round, st.tier);
     let round_cancel = cancel.child_token();
-
-    // RELEVANT_FILES (round > 1, multi-file targets).
-    let relevant =
-        (round > 1).then(|| relevant_files(target, &st.file_finding_counts, &st.reviewed_files));
-    let view: RoundView = match ctx.view(round, relevant) {
+    let view = match round_view(ctx, st, rec) {
         Ok(v) => v,
-        Err(e) => {
-            let a = Abort::DispatchUnavailable {
-                role: Role::Enthusiast,
-                detail: format!("cannot write target/relevant-{round}.txt: {e}"),
-            };
-            return Some(ReviewEnd::Aborted(a));
-        }
+        Err(a) => return Some(ReviewEnd::Aborted(a)),
     };
-    if let Some(files) = &view.relevant {
-        rec.relevant_files = Some(files.clone());
-        rec.decision.reasons.push(format!(
-            "file budget: {}/{} files (RELEVANT_FILES)",
-            files.len(),
-            target.files.len()
-        ));
-    }
-    st.note_reviewed(view.relevant.as_deref(), target);
     progress.line(&format!(
         "Round {round} · {tier} · {} Enthusiast pass(es) ∥ Adversary",
-        plan.passes
+        ctx.plan.passes
     ));
 
     // 3A ∥ 3B
@@ -239,23 +237,90 @@ async fn round_body(
     if let Some(a) = folded.abort {
         return Some(ReviewEnd::Aborted(a));
     }
-    let require_all = plan.config.review.require_all_passes;
-    match degrade(round, plan.passes, folded.lost, require_all, rec) {
-        Ok(warnings) => {
-            for w in warnings {
-                progress.line(&format!("warning: {w}"));
-                result.warnings.push(w);
-            }
-        }
-        Err(a) => return Some(ReviewEnd::Aborted(a)),
-    }
-
-    // Finding membership (all-or-nothing), anchors, union, pre-adversary dedup.
-    let mut pass_findings = folded.findings;
-    let places = ctx.places();
-    if let Err(a) = gate_findings(&mut pass_findings, target, places, rec) {
+    if let Err(a) = degraded(ctx, folded.lost, rec, result, progress) {
         return Some(ReviewEnd::Aborted(a));
     }
+    let novel = match novel_findings(ctx, st, result, rec, folded.findings) {
+        Ok(novel) => novel,
+        Err(a) => return Some(ReviewEnd::Aborted(a)),
+    };
+    let adversary_map = folded.adversary.clone().unwrap_or_default();
+    rec.adversary = folded.adversary;
+    // The round record takes the findings once the Judge and the decision are done with them.
+    let judging = Judging {
+        view: &view,
+        novel: &novel,
+        adversary_map: &adversary_map,
+        cancel: &round_cancel,
+    };
+    let end = match judge(ctx, st, (rec, judged), judging, (progress, live)).await {
+        Err(end) => Some(end),
+        Ok((rulings, judge_out)) => {
+            // What 3D needs of the Judge's answer; the answer itself goes to the record.
+            let judge = judge_out.as_ref().map(|j| JudgeGist {
+                next_model: j.next_round_model,
+                convergence: j.convergence,
+                summary: j.summary.clone(),
+            });
+            rec.judge = judge_out;
+
+            // 3D
+            conclude(
+                ctx,
+                st,
+                result,
+                rec,
+                &novel,
+                rulings,
+                judge,
+                (folded.malformed_any, folded.malformed_passes),
+            )
+        }
+    };
+    rec.findings = novel;
+    end
+}
+
+/// The round's view of the target: RELEVANT_FILES after round 1 for a multi-file target
+/// (recorded with the file budget), the files it reviews noted in the run state.
+fn round_view(ctx: &Ctx<'_>, st: &mut State, rec: &mut RoundRecord) -> Result<RoundView, Abort> {
+    let (target, round) = (ctx.target, rec.round);
+    // RELEVANT_FILES (round > 1, multi-file targets).
+    let relevant =
+        (round > 1).then(|| relevant_files(target, &st.file_finding_counts, &st.reviewed_files));
+    let view: RoundView = match ctx.view(round, relevant) {
+        Ok(v) => v,
+        Err(e) => {
+            return Err(Abort::DispatchUnavailable {
+                role: Role::Enthusiast,
+                detail: format!("cannot write target/relevant-{round}.txt: {e}"),
+            });
+        }
+    };
+    if let Some(files) = &view.relevant {
+        rec.relevant_files = Some(files.clone());
+        rec.decision.reasons.push(format!(
+            "file budget: {}/{} files (RELEVANT_FILES)",
+            files.len(),
+            target.files.len()
+        ));
+    }
+    st.note_reviewed(view.relevant.as_deref(), target);
+    Ok(view)
+}
+
+/// The passes' findings through finding membership (all-or-nothing), anchors, the union,
+/// suppressions and the pre-adversary dedup: the round's novel findings, for the Judge.
+fn novel_findings(
+    ctx: &Ctx<'_>,
+    st: &mut State,
+    result: &mut ReviewResult,
+    rec: &mut RoundRecord,
+    mut pass_findings: Vec<PassFinding>,
+) -> Result<Vec<RoundFinding>, Abort> {
+    let (plan, target, round) = (ctx.plan, ctx.target, rec.round);
+    let places = ctx.places();
+    gate_findings(&mut pass_findings, target, places, rec)?;
     // Enclosing symbols (union rule a) of the files findings point at, read now: a large
     // manifest is not read whole for the few files with findings (the membership gate above
     // kept only findings in the target's files). Each file is read once, into the review's
@@ -297,101 +362,93 @@ async fn round_body(
         }
     }
     result.suppressed.extend(rec.suppressed.iter().cloned());
-    let adversary_map = folded.adversary.clone().unwrap_or_default();
-    rec.adversary = folded.adversary;
-    // The round record takes the findings once the Judge and the decision are done with them.
-    let end = 'judge: {
-        // 3C Judge
-        let mut rulings: Vec<Ruling> = vec![];
-        let mut judge_out: Option<JudgeOutput> = None;
-        if novel.is_empty() {
-            rec.decision
-                .reasons
-                .push("no findings: the Judge is skipped".into());
-        } else {
-            progress.line(&format!(
-                "Round {round} · Judge ({} finding(s))",
-                novel.len()
-            ));
-            let who = Who {
-                role: Role::Judge,
-                pass: None,
-                round,
-                tier,
-            };
-            let prompt = ctx.judge_prompt(&view, round, &novel, &adversary_map, &st.history);
-            // The Judge's cites must name map entries covering each ruling: one re-prompt.
-            let check_cites = |j: &JudgeOutput| {
-                cites_note(&cite_problems(j, &novel, &adversary_map, target, places))
-            };
-            let checks = Checks {
-                sparse_at_most: None,
-                content: Some(&check_cites),
-            };
-            let jr: RoleRun<JudgeOutput> =
-                run_role(ctx, &view, who, prompt, &round_cancel, live, checks).await;
-            rec.dispatches.extend(jr.records);
-            let j = match jr.output {
-                RoleOutput::Valid(j) => j,
-                RoleOutput::Malformed(e) => {
-                    rec.errors.push("judge_malformed_json".into());
-                    *judged = Some(vec![None; novel.len()]);
-                    rec.counts.unresolved = novel.len() as u32;
-                    let a = Abort::JudgeMalformed { detail: e };
-                    break 'judge Some(ReviewEnd::Aborted(a));
-                }
-                RoleOutput::Abort(a) => break 'judge Some(ReviewEnd::Aborted(a)),
-                // Only an Enthusiast pass is ever lost; a Judge that cannot answer aborts.
-                RoleOutput::Lost(detail) => {
-                    let a = Abort::DispatchUnavailable {
-                        role: Role::Judge,
-                        detail,
-                    };
-                    break 'judge Some(ReviewEnd::Aborted(a));
-                }
-                RoleOutput::Cancelled => break 'judge Some(ReviewEnd::Interrupted),
-            };
-            if let Some(a) = judge_offtarget(&j, target, places) {
-                break 'judge Some(ReviewEnd::Aborted(a));
-            }
-            let bad = cite_problems(&j, &novel, &adversary_map, target, places);
-            for (id, why) in &bad {
-                rec.decision.reasons.push(format!(
-                    "the Judge's ruling on {id} is unresolved: its cites do not hold after a re-prompt ({})",
-                    why.join("; ")
-                ));
-            }
-            let (valid, each) = attach_rulings(&novel, &j, target, places, &bad, rec);
-            rulings = valid;
-            *judged = Some(each);
-            progress.line(&format!(
-                "Round {round} · Judge ({} confirmed, {} debunked)",
-                rec.counts.confirmed, rec.counts.debunked
-            ));
-            judge_out = Some(j);
-        }
-        // What 3D needs of the Judge's answer; the answer itself goes to the record.
-        let judge = judge_out.as_ref().map(|j| JudgeGist {
-            next_model: j.next_round_model,
-            convergence: j.convergence,
-            summary: j.summary.clone(),
-        });
-        rec.judge = judge_out;
+    Ok(novel)
+}
 
-        // 3D
-        conclude(
-            ctx,
-            st,
-            result,
-            rec,
-            &novel,
-            rulings,
-            judge,
-            (folded.malformed_any, folded.malformed_passes),
-        )
+/// What the Judge is dispatched on: the round's view, its novel findings, the Adversary's
+/// map, and the round's cancellation.
+struct Judging<'a> {
+    view: &'a RoundView,
+    novel: &'a [RoundFinding],
+    adversary_map: &'a AdversaryOutput,
+    cancel: &'a CancellationToken,
+}
+
+/// 3C: the Judge's valid rulings and its answer (none when there was nothing to judge), or
+/// how the run ends (a malformed or off-target answer, an abort, Ctrl-C). `judged` gets each
+/// novel finding's ruling (None: unresolved).
+async fn judge(
+    ctx: &Ctx<'_>,
+    st: &State,
+    (rec, judged): (&mut RoundRecord, &mut Option<Vec<Option<Ruling>>>),
+    j: Judging<'_>,
+    (progress, live): (Progress, &ProgressLog),
+) -> Result<(Vec<Ruling>, Option<JudgeOutput>), ReviewEnd> {
+    let (target, round, tier) = (ctx.target, rec.round, st.tier);
+    let (view, novel, adversary_map) = (j.view, j.novel, j.adversary_map);
+    let places = ctx.places();
+    if novel.is_empty() {
+        rec.decision
+            .reasons
+            .push("no findings: the Judge is skipped".into());
+        return Ok((vec![], None));
+    }
+    progress.line(&format!(
+        "Round {round} · Judge ({} finding(s))",
+        novel.len()
+    ));
+    let who = Who {
+        role: Role::Judge,
+        pass: None,
+        round,
+        tier,
     };
-    rec.findings = novel;
-    end
+    let prompt = ctx.judge_prompt(view, round, novel, adversary_map, &st.history);
+    // The Judge's cites must name map entries covering each ruling: one re-prompt.
+    let check_cites =
+        |j: &JudgeOutput| cites_note(&cite_problems(j, novel, adversary_map, target, places));
+    let checks = Checks {
+        sparse_at_most: None,
+        content: Some(&check_cites),
+    };
+    let jr: RoleRun<JudgeOutput> = run_role(ctx, view, who, prompt, j.cancel, live, checks).await;
+    rec.dispatches.extend(jr.records);
+    let j = match jr.output {
+        RoleOutput::Valid(j) => j,
+        RoleOutput::Malformed(e) => {
+            rec.errors.push("judge_malformed_json".into());
+            *judged = Some(vec![None; novel.len()]);
+            rec.counts.unresolved = novel.len() as u32;
+            return Err(ReviewEnd::Aborted(Abort::JudgeMalformed { detail: e }));
+        }
+        RoleOutput::Abort(a) => return Err(ReviewEnd::Aborted(a)),
+        // Only an Enthusiast pass is ever lost; a Judge that cannot answer aborts.
+        RoleOutput::Lost(detail) => {
+            let role = Role::Judge;
+            return Err(ReviewEnd::Aborted(Abort::DispatchUnavailable {
+                role,
+                detail,
+            }));
+        }
+        RoleOutput::Cancelled => return Err(ReviewEnd::Interrupted),
+    };
+    if let Some(a) = judge_offtarget(&j, target, places) {
+        return Err(ReviewEnd::Aborted(a));
+    }
+    let bad = cite_problems(&j, novel, adversary_map, target, places);
+    for (id, why) in &bad {
+        rec.decision.reasons.push(format!(
+            "the Judge's ruling on {id} is unresolved: its cites do not hold after a re-prompt ({})",
+            why.join("; ")
+        ));
+    }
+    let (valid, each) = attach_rulings(novel, &j, target, places, &bad, rec);
+    *judged = Some(each);
+    progress.line(&format!(
+        "Round {round} · Judge ({} confirmed, {} debunked)",
+        rec.counts.confirmed, rec.counts.debunked
+    ));
+    Ok((valid, Some(j)))
 }
 
 /// The parts of the Judge's answer the decision reads.

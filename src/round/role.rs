@@ -110,19 +110,7 @@ pub(super) async fn run_role<T: AnswerSchema>(
         None => role.as_str().to_string(),
     };
     let mut attempt = 0u32;
-    let mut schema_retried = false;
-    let mut auth_retried = false;
-    let mut sparse_retried = false;
-    let mut content_retried = false;
-    let mut sparse = false;
-    // Transient faults: retries so far, and when the first one struck.
-    let mut transient = 0u32;
-    let mut first_fault: Option<std::time::Instant> = None;
-    let window = ctx
-        .plan
-        .config
-        .retry_window()
-        .unwrap_or(std::time::Duration::from_secs(120));
+    let mut tried = Tried::default();
     // A re-prompt's text (the first dispatch gets `prompt` itself, not a copy).
     let mut retry: Option<String> = None;
     loop {
@@ -136,54 +124,25 @@ pub(super) async fn run_role<T: AnswerSchema>(
         }
         match step {
             Step::NotAuthentic(detail) => {
-                let last = records.last();
-                let fault = last.and_then(|r| r.outcome.fault.clone());
-                let dir = last.map(|r| ctx.run.path.join(&r.dir));
-                match fault {
-                    Some(f) if f.class == FaultClass::Permanent => {
-                        // No retry can succeed: stop the other agents now, their work would be
-                        // thrown away.
-                        tracing::warn!("{label}: {}", f.message);
-                        cancel.cancel();
-                        let a = Abort::DispatchUnavailable {
-                            role,
-                            detail: f.message,
-                        };
-                        return RoleRun::new(RoleOutput::Abort(a), records);
-                    }
-                    Some(f) if f.class == FaultClass::Transient => {
-                        let since = *first_fault.get_or_insert_with(std::time::Instant::now);
-                        let delay = retry::backoff(transient, f.retry_after_ms);
-                        if since.elapsed() + delay > window {
-                            let detail = format!(
-                                "{}; still failing after {transient} retries in {} s",
-                                f.message,
-                                since.elapsed().as_secs()
-                            );
-                            return lost_or_abort(role, detail, records, cancel);
+                let failed = Failed {
+                    role,
+                    label: &label,
+                    next: retry_label(&base, attempt),
+                    window: ctx.plan.config.retry_window().unwrap_or(DEFAULT_WINDOW),
+                };
+                let wait = match on_failure(ctx, &records, failed, detail, &mut tried) {
+                    Ok(wait) => wait,
+                    Err((output, siblings)) => {
+                        if siblings {
+                            // Nothing of this round can be used: stop the other agents now.
+                            cancel.cancel();
                         }
-                        transient += 1;
-                        let next = retry_label(&base, attempt);
-                        if let Some(dir) = &dir {
-                            retry::record(dir, &f, transient, delay, &next);
-                        }
-                        tracing::warn!(
-                            "{label}: {}; retrying in {:.1} s as {next}",
-                            f.message,
-                            delay.as_secs_f64()
-                        );
-                        tokio::select! {
-                            () = tokio::time::sleep(delay) => {}
-                            () = cancel.cancelled() => {
-                                return RoleRun::new(RoleOutput::Cancelled, records);
-                            }
-                        }
+                        return RoleRun::new(output, records);
                     }
-                    _ if auth_retried => return lost_or_abort(role, detail, records, cancel),
-                    _ => {
-                        auth_retried = true;
-                        tracing::warn!("{label}: not authentic ({detail}); retrying once");
-                    }
+                };
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {}
+                    () = cancel.cancelled() => return RoleRun::new(RoleOutput::Cancelled, records),
                 }
             }
             Step::Abort(a) => {
@@ -191,104 +150,123 @@ pub(super) async fn run_role<T: AnswerSchema>(
                 cancel.cancel();
                 return RoleRun::new(RoleOutput::Abort(a), records);
             }
-            Step::Answer => {
-                let answer = records.last().and_then(|r| r.outcome.answer());
-                let answer = answer.unwrap_or_default();
-                let parsed = parse_answer::<T>(answer);
-                // The sparse check's measure, of a valid answer only.
-                let chars = match (&parsed, checks.sparse_at_most) {
-                    (Ok(_), Some(_)) => answer.trim().chars().count(),
-                    _ => 0,
-                };
-                if let Some(rec) = records.last_mut() {
-                    rec.gates.schema = Some(match &parsed {
-                        Ok(_) => "ok".into(),
-                        Err(e) => e.clone(),
-                    });
-                    rec.outcome.forget_answer();
-                }
-                match parsed {
-                    Ok(v) => {
-                        // A valid but very short answer looks truncated: one re-prompt.
-                        if let Some(min) = checks.sparse_at_most.filter(|m| chars <= *m) {
-                            if !sparse_retried {
-                                sparse_retried = true;
-                                if let Some(rec) = records.last_mut() {
-                                    rec.gates.reprompt =
-                                        Some(format!("sparse: {chars} characters"));
-                                }
-                                tracing::warn!(
-                                    "{label}: answer of {chars} characters (≤ {min}); re-prompting once"
-                                );
-                                retry = Some(format!(
-                                    "{prompt}\n\n{RETRY_NOTE}: it was only {chars} characters \
-                                     long, which looks truncated. Read the target again and \
-                                     answer with the complete JSON object of the schema (if you \
-                                     really found no defect, {{\"findings\":[]}} is the complete \
-                                     answer).\n"
-                                ));
-                                continue;
-                            }
-                            sparse = true;
-                        }
-                        let problem = checks.content.and_then(|check| check(&v));
-                        if let (Some(note), false) = (problem, content_retried) {
-                            content_retried = true;
-                            if let Some(rec) = records.last_mut() {
-                                rec.gates.reprompt = Some(format!("cites: {note}"));
-                            }
-                            tracing::warn!("{label}: {note}; re-prompting once");
-                            retry = Some(format!(
-                                "{prompt}\n\n{RETRY_NOTE}: {note}\nAnswer again, from the target \
-                                 and the map above, with ONLY the complete JSON object of the \
-                                 schema.\n"
-                            ));
-                            continue;
-                        }
-                        return RoleRun {
-                            output: RoleOutput::Valid(v),
-                            records,
-                            sparse,
-                        };
-                    }
-                    Err(e) if schema_retried => {
-                        return RoleRun {
-                            output: RoleOutput::Malformed(e),
-                            records,
-                            sparse,
-                        }
-                    }
-                    Err(e) => {
-                        schema_retried = true;
-                        // Cut at the output token limit (and not continued by the CLI): not
-                        // invalid JSON, an answer too long for the cap.
-                        let cut = records.last_mut().filter(|r| {
-                            r.outcome
-                                .fault
-                                .as_ref()
-                                .is_some_and(|f| f.class == FaultClass::Truncated)
-                        });
-                        let e = match cut {
-                            Some(rec) => {
-                                let note = "output_truncated: the answer was cut at the output \
-                                            token limit; answer with a shorter, complete JSON \
-                                            object (shorter descriptions and evidence)"
-                                    .to_string();
-                                rec.gates.schema = Some(note.clone());
-                                note
-                            }
-                            None => e,
-                        };
-                        retry = Some(format!(
-                            "{prompt}\n\n{RETRY_NOTE}: {e}\nAnswer again, from a fresh Read of \
-                             the target, with ONLY the JSON object of the schema: no prose, no \
-                             code fences.\n"
-                        ));
+            Step::Answer => match on_answer(&mut records, &label, &prompt, &checks, &mut tried) {
+                Next::Retry(text) => retry = Some(text),
+                Next::Done(output) => {
+                    return RoleRun {
+                        output,
+                        records,
+                        sparse: tried.sparse_answer,
                     }
                 }
-            }
+            },
         }
     }
+}
+
+/// The re-prompts a role has spent (each at most once), and whether its answer stayed
+/// sparse after the sparse re-prompt; the transient faults retried so far and when the
+/// first struck.
+#[derive(Default)]
+struct Tried {
+    schema: bool,
+    auth: bool,
+    sparse: bool,
+    content: bool,
+    sparse_answer: bool,
+    transient: u32,
+    first_fault: Option<std::time::Instant>,
+}
+
+/// `[timeouts] retry` when it cannot be read (it is validated when the config loads).
+const DEFAULT_WINDOW: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// A dispatch that failed: whose, its label, the label a re-dispatch gets, and how long
+/// transient faults may be retried.
+struct Failed<'a> {
+    role: Role,
+    label: &'a str,
+    next: String,
+    window: std::time::Duration,
+}
+
+/// After a failed dispatch (SPEC §19.2): `Ok(wait)` to re-dispatch after `wait`, else the
+/// role's output and whether the round's other agents must be stopped. A permanent fault
+/// aborts at once; a transient one is retried with backoff while the window lasts; a
+/// failure without a classified cause is retried once. Then an Enthusiast pass is lost and
+/// any other role aborts.
+fn on_failure<T>(
+    ctx: &Ctx<'_>,
+    records: &[DispatchRecord],
+    failed: Failed<'_>,
+    detail: String,
+    tried: &mut Tried,
+) -> Result<std::time::Duration, (RoleOutput<T>, bool)> {
+    let Failed {
+        role,
+        label,
+        next,
+        window,
+    } = failed;
+    let last = records.last();
+    let fault = last.and_then(|r| r.outcome.fault.clone());
+    match fault {
+        Some(f) if f.class == FaultClass::Permanent => {
+            tracing::warn!("{label}: {}", f.message);
+            let a = Abort::DispatchUnavailable {
+                role,
+                detail: f.message,
+            };
+            Err((RoleOutput::Abort(a), true))
+        }
+        Some(f) if f.class == FaultClass::Transient => {
+            let since = *tried
+                .first_fault
+                .get_or_insert_with(std::time::Instant::now);
+            let delay = retry::backoff(tried.transient, f.retry_after_ms);
+            if since.elapsed() + delay > window {
+                let detail = format!(
+                    "{}; still failing after {} retries in {} s",
+                    f.message,
+                    tried.transient,
+                    since.elapsed().as_secs()
+                );
+                return Err(lost_or_abort(role, detail));
+            }
+            tried.transient += 1;
+            if let Some(r) = last {
+                retry::record(
+                    &ctx.run.path.join(&r.dir),
+                    &f,
+                    tried.transient,
+                    delay,
+                    &next,
+                );
+            }
+            tracing::warn!(
+                "{label}: {}; retrying in {:.1} s as {next}",
+                f.message,
+                delay.as_secs_f64()
+            );
+            Ok(delay)
+        }
+        _ if tried.auth => Err(lost_or_abort(role, detail)),
+        _ => {
+            tried.auth = true;
+            tracing::warn!("{label}: not authentic ({detail}); retrying once");
+            Ok(std::time::Duration::ZERO)
+        }
+    }
+}
+
+/// A role that could not answer: an Enthusiast pass is lost (the round may go on without
+/// it); any other role aborts the run, and its siblings are stopped.
+fn lost_or_abort<T>(role: Role, detail: String) -> (RoleOutput<T>, bool) {
+    if role == Role::Enthusiast {
+        return (RoleOutput::Lost(detail), false);
+    }
+    let a = Abort::DispatchUnavailable { role, detail };
+    (RoleOutput::Abort(a), true)
 }
 
 /// The dispatch directory of attempt `attempt` (0 = the first dispatch).
@@ -300,22 +278,99 @@ fn retry_label(base: &str, attempt: u32) -> String {
     }
 }
 
-/// A role that could not answer: an Enthusiast pass is lost (the round may go on without
-/// it); any other role aborts the run, and its siblings are stopped at once.
-fn lost_or_abort<T>(
-    role: Role,
-    detail: String,
-    records: Vec<DispatchRecord>,
-    cancel: &CancellationToken,
-) -> RoleRun<T> {
-    if role == Role::Enthusiast {
-        return RoleRun::new(RoleOutput::Lost(detail), records);
+/// The gate note and re-prompt of an answer cut at the output token limit.
+const TRUNCATED_NOTE: &str = "output_truncated: the answer was cut at the output token limit; \
+                              answer with a shorter, complete JSON object (shorter \
+                              descriptions and evidence)";
+
+/// Whether the last dispatch's answer was cut at the output token limit.
+fn truncated(records: &[DispatchRecord]) -> bool {
+    records
+        .last()
+        .and_then(|r| r.outcome.fault.as_ref())
+        .is_some_and(|f| f.class == FaultClass::Truncated)
+}
+
+/// After an answer: re-prompt with this text, or the role's output.
+enum Next<T> {
+    Retry(String),
+    Done(RoleOutput<T>),
+}
+
+/// The schema gate on the last dispatch's answer (recorded in its gates; the answer is
+/// then dropped from the record), then the sparse and content checks: a re-prompt the
+/// first time one fails, else the role's output.
+fn on_answer<T: AnswerSchema>(
+    records: &mut [DispatchRecord],
+    label: &str,
+    prompt: &str,
+    checks: &Checks<'_, T>,
+    tried: &mut Tried,
+) -> Next<T> {
+    let answer = records.last().and_then(|r| r.outcome.answer());
+    let answer = answer.unwrap_or_default();
+    // An answer cut at the output token limit (and not continued by the CLI) is not
+    // invalid JSON: it was too long for the cap.
+    let parsed = parse_answer::<T>(answer).map_err(|e| match truncated(records) {
+        true => TRUNCATED_NOTE.to_string(),
+        false => e,
+    });
+    // The sparse check's measure, of a valid answer only.
+    let chars = match (&parsed, checks.sparse_at_most) {
+        (Ok(_), Some(_)) => answer.trim().chars().count(),
+        _ => 0,
+    };
+    if let Some(rec) = records.last_mut() {
+        rec.gates.schema = Some(match &parsed {
+            Ok(_) => "ok".into(),
+            Err(e) => e.clone(),
+        });
+        rec.outcome.forget_answer();
     }
-    cancel.cancel();
-    RoleRun::new(
-        RoleOutput::Abort(Abort::DispatchUnavailable { role, detail }),
-        records,
-    )
+    let v = match parsed {
+        Ok(v) => v,
+        Err(e) if tried.schema => return Next::Done(RoleOutput::Malformed(e)),
+        Err(e) => {
+            tried.schema = true;
+            return Next::Retry(format!(
+                "{prompt}\n\n{RETRY_NOTE}: {e}\nAnswer again, from a fresh Read of \
+                 the target, with ONLY the JSON object of the schema: no prose, no \
+                 code fences.\n"
+            ));
+        }
+    };
+    // A valid but very short answer looks truncated: one re-prompt.
+    if let Some(min) = checks.sparse_at_most.filter(|m| chars <= *m) {
+        if !tried.sparse {
+            tried.sparse = true;
+            if let Some(rec) = records.last_mut() {
+                rec.gates.reprompt = Some(format!("sparse: {chars} characters"));
+            }
+            tracing::warn!("{label}: answer of {chars} characters (≤ {min}); re-prompting once");
+            return Next::Retry(format!(
+                "{prompt}\n\n{RETRY_NOTE}: it was only {chars} characters \
+                 long, which looks truncated. Read the target again and \
+                 answer with the complete JSON object of the schema (if you \
+                 really found no defect, {{\"findings\":[]}} is the complete \
+                 answer).\n"
+            ));
+        }
+        tried.sparse_answer = true;
+    }
+    let problem = checks.content.and_then(|check| check(&v));
+    if let (Some(note), false) = (problem, tried.content) {
+        tried.content = true;
+        if let Some(rec) = records.last_mut() {
+            rec.gates.reprompt = Some(format!("cites: {note}"));
+        }
+        tracing::warn!("{label}: {note}; re-prompting once");
+        return Next::Retry(format!(
+            "{prompt}\n\n{RETRY_NOTE}: {note}\nAnswer again, from the target \
+             and the map above, with ONLY the complete JSON object of the \
+             schema.\n"
+        ));
+    }
+    Next::Done(RoleOutput::Valid(v))
 }
 
 async fn one_dispatch(
@@ -393,11 +448,33 @@ async fn one_dispatch(
             return (Step::Abort(a), rec);
         }
     };
-    let auth = authentic(&outcome, req.output_cap);
+    let step = gate(
+        &mut outcome,
+        &mut rec,
+        view,
+        (spec.format, role),
+        (&out_dir, req.output_cap),
+    );
+    rec.outcome = outcome;
+    (step, rec)
+}
+
+/// The gates on a finished dispatch, recorded in `rec`: authenticity, forbidden tools and
+/// reads outside the scope (the events after the first such call withheld), and whether
+/// the target was read. What comes next: an answer to parse, a retry or an abort.
+fn gate(
+    outcome: &mut AgentOutcome,
+    rec: &mut DispatchRecord,
+    view: &RoundView,
+    (format, role): (crate::dispatch::EventFormat, Role),
+    (out_dir, output_cap): (&std::path::Path, u64),
+) -> Step {
+    let label = rec.label.as_str();
+    let auth = authentic(outcome, output_cap);
     // The first call the role may not make (a forbidden tool, or an access outside the read
     // scope) decides the abort; the run dir keeps nothing the agent saw or said after it.
     let first_bad = outcome.tool_uses.iter().enumerate().find_map(|(i, t)| {
-        if !tool_permitted(spec.format, role, t) {
+        if !tool_permitted(format, role, t) {
             Some((i, "forbidden_tool"))
         } else if view.scope.violation(std::slice::from_ref(t)).is_some() {
             Some((i, "offtarget_read"))
@@ -407,7 +484,7 @@ async fn one_dispatch(
     });
     if let Some((i, why)) = first_bad {
         let bad = outcome.tool_uses[i].id.clone();
-        if let Err(e) = withhold_after(&out_dir, &bad, why, &mut outcome) {
+        if let Err(e) = withhold_after(out_dir, &bad, why, outcome) {
             tracing::warn!("{label}: cannot rewrite its events: {e}");
         }
     }
@@ -419,12 +496,12 @@ async fn one_dispatch(
     // was otherwise authentic (a crash after reading a secret is no reason to retry).
     let upto = first_bad.map_or(&outcome.tool_uses[..], |(i, _)| &outcome.tool_uses[..=i]);
     let forbidden = match first_bad {
-        Some((_, "forbidden_tool")) => forbidden_tool(spec.format, role, upto),
+        Some((_, "forbidden_tool")) => forbidden_tool(format, role, upto),
         _ => None,
     };
     let violation = view.scope.violation(upto);
     rec.gates.offtarget_read = violation.as_ref().map(|v| v.path.clone());
-    let step = match (forbidden, violation, auth) {
+    match (forbidden, violation, auth) {
         (Some(tool), _, _) => {
             rec.gates.forbidden_tool = Some(tool.clone());
             Step::Abort(Abort::ForbiddenTool { role, tool })
@@ -443,7 +520,5 @@ async fn one_dispatch(
                 Step::Abort(Abort::NoToolInvocation { role })
             }
         }
-    };
-    rec.outcome = outcome;
-    (step, rec)
+    }
 }

@@ -3,18 +3,18 @@
 //! findings (membership, anchors), drop repeats of confirmed locations (pre-adversary dedup),
 //! attach the Judge's rulings, and carry the run state to the next round. No I/O, no async.
 
-use super::context::History;
+use super::context::{History, Places};
 use super::decide::confirmed_locations;
 use super::role::{RoleOutput, RoleRun};
 use super::{
     Action, Decision, DecisionRecord, RoundCounts, RoundFinding, RoundRecord, SuppressedFinding,
 };
 use crate::findings::suppress::{reasonless_warning, SuppressionSet};
+use crate::findings::{fingerprint_with, FileLines};
 use crate::findings::{
     AdversaryOutput, EnthusiastOutput, JudgeOutput, PassFinding, Role, Ruling, Tier, UnionedFinding,
 };
-use crate::gates::{anchor_ok, bad_cites, check_place, Abort, Outline, Place};
-use crate::report::{fingerprint_with, FileLines};
+use crate::gates::{anchor_ok, bad_cites, Abort, Place};
 use crate::resolve::RunPlan;
 use crate::target::{PinnedTarget, TargetType};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -310,20 +310,6 @@ pub(super) fn degrade(
     Ok(warnings)
 }
 
-/// What a finding's place is checked against besides the target's files: the spec
-/// document's headings and the context (project rules) files.
-#[derive(Clone, Copy)]
-pub(super) struct Places<'a> {
-    pub outline: Option<&'a Outline>,
-    pub context: &'a [String],
-}
-
-impl Places<'_> {
-    fn check<'f>(&self, file: &'f str, line: Option<u32>, target: &PinnedTarget) -> Place<'f> {
-        check_place(file, line, target, self.outline, self.context)
-    }
-}
-
 /// The finding gates: every cited file must be in the target and every cited section in
 /// the spec document (all-or-nothing: one outside aborts the run); a finding on a project
 /// rules file (context, not target) is dropped and counted (`rules_file_finding`); then
@@ -561,10 +547,8 @@ pub(super) fn cite_problems(
 }
 
 /// The first of `novel` with each finding id (a ruling names its finding by id).
-fn first_by_id(
-    novel: &[RoundFinding],
-) -> HashMap<&str, &RoundFinding, foldhash::fast::RandomState> {
-    let mut by_id = HashMap::with_capacity_and_hasher(novel.len(), Default::default());
+fn first_by_id(novel: &[RoundFinding]) -> HashMap<&str, &RoundFinding> {
+    let mut by_id = HashMap::new();
     for f in novel {
         by_id.entry(f.finding.id.as_str()).or_insert(f);
     }
@@ -651,6 +635,7 @@ pub(super) fn attach_rulings(
 mod tests {
     use super::*;
     use crate::findings::{ArtefactType, FinalSeverity, Winner};
+    use crate::gates::Outline;
     use crate::target::TargetKind;
     use crate::test_support::{finding, target};
     use std::path::Path;

@@ -1,6 +1,7 @@
 //! The process that runs a review, as meta.json records it: its pid and its start time (field
 //! 22 of `/proc/<pid>/stat`, clock ticks since boot), so that a run whose process is gone — or
-//! whose pid now belongs to another process — can be told from a live one.
+//! whose pid now belongs to another process — can be told from a live one. The record
+//! (`ProcessId`) is defined in `records::meta`; asking `/proc` about it is done here.
 
 use crate::records::ProcessId;
 

@@ -2,10 +2,10 @@
 //! `ignore` walk), deduplicated, sorted, hashed in parallel, pinned as `manifest.txt`.
 
 use super::brief::{self, BRIEF_FILES};
-use super::resolve::{locate, Context, REPIN_MAX_FILE_BYTES};
+use super::locate::{locate, Context};
 use super::scan::{
     self, escape_path, has_control_chars, is_run_dir, manifest_digest, normalize_rel, rel_string,
-    ScanError,
+    ScanError, REPIN_MAX_FILE_BYTES,
 };
 use super::statkey::now_ns;
 use super::{

@@ -4,8 +4,8 @@ mod brief;
 mod diff;
 mod error;
 mod exclude;
-mod gitindex;
 mod incremental;
+mod locate;
 mod manifest;
 mod model;
 mod resolve;
@@ -18,12 +18,14 @@ pub use exclude::{is_lockfile, AttributeSource, Excludes, LOCKFILES};
 pub use incremental::{
     patch_sections, restrict, split_incremental, BaselineFile, IncrementalSplit,
 };
+pub use locate::lexical;
 pub use model::*;
 pub use resolve::{
-    diff_sha, diff_sha_capped, empty_diff_sha, lexical, read_repo_file, remember_snapshot, repin,
-    resolve, resolve_excluding, snapshot_diff, snapshot_diff_cached, CachedSnapshot, Snapshot,
-    DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES, REPIN_MAX_FILE_BYTES,
+    diff_sha, diff_sha_capped, empty_diff_sha, read_repo_file, remember_snapshot, repin, resolve,
+    resolve_excluding, snapshot_diff, snapshot_diff_cached, CachedSnapshot, DEFAULT_MAX_FILE_BYTES,
+    LIGHTWEIGHT_DIFF_LINES,
 };
+pub use scan::REPIN_MAX_FILE_BYTES;
 pub use shard::{apply_shard, partition, ShardInfo, ShardSpec, MAX_SHARDS};
 pub use statkey::{
     now_ns, worktree_key, worktree_key_listed, Keyed, Listed, ShaCache, StatKey, WorktreeKey,

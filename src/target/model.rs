@@ -46,6 +46,20 @@ impl SkippedFile {
     }
 }
 
+/// A working-tree snapshot (see [`super::snapshot_diff`]): the tree object written for it and what
+/// identifies the diff from a base tree to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Oid of the tree holding the working tree (tracked and untracked, non-ignored files).
+    pub tree: String,
+    /// sha256 of the patch `arev run diff --base-tree <base>` pins now.
+    pub sha: String,
+    /// [`files_digest`] of the files that diff reviews.
+    pub files_sha256: String,
+    /// The diff's mode (by its patch lines).
+    pub mode: Mode,
+}
+
 /// New-side line ranges of one file's hunks in a diff (inclusive, 1-based).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Hunk {

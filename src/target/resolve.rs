@@ -4,25 +4,21 @@
 use super::brief;
 use super::diff;
 use super::diff::{DiffBase, DiffRules};
+use super::locate::{locate, Context};
 use super::manifest;
-use super::scan::{
-    self, canonical_dir, escape_path, file_size, has_control_chars, rel_string, sha256_hex,
-};
+use super::scan::{self, canonical_dir, file_size, rel_string, sha256_hex, REPIN_MAX_FILE_BYTES};
 use super::statkey::{now_ns, worktree_key, worktree_key_listed, ShaCache, RACY_MARGIN_NS};
 use super::{
-    skip_summary, Artefact, ArtefactContent, Excludes, Mode, PinKeys, PinnedTarget, TargetError,
-    TargetFile, TargetIdentity, TargetKind, TargetRequest, TargetType,
+    skip_summary, Artefact, ArtefactContent, Excludes, Mode, PinKeys, PinnedTarget, Snapshot,
+    TargetError, TargetFile, TargetIdentity, TargetKind, TargetRequest, TargetType,
 };
 use git2::Repository;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// `[review] max_file_bytes` when nothing else is configured (1 MiB).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
-/// The largest file re-read when checking a pinned target for drift: a reviewed file that
-/// grew past it meanwhile counts as changed without being read (memory stays bounded).
-pub const REPIN_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// A diff of at most this many patch lines is reviewed in LIGHTWEIGHT mode.
 pub const LIGHTWEIGHT_DIFF_LINES: u64 = 150;
 /// Headings (`## X`) that make a Markdown file a spec, searched in its first lines.
@@ -30,104 +26,6 @@ const SPEC_HEADINGS: &[&str] = &["Implementation Plan", "Spec", "Design", "Plan"
 const SPEC_HEADING_LINES: usize = 20;
 /// Markdown files under this root-relative directory are specs.
 const SPEC_DIR: &str = "docs/superpowers/";
-
-/// Where the target is resolved from.
-#[derive(Debug, Clone)]
-pub(crate) struct Context {
-    /// Canonical repo work tree, or canonical cwd outside a repo.
-    pub root: PathBuf,
-    pub in_repo: bool,
-    /// Canonical cwd.
-    pub cwd: PathBuf,
-    /// `cwd` relative to `root`, `/`-separated (empty at the root).
-    pub cwd_rel: String,
-    pub max_file_bytes: u64,
-    /// Root-relative run-dir bases inside the root (never part of a diff or a walk).
-    pub run_dirs: Vec<String>,
-}
-
-impl Context {
-    /// The error for a path that is not under `root`.
-    pub(crate) fn outside_error(&self, arg: &str) -> TargetError {
-        if self.in_repo {
-            TargetError::OutsideRepo(arg.to_owned())
-        } else {
-            TargetError::OutsideCwd(arg.to_owned())
-        }
-    }
-}
-
-/// `arg` (relative to cwd, or absolute) made absolute with `.` and `..` resolved lexically,
-/// never through the file system (so that no symlink is followed).
-fn lexical_abs(cwd: &Path, arg: &str) -> PathBuf {
-    lexical(&cwd.join(arg))
-}
-
-/// `p` with `.` and `..` resolved lexically (`a/./b/../c` → `a/c`), never through the file
-/// system.
-pub fn lexical(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
-/// The absolute path of the existing path `arg` (relative to cwd) under the root, and its
-/// root-relative `/`-separated form, found without following any symlink below the root: a
-/// link anywhere on the way is `TargetError::Symlink` naming the link. (An absolute path
-/// through a symlinked *prefix* of the root, e.g. `/tmp` → `/private/tmp`, is accepted: the
-/// root itself is canonical.)
-pub(crate) fn locate(ctx: &Context, arg: &str) -> Result<(PathBuf, String), TargetError> {
-    let lexical = lexical_abs(&ctx.cwd, arg);
-    let exists = |p: &Path| match std::fs::symlink_metadata(p) {
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(TargetError::NoSuchFile(arg.to_owned()))
-        }
-        Err(e) => Err(TargetError::Unreadable {
-            path: arg.to_owned(),
-            message: e.to_string(),
-        }),
-    };
-    let rel_path = match lexical.strip_prefix(&ctx.root) {
-        Ok(r) => r.to_path_buf(),
-        Err(_) => {
-            exists(&lexical)?;
-            lexical
-                .ancestors()
-                .find(|a| a.canonicalize().is_ok_and(|c| c == ctx.root))
-                .and_then(|a| lexical.strip_prefix(a).ok())
-                .map(Path::to_path_buf)
-                .ok_or_else(|| ctx.outside_error(arg))?
-        }
-    };
-    let rel = rel_string(&rel_path).ok_or_else(|| TargetError::NotUtf8(arg.to_owned()))?;
-    let mut at = ctx.root.clone();
-    let mut walked = String::new();
-    for part in rel.split('/').filter(|p| !p.is_empty()) {
-        at.push(part);
-        if !walked.is_empty() {
-            walked.push('/');
-        }
-        walked.push_str(part);
-        match std::fs::symlink_metadata(&at) {
-            Ok(m) if m.file_type().is_symlink() => return Err(TargetError::Symlink(walked)),
-            Ok(_) => {}
-            Err(_) => exists(&at)?,
-        }
-    }
-    if has_control_chars(&rel) {
-        return Err(TargetError::ControlChars(escape_path(&rel)));
-    }
-    Ok((at, rel))
-}
 
 /// The repository containing `cwd` (when it has a work tree) and the resolution context.
 fn context(
@@ -411,20 +309,6 @@ fn diff_base<'a>(base: Option<&'a str>, base_tree: Option<&'a str>) -> DiffBase<
         Some(tree) => DiffBase::Tree(tree),
         None => DiffBase::Head(base),
     }
-}
-
-/// A working-tree snapshot (see [`snapshot_diff`]): the tree object written for it and what
-/// identifies the diff from a base tree to it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Snapshot {
-    /// Oid of the tree holding the working tree (tracked and untracked, non-ignored files).
-    pub tree: String,
-    /// sha256 of the patch `arev run diff --base-tree <base>` pins now.
-    pub sha: String,
-    /// [`super::files_digest`] of the files that diff reviews.
-    pub files_sha256: String,
-    /// The diff's mode (by its patch lines).
-    pub mode: Mode,
 }
 
 impl Snapshot {

@@ -9,8 +9,7 @@
 //! path list and `n` — so independent CI jobs that pin the same manifest agree on it.
 
 use super::brief::{self, BRIEF_FILES};
-use super::resolve::REPIN_MAX_FILE_BYTES;
-use super::scan::{manifest_digest, read_regular};
+use super::scan::{manifest_digest, read_regular, REPIN_MAX_FILE_BYTES};
 use super::{Artefact, PinnedTarget, TargetError, TargetKind};
 pub use crate::records::target::ShardInfo;
 use sha2::{Digest, Sha256};

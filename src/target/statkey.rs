@@ -9,8 +9,8 @@
 //! directory and untracked file), and [`ShaCache`] maps such keys to the diff sha they
 //! produced, so a Stop hook whose tree did not move skips rendering the diff.
 
-use super::{gitindex, Mode, Snapshot, TargetError};
-use git2::Repository;
+use super::{Mode, Snapshot, TargetError};
+use git2::{IndexEntry, Repository};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -136,7 +136,7 @@ impl KeyHasher {
 
     fn finish(self) -> WorktreeKey {
         WorktreeKey {
-            digest: super::scan::hex(&self.hasher.finalize()),
+            digest: format!("{:x}", self.hasher.finalize()),
             newest_ns: self.newest_ns,
         }
     }
@@ -144,50 +144,37 @@ impl KeyHasher {
 
 /// Whether the working-tree file's key `k` matches the index entry's stat fields (what
 /// git compares before it trusts an entry to be unchanged).
-fn matches_index(e: &gitindex::Entry, k: &StatKey) -> bool {
+fn matches_index(e: &IndexEntry, k: &StatKey) -> bool {
     let exec = |mode: u32| mode & 0o100 != 0;
     let split = |ns: i64| (ns.div_euclid(1_000_000_000), ns.rem_euclid(1_000_000_000));
     let (ms, mn) = split(k.mtime_ns);
     let (cs, cn) = split(k.ctime_ns);
     // The index keeps 32-bit seconds, sizes and inodes.
-    (ms as u32, mn as u32) == e.mtime
-        && (cs as u32, cn as u32) == e.ctime
-        && k.size as u32 == e.size
+    (ms as u32, mn as u32) == index_time(e.mtime)
+        && (cs as u32, cn as u32) == index_time(e.ctime)
+        && k.size as u32 == e.file_size
         && k.ino as u32 == e.ino
         && k.mode & 0o170_000 == e.mode & 0o170_000
         && exec(k.mode) == exec(e.mode)
 }
 
-/// The index of `repo`: its file's key (taken from the open file, so it describes the bytes
-/// read) and its entries, read directly (see target::gitindex) or, for an index that reader
-/// does not know, through libgit2.
-fn read_index(repo: &Repository) -> Result<(Option<StatKey>, Vec<gitindex::Entry>), TargetError> {
+/// An index entry's time as the index keeps it: 32-bit seconds and nanoseconds.
+fn index_time(t: git2::IndexTime) -> (u32, u32) {
+    (t.seconds() as u32, t.nanoseconds())
+}
+
+/// The index of `repo`: its file's key (taken before it is read: an index rewritten in
+/// between moves the key the next time) and its entries.
+fn read_index(repo: &Repository) -> Result<(Option<StatKey>, Vec<IndexEntry>), TargetError> {
     let path = repo.path().join("index");
-    let direct = std::fs::File::open(&path).and_then(|mut f| {
-        let key = StatKey::of(&f.metadata()?);
-        let mut bytes = Vec::with_capacity(usize::try_from(key.size).unwrap_or(0));
-        std::io::Read::read_to_end(&mut f, &mut bytes)?;
-        Ok((key, bytes))
-    });
-    match direct {
-        Ok((key, bytes)) => {
-            if let Some(entries) = gitindex::parse(&bytes) {
-                return Ok((Some(key), entries));
-            }
-        }
+    let key = match StatKey::lstat(&path) {
         // No index yet (a fresh repository): nothing is tracked.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((None, Vec::new())),
-        Err(_) => {}
-    }
-    let git = |e: git2::Error| TargetError::Git(e.message().to_owned());
-    let key = StatKey::lstat(&path).ok().flatten();
-    let entries = repo
-        .index()
-        .map_err(git)?
-        .iter()
-        .map(gitindex::Entry::of_git2)
-        .collect();
-    Ok((key, entries))
+        Ok(None) => return Ok((None, Vec::new())),
+        Ok(Some(k)) => Some(k),
+        Err(_) => None,
+    };
+    let index = git2::Index::open(&path).map_err(|e| TargetError::Git(e.message().to_owned()))?;
+    Ok((key, index.iter().collect()))
 }
 
 /// A directory or an untracked file the last full walk of a working tree saw (root-relative,
@@ -287,7 +274,7 @@ pub fn worktree_key_listed(
 fn tracked_key(
     repo: &Repository,
     root: &Path,
-) -> Result<(KeyHasher, std::fs::File, Vec<gitindex::Entry>), TargetError> {
+) -> Result<(KeyHasher, std::fs::File, Vec<IndexEntry>), TargetError> {
     let mut h = KeyHasher {
         hasher: Sha256::new(),
         newest_ns: i64::MIN,
@@ -323,7 +310,8 @@ fn tracked_key(
                 return None;
             }
             let now = stat_at(&root_dir, &e.path);
-            let entry_ns = i64::from(e.mtime.0) * 1_000_000_000 + i64::from(e.mtime.1);
+            let (secs, nanos) = index_time(e.mtime);
+            let entry_ns = i64::from(secs) * 1_000_000_000 + i64::from(nanos);
             let clean = now.as_ref().is_some_and(|k| matches_index(e, k));
             (!clean || entry_ns >= racy_from).then_some(now)
         })
@@ -433,7 +421,7 @@ impl ShaCache {
         h.update(identity.as_bytes());
         h.update([0]);
         h.update(worktree.as_bytes());
-        super::scan::hex(&h.finalize())
+        format!("{:x}", h.finalize())
     }
 
     /// The last full walk's listing, if any.

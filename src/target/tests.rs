@@ -1355,6 +1355,32 @@ fn a_diff_of_many_files_is_rendered_in_windows_and_spooled_in_git_order() {
 
 #[test]
 fn diff_patch_is_byte_identical_to_plain_git() {
+    let dir = every_kind_of_change();
+    let root = dir.path();
+    let t = resolve_in(root, &["diff"]).expect("diff");
+    assert!(t.skipped.is_empty(), "{:?}", t.skipped);
+    let ours = t.artefact.as_ref().expect("artefact").read().expect("read");
+    let theirs = plain_git_diff(root, "HEAD", &[]);
+    assert_eq!(
+        String::from_utf8_lossy(&ours),
+        String::from_utf8_lossy(&theirs)
+    );
+    assert_eq!(t.sha256, sha(&theirs));
+    let patch = String::from_utf8(ours).expect("utf8");
+    assert!(patch.contains("\n+++ b/sp ace.txt\t\n"), "{patch}");
+    assert!(
+        patch.contains("index 0000000000000000000000000000000000000000..e69de29bb2d1d6434b8b29ae775ad8c2e48c5391\n"),
+        "full ids: {patch}"
+    );
+    assert!(patch.contains("diff --git a/staged_mv.txt b/staged_mv.txt\ndeleted file mode"));
+
+    skipped_files_and_base_are_as_plain_git(root);
+    base_tree_is_as_plain_git(root);
+}
+
+/// A repository with every kind of change git renders: tracked edits, a deletion, renames,
+/// a mode change, a missing final newline, untracked files with odd names, ignored files.
+fn every_kind_of_change() -> TempDir {
     let long_fn = format!("fn {}() {{", "very_long_function_name_".repeat(5));
     let body = format!("{long_fn}\n    1\n    2\n    3\n    4\n    5\n    6\n}}\n");
     let dir = repo_with(&[
@@ -1397,24 +1423,11 @@ fn diff_patch_is_byte_identical_to_plain_git() {
     write(root, "ign.log", "i\n");
     write(root, ".arev/runs/x/meta.json", "{}\n");
     write(root, ".git/info/exclude", ".arev/\n");
+    dir
+}
 
-    let t = resolve_in(root, &["diff"]).expect("diff");
-    assert!(t.skipped.is_empty(), "{:?}", t.skipped);
-    let ours = t.artefact.as_ref().expect("artefact").read().expect("read");
-    let theirs = plain_git_diff(root, "HEAD", &[]);
-    assert_eq!(
-        String::from_utf8_lossy(&ours),
-        String::from_utf8_lossy(&theirs)
-    );
-    assert_eq!(t.sha256, sha(&theirs));
-    let patch = String::from_utf8(ours).expect("utf8");
-    assert!(patch.contains("\n+++ b/sp ace.txt\t\n"), "{patch}");
-    assert!(
-        patch.contains("index 0000000000000000000000000000000000000000..e69de29bb2d1d6434b8b29ae775ad8c2e48c5391\n"),
-        "full ids: {patch}"
-    );
-    assert!(patch.contains("diff --git a/staged_mv.txt b/staged_mv.txt\ndeleted file mode"));
-
+/// Skipped files (a binary, a symlink) and `--base REV` against plain git.
+fn skipped_files_and_base_are_as_plain_git(root: &Path) {
     // Skipped files (a binary, a symlink) are left out: the same command with one exclude
     // pathspec per skipped path.
     write(root, "img.bin", [0u8, 1, 2, 0]);
@@ -1438,7 +1451,11 @@ fn diff_patch_is_byte_identical_to_plain_git() {
         String::from_utf8_lossy(&ours),
         String::from_utf8_lossy(&plain_git_diff(root, base.trim(), &skipped))
     );
+}
 
+/// `--base-tree TREE` against plain git, and the hook's sha and drift check of it.
+fn base_tree_is_as_plain_git(root: &Path) {
+    use std::os::unix::fs::PermissionsExt;
     // --base-tree TREE (the Stop hook's reviews): the diff from a working-tree snapshot,
     // the same command with the tree for HEAD; excluded files are skipped files.
     let snap = snapshot_diff(root, None, CAP, &Excludes::none()).expect("snapshot");
@@ -1531,7 +1548,34 @@ fn the_diff_sha_cache_hits_only_while_nothing_keyed_moved() {
         "keyed by the base too"
     );
 
-    // Every kind of change moves the key (and the sha follows the tree).
+    every_kind_of_change_moves_the_key(root, base, &cache);
+    // Churn inside an ignored directory keeps the key.
+    fs::create_dir_all(root.join("target/debug")).expect("mkdir");
+    tick();
+    cached_sha(root, base, &cache);
+    write(root, "target/debug/out.o", "object");
+    assert!(
+        cache_knows(root, base, &cache),
+        "ignored churn keeps the key"
+    );
+
+    // Not stored while the tree is too fresh to key (the default 2 s margin).
+    write(root, "src/a.rs", "fn a() { 4 }\n");
+    let cached = snapshot_diff_cached(root, base, CAP, &Excludes::none(), &cache).expect("cached");
+    assert!(!cached.hit && cached.key.is_none());
+    assert_eq!(
+        cached.snapshot,
+        snapshot_diff(root, Some(base), CAP, &Excludes::none()).expect("sha")
+    );
+    assert!(
+        !cache_knows(root, base, &cache),
+        "a racy tree is never stored"
+    );
+}
+
+/// Every kind of change moves the key (and the sha follows the tree).
+fn every_kind_of_change_moves_the_key(root: &Path, base: &str, cache: &Path) {
+    let tick = || std::thread::sleep(std::time::Duration::from_millis(20));
     type Step<'a> = (&'a str, Box<dyn Fn() + 'a>);
     let steps: Vec<Step<'_>> = vec![
         (
@@ -1578,35 +1622,10 @@ fn the_diff_sha_cache_hits_only_while_nothing_keyed_moved() {
     for (what, change) in steps {
         change();
         tick();
-        assert!(
-            !cache_knows(root, base, &cache),
-            "{what}: the key must move"
-        );
-        cached_sha(root, base, &cache);
-        assert!(cache_knows(root, base, &cache), "{what}: stored");
+        assert!(!cache_knows(root, base, cache), "{what}: the key must move");
+        cached_sha(root, base, cache);
+        assert!(cache_knows(root, base, cache), "{what}: stored");
     }
-    // Churn inside an ignored directory keeps the key.
-    fs::create_dir_all(root.join("target/debug")).expect("mkdir");
-    tick();
-    cached_sha(root, base, &cache);
-    write(root, "target/debug/out.o", "object");
-    assert!(
-        cache_knows(root, base, &cache),
-        "ignored churn keeps the key"
-    );
-
-    // Not stored while the tree is too fresh to key (the default 2 s margin).
-    write(root, "src/a.rs", "fn a() { 4 }\n");
-    let cached = snapshot_diff_cached(root, base, CAP, &Excludes::none(), &cache).expect("cached");
-    assert!(!cached.hit && cached.key.is_none());
-    assert_eq!(
-        cached.snapshot,
-        snapshot_diff(root, Some(base), CAP, &Excludes::none()).expect("sha")
-    );
-    assert!(
-        !cache_knows(root, base, &cache),
-        "a racy tree is never stored"
-    );
 }
 
 #[test]

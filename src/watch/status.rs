@@ -4,6 +4,7 @@
 //! report's confirmed findings when there is one, and the time now, in; text out.
 
 use crate::findings::Severity;
+use crate::records::{Meta, RunProgress};
 use crate::store::{Phase, RunState, RunView};
 use chrono::{DateTime, Utc};
 use std::fmt::Write;
@@ -102,9 +103,6 @@ pub fn render_status(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let row = |s: &mut String, k: &str, v: &str| {
-        let _ = writeln!(s, "{k:<9} {v}");
-    };
     row(&mut s, "run", &id);
     let (meta, state) = match (&view.meta, view.state) {
         (Ok(m), Some(st)) => (m, st),
@@ -116,60 +114,11 @@ pub fn render_status(
         (Ok(_), None) => return s,
     };
     let progress = view.progress.as_ref();
-    let pid = meta.process.map(|p| p.pid);
-    let status = match state {
-        RunState::Running => {
-            let mut v = "running".to_string();
-            if let Some(p) = progress {
-                if let (Some(i), Phase::Fix | Phase::Verify) = (p.iteration, p.phase) {
-                    let what = if p.phase == Phase::Fix { "fixing" } else { "verifying" };
-                    let _ = write!(v, " — iteration {i}, {what}");
-                } else if let Some(r) = p.round {
-                    let _ = write!(v, " — round {r} of {}", meta.rounds_planned);
-                    if let Some(t) = p.tier {
-                        let _ = write!(v, " ({t})");
-                    }
-                    if let (Some(role), Some(st)) = (p.role, p.state) {
-                        let pass = p.pass.map_or(String::new(), |k| format!(" pass {k}"));
-                        let st = match st {
-                            crate::store::DispatchState::Started => "started",
-                            crate::store::DispatchState::Finished => "finished",
-                        };
-                        let _ = write!(v, ", {role}{pass} {st}");
-                    }
-                } else {
-                    v.push_str(" — starting");
-                }
-            }
-            if let Some(pid) = pid {
-                let _ = write!(v, "; pid {pid}");
-            }
-            v
-        }
-        RunState::Abandoned => format!(
-            "abandoned — its arev process (pid {}) is gone and the run never finished: there will be no verdict",
-            pid.map_or("?".into(), |p| p.to_string())
-        ),
-        RunState::Complete => {
-            let mut v = format!("complete — {}", meta.stop_reason.map_or("-".to_string(), |r| r.to_string()));
-            match confirmed {
-                Some([]) => v.push_str("; nothing confirmed"),
-                Some(c) => {
-                    let _ = write!(v, "; {} confirmed ({})", c.len(), by_severity(c));
-                }
-                None => {}
-            }
-            v
-        }
-        RunState::Aborted => format!(
-            "aborted — {}: {} (no verdict)",
-            meta.abort_reason.map_or("-".to_string(), |r| r.to_string()),
-            meta.abort_detail.as_deref().unwrap_or("-")
-        ),
-        RunState::Interrupted => "interrupted (no verdict)".to_string(),
-        RunState::Empty => "empty — nothing to review".to_string(),
-    };
-    row(&mut s, "status", &status);
+    row(
+        &mut s,
+        "status",
+        &status_text(meta, state, progress, confirmed),
+    );
     let t = &meta.target;
     row(
         &mut s,
@@ -183,30 +132,7 @@ pub fn render_status(
         ),
     );
     if let Some(p) = progress {
-        if state == RunState::Running && !p.running.is_empty() {
-            let agents: Vec<String> = p
-                .running
-                .iter()
-                .map(|a| {
-                    let since = p.elapsed_ms.saturating_sub(a.since_ms);
-                    format!(
-                        "{} ({})",
-                        a.label,
-                        fmt_duration(Duration::from_millis(since))
-                    )
-                })
-                .collect();
-            row(&mut s, "agents", &agents.join(", "));
-        }
-        let c = &p.counts;
-        row(
-            &mut s,
-            "counts",
-            &format!(
-                "{} round(s) recorded · {} finding(s) judged: {} confirmed, {} debunked · {}/{} dispatches finished",
-                c.rounds, c.findings, c.confirmed, c.debunked, c.dispatches_finished, c.dispatches_started
-            ),
-        );
+        progress_rows(&mut s, p, state);
     }
     let started = parse_time(&meta.started_at);
     let end = match state {
@@ -244,6 +170,116 @@ pub fn render_status(
         );
     }
     s
+}
+
+/// One `key value` row of the screen.
+fn row(s: &mut String, k: &str, v: &str) {
+    let _ = writeln!(s, "{k:<9} {v}");
+}
+
+/// The status row: the run's state and what it says (where a live run stands, why it
+/// stopped, what it confirmed).
+fn status_text(
+    meta: &Meta,
+    state: RunState,
+    progress: Option<&RunProgress>,
+    confirmed: Option<&[Severity]>,
+) -> String {
+    let pid = meta.process.map(|p| p.pid);
+    match state {
+        RunState::Running => running_text(meta, progress),
+        RunState::Abandoned => format!(
+            "abandoned — its arev process (pid {}) is gone and the run never finished: there will be no verdict",
+            pid.map_or("?".into(), |p| p.to_string())
+        ),
+        RunState::Complete => complete_text(meta, confirmed),
+        RunState::Aborted => format!(
+            "aborted — {}: {} (no verdict)",
+            meta.abort_reason.map_or("-".to_string(), |r| r.to_string()),
+            meta.abort_detail.as_deref().unwrap_or("-")
+        ),
+        RunState::Interrupted => "interrupted (no verdict)".to_string(),
+        RunState::Empty => "empty — nothing to review".to_string(),
+    }
+}
+
+/// A running run's status: its iteration phase or round, tier and latest dispatch, and pid.
+fn running_text(meta: &Meta, progress: Option<&RunProgress>) -> String {
+    let pid = meta.process.map(|p| p.pid);
+    let mut v = "running".to_string();
+    if let Some(p) = progress {
+        if let (Some(i), Phase::Fix | Phase::Verify) = (p.iteration, p.phase) {
+            let what = if p.phase == Phase::Fix {
+                "fixing"
+            } else {
+                "verifying"
+            };
+            let _ = write!(v, " — iteration {i}, {what}");
+        } else if let Some(r) = p.round {
+            let _ = write!(v, " — round {r} of {}", meta.rounds_planned);
+            if let Some(t) = p.tier {
+                let _ = write!(v, " ({t})");
+            }
+            if let (Some(role), Some(st)) = (p.role, p.state) {
+                let pass = p.pass.map_or(String::new(), |k| format!(" pass {k}"));
+                let st = match st {
+                    crate::store::DispatchState::Started => "started",
+                    crate::store::DispatchState::Finished => "finished",
+                };
+                let _ = write!(v, ", {role}{pass} {st}");
+            }
+        } else {
+            v.push_str(" — starting");
+        }
+    }
+    if let Some(pid) = pid {
+        let _ = write!(v, "; pid {pid}");
+    }
+    v
+}
+
+/// A complete run's status: its stop reason and what it confirmed, by severity.
+fn complete_text(meta: &Meta, confirmed: Option<&[Severity]>) -> String {
+    let mut v = format!(
+        "complete — {}",
+        meta.stop_reason.map_or("-".to_string(), |r| r.to_string())
+    );
+    match confirmed {
+        Some([]) => v.push_str("; nothing confirmed"),
+        Some(c) => {
+            let _ = write!(v, "; {} confirmed ({})", c.len(), by_severity(c));
+        }
+        None => {}
+    }
+    v
+}
+
+/// A live run's agents (with how long each has run) and its counts from progress.json.
+fn progress_rows(s: &mut String, p: &RunProgress, state: RunState) {
+    if state == RunState::Running && !p.running.is_empty() {
+        let agents: Vec<String> = p
+            .running
+            .iter()
+            .map(|a| {
+                let since = p.elapsed_ms.saturating_sub(a.since_ms);
+                format!(
+                    "{} ({})",
+                    a.label,
+                    fmt_duration(Duration::from_millis(since))
+                )
+            })
+            .collect();
+        row(s, "agents", &agents.join(", "));
+    }
+    let c = &p.counts;
+    row(
+            s,
+            "counts",
+            &format!(
+                "{} round(s) recorded · {} finding(s) judged: {} confirmed, {} debunked · {}/{} dispatches finished",
+                c.rounds, c.findings, c.confirmed, c.debunked, c.dispatches_finished, c.dispatches_started
+            ),
+        );
 }
 
 #[cfg(test)]

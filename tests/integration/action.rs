@@ -2,9 +2,13 @@
 //! step's `run` script with `bash --noprofile --norc -eo pipefail`, its `env` expressions
 //! evaluated (`inputs.*` with the action's defaults, `github.*`, `steps.*.outputs.*`), and
 //! `GITHUB_OUTPUT` / `GITHUB_STEP_SUMMARY` / `GITHUB_PATH` files; then the action's outputs
-//! mapped from the step outputs. The build step (`cargo install --path
-//! "$GITHUB_ACTION_PATH"`) is checked, not run: the test's `arev` binary is put on PATH.
-//! An expression the evaluator does not know fails the test.
+//! mapped from the step outputs; `GITHUB_PATH` entries go before PATH for the later steps, and
+//! a step's `if:` (`steps.<id>.outputs.<k> != '<v>'` or `==`) is honoured. The install step
+//! runs install.sh against a fake release on loopback (an empty one unless the test gives
+//! `AREV_RELEASE_URL`: no release, so the source build is chosen). The build step (`cargo
+//! install --path "$GITHUB_ACTION_PATH"`) and the cache step (`uses:`) are checked, not run:
+//! the test's `arev` binary is put on PATH. An expression the evaluator does not know fails
+//! the test.
 
 use crate::fake_github::{FakeGithub, REPO, TOKEN};
 use crate::harness::TestRepo;
@@ -37,6 +41,20 @@ fn eval(value: &str, ctx: &BTreeMap<String, String>) -> String {
     out
 }
 
+/// A step's `if:` of the forms the action uses: `steps.<id>.outputs.<k> != '<v>'` / `== '<v>'`.
+fn step_condition(cond: &str, ctx: &BTreeMap<String, String>) -> bool {
+    let (lhs, rhs, eq) = if let Some((l, r)) = cond.split_once("!=") {
+        (l, r, false)
+    } else if let Some((l, r)) = cond.split_once("==") {
+        (l, r, true)
+    } else {
+        panic!("the test does not know the condition `{cond}`")
+    };
+    let value = ctx.get(lhs.trim()).cloned().unwrap_or_default();
+    let want = rhs.trim().trim_matches('\'');
+    (value == want) == eq
+}
+
 fn key_values(path: &Path) -> BTreeMap<String, String> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
@@ -49,6 +67,10 @@ fn key_values(path: &Path) -> BTreeMap<String, String> {
 struct ActionRun {
     /// The action's outputs.
     outputs: BTreeMap<String, String>,
+    /// The names of the steps that ran (or, for the build and cache steps, were reached).
+    steps: Vec<String>,
+    /// What the steps added to PATH (`GITHUB_PATH`).
+    path_added: Vec<String>,
     /// Exit code of the step that failed the action (0: none did).
     code: i32,
     summary: String,
@@ -89,6 +111,16 @@ fn run_action(
     }
     ctx.insert("github.token".into(), "ghs_defaultTokenOfTheJob".into());
     ctx.insert("github.base_ref".into(), base_ref.to_string());
+    // A local action (`uses: ./`): no ref, no repository.
+    ctx.insert("github.action_ref".into(), String::new());
+    ctx.insert("github.action_repository".into(), String::new());
+    ctx.insert("github.server_url".into(), "https://github.com".into());
+    // No release unless the test serves one: the source build is chosen.
+    let empty_release = crate::release::FakeRelease::start(&repo.scratch.join("no-release"));
+    let release_url = env
+        .iter()
+        .find(|(k, _)| *k == "AREV_RELEASE_URL")
+        .map_or(empty_release.url, |(_, v)| v.to_string());
     for (k, v) in with {
         assert!(
             ctx.contains_key(&format!("inputs.{k}")),
@@ -106,7 +138,19 @@ fn run_action(
     // with another fake script must review again.
     let cache = repo.fresh_cache_dir();
     let mut code = 0;
+    let mut steps = vec![];
+    let mut path_added: Vec<String> = vec![];
     for step in a["runs"]["steps"].as_vec().unwrap() {
+        if let Some(cond) = step["if"].as_str() {
+            if !step_condition(cond, &ctx) {
+                continue;
+            }
+        }
+        steps.push(step["name"].as_str().unwrap_or("").to_string());
+        if let Some(uses) = step["uses"].as_str() {
+            assert!(uses.starts_with("actions/cache@"), "{uses}");
+            continue;
+        }
         let run = step["run"].as_str().expect("a run step");
         assert_eq!(step["shell"].as_str(), Some("bash"));
         if run.contains("cargo install") {
@@ -117,6 +161,11 @@ fn run_action(
             );
             continue;
         }
+        path_added = std::fs::read_to_string(&path_file)
+            .unwrap_or_default()
+            .lines()
+            .map(String::from)
+            .collect();
         let mut cmd = Command::new("bash");
         cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", run])
             .current_dir(&repo.root)
@@ -124,11 +173,17 @@ fn run_action(
             .env(
                 "PATH",
                 format!(
-                    "{}:{}:/usr/local/bin:/usr/bin:/bin",
+                    "{}{}:{}:/usr/local/bin:/usr/bin:/bin",
+                    path_added
+                        .iter()
+                        .rev()
+                        .map(|p| format!("{p}:"))
+                        .collect::<String>(),
                     repo.scratch.join("bin").display(),
                     arev_dir.display()
                 ),
             )
+            .env("AREV_RELEASE_URL", &release_url)
             .env("HOME", repo.scratch.join("home"))
             .env("XDG_CACHE_HOME", &cache)
             .env("RUNNER_TEMP", &runner)
@@ -138,7 +193,9 @@ fn run_action(
             .env("GITHUB_ACTION_PATH", env!("CARGO_MANIFEST_DIR"))
             .env("AREV_FAKE_SCRIPT", &script_file);
         for (k, v) in env {
-            cmd.env(k, v);
+            if *k != "AREV_RELEASE_URL" {
+                cmd.env(k, v);
+            }
         }
         if let Some(vars) = step["env"].as_hash() {
             for (k, v) in vars {
@@ -178,6 +235,12 @@ fn run_action(
     }
     ActionRun {
         outputs,
+        steps,
+        path_added: std::fs::read_to_string(&path_file)
+            .unwrap_or_default()
+            .lines()
+            .map(String::from)
+            .collect(),
         code,
         summary: std::fs::read_to_string(&summary_file).unwrap_or_default(),
     }
@@ -301,4 +364,105 @@ fn on_a_pull_request_the_action_reviews_the_diff_against_the_base_branch() {
         report["target"]["allowed_files"],
         serde_json::json!(["src/new.rs"])
     );
+}
+
+/// The action installs the release of its ref through install.sh (no source build, no
+/// cache step), puts it on PATH, and hands `args` over split like a shell: `--focus "two
+/// words"` is one argument.
+#[test]
+fn the_action_installs_the_release_and_keeps_quoted_args_whole() {
+    let repo = TestRepo::new();
+    let release = crate::release::FakeRelease::start(&repo.scratch.join("release"));
+    let standin =
+        crate::release::standin_arev(&repo.scratch.join("standin"), crate::release::VERSION);
+    release.publish(crate::release::VERSION, &standin, false);
+    let log = repo.scratch.join("args.log");
+    let r = run_action(
+        &repo,
+        &[
+            ("target", "src/lib.rs"),
+            (
+                "args",
+                "--max-rounds 3\n--focus \"two words\" --exclude 'a b/*'",
+            ),
+        ],
+        &[
+            ("AREV_RELEASE_URL", &release.url),
+            ("AREV_STANDIN_LOG", log.to_str().unwrap()),
+        ],
+        "",
+        &script(&[]),
+    );
+    assert_eq!(r.code, 0, "{:?}", r.steps);
+    assert!(
+        !r.steps
+            .iter()
+            .any(|s| s.contains("Build") || s.contains("Cache")),
+        "{:?}",
+        r.steps
+    );
+    let bin = repo.scratch.join("runner/arev-action/bin");
+    assert_eq!(r.path_added, [bin.display().to_string()]);
+    assert!(bin.join("arev").is_file());
+    let args: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        args[args.len().saturating_sub(7)..],
+        [
+            "--max-rounds",
+            "3",
+            "--focus",
+            "two words",
+            "--exclude",
+            "a b/*",
+            "---"
+        ],
+        "{args:?}"
+    );
+}
+
+/// Without a release the source build is chosen (after its cache); a release whose checksum
+/// does not match fails the action: nothing installed, nothing built.
+#[test]
+fn the_action_builds_only_without_a_release_and_refuses_a_bad_checksum() {
+    let repo = TestRepo::new();
+    let r = run_action(&repo, &[("target", "src/lib.rs")], &[], "", &script(&[]));
+    assert!(
+        r.steps.iter().any(|s| s.starts_with("Cache"))
+            && r.steps.iter().any(|s| s.starts_with("Build")),
+        "{:?}",
+        r.steps
+    );
+    let release = crate::release::FakeRelease::start(&repo.scratch.join("release"));
+    let standin =
+        crate::release::standin_arev(&repo.scratch.join("standin"), crate::release::VERSION);
+    release.publish(crate::release::VERSION, &standin, true);
+    let r = run_action(
+        &repo,
+        &[("target", "src/lib.rs")],
+        &[("AREV_RELEASE_URL", &release.url)],
+        "",
+        &script(&[]),
+    );
+    assert_eq!(r.code, 1);
+    assert_eq!(r.steps.len(), 1, "{:?}", r.steps);
+    assert!(!repo.scratch.join("runner/arev-action/bin/arev").exists());
+}
+
+/// `args` with an unbalanced quote: exit code 2 (nothing reviewed), never a half-split list.
+#[test]
+fn the_action_refuses_args_it_cannot_split() {
+    let repo = TestRepo::new();
+    let r = run_action(
+        &repo,
+        &[("target", "src/lib.rs"), ("args", "--focus \"oops")],
+        &[],
+        "",
+        &script(&[]),
+    );
+    assert_eq!(r.outputs["exit-code"], "2");
+    assert_eq!(r.code, 2);
 }

@@ -234,10 +234,11 @@ fn env_layer_sets_keys() {
         .all(|e| e["model"] == "sonnet"));
 }
 
-/// A configured binary that does not exist is a dispatch failure: exit 3, one line naming
-/// the agent, and an aborted run dir.
+/// A configured binary that does not exist is a setup error found before any run dir
+/// (SPEC §20.4): exit 2, one line naming the agent, the path, the file that set it and the
+/// CLI's install command. (Before the preflight this was a dispatch failure, exit 3.)
 #[test]
-fn missing_codex_binary_aborts_with_exit_three() {
+fn missing_codex_binary_is_a_setup_error_naming_the_config_file() {
     let repo = TestRepo::new();
     repo.write(
         "arev.toml",
@@ -247,10 +248,15 @@ fn missing_codex_binary_aborts_with_exit_three() {
     let run = repo.arev().args(&["run", "src/lib.rs"]).run();
     one_line_error(
         &run,
-        3,
-        "agent `codex` (codex backend): agent binary `/nonexistent/bin/codex` not found",
+        2,
+        &format!(
+            "agent `codex` (codex backend): /nonexistent/bin/codex does not exist — install it \
+             with `npm install -g @openai/codex@0.169.0`, or fix [agents.codex] binary = \
+             \"/nonexistent/bin/codex\" (set in {})",
+            repo.root.join("arev.toml").display()
+        ),
     );
-    assert_eq!(run.meta()["status"], "aborted");
+    assert!(run.run_dirs().is_empty(), "no run dir");
 }
 
 /// `arev init` writes a commented arev.toml at the repo root that loads (and overrides

@@ -15,6 +15,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const TIMEOUT: Duration = Duration::from_secs(300);
+/// The plugin's hooks call arev through its launcher (SPEC §20.3).
+const LAUNCHER_STOP: &str = "sh \"${CLAUDE_PLUGIN_ROOT}/bin/arev\" hook stop";
+const LAUNCHER_PROMPT: &str = "sh \"${CLAUDE_PLUGIN_ROOT}/bin/arev\" hook prompt";
 const CALC_BAD: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n";
 const CALC_GOOD: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
 
@@ -168,7 +171,7 @@ fn plugin_validates_strict_with_the_real_cli() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .any(|h| h["event"] == "Stop" && h["command"] == "arev hook stop"),
+                .any(|h| h["event"] == "Stop" && h["command"] == LAUNCHER_STOP),
             "{hooks}"
         );
         assert!(
@@ -176,7 +179,7 @@ fn plugin_validates_strict_with_the_real_cli() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .any(|h| h["event"] == "UserPromptSubmit" && h["command"] == "arev hook prompt"),
+                .any(|h| h["event"] == "UserPromptSubmit" && h["command"] == LAUNCHER_PROMPT),
             "{hooks}"
         );
         let mut commands: Vec<&str> = v["provides"]["commands"]
@@ -195,16 +198,14 @@ fn plugin_validates_strict_with_the_real_cli() {
                 "arev:status"
             ]
         );
-        // Every role file under agents/ is a plugin subagent.
-        let mut expected: Vec<String> = std::fs::read_dir(plugin_root().join("agents"))
-            .unwrap()
-            .filter_map(|e| {
-                let name = e.unwrap().file_name().to_string_lossy().into_owned();
-                name.strip_suffix(".md").map(|n| format!("arev:{n}"))
-            })
-            .collect();
-        expected.sort();
-        assert_eq!(v["provides"]["agents"], json!(expected));
+        // arev's roles are its own prompts (roles/), not Claude Code subagents: the plugin
+        // ships only what it uses.
+        assert!(
+            v["provides"]["agents"]
+                .as_array()
+                .is_none_or(|a| a.is_empty()),
+            "{v}"
+        );
     }
 }
 
@@ -651,6 +652,8 @@ fn slash_command_runs_arev_and_returns_the_markdown_report() {
 
 /// `arev install claude` wiring (no plugin): the real CLI loads the hooks from the project's
 /// `.claude/settings.json`; `#arev` turns review on and an unchanged session stops quietly.
+/// The settings call plain `arev`, found on the session's PATH (as on a teammate's machine
+/// with arev installed), never the absolute path of the build that installed them.
 #[test]
 fn installed_project_hooks_fire_in_the_real_cli() {
     let Some(bin) = claude_bin("installed_project_hooks_fire_in_the_real_cli") else {
@@ -671,7 +674,17 @@ fn installed_project_hooks_fire_in_the_real_cli() {
         .current_dir(&repo.root)
         .env_clear()
         .envs(fake.claude_env(&home))
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                Path::new(env!("CARGO_BIN_EXE_arev"))
+                    .parent()
+                    .unwrap()
+                    .display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -214,20 +214,8 @@ fn is_error_result_is_unavailable() {
     assert_aborted(&run, "agent_dispatch_unavailable");
 }
 
-#[test]
-fn missing_agent_binary_is_unavailable() {
-    let repo = TestRepo::new();
-    let run = repo
-        .arev()
-        .args(&["run", "src/lib.rs"])
-        .without_agent()
-        .run();
-    assert_aborted(&run, "agent_dispatch_unavailable");
-    assert!(run.meta()["abort_detail"]
-        .as_str()
-        .unwrap()
-        .contains("not found"));
-}
+// A missing agent binary is found by the preflight before any run dir (exit 2):
+// tests/integration/setup.rs.
 
 #[test]
 fn hanging_agent_is_killed_within_timeout_plus_grace() {

@@ -705,6 +705,42 @@ fn a_closed_or_broken_stderr_never_panics() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("1 confirmed"));
 }
 
+/// A reader of stdout that went away before the report (`arev … --format json | true`) is not
+/// an error: the run finishes, records itself and exits with its verdict.
+#[test]
+fn a_closed_stdout_is_not_an_error() {
+    let repo = TestRepo::new();
+    let script = json!({"steps": [
+        {"role": "enthusiast", "round": 1, "delay_ms": 300, "answer": {"findings": [finding("A", "src/lib.rs", 2, "high", "logic")]}},
+        {"role": "judge", "round": 1, "answer": {"rulings": [ruling("F1", "src/lib.rs", 2, "high", "enthusiast")], "summary": "s", "convergence": false, "next_round_model": null}}
+    ]});
+    for format in ["json", "text"] {
+        let arev = repo
+            .arev()
+            .args(&["run", "src/lib.rs", "--max-rounds", "1", "--format", format])
+            .script(script.clone());
+        let mut cmd = arev.command();
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{format}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{format}: {stderr}");
+        assert!(!stderr.contains("arev: error"), "{format}: {stderr}");
+    }
+    let dirs: Vec<PathBuf> = std::fs::read_dir(repo.root.join(".arev/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 2);
+    for d in dirs {
+        let meta: Value =
+            serde_json::from_slice(&std::fs::read(d.join("meta.json")).unwrap()).unwrap();
+        assert_eq!(meta["status"], "complete");
+    }
+}
+
 /// A write that fails for lack of space (here: the file-size limit, EFBIG, with SIGXFSZ
 /// ignored) is a clear error naming the file, not a panic, and the run is marked.
 #[test]
@@ -712,7 +748,10 @@ fn a_full_disk_is_a_clear_error_not_a_panic() {
     let repo = TestRepo::new();
     // Project rules (in every prompt) make each agent's prompt.md larger than the limit
     // below, as the escape checklist did before it moved to the system prompt.
-    repo.write("REVIEW.md", &"- Every public function must be total.\n".repeat(150));
+    repo.write(
+        "REVIEW.md",
+        &"- Every public function must be total.\n".repeat(150),
+    );
     repo.commit("rules");
     let arev = repo.arev().args(&["run", "src/lib.rs"]);
     let cmd = arev.command();

@@ -25,33 +25,47 @@ fn project_scope_install_is_idempotent_and_uninstall_restores() {
     assert!(run.stdout.contains("#arev"), "{}", run.stdout);
     let dir = repo.root.join(".claude");
     let s = settings(&dir.join("settings.json"));
-    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_arev"))
-        .canonicalize()
-        .unwrap();
+    // Plain `arev` from PATH: what works on a teammate's machine (never this build's path).
     assert_eq!(
         s["hooks"]["Stop"][0]["hooks"][0]["command"],
-        format!("{} hook stop", exe.display())
+        "arev hook stop"
     );
     assert_eq!(s["model"], "opus");
+    // The harness's PATH has no arev: the user is told.
+    assert!(
+        run.stderr.contains("`arev` is not on PATH here"),
+        "{}",
+        run.stderr
+    );
     for cmd in [
         "adversarial-review",
         "arev-status",
         "arev-result",
         "arev-cancel",
     ] {
-        assert!(dir.join(format!("commands/{cmd}.md")).is_file(), "{cmd}");
+        let body = std::fs::read_to_string(dir.join(format!("commands/{cmd}.md"))).unwrap();
+        assert!(
+            body.contains("!`arev ") && !body.contains("CLAUDE_PLUGIN_ROOT"),
+            "{cmd}: {body}"
+        );
     }
-    for role in ["enthusiast", "adversary", "judge"] {
-        assert!(dir.join(format!("agents/arev-{role}.md")).is_file());
-    }
+    // arev's roles are not Claude Code subagents.
+    assert!(!dir.join("agents").exists());
     let first = std::fs::read_to_string(dir.join("settings.json")).unwrap();
-    repo.arev()
-        .args(&["install", "claude"])
-        .run()
-        .assert_code(0);
+    let again = repo.arev().args(&["install", "claude"]).run();
+    again.assert_code(0);
     assert_eq!(
         std::fs::read_to_string(dir.join("settings.json")).unwrap(),
         first
+    );
+    // A byte-identical file is said to be unchanged, not merged.
+    assert!(
+        again.stdout.contains(&format!(
+            "unchanged {}",
+            dir.join("settings.json").display()
+        )) && !again.stdout.contains("merged"),
+        "{}",
+        again.stdout
     );
 
     repo.arev()

@@ -1,7 +1,7 @@
 //! The iterate section of the text and Markdown reports: the outer stop reason, the branch,
 //! and one line per iteration (confirmed, fixed, reverted, commit, verify).
 
-use super::{IterateReport, IterationReport};
+use crate::records::{IterateReport, IterationReport};
 use std::fmt::Write;
 
 fn short(sha: &str) -> &str {
@@ -86,7 +86,7 @@ pub fn markdown_section(r: &IterateReport) -> String {
         let _ = writeln!(
             s,
             "- {}",
-            crate::report::md_text(&iteration_line(it), crate::report::MdContext::Inline)
+            super::md_text(&iteration_line(it), super::MdContext::Inline)
         );
     }
     s.push('\n');

@@ -1,0 +1,110 @@
+//! The agent CLIs a review will dispatch: found on PATH or at `[agents.<name>] binary`, and
+//! executable. A problem is one line naming the agent, the CLI, its install command and the
+//! config key (with the file that set it), so that `arev run` can stop before any run dir.
+
+use crate::config::{AgentConfig, Config};
+use crate::dispatch::{resolve_binary, BackendKind, DispatchError};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The npm package of a built-in backend's CLI and the version arev is tested with (the
+/// versions `.ci/run` installs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tested {
+    pub package: &'static str,
+    pub version: &'static str,
+}
+
+/// The tested CLI of `backend` (None for `command`, which is whatever the user points at).
+pub fn tested_version(backend: BackendKind) -> Option<Tested> {
+    let (package, version) = match backend {
+        BackendKind::Claude => ("@anthropic-ai/claude-code", "2.1.330"),
+        BackendKind::Codex => ("@openai/codex", "0.169.0"),
+        BackendKind::Gemini => ("@google/gemini-cli", "0.61.0"),
+        BackendKind::Command => return None,
+    };
+    Some(Tested { package, version })
+}
+
+/// `npm install -g <package>@<tested version>` for a built-in backend.
+pub fn install_command(backend: BackendKind) -> Option<String> {
+    tested_version(backend).map(|t| format!("npm install -g {}@{}", t.package, t.version))
+}
+
+/// The agents a review would dispatch cannot run: one line per agent.
+#[derive(Debug, thiserror::Error)]
+pub enum PreflightError {
+    #[error("{}", .0.join("\n"))]
+    Agents(Vec<String>),
+}
+
+/// Check the agents `plan` dispatches: the Enthusiasts (every pass's), the Adversary and the
+/// Judge (the Fixer is the first Enthusiast's agent).
+pub fn check_plan(plan: &crate::resolve::RunPlan) -> Result<(), PreflightError> {
+    let names = plan
+        .enthusiasts
+        .iter()
+        .chain(plan.agents.iter().map(|a| &a.name))
+        .map(String::as_str);
+    check_agents(&plan.config, names, &plan.binary_origins)
+}
+
+/// Check that every agent named in `names` (each once) has its CLI: exit 2 material when one
+/// is missing or not executable. `origins`: the config file that set each agent's `binary`
+/// (absent: the embedded default).
+pub fn check_agents<'a>(
+    config: &Config,
+    names: impl IntoIterator<Item = &'a str>,
+    origins: &BTreeMap<String, PathBuf>,
+) -> Result<(), PreflightError> {
+    let mut seen: Vec<&str> = vec![];
+    let mut problems = vec![];
+    for name in names {
+        if seen.contains(&name) {
+            continue;
+        }
+        seen.push(name);
+        // An unknown agent name is a config error, reported by `resolve` already.
+        let Some(agent) = config.agents.get(name) else {
+            continue;
+        };
+        if let Err(p) = binary_of(name, agent, origins.get(name).map(PathBuf::as_path)) {
+            problems.push(p);
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(PreflightError::Agents(problems))
+    }
+}
+
+/// The CLI's path, or the problem line: what is wrong and how to fix it.
+pub(super) fn binary_of(
+    name: &str,
+    agent: &AgentConfig,
+    origin: Option<&Path>,
+) -> Result<PathBuf, String> {
+    let why = match resolve_binary(&agent.binary) {
+        Ok(p) => return Ok(p),
+        Err(DispatchError::NotExecutable(p)) => format!("{} is not executable", p.display()),
+        Err(_) if agent.binary.contains('/') => format!("{} does not exist", agent.binary),
+        Err(_) => format!("`{}` is not on PATH", agent.binary),
+    };
+    let key = format!("[agents.{name}] binary");
+    let set_in = match origin {
+        Some(f) => format!("{key} = {:?} (set in {})", agent.binary, f.display()),
+        None => format!("{key} (arev.toml)"),
+    };
+    let fix = match (install_command(agent.backend), origin) {
+        (Some(install), Some(_)) => format!("install it with `{install}`, or fix {set_in}"),
+        (Some(install), None) => {
+            format!("install it with `{install}`, or point {set_in} at it")
+        }
+        (None, _) => format!("point {set_in} at an executable"),
+    };
+    Err(format!(
+        "agent `{name}` ({} backend): {why} — {fix}",
+        agent.backend.as_str()
+    ))
+}
