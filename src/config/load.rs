@@ -18,6 +18,7 @@ max_turns = 0
 extra_args = []
 timeout = ""
 pass_env = []
+fallback_model = ""
 [models]
 haiku = ""
 sonnet = ""
@@ -33,6 +34,7 @@ pub fn default_toml() -> &'static str {
 pub const ENV_KEYS: &[(&str, &str, &str)] = &[
     ("AREV_AGENT_TIMEOUT", "timeouts", "agent"),
     ("AREV_AGENT_GRACE", "timeouts", "grace"),
+    ("AREV_RETRY_WINDOW", "timeouts", "retry"),
     ("AREV_MODEL", "review", "model"),
     ("AREV_FAIL_ON", "review", "fail_on"),
     ("AREV_RUN_DIR", "run", "dir"),
@@ -264,6 +266,7 @@ impl Config {
         }
         self.check_hook_timeout()?;
         self.verify_timeout()?;
+        self.retry_window()?;
         for role in [
             crate::records::Role::Enthusiast,
             crate::records::Role::Adversary,
@@ -319,6 +322,11 @@ impl Config {
     /// `[timeouts] verify` as a Duration.
     pub fn verify_timeout(&self) -> Result<Duration, ConfigError> {
         parse_duration("timeouts.verify", &self.timeouts.verify)
+    }
+
+    /// `[timeouts] retry`: how long transient faults are retried.
+    pub fn retry_window(&self) -> Result<Duration, ConfigError> {
+        parse_duration("timeouts.retry", &self.timeouts.retry)
     }
 
     /// `[timeouts.<role>] agent` and `grace`, when set.

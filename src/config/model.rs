@@ -110,6 +110,10 @@ pub struct ReviewConfig {
     /// target has such files.
     #[serde(default)]
     pub paths: Vec<PathInstruction>,
+    /// Abort when an Enthusiast pass is lost to faults instead of going on with the passes
+    /// that answered (the round is then recorded `degraded`).
+    #[serde(default)]
+    pub require_all_passes: bool,
 }
 
 fn skip_lockfiles_default() -> bool {
@@ -133,10 +137,18 @@ pub struct TimeoutsConfig {
     pub agent: String,
     pub grace: String,
     pub verify: String,
+    /// How long transient API faults (overloaded, rate limited, server errors, a cut
+    /// stream) are retried with backoff before the dispatch counts as failed.
+    #[serde(default = "retry_default")]
+    pub retry: String,
     pub enthusiast: RoleTimeouts,
     pub adversary: RoleTimeouts,
     pub judge: RoleTimeouts,
     pub fixer: RoleTimeouts,
+}
+
+fn retry_default() -> String {
+    "2m".into()
 }
 
 /// `[timeouts.<role>]`: empty strings mean "not overridden".
@@ -254,6 +266,10 @@ pub struct AgentConfig {
     /// `env_key` of a custom Codex model provider.
     #[serde(default)]
     pub pass_env: Vec<String>,
+    /// The model to fall back to when the tier's model is overloaded (claude backend:
+    /// `--fallback-model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_model: Option<String>,
 }
 
 fn default_max_turns() -> u32 {

@@ -1,7 +1,7 @@
 //! Per-backend glue: the argv and prompt delivery of each backend, the parser of each event
 //! format, and backend-specific post-processing of the exit status.
 
-use super::claude::{claude_args, claude_permits, parse_stream_json};
+use super::claude::{claude_args, claude_env, claude_permits, parse_stream_json};
 use super::codex::{codex_args, codex_permits, parse_codex_jsonl};
 use super::gemini::{
     apply_exit_code, gemini_args, gemini_env, gemini_permits, parse_gemini_stream, prompt_with_role,
@@ -38,7 +38,7 @@ pub fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
         BackendKind::Claude => Invocation {
             args: claude_args(agent, req),
             stdin: Some(Arc::from(Arc::clone(&req.prompt))),
-            env: vec![],
+            env: claude_env(),
         },
         // `codex exec … -- -` reads the prompt from stdin.
         BackendKind::Codex if req.prompt.len() > MAX_ARG_PROMPT => {
@@ -151,6 +151,7 @@ mod tests {
             max_turns: 4,
             timeout: None,
             pass_env: vec![],
+            fallback_model: None,
         }
     }
 
@@ -168,6 +169,7 @@ mod tests {
             grace: Duration::from_secs(1),
             output_cap: 1,
             max_budget_usd: None,
+            search: true,
         }
     }
 
@@ -196,13 +198,20 @@ mod tests {
         assert_eq!(i.stdin.as_deref(), Some(big.prompt.as_bytes()));
         assert!(i.args.iter().all(|a| a.len() < MAX_ARG_PROMPT));
         assert!(i.args[1].contains("<role_instructions>"));
-        // Gemini's workspace is untrusted while it loads settings; others set nothing.
-        for b in [
-            BackendKind::Claude,
-            BackendKind::Codex,
-            BackendKind::Command,
-        ] {
+        // Gemini's workspace is untrusted while it loads settings; Claude Code loads no
+        // CLAUDE.md and no memory; the others set nothing.
+        for b in [BackendKind::Codex, BackendKind::Command] {
             assert!(invocation(&agent(b), &small).env.is_empty(), "{b:?}");
+        }
+        let claude = invocation(&agent(BackendKind::Claude), &small).env;
+        for var in [
+            "CLAUDE_CODE_DISABLE_CLAUDE_MDS",
+            "CLAUDE_CODE_DISABLE_AUTO_MEMORY",
+        ] {
+            assert!(
+                claude.contains(&(var.to_string(), "1".to_string())),
+                "{claude:?}"
+            );
         }
         for p in [&small, &big] {
             assert_eq!(

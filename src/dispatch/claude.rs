@@ -8,8 +8,11 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashSet;
 
-/// The only tools a reviewer gets.
-const READ_ONLY_TOOLS: &str = "Read,Grep,Glob";
+/// The only tools a reviewer of several files gets: Read and Grep (no Glob: the prompt
+/// names every file, and each tool's schema is resent with every request).
+const READ_ONLY_TOOLS: &str = "Read,Grep";
+/// A reviewer of one file Reads it whole: Read is all it uses.
+const READ_TOOL: &str = "Read";
 /// The Fixer's tools (iterate mode; cwd = the isolated worktree): read plus Edit and Write,
 /// still under `dontAsk`, so anything else (Bash, WebFetch, …) is denied.
 const FIXER_TOOLS: &str = "Read,Grep,Glob,Edit,Write";
@@ -69,7 +72,8 @@ fn session_settings(req: &DispatchRequest) -> String {
 pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     let tools = match req.role {
         crate::findings::Role::Fixer => FIXER_TOOLS,
-        _ => READ_ONLY_TOOLS,
+        _ if req.search => READ_ONLY_TOOLS,
+        _ => READ_TOOL,
     };
     let mut args: Vec<String> = [
         "-p",
@@ -94,7 +98,14 @@ pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     args.push(session_settings(req));
     args.push("--model".into());
     args.push(agent.models.get(req.tier).to_string());
-    args.push("--append-system-prompt".into());
+    if let Some(m) = &agent.fallback_model {
+        args.push("--fallback-model".into());
+        args.push(m.clone());
+    }
+    // The role body REPLACES Claude Code's own system prompt (~1,750 tokens on every
+    // request, most of it about tools and memory files a reviewer does not have): measured
+    // with benches/cost.rs.
+    args.push("--system-prompt".into());
     args.push(req.system_prompt.clone());
     if let Some(usd) = req.max_budget_usd {
         // The CLI stops this session once it has spent its share of the run's budget.
@@ -103,6 +114,20 @@ pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     }
     args.extend(agent.extra_args.iter().cloned());
     args
+}
+
+/// The environment a Claude Code reviewer runs with on top of the allowlisted one: no
+/// `CLAUDE.md` (the user's `~/.claude/CLAUDE.md`, nor the reviewed repository's) and no
+/// auto-memory reach the session (SPEC §19.1; verified with the real CLI in
+/// tests/integration/real_claude.rs).
+pub fn claude_env() -> Vec<(String, String)> {
+    [
+        ("CLAUDE_CODE_DISABLE_CLAUDE_MDS", "1"),
+        ("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1"),
+    ]
+    .iter()
+    .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+    .collect()
 }
 
 /// Claude Code stream-json events arev reads; every other `type` (`system`, `user`,
@@ -451,6 +476,7 @@ mod tests {
             max_turns: 8,
             timeout: None,
             pass_env: vec![],
+            fallback_model: None,
         };
         let req = DispatchRequest {
             role: Role::Adversary,
@@ -465,6 +491,7 @@ mod tests {
             grace: Duration::from_secs(1),
             output_cap: 1024,
             max_budget_usd: None,
+            search: true,
         };
         let args = claude_args(&agent, &req);
         let settings = serde_json::json!({
@@ -482,7 +509,7 @@ mod tests {
             "stream-json",
             "--verbose",
             "--tools",
-            "Read,Grep,Glob",
+            "Read,Grep",
             "--permission-mode",
             "dontAsk",
             "--strict-mcp-config",
@@ -495,7 +522,7 @@ mod tests {
             &settings,
             "--model",
             "sonnet",
-            "--append-system-prompt",
+            "--system-prompt",
             "You are the Adversary.",
             "--effort",
             "high",
@@ -523,6 +550,7 @@ mod tests {
             format: crate::dispatch::EventFormat::Claude,
             timeout: None,
             pass_env: vec![],
+            fallback_model: None,
         };
         for role in [Role::Enthusiast, Role::Adversary, Role::Judge, Role::Fixer] {
             let req = DispatchRequest {
@@ -541,6 +569,7 @@ mod tests {
                 grace: Duration::from_secs(1),
                 output_cap: 1024,
                 max_budget_usd: None,
+                search: true,
             };
             let args = claude_args(&agent, &req);
             let after = |flag: &str| {
@@ -550,9 +579,23 @@ mod tests {
             let want = if role == Role::Fixer {
                 "Read,Grep,Glob,Edit,Write"
             } else {
-                "Read,Grep,Glob"
+                "Read,Grep"
             };
             assert_eq!(after("--tools"), want, "{role}");
+            let one_file = claude_args(
+                &agent,
+                &DispatchRequest {
+                    search: false,
+                    ..req.clone()
+                },
+            );
+            let i = one_file.iter().position(|a| a == "--tools").unwrap();
+            let want = if role == Role::Fixer {
+                "Read,Grep,Glob,Edit,Write"
+            } else {
+                "Read"
+            };
+            assert_eq!(one_file[i + 1], want, "{role}: one file");
             let settings: serde_json::Value = serde_json::from_str(after("--settings")).unwrap();
             assert_eq!(settings["disableAllHooks"], true);
             let allow: Vec<&str> = settings["permissions"]["allow"]

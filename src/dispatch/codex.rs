@@ -465,6 +465,7 @@ mod tests {
             max_turns: 8,
             timeout: None,
             pass_env: vec![],
+            fallback_model: None,
         };
         let req = DispatchRequest {
             role: Role::Judge,
@@ -479,6 +480,7 @@ mod tests {
             grace: Duration::from_secs(1),
             output_cap: 1024,
             max_budget_usd: None,
+            search: true,
         };
         let args = codex_args(&agent, &req);
         assert_eq!(

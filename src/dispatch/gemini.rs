@@ -466,6 +466,7 @@ mod tests {
             max_turns: 8,
             timeout: None,
             pass_env: vec![],
+            fallback_model: None,
         };
         let req = DispatchRequest {
             role: Role::Adversary,
@@ -480,6 +481,7 @@ mod tests {
             grace: Duration::from_secs(1),
             output_cap: 1024,
             max_budget_usd: None,
+            search: true,
         };
         let args = gemini_args(&agent, &req);
         assert_eq!(args[0], "-p");

@@ -26,6 +26,9 @@ pub struct AgentSpec {
     pub timeout: Option<Duration>,
     /// Further environment variables passed to this agent besides the allowlist.
     pub pass_env: Vec<String>,
+    /// The model the CLI switches to when the tier's model is overloaded (Claude Code's
+    /// `--fallback-model`).
+    pub fallback_model: Option<String>,
 }
 
 /// One dispatch of one agent.
@@ -37,7 +40,7 @@ pub struct DispatchRequest {
     /// The full prompt (written to stdin, then stdin is closed). Shared, not copied, with
     /// the writer of the agent's stdin (a Judge prompt is hundreds of KiB).
     pub prompt: std::sync::Arc<str>,
-    /// The role body, passed as `--append-system-prompt`.
+    /// The role body: Claude Code's system prompt (`--system-prompt`, replacing its own).
     pub system_prompt: String,
     pub tier: Tier,
     /// Working directory of the agent (repo root).
@@ -59,6 +62,10 @@ pub struct DispatchRequest {
     /// `--max-budget-usd`, so the CLI itself stops spending past it. None without a budget
     /// (and for backends without such a cap).
     pub max_budget_usd: Option<f64>,
+    /// Whether a reviewer is offered a search tool (Grep): for a target of several files.
+    /// A one-file target is Read whole, and every tool schema offered is resent (and
+    /// billed) with every request.
+    pub search: bool,
 }
 
 /// Dispatch errors that prevent running at all.

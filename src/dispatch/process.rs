@@ -153,6 +153,47 @@ pub fn resolve_binary(name_or_path: &str) -> Result<PathBuf, DispatchError> {
 }
 
 /// Run one agent to completion (or timeout/cancel). Writes prompt.md, events.jsonl,
+/// How often the spooled stream is looked at for a retry of a permanent API error.
+const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Reads the spool at `path` as it grows and cancels `stop` at the first line that is a
+/// retry of a permanent API error ([`super::permanent_retry`]).
+async fn watch_permanent_retries(path: PathBuf, stop: CancellationToken) {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut offset = 0u64;
+    let mut partial: Vec<u8> = Vec::new();
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(WATCH_EVERY) => {}
+        }
+        let Ok(mut f) = std::fs::File::open(&path) else {
+            continue;
+        };
+        if f.seek(SeekFrom::Start(offset)).is_err() {
+            continue;
+        }
+        let mut fresh = Vec::new();
+        let Ok(n) = f.read_to_end(&mut fresh) else {
+            continue;
+        };
+        offset += n as u64;
+        partial.extend_from_slice(&fresh);
+        let Some(end) = partial.iter().rposition(|b| *b == b'\n') else {
+            continue;
+        };
+        let hit = partial[..end]
+            .split(|b| *b == b'\n')
+            .any(super::permanent_retry);
+        partial.drain(..=end);
+        if hit {
+            debug!(path = %path.display(), "a permanent API error is being retried; stopping the agent");
+            stop.cancel();
+            return;
+        }
+    }
+}
+
 /// stderr.log and outcome.json into `req.out_dir` atomically. Never panics on agent
 /// misbehaviour: every failure is described in the returned outcome.
 ///
@@ -211,7 +252,19 @@ pub(crate) async fn dispatch_with_env(
         timeout: req.timeout,
         grace: req.grace,
     };
-    let supervised = supervise(spec, limits, cancel).await;
+    // A Claude Code stream is watched as it arrives: the CLI retries even a 401 for
+    // minutes, so the first retry of a permanent error stops the agent (SPEC §19.2).
+    let stop = cancel.child_token();
+    let watch = (agent.format == EventFormat::Claude).then(|| {
+        tokio::spawn(watch_permanent_retries(
+            spool.path().to_path_buf(),
+            stop.clone(),
+        ))
+    });
+    let supervised = supervise(spec, limits, &stop).await;
+    if let Some(w) = watch {
+        w.abort();
+    }
     spool
         .persist(&events)
         .map_err(|e| io_err(&events)(e.error))?;
@@ -229,8 +282,9 @@ pub(crate) async fn dispatch_with_env(
     let (stdout, stderr) = (finished.stdout, finished.stderr);
     let events_read = std::fs::read(&events).map_err(io_err(&events))?;
     let (tool_uses, mut result, malformed) = parse_events(agent.format, &events_read);
-    drop(events_read);
     interpret_exit(agent.format, &outcome.end, &mut result, &stderr.kept);
+    outcome.fault = fault_of(agent.format, &events_read, &mut result, &outcome.model);
+    drop(events_read);
     outcome.tool_uses = tool_uses;
     outcome.result = result;
     outcome.malformed_lines = malformed;
@@ -240,6 +294,30 @@ pub(crate) async fn dispatch_with_env(
     write_outputs(out, &stderr.kept, &mut outcome, started)?;
     debug!(label = %req.label, end = ?outcome.end, duration_ms = outcome.duration_ms, "agent done");
     Ok(outcome)
+}
+
+/// The fault the events name (SPEC §19.2). An answer the CLI continued after the output
+/// token limit is joined from the events into `result` (which held only the continuation).
+fn fault_of(
+    format: EventFormat,
+    events: &[u8],
+    result: &mut Option<super::ResultEvent>,
+    model: &str,
+) -> Option<super::Fault> {
+    let fault = super::classify(format, events, model);
+    if format != EventFormat::Claude {
+        return fault;
+    }
+    match (
+        result.as_mut().filter(|r| !r.is_error),
+        super::continued_answer(events),
+    ) {
+        (Some(r), Some(full)) => {
+            r.text = Some(full);
+            Some(super::truncated_recovered())
+        }
+        _ => fault,
+    }
 }
 
 /// The agent's environment: only the allowlisted variables of `parent_env`, and the
@@ -320,6 +398,7 @@ impl AgentOutcome {
             stdout_truncated: false,
             stderr_truncated: false,
             duration_ms: 0,
+            fault: None,
             answer_forgotten: None,
         }
     }
@@ -408,6 +487,7 @@ mod tests {
             max_turns: 8,
             timeout: None,
             pass_env: Vec::new(),
+            fallback_model: None,
         }
     }
 
@@ -425,6 +505,7 @@ mod tests {
             grace: Duration::from_millis(grace_ms),
             output_cap: cap,
             max_budget_usd: None,
+            search: true,
         }
     }
 
@@ -792,6 +873,7 @@ mod tests {
             backend: crate::dispatch::BackendKind::Codex,
             format: EventFormat::Codex,
             pass_env: vec!["MY_PROVIDER_KEY".into()],
+            fallback_model: None,
             ..spec(binary)
         }
     }

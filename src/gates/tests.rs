@@ -30,6 +30,7 @@ fn outcome(end: ProcessEnd, result: Option<(bool, Option<&str>)>) -> AgentOutcom
         stdout_truncated: false,
         stderr_truncated: false,
         duration_ms: 5,
+        fault: None,
         answer_forgotten: None,
     }
 }

@@ -125,6 +125,7 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
         iterate: None,
         baseline: None,
         absent: vec![],
+        degraded: vec![],
         suppressed: vec![],
         incremental: None,
         cached_from: None,

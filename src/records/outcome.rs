@@ -143,6 +143,10 @@ pub struct AgentOutcome {
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
     pub duration_ms: u64,
+    /// Why it failed, when its events name a cause (SPEC §19.2): transient, permanent or a
+    /// truncated answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Fault>,
     /// The size of the answer text once it was parsed and dropped ([`Self::forget_answer`]).
     /// Not serialized: outcome.json, written before, gives it.
     #[serde(skip)]
@@ -173,6 +177,7 @@ impl AgentOutcome {
             stdout_truncated: false,
             stderr_truncated: false,
             duration_ms: 0,
+            fault: None,
             answer_forgotten: None,
         }
     }
@@ -209,4 +214,35 @@ impl AgentOutcome {
     pub fn tokens(&self) -> u64 {
         self.result.as_ref().map_or(0, |r| r.usage.total())
     }
+}
+
+/// How a failed dispatch is handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultClass {
+    /// Worth re-dispatching after a backoff.
+    Transient,
+    /// No re-dispatch can succeed: abort now.
+    Permanent,
+    /// The answer was cut at the output cap.
+    Truncated,
+}
+
+/// The classified cause of a failed dispatch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Fault {
+    pub class: FaultClass,
+    /// `overloaded`, `rate_limited`, `server_error`, `connection`, `authentication`,
+    /// `permission`, `billing`, `invalid_request`, `unknown_model`, `refusal` or
+    /// `output_truncated`.
+    pub cause: String,
+    /// The API's HTTP status, when the CLI reported one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// How long to wait before retrying, when the CLI showed it (its retry delay, which
+    /// honours the API's `retry-after`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+    /// One line naming the cause and the fix.
+    pub message: String,
 }

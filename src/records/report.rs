@@ -61,6 +61,11 @@ pub struct Report {
     /// `baseline_state: absent`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub absent: Vec<ReportFinding>,
+    /// Enthusiast passes lost to faults after their retries (SPEC §19.2): their rounds went
+    /// on with the passes that answered (`[review] require_all_passes = true` aborts
+    /// instead). Each also has a line in `warnings`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub degraded: Vec<DegradedPass>,
     /// Findings a suppression (an inline `arev-ignore` comment or `.arev/suppressions.toml`)
     /// kept from the Judge, each with its `suppression`. They never count for `--fail-on`,
     /// the Stop hook or annotations.
@@ -75,6 +80,26 @@ pub struct Report {
     pub started_at: String,
     pub finished_at: String,
     pub duration_ms: u64,
+}
+
+/// An Enthusiast pass lost to faults.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DegradedPass {
+    pub round: u32,
+    pub pass: u32,
+    /// Why it was lost: the fault and its fix, or what the dispatch gate saw.
+    pub cause: String,
+}
+
+impl DegradedPass {
+    /// The warning line every rendering shows.
+    pub fn warning(&self) -> String {
+        format!(
+            "degraded: round {} went on without Enthusiast pass {} ({})",
+            self.round, self.pass, self.cause
+        )
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

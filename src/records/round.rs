@@ -94,6 +94,9 @@ pub struct OutcomeSummary {
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
     pub malformed_lines: u64,
+    /// Why it failed, when its events name a cause.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<super::outcome::Fault>,
 }
 
 impl OutcomeSummary {
@@ -114,6 +117,7 @@ impl OutcomeSummary {
             stdout_truncated: o.stdout_truncated,
             stderr_truncated: o.stderr_truncated,
             malformed_lines: o.malformed_lines,
+            fault: o.fault.clone(),
         }
     }
 }
@@ -157,6 +161,7 @@ mod summary {
             stdout_truncated: s.stdout_truncated,
             stderr_truncated: s.stderr_truncated,
             duration_ms: s.duration_ms,
+            fault: s.fault,
             answer_forgotten: s.answer_bytes,
         })
     }
@@ -289,6 +294,9 @@ pub struct RoundRecord {
     pub judge: Option<JudgeOutput>,
     /// Error codes: `enthusiast_malformed_json`, `anchor_invalid`, …
     pub errors: Vec<String>,
+    /// Enthusiast passes lost to faults; the round went on without them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub degraded: Vec<super::report::DegradedPass>,
     pub counts: RoundCounts,
     pub decision: DecisionRecord,
     pub duration_ms: u64,

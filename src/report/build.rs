@@ -309,6 +309,11 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
         iterate: None,
         baseline: None,
         absent: vec![],
+        degraded: result
+            .rounds
+            .iter()
+            .flat_map(|r| r.degraded.iter().cloned())
+            .collect(),
         suppressed: found.suppressed,
         incremental: None,
         cached_from: None,

@@ -82,6 +82,14 @@ pub fn render_github(r: &Report) -> String {
             escape_data(&why)
         );
     }
+    for d in &r.degraded {
+        let _ = writeln!(
+            s,
+            "::warning title={}::{}",
+            escape_property("arev: degraded"),
+            escape_data(&d.warning())
+        );
+    }
     let mut shown = [0usize; 3];
     let mut dropped = 0usize;
     let mut emit = |s: &mut String, kind: &'static str, line: String| {

@@ -112,6 +112,9 @@ fn heading(s: &mut String, r: &Report) {
     if let Some(d) = &r.abort_detail {
         let _ = writeln!(s, "> {}\n", inline(d));
     }
+    for d in &r.degraded {
+        let _ = writeln!(s, "> **Warning:** {}\n", inline(&d.warning()));
+    }
     if let Some(it) = &r.iterate {
         s.push_str(&super::iterate::markdown_section(it));
     }

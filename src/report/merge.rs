@@ -258,6 +258,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
         iterate: None,
         baseline: None,
         absent: vec![],
+        degraded: vec![],
         suppressed: found.suppressed,
         incremental: None,
         cached_from: None,

@@ -261,6 +261,13 @@ fn invocation(r: &Report) -> Value {
         };
         invocation["toolExecutionNotifications"] =
             json!([{ "level": "error", "message": { "text": why } }]);
+    } else if !r.degraded.is_empty() {
+        let notes: Vec<serde_json::Value> = r
+            .degraded
+            .iter()
+            .map(|d| json!({ "level": "warning", "message": { "text": d.warning() } }))
+            .collect();
+        invocation["toolExecutionNotifications"] = json!(notes);
     }
     invocation
 }

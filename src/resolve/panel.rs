@@ -34,6 +34,7 @@ pub fn agent_spec(config: &Config, name: &str, cfg: &AgentConfig) -> Result<Agen
         max_turns: cfg.max_turns,
         timeout: config.agent_timeout_of(name).map_err(|e| e.to_string())?,
         pass_env: cfg.pass_env.clone(),
+        fallback_model: cfg.fallback_model.clone(),
     })
 }
 

@@ -185,6 +185,19 @@ impl<'a> Ctx<'a> {
         self.assets.body(role, self.spec_track())
     }
 
+    /// What the agent gets as its system prompt: the role body and, for an Enthusiast on a
+    /// code target, the escape checklist. Both stay the same across passes and rounds, so
+    /// they belong to the prefix every dispatch of the role shares (what prompt caching
+    /// reads back at a tenth of the price); the per-round prompt follows them.
+    pub fn system_prompt(&self, role: Role) -> String {
+        let body = self.body(role);
+        if role == Role::Enthusiast && !self.spec_track() {
+            format!("{}\n\n{}\n", body.trim_end(), self.assets.checklist.trim())
+        } else {
+            body.to_string()
+        }
+    }
+
     fn mode(&self) -> &'static str {
         self.target.mode.as_str()
     }
@@ -298,9 +311,6 @@ impl<'a> Ctx<'a> {
                 "prior_rounds",
                 prior_rounds_section(history, Role::Enthusiast),
             );
-        if !self.spec_track() {
-            v.set("checklist", self.assets.checklist.trim());
-        }
         let header = first_line(
             round,
             self.mode(),

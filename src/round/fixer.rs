@@ -107,6 +107,10 @@ pub async fn run_fixer<T: serde::Serialize>(
                 RoleOutput::Valid(o) => FixerEnd::Answered(o),
                 RoleOutput::Malformed(e) => FixerEnd::Malformed(e),
                 RoleOutput::Abort(a) => FixerEnd::Aborted(a),
+                RoleOutput::Lost(detail) => FixerEnd::Aborted(Abort::DispatchUnavailable {
+                    role: Role::Fixer,
+                    detail,
+                }),
                 RoleOutput::Cancelled => FixerEnd::Interrupted,
             },
         },

@@ -5,8 +5,11 @@ mod context;
 mod debunked;
 mod decide;
 mod driver;
+mod finders;
 mod fixer;
+mod progress;
 mod prompt;
+mod retry;
 mod role;
 mod step;
 

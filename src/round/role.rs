@@ -1,10 +1,14 @@
-//! One role's dispatch: the authenticity retry, the read gates, and the schema re-dispatch
-//! with the parse error (docs/architecture.md §10). Returns a typed output or the reason
-//! there is none.
+//! One role's dispatch: the retries of a failed dispatch (transient API faults with
+//! backoff, a permanent one aborting at once, anything else once), the read gates, and the
+//! schema re-dispatch with the parse error (docs/architecture.md §10, SPEC §19.2). Returns a
+//! typed output or the reason there is none.
 
 use super::context::{Ctx, RoundView};
+use super::retry;
 use super::{DispatchRecord, GateResults};
-use crate::dispatch::{dispatch, tool_permitted, withhold_after, AgentOutcome, ProcessEnd};
+use crate::dispatch::{
+    dispatch, tool_permitted, withhold_after, AgentOutcome, FaultClass, ProcessEnd,
+};
 use crate::findings::{Role, Tier};
 use crate::gates::{authentic, forbidden_tool, parse_answer, Abort, AnswerSchema};
 use crate::records::Spend;
@@ -20,6 +24,9 @@ pub(super) enum RoleOutput<T> {
     /// Invalid twice: the role's fallback applies.
     Malformed(String),
     Abort(Abort),
+    /// An Enthusiast pass that could not answer (faults outlasting the retries): the round
+    /// goes on without it, degraded. The cause, for the report.
+    Lost(String),
     Cancelled,
 }
 
@@ -101,11 +108,7 @@ pub(super) async fn run_role<T: AnswerSchema>(
     // A re-prompt's text (the first dispatch gets `prompt` itself, not a copy).
     let mut retry: Option<String> = None;
     loop {
-        let label = match attempt {
-            0 => base.clone(),
-            1 => format!("{base}-retry"),
-            n => format!("{base}-retry{n}"),
-        };
+        let label = retry_label(&base, attempt);
         attempt += 1;
         let current = retry.as_deref().unwrap_or(&prompt);
         let retries = attempt - 1;
@@ -127,14 +130,26 @@ pub(super) async fn run_role<T: AnswerSchema>(
         }
         match step {
             Step::NotAuthentic(detail) => {
-                if tried.auth {
-                    return RoleRun::new(
-                        RoleOutput::Abort(Abort::DispatchUnavailable { role, detail }),
-                        records,
-                    );
+                let failed = Failed {
+                    role,
+                    label: &label,
+                    next: retry_label(&base, attempt),
+                    window: ctx.plan.config.retry_window().unwrap_or(DEFAULT_WINDOW),
+                };
+                let wait = match on_failure(ctx, &records, failed, detail, &mut tried) {
+                    Ok(wait) => wait,
+                    Err((output, siblings)) => {
+                        if siblings {
+                            // Nothing of this round can be used: stop the other agents now.
+                            cancel.cancel();
+                        }
+                        return RoleRun::new(output, records);
+                    }
+                };
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {}
+                    () = cancel.cancelled() => return RoleRun::new(RoleOutput::Cancelled, records),
                 }
-                tried.auth = true;
-                tracing::warn!("{label}: not authentic ({detail}); retrying once");
             }
             Step::Abort(a) => {
                 // No verdict can come from this round: stop the other agents now.
@@ -149,12 +164,128 @@ pub(super) async fn run_role<T: AnswerSchema>(
     }
 }
 
-/// The re-prompts a role has spent (each at most once).
+/// The re-prompts a role has spent (each at most once); the transient faults retried so
+/// far and when the first struck.
 #[derive(Default)]
 struct Tried {
     schema: bool,
     auth: bool,
     content: bool,
+    transient: u32,
+    first_fault: Option<std::time::Instant>,
+}
+
+/// `[timeouts] retry` when it cannot be read (it is validated when the config loads).
+const DEFAULT_WINDOW: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// A dispatch that failed: whose, its label, the label a re-dispatch gets, and how long
+/// transient faults may be retried.
+struct Failed<'a> {
+    role: Role,
+    label: &'a str,
+    next: String,
+    window: std::time::Duration,
+}
+
+/// After a failed dispatch (SPEC §19.2): `Ok(wait)` to re-dispatch after `wait`, else the
+/// role's output and whether the round's other agents must be stopped. A permanent fault
+/// aborts at once; a transient one is retried with backoff while the window lasts; a
+/// failure without a classified cause is retried once. Then an Enthusiast pass is lost and
+/// any other role aborts.
+fn on_failure<T>(
+    ctx: &Ctx<'_>,
+    records: &[DispatchRecord],
+    failed: Failed<'_>,
+    detail: String,
+    tried: &mut Tried,
+) -> Result<std::time::Duration, (RoleOutput<T>, bool)> {
+    let Failed {
+        role,
+        label,
+        next,
+        window,
+    } = failed;
+    let last = records.last();
+    let fault = last.and_then(|r| r.outcome.fault.clone());
+    match fault {
+        Some(f) if f.class == FaultClass::Permanent => {
+            tracing::warn!("{label}: {}", f.message);
+            let a = Abort::DispatchUnavailable {
+                role,
+                detail: f.message,
+            };
+            Err((RoleOutput::Abort(a), true))
+        }
+        Some(f) if f.class == FaultClass::Transient => {
+            let since = *tried
+                .first_fault
+                .get_or_insert_with(std::time::Instant::now);
+            let delay = retry::backoff(tried.transient, f.retry_after_ms);
+            if since.elapsed() + delay > window {
+                let detail = format!(
+                    "{}; still failing after {} retries in {} s",
+                    f.message,
+                    tried.transient,
+                    since.elapsed().as_secs()
+                );
+                return Err(lost_or_abort(role, detail));
+            }
+            tried.transient += 1;
+            if let Some(r) = last {
+                retry::record(
+                    &ctx.run.path.join(&r.dir),
+                    &f,
+                    tried.transient,
+                    delay,
+                    &next,
+                );
+            }
+            tracing::warn!(
+                "{label}: {}; retrying in {:.1} s as {next}",
+                f.message,
+                delay.as_secs_f64()
+            );
+            Ok(delay)
+        }
+        _ if tried.auth => Err(lost_or_abort(role, detail)),
+        _ => {
+            tried.auth = true;
+            tracing::warn!("{label}: not authentic ({detail}); retrying once");
+            Ok(std::time::Duration::ZERO)
+        }
+    }
+}
+
+/// A role that could not answer: an Enthusiast pass is lost (the round may go on without
+/// it); any other role aborts the run, and its siblings are stopped.
+fn lost_or_abort<T>(role: Role, detail: String) -> (RoleOutput<T>, bool) {
+    if role == Role::Enthusiast {
+        return (RoleOutput::Lost(detail), false);
+    }
+    let a = Abort::DispatchUnavailable { role, detail };
+    (RoleOutput::Abort(a), true)
+}
+
+/// The dispatch directory of attempt `attempt` (0 = the first dispatch).
+fn retry_label(base: &str, attempt: u32) -> String {
+    match attempt {
+        0 => base.to_string(),
+        1 => format!("{base}-retry"),
+        n => format!("{base}-retry{n}"),
+    }
+}
+
+/// The gate note and re-prompt of an answer cut at the output token limit.
+const TRUNCATED_NOTE: &str = "output_truncated: the answer was cut at the output token limit; \
+                              answer with a shorter, complete JSON object (shorter \
+                              descriptions and evidence)";
+
+/// Whether the last dispatch's answer was cut at the output token limit.
+fn truncated(records: &[DispatchRecord]) -> bool {
+    records
+        .last()
+        .and_then(|r| r.outcome.fault.as_ref())
+        .is_some_and(|f| f.class == FaultClass::Truncated)
 }
 
 /// After an answer: re-prompt with this text, or the role's output.
@@ -175,7 +306,12 @@ fn on_answer<T: AnswerSchema>(
 ) -> Next<T> {
     let answer = records.last().and_then(|r| r.outcome.answer());
     let answer = answer.unwrap_or_default();
-    let parsed = parse_answer::<T>(answer);
+    // An answer cut at the output token limit (and not continued by the CLI) is not
+    // invalid JSON: it was too long for the cap.
+    let parsed = parse_answer::<T>(answer).map_err(|e| match truncated(records) {
+        true => TRUNCATED_NOTE.to_string(),
+        false => e,
+    });
     if let Some(rec) = records.last_mut() {
         rec.gates.schema = Some(match &parsed {
             Ok(_) => "ok".into(),
@@ -232,7 +368,7 @@ async fn one_dispatch(
         role,
         label: label.to_string(),
         prompt: prompt.into(),
-        system_prompt: ctx.body(role).to_string(),
+        system_prompt: ctx.system_prompt(role),
         tier: who.tier,
         cwd: ctx.target.root.clone(),
         // The repository and the run's target artefacts, as the CLI resolves them.
@@ -245,6 +381,7 @@ async fn one_dispatch(
         grace: role_grace.unwrap_or(ctx.plan.grace),
         output_cap: ctx.plan.config.review.max_output_bytes,
         max_budget_usd: who.max_usd,
+        search: ctx.target.kind != crate::target::TargetKind::File || view.relevant.is_some(),
     };
     let dir = out_dir
         .strip_prefix(&ctx.run.path)

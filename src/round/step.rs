@@ -157,6 +157,7 @@ impl RoundRecord {
             adversary: None,
             judge: None,
             errors: vec![],
+            degraded: vec![],
             counts: RoundCounts::default(),
             decision: DecisionRecord {
                 action: Action::Abort,
@@ -207,6 +208,8 @@ pub(super) struct Folded {
     pub malformed_any: bool,
     /// The first abort, passes first.
     pub abort: Option<Abort>,
+    /// Passes lost to faults after their retries: (pass, cause).
+    pub lost: Vec<(u32, String)>,
 }
 
 /// Fold the Enthusiast passes (in pass order): their dispatch records and per-pass counts
@@ -249,6 +252,11 @@ pub(super) fn fold_passes(
             RoleOutput::Abort(a) => {
                 f.abort.get_or_insert(a);
             }
+            RoleOutput::Lost(cause) => {
+                rec.counts.per_pass.push(0);
+                tracing::warn!("round {round} pass {pass}: lost ({cause})");
+                f.lost.push((pass, cause));
+            }
             RoleOutput::Cancelled => {}
         }
     }
@@ -274,8 +282,49 @@ pub(super) fn fold_adversary(
         RoleOutput::Abort(a) => {
             f.abort.get_or_insert(a);
         }
+        // Only an Enthusiast pass is ever lost; an Adversary that cannot answer aborts.
+        RoleOutput::Lost(detail) => {
+            f.abort.get_or_insert(Abort::DispatchUnavailable {
+                role: crate::findings::Role::Adversary,
+                detail,
+            });
+        }
         RoleOutput::Cancelled => {}
     }
+}
+
+/// What lost passes mean for the round: the run aborts when no pass answered or every
+/// pass is required (`[review] require_all_passes`); otherwise the round goes on degraded,
+/// each lost pass recorded in `rec.degraded` and returned as a warning line.
+pub(super) fn degrade(
+    round: u32,
+    passes: u32,
+    lost: Vec<(u32, String)>,
+    require_all: bool,
+    rec: &mut RoundRecord,
+) -> Result<Vec<String>, Abort> {
+    let Some((pass, cause)) = lost.first() else {
+        return Ok(vec![]);
+    };
+    if require_all || lost.len() as u32 >= passes {
+        let why = if require_all {
+            " ([review] require_all_passes)"
+        } else {
+            ""
+        };
+        return Err(Abort::DispatchUnavailable {
+            role: crate::findings::Role::Enthusiast,
+            detail: format!("pass {pass}: {cause}{why}"),
+        });
+    }
+    let mut warnings = Vec::with_capacity(lost.len());
+    for (pass, cause) in lost {
+        let d = crate::records::report::DegradedPass { round, pass, cause };
+        warnings.push(d.warning());
+        rec.decision.reasons.push(d.warning());
+        rec.degraded.push(d);
+    }
+    Ok(warnings)
 }
 
 /// The finding gates: every cited file must be in the target and every cited section in

@@ -66,6 +66,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
@@ -110,6 +111,20 @@ pub enum Step {
     Blocks(Vec<Block>),
     /// Reply with this HTTP status and an Anthropic error body instead of a message.
     HttpError { status: u16, message: String },
+    /// HTTP 429 `rate_limit_error` with a `retry-after: <secs>` header.
+    RateLimited { retry_after: u64 },
+    /// Wait this long before the first byte of the response, then play the inner step.
+    Delay(std::time::Duration, Box<Step>),
+    /// Start the SSE stream (`message_start`, a partial text block), then drop the
+    /// connection: a cut stream.
+    CutStream,
+    /// A text block, then `stop_reason: "refusal"`.
+    Refusal(String),
+    /// The scripted answer cut after this many bytes, with `stop_reason: "max_tokens"`; the
+    /// next step (the CLI's continuation, if any) plays the rest ([`Step::AnswerRest`]).
+    MaxTokens(usize),
+    /// The scripted answer from this byte on (what follows a [`Step::MaxTokens`]).
+    AnswerRest(usize),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -128,6 +143,17 @@ pub struct Script {
     review_answers: HashMap<(usize, ScriptKey), String>,
     /// Steps of the session's own agent (requests without an arev prompt).
     session: Vec<Step>,
+    /// The first `n` requests of a role/round(/pass) play this step instead of their own,
+    /// whatever their step index: a fault that outlasts the CLI's own retries and arev's
+    /// re-dispatches (e.g. a burst of 529s on one pass).
+    faults: HashMap<ScriptKey, (usize, Step)>,
+    /// Simulated model latency: every response starts this long after its request arrived.
+    /// A cache entry becomes readable only then, as with the real API, so parallel requests
+    /// sent within it do not share a prefix the first one wrote.
+    latency: std::time::Duration,
+    /// The smallest prefix (tokens) the cache keeps; shorter breakpoints are billed as plain
+    /// input. The real API's minimum is 1,024 tokens for Opus and Sonnet models.
+    min_cacheable: u64,
 }
 
 impl Script {
@@ -181,6 +207,32 @@ impl Script {
         steps: Vec<Step>,
     ) -> Self {
         self.steps.insert(key(role, round, pass), steps);
+        self
+    }
+
+    /// The first `n` requests of `role` in `round` (one pass, or any with `None`) play
+    /// `step`, whatever their step index.
+    pub fn fail_first(
+        mut self,
+        role: &str,
+        round: u32,
+        pass: Option<u32>,
+        n: usize,
+        step: Step,
+    ) -> Self {
+        self.faults.insert(key(role, round, pass), (n, step));
+        self
+    }
+
+    /// Every response starts `latency` after its request (see the `latency` field).
+    pub fn latency(mut self, latency: std::time::Duration) -> Self {
+        self.latency = latency;
+        self
+    }
+
+    /// The smallest cacheable prefix in tokens (default 0: every breakpoint caches).
+    pub fn min_cacheable(mut self, tokens: u64) -> Self {
+        self.min_cacheable = tokens;
         self
     }
 
@@ -425,6 +477,10 @@ pub struct RecordedRequest {
     pub review: Option<usize>,
     /// The step that was played.
     pub played: Step,
+    /// What the request cost under prompt caching (zero for an error reply).
+    pub bill: Bill,
+    /// When it arrived.
+    pub arrived: Instant,
 }
 
 impl RecordedRequest {
@@ -453,6 +509,11 @@ impl RecordedRequest {
 
 struct Shared {
     script: Script,
+    /// Requests each scripted fault has answered so far.
+    fault_hits: Mutex<HashMap<ScriptKey, usize>>,
+    /// Cached prefixes (chained sha256 of the blocks up to a breakpoint) and when they
+    /// became readable (the writing request's response start).
+    cache: Mutex<HashMap<[u8; 32], Instant>>,
     /// Distinct target sha256s in first-seen order: the review numbers.
     reviews: Mutex<Vec<String>>,
     requests: Mutex<Vec<RecordedRequest>>,
@@ -476,6 +537,8 @@ impl FakeAnthropic {
         let (listener, addr) = bind();
         let shared = Arc::new(Shared {
             script,
+            fault_hits: Mutex::new(HashMap::new()),
+            cache: Mutex::new(HashMap::new()),
             reviews: Mutex::new(Vec::new()),
             requests: Mutex::new(Vec::new()),
             stray: Mutex::new(Vec::new()),
@@ -521,6 +584,185 @@ impl FakeAnthropic {
     }
 }
 
+impl Shared {
+    /// The fault step for `turn`'s next request, while its scripted count lasts (a
+    /// pass-specific fault first, then an any-pass one).
+    fn take_fault(&self, turn: &Turn) -> Option<Step> {
+        let keys = [
+            turn.pass.map(|p| key(&turn.role, turn.round, Some(p))),
+            Some(key(&turn.role, turn.round, None)),
+        ];
+        let mut hits = self.fault_hits.lock().expect("lock");
+        for k in keys.into_iter().flatten() {
+            if let Some((n, step)) = self.script.faults.get(&k) {
+                let used = hits.entry(k).or_insert(0);
+                if *used < *n {
+                    *used += 1;
+                    return Some(step.clone());
+                }
+            }
+        }
+        None
+    }
+
+    /// Bills `body` as the real API does with prompt caching (see [`Bill`]): the longest
+    /// prefix cached by an earlier request and readable at `arrived` is read; the rest up to
+    /// the last `cache_control` breakpoint is written (readable from `ready` on); what
+    /// follows the last breakpoint is plain input.
+    fn bill(&self, body: &Value, arrived: Instant, ready: Instant) -> Bill {
+        let segs = segments(body);
+        let mut cum = Vec::with_capacity(segs.len() + 1);
+        cum.push(0u64);
+        for s in &segs {
+            cum.push(cum.last().copied().unwrap_or(0) + s.tokens);
+        }
+        let total = cum.last().copied().unwrap_or(0);
+        // `ends[i]`: the prefix of blocks 0..=i ends at boundary i + 1.
+        let last_bp = segs.iter().rposition(|s| s.breakpoint).map(|i| i + 1);
+        let mut cache = self.cache.lock().expect("lock");
+        let read_end = match last_bp {
+            Some(last) => (1..=last)
+                .rev()
+                .find(|&e| {
+                    cache
+                        .get(&segs[e - 1].prefix)
+                        .is_some_and(|at| *at <= arrived)
+                })
+                .unwrap_or(0),
+            None => 0,
+        };
+        let mut write_end = read_end;
+        for (i, s) in segs.iter().enumerate() {
+            let end = i + 1;
+            if s.breakpoint && end > read_end && cum[end] >= self.script.min_cacheable {
+                cache.entry(s.prefix).or_insert(ready);
+                write_end = end;
+            }
+        }
+        let cache_read = cum[read_end];
+        let cache_write = cum[write_end] - cum[read_end];
+        Bill {
+            input: total - cache_read - cache_write,
+            cache_write,
+            cache_read,
+            output: 0,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prompt caching
+// ---------------------------------------------------------------------------------------------
+
+/// What one request cost, in tokens (≈ bytes / 4 of each block's text), billed like the real
+/// API's prompt caching: `cache_read` at 0.1×, `cache_write` at 1.25×, `input` at 1×.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Bill {
+    /// Uncached input tokens (after the last breakpoint, or never cached).
+    pub input: u64,
+    /// Input tokens written to the cache.
+    pub cache_write: u64,
+    /// Input tokens read from the cache.
+    pub cache_read: u64,
+    /// Output tokens of the response.
+    pub output: u64,
+}
+
+impl Bill {
+    /// Every input token sent, however billed.
+    pub fn sent(&self) -> u64 {
+        self.input + self.cache_write + self.cache_read
+    }
+
+    /// Billed-equivalent input tokens: uncached 1.0×, cache write 1.25×, cache read 0.1×.
+    pub fn billed_input(&self) -> f64 {
+        self.input as f64 + 1.25 * self.cache_write as f64 + 0.1 * self.cache_read as f64
+    }
+}
+
+/// Tokens of a text: ≈ bytes / 4, rounded up.
+pub fn tokens(text: &str) -> u64 {
+    (text.len() as u64).div_ceil(4)
+}
+
+/// One block of the cacheable prefix (API order: tools, system, messages).
+struct Segment {
+    /// sha256 of the previous segment's `prefix` and this block (without `cache_control`).
+    prefix: [u8; 32],
+    tokens: u64,
+    /// Carries `cache_control`.
+    breakpoint: bool,
+}
+
+/// Tokens of one content block: its text, a tool call's name and input, a tool result's
+/// text; anything else its JSON.
+fn block_tokens(block: &Value) -> u64 {
+    match block.get("type").and_then(Value::as_str) {
+        Some("text") => tokens(block["text"].as_str().unwrap_or_default()),
+        Some("tool_use") => {
+            tokens(block["name"].as_str().unwrap_or_default()) + tokens(&block["input"].to_string())
+        }
+        Some("tool_result") => content_tokens(&block["content"]),
+        _ => tokens(&block.to_string()),
+    }
+}
+
+fn content_tokens(content: &Value) -> u64 {
+    match content {
+        Value::String(s) => tokens(s),
+        Value::Array(parts) => parts.iter().map(block_tokens).sum(),
+        other => tokens(&other.to_string()),
+    }
+}
+
+fn segments(body: &Value) -> Vec<Segment> {
+    use sha2::{Digest, Sha256};
+    let mut out: Vec<Segment> = Vec::new();
+    let mut push = |tag: &str, block: &Value, tokens: u64| {
+        let breakpoint = block.get("cache_control").is_some_and(|c| !c.is_null());
+        let mut clean = block.clone();
+        if let Some(o) = clean.as_object_mut() {
+            o.remove("cache_control");
+        }
+        let mut h = Sha256::new();
+        if let Some(prev) = out.last() {
+            h.update(prev.prefix);
+        }
+        h.update(tag.as_bytes());
+        h.update(clean.to_string().as_bytes());
+        out.push(Segment {
+            prefix: h.finalize().into(),
+            tokens,
+            breakpoint,
+        });
+    };
+    for tool in body["tools"].as_array().into_iter().flatten() {
+        push("tool", tool, tokens(&tool.to_string()));
+    }
+    match &body["system"] {
+        Value::String(s) => push("system", &json!({"type": "text", "text": s}), tokens(s)),
+        Value::Array(blocks) => {
+            for b in blocks {
+                push("system", b, block_tokens(b));
+            }
+        }
+        _ => {}
+    }
+    for m in body["messages"].as_array().into_iter().flatten() {
+        let role = m["role"].as_str().unwrap_or_default();
+        match &m["content"] {
+            Value::String(s) => push(role, &json!({"type": "text", "text": s}), tokens(s)),
+            Value::Array(blocks) => {
+                for b in blocks {
+                    push(role, b, block_tokens(b));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 async fn not_found(
     State(shared): State<Arc<Shared>>,
     method: axum::http::Method,
@@ -554,6 +796,7 @@ async fn messages(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let arrived = Instant::now();
     let body: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {
@@ -571,10 +814,20 @@ async fn messages(
         .to_owned();
     let turn = decode_turn(&body);
     let step = step_index(&body);
-    let (played, scripted) = match &turn {
+    let (mut played, scripted) = match &turn {
         Some(t) => shared.script.step_for(t, step),
         None => (shared.script.session_step(step), false),
     };
+    if let Some(fault) = turn.as_ref().and_then(|t| shared.take_fault(t)) {
+        played = fault;
+    }
+    // Delays nest; the step under them is what is played.
+    let mut delay = shared.script.latency;
+    let mut inner = played.clone();
+    while let Step::Delay(d, next) = inner {
+        delay += d;
+        inner = *next;
+    }
     let review = turn.as_ref().and_then(|t| t.target.as_ref()).map(|t| {
         let mut seen = shared.reviews.lock().expect("lock");
         match seen.iter().position(|s| *s == t.sha256) {
@@ -585,41 +838,62 @@ async fn messages(
             }
         }
     });
-    shared.requests.lock().expect("lock").push(RecordedRequest {
-        uri: uri.to_string(),
-        headers: headers
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_owned(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect(),
-        model: model.clone(),
-        body: body.clone(),
-        turn: turn.clone(),
-        step,
-        system: system_text(&body),
-        scripted,
-        review,
-        played: played.clone(),
-    });
+    let fails = matches!(
+        inner,
+        Step::HttpError { .. } | Step::RateLimited { .. } | Step::CutStream
+    );
+    let bill = if fails {
+        Bill::default()
+    } else {
+        shared.bill(&body, arrived, arrived + delay)
+    };
+    let index = {
+        let mut requests = shared.requests.lock().expect("lock");
+        requests.push(RecordedRequest {
+            uri: uri.to_string(),
+            headers: headers
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.as_str().to_owned(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect(),
+            model: model.clone(),
+            body: body.clone(),
+            turn: turn.clone(),
+            step,
+            system: system_text(&body),
+            scripted,
+            review,
+            played: played.clone(),
+            bill: bill.clone(),
+            arrived,
+        });
+        requests.len() - 1
+    };
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
 
-    let blocks = match played {
+    let (blocks, stop_reason) = match inner {
         Step::HttpError { status, message } => {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            let kind = match status.as_u16() {
-                400 => "invalid_request_error",
-                401 => "authentication_error",
-                403 => "permission_error",
-                404 => "not_found_error",
-                429 => "rate_limit_error",
-                529 => "overloaded_error",
-                _ => "api_error",
-            };
-            return error_response(status, kind, &message);
+            return error_response(status, error_kind(status.as_u16()), &message);
         }
+        Step::RateLimited { retry_after } => {
+            let mut r = error_response(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limit_error",
+                "fake-anthropic: rate limited",
+            );
+            if let Ok(v) = axum::http::HeaderValue::from_str(&retry_after.to_string()) {
+                r.headers_mut().insert("retry-after", v);
+            }
+            return r;
+        }
+        Step::CutStream => return cut_stream(&model),
         other => {
             let target = turn
                 .as_ref()
@@ -629,7 +903,12 @@ async fn messages(
                 .as_ref()
                 .map(|t| shared.script.answer_for(t, review))
                 .unwrap_or_else(|| "ok".to_owned());
-            step_blocks(other, target.as_deref(), &answer)
+            let stop = match &other {
+                Step::Refusal(_) => Some("refusal"),
+                Step::MaxTokens(_) => Some("max_tokens"),
+                _ => None,
+            };
+            (step_blocks(other, target.as_deref(), &answer), stop)
         }
     };
 
@@ -644,22 +923,29 @@ async fn messages(
             }
         });
     }
-    let stop_reason = if content.iter().any(|c| c["type"] == "tool_use") {
+    let stop_reason = stop_reason.unwrap_or(if content.iter().any(|c| c["type"] == "tool_use") {
         "tool_use"
     } else {
         "end_turn"
-    };
+    });
     let msg_id = format!("msg_fake_{n}");
     let request_id = format!("req_fake_{n}");
-    // Rough token counts; the CLI only uses them for its cost/usage report.
-    let input_tokens = (body.to_string().len() / 4).max(1);
-    let output_tokens = (Value::Array(content.clone()).to_string().len() / 4).max(1);
+    let output_tokens = content.iter().map(block_tokens).sum::<u64>().max(1);
+    if let Some(r) = shared.requests.lock().expect("lock").get_mut(index) {
+        r.bill.output = output_tokens;
+    }
+    let usage = json!({
+        "input_tokens": bill.input,
+        "cache_creation_input_tokens": bill.cache_write,
+        "cache_read_input_tokens": bill.cache_read,
+        "output_tokens": output_tokens,
+    });
 
     if body.get("stream").and_then(Value::as_bool) != Some(true) {
         let message = json!({
             "id": msg_id, "type": "message", "role": "assistant", "model": model,
             "content": content, "stop_reason": stop_reason, "stop_sequence": null,
-            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+            "usage": usage,
         });
         return (
             StatusCode::OK,
@@ -672,6 +958,8 @@ async fn messages(
             .into_response();
     }
 
+    let mut start_usage = usage;
+    start_usage["output_tokens"] = json!(1);
     let mut sse = String::new();
     let mut event = |name: &str, data: Value| {
         sse.push_str(&format!("event: {name}\ndata: {data}\n\n"));
@@ -681,7 +969,7 @@ async fn messages(
         json!({"type": "message_start", "message": {
             "id": msg_id, "type": "message", "role": "assistant", "model": model,
             "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": input_tokens, "output_tokens": 1},
+            "usage": start_usage,
         }}),
     );
     for (index, block) in content.iter().enumerate() {
@@ -729,6 +1017,49 @@ async fn messages(
         .into_response()
 }
 
+/// The Anthropic error `type` of an HTTP status.
+fn error_kind(status: u16) -> &'static str {
+    match status {
+        400 => "invalid_request_error",
+        401 => "authentication_error",
+        402 => "billing_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        529 => "overloaded_error",
+        _ => "api_error",
+    }
+}
+
+/// A 200 SSE response that starts a message and a text block, then breaks off: the body
+/// stream fails, so the connection is dropped mid-message.
+fn cut_stream(model: &str) -> Response {
+    let start = json!({"type": "message_start", "message": {
+        "id": "msg_fake_cut", "type": "message", "role": "assistant", "model": model,
+        "content": [], "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 1, "output_tokens": 1}}});
+    let block = json!({"type": "content_block_start", "index": 0,
+        "content_block": {"type": "text", "text": ""}});
+    let head = format!(
+        "event: message_start\ndata: {start}\n\nevent: content_block_start\ndata: {block}\n\n"
+    );
+    let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
+        Ok(Bytes::from(head)),
+        Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "fake-anthropic: stream cut",
+        )),
+    ];
+    let body = axum::body::Body::from_stream(futures::stream::iter(chunks));
+    (
+        StatusCode::OK,
+        [("content-type", "text/event-stream")],
+        body,
+    )
+        .into_response()
+}
+
 /// Expands a step into content blocks. `target` is the prompt's target path, `answer` the
 /// scripted answer text.
 fn step_blocks(step: Step, target: Option<&str>, answer: &str) -> Vec<Block> {
@@ -756,9 +1087,23 @@ fn step_blocks(step: Step, target: Option<&str>, answer: &str) -> Vec<Block> {
         Step::Text(t) => vec![Block::Text(t)],
         Step::Answer => vec![Block::Text(answer.to_owned())],
         Step::Blocks(b) => b,
+        Step::Refusal(t) => vec![Block::Text(t)],
+        Step::MaxTokens(n) => vec![Block::Text(cut_at(answer, n).0.to_owned())],
+        Step::AnswerRest(n) => vec![Block::Text(cut_at(answer, n).1.to_owned())],
         // Handled by the caller.
-        Step::HttpError { .. } => Vec::new(),
+        Step::HttpError { .. } | Step::RateLimited { .. } | Step::Delay(..) | Step::CutStream => {
+            Vec::new()
+        }
     }
+}
+
+/// `text` split at byte `n` (moved back to a char boundary).
+fn cut_at(text: &str, n: usize) -> (&str, &str) {
+    let mut n = n.min(text.len());
+    while !text.is_char_boundary(n) {
+        n -= 1;
+    }
+    text.split_at(n)
 }
 
 #[cfg(test)]

@@ -749,6 +749,13 @@ fn a_closed_stdout_is_not_an_error() {
 #[test]
 fn a_full_disk_is_a_clear_error_not_a_panic() {
     let repo = TestRepo::new();
+    // Project rules (in every prompt) make each agent's prompt.md larger than the limit
+    // below, as the escape checklist did before it moved to the system prompt.
+    repo.write(
+        "REVIEW.md",
+        &"- Every public function must be total.\n".repeat(150),
+    );
+    repo.commit("rules");
     let arev = repo.arev().args(&["run", "src/lib.rs"]);
     let cmd = arev.command();
     let argv: Vec<String> = cmd

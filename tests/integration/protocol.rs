@@ -269,30 +269,36 @@ fn spec_targets_use_spec_agents_and_sections() {
     assert_eq!(report["confirmed"][0]["section"], "## Design");
     let first = &run.fake_log()[0];
     let argv: Vec<String> = serde_json::from_value(first["argv"].clone()).unwrap();
-    let sys = &argv[argv
-        .iter()
-        .position(|a| a == "--append-system-prompt")
-        .unwrap()
-        + 1];
+    let sys = &argv[argv.iter().position(|a| a == "--system-prompt").unwrap() + 1];
     assert!(sys.to_lowercase().contains("section"), "spec body expected");
     let p =
         std::fs::read_to_string(run.run_dir().join("agents/r1/enthusiast-p1/prompt.md")).unwrap();
     assert!(
-        !p.contains("## Escape checklist (code targets)"),
+        !p.contains("## Escape checklist (code targets)") && !sys.contains("## Escape checklist"),
         "no code checklist for specs"
     );
-    let code = std::fs::read_to_string(
-        TestRepo::new()
-            .arev()
-            .args(&["run", "src/lib.rs"])
-            .run()
-            .run_dir()
-            .join("agents/r1/enthusiast-p1/prompt.md"),
-    )
-    .unwrap();
+    // A code target's Enthusiast gets the checklist after its role body, in the system
+    // prompt every pass and round shares (the cacheable prefix), not in the per-round prompt.
+    let code_repo = TestRepo::new();
+    let code_run = code_repo.arev().args(&["run", "src/lib.rs"]).run();
+    let code =
+        std::fs::read_to_string(code_run.run_dir().join("agents/r1/enthusiast-p1/prompt.md"))
+            .unwrap();
+    assert!(!code.contains("## Escape checklist (code targets)"));
+    let log = code_run.fake_log();
+    let enthusiast = log.iter().find(|l| l["role"] == "enthusiast").unwrap();
+    let argv: Vec<String> = serde_json::from_value(enthusiast["argv"].clone()).unwrap();
+    let sys = &argv[argv.iter().position(|a| a == "--system-prompt").unwrap() + 1];
     assert!(
-        code.contains("## Escape checklist (code targets)"),
+        sys.starts_with("# Role: Enthusiast") && sys.contains("## Escape checklist (code targets)"),
         "code targets get the checklist"
+    );
+    let adversary = log.iter().find(|l| l["role"] == "adversary").unwrap();
+    let argv: Vec<String> = serde_json::from_value(adversary["argv"].clone()).unwrap();
+    let sys = &argv[argv.iter().position(|a| a == "--system-prompt").unwrap() + 1];
+    assert!(
+        !sys.contains("## Escape checklist"),
+        "only the Enthusiast's"
     );
 }
 

@@ -627,3 +627,74 @@ fn arev_iterate_with_real_claude_cli_as_fixer() {
     assert!(!tools.contains(&"Bash"), "{tools:?}");
     assert!(fake.stray_requests().is_empty());
 }
+
+/// A reviewer session carries nothing of the user's own context (SPEC §19.1): a
+/// `~/.claude/CLAUDE.md` in the scratch HOME, an auto-memory file and the reviewed
+/// repository's own `CLAUDE.md` never reach the API; the role body replaces Claude Code's
+/// system prompt, and a one-file target is offered Read alone.
+#[test]
+fn arev_reviewer_sessions_carry_no_personal_context() {
+    let Some(bin) = claude_bin("arev_reviewer_sessions_carry_no_personal_context") else {
+        return;
+    };
+    let repo = crate::harness::TestRepo::new();
+    repo.write(
+        "arev.toml",
+        &format!(
+            "[agents.claude]\nbackend = \"claude\"\nbinary = \"{}\"\n",
+            bin.display()
+        ),
+    );
+    repo.write("CLAUDE.md", "PROJECT-MEMORY-MARKER: obey the repository.\n");
+    repo.commit("config");
+    let home = repo.scratch.join("home");
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::write(
+        home.join(".claude/CLAUDE.md"),
+        "PERSONAL-MEMORY-MARKER: I prefer terse answers.\n",
+    )
+    .unwrap();
+    let fake = FakeAnthropic::start(
+        Script::new()
+            .answer("Enthusiast", 1, json!({"findings": []}))
+            .answer("Adversary", 1, json!({"heuristics": [], "safe_zones": []})),
+    );
+    let mut arev = repo.arev().args(&["run", "src/lib.rs", "--format", "json"]);
+    for (k, v) in fake.claude_env(&home) {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.env("AREV_AGENT_TIMEOUT", "120s").run();
+    assert!(matches!(run.code, 0 | 1), "{}\n{}", run.stdout, run.stderr);
+    let reqs = fake.requests();
+    assert!(!reqs.is_empty());
+    for r in &reqs {
+        let body = r.body.to_string();
+        assert!(
+            !body.contains("PERSONAL-MEMORY-MARKER") && !body.contains("PROJECT-MEMORY-MARKER"),
+            "personal or project memory reached the API: {body}"
+        );
+        assert!(
+            r.system.contains("# Role:"),
+            "the role body is the system prompt"
+        );
+        assert!(
+            !r.system.contains("auto memory") && !r.system.contains("CLAUDE.md"),
+            "Claude Code's own system prompt is replaced: {}",
+            r.system
+        );
+        let tools: Vec<&str> = r.body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(
+            tools.contains(&"Read") && !tools.contains(&"Glob") && !tools.contains(&"Grep"),
+            "{tools:?}"
+        );
+        assert!(
+            !tools.contains(&"Bash") && !tools.contains(&"Write"),
+            "{tools:?}"
+        );
+    }
+}

@@ -53,7 +53,7 @@ fn confirm_f1() -> Value {
     ]})
 }
 
-/// The `--append-system-prompt` text of the Judge's dispatch.
+/// The `--system-prompt` text of the Judge's dispatch.
 fn judge_body(run: &Run) -> String {
     let log = run.fake_log();
     let judge = log
@@ -66,10 +66,7 @@ fn judge_body(run: &Run) -> String {
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    let i = argv
-        .iter()
-        .position(|a| *a == "--append-system-prompt")
-        .unwrap();
+    let i = argv.iter().position(|a| *a == "--system-prompt").unwrap();
     argv[i + 1].to_string()
 }
 

@@ -1,0 +1,419 @@
+//! Cost benchmark (SPEC §19.1, issue #35): what one review costs in model tokens, driven the
+//! way a user drives it. The REAL Claude Code CLI (`AREV_TEST_CLAUDE_BIN`) reviews a 207-line
+//! file with the default panel through the real `arev` binary, against the loopback fake
+//! Anthropic API of the integration tests (`tests/integration/fake_anthropic.rs`, included
+//! here by path), which bills prompt caching like the real API: the prefix up to a request's
+//! `cache_control` breakpoint is cached (written at 1.25×, read by later requests at 0.1×,
+//! readable only once the writing request's response has started; prefixes under
+//! 1,024 tokens are not cached, as for Opus), the rest is plain input (1.0×). Tokens are
+//! ≈ bytes / 4 of each block's text. Its scripted model reads the target once and answers.
+//!
+//! Printed per agent and for the review: API requests, input tokens sent, billed-equivalent
+//! tokens (billed input + output), cost at Opus list price ($5 / $25 per MTok input /
+//! output), and the ratio to the minimum: per agent, arev's prompt and role text (the role
+//! body, and the Enthusiast's escape checklist), the target's content once, and the answer. Goal (SPEC §19.1): ≤ 1.3× for the review, ≤ 2
+//! requests per read-only agent. A marker planted in the scratch HOME's `~/.claude/CLAUDE.md`
+//! must never reach the API (personal context).
+//!
+//! Run: `AREV_TEST_CLAUDE_BIN=…/claude cargo bench --features fake-agent --bench cost`.
+//! `AREV_COST_LATENCY_MS` sets the fake model's latency (default 800 ms);
+//! `AREV_COST_MIN_CACHEABLE` the smallest cached prefix in tokens (default 1024);
+//! `AREV_COST_VERBOSE=1` prints every request's prefix layout; `AREV_COST_DUMP=<file>`
+//! writes every request body there, one per line.
+// A benchmark is test code: a broken fixture may panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+// A scenario, read top to bottom (and the fake API it shares with the integration tests).
+#![allow(clippy::too_many_lines)]
+
+#[path = "../tests/integration/background.rs"]
+mod background;
+#[path = "../tests/integration/fake_anthropic.rs"]
+mod fake_anthropic;
+
+use fake_anthropic::{tokens, FakeAnthropic, RecordedRequest, Script};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Opus list price, dollars per million tokens.
+const INPUT_USD: f64 = 5.0;
+const OUTPUT_USD: f64 = 25.0;
+/// What `~/.claude/CLAUDE.md` of the scratch HOME says; it must never reach the API.
+const PERSONAL_MARKER: &str = "PERSONAL-CONTEXT-MARKER-7f3a";
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .args([
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@example.invalid",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+/// A 207-line Rust file: a small parser with a real defect at line 42.
+fn target_source() -> String {
+    let mut s =
+        String::from("//! Key=value configuration parsing.\n\nuse std::collections::HashMap;\n\n");
+    s.push_str("/// A parsed configuration.\n#[derive(Debug, Default)]\npub struct Config {\n    pub values: HashMap<String, String>,\n}\n\n");
+    s.push_str("impl Config {\n    /// Parses `text`, one `key=value` per line.\n    pub fn parse(text: &str) -> Config {\n        let mut values = HashMap::new();\n        for line in text.lines() {\n            let line = line.trim();\n            if line.is_empty() || line.starts_with('#') {\n                continue;\n            }\n");
+    while s.lines().count() < 41 {
+        s.push_str("            // (comments and blank lines are skipped above)\n");
+    }
+    s.push_str("            let (k, v) = line.split_once('=').unwrap();\n");
+    s.push_str("            values.insert(k.trim().to_string(), v.trim().to_string());\n        }\n        Config { values }\n    }\n}\n\n");
+    let mut i = 0;
+    while s.lines().count() < 200 {
+        i += 1;
+        s.push_str(&format!(
+            "/// Reads setting {i} as a number.\npub fn setting_{i}(c: &Config) -> Option<u64> {{\n    c.values.get(\"k{i}\").and_then(|v| v.parse().ok())\n}}\n\n"
+        ));
+    }
+    while s.lines().count() < 207 {
+        s.push_str("// end\n");
+    }
+    s
+}
+
+fn finding() -> Value {
+    json!({"id": "F1", "severity": "high", "target_type": "code", "file": "src/lib.rs",
+        "line": 42, "category": "error-handling",
+        "description": "a line without '=' panics the parser instead of being rejected",
+        "evidence": "L42: let (k, v) = line.split_once('=').unwrap();",
+        "source": "enthusiast", "prior_finding_id": null})
+}
+
+/// The scripted model's answer of `role` in `round`: round 1 finds and confirms the defect,
+/// round 2 finds nothing.
+fn answer(role: &str, round: u32) -> Value {
+    match (role, round) {
+        ("Enthusiast", 1) => json!({"findings": [finding()]}),
+        ("Enthusiast", _) => json!({"findings": []}),
+        ("Adversary", _) => json!({"heuristics": [], "safe_zones": []}),
+        _ => json!({"rulings": [{"finding_id": "F1", "file": "src/lib.rs", "line": 42,
+                "target_type": "code", "final_severity": "high", "winner": "enthusiast",
+                "resolution": "confirmed: split_once returns None for a line without '='",
+                "edit_instruction": null, "cites": []}],
+                "summary": "1 confirmed.", "convergence": false, "next_round_model": null}),
+    }
+}
+
+fn script() -> Script {
+    let mut s = Script::new();
+    for (role, round) in [
+        ("Enthusiast", 1),
+        ("Adversary", 1),
+        ("Judge", 1),
+        ("Enthusiast", 2),
+        ("Adversary", 2),
+        ("Judge", 2),
+    ] {
+        s = s.answer(role, round, answer(role, round));
+    }
+    s
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// One agent's dispatches, by (round, role, pass).
+#[derive(Default)]
+struct Agent {
+    requests: usize,
+    sent: u64,
+    billed_input: f64,
+    output: u64,
+    minimum: u64,
+}
+
+impl Agent {
+    fn billed(&self) -> f64 {
+        self.billed_input + self.output as f64
+    }
+    fn usd(&self) -> f64 {
+        (self.billed_input * INPUT_USD + self.output as f64 * OUTPUT_USD) / 1e6
+    }
+}
+
+/// The prompt text arev sent (the user text block holding the `[AR Round` header).
+fn prompt_text(r: &RecordedRequest) -> String {
+    let Some(messages) = r.body["messages"].as_array() else {
+        return String::new();
+    };
+    for m in messages.iter().filter(|m| m["role"] == "user") {
+        let texts: Vec<&str> = match &m["content"] {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(b) => b.iter().filter_map(|b| b["text"].as_str()).collect(),
+            _ => vec![],
+        };
+        if let Some(t) = texts.into_iter().find(|t| t.contains("[AR Round ")) {
+            return t.to_owned();
+        }
+    }
+    String::new()
+}
+
+/// The first line of the escape checklist (heuristics/code-escape-categories.md).
+const CHECKLIST_HEADING: &str = "## Escape checklist (code targets)";
+
+fn checklist() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("heuristics/code-escape-categories.md");
+    std::fs::read_to_string(path).unwrap()
+}
+
+fn role_body(role: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("agents")
+        .join(format!("{}.md", role.to_ascii_lowercase()));
+    let text = std::fs::read_to_string(path).unwrap();
+    arev::round::strip_frontmatter(&text).to_owned()
+}
+
+/// Layout of one request's prefix: tokens per part and where the breakpoints are.
+fn layout(r: &RecordedRequest) -> String {
+    let count = |v: &Value| tokens(&v.to_string());
+    let tools: u64 = r.body["tools"]
+        .as_array()
+        .map_or(0, |t| t.iter().map(count).sum());
+    let per_tool: Vec<String> = r.body["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .map(|t| format!("{}={}", t["name"].as_str().unwrap_or("?"), count(t)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let bp = |b: &Value| {
+        if b.get("cache_control").is_some() {
+            "*"
+        } else {
+            ""
+        }
+    };
+    let system: Vec<String> = match &r.body["system"] {
+        Value::Array(blocks) => blocks
+            .iter()
+            .map(|b| {
+                let t = b["text"].as_str().unwrap_or_default();
+                format!("{}{}[{:.30}]", tokens(t), bp(b), t.replace('\n', " "))
+            })
+            .collect(),
+        other => vec![format!("{}", tokens(&other.to_string()))],
+    };
+    let messages: Vec<String> = r.body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            let parts: Vec<String> = match &m["content"] {
+                Value::Array(blocks) => blocks
+                    .iter()
+                    .map(|b| format!("{}{}", count(b), bp(b)))
+                    .collect(),
+                other => vec![count(other).to_string()],
+            };
+            format!("{}:{}", m["role"].as_str().unwrap_or("?"), parts.join("+"))
+        })
+        .collect();
+    format!(
+        "tools {tools} ({}) · system {} · messages {} · bill {:?}",
+        per_tool.join(","),
+        system.join(" "),
+        messages.join(" "),
+        r.bill
+    )
+}
+
+fn main() {
+    let Some(bin) = std::env::var_os("AREV_TEST_CLAUDE_BIN").filter(|b| !b.is_empty()) else {
+        assert!(
+            std::env::var("AREV_REQUIRE_REAL_CLIS").as_deref() != Ok("1"),
+            "AREV_REQUIRE_REAL_CLIS=1 but AREV_TEST_CLAUDE_BIN is unset"
+        );
+        println!("cost: skipped (AREV_TEST_CLAUDE_BIN unset)");
+        return;
+    };
+    let latency = Duration::from_millis(env_u64("AREV_COST_LATENCY_MS", 800));
+    let min_cacheable = env_u64("AREV_COST_MIN_CACHEABLE", 1024);
+    let verbose = std::env::var_os("AREV_COST_VERBOSE").is_some();
+
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = tmp.path().join("repo");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    let source = target_source();
+    std::fs::write(root.join("src/lib.rs"), &source).unwrap();
+    std::fs::write(
+        root.join("arev.toml"),
+        format!(
+            "[agents.claude]\nbackend = \"claude\"\nbinary = {}\n",
+            toml::Value::String(Path::new(&bin).display().to_string())
+        ),
+    )
+    .unwrap();
+    git(&root, &["init", "-q"]);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "target"]);
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::write(
+        home.join(".claude/CLAUDE.md"),
+        format!("# My personal preferences\n{PERSONAL_MARKER}: always answer in haiku.\n"),
+    )
+    .unwrap();
+
+    let fake = FakeAnthropic::start(script().latency(latency).min_cacheable(min_cacheable));
+    let started = Instant::now();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_arev"));
+    cmd.args(["run", "src/lib.rs", "--format", "json", "--no-cache"])
+        .current_dir(&root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .env("AREV_AGENT_TIMEOUT", "180s")
+        .stdin(Stdio::null());
+    for (k, v) in fake.claude_env(&home) {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let wall = started.elapsed();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)) && report["status"] == "complete",
+        "the review did not complete: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let requests = fake.requests();
+    if let Some(path) = std::env::var_os("AREV_COST_DUMP") {
+        let lines: String = requests.iter().map(|r| format!("{}\n", r.body)).collect();
+        std::fs::write(path, lines).unwrap();
+    }
+    let target_tokens = tokens(&source);
+    let mut agents: BTreeMap<(u32, String, u32), Agent> = BTreeMap::new();
+    let mut leaked = false;
+    for r in &requests {
+        leaked |= r.body.to_string().contains(PERSONAL_MARKER);
+        let (Some(role), Some(round)) = (r.role(), r.round()) else {
+            continue;
+        };
+        let a = agents
+            .entry((round, role.to_owned(), r.pass().unwrap_or(0)))
+            .or_default();
+        if a.requests == 0 {
+            // The first request of the agent: arev's prompt as sent.
+            let answer = tokens(&answer(role, round).to_string());
+            // The Enthusiast's escape checklist is role text too, wherever arev puts it
+            // (the per-round prompt, or the system prompt after the role body).
+            let prompt = prompt_text(r);
+            let checklist = if role == "Enthusiast" && !prompt.contains(CHECKLIST_HEADING) {
+                tokens(checklist().trim())
+            } else {
+                0
+            };
+            a.minimum =
+                checklist + tokens(&prompt) + tokens(&role_body(role)) + target_tokens + answer;
+        }
+        a.requests += 1;
+        a.sent += r.bill.sent();
+        a.billed_input += r.bill.billed_input();
+        a.output += r.bill.output;
+        if verbose {
+            println!(
+                "  r{round} {role} p{} step {}: {}",
+                r.pass().unwrap_or(0),
+                r.step,
+                layout(r)
+            );
+        }
+    }
+
+    println!(
+        "cost: one review of a {}-line file (default panel), Claude Code {} against the fake API \
+         (latency {} ms, min cacheable {min_cacheable} tokens); wall {:.1} s",
+        source.lines().count(),
+        claude_version(Path::new(&bin)),
+        latency.as_millis(),
+        wall.as_secs_f64()
+    );
+    println!(
+        "{:<22} {:>4} {:>8} {:>10} {:>9} {:>8} {:>6}",
+        "agent", "req", "sent", "billed-eq", "usd", "minimum", "ratio"
+    );
+    let mut total = Agent::default();
+    let mut max_req = 0;
+    for ((round, role, pass), a) in &agents {
+        let name = match pass {
+            0 => format!("r{round} {role}"),
+            p => format!("r{round} {role} p{p}"),
+        };
+        println!(
+            "{name:<22} {:>4} {:>8} {:>10.0} {:>9.4} {:>8} {:>5.2}x",
+            a.requests,
+            a.sent,
+            a.billed(),
+            a.usd(),
+            a.minimum,
+            a.billed() / a.minimum as f64
+        );
+        max_req = max_req.max(a.requests);
+        total.requests += a.requests;
+        total.sent += a.sent;
+        total.billed_input += a.billed_input;
+        total.output += a.output;
+        total.minimum += a.minimum;
+    }
+    let ratio = total.billed() / total.minimum as f64;
+    println!(
+        "{:<22} {:>4} {:>8} {:>10.0} {:>9.4} {:>8} {:>5.2}x   (sent/minimum {:.2}x)",
+        "review",
+        total.requests,
+        total.sent,
+        total.billed(),
+        total.usd(),
+        total.minimum,
+        ratio,
+        total.sent as f64 / total.minimum as f64
+    );
+    println!(
+        "arev's own record: {} tokens, ${:.4} (the CLI's list-price estimate)",
+        report["cost"]["tokens"],
+        report["cost"]["usd"].as_f64().unwrap_or(0.0)
+    );
+    println!(
+        "goals: billed ≤ 1.3x minimum: {} ({ratio:.2}x); ≤ 2 requests per agent: {} (max {max_req}); \
+         personal context kept out: {}",
+        if ratio <= 1.3 { "met" } else { "NOT met" },
+        if max_req <= 2 { "met" } else { "NOT met" },
+        if leaked { "NO (CLAUDE.md reached the API)" } else { "yes" }
+    );
+    if !fake.stray_requests().is_empty() {
+        println!("stray requests: {:?}", fake.stray_requests());
+    }
+}
+
+fn claude_version(bin: &Path) -> String {
+    Command::new(bin)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
+}
