@@ -9,7 +9,7 @@ use super::fix::{fix_files, fix_items, fixable, fixer_rulings, new_fix_report, r
 use super::setup::Setup;
 use super::{
     after_fix, after_review, changed_paths, commit_all, commit_message, discard_all,
-    revert_outside, run_verify, FixFacts, FixReport, IterateStop, IterationReport, ReviewFacts,
+    keep_to_rulings, revert_outside, run_verify, FixFacts, FixReport, IterateStop, IterationReport, ReviewFacts,
     VerifyReport,
 };
 use crate::findings::{FixerOutput, Tier};
@@ -349,17 +349,21 @@ impl Iteration<'_, '_> {
             }
         }
         let budget_left = budget_left(s.plan, &o.cost);
+        let scope: Vec<(Option<String>, Option<u32>)> =
+            fixable.iter().map(|f| (f.file.clone(), f.line)).collect();
         let step = self
-            .commit_and_verify(live, r, &mut fix, rec, budget_left)
+            .commit_and_verify(live, r, &scope, &mut fix, rec, budget_left)
             .await;
         (fix, step)
     }
 
-    /// Reject and revert changes outside ALLOWED_FILES, commit the rest, then `--verify`.
+    /// Reject and revert changes outside ALLOWED_FILES and outside the lines of the rulings
+    /// (`scope`: each fixed finding's file and line), commit the rest, then `--verify`.
     async fn commit_and_verify(
         &self,
         live: &ProgressLog,
         r: &Reviewed,
+        scope: &[(Option<String>, Option<u32>)],
         fix: &mut FixReport,
         rec: &mut IterationReport,
         budget_left: bool,
@@ -386,6 +390,19 @@ impl Iteration<'_, '_> {
                 p.path
             ));
         }
+        let (kept, far) = match keep_to_rulings(&repo, &changes, kept, scope) {
+            Ok(x) => x,
+            Err(e) => return git(e),
+        };
+        for p in &far {
+            output::warn(&format!(
+                "iteration {i}: the Fixer changed {} outside the lines of its rulings (± {}): those changes reverted",
+                p.path,
+                super::FIX_CONTEXT_LINES
+            ));
+        }
+        let mut reverted = reverted;
+        reverted.extend(far);
         fix.changed = kept;
         fix.reverted = reverted;
         if !fix.changed.is_empty() {

@@ -8,6 +8,7 @@ mod layout;
 mod list;
 mod process;
 mod progress;
+mod prune;
 mod recorder;
 mod state;
 
@@ -26,5 +27,6 @@ pub use layout::{add_git_exclude, create_run_dir, default_runs_base, RunDir, Run
 pub use list::{find_run, list_runs, load_report, load_report_file, LoadRunError, RunSummary};
 pub use process::Liveness;
 pub use progress::{read_progress, ProgressLog};
+pub use prune::{age, prune_runs};
 pub use recorder::{Ending, Finished, RecordError, Recorder, Rendered, Start, Written};
 pub use state::{liveness, read_run, RunState, RunView};
