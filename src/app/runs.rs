@@ -104,7 +104,11 @@ fn table(runs: &[RunSummary], now: DateTime<Utc>) -> String {
 
 /// `--prune-older-than`: the runs removed (or, with `--dry-run`, that would be) on stdout,
 /// one line each, and a count on stderr.
-fn prune(base: &std::path::Path, older_than: Duration, args: &RunsArgs) -> Result<(), ExpectedError> {
+fn prune(
+    base: &std::path::Path,
+    older_than: Duration,
+    args: &RunsArgs,
+) -> Result<(), ExpectedError> {
     let now = Utc::now();
     let pruned =
         prune_runs(base, older_than, now, args.dry_run).map_err(|e| ExpectedError::BadRun {
@@ -114,7 +118,11 @@ fn prune(base: &std::path::Path, older_than: Duration, args: &RunsArgs) -> Resul
     if args.json {
         output::report(&serde_json::to_string_pretty(&pruned).unwrap_or_default());
     } else if !pruned.is_empty() {
-        let verb = if args.dry_run { "would remove" } else { "removed" };
+        let verb = if args.dry_run {
+            "would remove"
+        } else {
+            "removed"
+        };
         let mut s = String::new();
         for r in &pruned {
             let _ = writeln!(
@@ -130,7 +138,11 @@ fn prune(base: &std::path::Path, older_than: Duration, args: &RunsArgs) -> Resul
         }
         output::report(s.trim_end());
     }
-    let what = if args.dry_run { "would remove" } else { "removed" };
+    let what = if args.dry_run {
+        "would remove"
+    } else {
+        "removed"
+    };
     output::progress(&format!(
         "arev: {what} {} run dir(s) under {} that ended at least {} ago (running runs and dirs without a readable meta.json are never removed)",
         pruned.len(),

@@ -9,8 +9,8 @@ use super::fix::{fix_files, fix_items, fixable, fixer_rulings, new_fix_report, r
 use super::setup::Setup;
 use super::{
     after_fix, after_review, changed_paths, commit_all, commit_message, discard_all,
-    keep_to_rulings, revert_outside, run_verify, FixFacts, FixReport, IterateStop, IterationReport, ReviewFacts,
-    VerifyReport,
+    keep_to_rulings, revert_outside, run_verify, FixFacts, FixReport, IterateStop, IterationReport,
+    ReviewFacts, VerifyReport,
 };
 use crate::findings::{FixerOutput, Tier};
 use crate::output;

@@ -4,11 +4,11 @@
 
 use super::driver::{End, Outcome};
 use super::setup::Setup;
+use super::worktree::fixes_patch;
 use super::IterateReport;
 use crate::output;
 use crate::report::{build_report, BuildInput, Report, ReportTarget};
 use crate::round::{ReviewEnd, ReviewResult};
-use super::worktree::fixes_patch;
 use crate::store::{write_atomic, Ending, Finished, Meta, RecordError, Recorder};
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -22,7 +22,10 @@ pub struct Allowed {
 
 impl Allowed {
     /// The scope in `path` of rulings given as `(file, line)`.
-    pub fn of<'a>(path: &str, rulings: impl IntoIterator<Item = (Option<&'a str>, Option<u32>)>) -> Self {
+    pub fn of<'a>(
+        path: &str,
+        rulings: impl IntoIterator<Item = (Option<&'a str>, Option<u32>)>,
+    ) -> Self {
         let mut a = Self::default();
         for (file, line) in rulings {
             if file != Some(path) {
@@ -58,7 +61,11 @@ impl Allowed {
 
 /// `new` with every hunk (against `old`, no context lines) outside `allowed` undone, and how
 /// many hunks were undone. Equal to `new` when every hunk is in scope.
-pub fn restrict(old: &[u8], new: &[u8], allowed: &Allowed) -> Result<(Vec<u8>, usize), git2::Error> {
+pub fn restrict(
+    old: &[u8],
+    new: &[u8],
+    allowed: &Allowed,
+) -> Result<(Vec<u8>, usize), git2::Error> {
     let mut opts = DiffOptions::new();
     opts.context_lines(0).interhunk_lines(0).force_text(true);
     let patch = Patch::from_buffers(old, None, new, None, Some(&mut opts))?;
@@ -71,13 +78,24 @@ pub fn restrict(old: &[u8], new: &[u8], allowed: &Allowed) -> Result<(Vec<u8>, u
         let (start, count) = (hunk.old_start() as usize, hunk.old_lines() as usize);
         // Lines before the hunk: up to `start - 1` for a change, up to `start` for an
         // insertion (git numbers an insertion by the line it follows).
-        let before = if count == 0 { start } else { start.saturating_sub(1) };
+        let before = if count == 0 {
+            start
+        } else {
+            start.saturating_sub(1)
+        };
         for l in &old_lines[next.min(old_lines.len())..before.min(old_lines.len())] {
             out.extend_from_slice(l);
         }
         next = before + count;
         let to = (start + count).saturating_sub(1) as u32;
-        if allowed.covers(if count == 0 { start as u32 + 1 } else { start as u32 }, to) {
+        if allowed.covers(
+            if count == 0 {
+                start as u32 + 1
+            } else {
+                start as u32
+            },
+            to,
+        ) {
             for k in 0..n {
                 let line = patch.line_in_hunk(h, k)?;
                 if line.origin() == '+' {
@@ -203,7 +221,11 @@ mod tests {
         let allowed = Allowed::of("a.rs", [(Some("a.rs"), Some(3))]);
         let (out, undone) = restrict(old.as_bytes(), new.as_bytes(), &allowed).unwrap();
         assert_eq!(undone, 1, "the insertion far away is undone");
-        let want: String = old.lines().filter(|l| *l != "line 2").map(|l| format!("{l}\n")).collect();
+        let want: String = old
+            .lines()
+            .filter(|l| *l != "line 2")
+            .map(|l| format!("{l}\n"))
+            .collect();
         assert_eq!(String::from_utf8(out).unwrap(), want);
         // A change to a last line without a newline, far away: restored byte for byte.
         let old = format!("{}tail", lines(30));

@@ -79,7 +79,7 @@ pub fn fixes_patch(wt: &Worktree, from: &str) -> Result<Vec<u8>, GitError> {
     Ok(text)
 }
 
-pub(crate) fn shell_quote(s: &str) -> String {
+pub fn shell_quote(s: &str) -> String {
     if s.chars()
         .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c))
     {

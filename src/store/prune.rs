@@ -85,14 +85,38 @@ mod tests {
         let day = Duration::from_secs(86_400);
         let old = Some("2026-01-02T00:00:00.000Z");
         let recent = Some("2026-02-28T12:00:00.000Z");
-        assert!(is_prunable(&run(Some(RunState::Complete), old, false), now, 30 * day));
-        assert!(is_prunable(&run(Some(RunState::Aborted), old, false), now, 30 * day));
-        assert!(!is_prunable(&run(Some(RunState::Complete), recent, false), now, 30 * day));
-        assert!(is_prunable(&run(Some(RunState::Complete), recent, false), now, Duration::ZERO));
+        assert!(is_prunable(
+            &run(Some(RunState::Complete), old, false),
+            now,
+            30 * day
+        ));
+        assert!(is_prunable(
+            &run(Some(RunState::Aborted), old, false),
+            now,
+            30 * day
+        ));
+        assert!(!is_prunable(
+            &run(Some(RunState::Complete), recent, false),
+            now,
+            30 * day
+        ));
+        assert!(is_prunable(
+            &run(Some(RunState::Complete), recent, false),
+            now,
+            Duration::ZERO
+        ));
         // Running: never, however old its start.
-        assert!(!is_prunable(&run(Some(RunState::Running), None, false), now, day));
+        assert!(!is_prunable(
+            &run(Some(RunState::Running), None, false),
+            now,
+            day
+        ));
         // Abandoned: by its start.
-        assert!(is_prunable(&run(Some(RunState::Abandoned), None, false), now, day));
+        assert!(is_prunable(
+            &run(Some(RunState::Abandoned), None, false),
+            now,
+            day
+        ));
         // Not arev's (no readable meta.json): never.
         assert!(!is_prunable(&run(None, None, true), now, Duration::ZERO));
         assert_eq!(age("nonsense", now), None);

@@ -683,7 +683,9 @@ fn the_fixes_patch_holds_the_fixes_alone_and_applies_to_a_clean_checkout() {
     repo.assert_untouched(&before);
     assert_instructions(&run);
     let it = iterate(&run);
-    let snapshot = it["snapshot_commit"].as_str().expect("a snapshot of the wip");
+    let snapshot = it["snapshot_commit"]
+        .as_str()
+        .expect("a snapshot of the wip");
     assert_eq!(
         it["diff_command"],
         format!("git diff {snapshot} {}", branch(&run))
@@ -692,7 +694,10 @@ fn the_fixes_patch_holds_the_fixes_alone_and_applies_to_a_clean_checkout() {
     assert_eq!(patch, run.run_dir().join("iterate.patch"));
     let text = std::fs::read_to_string(&patch).unwrap();
     assert!(text.contains("+    s.parse().unwrap_or(0)"), "{text}");
-    assert!(!text.contains("my wip"), "the user's own work is not in the patch: {text}");
+    assert!(
+        !text.contains("my wip"),
+        "the user's own work is not in the patch: {text}"
+    );
     assert!(
         run.stderr.contains(&format!("apply {}", patch.display())),
         "{}",
@@ -745,12 +750,14 @@ fn a_fixer_edit_far_from_its_rulings_is_reverted() {
     let before = repo.state();
     let script = steps(vec![
         confirm_while("unwrap()", &["error-handling"]),
-        vec![json!({"role": "fixer", "if_file_contains": when("unwrap()"),
+        vec![
+            json!({"role": "fixer", "if_file_contains": when("unwrap()"),
             "edits": [
                 {"path": "src/lib.rs", "find": "s.parse().unwrap()", "replace": "s.parse().unwrap_or(0)"},
                 {"path": "src/lib.rs", "find": "{ 1 }", "replace": "{ 2 }"}
             ],
-            "answer": {"applied": ["F1"], "skipped": []}})],
+            "answer": {"applied": ["F1"], "skipped": []}}),
+        ],
     ]);
     let run = repo
         .arev()

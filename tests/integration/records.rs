@@ -185,7 +185,15 @@ fn runs_shows_age_cost_and_cache_hits_and_prunes_only_old_finished_runs() {
     let table = repo.arev().args(&["runs"]).run();
     table.assert_code(0);
     let head = table.stdout.lines().next().unwrap();
-    for col in ["RUN ID", "STATUS", "AGE", "REASON", "CONFIRMED", "COST", "TARGET"] {
+    for col in [
+        "RUN ID",
+        "STATUS",
+        "AGE",
+        "REASON",
+        "CONFIRMED",
+        "COST",
+        "TARGET",
+    ] {
         assert!(head.contains(col), "{head}");
     }
     let row = |id: &str| {
@@ -235,15 +243,28 @@ fn runs_shows_age_cost_and_cache_hits_and_prunes_only_old_finished_runs() {
     );
     assert!(old_dir.is_dir(), "--dry-run deletes nothing");
 
-    let prune = repo.arev().args(&["runs", "--prune-older-than", "30d"]).run();
+    let prune = repo
+        .arev()
+        .args(&["runs", "--prune-older-than", "30d"])
+        .run();
     prune.assert_code(0);
     assert!(prune.stdout.starts_with("removed "), "{}", prune.stdout);
-    assert!(prune.stderr.contains("removed 1 run dir(s)"), "{}", prune.stderr);
+    assert!(
+        prune.stderr.contains("removed 1 run dir(s)"),
+        "{}",
+        prune.stderr
+    );
     assert!(!old_dir.exists(), "the old finished run is gone");
     assert!(new_dir.is_dir(), "a newer run is kept");
-    assert!(foreign.join("notes.txt").is_file(), "a directory arev did not make is kept");
+    assert!(
+        foreign.join("notes.txt").is_file(),
+        "a directory arev did not make is kept"
+    );
 
-    let bad = repo.arev().args(&["runs", "--prune-older-than", "soon"]).run();
+    let bad = repo
+        .arev()
+        .args(&["runs", "--prune-older-than", "soon"])
+        .run();
     bad.assert_code(2);
     assert!(bad.stderr.contains("30d"), "{}", bad.stderr);
     let lone = repo.arev().args(&["runs", "--dry-run"]).run();
