@@ -376,33 +376,10 @@ impl Iteration<'_, '_> {
             Ok(r) => r,
             Err(e) => return git(e),
         };
-        let changes = match changed_paths(&repo) {
-            Ok(c) => c,
-            Err(e) => return git(e),
-        };
-        let (kept, reverted) = match revert_outside(&repo, &changes, |p| target.is_allowed(p)) {
+        let (kept, reverted) = match revert_out_of_scope(&repo, target, scope, i) {
             Ok(x) => x,
             Err(e) => return git(e),
         };
-        for p in &reverted {
-            output::warn(&format!(
-                "iteration {i}: the Fixer changed {}, outside the target: reverted",
-                p.path
-            ));
-        }
-        let (kept, far) = match keep_to_rulings(&repo, &changes, kept, scope) {
-            Ok(x) => x,
-            Err(e) => return git(e),
-        };
-        for p in &far {
-            output::warn(&format!(
-                "iteration {i}: the Fixer changed {} outside the lines of its rulings (± {}): those changes reverted",
-                p.path,
-                super::FIX_CONTEXT_LINES
-            ));
-        }
-        let mut reverted = reverted;
-        reverted.extend(far);
         fix.changed = kept;
         fix.reverted = reverted;
         if !fix.changed.is_empty() {
@@ -456,6 +433,34 @@ impl Iteration<'_, '_> {
         });
         Step::Decided(stop, why)
     }
+}
+
+/// Revert what the Fixer changed outside the target, then outside the lines of its rulings
+/// (`scope`), each said on stderr. Returns the paths still changed and what was reverted.
+fn revert_out_of_scope(
+    repo: &git2::Repository,
+    target: &PinnedTarget,
+    scope: &[(Option<String>, Option<u32>)],
+    i: u32,
+) -> Result<(Vec<String>, Vec<super::RevertedPath>), super::GitError> {
+    let changes = changed_paths(repo)?;
+    let (kept, mut reverted) = revert_outside(repo, &changes, |p| target.is_allowed(p))?;
+    for p in &reverted {
+        output::warn(&format!(
+            "iteration {i}: the Fixer changed {}, outside the target: reverted",
+            p.path
+        ));
+    }
+    let (kept, far) = keep_to_rulings(repo, &changes, kept, scope)?;
+    for p in &far {
+        output::warn(&format!(
+            "iteration {i}: the Fixer changed {} outside the lines of its rulings (± {}): those changes reverted",
+            p.path,
+            super::FIX_CONTEXT_LINES
+        ));
+    }
+    reverted.extend(far);
+    Ok((kept, reverted))
 }
 
 /// How the fix part of an iteration ended.
