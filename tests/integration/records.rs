@@ -167,6 +167,8 @@ fn runs_shows_age_cost_and_cache_hits_and_prunes_only_old_finished_runs() {
     first.assert_code(1);
     let old_dir = first.run_dir();
     let old_id = first.meta()["run_id"].as_str().unwrap().to_owned();
+    let cost = first.report()["cost"]["usd"].as_f64().unwrap();
+    assert!(cost > 0.0, "the fake agents report a cost");
     let second = review();
     second.assert_code(1);
     let new_dir = second
@@ -179,8 +181,6 @@ fn runs_shows_age_cost_and_cache_hits_and_prunes_only_old_finished_runs() {
         json!(old_id),
         "the second review is a cache hit"
     );
-    let cost = first.report()["cost"]["usd"].as_f64().unwrap();
-    assert!(cost > 0.0, "the fake agents report a cost");
 
     let table = repo.arev().args(&["runs"]).run();
     table.assert_code(0);
