@@ -19,9 +19,11 @@ pub enum ExpectedError {
     Context(String),
     #[error("{0}")]
     Usage(String),
-    /// An agent CLI the review needs is missing (SPEC §20.4): found before any run dir.
+    /// An agent CLI the review needs is missing (SPEC §20.4): found before any run dir. One
+    /// line per problem (`preflight::PreflightError`, converted there: `preflight` sits above
+    /// this module).
     #[error("{0}")]
-    Preflight(#[from] crate::preflight::PreflightError),
+    Preflight(String),
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,

@@ -21,10 +21,50 @@ fn to_stderr(bytes: &[u8]) {
     }
 }
 
+/// Text from outside (a repository, an agent, a forge, a run dir) made inert for a person's
+/// terminal or CI log: every control character but the newline (ESC, BEL, CR, C1 controls
+/// such as CSI/OSC, DEL) shown as `\u{..}`, and a line that would start with `::` (a GitHub
+/// Actions workflow command, even after spaces) gets a backslash before it. The one
+/// escaping helper: the stderr lines below, the terminal report, `runs`/`status`, `eval`
+/// and annotations all go through it.
+pub fn inert(s: &str) -> std::borrow::Cow<'_, str> {
+    let clean = |l: &str| !l.trim_start().starts_with("::");
+    if !s.chars().any(|c| c.is_control() && c != '\n') && s.split('\n').all(clean) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for (k, l) in s.split('\n').enumerate() {
+        if k > 0 {
+            out.push('\n');
+        }
+        if !clean(l) {
+            out.push('\\');
+        }
+        for c in l.chars() {
+            if c.is_control() {
+                out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+            } else {
+                out.push(c);
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// [`inert`] on one line: the newline escaped too (a table cell, an annotation's title).
+pub fn inert_line(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('\n') {
+        std::borrow::Cow::Owned(inert(&s.replace('\n', "\\u{a}")).into_owned())
+    } else {
+        inert(s)
+    }
+}
+
 fn line(prefix: &str, msg: &str) {
+    let msg = inert(msg);
     let mut s = String::with_capacity(prefix.len() + msg.len() + 1);
     s.push_str(prefix);
-    s.push_str(msg);
+    s.push_str(&msg);
     s.push('\n');
     to_stderr(s.as_bytes());
 }
@@ -127,4 +167,20 @@ impl Write for LogWriter {
 /// `MakeWriter` for `tracing_subscriber::fmt().with_writer(output::log_writer)`.
 pub fn log_writer() -> LogWriter {
     LogWriter
+}
+
+#[cfg(test)]
+mod inert_tests {
+    use super::{inert, inert_line};
+
+    #[test]
+    fn control_characters_and_workflow_commands_are_inert() {
+        assert!(matches!(
+            inert("plain text\nline 2"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        let t = inert("a\u{1b}]0;x\u{7}b\r\n  ::error::forged\u{9d}");
+        assert_eq!(t, "a\\u{1b}]0;x\\u{7}b\\u{d}\n\\  ::error::forged\\u{9d}");
+        assert_eq!(inert_line("one\ntwo"), "one\\u{a}two");
+    }
 }

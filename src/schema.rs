@@ -15,6 +15,7 @@ pub fn schemas() -> Vec<(&'static str, String)> {
         ("runs", render(schema_for!(Vec<crate::store::RunSummary>))),
         ("summary", render(schema_for!(crate::report::ReportSummary))),
         ("progress", render(schema_for!(crate::store::RunProgress))),
+        ("status", render(schema_for!(crate::records::LiveStatus))),
         ("round", render(schema_for!(crate::round::RoundRecord))),
         ("config", render(schema_for!(crate::config::Config))),
         (

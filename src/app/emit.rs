@@ -129,8 +129,8 @@ pub(crate) fn verdict(report: &Report, fail_on: FailOn) -> i32 {
     match report.status {
         RunStatus::Aborted => exit_codes::ABORTED,
         RunStatus::Interrupted | RunStatus::Running => exit_codes::INTERRUPTED,
-        RunStatus::Empty => exit_codes::OK,
-        RunStatus::Complete => {
+        // An empty run can still hold findings: changes it could not review.
+        RunStatus::Complete | RunStatus::Empty => {
             // `gating`: suppressed findings never count; with --only-new, only new and
             // updated ones do.
             if report.gating().any(|f| fail_on.fails(f.severity)) {

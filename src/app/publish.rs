@@ -59,9 +59,17 @@ pub(crate) fn publish_command(args: &PublishArgs) -> Result<i32, ExpectedError> 
 /// error, exit 2, before any agent runs).
 pub(crate) fn preflight(args: &RunArgs) -> Result<(), ExpectedError> {
     match args.publish {
-        Some(f) => settings(forge_of(f), &process_env, None, None)
-            .map(|_| ())
-            .map_err(|e| ExpectedError::Usage(format!("--publish {}: {e}", forge_of(f).as_str()))),
+        Some(f) => settings(
+            forge_of(f),
+            &process_env,
+            None,
+            cwd()
+                .ok()
+                .map(|c| crate::resolve::discover_root(&c).0)
+                .as_deref(),
+        )
+        .map(|_| ())
+        .map_err(|e| ExpectedError::Usage(format!("--publish {}: {e}", forge_of(f).as_str()))),
         None => Ok(()),
     }
 }

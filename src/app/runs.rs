@@ -99,7 +99,8 @@ fn table(runs: &[RunSummary], now: DateTime<Utc>) -> String {
             .collect();
         let _ = writeln!(s, "{}", line.join("  ").trim_end());
     }
-    s
+    // Run ids, targets and errors come from run dirs: no raw control character out.
+    output::inert(&s).into_owned()
 }
 
 /// `--prune-older-than`: the runs removed (or, with `--dry-run`, that would be) on stdout,

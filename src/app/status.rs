@@ -6,7 +6,7 @@ use crate::errors::ExpectedError;
 use crate::exit_codes;
 use crate::output;
 use crate::store::{load_report_file, read_run};
-use crate::watch::{render_status, select_run};
+use crate::watch::{live_status, render_status, select_run};
 use std::path::{Path, PathBuf};
 
 /// The run `select` names (or the newest), and the runs base the next commands must name
@@ -30,11 +30,23 @@ pub(super) fn screen(dir: &Path, base: Option<&Path>) -> String {
     let confirmed: Option<Vec<_>> = load_report_file(&dir.join("report.json"))
         .ok()
         .map(|r| r.confirmed.iter().map(|f| f.severity).collect());
-    render_status(&view, confirmed.as_deref(), chrono::Utc::now(), base)
+    let screen = render_status(&view, confirmed.as_deref(), chrono::Utc::now(), base);
+    // Everything on it that came from the run dir, made inert for the terminal.
+    output::inert(&screen).into_owned()
 }
 
 pub(crate) fn status_command(args: &StatusArgs) -> Result<i32, ExpectedError> {
     let (dir, base) = selected(&args.select)?;
+    if args.json {
+        let v = live_status(&read_run(&dir), chrono::Utc::now());
+        let mut text = serde_json::to_string_pretty(&v).map_err(|e| ExpectedError::BadRun {
+            path: dir.clone(),
+            message: e.to_string(),
+        })?;
+        text.push('\n');
+        output::report(&text);
+        return Ok(exit_codes::OK);
+    }
     output::report(&screen(&dir, base.as_deref()));
     Ok(exit_codes::OK)
 }

@@ -51,6 +51,9 @@ pub struct RunSelector {
 pub struct StatusArgs {
     #[command(flatten)]
     pub select: RunSelector,
+    /// One JSON object (schemas/status.schema.json) instead of the screen.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -167,6 +167,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             grace: Duration::from_secs(1),
             output_cap: 1,
+            max_budget_usd: None,
         }
     }
 

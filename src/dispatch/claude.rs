@@ -96,6 +96,11 @@ pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     args.push(agent.models.get(req.tier).to_string());
     args.push("--append-system-prompt".into());
     args.push(req.system_prompt.clone());
+    if let Some(usd) = req.max_budget_usd {
+        // The CLI stops this session once it has spent its share of the run's budget.
+        args.push("--max-budget-usd".into());
+        args.push(format!("{usd:.6}"));
+    }
     args.extend(agent.extra_args.iter().cloned());
     args
 }
@@ -459,6 +464,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             grace: Duration::from_secs(1),
             output_cap: 1024,
+            max_budget_usd: None,
         };
         let args = claude_args(&agent, &req);
         let settings = serde_json::json!({
@@ -534,6 +540,7 @@ mod tests {
                 timeout: Duration::from_secs(1),
                 grace: Duration::from_secs(1),
                 output_cap: 1024,
+                max_budget_usd: None,
             };
             let args = claude_args(&agent, &req);
             let after = |flag: &str| {

@@ -478,6 +478,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             grace: Duration::from_secs(1),
             output_cap: 1024,
+            max_budget_usd: None,
         };
         let args = codex_args(&agent, &req);
         assert_eq!(

@@ -424,6 +424,7 @@ mod tests {
             timeout: Duration::from_millis(timeout_ms),
             grace: Duration::from_millis(grace_ms),
             output_cap: cap,
+            max_budget_usd: None,
         }
     }
 

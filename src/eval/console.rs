@@ -26,12 +26,16 @@ pub fn mined_listing(mined: &Mined, out: &Path) -> String {
                 text.push_str(&format!(
                     "case {}  {}  — {}\n",
                     case.id,
-                    locs.join(", "),
-                    c.subject
+                    crate::output::inert_line(&locs.join(", ")),
+                    crate::output::inert_line(&c.subject)
                 ));
             }
             Err(skip) => {
-                text.push_str(&format!("skip {short}  {skip}  — {}\n", c.subject));
+                text.push_str(&format!(
+                    "skip {short}  {}  — {}\n",
+                    crate::output::inert_line(&skip.to_string()),
+                    crate::output::inert_line(&c.subject)
+                ));
             }
         }
     }

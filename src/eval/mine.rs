@@ -166,7 +166,10 @@ fn file_facts(
         .tree()
         .map_err(|e| git("read the commit's tree", &e))?;
     let mut opts = DiffOptions::new();
-    opts.context_lines(0).interhunk_lines(0);
+    // Blobs over the review's size cap are never loaded (libgit2 sniffs them as binary).
+    opts.context_lines(0)
+        .interhunk_lines(0)
+        .max_size(i64::try_from(MAX_BLOB_BYTES).unwrap_or(i64::MAX));
     let mut diff = repo
         .diff_tree_to_tree(Some(&old_tree), Some(&new_tree), Some(&mut opts))
         .map_err(|e| git("diff the commit", &e))?;
@@ -181,6 +184,24 @@ fn file_facts(
         }
     }
     Ok(out)
+}
+
+/// The largest blob mined (what a review reads by default: `max_file_bytes`); a side over it
+/// is never loaded and its file is no target.
+pub const MAX_BLOB_BYTES: u64 = crate::target::DEFAULT_MAX_FILE_BYTES;
+
+/// A file measured without reading it (a submodule, a side over the size cap).
+fn unread(old_path: String, new_path: String, change: Change, why: &'static str) -> FileFacts {
+    FileFacts {
+        old_path,
+        new_path,
+        change,
+        binary: false,
+        hunks: vec![],
+        whitespace_only: false,
+        old_lines: 0,
+        unread: Some(why),
+    }
 }
 
 fn one_file(
@@ -204,6 +225,35 @@ fn one_file(
         Delta::Renamed => Change::Renamed,
         _ => Change::Other,
     };
+    // A submodule's "blob" is a commit of another repository: nothing to read or review.
+    let gitlink = |f: git2::DiffFile<'_>| f.mode() == git2::FileMode::Commit;
+    if gitlink(delta.old_file()) || gitlink(delta.new_file()) {
+        return Ok(Some(unread(
+            old_path,
+            new_path,
+            change,
+            "a submodule (its commit pointer is not reviewable content)",
+        )));
+    }
+    // Sizes from the object headers: a side over the cap is never loaded.
+    let odb = repo
+        .odb()
+        .map_err(|e| git("open the object database", &e))?;
+    let too_large = [delta.old_file().id(), delta.new_file().id()]
+        .into_iter()
+        .filter(|oid| !oid.is_zero())
+        .any(|oid| {
+            odb.read_header(oid)
+                .is_ok_and(|(size, _)| size as u64 > MAX_BLOB_BYTES)
+        });
+    if too_large {
+        return Ok(Some(unread(
+            old_path,
+            new_path,
+            change,
+            "over the size cap (a review would skip it as too_large)",
+        )));
+    }
     let patch = Patch::from_diff(diff, idx).map_err(|e| git(&format!("diff {new_path}"), &e))?;
     let mut hunks = Vec::new();
     if let Some(p) = &patch {
@@ -256,6 +306,7 @@ fn one_file(
         hunks,
         whitespace_only,
         old_lines,
+        unread: None,
     }))
 }
 

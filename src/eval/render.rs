@@ -106,7 +106,8 @@ fn md_cell(s: &str) -> String {
 }
 
 fn text_cell(s: &str) -> String {
-    s.lines().next().unwrap_or("").chars().take(60).collect()
+    let cell: String = s.lines().next().unwrap_or("").chars().take(60).collect();
+    crate::output::inert_line(&cell).into_owned()
 }
 
 fn case_detail(c: &CaseResult) -> Option<String> {

@@ -104,6 +104,9 @@ pub struct FileFacts {
     pub whitespace_only: bool,
     /// Lines of the file before the fix.
     pub old_lines: u32,
+    /// Why `mine.rs` left the file unread, if it did: a submodule, a side over the size cap
+    /// (never a target, like the review would skip it).
+    pub unread: Option<&'static str>,
 }
 
 /// A zero-context hunk header `@@ -old_start,old_lines +new_start,new_lines @@`.
@@ -234,6 +237,7 @@ pub fn locate(
     let mut why = Vec::new();
     for f in code {
         let reason = match f.change {
+            _ if f.unread.is_some() => f.unread,
             Change::Added => Some("added by the fix"),
             Change::Deleted => Some("deleted by the fix"),
             Change::Other => Some("copied or changed type"),
@@ -404,6 +408,7 @@ mod tests {
             new_path: path.into(),
             change,
             binary: false,
+            unread: None,
             hunks,
             whitespace_only: false,
             old_lines: 100,

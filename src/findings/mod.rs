@@ -9,4 +9,6 @@ pub use fingerprint::fingerprint;
 pub(crate) use fingerprint::{fingerprint_with, FileLines, Texts};
 pub use suppress::LineAt;
 pub use symbols::SymbolIndex;
-pub use union::{union_passes, PassFinding, UnionRules, UnionedFinding, SAME_DEFECT_LINES};
+pub use union::{
+    same_defect, union_passes, PassFinding, UnionRules, UnionedFinding, SAME_DEFECT_LINES,
+};

@@ -10,10 +10,12 @@
 //!   the entries that apply today.
 //!
 //! - **Whose markers count**: in-source markers are part of the code under review, so with
-//!   `--repo-config base` (an untrusted change) a marker is honoured only when the trusted
-//!   tree's copy of the same file has the same line (a change cannot suppress findings about
-//!   its own code), and with `ignore` none is; a marker not honoured is a warning naming its
-//!   place ([`InSource`]).
+//!   `--repo-config base` (an untrusted change) a marker is honoured only where the trusted
+//!   tree has that marker for the same code: the marker's line is one the change left
+//!   unchanged (mapped through the diff to the same line of the trusted copy), never
+//!   because the same text appears elsewhere in the trusted file (a change cannot copy an
+//!   existing marker above its own code); with `ignore` none is; a marker not honoured is a
+//!   warning naming its place ([`InSource`]).
 //!
 //! Matching is pure: the caller hands over the flagged file's lines.
 
@@ -101,32 +103,47 @@ pub enum InSource {
     /// Every marker (`worktree`: the tree under review is trusted).
     #[default]
     All,
-    /// Only a marker whose line, trimmed, the trusted tree's copy of the same file also has
-    /// (`base`); none at all with `ignore` (no trusted tree: `lines` is empty).
+    /// Only a marker on a line the change left as the trusted tree has it (`base`): the
+    /// line maps through the diff to a marker line of the trusted copy; none at all with
+    /// `ignore` (no trusted tree: `lines` is empty).
     Trusted {
         /// What the trusted tree is, for warnings: `the merge-base 1a2b3c4`.
         from: String,
         /// What decides `lines` besides the target (the commit id, `ignore`): part of the
         /// verdict-cache key.
         key: String,
-        /// Repo-relative path → the trimmed lines holding a marker in the trusted copy.
-        lines: BTreeMap<String, BTreeSet<String>>,
+        /// Repo-relative path → the 1-based lines of the reviewed copy that hold a marker
+        /// the trusted copy has at the same place (unchanged lines only).
+        lines: BTreeMap<String, BTreeSet<u32>>,
     },
 }
 
 impl InSource {
-    fn honours(&self, file: &str, line: &str) -> bool {
+    fn honours(&self, file: &str, at: u32) -> bool {
         match self {
             Self::All => true,
-            Self::Trusted { lines, .. } => lines.get(file).is_some_and(|l| l.contains(line.trim())),
+            Self::Trusted { lines, .. } => lines.get(file).is_some_and(|l| l.contains(&at)),
         }
     }
 
-    /// The trimmed lines of `text` that hold a marker (what a trusted copy contributes).
-    pub fn marker_lines(text: &str) -> BTreeSet<String> {
-        text.lines()
-            .filter(|l| parse_marker(l).is_some())
-            .map(|l| l.trim().to_string())
+    /// The 1-based lines of `new` holding a marker that `old` (the trusted copy) has at the
+    /// same place: `unchanged` maps each line the change left alone (new → old, 1-based,
+    /// from the diff of the two), and the old line must hold a marker.
+    pub fn positional_markers(
+        old: &str,
+        new: &str,
+        unchanged: &BTreeMap<u32, u32>,
+    ) -> BTreeSet<u32> {
+        let old_lines: Vec<&str> = old.lines().collect();
+        new.lines()
+            .enumerate()
+            .filter(|(_, l)| parse_marker(l).is_some())
+            .filter_map(|(i, l)| {
+                let at = u32::try_from(i + 1).ok()?;
+                let o = *unchanged.get(&at)?;
+                let was = old_lines.get((o as usize).checked_sub(1)?)?;
+                (*was == l && parse_marker(was).is_some()).then_some(at)
+            })
             .collect()
     }
 }
@@ -169,10 +186,10 @@ impl SuppressionSet {
         let mut m = Matched::default();
         if let (Some(f), Some(l), Some(text)) = (file, line, lines) {
             for at in [l, l.saturating_sub(1)] {
-                let Some((flagged, marker)) = (at as usize)
+                let Some(marker) = (at as usize)
                     .checked_sub(1)
                     .and_then(|i| text.line_at(i))
-                    .and_then(|t| Some((t, parse_marker(t)?)))
+                    .and_then(parse_marker)
                 else {
                     continue;
                 };
@@ -183,7 +200,7 @@ impl SuppressionSet {
                     m.reasonless_at.get_or_insert_with(|| format!("{f}:{at}"));
                     continue;
                 }
-                if !self.in_source.honours(f, flagged) {
+                if !self.in_source.honours(f, at) {
                     m.untrusted_at.get_or_insert_with(|| format!("{f}:{at}"));
                     continue;
                 }
@@ -225,7 +242,7 @@ impl SuppressionSet {
     pub fn untrusted_warning(&self, place: &str) -> String {
         match &self.in_source {
             InSource::Trusted { from, .. } => format!(
-                "{place}: `{MARKER}` is not applied: {from} does not have this line (an untrusted change cannot suppress findings about its own code; --repo-config)"
+                "{place}: `{MARKER}` is not applied: {from} does not have this marker at this place (an untrusted change cannot suppress findings about its own code; --repo-config)"
             ),
             InSource::All => format!("{place}: `{MARKER}` is not applied"),
         }
@@ -343,14 +360,20 @@ mod tests {
             "b(); // arev-ignore: added by the change",
         ]);
         let text = text.as_slice();
-        let trusted = |l: &[&str]| InSource::Trusted {
+        // The change left line 1 as the trusted copy has it, and added line 2.
+        let unchanged = BTreeMap::from([(1, 1)]);
+        let old = "a(); // arev-ignore[style]: checked upstream\nb();";
+        let new = text.join("\n");
+        let trusted = InSource::Trusted {
             from: "the merge-base 1a2b3c4".into(),
             key: "1a2b3c4d".into(),
-            lines: BTreeMap::from([("a.rs".to_string(), InSource::marker_lines(&l.join("\n")))]),
+            lines: BTreeMap::from([(
+                "a.rs".to_string(),
+                InSource::positional_markers(old, &new, &unchanged),
+            )]),
         };
         let set = SuppressionSet {
-            // The trusted copy has line 1 (indented differently), not line 2.
-            in_source: trusted(&["    a(); // arev-ignore[style]: checked upstream", "b();"]),
+            in_source: trusted,
             ..SuppressionSet::default()
         };
         let m = set.matches(Some("a.rs"), Some(1), "style", "fp", Some(text));
@@ -359,7 +382,7 @@ mod tests {
         assert!(m.suppression.is_none());
         assert_eq!(m.untrusted_at.as_deref(), Some("a.rs:2"));
         assert!(set.untrusted_warning("a.rs:2").starts_with(
-            "a.rs:2: `arev-ignore` is not applied: the merge-base 1a2b3c4 does not have this line"
+            "a.rs:2: `arev-ignore` is not applied: the merge-base 1a2b3c4 does not have this marker at this place"
         ));
         // Another file of the trusted tree does not vouch for this one.
         let m = set.matches(Some("b.rs"), Some(1), "style", "fp", Some(text));
@@ -391,5 +414,21 @@ mod tests {
         };
         let m = none.matches(Some("a.rs"), Some(1), "style", "fp", Some(text));
         assert_eq!(m.untrusted_at.as_deref(), Some("a.rs:1"));
+    }
+
+    #[test]
+    fn a_copy_of_a_trusted_marker_elsewhere_vouches_for_nothing() {
+        // The trusted copy has the marker on line 1; the change copies that very line above
+        // its own new code (new line 3) and leaves line 1 alone (1 → 1).
+        let old = "// arev-ignore: vetted\nok();";
+        let new = "// arev-ignore: vetted\nok();\n// arev-ignore: vetted\nbug();";
+        let unchanged = BTreeMap::from([(1, 1), (2, 2)]);
+        assert_eq!(
+            InSource::positional_markers(old, new, &unchanged),
+            BTreeSet::from([1])
+        );
+        // A marker line the change edited (its reason reworded) is not the trusted one.
+        let edited = "// arev-ignore: anything goes\nok();";
+        assert!(InSource::positional_markers(old, edited, &BTreeMap::from([(2, 2)])).is_empty());
     }
 }

@@ -190,6 +190,36 @@ pub fn union_passes(findings: Vec<PassFinding>, rules: UnionRules<'_>) -> Vec<Un
     out
 }
 
+/// Whether `a` and `b` are the same defect by the union's rule, pairwise (not chained):
+/// the same category and (spec) the same section, or (code) the same file with both lines
+/// within ±5, or in the same enclosing symbol, or both without a line. Used to match a
+/// finding against one judged in an earlier round.
+pub fn same_defect(a: &Finding, b: &Finding, rules: UnionRules<'_>) -> bool {
+    if norm_category(&a.category) != norm_category(&b.category) {
+        return false;
+    }
+    let (fa, fb) = (
+        a.file.as_deref().unwrap_or(""),
+        b.file.as_deref().unwrap_or(""),
+    );
+    match rules {
+        UnionRules::Spec => norm_section(fa) == norm_section(fb),
+        UnionRules::Code(symbols) => {
+            fa == fb
+                && match (a.line, b.line) {
+                    (Some(x), Some(y)) => {
+                        x.abs_diff(y) <= SAME_DEFECT_LINES
+                            || symbols
+                                .enclosing(fa, x)
+                                .is_some_and(|s| symbols.enclosing(fa, y) == Some(s))
+                    }
+                    (None, None) => true,
+                    _ => false,
+                }
+        }
+    }
+}
+
 /// One cluster (never empty) as one finding; the representative is taken out of `cluster`.
 fn merge(mut cluster: Vec<PassFinding>) -> UnionedFinding {
     let mut best = 0;
@@ -326,6 +356,45 @@ mod tests {
         );
         assert_eq!(u.len(), 2, "{u:?}");
         assert_eq!(u[0].passes, vec![1, 2]);
+    }
+
+    #[test]
+    fn same_defect_is_the_unions_rule_pairwise() {
+        let f = |line: Option<u32>, cat: &str| finding("F1", Some("a.rs"), line, cat);
+        let none = SymbolIndex::default();
+        let code = UnionRules::Code(&none);
+        assert!(same_defect(
+            &f(Some(10), "logic"),
+            &f(Some(15), "Logic"),
+            code
+        ));
+        assert!(!same_defect(
+            &f(Some(10), "logic"),
+            &f(Some(16), "logic"),
+            code
+        ));
+        assert!(!same_defect(
+            &f(Some(10), "logic"),
+            &f(Some(10), "security"),
+            code
+        ));
+        assert!(same_defect(&f(None, "logic"), &f(None, "logic"), code));
+        assert!(!same_defect(&f(None, "logic"), &f(Some(1), "logic"), code));
+        let mut other = f(Some(10), "logic");
+        other.file = Some("b.rs".into());
+        assert!(!same_defect(&f(Some(10), "logic"), &other, code));
+        let mut symbols = SymbolIndex::default();
+        let body: String = (0..20).map(|i| format!("    x{i}();\n")).collect();
+        symbols.add_file("a.rs", &format!("fn big() {{\n{body}}}\n"));
+        assert!(same_defect(
+            &f(Some(2), "logic"),
+            &f(Some(20), "logic"),
+            UnionRules::Code(&symbols)
+        ));
+        let (mut s1, mut s2) = (f(Some(3), "ambiguity"), f(Some(40), "ambiguity"));
+        s1.file = Some("## Design".into());
+        s2.file = Some("# design".into());
+        assert!(same_defect(&s1, &s2, UnionRules::Spec));
     }
 
     #[test]

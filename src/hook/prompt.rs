@@ -132,6 +132,10 @@ pub fn prompt(stdin: &[u8], env: &HookEnv) -> Option<Value> {
     }
     let text = input.prompt.as_deref().unwrap_or("");
     let store = SessionStore::new(&base_dir, &input.session_id);
+    // A linked `.arev` (a repository can commit one) would put the session elsewhere.
+    if let Err(e) = crate::store::check_real_dirs(&base_dir, &store.dir) {
+        return Some(system_message(&format!("arev: review not enabled: {e}")));
+    }
     if is_generated(text) {
         // Not the user: no opt-in, no new chain, not intent. Logged only where a session
         // dir already exists (nothing is created for a session that never opted in).

@@ -54,6 +54,10 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
         Err(e) => return fail_open(e),
     };
     let store = SessionStore::new(&base_dir, &input.session_id);
+    // A linked `.arev` (a repository can commit one) would put the session elsewhere.
+    if let Err(e) = crate::store::check_real_dirs(&base_dir, &store.dir) {
+        return fail_open(e);
+    }
     let (state, load_error) = match store.load() {
         Ok(s) => (s, None),
         Err(e) => (

@@ -38,6 +38,12 @@ pub enum PreflightError {
     Agents(Vec<String>),
 }
 
+impl From<PreflightError> for crate::errors::ExpectedError {
+    fn from(e: PreflightError) -> Self {
+        Self::Preflight(e.to_string())
+    }
+}
+
 /// Check the agents `plan` dispatches: the Enthusiasts (every pass's), the Adversary and the
 /// Judge (the Fixer is the first Enthusiast's agent).
 pub fn check_plan(plan: &crate::resolve::RunPlan) -> Result<(), PreflightError> {

@@ -2,16 +2,17 @@
 //! payload (or reload the one an earlier attempt kept), keep it, send it and record the
 //! outcome; the line saying what it did, and the exit code after a failed `--publish`.
 
-use super::build::{build_payload, report_pointer, short_sha};
+use super::build::{build_payload, report_pointer, short_sha, validate_report};
 use super::env::{process_env, settings};
 use super::error::PublishError;
 use super::http::RetryPolicy;
-use super::keep::{keep_payload, kept_payload, record};
+use super::keep::{keep_payload, kept_payload, record, sealed};
 use super::model::Forge;
 use super::plan::Published;
 use super::send::send;
 use crate::errors::ExpectedError;
 use crate::exit_codes;
+use crate::output::inert_line;
 use crate::report::Report;
 use crate::store::{load_report, load_report_file, RunStatus};
 use std::path::{Component, Path, PathBuf};
@@ -60,9 +61,27 @@ pub fn line_text(root: &Path, path: &str, line: u32) -> Option<String> {
     Some(l.strip_suffix('\r').unwrap_or(l).to_string())
 }
 
-/// Build (or reload), keep, send and record; the PR/MR number and what was published.
-/// Errors are returned for the caller to print; with a run dir (and not a dry run) every
-/// outcome is recorded there, failures included.
+/// The time bound of a whole publish: `AREV_PUBLISH_TIMEOUT` seconds, else the default.
+fn policy() -> Result<RetryPolicy, PublishError> {
+    let mut p = RetryPolicy::default();
+    if let Some(v) = process_env("AREV_PUBLISH_TIMEOUT").filter(|v| !v.trim().is_empty()) {
+        let s: u64 = v.trim().parse().ok().filter(|s| *s > 0).ok_or_else(|| {
+            PublishError::BadSetting(format!(
+                "AREV_PUBLISH_TIMEOUT must be a positive number of seconds, not `{}`",
+                crate::output::inert_line(&v)
+            ))
+        })?;
+        p.total = std::time::Duration::from_secs(s);
+    }
+    Ok(p)
+}
+
+/// Build (or reload the same job's), keep, send and record; the PR/MR number and what was
+/// published. The report is validated first (in the fork flow it is the untrusted side's
+/// artifact); the repository, PR and API host come only from the environment, `--pr` and
+/// the checkout at `root`; the PR's head must be the commit the report reviewed. Errors
+/// are returned for the caller to print; with a run dir (and not a dry run) every outcome
+/// is recorded there, failures included.
 pub fn publish_report(
     forge: Forge,
     report: &Report,
@@ -74,31 +93,40 @@ pub fn publish_report(
     let keep_in = run_dir.filter(|_| !dry_run);
     let mut head = None;
     let outcome = (|| {
-        let kept = match run_dir {
-            Some(d) => kept_payload(d, forge)?,
-            None => None,
-        };
-        let settings = settings(forge, &process_env, pr, kept.as_ref().map(|p| &p.target))?;
+        validate_report(report).map_err(|e| {
+            PublishError::BadSetting(format!("report of run {}: {e}", inert_line(&report.run_id)))
+        })?;
+        let policy = policy()?;
+        let settings = settings(forge, &process_env, pr, Some(root))?;
         let number = settings.target.number;
+        let reviewed = report.target.commit.as_deref();
+        // The flagged lines are read for suggestions only from a checkout of the reviewed
+        // commit (the publishing job's checkout may be another).
+        let here = crate::report::head_commit(root);
+        let lines_here = reviewed.is_some() && here.as_deref() == reviewed;
+        let kept = run_dir.and_then(|d| kept_payload(d, forge, &settings.token));
         let payload = match kept {
-            // The exact payload an earlier attempt kept; only its PR may be overridden.
+            // The payload this job kept; the target is this publish's own.
             Some(mut p) => {
                 p.target = settings.target.clone();
                 p
             }
-            None => build_payload(
-                report,
-                forge,
-                settings.target.clone(),
-                report_pointer(&report.run_id, settings.ci_url.as_deref()),
-                &|path, line| line_text(root, path, line),
+            None => sealed(
+                build_payload(
+                    report,
+                    forge,
+                    settings.target.clone(),
+                    report_pointer(&report.run_id, settings.ci_url.as_deref()),
+                    &|path, line| lines_here.then(|| line_text(root, path, line)).flatten(),
+                ),
+                &settings.token,
             ),
         };
         head.clone_from(&payload.target.head_sha);
         if let Some(d) = keep_in {
             keep_payload(d, &payload)?;
         }
-        send(&payload, settings, RetryPolicy::default(), dry_run).map(|p| (number, p))
+        send(&payload, settings, policy, dry_run).map(|p| (number, p))
     })();
     if let Some(d) = keep_in {
         record(

@@ -2,8 +2,9 @@
 //! confirmed finding (with a committable suggestion when the fix is an exact single-line
 //! replacement), the hidden fingerprint markers, the "fixed" edit and the summary cut.
 
+use super::error::PublishError;
 use super::model::{Forge, InlineComment, Payload, PrTarget, PAYLOAD_VERSION};
-use crate::report::{render_markdown, Report, ReportFinding};
+use crate::report::{md_code, md_text, render_markdown, MdContext, Report, ReportFinding};
 use crate::store::RunStatus;
 
 /// The first line of the sticky summary (also written by the Markdown renderer).
@@ -88,9 +89,13 @@ pub fn suggestion_block(forge: Forge, new_line: &str) -> Option<String> {
     Some(format!("{fence}\n{new_line}\n```"))
 }
 
-/// Fold a text into one Markdown paragraph line (inline comments are prose, not tables).
+/// Agent text as one inert Markdown paragraph line (inline comments are prose, not
+/// tables): no HTML, no link, no `@mention` that pings, no copy of arev's markers.
 fn prose(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    md_text(
+        &s.split_whitespace().collect::<Vec<_>>().join(" "),
+        MdContext::Inline,
+    )
 }
 
 /// The body of the inline comment for `f` at its line, whose current text is `line_text`
@@ -160,7 +165,7 @@ pub fn outside_diff_footer(outside: &[&InlineComment], unlocated: usize) -> Stri
     if !outside.is_empty() {
         let places: Vec<String> = outside
             .iter()
-            .map(|c| format!("`{}:{}`", c.path, c.line))
+            .map(|c| md_code(&format!("{}:{}", c.path, c.line), MdContext::Inline))
             .collect();
         s.push_str(&format!(
             "{} confirmed finding(s) are outside this pull request's diff, so they appear only in this summary: {}.\n",
@@ -178,17 +183,105 @@ pub fn outside_diff_footer(outside: &[&InlineComment], unlocated: usize) -> Stri
 
 /// Where the full report is, for a cut summary.
 pub fn report_pointer(run_id: &str, ci_url: Option<&str>) -> String {
+    let id = md_code(run_id, MdContext::Inline);
     match ci_url {
         Some(u) => {
-            format!("The full report is `report.md` in arev run `{run_id}` ([CI run]({u})).")
+            format!("The full report is `report.md` in arev run {id} ([CI run]({u})).")
         }
-        None => format!("The full report is `report.md` in arev run `{run_id}`."),
+        None => format!("The full report is `report.md` in arev run {id}."),
     }
+}
+
+/// The pull request's head (from the trusted event or the forge) must be the commit the
+/// report reviewed: a report of another commit, or of none, is never published to it.
+pub fn check_head(payload: &Payload, head: &str) -> Result<(), PublishError> {
+    let what = match payload.forge {
+        Forge::Github => "pull request",
+        Forge::Gitlab => "merge request",
+    };
+    let n = payload.target.number;
+    match payload.reviewed_commit.as_deref() {
+        Some(c) if c == head => Ok(()),
+        Some(c) => Err(PublishError::WrongTarget(format!(
+            "the report is of commit {}, but {what} #{n} is at {}: publish the review of its head",
+            crate::output::inert_line(&short_sha(c)),
+            crate::output::inert_line(&short_sha(head))
+        ))),
+        None => Err(PublishError::WrongTarget(format!(
+            "the report names no reviewed commit (a review outside git, or by an older arev), so it cannot be matched to {what} #{n}"
+        ))),
+    }
+}
+
+/// Whether a fingerprint can go into a marker as it is (what [`parse_fp_marker`] reads).
+fn plain_fingerprint(fp: &str) -> bool {
+    (1..=128).contains(&fp.len()) && fp.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
+/// A repository-relative path arev can place a comment on: relative, no `..`, no control
+/// character.
+fn plain_path(p: &str) -> bool {
+    !p.is_empty()
+        && !p.starts_with('/')
+        && !p.chars().any(char::is_control)
+        && !p.split('/').any(|seg| seg == ".." || seg.is_empty())
+}
+
+/// Check a report before anything is built from it (in the fork flow it comes from the
+/// untrusted side): a known schema version, a verdict, and fingerprints, paths and lines
+/// that go into requests as they are. Every text is escaped when rendered; these are the
+/// fields that are not.
+pub fn validate_report(report: &Report) -> Result<(), String> {
+    if report.schema_version != crate::report::SCHEMA_VERSION {
+        return Err(format!(
+            "schema_version {} is not {} (this arev's report version)",
+            report.schema_version,
+            crate::report::SCHEMA_VERSION
+        ));
+    }
+    let open = report.confirmed.iter().chain(&report.unresolved);
+    for f in open.chain(&report.debunked).chain(&report.absent) {
+        if !plain_fingerprint(&f.fingerprint) {
+            return Err(format!(
+                "finding {}: fingerprint `{}` is not 1-128 ASCII letters and digits",
+                crate::output::inert_line(&f.id),
+                crate::output::inert_line(&f.fingerprint)
+            ));
+        }
+        if let Some(p) = f.file.as_deref().filter(|p| !plain_path(p)) {
+            return Err(format!(
+                "finding {}: file `{}` is not a repository-relative path",
+                crate::output::inert_line(&f.id),
+                crate::output::inert_line(p)
+            ));
+        }
+        if f.line == Some(0) {
+            return Err(format!(
+                "finding {}: line 0",
+                crate::output::inert_line(&f.id)
+            ));
+        }
+    }
+    if let Some(p) = report
+        .coverage
+        .files
+        .iter()
+        .map(|f| f.path.as_str())
+        .find(|p| !plain_path(p))
+    {
+        return Err(format!(
+            "coverage: `{}` is not a repository-relative path",
+            crate::output::inert_line(p)
+        ));
+    }
+    Ok(())
 }
 
 /// Build the payload: the summary from the report, one inline comment per confirmed finding
 /// with a file and line (only for a completed review: an aborted one has no verdict and
-/// comments nothing), reading each flagged line through `line_text(path, line)`.
+/// comments nothing), reading each flagged line through `line_text(path, line)`. Every text
+/// is rendered here from the report's fields (agent text escaped); `commit` is the commit
+/// the report says it reviewed.
 pub fn build_payload(
     report: &Report,
     forge: Forge,
@@ -196,6 +289,7 @@ pub fn build_payload(
     report_pointer: String,
     line_text: &dyn Fn(&str, u32) -> Option<String>,
 ) -> Payload {
+    let commit = report.target.commit.clone();
     let verdict = report.status == RunStatus::Complete;
     let (comments, fingerprints, covered_files) = if verdict {
         let comments = report
@@ -238,6 +332,8 @@ pub fn build_payload(
         comments,
         fingerprints,
         covered_files,
+        reviewed_commit: commit,
+        seal: String::new(),
     }
 }
 

@@ -1,6 +1,8 @@
-//! Publish settings from the CI environment (GitHub Actions, GitLab CI), `--pr`, and the
-//! target recorded in a kept payload. Reads the environment through a lookup function so
-//! that the resolution is testable; the only I/O is reading `GITHUB_EVENT_PATH`.
+//! Publish settings from trusted inputs only: the CI environment (GitHub Actions, GitLab CI),
+//! `--pr`, and the checkout's own `origin` remote when `GITHUB_REPOSITORY`/`CI_PROJECT_ID`
+//! is unset — never from a file in the run dir (in the fork flow the run dir is the
+//! untrusted side's artifact). Reads the environment through a lookup function so that the
+//! resolution is testable; the only I/O is reading `GITHUB_EVENT_PATH` and the git config.
 
 use super::error::PublishError;
 use super::model::{Forge, PrTarget};
@@ -31,6 +33,8 @@ pub struct Settings {
     pub target: PrTarget,
     /// This CI run's page (for the pointer to the full report).
     pub ci_url: Option<String>,
+    /// GitHub's GraphQL endpoint (`GITHUB_GRAPHQL_URL`; else derived from the API URL).
+    pub graphql_url: Option<String>,
 }
 
 /// The token variable and its hint, per forge (also used by the pre-flight check).
@@ -72,13 +76,48 @@ fn github_event(path: &Path) -> Result<(Option<u64>, Option<String>), PublishErr
     })
 }
 
-/// GitHub: `GITHUB_TOKEN`, `GITHUB_API_URL` (default the public API), `GITHUB_REPOSITORY`,
-/// the PR from `--pr`, a kept payload or the event in `GITHUB_EVENT_PATH`, and its head sha
-/// from the same place when it is the same PR (else the API is asked when publishing).
+/// The `origin` remote's URL of the git repository at `root` (the CI's own checkout).
+pub fn origin_url(root: &Path) -> Option<String> {
+    let repo = git2::Repository::open(root).ok()?;
+    let remote = repo.find_remote("origin").ok()?;
+    remote.url().map(String::from)
+}
+
+/// The repository path of a remote URL (`https://host/o/r.git`, `git@host:o/r.git`,
+/// `ssh://git@host:22/group/sub/r`) → `o/r`, `group/sub/r`; None for anything else.
+pub fn remote_path(url: &str) -> Option<String> {
+    let url = url.trim();
+    let rest = if let Some((_, after)) = url.split_once("://") {
+        after.split_once('/')?.1
+    } else {
+        // scp-like `user@host:path`.
+        let (host, path) = url.split_once(':')?;
+        if host.contains('/') || path.starts_with('/') {
+            return None;
+        }
+        path
+    };
+    let path = rest.trim_matches('/');
+    let path = path.strip_suffix(".git").unwrap_or(path);
+    let ok = path.split('/').count() >= 2
+        && path.split('/').all(|seg| {
+            !seg.is_empty()
+                && seg != ".."
+                && seg
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        });
+    ok.then(|| path.to_string())
+}
+
+/// GitHub: `GITHUB_TOKEN`, `GITHUB_API_URL` (default the public API), `GITHUB_REPOSITORY`
+/// (else the `origin` remote of the checkout at `root`), the PR from `--pr` or the event in
+/// `GITHUB_EVENT_PATH`, and its head sha from the event when it is the same PR (else the
+/// API is asked when publishing).
 pub fn github(
     env: EnvLookup<'_>,
     pr: Option<u64>,
-    kept: Option<&PrTarget>,
+    root: Option<&Path>,
 ) -> Result<Settings, PublishError> {
     let (var, why) = token_var(Forge::Github);
     let token = get(env, var).ok_or(PublishError::MissingEnv { var, why })?;
@@ -86,25 +125,26 @@ pub fn github(
         .unwrap_or_else(|| "https://api.github.com".into())
         .trim_end_matches('/')
         .to_string();
-    let repository = match kept {
-        Some(k) => k.repository.clone(),
-        None => get(env, "GITHUB_REPOSITORY").ok_or(PublishError::MissingEnv {
-            var: "GITHUB_REPOSITORY",
-            why: "the `owner/name` of the repository whose pull request to comment on",
-        })?,
+    let repository = match get(env, "GITHUB_REPOSITORY") {
+        Some(r) => r,
+        None => root
+            .and_then(origin_url)
+            .and_then(|u| remote_path(&u))
+            .filter(|p| p.split('/').count() == 2)
+            .ok_or(PublishError::MissingEnv {
+                var: "GITHUB_REPOSITORY",
+                why: "the `owner/name` of the repository whose pull request to comment on (or a checkout whose `origin` remote names it)",
+            })?,
     };
     if repository.split('/').count() != 2 || repository.split('/').any(str::is_empty) {
         return Err(PublishError::BadSetting(format!(
             "GITHUB_REPOSITORY must be `owner/name`, not `{repository}`"
         )));
     }
-    let event = match (kept, get(env, "GITHUB_EVENT_PATH")) {
-        // A kept payload already names its PR: the event (e.g. a `workflow_run`) is not it.
-        (Some(_), _) | (None, None) => (None, None),
-        (None, Some(p)) => github_event(Path::new(&p))?,
+    let (known_number, known_head) = match get(env, "GITHUB_EVENT_PATH") {
+        None => (None, None),
+        Some(p) => github_event(Path::new(&p))?,
     };
-    let from_kept = kept.map(|k| (Some(k.number), k.head_sha.clone()));
-    let (known_number, known_head) = from_kept.unwrap_or(event);
     let number = pr.or(known_number).ok_or_else(|| {
         PublishError::BadSetting(
             "no pull request to publish to: pass --pr N, or run on a `pull_request` event (GITHUB_EVENT_PATH)".into(),
@@ -133,16 +173,18 @@ pub fn github(
             head_sha,
         },
         ci_url,
+        graphql_url: get(env, "GITHUB_GRAPHQL_URL"),
     })
 }
 
-/// GitLab: `GITLAB_TOKEN`, `CI_API_V4_URL` (default gitlab.com), `CI_PROJECT_ID`, the MR
-/// iid from `--pr`, a kept payload or `CI_MERGE_REQUEST_IID`. The head sha always comes
-/// from the MR's latest version (with its base and start shas) when publishing.
+/// GitLab: `GITLAB_TOKEN`, `CI_API_V4_URL` (default gitlab.com), `CI_PROJECT_ID` (else the
+/// project path of the checkout's `origin` remote), the MR iid from `--pr` or
+/// `CI_MERGE_REQUEST_IID`. The head sha always comes from the MR's latest version (with its
+/// base and start shas) when publishing.
 pub fn gitlab(
     env: EnvLookup<'_>,
     pr: Option<u64>,
-    kept: Option<&PrTarget>,
+    root: Option<&Path>,
 ) -> Result<Settings, PublishError> {
     let (var, why) = token_var(Forge::Gitlab);
     let token = get(env, var).ok_or(PublishError::MissingEnv { var, why })?;
@@ -150,12 +192,15 @@ pub fn gitlab(
         .unwrap_or_else(|| "https://gitlab.com/api/v4".into())
         .trim_end_matches('/')
         .to_string();
-    let repository = match kept {
-        Some(k) => k.repository.clone(),
-        None => get(env, "CI_PROJECT_ID").ok_or(PublishError::MissingEnv {
-            var: "CI_PROJECT_ID",
-            why: "the id of the project whose merge request to comment on",
-        })?,
+    let repository = match get(env, "CI_PROJECT_ID") {
+        Some(r) => r,
+        None => root
+            .and_then(origin_url)
+            .and_then(|u| remote_path(&u))
+            .ok_or(PublishError::MissingEnv {
+                var: "CI_PROJECT_ID",
+                why: "the id of the project whose merge request to comment on (or a checkout whose `origin` remote names it)",
+            })?,
     };
     let env_iid = match get(env, "CI_MERGE_REQUEST_IID") {
         Some(v) => Some(v.parse::<u64>().map_err(|_| {
@@ -164,7 +209,6 @@ pub fn gitlab(
         None => None,
     };
     let number = pr
-        .or(kept.map(|k| k.number))
         .or(env_iid)
         .ok_or_else(|| {
             PublishError::BadSetting(
@@ -181,19 +225,21 @@ pub fn gitlab(
             head_sha: None,
         },
         ci_url: get(env, "CI_JOB_URL"),
+        graphql_url: None,
     })
 }
 
-/// The settings of `forge`.
+/// The settings of `forge`; `root` is the checkout whose `origin` remote names the
+/// repository when the environment does not.
 pub fn settings(
     forge: Forge,
     env: EnvLookup<'_>,
     pr: Option<u64>,
-    kept: Option<&PrTarget>,
+    root: Option<&Path>,
 ) -> Result<Settings, PublishError> {
     match forge {
-        Forge::Github => github(env, pr, kept),
-        Forge::Gitlab => gitlab(env, pr, kept),
+        Forge::Github => github(env, pr, root),
+        Forge::Gitlab => gitlab(env, pr, root),
     }
 }
 
@@ -263,24 +309,43 @@ mod tests {
     }
 
     #[test]
-    fn a_kept_payload_names_the_pr_unless_pr_overrides() {
-        let kept = PrTarget {
-            repository: "o/r".into(),
-            number: 3,
-            head_sha: Some("h".into()),
-        };
+    fn the_repository_falls_back_to_the_origin_remote_of_the_checkout() {
+        for (url, path) in [
+            ("https://github.com/o/r.git", Some("o/r")),
+            ("https://github.com/o/r", Some("o/r")),
+            ("git@github.com:o/r.git", Some("o/r")),
+            (
+                "ssh://git@gl.example:2222/group/sub/r.git",
+                Some("group/sub/r"),
+            ),
+            ("https://x/o/../r", None),
+            ("/srv/git/r.git", None),
+            ("https://github.com/r", None),
+        ] {
+            assert_eq!(remote_path(url).as_deref(), path, "{url}");
+        }
+        let d = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(d.path()).unwrap();
+        repo.remote("origin", "git@github.com:octo/widgets.git")
+            .unwrap();
         let env = lookup(&[
             ("GITHUB_TOKEN", "t"),
             ("GITHUB_API_URL", "http://127.0.0.1:9/api/"),
         ]);
-        let s = github(&env, None, Some(&kept)).unwrap();
-        assert_eq!(s.target, kept);
+        let s = github(&env, Some(3), Some(d.path())).unwrap();
+        assert_eq!(s.target.repository, "octo/widgets");
         assert_eq!(s.api_url, "http://127.0.0.1:9/api");
-        assert_eq!(github(&env, Some(3), Some(&kept)).unwrap().target, kept);
+        // The environment wins over the remote.
+        let env = lookup(&[("GITHUB_TOKEN", "t"), ("GITHUB_REPOSITORY", "a/b")]);
         assert_eq!(
-            github(&env, Some(4), Some(&kept)).unwrap().target.head_sha,
-            None
+            github(&env, Some(3), Some(d.path()))
+                .unwrap()
+                .target
+                .repository,
+            "a/b"
         );
+        let gl = gitlab(&lookup(&[("GITLAB_TOKEN", "t")]), Some(2), Some(d.path())).unwrap();
+        assert_eq!(gl.target.repository, "octo/widgets");
     }
 
     #[test]

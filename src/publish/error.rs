@@ -38,6 +38,16 @@ pub enum PublishError {
         wait_s: u64,
         max_s: u64,
     },
+    /// The whole publish ran past its time bound (`AREV_PUBLISH_TIMEOUT`).
+    #[error("{method} {path}: the publish ran out of its {total_s} s (AREV_PUBLISH_TIMEOUT); retry later with `arev publish`")]
+    OutOfTime {
+        method: &'static str,
+        path: String,
+        total_s: u64,
+    },
+    /// The report is not of the commit the pull request is at (or names none).
+    #[error("{0}")]
+    WrongTarget(String),
     /// An answer arev cannot use (not JSON, or without a field it needs).
     #[error("{method} {path}: unexpected answer: {message}")]
     BadAnswer {
@@ -60,7 +70,10 @@ impl PublishError {
     pub fn is_setting(&self) -> bool {
         matches!(
             self,
-            Self::MissingEnv { .. } | Self::BadSetting(_) | Self::Read { .. }
+            Self::MissingEnv { .. }
+                | Self::BadSetting(_)
+                | Self::Read { .. }
+                | Self::WrongTarget(_)
         )
     }
 }

@@ -1,8 +1,10 @@
 //! GitHub (REST): the sticky summary issue comment, one `COMMENT` review with the new inline
 //! comments on right-side lines of the PR diff (as the PR's `files` API reports it), and the
-//! "fixed" edits of earlier arev review comments.
+//! "fixed" edits of earlier arev review comments. Only comments authored by the token's own
+//! identity (`GET /user`, or GraphQL `viewer` for a GitHub App installation token such as
+//! Actions' `GITHUB_TOKEN`) count as arev's.
 
-use super::build::{is_summary, short_sha};
+use super::build::{check_head, is_summary, short_sha};
 use super::diff::{right_lines, RightLines};
 use super::error::PublishError;
 use super::http::{Api, Method, RetryPolicy, Secret};
@@ -36,15 +38,67 @@ fn field<'a>(v: &'a Value, key: &str, path: &str) -> Result<&'a Value, PublishEr
     })
 }
 
-/// Publish `payload` to its pull request.
-pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> {
+/// The GraphQL endpoint of the REST API at `api_url` (`GITHUB_GRAPHQL_URL` in Actions):
+/// `https://api.github.com/graphql`, GHES `https://host/api/graphql`.
+pub fn graphql_url(api_url: &str) -> String {
+    match api_url.strip_suffix("/v3") {
+        Some(api) => format!("{api}/graphql"),
+        None => format!("{api_url}/graphql"),
+    }
+}
+
+/// The login the token publishes as: `GET /user`; an installation token (403 there) is a
+/// bot, whose login GraphQL's `viewer` gives (`github-actions` → `github-actions[bot]`, as
+/// its comments are authored).
+pub fn identity(api: &Api, graphql: &str) -> Result<String, PublishError> {
+    match api.get("/user") {
+        Ok(u) => u
+            .get("login")
+            .and_then(Value::as_str)
+            .map(String::from)
+            .ok_or_else(|| PublishError::BadAnswer {
+                method: "GET",
+                path: "/user".into(),
+                message: "no `login`".into(),
+            }),
+        Err(PublishError::Http { status: 403, .. }) => {
+            let v = api.post_to(
+                graphql,
+                &json!({"query": "query { viewer { __typename login } }"}),
+            )?;
+            let login = v.pointer("/data/viewer/login").and_then(Value::as_str);
+            let kind = v.pointer("/data/viewer/__typename").and_then(Value::as_str);
+            match (login, kind) {
+                (Some(l), Some("Bot")) if !l.ends_with("[bot]") => Ok(format!("{l}[bot]")),
+                (Some(l), _) => Ok(l.to_string()),
+                _ => Err(PublishError::BadAnswer {
+                    method: "POST",
+                    path: "/graphql".into(),
+                    message: "no `data.viewer.login`".into(),
+                }),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether a comment was written by `me`.
+fn by(c: &Value, me: &str) -> bool {
+    c.pointer("/user/login")
+        .and_then(Value::as_str)
+        .is_some_and(|l| l.eq_ignore_ascii_case(me))
+}
+
+/// Publish `payload` to its pull request, as `me` (the token's login).
+pub fn publish(api: &Api, payload: &Payload, me: &str) -> Result<Published, PublishError> {
     let repo = &payload.target.repository;
     let n = payload.target.number;
     let head = head_sha(api, payload)?;
+    check_head(payload, &head)?;
     let diff = pr_diff(api, repo, n)?;
-    let existing = earlier_comments(api, repo, n)?;
+    let existing = earlier_comments(api, repo, n, me)?;
     let plan = plan(payload, &diff, &existing, &head);
-    let summary = sticky_summary(api, repo, n, &plan.summary_body(payload))?;
+    let summary = sticky_summary(api, repo, n, &plan.summary_body(payload), me)?;
     // 2. One review with the new inline comments.
     if !plan.post.is_empty() {
         post_review(api, repo, n, &head, &plan)?;
@@ -100,12 +154,18 @@ fn pr_diff(api: &Api, repo: &str, n: u64) -> Result<BTreeMap<String, RightLines>
 }
 
 /// Earlier inline comments that open their threads (arev's carry a fingerprint marker).
-fn earlier_comments(api: &Api, repo: &str, n: u64) -> Result<Vec<Existing>, PublishError> {
+fn earlier_comments(
+    api: &Api,
+    repo: &str,
+    n: u64,
+    me: &str,
+) -> Result<Vec<Existing>, PublishError> {
     let comments_path = format!("/repos/{repo}/pulls/{n}/comments?per_page=100");
     let mut existing = vec![];
     for c in api.get_all(&comments_path)? {
-        // arev's comments open their threads; a reply (someone quoting one) is not arev's.
-        if c.get("in_reply_to_id").is_some_and(|v| !v.is_null()) {
+        // arev's comments are its own and open their threads: another author's (a copy of a
+        // marker) or a reply (someone quoting one) is not arev's.
+        if !by(&c, me) || c.get("in_reply_to_id").is_some_and(|v| !v.is_null()) {
             continue;
         }
         let id = field(&c, "id", &comments_path)?.as_u64().unwrap_or(0);
@@ -129,12 +189,20 @@ fn earlier_comments(api: &Api, repo: &str, n: u64) -> Result<Vec<Existing>, Publ
 
 /// The sticky summary (step 1): the first issue comment that starts with the marker,
 /// edited to `body` (or created); whether it was `created`, `updated` or `unchanged`.
-fn sticky_summary(api: &Api, repo: &str, n: u64, body: &str) -> Result<&'static str, PublishError> {
+/// Only arev's own comments (by `me`) count.
+fn sticky_summary(
+    api: &Api,
+    repo: &str,
+    n: u64,
+    body: &str,
+    me: &str,
+) -> Result<&'static str, PublishError> {
     let issue_path = format!("/repos/{repo}/issues/{n}/comments?per_page=100");
     let sticky = api.get_all(&issue_path)?.into_iter().find(|c| {
-        c.get("body")
-            .and_then(Value::as_str)
-            .is_some_and(is_summary)
+        by(c, me)
+            && c.get("body")
+                .and_then(Value::as_str)
+                .is_some_and(is_summary)
     });
     Ok(match sticky {
         Some(c) if c.get("body").and_then(Value::as_str) == Some(body) => "unchanged",

@@ -1,8 +1,9 @@
 //! GitLab (REST v4): the sticky summary MR note, one diff discussion per new finding
 //! positioned with the MR's latest version (base/start/head shas) on a right-side line of
-//! its diff, and the "fixed" edits of earlier arev discussion notes.
+//! its diff, and the "fixed" edits of earlier arev discussion notes. Only notes authored by
+//! the token's own user (`GET /user`) count as arev's.
 
-use super::build::is_summary;
+use super::build::{check_head, is_summary};
 use super::diff::{right_lines, RightLine, RightLines};
 use super::error::PublishError;
 use super::http::{Api, Method, RetryPolicy, Secret};
@@ -48,18 +49,33 @@ fn bad(path: &str, message: String) -> PublishError {
     }
 }
 
-/// Publish `payload` to its merge request.
-pub fn publish(api: &Api, payload: &Payload) -> Result<Published, PublishError> {
+/// The user id the token publishes as (`GET /user`; a project or group access token is its
+/// bot user).
+pub fn identity(api: &Api) -> Result<u64, PublishError> {
+    api.get("/user")?
+        .get("id")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| bad("/user", "no `id`".into()))
+}
+
+/// Whether a note was written by user `me`.
+fn by(note: &Value, me: u64) -> bool {
+    note.pointer("/author/id").and_then(Value::as_u64) == Some(me)
+}
+
+/// Publish `payload` to its merge request, as user `me`.
+pub fn publish(api: &Api, payload: &Payload, me: u64) -> Result<Published, PublishError> {
     let mr = format!(
         "/projects/{}/merge_requests/{}",
         project_segment(&payload.target.repository),
         payload.target.number
     );
     let version = latest_version(api, &mr)?;
+    check_head(payload, &version.head)?;
     let (diff, old_paths) = mr_diff(api, &mr)?;
-    let existing = earlier_discussions(api, &mr)?;
+    let existing = earlier_discussions(api, &mr, me)?;
     let plan = plan(payload, &diff, &existing, &version.head);
-    let summary = sticky_summary(api, &mr, &plan.summary_body(payload))?;
+    let summary = sticky_summary(api, &mr, &plan.summary_body(payload), me)?;
     post_discussions(api, &mr, &version, &old_paths, &plan)?;
     // 3. Earlier discussions whose finding is gone: edit their first note.
     for f in &plan.fixed {
@@ -125,11 +141,11 @@ fn mr_diff(api: &Api, mr: &str) -> Result<MrDiff, PublishError> {
 }
 
 /// Earlier diff discussions: the first note of each carries arev's marker.
-fn earlier_discussions(api: &Api, mr: &str) -> Result<Vec<Existing>, PublishError> {
+fn earlier_discussions(api: &Api, mr: &str, me: u64) -> Result<Vec<Existing>, PublishError> {
     let discussions_path = format!("{mr}/discussions?per_page=100");
     let mut existing = vec![];
     for d in api.get_all(&discussions_path)? {
-        let Some(note) = d.pointer("/notes/0") else {
+        let Some(note) = d.pointer("/notes/0").filter(|n| by(n, me)) else {
             continue;
         };
         let path =
@@ -153,10 +169,11 @@ fn earlier_discussions(api: &Api, mr: &str) -> Result<Vec<Existing>, PublishErro
 
 /// The sticky summary note (step 1), edited to `body` (or created); whether it was
 /// `created`, `updated` or `unchanged`.
-fn sticky_summary(api: &Api, mr: &str, body: &str) -> Result<&'static str, PublishError> {
+fn sticky_summary(api: &Api, mr: &str, body: &str, me: u64) -> Result<&'static str, PublishError> {
     let notes_path = format!("{mr}/notes?per_page=100&sort=asc&order_by=created_at");
     let sticky = api.get_all(&notes_path)?.into_iter().find(|n| {
         n.get("system").and_then(Value::as_bool) != Some(true)
+            && by(n, me)
             && str_at(n, "/body").is_some_and(is_summary)
     });
     Ok(match sticky {

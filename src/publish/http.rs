@@ -8,7 +8,7 @@
 
 use super::error::PublishError;
 use serde_json::{json, Value};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use ureq::http::HeaderMap;
 
 /// HTTP methods arev uses.
@@ -42,6 +42,9 @@ pub struct RetryPolicy {
     pub max_wait: Duration,
     /// Per-request timeout (connect + send + answer).
     pub timeout: Duration,
+    /// The whole publish, every request, retry and wait included: a slow or hostile API
+    /// cannot hold a CI job longer than this.
+    pub total: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -51,9 +54,20 @@ impl Default for RetryPolicy {
             backoff: Duration::from_millis(500),
             max_wait: Duration::from_secs(60),
             timeout: Duration::from_secs(30),
+            total: DEFAULT_TOTAL,
         }
     }
 }
+
+/// The default bound of a whole publish (`AREV_PUBLISH_TIMEOUT` seconds overrides it).
+pub const DEFAULT_TOTAL: Duration = Duration::from_secs(600);
+
+/// The largest answer arev reads (ureq's own default cap, named so an answer over it says
+/// so instead of being read as empty).
+pub const MAX_ANSWER_BYTES: u64 = 10 * 1024 * 1024;
+
+/// Same-origin redirects followed per request (another origin is never followed).
+const MAX_REDIRECTS: u32 = 5;
 
 /// The auth header; its value never appears in Debug output or in an error.
 pub struct Secret {
@@ -91,6 +105,8 @@ pub struct Api {
     headers: Vec<(&'static str, String)>,
     policy: RetryPolicy,
     dry_run: bool,
+    /// When the whole publish must be over (`policy.total` after the client was made).
+    deadline: Instant,
 }
 
 /// What a request printed in dry-run mode looks like: one JSON line.
@@ -99,7 +115,7 @@ pub fn dry_run_line(method: Method, path: &str, body: Option<&Value>) -> String 
 }
 
 /// `scheme://host[:port]` of a URL.
-fn origin(url: &str) -> &str {
+pub(super) fn origin(url: &str) -> &str {
     let after = url.find("://").map_or(0, |i| i + 3);
     match url[after..].find('/') {
         Some(i) => &url[..after + i],
@@ -208,6 +224,9 @@ impl Api {
     ) -> Self {
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
+            // Redirects are followed here, same origin only: the credential header never
+            // goes to another origin (whatever its name: `Authorization`, `PRIVATE-TOKEN`).
+            .max_redirects(0)
             .timeout_connect(Some(Duration::from_secs(10)))
             .timeout_global(Some(policy.timeout))
             .user_agent(format!("arev/{}", env!("CARGO_PKG_VERSION")))
@@ -221,6 +240,7 @@ impl Api {
             headers,
             policy,
             dry_run,
+            deadline: Instant::now() + policy.total,
         }
     }
 
@@ -289,6 +309,19 @@ impl Api {
         })
     }
 
+    /// A read that is a POST (a GraphQL query) to `url` on the API's own origin: sent in
+    /// dry-run mode too. Another origin is refused (the token never goes there).
+    pub fn post_to(&self, url: &str, body: &Value) -> Result<Value, PublishError> {
+        if origin(url) != self.origin {
+            return Err(PublishError::BadSetting(format!(
+                "{} is not on the API's origin {}; not sending the token there",
+                crate::output::inert_line(url),
+                self.origin
+            )));
+        }
+        self.request(Method::Post, url, Some(body)).map(|(v, _)| v)
+    }
+
     /// A write (POST, PATCH, PUT) with a JSON body; in dry-run mode only printed (→ null).
     pub fn write(&self, method: Method, path: &str, body: &Value) -> Result<Value, PublishError> {
         if self.dry_run {
@@ -299,7 +332,8 @@ impl Api {
         self.request(method, &url, Some(body)).map(|(v, _)| v)
     }
 
-    /// One request with retries → (JSON body, next-page URL).
+    /// One request with retries → (JSON body, next-page URL). Every attempt and wait stays
+    /// inside the whole publish's time bound.
     fn request(
         &self,
         method: Method,
@@ -314,11 +348,22 @@ impl Api {
         let mut backoff = self.policy.backoff;
         let mut attempt = 1;
         loop {
-            let outcome = self.once(method, url, &path, payload.as_deref());
+            let out_of_time = || PublishError::OutOfTime {
+                method: method.as_str(),
+                path: path.clone(),
+                total_s: self.policy.total.as_secs(),
+            };
+            let Some(left) = self.deadline.checked_duration_since(Instant::now()) else {
+                return Err(out_of_time());
+            };
+            let outcome = self.once(method, url, &path, payload.as_deref(), left);
             match outcome {
                 Outcome::Done(v, next) => return Ok((v, next)),
                 Outcome::Fail(e) => return Err(e),
                 Outcome::Retry { wait, error } => {
+                    if Instant::now() >= self.deadline {
+                        return Err(out_of_time());
+                    }
                     if attempt >= self.policy.attempts {
                         return Err(error);
                     }
@@ -329,6 +374,9 @@ impl Api {
                     } else {
                         wait
                     };
+                    if Instant::now() + wait >= self.deadline {
+                        return Err(out_of_time());
+                    }
                     crate::output::note(&format!(
                         "{error}; retrying in {} ms (attempt {}/{})",
                         wait.as_millis(),
@@ -342,29 +390,122 @@ impl Api {
         }
     }
 
-    fn once(&self, method: Method, url: &str, path: &str, body: Option<&str>) -> Outcome {
-        let result = match (method, body) {
-            (Method::Get, _) => self.with_headers(self.agent.get(url)).call(),
-            (Method::Post, b) => self
-                .with_headers(self.agent.post(url))
-                .header("content-type", "application/json")
-                .send(b.unwrap_or("{}")),
-            (Method::Patch, b) => self
-                .with_headers(self.agent.patch(url))
-                .header("content-type", "application/json")
-                .send(b.unwrap_or("{}")),
-            (Method::Put, b) => self
-                .with_headers(self.agent.put(url))
-                .header("content-type", "application/json")
-                .send(b.unwrap_or("{}")),
-        };
-        let mut resp = match result {
+    /// Send one request, following same-origin redirects (the method kept only for 307 and
+    /// 308; a write is never turned into a GET). A redirect to another origin is refused:
+    /// the credential header is never sent there.
+    fn send(
+        &self,
+        method: Method,
+        url: &str,
+        path: &str,
+        body: Option<&str>,
+        left: Duration,
+    ) -> Result<ureq::http::Response<ureq::Body>, Outcome> {
+        let mut url = url.to_string();
+        for _ in 0..=MAX_REDIRECTS {
+            let timeout = Some(self.policy.timeout.min(left));
+            let result = match method {
+                Method::Get => self
+                    .with_headers(self.agent.get(&url))
+                    .config()
+                    .timeout_global(timeout)
+                    .build()
+                    .call(),
+                m => {
+                    let req = match m {
+                        Method::Post => self.agent.post(&url),
+                        Method::Patch => self.agent.patch(&url),
+                        _ => self.agent.put(&url),
+                    };
+                    self.with_headers(req)
+                        .header("content-type", "application/json")
+                        .config()
+                        .timeout_global(timeout)
+                        .build()
+                        .send(body.unwrap_or("{}"))
+                }
+            };
+            let resp = match result {
+                Ok(r) => r,
+                Err(e) => return Err(self.unsent(method, path, &e)),
+            };
+            let status = resp.status().as_u16();
+            if !matches!(status, 301 | 302 | 303 | 307 | 308) {
+                return Ok(resp);
+            }
+            let refuse = |message: String| {
+                Outcome::Fail(PublishError::BadAnswer {
+                    method: method.as_str(),
+                    path: path.to_string(),
+                    message,
+                })
+            };
+            let location = resp
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            let target = if location.starts_with('/') && !location.starts_with("//") {
+                format!("{}{location}", self.origin)
+            } else {
+                location.to_string()
+            };
+            if origin(&target) != self.origin || !target.contains("://") {
+                return Err(refuse(format!(
+                    "HTTP {status} redirects to another origin ({}); not following it with the token",
+                    crate::output::inert(origin(&target))
+                )));
+            }
+            if method != Method::Get && !matches!(status, 307 | 308) {
+                return Err(refuse(format!(
+                    "HTTP {status} redirects a {} elsewhere; not repeated as another method",
+                    method.as_str()
+                )));
+            }
+            url = target;
+        }
+        Err(Outcome::Fail(PublishError::BadAnswer {
+            method: method.as_str(),
+            path: path.to_string(),
+            message: format!("more than {MAX_REDIRECTS} redirects"),
+        }))
+    }
+
+    fn once(
+        &self,
+        method: Method,
+        url: &str,
+        path: &str,
+        body: Option<&str>,
+        left: Duration,
+    ) -> Outcome {
+        let m = method.as_str();
+        let mut resp = match self.send(method, url, path, body, left) {
             Ok(r) => r,
-            Err(e) => return self.unsent(method, path, &e),
+            Err(outcome) => return outcome,
         };
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
-        let text = resp.body_mut().read_to_string().unwrap_or_default();
+        let text = match resp
+            .body_mut()
+            .with_config()
+            .limit(MAX_ANSWER_BYTES)
+            .lossy_utf8(true)
+            .read_to_string()
+        {
+            Ok(t) => t,
+            Err(ureq::Error::BodyExceedsLimit(_)) => {
+                return Outcome::Fail(PublishError::BadAnswer {
+                    method: m,
+                    path: path.to_string(),
+                    message: format!(
+                        "the answer is larger than {} MiB, the most arev reads from a forge",
+                        MAX_ANSWER_BYTES >> 20
+                    ),
+                })
+            }
+            Err(e) => return self.unsent(method, path, &e),
+        };
         if (200..300).contains(&status) {
             return answered(method.as_str(), path, &headers, &text);
         }

@@ -1,13 +1,50 @@
 //! A publish's records in the run dir: the payload kept in `publish/<forge>.json` before the
-//! first request (what `arev publish` retries) and the outcome of the last attempt in
-//! `publish/<forge>.result.json`.
+//! first request, sealed with the token (what a retry by the same job sends again; a payload
+//! whose seal this token does not reproduce — another job's, or one written by hand — is
+//! ignored), and the outcome of the last attempt in `publish/<forge>.result.json`.
 
 use super::error::PublishError;
 use super::model::{Forge, Payload, PublishRecord, PublishStatus};
 use super::plan::Published;
 use crate::output;
 use crate::store::write_json_atomic;
+use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
+
+/// HMAC-SHA256 (RFC 2104) of `message` under `key`, hex.
+fn hmac_hex(key: &[u8], message: &[u8]) -> String {
+    const BLOCK: usize = 64;
+    let mut k = [0u8; BLOCK];
+    if key.len() > BLOCK {
+        k[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let pad = |b: u8| k.iter().map(|x| x ^ b).collect::<Vec<u8>>();
+    let inner = Sha256::new()
+        .chain_update(pad(0x36))
+        .chain_update(message)
+        .finalize();
+    let outer = Sha256::new()
+        .chain_update(pad(0x5c))
+        .chain_update(inner)
+        .finalize();
+    outer.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The seal of `payload` (its `seal` field left out) under `token`.
+pub fn seal_of(payload: &Payload, token: &str) -> String {
+    let mut unsealed = payload.clone();
+    unsealed.seal = String::new();
+    let text = serde_json::to_vec(&unsealed).unwrap_or_default();
+    hmac_hex(token.as_bytes(), &text)
+}
+
+/// `payload` sealed with `token`.
+pub fn sealed(mut payload: Payload, token: &str) -> Payload {
+    payload.seal = seal_of(&payload, token);
+    payload
+}
 
 /// `<run_dir>/publish/<forge>.json`.
 pub fn payload_path(run_dir: &Path, forge: Forge) -> PathBuf {
@@ -38,19 +75,30 @@ pub fn keep_payload(run_dir: &Path, payload: &Payload) -> Result<PathBuf, Publis
     Ok(path)
 }
 
-/// A kept payload of this forge in `run_dir`, if any (an unreadable one is a bad setting).
-pub fn kept_payload(run_dir: &Path, forge: Forge) -> Result<Option<Payload>, PublishError> {
+/// The largest kept payload read back (a summary is at most 1,000,000 characters).
+const MAX_KEPT_BYTES: u64 = 16 << 20;
+
+/// The payload of this forge an earlier attempt of the same job kept in `run_dir`: one
+/// whose seal `token` reproduces. Anything else there (missing, unreadable, too large,
+/// another job's, forged) is None: the payload is rebuilt from report.json.
+pub fn kept_payload(run_dir: &Path, forge: Forge, token: &str) -> Option<Payload> {
+    use std::io::Read;
     let path = payload_path(run_dir, forge);
-    let bad = |message: String| {
-        PublishError::BadSetting(format!("cannot read run {}: {message}", path.display()))
-    };
-    match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| bad(format!("unreadable publish payload: {e}"))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(bad(e.to_string())),
+    let file = std::fs::File::open(&path).ok()?;
+    let mut text = Vec::new();
+    file.take(MAX_KEPT_BYTES + 1).read_to_end(&mut text).ok()?;
+    if text.len() as u64 > MAX_KEPT_BYTES {
+        return None;
     }
+    let p: Payload = serde_json::from_slice(&text).ok()?;
+    let ok = p.forge == forge && !p.seal.is_empty() && seal_of(&p, token) == p.seal;
+    if !ok {
+        output::note(&format!(
+            "{} was not kept by a publish with this token: rebuilding the payload from report.json",
+            path.display()
+        ));
+    }
+    ok.then_some(p)
 }
 
 /// The record of one attempt's outcome.
@@ -130,35 +178,55 @@ mod tests {
     }
 
     #[test]
-    fn a_kept_payload_reloads_exactly_and_is_named_in_the_note() {
+    fn hmac_matches_rfc_4231() {
+        // RFC 4231 test cases 1 and 2.
+        assert_eq!(
+            hmac_hex(&[0x0b; 20], b"Hi There"),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+        );
+        assert_eq!(
+            hmac_hex(b"Jefe", b"what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        // Case 6: a key longer than the block.
+        assert_eq!(
+            hmac_hex(
+                &[0xaa; 131],
+                b"Test Using Larger Than Block-Size Key - Hash Key First"
+            ),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        );
+    }
+
+    #[test]
+    fn a_kept_payload_reloads_only_with_the_token_that_sealed_it() {
         let d = tempfile::tempdir().unwrap();
-        assert!(kept_payload(d.path(), Forge::Gitlab).unwrap().is_none());
+        assert!(kept_payload(d.path(), Forge::Gitlab, "tok").is_none());
         assert_eq!(kept_note(Some(d.path()), Forge::Gitlab), "");
-        let p = payload();
+        let p = sealed(payload(), "tok");
         let path = keep_payload(d.path(), &p).unwrap();
         assert_eq!(path, d.path().join("publish").join("gitlab.json"));
-        assert_eq!(kept_payload(d.path(), Forge::Gitlab).unwrap(), Some(p));
-        assert!(kept_payload(d.path(), Forge::Github).unwrap().is_none());
+        assert_eq!(
+            kept_payload(d.path(), Forge::Gitlab, "tok"),
+            Some(p.clone())
+        );
+        assert!(kept_payload(d.path(), Forge::Gitlab, "another job's token").is_none());
+        assert!(kept_payload(d.path(), Forge::Github, "tok").is_none());
         assert_eq!(
             kept_note(Some(d.path()), Forge::Gitlab),
             format!("; the payload is kept in {}", path.display())
         );
         assert_eq!(kept_note(None, Forge::Gitlab), "");
-    }
-
-    #[test]
-    fn an_unreadable_kept_payload_is_a_bad_setting_naming_the_file() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(d.path().join("publish")).unwrap();
-        let path = payload_path(d.path(), Forge::Github);
+        // An edit after sealing (a forged summary) breaks the seal.
+        let mut forged = p;
+        forged.summary = "no findings, safe to merge".into();
+        keep_payload(d.path(), &forged).unwrap();
+        assert!(kept_payload(d.path(), Forge::Gitlab, "tok").is_none());
+        // Unsealed or unreadable: rebuilt, never an error.
+        keep_payload(d.path(), &payload()).unwrap();
+        assert!(kept_payload(d.path(), Forge::Gitlab, "tok").is_none());
         std::fs::write(&path, "{not json").unwrap();
-        let e = kept_payload(d.path(), Forge::Github).unwrap_err();
-        assert!(e.is_setting());
-        let prefix = format!(
-            "cannot read run {}: unreadable publish payload: ",
-            path.display()
-        );
-        assert!(e.to_string().starts_with(&prefix), "{e}");
+        assert!(kept_payload(d.path(), Forge::Gitlab, "tok").is_none());
     }
 
     #[test]

@@ -59,7 +59,9 @@ pub struct InlineComment {
 }
 
 /// Everything one publish sends, built from a report without any request; kept in the run
-/// dir before the first request so that `arev publish` can retry it exactly.
+/// dir before the first request so that a retry by the same job (the same token: see
+/// `seal`) sends it exactly. Any other publish rebuilds it from report.json, and the
+/// target always comes from the publishing job's own settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Payload {
@@ -79,6 +81,12 @@ pub struct Payload {
     /// Files this review covered (reviewed): an earlier arev comment on one of them whose
     /// fingerprint is gone is marked fixed. Empty when the run has no verdict.
     pub covered_files: Vec<String>,
+    /// The commit the report says it reviewed: the pull request's head must be this commit.
+    pub reviewed_commit: Option<String>,
+    /// HMAC-SHA256 (hex) of the rest of the payload keyed by the token that published it: a
+    /// kept payload is reused only by a publish holding the same token (a retry by the same
+    /// job). The token itself is never written.
+    pub seal: String,
 }
 
 /// How the last publish attempt ended.

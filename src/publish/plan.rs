@@ -173,6 +173,8 @@ mod tests {
             fingerprints: comments.iter().map(|c| c.fingerprint.clone()).collect(),
             comments,
             covered_files: covered.iter().map(|s| s.to_string()).collect(),
+            reviewed_commit: None,
+            seal: String::new(),
         }
     }
 

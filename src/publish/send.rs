@@ -1,4 +1,5 @@
-//! One publish: the forge's client from the settings, then its adapter.
+//! One publish: the forge's client from the settings, the identity the token publishes as
+//! (asked once), then its adapter.
 
 use super::env::Settings;
 use super::error::PublishError;
@@ -16,12 +17,18 @@ pub fn send(
 ) -> Result<Published, PublishError> {
     match settings.forge {
         Forge::Github => {
+            let graphql = settings
+                .graphql_url
+                .clone()
+                .unwrap_or_else(|| github::graphql_url(&settings.api_url));
             let api = github::client(&settings.api_url, settings.token, policy, dry_run);
-            github::publish(&api, payload)
+            let me = github::identity(&api, &graphql)?;
+            github::publish(&api, payload, &me)
         }
         Forge::Gitlab => {
             let api = gitlab::client(&settings.api_url, settings.token, policy, dry_run);
-            gitlab::publish(&api, payload)
+            let me = gitlab::identity(&api)?;
+            gitlab::publish(&api, payload, me)
         }
     }
 }

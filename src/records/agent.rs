@@ -182,9 +182,11 @@ pub struct Finding {
     pub prior_finding_id: Option<String>,
 }
 
-/// The Enthusiast's answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// The Enthusiast's answer. Every array may be omitted when empty (`{}` = no findings): a
+/// valid answer is never re-dispatched (docs/architecture.md §19.6).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct EnthusiastOutput {
+    #[serde(default)]
     pub findings: Vec<Finding>,
 }
 
@@ -203,6 +205,7 @@ pub struct Heuristic {
     pub id: String,
     pub claim: String,
     pub evidence: String,
+    #[serde(default)]
     pub applies_to: Vec<LineRange>,
 }
 
@@ -218,10 +221,12 @@ pub struct SafeZone {
     pub evidence: String,
 }
 
-/// The Adversary's map of what is provably safe.
+/// The Adversary's map of what is provably safe (an empty array may be omitted).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct AdversaryOutput {
+    #[serde(default)]
     pub heuristics: Vec<Heuristic>,
+    #[serde(default)]
     pub safe_zones: Vec<SafeZone>,
 }
 
@@ -264,9 +269,10 @@ impl Ruling {
     }
 }
 
-/// The Judge's answer.
+/// The Judge's answer (an empty array may be omitted).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct JudgeOutput {
+    #[serde(default)]
     pub rulings: Vec<Ruling>,
     pub summary: String,
     /// Advisory only: arev decides convergence deterministically.
@@ -283,10 +289,12 @@ pub struct SkippedFix {
     pub reason: String,
 }
 
-/// The Fixer's answer (iterate mode).
+/// The Fixer's answer (iterate mode; an empty array may be omitted).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct FixerOutput {
+    #[serde(default)]
     pub applied: Vec<String>,
+    #[serde(default)]
     pub skipped: Vec<SkippedFix>,
 }
 
@@ -313,5 +321,24 @@ mod tests {
         assert!(j.rulings[0].is_confirmed());
         assert_eq!(j.next_round_model, None);
         assert!(!j.convergence);
+    }
+
+    #[test]
+    fn an_empty_array_may_be_omitted_in_every_role_schema() {
+        let e: EnthusiastOutput = serde_json::from_str("{}").unwrap();
+        assert!(e.findings.is_empty());
+        let a: AdversaryOutput = serde_json::from_str(r#"{"safe_zones":[]}"#).unwrap();
+        assert_eq!(a, AdversaryOutput::default());
+        let a: AdversaryOutput =
+            serde_json::from_str(r#"{"heuristics":[{"id":"H1","claim":"c","evidence":"e"}]}"#)
+                .unwrap();
+        assert!(a.heuristics[0].applies_to.is_empty() && a.safe_zones.is_empty());
+        let j: JudgeOutput = serde_json::from_str(r#"{"summary":"nothing"}"#).unwrap();
+        assert!(j.rulings.is_empty());
+        let f: FixerOutput = serde_json::from_str("{}").unwrap();
+        assert!(f.applied.is_empty() && f.skipped.is_empty());
+        // Required scalars stay required: an answer without them is really invalid.
+        assert!(serde_json::from_str::<JudgeOutput>("{}").is_err());
+        assert!(serde_json::from_str::<EnthusiastOutput>(r#"{"findings":[{"id":"F1"}]}"#).is_err());
     }
 }

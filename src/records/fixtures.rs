@@ -55,6 +55,7 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
             target_type: TargetType::Code,
             mode: Mode::Full,
             allowed_files: strings(files),
+            commit: None,
         },
         rounds: vec![ReportRound {
             round: 1,

@@ -35,8 +35,12 @@ pub struct RunningAgent {
     pub pass: Option<u32>,
     /// The dispatch label (`enthusiast-p1`, `judge-retry`, `fixer`).
     pub label: String,
-    /// Milliseconds since the run started, when this dispatch started.
+    /// Milliseconds since the run started, when this dispatch started. A reader measures
+    /// the agent's elapsed time against now: `started_at + since_ms` is its start.
     pub since_ms: u64,
+    /// Re-dispatches of this role before this one (0 for a first dispatch).
+    #[serde(default)]
+    pub retries: u32,
 }
 
 /// Counts since the run started (over every review of an iterate run).
@@ -51,6 +55,18 @@ pub struct ProgressCounts {
     pub findings: u32,
     pub confirmed: u32,
     pub debunked: u32,
+    /// Re-dispatches (an authenticity retry, a schema or cites re-prompt).
+    #[serde(default)]
+    pub retries: u32,
+}
+
+/// What the run has spent so far: the finished dispatches' cost and tokens (a running
+/// agent's are added when it ends).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Spend {
+    pub cost_usd: f64,
+    pub tokens: u64,
 }
 
 /// progress.json.
@@ -70,7 +86,46 @@ pub struct RunProgress {
     pub state: Option<DispatchState>,
     pub running: Vec<RunningAgent>,
     pub counts: ProgressCounts,
+    /// The run's total so far.
+    #[serde(default)]
+    pub spent: Spend,
     pub started_at: String,
     pub updated_at: String,
     pub elapsed_ms: u64,
+}
+
+/// A running agent as `arev status --json` shows it: its elapsed time measured at the
+/// moment of the call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LiveAgent {
+    pub role: Role,
+    pub pass: Option<u32>,
+    pub label: String,
+    /// Milliseconds since this dispatch started, measured now.
+    pub elapsed_ms: u64,
+    /// Re-dispatches of this role before this one.
+    pub retries: u32,
+}
+
+/// `arev status --json` (`schemas/status.schema.json`): where a run stands, measured now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LiveStatus {
+    pub run_id: String,
+    pub run_dir: String,
+    /// `running`, `abandoned`, `complete`, `aborted`, `interrupted`, `empty` (null when
+    /// meta.json is unreadable).
+    pub state: Option<String>,
+    pub phase: Option<Phase>,
+    pub round: Option<u32>,
+    pub tier: Option<Tier>,
+    /// The agents running now (empty once the run is not running).
+    pub running: Vec<LiveAgent>,
+    pub counts: Option<ProgressCounts>,
+    /// The run's spend so far (finished dispatches).
+    pub spent: Option<Spend>,
+    /// Milliseconds since the run started: to now while it runs, else to its end.
+    pub elapsed_ms: Option<u64>,
+    pub exit_code: Option<i32>,
 }

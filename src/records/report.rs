@@ -89,6 +89,11 @@ pub struct ReportTarget {
     pub target_type: TargetType,
     pub mode: Mode,
     pub allowed_files: Vec<String>,
+    /// The commit checked out (HEAD) in the reviewed repository when the review ran; absent
+    /// outside git. `arev publish` refuses a report whose commit is not the pull request's
+    /// head.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

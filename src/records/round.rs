@@ -1,6 +1,6 @@
 //! round-N.json: every dispatch, gate result, count and the decision with its reasons.
 
-use super::agent::{AdversaryOutput, Finding, JudgeOutput, Role, Tier};
+use super::agent::{AdversaryOutput, Finding, JudgeOutput, Role, Ruling, Tier};
 use super::meta::AbortReason;
 use super::outcome::{AgentOutcome, ProcessEnd};
 use super::report::Suppression;
@@ -43,8 +43,8 @@ pub struct GateResults {
     pub forbidden_tool: Option<String>,
     /// `ok`, or the parse/validation error.
     pub schema: Option<String>,
-    /// Why a valid answer was re-prompted (docs/architecture.md §19.6): `sparse: <n>
-    /// characters` (round 1, at most 50), or the Judge's cites that did not hold.
+    /// Why a valid answer was re-prompted (docs/architecture.md §19.6): the Judge's cites
+    /// that did not hold (a valid answer is never re-prompted for its length).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reprompt: Option<String>,
 }
@@ -172,6 +172,21 @@ pub struct RoundFinding {
     pub merged_from: Vec<String>,
 }
 
+/// A unioned finding that repeats one the Judge dismissed in an earlier round of this run:
+/// kept from the Judge, it carries the earlier ruling (SPEC §7, debunked once).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RepeatedDebunk {
+    pub finding: RoundFinding,
+    /// The round whose Judge dismissed it.
+    pub round: u32,
+    /// The finding's id in that round.
+    pub finding_id: String,
+    /// `same defect` (the union's sameness rule) or `fingerprint`.
+    pub matched_by: String,
+    /// The earlier ruling.
+    pub ruling: Ruling,
+}
+
 /// A unioned finding a suppression kept from the Judge (docs/architecture.md §20).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SuppressedFinding {
@@ -200,6 +215,9 @@ pub struct RoundCounts {
     /// Findings a suppression kept from the Judge.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub suppressed: u32,
+    /// Findings kept from the Judge because it dismissed them in an earlier round.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub debunked_before: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -263,6 +281,10 @@ pub struct RoundRecord {
     /// Findings a suppression kept from the Judge, with the suppression.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suppressed: Vec<SuppressedFinding>,
+    /// Findings repeating one dismissed in an earlier round, with that ruling (not judged
+    /// again, not counted again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub debunked_before: Vec<RepeatedDebunk>,
     pub adversary: Option<AdversaryOutput>,
     pub judge: Option<JudgeOutput>,
     /// Error codes: `enthusiast_malformed_json`, `anchor_invalid`, …

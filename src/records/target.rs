@@ -72,7 +72,8 @@ pub enum TargetType {
 /// `control_chars` (a name with a newline or another control character, listed escaped),
 /// or an exclude (docs/architecture.md §19.3): `excluded` (a configured or `--exclude` glob,
 /// named in the entry's `glob`), `generated` / `vendored` (`.gitattributes`
-/// `linguist-generated` / `linguist-vendored`), `lockfile`.
+/// `linguist-generated` / `linguist-vendored`), `lockfile`; `arev_dir` (a changed path
+/// under `.arev/`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SkipReason {
@@ -97,6 +98,9 @@ pub enum SkipReason {
     Vendored,
     // A well-known lockfile (`[review] skip_lockfiles`).
     Lockfile,
+    // A changed path under `.arev/` (arev's own directory: repository inputs, run dirs),
+    // never reviewed as code; in a diff, an unreviewed change.
+    ArevDir,
 }
 
 impl SkipReason {
@@ -114,6 +118,7 @@ impl SkipReason {
             Self::Generated => "generated",
             Self::Vendored => "vendored",
             Self::Lockfile => "lockfile",
+            Self::ArevDir => "arev_dir",
         }
     }
 }

@@ -75,8 +75,16 @@ impl ReportTarget {
             target_type: target.target_type,
             mode: target.mode,
             allowed_files: target.allowed_files().map(String::from).collect(),
+            commit: target.in_repo.then(|| head_commit(&target.root)).flatten(),
         }
     }
+}
+
+/// The commit HEAD names in the git repository at `root` (None when unborn or not a repo).
+pub fn head_commit(root: &std::path::Path) -> Option<String> {
+    let repo = git2::Repository::open(root).ok()?;
+    let head = repo.head().ok()?.peel_to_commit().ok()?;
+    Some(head.id().to_string())
 }
 
 /// The debunk rate a healthy review lands in.

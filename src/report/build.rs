@@ -118,6 +118,154 @@ fn entry(
     }
 }
 
+/// The category of a finding about a change arev could not review.
+pub const UNREVIEWED_CHANGE: &str = "unreviewed-change";
+
+/// File name endings of text a person reviews as code or configuration: a binary skip of
+/// such a file is something the change chose, not a picture.
+const SOURCE_ENDINGS: &[&str] = &[
+    ".rs",
+    ".c",
+    ".h",
+    ".cc",
+    ".cpp",
+    ".cxx",
+    ".hpp",
+    ".hh",
+    ".go",
+    ".py",
+    ".pyi",
+    ".rb",
+    ".js",
+    ".jsx",
+    ".mjs",
+    ".cjs",
+    ".ts",
+    ".tsx",
+    ".java",
+    ".kt",
+    ".kts",
+    ".scala",
+    ".swift",
+    ".m",
+    ".mm",
+    ".cs",
+    ".fs",
+    ".php",
+    ".pl",
+    ".pm",
+    ".sh",
+    ".bash",
+    ".zsh",
+    ".fish",
+    ".ps1",
+    ".lua",
+    ".r",
+    ".sql",
+    ".html",
+    ".htm",
+    ".css",
+    ".scss",
+    ".vue",
+    ".svelte",
+    ".ex",
+    ".exs",
+    ".erl",
+    ".hs",
+    ".ml",
+    ".clj",
+    ".dart",
+    ".zig",
+    ".nim",
+    ".toml",
+    ".yaml",
+    ".yml",
+    ".json",
+    ".xml",
+    ".md",
+    ".txt",
+    ".cfg",
+    ".ini",
+    ".gradle",
+    ".cmake",
+    ".mk",
+    ".tf",
+    ".proto",
+    "Makefile",
+    "Dockerfile",
+    ".gitattributes",
+    ".gitignore",
+];
+
+/// Why a skipped file of a change is an unreviewed change — a reason the change itself
+/// controls (its size, binary bytes in a source file, a path under `.arev/`) — or None for
+/// a skip decided by trusted inputs (excludes, the base's attributes, lockfiles) or that
+/// holds no reviewable content.
+pub fn unreviewed_why(path: &str, reason: crate::target::SkipReason) -> Option<&'static str> {
+    use crate::target::SkipReason as R;
+    match reason {
+        R::TooLarge => Some("it is larger than the size cap (`max_file_bytes`)"),
+        R::Binary if SOURCE_ENDINGS.iter().any(|e| path.ends_with(e)) => {
+            Some("it holds binary bytes, though its name says it is source")
+        }
+        R::ArevDir => {
+            Some("it is under `.arev/`, arev's own directory, which is never reviewed as code")
+        }
+        _ => None,
+    }
+}
+
+/// One high finding per changed file a diff review skipped for a reason the change
+/// controls (SPEC §14.1): it gates like a defect, so a change cannot choose to go
+/// unreviewed. A change under `.arev/` counts only when the tree under review is not the
+/// trusted source of repository inputs (`--repo-config base|ignore`): with `worktree` it is
+/// the user's own configuration.
+fn unreviewed_findings(target: &PinnedTarget, trusted_tree: bool) -> Vec<ReportFinding> {
+    if target.kind != crate::target::TargetKind::Diff {
+        return vec![];
+    }
+    target
+        .skipped
+        .iter()
+        .filter(|s| !(trusted_tree && s.reason == crate::target::SkipReason::ArevDir))
+        .filter_map(|s| Some((s, unreviewed_why(&s.path, s.reason)?)))
+        .enumerate()
+        .map(|(i, (s, why))| ReportFinding {
+            fingerprint: fingerprint_with(
+                None,
+                None,
+                Some(&s.path),
+                UNREVIEWED_CHANGE,
+                s.reason.as_str(),
+            ),
+            id: format!("U{}", i + 1),
+            round: 0,
+            severity: crate::findings::Severity::High,
+            enthusiast_severity: crate::findings::Severity::High,
+            file: Some(s.path.clone()),
+            line: None,
+            section: None,
+            category: UNREVIEWED_CHANGE.into(),
+            description: format!(
+                "{} changed but was not reviewed: {why} (skipped: {}). A change arev cannot review gates like a defect: review it by hand, or leave it out through trusted configuration (`--exclude`, `[review] exclude`, the base branch's `.gitattributes`).",
+                s.path,
+                s.reason.as_str()
+            ),
+            evidence: String::new(),
+            winner: None,
+            resolution: None,
+            edit_instruction: None,
+            cites: vec![],
+            found_by_passes: vec![],
+            found_by: vec![],
+            ruled_by: None,
+            baseline_state: None,
+            carried_over_from: None,
+            suppression: None,
+        })
+        .collect()
+}
+
 /// Build the report. Pure apart from reading flagged lines for fingerprints.
 pub fn build_report(input: &BuildInput<'_>) -> Report {
     let BuildInput {
@@ -207,6 +355,16 @@ impl Found {
                 None => unresolved.push(e),
             }
         }
+        // A review with a verdict (or nothing reviewable) also reports the changes it could
+        // not review.
+        if matches!(result.end, ReviewEnd::Stopped(_) | ReviewEnd::Empty) {
+            let trusted_tree = input
+                .meta
+                .repo_inputs
+                .as_ref()
+                .is_none_or(|r| r.source == crate::config::RepoSource::Worktree);
+            confirmed.extend(unreviewed_findings(target, trusted_tree));
+        }
         sort_confirmed(&mut confirmed);
         // Suppressed findings (never judged), each fingerprint once.
         let mut suppressed: Vec<ReportFinding> = vec![];
@@ -287,7 +445,9 @@ fn quality_of(result: &ReviewResult, confirmed: usize, debunked: usize) -> Quali
     for r in &result.rounds {
         agent_errors += r.errors.len() as u32;
         for d in &r.dispatches {
-            if d.gates.authenticity.as_deref() != Some("ok")
+            // A dispatch arev cancelled (its work would have been thrown away) is no error.
+            let auth = d.gates.authenticity.as_deref();
+            if !matches!(auth, Some("ok" | "cancelled"))
                 || d.gates.schema.as_deref().is_some_and(|s| s != "ok")
             {
                 agent_errors += 1;

@@ -158,25 +158,15 @@ pub fn md_code(s: &str, ctx: MdContext) -> String {
 /// that would start with `::` (a GitHub Actions workflow command, even after leading
 /// spaces) gets a backslash before it.
 pub fn term_text(s: &str, indent: &str) -> String {
-    let s = s.replace("\r\n", "\n");
+    let s = s.replace("\r\n", "\n").replace('\t', " ");
     let mut out = String::with_capacity(s.len());
     for (k, line) in s.split(['\n', '\r']).enumerate() {
         if k > 0 {
             out.push('\n');
             out.push_str(indent);
         }
-        if line.trim_start().starts_with("::") {
-            out.push('\\');
-        }
-        for c in line.chars() {
-            match c {
-                '\t' => out.push(' '),
-                c if c.is_control() => {
-                    out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-                }
-                c => out.push(c),
-            }
-        }
+        // The one escaping helper (control characters, workflow commands).
+        out.push_str(&crate::output::inert(line));
     }
     out
 }

@@ -19,9 +19,13 @@ pub const PER_LEVEL_LIMIT: usize = 10;
 
 /// Escape workflow-command data (the message).
 pub fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
+    let encoded = s
+        .replace('%', "%25")
         .replace('\r', "%0D")
-        .replace('\n', "%0A")
+        .replace('\n', "%0A");
+    // Every other control character (ESC, BEL, OSC/CSI in C1) shown inert, never raw in a
+    // CI log.
+    crate::output::inert(&encoded).into_owned()
 }
 
 /// Escape a workflow-command property value (`file=`, `title=`).

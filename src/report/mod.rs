@@ -18,6 +18,7 @@ pub use crate::findings::fingerprint;
 pub(crate) use crate::records::fixtures;
 pub use crate::records::report::*;
 pub use crate::records::ReportSummary;
+pub use assemble::head_commit;
 pub use baseline::compare_with_baseline;
 pub use build::{build_report, BuildInput};
 pub use carry::{carried_findings, merge_carried, Carried, CarryInput};

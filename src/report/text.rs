@@ -21,6 +21,33 @@ fn place(f: &ReportFinding) -> String {
     place
 }
 
+/// The files the review left out, by name and reason (at most 20, then how many more).
+fn skipped_files(s: &mut String, r: &Report) {
+    const SHOWN: usize = 20;
+    let skipped: Vec<_> = r
+        .coverage
+        .files
+        .iter()
+        .filter(|f| f.status == super::CoverageStatus::Skipped)
+        .filter_map(|f| Some((f, f.reason?)))
+        .collect();
+    for (f, reason) in skipped.iter().take(SHOWN) {
+        let glob = f
+            .glob
+            .as_deref()
+            .map_or(String::new(), |g| format!(" {}", term_text(g, "")));
+        let _ = writeln!(
+            s,
+            "  skipped: {} ({}{glob})",
+            term_text(&f.path, ""),
+            reason.as_str()
+        );
+    }
+    if skipped.len() > SHOWN {
+        let _ = writeln!(s, "  … and {} more skipped", skipped.len() - SHOWN);
+    }
+}
+
 /// ANSI styling of the terminal report: on for stdout on a colour terminal only (the caller
 /// decides: `NO_COLOR`, pipes and files get none). Only arev's own words are styled; agent
 /// text is escaped by `term_text` first.
@@ -276,6 +303,7 @@ fn footer(s: &mut String, r: &Report) {
         "coverage: {} file(s) reviewed, {} skipped",
         r.coverage.reviewed, r.coverage.skipped
     );
+    skipped_files(s, r);
     let _ = writeln!(s, "{}", cost_line(r));
     if let Some(i) = &r.incremental {
         let _ = writeln!(

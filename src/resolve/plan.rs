@@ -140,9 +140,16 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         (None, "") => crate::store::default_runs_base(&root),
         (None, d) => absolutize(&root, Path::new(d)),
     };
+    crate::store::check_real_dirs(&root, &runs_base).map_err(ExpectedError::Usage)?;
     let mut exclude = config.review.exclude.clone();
     exclude.extend(args.exclude.iter().cloned());
-    let excludes = Excludes::new(exclude, config.review.skip_lockfiles);
+    let mut excludes = Excludes::new(exclude, config.review.skip_lockfiles);
+    // `.gitattributes` is a repository input: from where `--repo-config` says.
+    excludes.attributes = match (repo_inputs.source, &repo_inputs.commit) {
+        (RepoSource::Base, Some(c)) => crate::target::AttributeSource::Commit(c.clone()),
+        (RepoSource::Ignore, _) => crate::target::AttributeSource::Ignore,
+        _ => crate::target::AttributeSource::Repository,
+    };
     let (target, shard) = pin_target(args, cwd, &config, &excludes, &runs_base, unpinned)?;
     let root = target.as_ref().map_or(root, |t| t.root.clone());
     let where_ = Where {
@@ -325,6 +332,7 @@ fn context_and_memory(
     memory.suppressions.in_source = super::suppressions::in_source_policy(
         repo_inputs.source,
         base_repo.as_ref().map(|(r, c)| (r, *c)),
+        root,
         target
             .iter()
             .flat_map(|t| t.files.iter().map(|f| f.path.as_str())),

@@ -71,14 +71,54 @@ pub fn load_suppressions(
     }
 }
 
+/// Lines of `new` the change left alone, mapped to their line in `old` (1-based): every line
+/// outside the hunks of a zero-context line diff of the two.
+pub fn unchanged_lines(old: &[u8], new: &[u8]) -> std::collections::BTreeMap<u32, u32> {
+    let mut map = std::collections::BTreeMap::new();
+    let mut opts = git2::DiffOptions::new();
+    opts.context_lines(0);
+    let Ok(patch) = git2::Patch::from_buffers(old, None, new, None, Some(&mut opts)) else {
+        return map;
+    };
+    let newlines = new.iter().filter(|b| **b == b'\n').count();
+    let new_count = (newlines + usize::from(new.last().is_some_and(|b| *b != b'\n'))) as u32;
+    // (new_start, new_lines, old_start, old_lines) of each hunk, in order.
+    let hunks: Vec<(u32, u32, u32, u32)> = (0..patch.num_hunks())
+        .filter_map(|i| patch.hunk(i).ok())
+        .map(|(h, _)| (h.new_start(), h.new_lines(), h.old_start(), h.old_lines()))
+        .collect();
+    let (mut n, mut o) = (1u32, 1u32);
+    for (ns, nl, os, ol) in hunks {
+        // A pure deletion's new_start is the line before it; an insertion's old_start too.
+        let n_first = if nl == 0 { ns + 1 } else { ns };
+        let o_first = if ol == 0 { os + 1 } else { os };
+        while n < n_first && o < o_first {
+            map.insert(n, o);
+            n += 1;
+            o += 1;
+        }
+        n = n_first + nl;
+        o = o_first + ol;
+    }
+    while n <= new_count {
+        map.insert(n, o);
+        n += 1;
+        o += 1;
+    }
+    map
+}
+
 /// Which in-source markers a run honours (docs/architecture.md §20): all of them when the
-/// tree under review is trusted (`--repo-config worktree`); with `base`, those whose line the
-/// merge-base's copy of the same file has (`base` = the repository and merge-base commit;
-/// `paths` = the target's files); none with `ignore`. A file the merge-base does not have,
-/// or cannot give as text, vouches for no marker.
+/// tree under review is trusted (`--repo-config worktree`); with `base`, those the
+/// merge-base has at the same place — on a line of the reviewed copy (read under `root`)
+/// that the change left unchanged, mapped through the diff to a marker line of the
+/// merge-base's copy (`base` = the repository and merge-base commit; `paths` = the target's
+/// files); none with `ignore`. A file the merge-base does not have, or cannot give as text,
+/// vouches for no marker.
 pub fn in_source_policy<'a>(
     source: RepoSource,
     base: Option<(&git2::Repository, git2::Oid)>,
+    root: &Path,
     paths: impl Iterator<Item = &'a str>,
 ) -> InSource {
     match (source, base) {
@@ -91,8 +131,20 @@ pub fn in_source_policy<'a>(
                     // A link's "text" is its target: never a marker.
                     (entry.filemode() != 0o120000).then_some(())?;
                     let blob = entry.to_object(repo).ok()?.peel_to_blob().ok()?;
-                    let text = std::str::from_utf8(blob.content()).ok()?;
-                    Some((p.to_string(), InSource::marker_lines(text)))
+                    let old = std::str::from_utf8(blob.content()).ok()?;
+                    if !old.contains(crate::findings::suppress::MARKER) {
+                        return None;
+                    }
+                    // The reviewed copy, read as the target read it (a link never).
+                    let new_bytes =
+                        crate::target::read_repo_file(root, p, crate::target::REPIN_MAX_FILE_BYTES)
+                            .ok()??;
+                    let new = std::str::from_utf8(&new_bytes).ok()?;
+                    let unchanged = unchanged_lines(old.as_bytes(), new.as_bytes());
+                    Some((
+                        p.to_string(),
+                        InSource::positional_markers(old, new, &unchanged),
+                    ))
                 })
                 .filter(|(_, l)| !l.is_empty())
                 .collect();
@@ -108,6 +160,28 @@ pub fn in_source_policy<'a>(
             key: "ignore".into(),
             lines: Default::default(),
         },
+    }
+}
+
+#[cfg(test)]
+mod positional_tests {
+    use super::unchanged_lines;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn unchanged_lines_map_through_insertions_deletions_and_edits() {
+        let old = b"a\nb\nc\nd\ne\n";
+        // Insert X after a, delete c, edit e.
+        let new = b"a\nX\nb\nd\nE\n";
+        assert_eq!(
+            unchanged_lines(old, new),
+            BTreeMap::from([(1, 1), (3, 2), (4, 4)])
+        );
+        let same = unchanged_lines(old, old);
+        assert_eq!(same.len(), 5);
+        assert!(same.iter().all(|(n, o)| n == o));
+        // Insertion at the very top.
+        assert_eq!(unchanged_lines(b"a\n", b"X\na\n"), BTreeMap::from([(2, 1)]));
     }
 }
 

@@ -75,6 +75,9 @@ pub(super) struct History {
     /// (file, line) of every suppressed finding: on the Enthusiasts' BLOCKLIST with the
     /// confirmed locations, never sent to the Judge.
     pub suppressed: Vec<(String, u32)>,
+    /// Every finding the Judge dismissed in an earlier round: a repeat is kept from the
+    /// Judge, and the Enthusiasts get their places beside the BLOCKLIST.
+    pub debunked: Vec<super::debunked::Debunked>,
 }
 
 impl History {
@@ -423,11 +426,39 @@ fn prior_rulings_block(h: &History) -> String {
     )
 }
 
+/// The Enthusiasts' DEBUNKED line (empty when nothing was dismissed): the places and
+/// categories the Judge dismissed, which arev keeps from the Judge if raised again.
+fn debunked_line(h: &History) -> String {
+    if h.debunked.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = h
+        .debunked
+        .iter()
+        .map(|d| {
+            let place = match (&d.finding.file, d.finding.line) {
+                (Some(f), Some(l)) => format!("{f}:{l}"),
+                (Some(f), None) => f.clone(),
+                (None, _) => "(target-wide)".into(),
+            };
+            format!(
+                "{place} {} (round {} {})",
+                d.finding.category, d.round, d.finding.id
+            )
+        })
+        .collect();
+    format!(
+        "DEBUNKED — dismissed by the Judge, do not re-raise (the same defect is dropped unjudged): {}\n",
+        escape_text(&list.join(", "))
+    )
+}
+
 fn prior_rounds_section(h: &History, role: Role) -> String {
     if h.confirmed.is_empty()
         && h.prior_summary.is_none()
         && h.rulings.is_empty()
         && h.suppressed.is_empty()
+        && h.debunked.is_empty()
     {
         return String::new();
     }
@@ -458,8 +489,9 @@ fn prior_rounds_section(h: &History, role: Role) -> String {
         ),
         _ => format!(
             "## Earlier rounds\nBLOCKLIST — already confirmed, do not re-raise (±5 lines): {list}\n\
-             Prior Judge summary: {summary}\nReport only defects NOT in the blocklist. When a \
-             finding builds on an earlier one, set `prior_finding_id` to that id.\n"
+             {}Prior Judge summary: {summary}\nReport only defects NOT in the blocklist. When a \
+             finding builds on an earlier one, set `prior_finding_id` to that id.\n",
+            debunked_line(h)
         ),
     }
 }

@@ -4,10 +4,11 @@
 //! and its reasons.
 
 use super::context::{relevant_files, Ctx, RoundView};
+use super::debunked::{dismissed_in, drop_debunked};
 use super::role::{run_role, Checks, RoleOutput, RoleRun, Who};
 use super::step::{
-    attach_rulings, cite_problems, cites_note, dedup, fold_dispatches, gate_findings,
-    judge_offtarget, spend, suppress, State, SPARSE_CHARS,
+    attach_rulings, cite_problems, cites_note, dedup, fold_adversary, fold_passes, gate_findings,
+    judge_offtarget, spend, suppress, State,
 };
 use super::{decide, Action, DecideInput, RoundFacts, RoundFinding, RoundRecord, StopReason};
 use crate::findings::Texts;
@@ -17,28 +18,45 @@ use crate::findings::{
 };
 use crate::gates::Abort;
 use crate::resolve::RunPlan;
-use crate::store::{ProgressLog, Recorder};
+use crate::store::{Heartbeat, ProgressLog, Recorder};
 use crate::target::{PinnedTarget, TargetType};
+use futures::future::{Either, FutureExt, LocalBoxFuture};
 use std::io::IsTerminal;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
-/// Progress lines on stderr (only on a TTY, never with `-q`).
+/// How often the heartbeat line is printed while agents run (`AREV_PROGRESS_INTERVAL`, in
+/// seconds, overrides it).
+const HEARTBEAT: Duration = Duration::from_secs(30);
+
+/// Progress lines on stderr (only on a TTY, never with `-q`), and the heartbeat: every 30 s
+/// while agents run, a line with each one's elapsed time and the spend so far — also when
+/// stderr is not a terminal, so a slow first byte is never silent (never with `-q`).
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
     enabled: bool,
+    heartbeat: Option<Duration>,
 }
 
 impl Progress {
     pub fn new(quiet: bool) -> Self {
         let forced = std::env::var_os("AREV_PROGRESS").is_some_and(|v| v == "1");
+        let every = std::env::var("AREV_PROGRESS_INTERVAL")
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map_or(HEARTBEAT, Duration::from_secs_f64);
         Self {
             enabled: !quiet && (forced || std::io::stderr().is_terminal()),
+            heartbeat: (!quiet).then_some(every),
         }
     }
 
     pub fn disabled() -> Self {
-        Self { enabled: false }
+        Self {
+            enabled: false,
+            heartbeat: None,
+        }
     }
 
     pub fn line(&self, s: &str) {
@@ -116,6 +134,10 @@ pub async fn run_review(
     };
     let mut st = State::new(plan.tier_start);
     let live = rec.progress().clone();
+    // Stopped when the review returns.
+    let _heartbeat = progress
+        .heartbeat
+        .map(|every| Heartbeat::start(live.clone(), every));
     let mut round = 1;
     loop {
         let started = Instant::now();
@@ -210,20 +232,50 @@ async fn round_body(
         ctx.plan.passes
     ));
 
-    // 3A ∥ 3B
-    let (enth_runs, adv_run) =
-        dispatch_finders(ctx, &view, st, round, &round_cancel, (progress, live)).await;
-    let folded = fold_dispatches(round, enth_runs, adv_run, rec);
+    // 3A ∥ 3B. The Adversary has a token of its own: it is cancelled when its map would be
+    // thrown away (nothing new to judge, or the round ends without a Judge).
+    let adv_cancel = round_cancel.child_token();
+    let (enth_runs, adversary) = dispatch_finders(
+        ctx,
+        &view,
+        st,
+        round,
+        (&round_cancel, &adv_cancel),
+        (progress, live),
+    )
+    .await;
+    let mut folded = fold_passes(round, enth_runs, rec);
+    let novel = match (cancel.is_cancelled(), folded.abort.take()) {
+        (true, _) => Err(ReviewEnd::Interrupted),
+        (false, Some(a)) => Err(ReviewEnd::Aborted(a)),
+        (false, None) => {
+            let findings = std::mem::take(&mut folded.findings);
+            novel_findings(ctx, st, result, rec, findings).map_err(ReviewEnd::Aborted)
+        }
+    };
+    if matches!(&novel, Ok(n) if n.is_empty()) && adversary.running() {
+        adv_cancel.cancel();
+        rec.decision.reasons.push(
+            "the Adversary was cancelled: every Enthusiast pass answered with nothing new to judge"
+                .into(),
+        );
+        progress.line(&format!(
+            "Round {round} · Adversary cancelled (nothing new to judge)"
+        ));
+    } else if novel.is_err() {
+        adv_cancel.cancel();
+    }
+    fold_adversary(round, adversary.finish().await, &mut folded, rec);
     if cancel.is_cancelled() {
         return Some(ReviewEnd::Interrupted);
     }
+    let novel = match novel {
+        Ok(novel) => novel,
+        Err(end) => return Some(end),
+    };
     if let Some(a) = folded.abort {
         return Some(ReviewEnd::Aborted(a));
     }
-    let novel = match novel_findings(ctx, st, result, rec, folded.findings) {
-        Ok(novel) => novel,
-        Err(a) => return Some(ReviewEnd::Aborted(a)),
-    };
     let adversary_map = folded.adversary.clone().unwrap_or_default();
     rec.adversary = folded.adversary;
     // The round record takes the findings once the Judge and the decision are done with them.
@@ -232,6 +284,7 @@ async fn round_body(
         novel: &novel,
         adversary_map: &adversary_map,
         cancel: &round_cancel,
+        texts: &result.texts,
     };
     let end = match judge(ctx, st, (rec, judged), judging, (progress, live)).await {
         Err(end) => Some(end),
@@ -290,7 +343,9 @@ fn round_view(ctx: &Ctx<'_>, st: &mut State, rec: &mut RoundRecord) -> Result<Ro
 }
 
 /// The passes' findings through finding membership (all-or-nothing), anchors, the union,
-/// suppressions and the pre-adversary dedup: the round's novel findings, for the Judge.
+/// suppressions, repeats of earlier dismissals (debunked once) and the pre-adversary dedup:
+/// the round's novel findings, for the Judge. Synchronous: it runs as soon as every pass
+/// has answered, while the Adversary may still be working.
 fn novel_findings(
     ctx: &Ctx<'_>,
     st: &mut State,
@@ -334,6 +389,14 @@ fn novel_findings(
             result.warnings.push(w);
         }
     }
+    let unioned = drop_debunked(
+        round,
+        unioned,
+        &st.history.debunked,
+        rules,
+        |f| texts.get(&target.root, f),
+        rec,
+    );
     let blocklist = st.history.blocklist();
     let novel = dedup(unioned, &blocklist, target.target_type, rec);
     for s in &rec.suppressed {
@@ -352,6 +415,8 @@ struct Judging<'a> {
     novel: &'a [RoundFinding],
     adversary_map: &'a AdversaryOutput,
     cancel: &'a CancellationToken,
+    /// The flagged files' lines (the fingerprints of what the Judge dismisses).
+    texts: &'a Texts,
 }
 
 /// 3C: the Judge's valid rulings and its answer (none when there was nothing to judge), or
@@ -359,19 +424,38 @@ struct Judging<'a> {
 /// novel finding's ruling (None: unresolved).
 async fn judge(
     ctx: &Ctx<'_>,
-    st: &State,
+    st: &mut State,
     (rec, judged): (&mut RoundRecord, &mut Option<Vec<Option<Ruling>>>),
     j: Judging<'_>,
     (progress, live): (Progress, &ProgressLog),
 ) -> Result<(Vec<Ruling>, Option<JudgeOutput>), ReviewEnd> {
     let (target, round, tier) = (ctx.target, rec.round, st.tier);
-    let (view, novel, adversary_map) = (j.view, j.novel, j.adversary_map);
+    let (view, novel, adversary_map, texts) = (j.view, j.novel, j.adversary_map, j.texts);
     let places = ctx.places();
     if novel.is_empty() {
         rec.decision
             .reasons
             .push("no findings: the Judge is skipped".into());
         return Ok((vec![], None));
+    }
+    // Hard budgets (SPEC §19.3): the Judge gets all that is left, and is not started when
+    // the finders spent it; its findings then stay unresolved.
+    let (max_usd, exhausted) = st.budget_left(ctx.plan, spend(rec));
+    if exhausted {
+        rec.decision.reasons.push(format!(
+            "budget exhausted before the Judge ({}): {} finding(s) stay unresolved",
+            budget_note(
+                ctx.plan,
+                st.spent_usd + spend(rec).0,
+                st.spent_tokens + spend(rec).1
+            ),
+            novel.len()
+        ));
+        *judged = Some(vec![None; novel.len()]);
+        rec.counts.unresolved = novel.len() as u32;
+        rec.decision.action = Action::Stop;
+        rec.decision.stop_reason = Some(StopReason::BudgetExhausted);
+        return Err(ReviewEnd::Stopped(StopReason::BudgetExhausted));
     }
     progress.line(&format!(
         "Round {round} · Judge ({} finding(s))",
@@ -382,13 +466,13 @@ async fn judge(
         pass: None,
         round,
         tier,
+        max_usd,
     };
     let prompt = ctx.judge_prompt(view, round, novel, adversary_map, &st.history);
     // The Judge's cites must name map entries covering each ruling: one re-prompt.
     let check_cites =
         |j: &JudgeOutput| cites_note(&cite_problems(j, novel, adversary_map, target, places));
     let checks = Checks {
-        sparse_at_most: None,
         content: Some(&check_cites),
     };
     let jr: RoleRun<JudgeOutput> = run_role(ctx, view, who, prompt, j.cancel, live, checks).await;
@@ -415,6 +499,9 @@ async fn judge(
         ));
     }
     let (valid, each) = attach_rulings(novel, &j, target, places, &bad, rec);
+    // Debunked once: a later repeat of a dismissal is kept from the Judge.
+    let dismissed = dismissed_in(round, novel, &each, |f| texts.get(&target.root, f));
+    st.history.debunked.extend(dismissed);
     *judged = Some(each);
     progress.line(&format!(
         "Round {round} · Judge ({} confirmed, {} debunked)",
@@ -516,16 +603,45 @@ fn conclude(
     None
 }
 
-/// 3A ∥ 3B: the Enthusiast passes and the Adversary, dispatched concurrently.
-async fn dispatch_finders(
-    ctx: &Ctx<'_>,
-    view: &RoundView,
+/// A round's Adversary once the Enthusiast passes have answered: done, or still running
+/// (awaited, or cancelled first when its map would be thrown away).
+enum Adversary<'a> {
+    Done(RoleRun<AdversaryOutput>),
+    Running(LocalBoxFuture<'a, RoleRun<AdversaryOutput>>),
+}
+
+impl Adversary<'_> {
+    fn running(&self) -> bool {
+        matches!(self, Self::Running(_))
+    }
+
+    /// Its run, once it has ended (a cancelled one ends at once, its dispatch recorded).
+    async fn finish(self) -> RoleRun<AdversaryOutput> {
+        match self {
+            Self::Done(r) => r,
+            Self::Running(f) => f.await,
+        }
+    }
+}
+
+/// 3A ∥ 3B: the Enthusiast passes and the Adversary, dispatched concurrently. Returns once
+/// every pass has answered, with the Adversary done or still running (under `adv_cancel`, a
+/// child of `round_cancel`; an Adversary abort cancels the whole round).
+async fn dispatch_finders<'a>(
+    ctx: &'a Ctx<'_>,
+    view: &'a RoundView,
     st: &State,
     round: u32,
-    round_cancel: &CancellationToken,
-    (progress, live): (Progress, &ProgressLog),
-) -> (Vec<RoleRun<EnthusiastOutput>>, RoleRun<AdversaryOutput>) {
+    (round_cancel, adv_cancel): (&'a CancellationToken, &'a CancellationToken),
+    (progress, live): (Progress, &'a ProgressLog),
+) -> (Vec<RoleRun<EnthusiastOutput>>, Adversary<'a>) {
     let (plan, tier) = (ctx.plan, st.tier);
+    // Hard budgets (SPEC §19.3): each of the dispatches starting now gets an equal share of
+    // what is left (Claude's `--max-budget-usd`).
+    let max_usd = st
+        .budget_left(plan, (0.0, 0))
+        .0
+        .map(|left| left / f64::from(plan.passes + 1));
     let enth = (1..=plan.passes).map(|p| {
         let prompt = ctx.enthusiast_prompt(view, round, p, &st.history);
         let who = Who {
@@ -533,15 +649,12 @@ async fn dispatch_finders(
             pass: Some(p),
             round,
             tier,
+            max_usd,
         };
         async move {
-            // Round 1: an answer of at most 50 characters looks truncated (one re-prompt).
-            let checks = Checks {
-                sparse_at_most: (round == 1).then_some(SPARSE_CHARS),
-                content: None,
-            };
+            // A valid answer, however short, is taken as given (no paid re-prompt).
             let r: RoleRun<EnthusiastOutput> =
-                run_role(ctx, view, who, prompt, round_cancel, live, checks).await;
+                run_role(ctx, view, who, prompt, round_cancel, live, Checks::none()).await;
             progress.line(&match &r.output {
                 RoleOutput::Valid(o) => format!(
                     "Round {round} · Enthusiast pass {p}/{} ({} finding(s))",
@@ -559,26 +672,35 @@ async fn dispatch_finders(
             r
         }
     });
-    let adv = async {
-        let who = Who {
-            role: Role::Adversary,
-            pass: None,
-            round,
-            tier,
-        };
-        let prompt = ctx.adversary_prompt(view, round);
+    let who = Who {
+        role: Role::Adversary,
+        pass: None,
+        round,
+        tier,
+        max_usd,
+    };
+    let prompt = ctx.adversary_prompt(view, round);
+    let adv = async move {
         let r: RoleRun<AdversaryOutput> =
-            run_role(ctx, view, who, prompt, round_cancel, live, Checks::none()).await;
-        if let RoleOutput::Valid(m) = &r.output {
-            progress.line(&format!(
+            run_role(ctx, view, who, prompt, adv_cancel, live, Checks::none()).await;
+        match &r.output {
+            RoleOutput::Valid(m) => progress.line(&format!(
                 "Round {round} · Adversary ({} heuristic(s), {} safe zone(s))",
                 m.heuristics.len(),
                 m.safe_zones.len()
-            ));
+            )),
+            // No verdict can come from this round: stop the passes now.
+            RoleOutput::Abort(_) => round_cancel.cancel(),
+            RoleOutput::Malformed(_) | RoleOutput::Cancelled => {}
         }
         r
-    };
-    futures::join!(futures::future::join_all(enth), adv)
+    }
+    .boxed_local();
+    let enth = Box::pin(futures::future::join_all(enth));
+    match futures::future::select(enth, adv).await {
+        Either::Left((passes, adv)) => (passes, Adversary::Running(adv)),
+        Either::Right((adv, passes)) => (passes.await, Adversary::Done(adv)),
+    }
 }
 
 fn budget_note(plan: &RunPlan, usd: f64, tokens: u64) -> String {

@@ -88,6 +88,7 @@ pub async fn run_fixer<T: serde::Serialize>(
         pass: None,
         round: iteration,
         tier,
+        max_usd: None,
     };
     // A gate abort cancels the token it is given: keep that local to this dispatch.
     let local = cancel.child_token();

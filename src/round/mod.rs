@@ -2,6 +2,7 @@
 //! the stop decision.
 mod blocks;
 mod context;
+mod debunked;
 mod decide;
 mod driver;
 mod fixer;

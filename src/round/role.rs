@@ -7,6 +7,7 @@ use super::{DispatchRecord, GateResults};
 use crate::dispatch::{dispatch, tool_permitted, withhold_after, AgentOutcome, ProcessEnd};
 use crate::findings::{Role, Tier};
 use crate::gates::{authentic, forbidden_tool, parse_answer, Abort, AnswerSchema};
+use crate::records::Spend;
 use crate::store::ProgressLog;
 use tokio_util::sync::CancellationToken;
 
@@ -25,37 +26,27 @@ pub(super) enum RoleOutput<T> {
 pub(super) struct RoleRun<T> {
     pub output: RoleOutput<T>,
     pub records: Vec<DispatchRecord>,
-    /// The answer stayed at most `Checks::sparse_at_most` characters after its re-prompt.
-    pub sparse: bool,
 }
 
 impl<T> RoleRun<T> {
     pub(super) fn new(output: RoleOutput<T>, records: Vec<DispatchRecord>) -> Self {
-        Self {
-            output,
-            records,
-            sparse: false,
-        }
+        Self { output, records }
     }
 }
 
 /// A problem a content check found: the note of the re-prompt.
 pub(super) type ContentCheck<'a, T> = &'a (dyn Fn(&T) -> Option<String> + Sync);
 
-/// Re-prompts beyond the schema's (each at most once per dispatch, docs/architecture.md
-/// §19.6): a too-short answer (round 1 Enthusiast: at most 50 characters), and a content
-/// check on the parsed answer (the Judge's `cites`).
+/// The one re-prompt beyond the schema's (at most once per dispatch, docs/architecture.md
+/// §19.6): a content check on the parsed answer (the Judge's `cites`). A valid answer is
+/// never re-prompted for being short: `{"findings":[]}` is the right answer for clean code.
 pub(super) struct Checks<'a, T> {
-    pub sparse_at_most: Option<usize>,
     pub content: Option<ContentCheck<'a, T>>,
 }
 
 impl<T> Checks<'_, T> {
     pub fn none() -> Self {
-        Self {
-            sparse_at_most: None,
-            content: None,
-        }
+        Self { content: None }
     }
 }
 
@@ -66,6 +57,9 @@ pub(super) struct Who {
     pub pass: Option<u32>,
     pub round: u32,
     pub tier: Tier,
+    /// Its share of what is left of `--budget-usd` (None without one): Claude's
+    /// `--max-budget-usd` for each of its dispatches.
+    pub max_usd: Option<f64>,
 }
 
 enum Step {
@@ -114,9 +108,21 @@ pub(super) async fn run_role<T: AnswerSchema>(
         };
         attempt += 1;
         let current = retry.as_deref().unwrap_or(&prompt);
-        let (step, rec) = one_dispatch(ctx, view, who, &label, current, cancel, progress).await;
+        let retries = attempt - 1;
+        let (step, rec) =
+            one_dispatch(ctx, view, who, (&label, retries), current, cancel, progress).await;
         records.push(rec);
-        if cancel.is_cancelled() {
+        // An agent that answered before the cancellation came is taken at its word (its
+        // answer is paid for); one cut short is cancelled.
+        if cancel.is_cancelled() && !matches!(step, Step::Answer) {
+            // Fail closed: a forbidden tool or an off-target access made before the
+            // cancellation still aborts (an Adversary cancelled for having nothing to judge
+            // does not get away with a read outside the target).
+            if let Step::Abort(a @ (Abort::ForbiddenTool { .. } | Abort::OfftargetRead { .. })) =
+                step
+            {
+                return RoleRun::new(RoleOutput::Abort(a), records);
+            }
             return RoleRun::new(RoleOutput::Cancelled, records);
         }
         match step {
@@ -137,27 +143,18 @@ pub(super) async fn run_role<T: AnswerSchema>(
             }
             Step::Answer => match on_answer(&mut records, &label, &prompt, &checks, &mut tried) {
                 Next::Retry(text) => retry = Some(text),
-                Next::Done(output) => {
-                    return RoleRun {
-                        output,
-                        records,
-                        sparse: tried.sparse_answer,
-                    }
-                }
+                Next::Done(output) => return RoleRun::new(output, records),
             },
         }
     }
 }
 
-/// The re-prompts a role has spent (each at most once), and whether its answer stayed
-/// sparse after the sparse re-prompt.
+/// The re-prompts a role has spent (each at most once).
 #[derive(Default)]
 struct Tried {
     schema: bool,
     auth: bool,
-    sparse: bool,
     content: bool,
-    sparse_answer: bool,
 }
 
 /// After an answer: re-prompt with this text, or the role's output.
@@ -167,8 +164,8 @@ enum Next<T> {
 }
 
 /// The schema gate on the last dispatch's answer (recorded in its gates; the answer is
-/// then dropped from the record), then the sparse and content checks: a re-prompt the
-/// first time one fails, else the role's output.
+/// then dropped from the record), then the content check: a re-prompt the first time one
+/// fails, else the role's output. A valid answer is never re-prompted for its length.
 fn on_answer<T: AnswerSchema>(
     records: &mut [DispatchRecord],
     label: &str,
@@ -179,11 +176,6 @@ fn on_answer<T: AnswerSchema>(
     let answer = records.last().and_then(|r| r.outcome.answer());
     let answer = answer.unwrap_or_default();
     let parsed = parse_answer::<T>(answer);
-    // The sparse check's measure, of a valid answer only.
-    let chars = match (&parsed, checks.sparse_at_most) {
-        (Ok(_), Some(_)) => answer.trim().chars().count(),
-        _ => 0,
-    };
     if let Some(rec) = records.last_mut() {
         rec.gates.schema = Some(match &parsed {
             Ok(_) => "ok".into(),
@@ -203,24 +195,6 @@ fn on_answer<T: AnswerSchema>(
             ));
         }
     };
-    // A valid but very short answer looks truncated: one re-prompt.
-    if let Some(min) = checks.sparse_at_most.filter(|m| chars <= *m) {
-        if !tried.sparse {
-            tried.sparse = true;
-            if let Some(rec) = records.last_mut() {
-                rec.gates.reprompt = Some(format!("sparse: {chars} characters"));
-            }
-            tracing::warn!("{label}: answer of {chars} characters (≤ {min}); re-prompting once");
-            return Next::Retry(format!(
-                "{prompt}\n\n{RETRY_NOTE}: it was only {chars} characters \
-                 long, which looks truncated. Read the target again and \
-                 answer with the complete JSON object of the schema (if you \
-                 really found no defect, {{\"findings\":[]}} is the complete \
-                 answer).\n"
-            ));
-        }
-        tried.sparse_answer = true;
-    }
     let problem = checks.content.and_then(|check| check(&v));
     if let (Some(note), false) = (problem, tried.content) {
         tried.content = true;
@@ -241,7 +215,7 @@ async fn one_dispatch(
     ctx: &Ctx<'_>,
     view: &RoundView,
     who: Who,
-    label: &str,
+    (label, retries): (&str, u32),
     prompt: &str,
     cancel: &CancellationToken,
     progress: &ProgressLog,
@@ -270,6 +244,7 @@ async fn one_dispatch(
         timeout: role_timeout.or(spec.timeout).unwrap_or(ctx.plan.timeout),
         grace: role_grace.unwrap_or(ctx.plan.grace),
         output_cap: ctx.plan.config.review.max_output_bytes,
+        max_budget_usd: who.max_usd,
     };
     let dir = out_dir
         .strip_prefix(&ctx.run.path)
@@ -295,9 +270,16 @@ async fn one_dispatch(
     };
     // The Fixer's `round` is its iteration: only review rounds move the progress' round.
     let round = (role != Role::Fixer).then_some((who.round, who.tier));
-    progress.dispatch_started(role, who.pass, label, round);
+    progress.dispatch_started(role, who.pass, label, round, retries);
     let dispatched = dispatch(spec, &req, cancel).await;
-    progress.dispatch_finished(role, who.pass, label);
+    let spent = match &dispatched {
+        Ok(o) => Spend {
+            cost_usd: o.cost_usd(),
+            tokens: o.tokens(),
+        },
+        Err(_) => Spend::default(),
+    };
+    progress.dispatch_finished(role, who.pass, label, spent);
     let mut outcome = match dispatched {
         Ok(o) => o,
         Err(e) => {

@@ -24,10 +24,6 @@ use std::sync::Arc;
 /// dropped before the Adversary sees it (code targets, same file).
 pub(super) const DEDUP_WINDOW: u32 = 5;
 
-/// A round-1 Enthusiast answer of at most this many characters looks truncated and is
-/// re-prompted once (`enthusiast_sparse_output` when it stays that short).
-pub(super) const SPARSE_CHARS: usize = 50;
-
 /// Run state carried from round to round.
 #[derive(Debug, Clone)]
 pub(super) struct State {
@@ -78,6 +74,23 @@ impl State {
         self.spent_tokens += tokens;
         plan.budget_usd.is_some_and(|b| self.spent_usd >= b)
             || plan.budget_tokens.is_some_and(|b| self.spent_tokens >= b)
+    }
+
+    /// What is left of the budgets after the run's spend and `pending` (this round's
+    /// finished dispatches, not yet added): (USD left, none when no USD budget; whether a
+    /// budget is exhausted). No work is started that an exhausted budget cannot pay for.
+    pub fn budget_left(&self, plan: &RunPlan, pending: (f64, u64)) -> (Option<f64>, bool) {
+        self.left_of((plan.budget_usd, plan.budget_tokens), pending)
+    }
+
+    fn left_of(
+        &self,
+        (budget_usd, budget_tokens): (Option<f64>, Option<u64>),
+        pending: (f64, u64),
+    ) -> (Option<f64>, bool) {
+        let usd = budget_usd.map(|b| (b - self.spent_usd - pending.0).max(0.0));
+        let tokens_out = budget_tokens.is_some_and(|b| self.spent_tokens + pending.1 >= b);
+        (usd, tokens_out || usd.is_some_and(|u| u <= 0.0))
     }
 
     /// The state for the next round after round `round` (at `self.tier`) went on with
@@ -140,6 +153,7 @@ impl RoundRecord {
             dispatches: vec![],
             findings: vec![],
             suppressed: vec![],
+            debunked_before: vec![],
             adversary: None,
             judge: None,
             errors: vec![],
@@ -168,6 +182,7 @@ impl RoundRecord {
         }
         self.findings = Vec::new();
         self.suppressed = Vec::new();
+        self.debunked_before = Vec::new();
         self.adversary = None;
         self.judge = None;
     }
@@ -194,12 +209,11 @@ pub(super) struct Folded {
     pub abort: Option<Abort>,
 }
 
-/// Fold the Enthusiast passes (in pass order) and the Adversary: their dispatch records and
-/// per-pass counts go into `rec`, malformed answers are counted as errors.
-pub(super) fn fold_dispatches(
+/// Fold the Enthusiast passes (in pass order): their dispatch records and per-pass counts
+/// go into `rec`, malformed answers are counted as errors.
+pub(super) fn fold_passes(
     round: u32,
     passes: Vec<RoleRun<EnthusiastOutput>>,
-    adversary: RoleRun<AdversaryOutput>,
     rec: &mut RoundRecord,
 ) -> Folded {
     let mut f = Folded::default();
@@ -216,13 +230,6 @@ pub(super) fn fold_dispatches(
     for (i, run_p) in passes.into_iter().enumerate() {
         let pass = i as u32 + 1;
         rec.dispatches.extend(run_p.records);
-        if run_p.sparse {
-            // Still at most 50 characters after the re-prompt: taken as what it says (an
-            // empty review is an answer, not an agent error).
-            rec.decision.reasons.push(format!(
-                "pass {pass}: enthusiast_sparse_output (at most {SPARSE_CHARS} characters after a re-prompt), taken as given"
-            ));
-        }
         match run_p.output {
             RoleOutput::Valid(out) => {
                 rec.counts.per_pass.push(out.findings.len() as u32);
@@ -245,6 +252,17 @@ pub(super) fn fold_dispatches(
             RoleOutput::Cancelled => {}
         }
     }
+    f
+}
+
+/// Fold the Adversary (after the passes): its dispatch records go into `rec`, its map into
+/// `f`; a malformed map is counted as an error, an abort kept unless a pass aborted first.
+pub(super) fn fold_adversary(
+    round: u32,
+    adversary: RoleRun<AdversaryOutput>,
+    f: &mut Folded,
+    rec: &mut RoundRecord,
+) {
     rec.dispatches.extend(adversary.records);
     match adversary.output {
         RoleOutput::Valid(m) => f.adversary = Some(m),
@@ -258,7 +276,6 @@ pub(super) fn fold_dispatches(
         }
         RoleOutput::Cancelled => {}
     }
-    f
 }
 
 /// The finding gates: every cited file must be in the target and every cited section in
@@ -628,6 +645,17 @@ mod tests {
         RoleRun::new(RoleOutput::Valid(v), vec![])
     }
 
+    fn fold_dispatches(
+        round: u32,
+        passes: Vec<RoleRun<EnthusiastOutput>>,
+        adversary: RoleRun<AdversaryOutput>,
+        rec: &mut RoundRecord,
+    ) -> Folded {
+        let mut f = fold_passes(round, passes, rec);
+        fold_adversary(round, adversary, &mut f, rec);
+        f
+    }
+
     #[test]
     fn dedup_drops_repeats_of_confirmed_locations_within_the_window_and_renumbers() {
         let mut rec = record();
@@ -776,6 +804,23 @@ mod tests {
         let mut bad = j.clone();
         bad.rulings[0].file = Some("/etc/passwd".into());
         assert!(judge_offtarget(&bad, &t, no_places()).is_some());
+    }
+
+    #[test]
+    fn the_budget_left_counts_the_rounds_spend_and_what_is_pending() {
+        let mut st = State::new(Tier::Opus);
+        assert_eq!(
+            st.left_of((None, None), (5.0, 10)),
+            (None, false),
+            "no budget"
+        );
+        st.spent_usd = 0.25;
+        let (left, out) = st.left_of((Some(1.0), None), (0.5, 0));
+        assert!((left.unwrap() - 0.25).abs() < 1e-12 && !out);
+        assert_eq!(st.left_of((Some(1.0), None), (0.75, 0)), (Some(0.0), true));
+        st.spent_tokens = 900;
+        assert_eq!(st.left_of((None, Some(1000)), (0.0, 99)), (None, false));
+        assert_eq!(st.left_of((None, Some(1000)), (0.0, 100)), (None, true));
     }
 
     #[test]
@@ -955,16 +1000,5 @@ mod tests {
         assert!(judged[1].is_none());
         assert_eq!((rec.counts.debunked, rec.counts.unresolved), (1, 1));
         assert_eq!(rec.errors, ["judge_invalid_cites"]);
-    }
-
-    #[test]
-    fn a_pass_that_stayed_sparse_is_recorded() {
-        let mut rec = record();
-        let mut sparse = valid(EnthusiastOutput { findings: vec![] });
-        sparse.sparse = true;
-        fold_dispatches(1, vec![sparse], valid(AdversaryOutput::default()), &mut rec);
-        assert!(rec.errors.is_empty());
-        assert!(rec.decision.reasons[0].contains("pass 1: enthusiast_sparse_output"));
-        assert_eq!(rec.counts.per_pass, [0]);
     }
 }

@@ -113,6 +113,38 @@ pub fn default_runs_base(root: &Path) -> PathBuf {
     root.join(".arev").join("runs")
 }
 
+/// `.arev` under `root` and the run-dir base `base` (and every directory between them and
+/// the root) must be real directories where they exist: a symbolic link (a repository can
+/// commit one) would send run dirs, prompts, patches and reports elsewhere. Err names the
+/// link.
+pub fn check_real_dirs(root: &Path, base: &Path) -> Result<(), String> {
+    let mut check: Vec<PathBuf> = vec![root.join(".arev")];
+    // The base and its ancestors down to the root (or all of them, for a base outside it).
+    let mut p = Some(base);
+    while let Some(dir) = p {
+        if dir == root || dir.as_os_str().is_empty() {
+            break;
+        }
+        check.push(dir.to_path_buf());
+        p = dir.parent();
+    }
+    for dir in check {
+        match std::fs::symlink_metadata(&dir) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(format!(
+                    "{} is a symbolic link; arev keeps its run dirs only in real directories (remove the link, or pass --run-dir)",
+                    dir.display()
+                ))
+            }
+            Ok(m) if !m.is_dir() => {
+                return Err(format!("{} is not a directory", dir.display()))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Create a new, unique run directory under `base` (create-dir-or-fail, retrying on a clash).
 pub fn create_run_dir(base: &Path, target: &str) -> std::io::Result<RunDir> {
     std::fs::create_dir_all(base)?;
@@ -156,6 +188,24 @@ pub fn add_git_exclude(common_git_dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_linked_arev_or_run_base_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("repo");
+        std::fs::create_dir_all(&root).unwrap();
+        let base = root.join(".arev/runs");
+        assert!(check_real_dirs(&root, &base).is_ok(), "nothing there yet");
+        std::os::unix::fs::symlink(d.path(), root.join(".arev")).unwrap();
+        let e = check_real_dirs(&root, &base).unwrap_err();
+        assert!(e.contains(".arev is a symbolic link"), "{e}");
+        std::fs::remove_file(root.join(".arev")).unwrap();
+        std::fs::create_dir(root.join(".arev")).unwrap();
+        std::os::unix::fs::symlink(d.path(), &base).unwrap();
+        assert!(check_real_dirs(&root, &base)
+            .unwrap_err()
+            .contains("runs is a symbolic link"));
+    }
 
     #[test]
     fn slugs() {

@@ -71,19 +71,50 @@ fn counts(dir: &Path) -> Option<Counts> {
     })
 }
 
-/// Every run directory under `base`, newest first (by start time, then id). A missing base
-/// is an empty list. Reads each run's meta.json and summary.json, never a full report
-/// (except for a finished run dir without a summary).
+/// The run dirs under `base` whose meta.json git tracks: committed into the repository
+/// (planted), not created by arev, which never commits a run dir. Empty outside git.
+fn tracked_by_git(base: &Path, names: &[std::ffi::OsString]) -> Vec<std::ffi::OsString> {
+    let Ok(repo) = git2::Repository::discover(base) else {
+        return vec![];
+    };
+    let (Some(workdir), Ok(index)) = (repo.workdir(), repo.index()) else {
+        return vec![];
+    };
+    let (Ok(work), Ok(base)) = (workdir.canonicalize(), base.canonicalize()) else {
+        return vec![];
+    };
+    let Ok(rel) = base.strip_prefix(&work) else {
+        return vec![];
+    };
+    names
+        .iter()
+        .filter(|n| index.get_path(&rel.join(n).join("meta.json"), 0).is_some())
+        .cloned()
+        .collect()
+}
+
+/// Every run directory arev created under `base`, newest first (by start time, then id):
+/// a directory git tracks is planted, not arev's, and never listed. A missing base is an
+/// empty list. Reads each run's meta.json and summary.json, never a full report (except for
+/// a finished run dir without a summary).
 pub fn list_runs(base: &Path) -> std::io::Result<Vec<RunSummary>> {
     let rd = match std::fs::read_dir(base) {
         Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
         Err(e) => return Err(e),
     };
-    let mut out = Vec::new();
+    let mut entries = Vec::new();
     for entry in rd {
         let entry = entry?;
-        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            entries.push(entry);
+        }
+    }
+    let names: Vec<std::ffi::OsString> = entries.iter().map(|e| e.file_name()).collect();
+    let planted = tracked_by_git(base, &names);
+    let mut out = Vec::new();
+    for entry in entries {
+        if planted.contains(&entry.file_name()) {
             continue;
         }
         let dir = entry.path();
@@ -201,7 +232,7 @@ pub fn load_report(dir: &Path) -> Result<Report, LoadRunError> {
         _ => {}
     }
     let p = dir.join("report.json");
-    let text = match std::fs::read_to_string(&p) {
+    let text = match read_capped(&p) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let why = match read_meta(dir) {
@@ -226,7 +257,49 @@ pub fn load_report(dir: &Path) -> Result<Report, LoadRunError> {
     parse_report(&p, &text)
 }
 
+/// The largest report.json arev reads back (a baseline, a report to re-render or publish):
+/// checked while reading, never after reading the whole file.
+pub const MAX_REPORT_BYTES: u64 = 64 << 20;
+
+/// `p` read as UTF-8 under [`MAX_REPORT_BYTES`]; a larger file is refused after reading one
+/// byte past the cap.
+fn read_capped(p: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(p)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_REPORT_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_REPORT_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB, the most arev reads of a report",
+            MAX_REPORT_BYTES >> 20
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8"))
+}
+
+/// Only the version of a report (read before the rest, so that another version is named
+/// as such rather than as a missing field).
+#[derive(Deserialize)]
+struct VersionOnly {
+    schema_version: Option<u64>,
+}
+
 fn parse_report(p: &Path, text: &str) -> Result<Report, LoadRunError> {
+    if let Ok(VersionOnly {
+        schema_version: Some(v),
+    }) = serde_json::from_str::<VersionOnly>(text)
+    {
+        if v != u64::from(crate::report::SCHEMA_VERSION) {
+            return Err(LoadRunError::Corrupt {
+                path: p.display().to_string(),
+                message: format!(
+                    "schema_version {v} is not {} (this arev's report version)",
+                    crate::report::SCHEMA_VERSION
+                ),
+            });
+        }
+    }
     let report: Report = serde_json::from_str(text).map_err(|e| LoadRunError::Corrupt {
         path: p.display().to_string(),
         message: format!("not a valid arev report: {e}"),
@@ -239,7 +312,7 @@ fn parse_report(p: &Path, text: &str) -> Result<Report, LoadRunError> {
 
 /// A report.json given as a file (outside its run dir, or written by `arev merge`).
 pub fn load_report_file(p: &Path) -> Result<Report, LoadRunError> {
-    let text = std::fs::read_to_string(p).map_err(|e| LoadRunError::Corrupt {
+    let text = read_capped(p).map_err(|e| LoadRunError::Corrupt {
         path: p.display().to_string(),
         message: e.to_string(),
     })?;

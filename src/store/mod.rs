@@ -6,6 +6,7 @@ pub mod cache;
 mod exit;
 mod layout;
 mod list;
+mod live;
 mod process;
 mod progress;
 mod prune;
@@ -16,15 +17,21 @@ pub use crate::records::meta::{
     AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunStatus, RunStopReason,
 };
 pub use crate::records::progress::{
-    DispatchState, Phase, ProgressCounts, RunProgress, RunningAgent,
+    DispatchState, Phase, ProgressCounts, RunProgress, RunningAgent, Spend,
 };
 pub use atomic::{
     copy_atomic, copy_record, write_atomic, write_compact_record, write_json_atomic,
     write_json_record, write_record,
 };
 pub use exit::record_exit_code;
-pub use layout::{add_git_exclude, create_run_dir, default_runs_base, RunDir, RunId, SUMMARY_FILE};
+pub use layout::{
+    add_git_exclude, check_real_dirs, create_run_dir, default_runs_base, RunDir, RunId,
+    SUMMARY_FILE,
+};
 pub use list::{find_run, list_runs, load_report, load_report_file, LoadRunError, RunSummary};
+pub use live::{
+    agent_elapsed_ms, fmt_duration, heartbeat_line, running_agents, spent_line, Heartbeat,
+};
 pub use process::Liveness;
 pub use progress::{read_progress, ProgressLog};
 pub use prune::{age, prune_runs};

@@ -40,12 +40,14 @@ impl ProcessId {
         })
     }
 
-    /// Whether this process still runs.
+    /// Whether this process still runs — and is arev: a pid and start time that name
+    /// another program (a planted meta.json) are not an arev run, and are never signalled.
     pub fn liveness(&self) -> Liveness {
         match stat(&self.pid.to_string()) {
             Ok(text) => match parse_stat(&text) {
                 Some(('Z' | 'X' | 'x', _)) => Liveness::Gone,
                 Some((_, start)) if start != self.start_time => Liveness::Gone,
+                Some(_) if !runs_arev(self.pid) => Liveness::Gone,
                 Some(_) => Liveness::Alive,
                 None => Liveness::Unknown,
             },
@@ -54,6 +56,29 @@ impl ProcessId {
             Err(_) => Liveness::Unknown,
         }
     }
+}
+
+/// Whether process `pid` runs an arev executable (`/proc/<pid>/exe`): one named `arev`, or
+/// this very executable (a test binary, a renamed install). Unreadable: not proven arev.
+fn runs_arev(pid: u32) -> bool {
+    let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) else {
+        return false;
+    };
+    let name = |p: &std::path::Path| {
+        p.file_name().map(|n| {
+            n.to_string_lossy()
+                .trim_end_matches(" (deleted)")
+                .to_string()
+        })
+    };
+    let Some(theirs) = name(&exe) else {
+        return false;
+    };
+    theirs == "arev"
+        || std::env::current_exe()
+            .ok()
+            .and_then(|me| name(&me))
+            .is_some_and(|mine| mine == theirs)
 }
 
 #[cfg(test)]
@@ -85,5 +110,34 @@ mod tests {
         child.wait().unwrap();
         let gone = ProcessId { pid, start_time: 0 };
         assert_eq!(gone.liveness(), Liveness::Gone);
+    }
+
+    #[test]
+    fn another_program_with_the_right_pid_and_start_time_is_not_an_arev_run() {
+        if ProcessId::current().is_none() {
+            return;
+        }
+        let mut sleep = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = sleep.id();
+        // `sleep` has exec'd once its stat names it.
+        let mut start = None;
+        for _ in 0..200 {
+            let text = stat(&pid.to_string()).unwrap();
+            if text.contains("(sleep)") {
+                start = parse_stat(&text).map(|(_, s)| s);
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let planted = ProcessId {
+            pid,
+            start_time: start.unwrap(),
+        };
+        assert_eq!(planted.liveness(), Liveness::Gone, "a sleep is no arev run");
+        sleep.kill().unwrap();
+        sleep.wait().unwrap();
     }
 }

@@ -12,7 +12,9 @@
 //! back and evict the old inode), and the final state (`done`) is written at once.
 
 use super::recorder::now;
-use crate::records::progress::{DispatchState, Phase, ProgressCounts, RunProgress, RunningAgent};
+use crate::records::progress::{
+    DispatchState, Phase, ProgressCounts, RunProgress, RunningAgent, Spend,
+};
 use crate::records::{Role, Tier};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -90,6 +92,7 @@ impl ProgressLog {
                     state: None,
                     running: vec![],
                     counts: ProgressCounts::default(),
+                    spent: Spend::default(),
                     started_at: at.clone(),
                     updated_at: at,
                     elapsed_ms: 0,
@@ -166,13 +169,15 @@ impl ProgressLog {
         });
     }
 
-    /// A dispatch starts: `round` and `tier` are those of a review round (None for the Fixer).
+    /// A dispatch starts: `round` and `tier` are those of a review round (None for the
+    /// Fixer); `retries`: the role's re-dispatches before this one.
     pub fn dispatch_started(
         &self,
         role: Role,
         pass: Option<u32>,
         label: &str,
         round: Option<(u32, Tier)>,
+        retries: u32,
     ) {
         let since_ms = self.elapsed_ms();
         self.update(|p| {
@@ -182,20 +187,24 @@ impl ProgressLog {
             }
             (p.role, p.pass, p.state) = (Some(role), pass, Some(DispatchState::Started));
             p.counts.dispatches_started += 1;
+            p.counts.retries += u32::from(retries > 0);
             p.running.push(RunningAgent {
                 role,
                 pass,
                 label: label.to_string(),
                 since_ms,
+                retries,
             });
         });
     }
 
-    /// A dispatch ended (answered, failed, timed out or cancelled).
-    pub fn dispatch_finished(&self, role: Role, pass: Option<u32>, label: &str) {
+    /// A dispatch ended (answered, failed, timed out or cancelled), having spent `spent`.
+    pub fn dispatch_finished(&self, role: Role, pass: Option<u32>, label: &str, spent: Spend) {
         self.update(|p| {
             (p.role, p.pass, p.state) = (Some(role), pass, Some(DispatchState::Finished));
             p.counts.dispatches_finished += 1;
+            p.spent.cost_usd += spent.cost_usd;
+            p.spent.tokens += spent.tokens;
             if let Some(i) = p
                 .running
                 .iter()
@@ -204,6 +213,14 @@ impl ProgressLog {
                 p.running.remove(i);
             }
         });
+    }
+
+    /// The progress as it stands now, its `elapsed_ms` measured now (the heartbeat's view).
+    pub fn snapshot(&self) -> Option<RunProgress> {
+        let inner = self.inner.lock().ok()?;
+        let mut p = inner.progress.clone();
+        p.elapsed_ms = inner.started.elapsed().as_millis() as u64;
+        Some(p)
     }
 
     /// A round was recorded with these counts.
@@ -263,8 +280,15 @@ mod tests {
             Some(1),
             "enthusiast-p1",
             Some((1, Tier::Opus)),
+            0,
         );
-        log.dispatch_started(Role::Adversary, None, "adversary", Some((1, Tier::Opus)));
+        log.dispatch_started(
+            Role::Adversary,
+            None,
+            "adversary-retry",
+            Some((1, Tier::Opus)),
+            1,
+        );
         let p = settled(dir.path(), |p| p.counts.dispatches_started == 2);
         assert_eq!((p.round, p.tier), (Some(1), Some(Tier::Opus)));
         assert_eq!(
@@ -272,11 +296,18 @@ mod tests {
             (Some(Role::Adversary), Some(DispatchState::Started))
         );
         assert_eq!(p.running.len(), 2);
-        log.dispatch_finished(Role::Enthusiast, Some(1), "enthusiast-p1");
+        let spent = |cost_usd, tokens| Spend { cost_usd, tokens };
+        log.dispatch_finished(
+            Role::Enthusiast,
+            Some(1),
+            "enthusiast-p1",
+            spent(0.25, 1500),
+        );
         log.round_recorded(3, 2, 1);
         let p = settled(dir.path(), |p| p.counts.rounds == 1);
         assert_eq!(p.running.len(), 1);
-        assert_eq!(p.running[0].label, "adversary");
+        assert_eq!(p.running[0].label, "adversary-retry");
+        assert_eq!(p.running[0].retries, 1);
         assert_eq!((p.role, p.pass), (Some(Role::Enthusiast), Some(1)));
         assert_eq!(p.state, Some(DispatchState::Finished));
         assert_eq!(
@@ -287,11 +318,15 @@ mod tests {
                 rounds: 1,
                 findings: 3,
                 confirmed: 2,
-                debunked: 1
+                debunked: 1,
+                retries: 1
             }
         );
+        assert_eq!(p.spent, spent(0.25, 1500), "the run's total so far");
+        let now = log.snapshot().unwrap();
+        assert!(now.elapsed_ms >= p.elapsed_ms);
         log.phase(Phase::Fix, Some(2));
-        log.dispatch_started(Role::Fixer, None, "fixer", None);
+        log.dispatch_started(Role::Fixer, None, "fixer", None, 0);
         let p = settled(dir.path(), |p| p.counts.dispatches_started == 3);
         assert_eq!(
             (p.phase, p.iteration, p.round),
@@ -323,7 +358,13 @@ mod tests {
         let first = inode(dir.path());
         let t0 = Instant::now();
         for k in 1..=4 {
-            log.dispatch_started(Role::Enthusiast, Some(k), &format!("enthusiast-p{k}"), None);
+            log.dispatch_started(
+                Role::Enthusiast,
+                Some(k),
+                &format!("enthusiast-p{k}"),
+                None,
+                0,
+            );
         }
         // The start wrote just now: the burst waits for the flusher, in one write.
         assert_eq!(inode(dir.path()), first, "not rewritten within the lag");
@@ -336,7 +377,7 @@ mod tests {
         assert_ne!(inode(dir.path()), first);
         std::thread::sleep(lag + Duration::from_millis(50));
         // A lone update after a quiet spell is written at once.
-        log.dispatch_finished(Role::Enthusiast, Some(1), "enthusiast-p1");
+        log.dispatch_finished(Role::Enthusiast, Some(1), "enthusiast-p1", Spend::default());
         assert_eq!(
             read_progress(dir.path())
                 .unwrap()

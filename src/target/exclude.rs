@@ -44,12 +44,16 @@ pub const LOCKFILES: &[&str] = &[
 ];
 
 /// Where `linguist-generated` / `linguist-vendored` are read from.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum AttributeSource {
     /// The repository's own attributes: `.gitattributes` in the working tree, then the
     /// index, plus `.git/info/attributes` and the user's global file (git's usual order).
     #[default]
     Repository,
+    /// The `.gitattributes` files of this commit (the merge-base under `--repo-config
+    /// base`: a change cannot mark its own files generated), plus `.git/info/attributes`
+    /// and the user's global file.
+    Commit(String),
     /// No attribute lookups (e.g. when repository inputs are ignored).
     Ignore,
 }
@@ -93,14 +97,40 @@ impl Excludes {
         &'r self,
         repo: Option<&'r Repository>,
     ) -> Result<Excluder<'r>, TargetError> {
+        let at_commit = match (&self.attributes, repo) {
+            (AttributeSource::Commit(c), Some(r)) => Some(commit_attributes(r, c)?),
+            _ => None,
+        };
         Ok(Excluder {
             set: compile_globs(&self.globs)?,
             globs: &self.globs,
             lockfiles: self.skip_lockfiles,
             repo: repo.filter(|_| self.attributes == AttributeSource::Repository),
+            at_commit,
             rules: std::cell::RefCell::new(AttrRules::default()),
         })
     }
+}
+
+/// A handle on the repository at `repo` whose index is `commit`'s tree (in memory only,
+/// never written): attribute lookups with `INDEX_ONLY` then read that commit's
+/// `.gitattributes` files.
+fn commit_attributes(repo: &Repository, commit: &str) -> Result<Repository, TargetError> {
+    let bad = |e: git2::Error| TargetError::InvalidExclude {
+        glob: format!(".gitattributes at {commit}"),
+        message: e.message().to_string(),
+    };
+    let own = Repository::open(repo.path()).map_err(bad)?;
+    {
+        let tree = git2::Oid::from_str(commit)
+            .and_then(|oid| own.find_commit(oid))
+            .and_then(|c| c.tree())
+            .map_err(bad)?;
+        let mut index = git2::Index::new().map_err(bad)?;
+        index.read_tree(&tree).map_err(bad)?;
+        own.set_index(&mut index).map_err(bad)?;
+    }
+    Ok(own)
 }
 
 /// A glob without a `/` matches a file name at any depth (as in `.gitignore`); any other
@@ -138,6 +168,8 @@ pub(crate) struct Excluder<'r> {
     globs: &'r [String],
     lockfiles: bool,
     repo: Option<&'r Repository>,
+    /// Attributes read from a commit's tree instead (see [`commit_attributes`]).
+    at_commit: Option<Repository>,
     /// Where attribute rules that could set the linguist attributes are (filled as asked).
     rules: std::cell::RefCell<AttrRules>,
 }
@@ -221,8 +253,8 @@ impl AttrRules {
 
 /// Whether git attribute `name` is set (`name`, `name=true`) for `rel`; unset, `-name`,
 /// `name=false` and lookup errors count as not set.
-fn attr_set(repo: &Repository, rel: &str, name: &str) -> bool {
-    match repo.get_attr(Path::new(rel), name, AttrCheckFlags::FILE_THEN_INDEX) {
+fn attr_set(repo: &Repository, rel: &str, name: &str, flags: AttrCheckFlags) -> bool {
+    match repo.get_attr(Path::new(rel), name, flags) {
         Ok(v) => match AttrValue::from_string(v) {
             AttrValue::True => true,
             AttrValue::String(s) => matches!(s.trim(), "true" | "1" | "yes"),
@@ -248,11 +280,16 @@ impl Excluder<'_> {
             return Some((SkipReason::Excluded, glob));
         }
         let rules = |repo| self.rules.borrow_mut().may_apply(repo, rel);
-        if let Some(repo) = self.repo.filter(|r| rules(r)) {
-            if attr_set(repo, rel, "linguist-generated") {
+        let lookup = match (&self.at_commit, self.repo) {
+            (Some(at), _) => Some((at, AttrCheckFlags::INDEX_ONLY)),
+            (None, Some(repo)) if rules(repo) => Some((repo, AttrCheckFlags::FILE_THEN_INDEX)),
+            _ => None,
+        };
+        if let Some((repo, flags)) = lookup {
+            if attr_set(repo, rel, "linguist-generated", flags) {
                 return Some((SkipReason::Generated, None));
             }
-            if attr_set(repo, rel, "linguist-vendored") {
+            if attr_set(repo, rel, "linguist-vendored", flags) {
                 return Some((SkipReason::Vendored, None));
             }
         }

@@ -59,7 +59,8 @@ impl ScanError {
                 | SkipReason::Excluded
                 | SkipReason::Generated
                 | SkipReason::Vendored
-                | SkipReason::Lockfile),
+                | SkipReason::Lockfile
+                | SkipReason::ArevDir),
                 _,
             ) => TargetError::Unreadable {
                 path: arg.to_owned(),

@@ -6,4 +6,4 @@ mod status;
 
 pub use cancel::{cancel, CancelError, Cancelled};
 pub use select::{select_run, SelectError};
-pub use status::{fmt_duration, next_commands, render_started, render_status};
+pub use status::{fmt_duration, live_status, next_commands, render_started, render_status};

@@ -4,22 +4,14 @@
 //! report's confirmed findings when there is one, and the time now, in; text out.
 
 use crate::findings::Severity;
-use crate::records::{Meta, RunProgress};
+use crate::records::{LiveAgent, LiveStatus, Meta, RunProgress};
+pub use crate::store::fmt_duration;
+use crate::store::{agent_elapsed_ms, running_agents, spent_line};
 use crate::store::{Phase, RunState, RunView};
 use chrono::{DateTime, Utc};
 use std::fmt::Write;
 use std::path::Path;
 use std::time::Duration;
-
-/// `1h 02m`, `4m 10s`, `12s`.
-pub fn fmt_duration(d: Duration) -> String {
-    let s = d.as_secs();
-    match (s / 3600, s / 60 % 60, s % 60) {
-        (0, 0, s) => format!("{s}s"),
-        (0, m, s) => format!("{m}m {s:02}s"),
-        (h, m, _) => format!("{h}h {m:02}m"),
-    }
-}
 
 /// The commands that get a run's report, its status, and stop it: `(command, what for)`.
 /// `base` is the runs base when it has to be named (`--run-dir`).
@@ -132,7 +124,7 @@ pub fn render_status(
         ),
     );
     if let Some(p) = progress {
-        progress_rows(&mut s, p, state);
+        progress_rows(&mut s, p, state, now);
     }
     let started = parse_time(&meta.started_at);
     let end = match state {
@@ -254,22 +246,11 @@ fn complete_text(meta: &Meta, confirmed: Option<&[Severity]>) -> String {
     v
 }
 
-/// A live run's agents (with how long each has run) and its counts from progress.json.
-fn progress_rows(s: &mut String, p: &RunProgress, state: RunState) {
+/// A live run's agents (with how long each has run, measured against `now`), its counts
+/// and its spend from progress.json.
+fn progress_rows(s: &mut String, p: &RunProgress, state: RunState, now: DateTime<Utc>) {
     if state == RunState::Running && !p.running.is_empty() {
-        let agents: Vec<String> = p
-            .running
-            .iter()
-            .map(|a| {
-                let since = p.elapsed_ms.saturating_sub(a.since_ms);
-                format!(
-                    "{} ({})",
-                    a.label,
-                    fmt_duration(Duration::from_millis(since))
-                )
-            })
-            .collect();
-        row(s, "agents", &agents.join(", "));
+        row(s, "agents", &running_agents(p, now));
     }
     let c = &p.counts;
     row(
@@ -280,6 +261,59 @@ fn progress_rows(s: &mut String, p: &RunProgress, state: RunState) {
                 c.rounds, c.findings, c.confirmed, c.debunked, c.dispatches_finished, c.dispatches_started
             ),
         );
+    row(s, "spent", &spent_line(p));
+}
+
+/// `arev status --json`: the run in `view` measured at `now` (each running agent's elapsed
+/// time against now, not progress.json's last write).
+pub fn live_status(view: &RunView, now: DateTime<Utc>) -> LiveStatus {
+    let id = view
+        .dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let meta = view.meta.as_ref().ok();
+    let p = view.progress.as_ref();
+    let running = match (view.state, p) {
+        (Some(RunState::Running), Some(p)) => p
+            .running
+            .iter()
+            .map(|a| LiveAgent {
+                role: a.role,
+                pass: a.pass,
+                label: a.label.clone(),
+                elapsed_ms: agent_elapsed_ms(p, a, now),
+                retries: a.retries,
+            })
+            .collect(),
+        _ => vec![],
+    };
+    let elapsed_ms = meta.and_then(|m| {
+        let start = parse_time(&m.started_at)?;
+        let end = match view.state {
+            Some(RunState::Running) => Some(now),
+            Some(RunState::Abandoned) => p.and_then(|p| parse_time(&p.updated_at)),
+            _ => m.finished_at.as_deref().and_then(parse_time),
+        }?;
+        Some((end - start).num_milliseconds().max(0) as u64)
+    });
+    LiveStatus {
+        run_id: id,
+        run_dir: view.dir.display().to_string(),
+        state: view.state.and_then(|s| {
+            serde_json::to_value(s)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+        }),
+        phase: p.map(|p| p.phase),
+        round: p.and_then(|p| p.round),
+        tier: p.and_then(|p| p.tier),
+        running,
+        counts: p.map(|p| p.counts.clone()),
+        spent: p.map(|p| p.spent.clone()),
+        elapsed_ms,
+        exit_code: meta.and_then(|m| m.exit_code),
+    }
 }
 
 #[cfg(test)]
@@ -308,7 +342,8 @@ mod tests {
             "tier": "opus", "role": "judge", "pass": null, "state": "started",
             "running": [{"role": "judge", "pass": null, "label": "judge", "since_ms": 60000}],
             "counts": {"dispatches_started": 5, "dispatches_finished": 4, "rounds": 1,
-                "findings": 3, "confirmed": 2, "debunked": 1},
+                "findings": 3, "confirmed": 2, "debunked": 1, "retries": 1},
+            "spent": {"cost_usd": 0.031, "tokens": 4200},
             "started_at": "2026-01-01T12:00:00.000Z", "updated_at": "2026-01-01T12:02:00.000Z",
             "elapsed_ms": 120000
         }))
@@ -338,7 +373,13 @@ mod tests {
             s.contains("status    running — round 2 of 3 (opus), judge started; pid 4242"),
             "{s}"
         );
-        assert!(s.contains("agents    judge (1m 00s)"), "{s}");
+        // Measured against now (12:03:05), not progress.json's last write (12:02:00): the
+        // Judge started at 12:01:00.
+        assert!(s.contains("agents    judge (2m 05s)"), "{s}");
+        assert!(
+            s.contains("spent     $0.0310 · 4200 tokens (finished dispatches) · 1 retry"),
+            "{s}"
+        );
         assert!(
             s.contains("1 round(s) recorded · 3 finding(s) judged: 2 confirmed"),
             "{s}"
@@ -352,6 +393,27 @@ mod tests {
             s.contains("arev cancel 20260101-120000-abcdef-src-lib-rs"),
             "{s}"
         );
+    }
+
+    #[test]
+    fn status_json_measures_each_running_agent_against_now() {
+        let v = live_status(&view(RunStatus::Running, Liveness::Alive), now());
+        assert_eq!(v.state.as_deref(), Some("running"));
+        assert_eq!(
+            (v.round, v.tier),
+            (Some(2), Some(crate::records::Tier::Opus))
+        );
+        assert_eq!(v.running.len(), 1);
+        assert_eq!(v.running[0].label, "judge");
+        assert_eq!(v.running[0].elapsed_ms, 125_000, "12:01:00 → 12:03:05");
+        assert_eq!(v.elapsed_ms, Some(185_000));
+        assert_eq!(v.spent.as_ref().map(|s| s.tokens), Some(4200));
+        assert_eq!(v.counts.as_ref().map(|c| c.retries), Some(1));
+        // A finished run has nobody running and its own end.
+        let v = live_status(&view(RunStatus::Complete, Liveness::Unknown), now());
+        assert!(v.running.is_empty());
+        assert_eq!(v.state.as_deref(), Some("complete"));
+        assert_eq!(v.elapsed_ms, Some(250_000));
     }
 
     #[test]
@@ -427,12 +489,5 @@ mod tests {
             s.contains("arev status id-1 --run-dir /r   where it stands"),
             "{s}"
         );
-    }
-
-    #[test]
-    fn durations_read_naturally() {
-        assert_eq!(fmt_duration(Duration::from_secs(12)), "12s");
-        assert_eq!(fmt_duration(Duration::from_secs(250)), "4m 10s");
-        assert_eq!(fmt_duration(Duration::from_secs(3720)), "1h 02m");
     }
 }

@@ -12,7 +12,7 @@
 
 use crate::fake_github::{FakeGithub, REPO, TOKEN};
 use crate::harness::TestRepo;
-use crate::publish::{event, read_json, script, PATCH, SHA1};
+use crate::publish::{event, head, read_json, script, PATCH};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -249,8 +249,9 @@ fn run_action(
 #[test]
 fn the_action_reviews_publishes_writes_sarif_and_gates() {
     let repo = TestRepo::new();
-    let fake = FakeGithub::start(7, SHA1, &[("src/lib.rs", PATCH)]);
-    let ev = event(&repo, SHA1);
+    let sha1 = head(&repo);
+    let fake = FakeGithub::start(7, &sha1, &[("src/lib.rs", PATCH)]);
+    let ev = event(&repo, &sha1);
     let sarif = repo.scratch.join("arev.sarif");
     let api = fake.api_url();
     let r = run_action(

@@ -2,7 +2,7 @@
 //! Enthusiast round-robin, per-agent timeouts, `arev init`, and every config/agent error
 //! (one line, exit 2; a missing binary at dispatch: exit 3).
 
-use crate::harness::{finding, ruling, TestRepo};
+use crate::harness::{a_finding_to_judge, finding, ruling, TestRepo};
 use serde_json::{json, Value};
 
 const FAKE: &str = env!("CARGO_BIN_EXE_arev-fake-agent");
@@ -56,7 +56,7 @@ fn command_agents_round_robin_and_attribution() {
         .args(&["run", "src/lib.rs", "--passes", "3", "--max-rounds", "1", "--model", "sonnet"])
         .script(json!({"steps": [
             {"role": "enthusiast", "round": 1, "pass": 2, "answer": {"findings": [f]}},
-            // Longer than 50 characters: not re-prompted as a sparse round-1 answer.
+            // An extra key is ignored; the answer is valid as it is.
             {"role": "enthusiast", "round": 1, "answer": {"findings": [], "note": "read every line of the target; nothing to report"}},
             {"role": "judge", "round": 1, "answer": {"rulings": [ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
                 "summary": "s", "convergence": true, "next_round_model": null}},
@@ -124,8 +124,8 @@ fn command_agents_round_robin_and_attribution() {
         .run();
     run.assert_code(0);
     let log = run.fake_log();
-    // Two passes, each re-prompted once for its empty round-1 answer, and the Adversary.
-    assert_eq!(log.len() - before, 5);
+    // Two passes and the Adversary, each once (a valid empty answer is never re-prompted).
+    assert_eq!(log.len() - before, 3);
     assert!(log[before..].iter().all(|e| marker(e) == "j"));
 }
 
@@ -145,7 +145,7 @@ fn per_agent_timeout() {
     let run = repo
         .arev()
         .args(&["run", "src/lib.rs", "--format", "json"])
-        .script(json!({"steps": [{"role": "adversary", "hang": true}]}))
+        .script(json!({"steps": [{"role": "adversary", "hang": true}, a_finding_to_judge()]}))
         .run();
     run.assert_code(3);
     assert!(
@@ -213,6 +213,9 @@ fn env_layer_sets_keys() {
         .run();
     run.assert_code(0);
     assert!(run.fake_log().iter().all(|e| e["model"] == "haiku"));
+    // The second run's own dispatches (its Adversary, cancelled when both passes had nothing
+    // to judge, may be gone before it logs).
+    let before = run.fake_log().len();
     let run = repo
         .arev()
         .args(&[
@@ -226,12 +229,9 @@ fn env_layer_sets_keys() {
         .env("AREV_MODEL", "haiku")
         .run();
     run.assert_code(0);
-    assert!(run
-        .fake_log()
-        .iter()
-        .rev()
-        .take(2)
-        .all(|e| e["model"] == "sonnet"));
+    let log = run.fake_log();
+    assert!(log.len() > before);
+    assert!(log[before..].iter().all(|e| e["model"] == "sonnet"));
 }
 
 /// A configured binary that does not exist is a setup error found before any run dir

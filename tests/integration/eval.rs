@@ -1023,3 +1023,90 @@ fn compare_puts_two_panels_side_by_side() {
         run.stderr
     );
 }
+
+/// Hostile histories (SPEC §14.1): a fix commit that also bumps a submodule is mined (the
+/// submodule skipped with a reason, never fatal); a fix of a 100 MB blob is never loaded
+/// (memory stays far below it) and is no case; a subject holding terminal escapes is shown
+/// inert.
+#[test]
+fn mine_survives_submodules_huge_blobs_and_escapes_in_subjects() {
+    let repo = TestRepo::new();
+    repo.write(
+        "src/util.rs",
+        "pub fn first(v: &[u32]) -> u32 {\n    v[1]\n}\n",
+    )
+    .commit("add first");
+    // A fix that also bumps a submodule (a gitlink entry, as `git submodule` records it).
+    repo.write(
+        "src/util.rs",
+        "pub fn first(v: &[u32]) -> u32 {\n    v[0]\n}\n",
+    );
+    let sha = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{sha},vendor/lib"),
+    ]);
+    repo.git(&["add", "src/util.rs"]);
+    repo.git(&["commit", "-q", "-m", "Fix first() and bump vendor/lib"]);
+    // A 100 MB generated file, then a "fix" to it.
+    let big = "0123456789abcdef\n".repeat(100 * 1024 * 1024 / 17);
+    repo.write("data/table.rs", &big).commit("add the table");
+    repo.write("data/table.rs", &big.replacen("0123", "x123", 1))
+        .commit("Fix the table's first row");
+    repo.write(
+        "src/util.rs",
+        "pub fn first(v: &[u32]) -> u32 {\n    v[0] + 0\n}\n",
+    )
+    .commit("Fix \u{1b}]0;pwned\u{7}\u{1b}[2J the title");
+    let out = repo.scratch.join("cases");
+    let arev = repo
+        .arev()
+        .args(&["eval", "mine", "--out", out.to_str().unwrap()]);
+    let mut cmd = arev.command();
+    let time = Path::new("/usr/bin/time");
+    let run = if time.exists() {
+        let mut t = std::process::Command::new(time);
+        t.args(["-f", "AREV_MAXRSS_KIB=%M", env!("CARGO_BIN_EXE_arev")])
+            .args(cmd.get_args())
+            .current_dir(&repo.root)
+            .env_clear()
+            .envs(
+                cmd.get_envs()
+                    .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))),
+            );
+        crate::harness::Run::new(&repo, t.output().unwrap(), Default::default())
+    } else {
+        crate::harness::Run::new(&repo, cmd.output().unwrap(), Default::default())
+    };
+    run.assert_code(0);
+    assert!(
+        !run.stdout.contains('\u{1b}') && !run.stdout.contains('\u{7}'),
+        "{:?}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("Fix \\u{1b}]0;pwned"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("data/table.rs over the size cap"),
+        "{}",
+        run.stdout
+    );
+    let bump = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("bump vendor/lib"))
+        .unwrap();
+    assert!(
+        bump.starts_with("case fix-"),
+        "mined despite the submodule: {bump}"
+    );
+    if let Some(kib) = run
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("AREV_MAXRSS_KIB="))
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        assert!(kib < 80 * 1024, "peak RSS {kib} KiB mining a 100 MB blob");
+    }
+}

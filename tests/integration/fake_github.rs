@@ -4,7 +4,11 @@
 //! 401 for a bad token, 403 for writes with a read-only token, 422 for a review comment on a
 //! line that is not on the right side of the PR diff (the whole review is rejected, as
 //! GitHub does) or a comment body over 65,536 characters; and injected faults (5xx, 429
-//! with `Retry-After`) for the next N matching requests. Every request is recorded.
+//! with `Retry-After`, a redirect) for the next N matching requests. Identities as GitHub
+//! has them: `TOKEN`/`READ_ONLY_TOKEN` are installation tokens (Actions' `GITHUB_TOKEN`:
+//! `GET /user` is 403, GraphQL's `viewer` is the Bot `github-actions`, comments are by
+//! `github-actions[bot]`), `PAT` a user's token (`GET /user` is `reviewbot`). Every
+//! request is recorded with the credential it carried.
 
 #![allow(dead_code)]
 
@@ -21,6 +25,9 @@ use std::sync::{Arc, Mutex};
 
 pub const TOKEN: &str = "ghs_fakeWriteToken0123456789";
 pub const READ_ONLY_TOKEN: &str = "ghs_fakeReadOnlyToken0123456";
+pub const PAT: &str = "ghp_fakePersonalToken0123456789";
+pub const BOT_LOGIN: &str = "github-actions[bot]";
+pub const PAT_LOGIN: &str = "reviewbot";
 pub const REPO: &str = "octo/widgets";
 pub const PREFIX: &str = "/api/v3";
 
@@ -33,6 +40,8 @@ pub struct Request {
     pub query: HashMap<String, String>,
     pub body: Option<Value>,
     pub status: u16,
+    /// The `authorization` header as sent (empty without one).
+    pub auth: String,
 }
 
 /// An injected answer for the next `times` requests matching `method` and a path suffix.
@@ -127,7 +136,8 @@ impl FakeGithub {
     pub fn writes(&self) -> Vec<Request> {
         self.requests()
             .into_iter()
-            .filter(|r| r.method != "GET")
+            // A GraphQL query (the token's identity) is a read.
+            .filter(|r| r.method != "GET" && r.path != "/api/graphql")
             .collect()
     }
 
@@ -257,6 +267,11 @@ async fn handle(
     } else {
         Some(serde_json::from_slice(&body).unwrap_or(Value::String("<not JSON>".into())))
     };
+    let auth = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
     let resp = route(
         &mut s,
         addr,
@@ -272,6 +287,7 @@ async fn handle(
         query,
         body: json_body,
         status: resp.status().as_u16(),
+        auth,
     });
     resp
 }
@@ -303,7 +319,7 @@ fn route(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let token = auth.strip_prefix("Bearer ").unwrap_or("");
-    if token != TOKEN && token != READ_ONLY_TOKEN {
+    if token != TOKEN && token != READ_ONLY_TOKEN && token != PAT {
         return reply(
             401,
             json!({"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest", "status": "401"}),
@@ -320,6 +336,31 @@ fn route(
             403,
             json!({"message": "Resource not accessible by integration", "status": "403"}),
         );
+    }
+    let login = if token == PAT { PAT_LOGIN } else { BOT_LOGIN };
+    match (method.as_str(), path) {
+        ("GET", "/user") if token == PAT => {
+            return reply(200, json!({"login": PAT_LOGIN, "id": 77, "type": "User"}))
+        }
+        ("GET", "/user") => {
+            return reply(
+                403,
+                json!({"message": "Resource not accessible by integration", "documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user", "status": "403"}),
+            )
+        }
+        ("POST", "/api/graphql") => {
+            let q = body.and_then(|b| b["query"].as_str()).unwrap_or("");
+            if !q.contains("viewer") {
+                return reply(200, json!({"errors": [{"message": "unsupported query"}]}));
+            }
+            let viewer = if token == PAT {
+                json!({"__typename": "User", "login": PAT_LOGIN})
+            } else {
+                json!({"__typename": "Bot", "login": "github-actions"})
+            };
+            return reply(200, json!({"data": {"viewer": viewer}}));
+        }
+        _ => {}
     }
     let repo = format!("/repos/{REPO}");
     let Some(rest) = path.strip_prefix(&repo) else {
@@ -363,7 +404,7 @@ fn route(
                 );
             }
             let id = s.id();
-            let c = json!({"id": id, "body": text, "user": {"login": "github-actions[bot]"}});
+            let c = json!({"id": id, "body": text, "user": {"login": login}});
             s.issue_comments.push(c.clone());
             reply(201, c)
         }
@@ -420,7 +461,7 @@ fn route(
                 s.review_comments
                     .push(json!({"id": id, "pull_request_review_id": review_id,
                     "path": c["path"], "line": c["line"], "side": "RIGHT", "body": c["body"],
-                    "commit_id": commit, "user": {"login": "github-actions[bot]"}}));
+                    "commit_id": commit, "user": {"login": login}}));
             }
             let r = json!({"id": review_id, "state": "COMMENTED", "commit_id": commit, "body": b["body"]});
             s.reviews.push(r.clone());

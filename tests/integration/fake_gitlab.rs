@@ -22,6 +22,19 @@ pub const TOKEN: &str = "glpat-fakeToken0123456789abc";
 /// The project, by path (sent URL-encoded as one segment).
 pub const PROJECT: &str = "group/widgets";
 pub const PREFIX: &str = "/api/v4";
+/// The user `TOKEN` belongs to (`GET /user`), the author of every note arev writes.
+pub const BOT_ID: u64 = 900;
+pub const BOT_USERNAME: &str = "arev-bot";
+
+/// Another user's author record (ids apart from the bot's).
+fn author(username: &str) -> Value {
+    let id = if username == BOT_USERNAME {
+        BOT_ID
+    } else {
+        100 + username.bytes().map(u64::from).sum::<u64>() % 700
+    };
+    json!({"id": id, "username": username})
+}
 
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -30,6 +43,8 @@ pub struct Request {
     pub query: HashMap<String, String>,
     pub body: Option<Value>,
     pub status: u16,
+    /// The credential headers as sent (`private-token`, `job-token`, `authorization`).
+    pub credentials: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -169,11 +184,11 @@ impl FakeGitlab {
     }
 
     /// A plain MR comment by someone else.
-    pub fn add_note(&self, author: &str, body: &str) {
+    pub fn add_note(&self, author_name: &str, body: &str) {
         let mut s = self.state.lock().unwrap();
         s.next_id += 1;
         let id = s.next_id;
-        let note = json!({"id": id, "body": body, "system": false, "author": {"username": author}});
+        let note = json!({"id": id, "body": body, "system": false, "author": author(author_name)});
         s.notes.push(note.clone());
         s.discussions
             .push(json!({"id": format!("{id:040x}"), "individual_note": true, "notes": [note]}));
@@ -253,6 +268,11 @@ async fn handle(
     } else {
         Some(serde_json::from_slice(&body).unwrap_or(Value::String("<not JSON>".into())))
     };
+    let credentials = ["private-token", "job-token", "authorization"]
+        .iter()
+        .filter_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()))
+        .map(String::from)
+        .collect();
     let resp = route(
         &mut s,
         addr,
@@ -268,6 +288,7 @@ async fn handle(
         query,
         body: json_body,
         status: resp.status().as_u16(),
+        credentials,
     });
     resp
 }
@@ -302,6 +323,9 @@ fn route(
     }
     if headers.get("private-token").and_then(|v| v.to_str().ok()) != Some(TOKEN) {
         return reply(401, json!({"message": "401 Unauthorized"}));
+    }
+    if *method == Method::GET && path == "/user" {
+        return reply(200, author(BOT_USERNAME));
     }
     let mr = format!(
         "/projects/{}/merge_requests/{}",
@@ -339,7 +363,7 @@ fn route(
             let Some(text) = text else {
                 return reply(400, json!({"error": "body is missing"}));
             };
-            let note = json!({"id": new_id, "body": text, "system": false, "author": {"username": "arev-bot"}});
+            let note = json!({"id": new_id, "body": text, "system": false, "author": author(BOT_USERNAME)});
             s.notes.push(note.clone());
             s.discussions.push(
                 json!({"id": format!("{new_id:040x}"), "individual_note": true, "notes": [note]}),
@@ -388,7 +412,7 @@ fn route(
                 _ => {}
             }
             let note = json!({"id": new_id, "body": text, "system": false, "type": "DiffNote",
-                "author": {"username": "arev-bot"}, "position": pos});
+                "author": author(BOT_USERNAME), "position": pos});
             s.notes.push(note.clone());
             let d =
                 json!({"id": format!("{new_id:040x}"), "individual_note": false, "notes": [note]});

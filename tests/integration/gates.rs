@@ -1,7 +1,7 @@
 //! Every gate of docs/architecture.md §10 fires through the real path: exit 3 and the abort
 //! reason in meta.json.
 
-use crate::harness::{finding, group_members, ruling, TestRepo};
+use crate::harness::{a_finding_to_judge, finding, group_members, ruling, TestRepo};
 use serde_json::json;
 use std::time::Duration;
 
@@ -45,7 +45,9 @@ fn read_outside_the_target() {
     let run = repo
         .arev()
         .args(&["run", "src/lib.rs"])
-        .script(json!({"steps": [{"role": "adversary", "reads": ["secret.rs"]}]}))
+        .script(
+            json!({"steps": [{"role": "adversary", "reads": ["secret.rs"]}, a_finding_to_judge()]}),
+        )
         .run();
     assert_aborted(&run, "adversary_offtarget_read");
     let r1 = run.json("round-1.json");
@@ -162,7 +164,11 @@ fn adversary_malformed_falls_back_to_an_empty_map() {
     let run = repo
         .arev()
         .args(&["run", "src/lib.rs"])
-        .script(json!({"steps": [{"role": "adversary", "answer_text": "```json\n{\"heuristics\": 3}\n```"}]}))
+        .script(json!({"steps": [
+            {"role": "adversary", "answer_text": "```json\n{\"heuristics\": 3}\n```"},
+            a_finding_to_judge(),
+            {"role": "judge", "answer": {"rulings": [ruling("F1", "src/lib.rs", 2, "dismissed", "adversary")], "summary": "s"}},
+        ]}))
         .run();
     run.assert_code(0);
     let r1 = run.json("round-1.json");
@@ -225,7 +231,7 @@ fn hanging_agent_is_killed_within_timeout_plus_grace() {
         .args(&["run", "src/lib.rs"])
         .env("AREV_AGENT_TIMEOUT", "1s")
         .env("AREV_AGENT_GRACE", "500ms")
-        .script(json!({"steps": [{"role": "adversary", "ignore_sigterm": true, "spawn_grandchild": true}]}))
+        .script(json!({"steps": [{"role": "adversary", "ignore_sigterm": true, "spawn_grandchild": true}, a_finding_to_judge()]}))
         .run();
     assert_aborted(&run, "agent_dispatch_unavailable");
     // Two attempts (the retry), each bounded by timeout + grace, plus process overhead.
@@ -268,7 +274,7 @@ fn a_role_timeout_table_applies_to_that_role_only() {
     let run = repo
         .arev()
         .args(&["run", "src/lib.rs"])
-        .script(json!({"steps": [{"role": "adversary", "hang": true}]}))
+        .script(json!({"steps": [{"role": "adversary", "hang": true}, a_finding_to_judge()]}))
         .run();
     assert_aborted(&run, "agent_dispatch_unavailable");
     assert!(

@@ -230,8 +230,11 @@ fn diff_targets_apply_the_size_cap() {
     } else {
         Run::new(&repo, cmd.output().unwrap(), Default::default())
     };
-    run.assert_code(0);
+    // The change chose its own size: it was not reviewed, and that gates (SPEC §14.1).
+    run.assert_code(1);
     let report = run.report();
+    assert_eq!(report["confirmed"][0]["category"], "unreviewed-change");
+    assert_eq!(report["confirmed"][0]["file"], "dump.sql");
     assert_eq!(allowed(&report), ["src/lib.rs"]);
     assert_eq!(
         skipped(&report),
@@ -779,4 +782,172 @@ fn a_full_disk_is_a_clear_error_not_a_panic() {
             .contains("File too large"),
         "{meta}"
     );
+}
+
+/// `arev` with its peak RSS measured by /usr/bin/time when present (`AREV_MAXRSS_KIB=` on
+/// stderr), `stdin` fed to it.
+fn timed_run(repo: &TestRepo, arev: crate::harness::Arev<'_>, stdin: &[u8]) -> Run {
+    use std::io::Write;
+    let cmd = arev.command();
+    let time = Path::new("/usr/bin/time");
+    let mut c = if time.exists() {
+        let mut t = std::process::Command::new(time);
+        t.args(["-f", "AREV_MAXRSS_KIB=%M", env!("CARGO_BIN_EXE_arev")])
+            .args(cmd.get_args());
+        t
+    } else {
+        std::process::Command::new(env!("CARGO_BIN_EXE_arev"))
+    };
+    if !time.exists() {
+        c.args(cmd.get_args());
+    }
+    c.current_dir(&repo.root)
+        .env_clear()
+        .envs(
+            cmd.get_envs()
+                .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let _ = input.write_all(stdin);
+    drop(input);
+    Run::new(repo, child.wait_with_output().unwrap(), Default::default())
+}
+
+/// Bounded inputs (SPEC §14.1): a hook's stdin and a `--baseline` are read under caps, so
+/// memory never follows the input; a baseline of another report version is exit 2.
+#[test]
+fn hook_stdin_and_baselines_are_read_under_caps() {
+    let repo = TestRepo::new();
+    // A 64 MB UserPromptSubmit input: drained, not kept.
+    let huge = format!(
+        "{{\"session_id\":\"s\",\"hook_event_name\":\"UserPromptSubmit\",\"cwd\":{:?},\"prompt\":\"{}\"}}",
+        repo.root.display().to_string(),
+        "x".repeat(64 << 20)
+    );
+    let run = timed_run(
+        &repo,
+        repo.arev().args(&["hook", "prompt"]),
+        huge.as_bytes(),
+    );
+    run.assert_code(0);
+    assert!(run.stdout.contains("over 4 MiB"), "{}", run.stdout);
+    if let Some(kib) = peak_rss_kib(&run) {
+        assert!(kib < 48 * 1024, "peak RSS {kib} KiB for a 64 MB hook input");
+    }
+
+    // A 300 MB baseline (sparse): refused after reading past the cap, not read whole.
+    let big = repo.scratch.join("big-baseline.json");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(300 << 20)
+        .unwrap();
+    let run = timed_run(
+        &repo,
+        repo.arev()
+            .args(&["run", "src/lib.rs", "--baseline", big.to_str().unwrap()]),
+        b"",
+    );
+    run.assert_code(2);
+    assert!(run.stderr.contains("larger than 64 MiB"), "{}", run.stderr);
+    if let Some(kib) = peak_rss_kib(&run) {
+        assert!(kib < 120 * 1024, "peak RSS {kib} KiB for a 300 MB baseline");
+    }
+
+    // A baseline of an unknown report version is exit 2, naming it.
+    let ok = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--max-rounds", "1"])
+        .script(json!({"steps": []}))
+        .run();
+    ok.assert_code(0);
+    let mut report = ok.report();
+    report["schema_version"] = json!(99);
+    let v99 = repo.scratch.join("v99.json");
+    std::fs::write(&v99, report.to_string()).unwrap();
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--baseline", v99.to_str().unwrap()])
+        .run();
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("schema_version 99 is not 1"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// No raw control characters out (SPEC §14.1): a tool name an agent chose (in the abort
+/// line), agent text in `--format github` annotations, and a run dir's id and target in
+/// `runs`/`status` reach the terminal and CI log with ESC, BEL and OSC escaped.
+#[test]
+fn control_characters_never_reach_the_terminal_or_the_ci_log() {
+    const OSC: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9d}";
+    let raw = |s: &str| s.contains('\u{1b}') || s.contains('\u{7}') || s.contains('\u{9d}');
+    // An agent-chosen tool name in the abort line.
+    let repo = TestRepo::new();
+    let tool = format!("mcp__x__{OSC}");
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs"])
+        .script(json!({"steps": [{"role": "enthusiast", "tools": [{"name": tool, "input": {}}]}]}))
+        .run();
+    run.assert_code(3);
+    assert!(!raw(&run.stderr) && !raw(&run.stdout), "{:?}", run.stderr);
+    assert!(run.stderr.contains("\\u{1b}]0;pwned"), "{}", run.stderr);
+
+    // Agent text in annotations.
+    let repo = TestRepo::new();
+    let mut f = finding("F1", "src/lib.rs", 2, "high", "error-handling");
+    f["description"] = json!(format!("title {OSC} here\n::error::forged"));
+    let run = repo
+        .arev()
+        .args(&[
+            "run",
+            "src/lib.rs",
+            "--max-rounds",
+            "1",
+            "--format",
+            "github",
+        ])
+        .script(json!({"steps": [
+            {"role": "enthusiast", "round": 1, "answer": {"findings": [f]}},
+            {"role": "judge", "round": 1, "answer": {"rulings": [
+                ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
+                "summary": "s", "convergence": false, "next_round_model": null}}
+        ]}))
+        .run();
+    run.assert_code(1);
+    assert!(!raw(&run.stdout), "{:?}", run.stdout);
+    assert!(
+        run.stdout
+            .lines()
+            .all(|l| !l.starts_with("::error::forged")),
+        "{}",
+        run.stdout
+    );
+
+    // A run dir whose id and target hold escapes (not tracked by git).
+    let src = run.run_dir();
+    let mut meta = run.meta();
+    let id = format!("29990101-000000-abcdef-{OSC}");
+    let dir = repo.root.join(".arev/runs").join(&id);
+    std::fs::create_dir_all(&dir).unwrap();
+    meta["run_id"] = json!(id);
+    meta["target"]["display"] = json!(format!("src/{OSC}.rs"));
+    meta["started_at"] = json!("2999-01-01T00:00:00.000Z");
+    std::fs::write(dir.join("meta.json"), meta.to_string()).unwrap();
+    std::fs::copy(src.join("report.json"), dir.join("report.json")).unwrap();
+    for args in [&["runs"][..], &["status"][..]] {
+        let out = repo.arev().args(args).run();
+        assert!(
+            !raw(&out.stdout) && !raw(&out.stderr),
+            "{args:?}: {:?}",
+            out.stdout
+        );
+        assert!(out.stdout.contains("\\u{1b}"), "{args:?}: {}", out.stdout);
+    }
 }

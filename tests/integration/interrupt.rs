@@ -186,7 +186,7 @@ fn an_agents_setsid_grandchild_does_not_outlive_the_run() {
         .arev()
         .args(&["run", "src/lib.rs", "--format", "json"])
         .env("AREV_FAKE_PIDS", pids.to_str().unwrap())
-        // The first answer only (an empty round-1 answer is re-prompted once).
+        // The first answer only (a re-dispatch would not spawn another grandchild).
         .script(
             json!({"steps": [{"role": "enthusiast", "retry": false, "setsid_grandchild": true}]}),
         )

@@ -82,6 +82,8 @@ mod fake_github;
 mod openapi;
 // `arev publish` / `run --publish` to GitHub: pushes, fixes, retries, failures, dry run.
 mod publish;
+// Untrusted run dirs in the publishing job, other authors' markers, redirects, bounds.
+mod publish_trust;
 // Loopback fake GitLab REST API v4 (MR versions, diffs, notes, discussions, pages, faults).
 mod fake_gitlab;
 // `arev publish gitlab` / `run --publish gitlab`: sticky note, positioned discussions.
@@ -101,3 +103,5 @@ mod context;
 mod fidelity;
 // Review memory: baselines, suppressions, incremental re-review, the verdict cache.
 mod memory;
+// Economics: debunked once, a cancelled Adversary, live time and cost, budgets.
+mod economics;

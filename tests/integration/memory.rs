@@ -871,7 +871,11 @@ fn review_pr(repo: &TestRepo, extra: &[&str]) -> Run {
 fn gated_unsuppressed(run: &Run, needle: &str) -> (Value, String) {
     run.assert_code(1);
     let r = report(run);
-    assert_eq!(states(&r, "confirmed").len(), 1, "{r:#}");
+    let reviewed = states(&r, "confirmed")
+        .into_iter()
+        .filter(|s| s.0 != "unreviewed-change")
+        .count();
+    assert_eq!(reviewed, 1, "{r:#}");
     assert!(
         r["suppressed"].as_array().is_none_or(Vec::is_empty),
         "{r:#}"
@@ -915,8 +919,18 @@ fn a_suppression_the_change_adds_applies_only_when_its_tree_is_trusted() {
     // `--base` reads repository inputs from the merge-base: the PR's suppression is not
     // applied, and the warning names the file.
     let base = run(&[]);
-    let (_, warning) = gated_unsuppressed(&base, "--repo-config worktree");
+    let (r, warning) = gated_unsuppressed(&base, "--repo-config worktree");
     assert!(warning.contains(".arev/suppressions.toml"), "{warning}");
+    // The PR's own file under `.arev/` is itself an unreviewed change (SPEC §14.1).
+    assert!(
+        r["confirmed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["category"] == "unreviewed-change"
+                && f["file"] == ".arev/suppressions.toml"),
+        "{r:#}"
+    );
     assert_eq!(files(&base), json!([]));
 
     // `--repo-config worktree` trusts the checked-out tree: the suppression applies.
@@ -1009,6 +1023,33 @@ fn an_inline_suppression_the_change_adds_is_not_honoured_from_an_untrusted_tree(
         "{r:#}"
     );
     later.assert_code(0);
+}
+
+#[test]
+fn a_copy_of_an_existing_marker_above_the_changes_own_code_is_not_honoured() {
+    let repo = TestRepo::new();
+    // The base branch has a reviewed, merged marker for its own code at the end of the file.
+    let vetted = "// arev-ignore: vetted, ids are checked upstream";
+    let base_text = format!("{}{vetted}\npub fn legacy() {{}}\n", crate::harness::LIB_RS);
+    repo.write("src/lib.rs", &base_text)
+        .commit("main: a vetted marker");
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    // The pull request copies that very line above its own new code (line 2, flagged).
+    let pr_text = format!(
+        "{vetted}\npub fn parse(s: &str) -> u32 {{ s.trim().parse().unwrap() }}\n{}",
+        base_text
+            .lines()
+            .skip(3)
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    );
+    repo.write("src/lib.rs", &pr_text)
+        .commit("pr: copy a marker");
+    let base = review_pr(&repo, &[]);
+    let (_, warning) = gated_unsuppressed(&base, "src/lib.rs:1: `arev-ignore` is not applied");
+    assert!(warning.contains("at this place"), "{warning}");
+    // The trusted tree's own marker, where it is, still counts (worktree trusts all).
+    review_pr(&repo, &["--repo-config", "worktree"]).assert_code(0);
 }
 
 #[test]

@@ -113,7 +113,8 @@ pub fn assert_valid_github_requests(test: &str, requests: &[Request]) {
     };
     assert!(!requests.is_empty(), "{test}: no request to validate");
     let mut errors = vec![];
-    for r in requests {
+    // GraphQL (the token's identity) is not part of the REST description.
+    for r in requests.iter().filter(|r| r.path != "/api/graphql") {
         let Some(t) = template(spec, &r.path) else {
             errors.push(format!(
                 "{} {}: no such path in the OpenAPI description",
@@ -196,6 +197,7 @@ fn the_openapi_check_can_fail() {
             .collect(),
         body,
         status: 200,
+        auth: String::new(),
     };
     let good = [
         req(

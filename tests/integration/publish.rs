@@ -10,9 +10,19 @@ use crate::openapi::assert_valid_github_requests;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
+/// A head sha the fake forges never see from a review (the fakes' own checks).
 pub const SHA1: &str = "1111111111111111111111111111111111111111";
-pub const SHA2: &str = "2222222222222222222222222222222222222222";
-pub const SHA3: &str = "3333333333333333333333333333333333333333";
+
+/// The commit the test repo is at (what a review records and a PR head must be).
+pub fn head(repo: &TestRepo) -> String {
+    repo.git(&["rev-parse", "HEAD"]).trim().to_string()
+}
+
+/// A new push to the PR: an empty commit in the test repo; its sha.
+pub fn push(repo: &TestRepo) -> String {
+    repo.git(&["commit", "-q", "--allow-empty", "-m", "push"]);
+    head(repo)
+}
 
 /// The PR diff GitHub reports for src/lib.rs: line 1 (context) and line 2 (added) are on
 /// its right side, line 3 is not.
@@ -160,7 +170,8 @@ fn comment_on(fake: &FakeGithub, line: u64) -> Value {
 #[test]
 fn first_push_second_push_and_a_fixed_finding_past_the_first_page() {
     let repo = TestRepo::new();
-    let fake = FakeGithub::start(7, SHA1, &[("src/lib.rs", PATCH)]);
+    let sha1 = head(&repo);
+    let fake = FakeGithub::start(7, &sha1, &[("src/lib.rs", PATCH)]);
     // Busy PR: more than a page (100) of other people's comments of both kinds.
     for i in 0..105 {
         fake.add_issue_comment("alice", &format!("comment {i}"));
@@ -170,7 +181,7 @@ fn first_push_second_push_and_a_fixed_finding_past_the_first_page() {
     }
 
     // Push 1: findings on lines 1, 2 (in the diff) and 3 (outside it).
-    let ev1 = event(&repo, SHA1);
+    let ev1 = event(&repo, &sha1);
     // The most verbose logs (the HTTP client's wire level included) still hold no token.
     let run = gh(
         review_run(&repo, &[1, 2, 3], &["--publish", "github"]).env("AREV_LOG", "trace"),
@@ -206,7 +217,7 @@ fn first_push_second_push_and_a_fixed_finding_past_the_first_page() {
     assert!(summary.contains("`src/lib.rs:3`"), "{summary}");
     let reviews = fake.reviews();
     assert_eq!(reviews.len(), 1);
-    assert_eq!(reviews[0]["commit_id"], SHA1);
+    assert_eq!(reviews[0]["commit_id"], sha1);
     let review_req = fake
         .writes()
         .into_iter()
@@ -247,7 +258,7 @@ fn first_push_second_push_and_a_fixed_finding_past_the_first_page() {
     let payload = read_json(&dir.join("publish/github.json"));
     assert_eq!(
         payload["target"],
-        json!({"repository": REPO, "number": 7, "head_sha": SHA1})
+        json!({"repository": REPO, "number": 7, "head_sha": sha1})
     );
     let result = read_json(&dir.join("publish/github.result.json"));
     assert_eq!(result["status"], "published");
@@ -257,8 +268,9 @@ fn first_push_second_push_and_a_fixed_finding_past_the_first_page() {
     assert_no_token(&run, &dir, TOKEN);
 
     // Push 2: the same findings: nothing new is commented, the summary stays one comment.
-    fake.push(SHA2);
-    let ev2 = event(&repo, SHA2);
+    let sha2 = push(&repo);
+    fake.push(&sha2);
+    let ev2 = event(&repo, &sha2);
     let run2 = gh(
         review_run(&repo, &[1, 2, 3], &["--publish", "github"])
             .env("AREV_LOG", "ureq=trace,ureq_proto=trace"),
@@ -303,8 +315,9 @@ fn first_push_second_push_and_a_fixed_finding_past_the_first_page() {
     for i in 0..30 {
         fake.add_issue_comment("carol", &format!("later {i}"));
     }
-    fake.push(SHA3);
-    let ev3 = event(&repo, SHA3);
+    let sha3 = push(&repo);
+    fake.push(&sha3);
+    let ev3 = event(&repo, &sha3);
     let run3 = gh(
         review_run(&repo, &[1, 3], &["--publish", "github"]),
         &fake,
@@ -329,7 +342,10 @@ fn first_push_second_push_and_a_fixed_finding_past_the_first_page() {
         .find(|c| c["id"] == line2["id"])
         .unwrap();
     let body = fixed["body"].as_str().unwrap();
-    assert!(body.contains("**Fixed** in 333333333333"), "{body}");
+    assert!(
+        body.contains(&format!("**Fixed** in {}", &sha3[..12])),
+        "{body}"
+    );
     assert!(
         body.contains(line2["body"].as_str().unwrap()),
         "the original text is kept"
@@ -393,7 +409,8 @@ fn the_fake_rejects_a_line_outside_the_diff_and_a_bad_token() {
 #[test]
 fn retries_on_5xx_and_429_then_succeeds() {
     let repo = TestRepo::new();
-    let fake = FakeGithub::start(7, SHA1, &[("src/lib.rs", PATCH)]);
+    let sha1 = head(&repo);
+    let fake = FakeGithub::start(7, &sha1, &[("src/lib.rs", PATCH)]);
     review_run(&repo, &[1, 2], &[]).run().assert_code(1);
     let dir = newest_run(&repo);
     fake.fault(Fault {
@@ -420,7 +437,7 @@ fn retries_on_5xx_and_429_then_succeeds() {
         body: json!({"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}),
         times: 1,
     });
-    let ev = event(&repo, SHA1);
+    let ev = event(&repo, &sha1);
     let run = gh(
         repo.arev()
             .args(&["publish", "github", dir.to_str().unwrap()]),
@@ -456,7 +473,8 @@ fn retries_on_5xx_and_429_then_succeeds() {
 #[test]
 fn a_persistent_failure_keeps_the_exit_code_and_the_payload_and_publish_retries_it() {
     let repo = TestRepo::new();
-    let fake = FakeGithub::start(7, SHA1, &[("src/lib.rs", PATCH)]);
+    let sha1 = head(&repo);
+    let fake = FakeGithub::start(7, &sha1, &[("src/lib.rs", PATCH)]);
     fake.fault(Fault {
         method: "POST",
         path_ends_with: "/pulls/7/reviews".into(),
@@ -465,7 +483,7 @@ fn a_persistent_failure_keeps_the_exit_code_and_the_payload_and_publish_retries_
         body: json!({"message": "Server Error"}),
         times: 1000,
     });
-    let ev = event(&repo, SHA1);
+    let ev = event(&repo, &sha1);
     let run = gh(
         review_run(&repo, &[1, 2], &["--publish", "github"]),
         &fake,
@@ -549,8 +567,9 @@ fn a_persistent_failure_keeps_the_exit_code_and_the_payload_and_publish_retries_
 #[test]
 fn the_fork_case_review_with_a_read_only_token_then_publish_from_workflow_run() {
     let repo = TestRepo::new();
-    let fake = FakeGithub::start(7, SHA1, &[("src/lib.rs", PATCH)]);
-    let ev = event(&repo, SHA1);
+    let sha1 = head(&repo);
+    let fake = FakeGithub::start(7, &sha1, &[("src/lib.rs", PATCH)]);
+    let ev = event(&repo, &sha1);
     let run = gh(
         review_run(&repo, &[2], &["--publish", "github"]),
         &fake,
@@ -576,7 +595,7 @@ fn the_fork_case_review_with_a_read_only_token_then_publish_from_workflow_run() 
     let wr = repo.scratch.join("workflow_run.json");
     std::fs::write(
         &wr,
-        json!({"action": "completed", "workflow_run": {"head_sha": SHA1, "pull_requests": []}})
+        json!({"action": "completed", "workflow_run": {"head_sha": sha1, "pull_requests": []}})
             .to_string(),
     )
     .unwrap();
@@ -592,7 +611,7 @@ fn the_fork_case_review_with_a_read_only_token_then_publish_from_workflow_run() 
     assert_eq!(fake.reviews().len(), 1);
     assert_eq!(
         fake.reviews()[0]["commit_id"],
-        SHA1,
+        sha1,
         "the reviewed head, from the kept payload"
     );
     assert_eq!(fake.issue_comments().len(), 1);
@@ -602,8 +621,9 @@ fn the_fork_case_review_with_a_read_only_token_then_publish_from_workflow_run() 
 #[test]
 fn a_missing_or_bad_token_is_named_and_never_printed() {
     let repo = TestRepo::new();
-    let fake = FakeGithub::start(7, SHA1, &[("src/lib.rs", PATCH)]);
-    let ev = event(&repo, SHA1);
+    let sha1 = head(&repo);
+    let fake = FakeGithub::start(7, &sha1, &[("src/lib.rs", PATCH)]);
+    let ev = event(&repo, &sha1);
     // No token: refused before any agent runs, no run dir.
     let run = review_run(&repo, &[2], &["--publish", "github"])
         .env("GITHUB_API_URL", &fake.api_url())
@@ -661,10 +681,11 @@ fn a_missing_or_bad_token_is_named_and_never_printed() {
 #[test]
 fn dry_run_prints_the_requests_and_writes_nothing() {
     let repo = TestRepo::new();
-    let fake = FakeGithub::start(7, SHA1, &[("src/lib.rs", PATCH)]);
+    let sha1 = head(&repo);
+    let fake = FakeGithub::start(7, &sha1, &[("src/lib.rs", PATCH)]);
     review_run(&repo, &[1, 2, 3], &[]).run().assert_code(1);
     let dir = newest_run(&repo);
-    let ev = event(&repo, SHA1);
+    let ev = event(&repo, &sha1);
     let run = gh(
         repo.arev()
             .args(&["publish", "github", dir.to_str().unwrap(), "--dry-run"]),
@@ -683,7 +704,10 @@ fn dry_run_prints_the_requests_and_writes_nothing() {
         let keys: Vec<&String> = l.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["body", "method", "path"], "{l}");
     }
-    let writes: Vec<&Value> = lines.iter().filter(|l| l["method"] != "GET").collect();
+    let writes: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["method"] != "GET" && l["path"] != "/api/graphql")
+        .collect();
     assert_eq!(writes.len(), 2, "{lines:#?}");
     assert_eq!(writes[0]["method"], "POST");
     assert_eq!(
@@ -724,8 +748,9 @@ fn dry_run_prints_the_requests_and_writes_nothing() {
 #[test]
 fn an_aborted_run_publishes_no_verdict_and_comments_nothing() {
     let repo = TestRepo::new();
-    let fake = FakeGithub::start(7, SHA1, &[("src/lib.rs", PATCH)]);
-    let ev = event(&repo, SHA1);
+    let sha1 = head(&repo);
+    let fake = FakeGithub::start(7, &sha1, &[("src/lib.rs", PATCH)]);
+    let ev = event(&repo, &sha1);
     let run = gh(
         repo.arev()
             .args(&["run", "src/lib.rs", "--publish", "github"])
@@ -750,7 +775,8 @@ fn an_aborted_run_publishes_no_verdict_and_comments_nothing() {
 #[test]
 fn a_summary_over_65536_characters_is_cut_with_a_pointer() {
     let repo = TestRepo::new();
-    let fake = FakeGithub::start(7, SHA1, &[("src/lib.rs", PATCH)]);
+    let sha1 = head(&repo);
+    let fake = FakeGithub::start(7, &sha1, &[("src/lib.rs", PATCH)]);
     review_run(&repo, &[2], &[]).run().assert_code(1);
     // A report with 400 long findings (a copy outside any run dir).
     let mut report = read_json(&newest_run(&repo).join("report.json"));
@@ -771,7 +797,7 @@ fn a_summary_over_65536_characters_is_cut_with_a_pointer() {
     let push = repo.scratch.join("push.json");
     std::fs::write(
         &push,
-        json!({"ref": "refs/heads/feature", "after": SHA1}).to_string(),
+        json!({"ref": "refs/heads/feature", "after": sha1}).to_string(),
     )
     .unwrap();
     let run = gh(
@@ -797,7 +823,7 @@ fn a_summary_over_65536_characters_is_cut_with_a_pointer() {
     assert_eq!(fake.review_comments().len(), 400);
     assert_eq!(
         fake.reviews()[0]["commit_id"],
-        SHA1,
+        sha1,
         "the head the API names"
     );
     assert!(fake

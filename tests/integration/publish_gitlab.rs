@@ -4,7 +4,7 @@
 
 use crate::fake_gitlab::{FakeGitlab, Fault, PROJECT, TOKEN};
 use crate::harness::{Arev, TestRepo};
-use crate::publish::{assert_no_token, newest_run, read_json, script, PATCH, SHA1, SHA2, SHA3};
+use crate::publish::{assert_no_token, head, newest_run, push, read_json, script, PATCH};
 use serde_json::{json, Value};
 
 fn gl<'a>(a: Arev<'a>, fake: &FakeGitlab, token: Option<&str>) -> Arev<'a> {
@@ -53,7 +53,8 @@ fn summaries(fake: &FakeGitlab) -> Vec<Value> {
 #[test]
 fn gitlab_first_push_second_push_and_a_fixed_finding() {
     let repo = TestRepo::new();
-    let fake = FakeGitlab::start(5, SHA1, &[("src/lib.rs", PATCH)]);
+    let sha1 = head(&repo);
+    let fake = FakeGitlab::start(5, &sha1, &[("src/lib.rs", PATCH)]);
     for i in 0..105 {
         fake.add_note("alice", &format!("comment {i}"));
     }
@@ -83,7 +84,7 @@ fn gitlab_first_push_second_push_and_a_fixed_finding() {
     // Line 1 is a context line: named on both sides; line 2 was added: new side only.
     assert_eq!(d1["notes"][0]["position"]["old_line"], 1);
     assert!(d2["notes"][0]["position"]["old_line"].is_null());
-    assert_eq!(d2["notes"][0]["position"]["head_sha"], SHA1);
+    assert_eq!(d2["notes"][0]["position"]["head_sha"], sha1);
     let body2 = d2["notes"][0]["body"].as_str().unwrap().to_string();
     assert!(
         body2.contains("```suggestion:-0+0\n    s.parse().?\n```"),
@@ -111,7 +112,8 @@ fn gitlab_first_push_second_push_and_a_fixed_finding() {
         && r.query.get("page").map(String::as_str) == Some("2")));
 
     // Push 2, same findings: nothing new.
-    fake.push(SHA2);
+    let sha2 = push(&repo);
+    fake.push(&sha2);
     gl(
         review(&repo, &[1, 2, 3], &["--publish", "gitlab"]),
         &fake,
@@ -123,7 +125,8 @@ fn gitlab_first_push_second_push_and_a_fixed_finding() {
     assert_eq!(summaries(&fake).len(), 1);
 
     // Push 3: line 2 fixed.
-    fake.push(SHA3);
+    let sha3 = push(&repo);
+    fake.push(&sha3);
     gl(
         review(&repo, &[1, 3], &["--publish", "gitlab"]),
         &fake,
@@ -135,7 +138,10 @@ fn gitlab_first_push_second_push_and_a_fixed_finding() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(fixed.contains("**Fixed** in 333333333333"), "{fixed}");
+    assert!(
+        fixed.contains(&format!("**Fixed** in {}", &sha3[..12])),
+        "{fixed}"
+    );
     assert!(fixed.contains(&body2));
     assert_eq!(fake.diff_discussions().len(), 2);
     let s3 = summaries(&fake);
@@ -153,7 +159,8 @@ fn gitlab_first_push_second_push_and_a_fixed_finding() {
 #[test]
 fn gitlab_retries_a_rate_limit_and_names_a_missing_or_bad_token() {
     let repo = TestRepo::new();
-    let fake = FakeGitlab::start(5, SHA1, &[("src/lib.rs", PATCH)]);
+    let sha1 = head(&repo);
+    let fake = FakeGitlab::start(5, &sha1, &[("src/lib.rs", PATCH)]);
     let run = review(&repo, &[2], &["--publish", "gitlab"]);
     let missing = gl(run, &fake, None).run();
     missing.assert_code(2);

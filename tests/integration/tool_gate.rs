@@ -2,7 +2,7 @@
 //! stream-json from the default agent; Codex JSONL and Gemini stream-json from `command`
 //! agents declaring that format), and the output cap named in the dispatch failure.
 
-use crate::harness::{Run, TestRepo};
+use crate::harness::{a_finding_to_judge, Run, TestRepo};
 use serde_json::{json, Value};
 
 const FAKE: &str = env!("CARGO_BIN_EXE_arev-fake-agent");
@@ -74,6 +74,7 @@ fn read_only_tools_pass_in_every_format() {
         let run = repo
             .arev()
             .args(&["run", "src/lib.rs", "--max-rounds", "1"])
+            .script(json!({"steps": [a_finding_to_judge()]}))
             .run();
         run.assert_code(0);
         assert_eq!(run.meta()["status"], "complete", "{format}: {}", run.stderr);
@@ -122,7 +123,7 @@ fn claude_forbidden_tools_abort() {
         let run = repo
             .arev()
             .args(&["run", "src/lib.rs"])
-            .script(json!({"steps": [{"role": role, "tools": [{"name": name, "input": input}]}]}))
+            .script(json!({"steps": [{"role": role, "tools": [{"name": name, "input": input}]}, a_finding_to_judge()]}))
             .run();
         assert_forbidden(&run, role, name);
     }
@@ -168,7 +169,7 @@ fn codex_forbidden_tools_abort() {
         let run = repo
             .arev()
             .args(&["run", "src/lib.rs"])
-            .script(json!({"steps": [{"role": role, "tools": [{"name": name, "input": input}]}]}))
+            .script(json!({"steps": [{"role": role, "tools": [{"name": name, "input": input}]}, a_finding_to_judge()]}))
             .run();
         assert_forbidden(&run, role, named);
     }
@@ -178,7 +179,7 @@ fn codex_forbidden_tools_abort() {
         .args(&["run", "src/lib.rs"])
         .script(json!({"steps": [{"role": "adversary", "tools": [
             {"name": "shell", "input": {"command": "/bin/bash -lc 'wc -l src/lib.rs'"}}
-        ]}]}))
+        ]}, a_finding_to_judge()]}))
         .run();
     run.assert_code(0);
     let d = &dispatches(&run, "adversary")[0];
@@ -209,7 +210,7 @@ fn gemini_forbidden_tools_abort() {
         let run = repo
             .arev()
             .args(&["run", "src/lib.rs"])
-            .script(json!({"steps": [{"role": role, "tools": [{"name": name, "input": input}]}]}))
+            .script(json!({"steps": [{"role": role, "tools": [{"name": name, "input": input}]}, a_finding_to_judge()]}))
             .run();
         assert_forbidden(&run, role, name);
     }

@@ -97,7 +97,8 @@ fn special_kind(delta: &git2::DiffDelta<'_>) -> Option<SkipReason> {
 /// Render `diff` as git prints it, one file at a time into `sink`, with only the files that
 /// are reviewed: symlinks, submodules, run dirs, names with control characters, files over
 /// the cap (never loaded), excluded files (docs/architecture.md §19.3) and binary files are
-/// left out of the patch and listed as skipped. `.arev/` is left out silently. `workdir`: the new side is the working tree (else the
+/// left out of the patch and listed as skipped; a changed path under `.arev/` is listed as
+/// `arev_dir` (a change there is never reviewed as code). `workdir`: the new side is the working tree (else the
 /// index). libgit2 lists the changed paths; each file's two sides are read here (the
 /// working tree's without following links) and diffed as buffers, so no attribute or
 /// filter lookup happens per file; the header is written as git writes it.
@@ -177,7 +178,8 @@ fn special_paths(diff: &Diff<'_>) -> HashMap<String, SkipReason> {
 }
 
 /// Every delta of `diff` in order, after the checks that need no I/O: listed as skipped, or
-/// a file to read and diff. `.arev/` and paths outside `rules.only` are left out.
+/// a file to read and diff. Paths outside `rules.only` are left out; a path under `.arev/`
+/// is listed as skipped (`arev_dir`).
 fn plan<'d>(
     root: &Path,
     diff: &'d Diff<'_>,
@@ -194,6 +196,11 @@ fn plan<'d>(
         };
         let (raw, deleted) = delta_path(&delta);
         if is_arev_home(raw) {
+            // Listed, never silently dropped: a change there is an unreviewed change.
+            if rules.only.is_none() {
+                let path = escape_path(&String::from_utf8_lossy(raw));
+                steps.push(Step::Skip(path, SkipReason::ArevDir, None));
+            }
             continue;
         }
         let Ok(path) = std::str::from_utf8(raw) else {
