@@ -207,7 +207,7 @@ mod tests {
         assert_eq!(String::from_utf8(out).unwrap(), near);
         // All in scope: unchanged.
         let (out, undone) = restrict(old.as_bytes(), near.as_bytes(), &allowed).unwrap();
-        assert_eq!((out, undone), (near.clone().into_bytes(), 0));
+        assert_eq!((out, undone), (near.into_bytes(), 0));
     }
 
     #[test]
