@@ -18,7 +18,7 @@ pub const TERMINATED: i32 = 143;
 /// Interrupted by SIGHUP (128 + 1); recorded like SIGINT.
 pub const HANGUP: i32 = 129;
 
-/// The table as printed in `--help` and the README.
+/// The table as printed in `--help` and docs/usage.md.
 pub const TABLE: &str = "\
 Exit codes:
   0    review completed; no confirmed finding at or above --fail-on (default high)

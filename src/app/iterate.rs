@@ -5,7 +5,9 @@ use super::review::{emit, exit_code, record_exit, runtime};
 use crate::cli::RunArgs;
 use crate::errors::ExpectedError;
 use crate::exit_codes;
-use crate::iterate::{finish, prepare, run_loop, End, IterateStop, Options, Setup};
+use crate::iterate::{
+    finish, fixes_from, prepare, run_loop, shell_quote, End, IterateStop, Options, Setup,
+};
 use crate::output;
 use crate::resolve::RunPlan;
 use std::path::Path;
@@ -58,8 +60,16 @@ fn deliver(
         )),
         End::Interrupted => output::warn("iterate interrupted; the worktree is kept"),
     }
-    for line in setup.wt.instructions(&plan.root) {
+    for line in setup.wt.instructions(&plan.root, &fixes_from(setup)) {
         output::note(&line);
+    }
+    if let Some(patch) = report.iterate.as_ref().and_then(|i| i.patch.as_deref()) {
+        output::note(&format!("the fixes alone, as a patch: {patch}"));
+        output::note(&format!(
+            "apply them to your working tree: git -C {} apply {}",
+            shell_quote(&plan.root.display().to_string()),
+            shell_quote(patch)
+        ));
     }
     Ok(match end {
         End::Aborted { .. } => exit_codes::ABORTED,

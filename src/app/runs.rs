@@ -1,23 +1,52 @@
-//! `arev runs [--json]`: the runs under the runs base, newest first, with status and reason.
+//! `arev runs [--json] [--prune-older-than D [--dry-run]]`: the runs under the runs base,
+//! newest first, with status, age, reason (cache hits marked), confirmed count and cost; or
+//! pruning the finished ones older than D.
 
 use super::emit::{cwd, runs_base};
 use crate::cli::RunsArgs;
 use crate::errors::ExpectedError;
 use crate::output;
-use crate::store::{list_runs, RunSummary};
+use crate::store::{age, list_runs, prune_runs, RunSummary};
+use chrono::{DateTime, Utc};
 use std::fmt::Write;
+use std::time::Duration;
 
 fn reason(r: &RunSummary) -> String {
-    r.stop_reason
+    let why = r
+        .stop_reason
         .map(|s| s.to_string())
         .or_else(|| r.abort_reason.map(|a| a.to_string()))
         .or_else(|| r.error.clone())
-        .unwrap_or_else(|| "-".into())
+        .unwrap_or_else(|| "-".into());
+    match &r.cached_from {
+        Some(from) => format!("{why} (cache hit of {from})"),
+        None => why,
+    }
 }
 
-/// The table printed by `arev runs`.
-fn table(runs: &[RunSummary]) -> String {
-    let rows: Vec<[String; 5]> = runs
+/// A duration in its largest whole unit: `45s`, `12m`, `3h`, `5d`.
+fn short_age(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3_599 => format!("{}m", s / 60),
+        3_600..=86_399 => format!("{}h", s / 3_600),
+        _ => format!("{}d", s / 86_400),
+    }
+}
+
+/// A cost the way the report's cost line writes it (4 decimals below a dollar).
+fn cost(usd: f64) -> String {
+    if usd >= 1.0 {
+        format!("${usd:.2}")
+    } else {
+        format!("${usd:.4}")
+    }
+}
+
+/// The table printed by `arev runs`, ages counted at `now`.
+fn table(runs: &[RunSummary], now: DateTime<Utc>) -> String {
+    let rows: Vec<[String; 7]> = runs
         .iter()
         .map(|r| {
             let mut target = r.target.clone().unwrap_or_else(|| "-".into());
@@ -27,13 +56,27 @@ fn table(runs: &[RunSummary]) -> String {
             [
                 r.run_id.clone(),
                 r.status.map_or("unreadable", |s| s.as_str()).to_string(),
+                r.started_at
+                    .as_deref()
+                    .and_then(|t| age(t, now))
+                    .map_or("-".into(), short_age),
                 reason(r),
                 r.confirmed.map_or("-".into(), |c| c.to_string()),
+                r.cost_usd.map_or("-".into(), cost),
                 target,
             ]
         })
         .collect();
-    let head = ["RUN ID", "STATUS", "REASON", "CONFIRMED", "TARGET"];
+    let head = [
+        "RUN ID",
+        "STATUS",
+        "AGE",
+        "REASON",
+        "CONFIRMED",
+        "COST",
+        "TARGET",
+    ];
+    let last = head.len() - 1;
     let mut width = head.map(str::len);
     for row in &rows {
         for (w, cell) in width.iter_mut().zip(row) {
@@ -47,7 +90,7 @@ fn table(runs: &[RunSummary]) -> String {
             .zip(width)
             .enumerate()
             .map(|(i, (c, w))| {
-                if i == 4 {
+                if i == last {
                     c.clone()
                 } else {
                     format!("{c:<w$}")
@@ -60,9 +103,62 @@ fn table(runs: &[RunSummary]) -> String {
     output::inert(&s).into_owned()
 }
 
+/// `--prune-older-than`: the runs removed (or, with `--dry-run`, that would be) on stdout,
+/// one line each, and a count on stderr.
+fn prune(
+    base: &std::path::Path,
+    older_than: Duration,
+    args: &RunsArgs,
+) -> Result<(), ExpectedError> {
+    let now = Utc::now();
+    let pruned =
+        prune_runs(base, older_than, now, args.dry_run).map_err(|e| ExpectedError::BadRun {
+            path: base.to_path_buf(),
+            message: format!("pruning: {e}"),
+        })?;
+    if args.json {
+        output::report(&serde_json::to_string_pretty(&pruned).unwrap_or_default());
+    } else if !pruned.is_empty() {
+        let verb = if args.dry_run {
+            "would remove"
+        } else {
+            "removed"
+        };
+        let mut s = String::new();
+        for r in &pruned {
+            let _ = writeln!(
+                s,
+                "{verb} {}  ({}, {})",
+                r.run_dir,
+                r.status.map_or("-", |s| s.as_str()),
+                r.started_at
+                    .as_deref()
+                    .and_then(|t| age(t, now))
+                    .map_or("-".into(), short_age),
+            );
+        }
+        output::report(s.trim_end());
+    }
+    let what = if args.dry_run {
+        "would remove"
+    } else {
+        "removed"
+    };
+    output::progress(&format!(
+        "arev: {what} {} run dir(s) under {} that ended at least {} ago (running runs and dirs without a readable meta.json are never removed)",
+        pruned.len(),
+        base.display(),
+        humantime::format_duration(older_than),
+    ));
+    Ok(())
+}
+
 pub(crate) fn runs_command(args: &RunsArgs) -> Result<(), ExpectedError> {
     let cwd = cwd()?;
     let base = runs_base(&cwd, args.run_dir.as_deref())?;
+    if let Some(older_than) = args.prune_older_than {
+        return prune(&base, older_than, args);
+    }
     let runs = list_runs(&base).map_err(|e| ExpectedError::BadRun {
         path: base.clone(),
         message: e.to_string(),
@@ -72,7 +168,22 @@ pub(crate) fn runs_command(args: &RunsArgs) -> Result<(), ExpectedError> {
     } else if runs.is_empty() {
         output::progress(&format!("arev: no runs under {}", base.display()));
     } else {
-        output::report(&table(&runs));
+        output::report(&table(&runs, Utc::now()));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_and_costs_read_short() {
+        assert_eq!(short_age(Duration::from_secs(45)), "45s");
+        assert_eq!(short_age(Duration::from_secs(12 * 60 + 5)), "12m");
+        assert_eq!(short_age(Duration::from_secs(3 * 3_600)), "3h");
+        assert_eq!(short_age(Duration::from_secs(5 * 86_400 + 7)), "5d");
+        assert_eq!(cost(0.05), "$0.0500");
+        assert_eq!(cost(12.345), "$12.35");
+    }
 }

@@ -88,6 +88,19 @@ pub struct RunsArgs {
     /// Runs base to list (default: <repo>/.arev/runs).
     #[arg(long, value_name = "DIR")]
     pub run_dir: Option<PathBuf>,
+    /// Delete the run dirs that ended at least DURATION ago (e.g. 30d, 12h): only arev's own
+    /// (a readable meta.json) and only finished or abandoned ones, never a running run.
+    /// Prints each run removed.
+    #[arg(long, value_name = "DURATION", value_parser = parse_age)]
+    pub prune_older_than: Option<std::time::Duration>,
+    /// With --prune-older-than: list what would be deleted, delete nothing.
+    #[arg(long, requires = "prune_older_than")]
+    pub dry_run: bool,
+}
+
+/// `--prune-older-than`: a duration such as 30d or 12h.
+fn parse_age(s: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("{e} (e.g. 30d, 12h)"))
 }
 
 #[derive(Debug, Args)]

@@ -12,7 +12,7 @@ Example:
   arev eval compare eval/opus/eval.json eval/cheap/eval.json
 
 A case is found when a confirmed finding lies within --tolerance lines (default 3) of a line
-the fix removed or changed (same file). The README (\"Measuring review quality\") explains
+the fix removed or changed (same file). docs/eval.md (\"Measuring review quality\") explains
 the numbers.";
 
 #[derive(Debug, Args)]

@@ -78,10 +78,12 @@ pub struct RunArgs {
     /// Model tier of the first round; escalation never goes below it.
     #[arg(long, value_enum)]
     pub model: Option<TierArg>,
-    /// Enthusiast passes per round (default: FULL 2, LIGHTWEIGHT 1).
+    /// Enthusiast passes per round (default: FULL 2, LIGHTWEIGHT 1). The mode comes from
+    /// the target: a single code file or a diff of at most 150 lines is LIGHTWEIGHT; a
+    /// Markdown file, a glob, several paths or a larger diff is FULL.
     #[arg(long, value_parser = crate::config::limits::parse_passes)]
     pub passes: Option<u32>,
-    /// Round ceiling (default: FULL 10, LIGHTWEIGHT 3).
+    /// Round ceiling (default: FULL 10, LIGHTWEIGHT 3; FULL/LIGHTWEIGHT: see --passes).
     #[arg(long, value_parser = crate::config::limits::parse_max_rounds)]
     pub max_rounds: Option<u32>,
     /// Stop with `budget-exhausted` once the run has cost this many USD.

@@ -20,7 +20,7 @@ pub enum ConfigError {
     Invalid { key: String, message: String },
     #[error(
         "{path}: agents.{agent}.extra_args: `{arg}` is not allowed for a {backend} agent ({why}); \
-         arev decides what reviewers may use (README: \"Running on untrusted pull requests\")"
+         arev decides what reviewers may use (docs/trust.md: \"Running on untrusted pull requests\")"
     )]
     Floor {
         path: PathBuf,

@@ -2,7 +2,7 @@
 //! from. arev alone decides what a reviewer may use, read and run; a flag that grants tools,
 //! permissions, directories or files, settings, hooks, MCP servers, plugins, another session
 //! or a sandbox change is refused when the config is loaded (exit 2, naming the flag and the
-//! file). The README section "Running on untrusted pull requests" lists the same flags (a
+//! file). The section "Running on untrusted pull requests" (docs/trust.md) lists the same flags (a
 //! test keeps the two in step). `command` agents are arbitrary programs whose argv arev does
 //! not interpret: no floor applies to them.
 

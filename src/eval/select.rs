@@ -2,7 +2,7 @@
 //! code and test files, the size limits, and the hunk → expected-range rule. The git side
 //! (walking history, diffing) is `mine.rs`.
 //!
-//! The rules, as the README states them:
+//! The rules, as docs/eval.md states them:
 //! - **message**: the default regex matches the words fix/fixes/fixed/fixing, bug/bugs/
 //!   bugfix, crash/crashes/crashed, leak/leaks/leaked, overflow/overflows/overflowed, CVE
 //!   and CVE ids, case-insensitively, as whole words (`prefix` matches none of them);

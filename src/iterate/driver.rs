@@ -9,8 +9,8 @@ use super::fix::{fix_files, fix_items, fixable, fixer_rulings, new_fix_report, r
 use super::setup::Setup;
 use super::{
     after_fix, after_review, changed_paths, commit_all, commit_message, discard_all,
-    revert_outside, run_verify, FixFacts, FixReport, IterateStop, IterationReport, ReviewFacts,
-    VerifyReport,
+    keep_to_rulings, revert_outside, run_verify, FixFacts, FixReport, IterateStop, IterationReport,
+    ReviewFacts, VerifyReport,
 };
 use crate::findings::{FixerOutput, Tier};
 use crate::output;
@@ -349,17 +349,21 @@ impl Iteration<'_, '_> {
             }
         }
         let budget_left = budget_left(s.plan, &o.cost);
+        let scope: Vec<(Option<String>, Option<u32>)> =
+            fixable.iter().map(|f| (f.file.clone(), f.line)).collect();
         let step = self
-            .commit_and_verify(live, r, &mut fix, rec, budget_left)
+            .commit_and_verify(live, r, &scope, &mut fix, rec, budget_left)
             .await;
         (fix, step)
     }
 
-    /// Reject and revert changes outside ALLOWED_FILES, commit the rest, then `--verify`.
+    /// Reject and revert changes outside ALLOWED_FILES and outside the lines of the rulings
+    /// (`scope`: each fixed finding's file and line), commit the rest, then `--verify`.
     async fn commit_and_verify(
         &self,
         live: &ProgressLog,
         r: &Reviewed,
+        scope: &[(Option<String>, Option<u32>)],
         fix: &mut FixReport,
         rec: &mut IterationReport,
         budget_left: bool,
@@ -372,20 +376,10 @@ impl Iteration<'_, '_> {
             Ok(r) => r,
             Err(e) => return git(e),
         };
-        let changes = match changed_paths(&repo) {
-            Ok(c) => c,
-            Err(e) => return git(e),
-        };
-        let (kept, reverted) = match revert_outside(&repo, &changes, |p| target.is_allowed(p)) {
+        let (kept, reverted) = match revert_out_of_scope(&repo, target, scope, i) {
             Ok(x) => x,
             Err(e) => return git(e),
         };
-        for p in &reverted {
-            output::warn(&format!(
-                "iteration {i}: the Fixer changed {}, outside the target: reverted",
-                p.path
-            ));
-        }
         fix.changed = kept;
         fix.reverted = reverted;
         if !fix.changed.is_empty() {
@@ -439,6 +433,34 @@ impl Iteration<'_, '_> {
         });
         Step::Decided(stop, why)
     }
+}
+
+/// Revert what the Fixer changed outside the target, then outside the lines of its rulings
+/// (`scope`), each said on stderr. Returns the paths still changed and what was reverted.
+fn revert_out_of_scope(
+    repo: &git2::Repository,
+    target: &PinnedTarget,
+    scope: &[(Option<String>, Option<u32>)],
+    i: u32,
+) -> Result<(Vec<String>, Vec<super::RevertedPath>), super::GitError> {
+    let changes = changed_paths(repo)?;
+    let (kept, mut reverted) = revert_outside(repo, &changes, |p| target.is_allowed(p))?;
+    for p in &reverted {
+        output::warn(&format!(
+            "iteration {i}: the Fixer changed {}, outside the target: reverted",
+            p.path
+        ));
+    }
+    let (kept, far) = keep_to_rulings(repo, &changes, kept, scope)?;
+    for p in &far {
+        output::warn(&format!(
+            "iteration {i}: the Fixer changed {} outside the lines of its rulings (± {}): those changes reverted",
+            p.path,
+            super::FIX_CONTEXT_LINES
+        ));
+    }
+    reverted.extend(far);
+    Ok((kept, reverted))
 }
 
 /// How the fix part of an iteration ended.

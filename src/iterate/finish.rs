@@ -4,12 +4,17 @@
 
 use super::driver::{End, Outcome};
 use super::setup::Setup;
+use super::worktree::fixes_patch;
 use super::IterateReport;
 use crate::output;
 use crate::report::{build_report, BuildInput, Report, ReportTarget};
 use crate::round::{ReviewEnd, ReviewResult};
-use crate::store::{Ending, Finished, Meta, RecordError, Recorder};
+use crate::store::{write_atomic, Ending, Finished, Meta, RecordError, Recorder};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// The fixes alone, in the iterate run dir.
+pub const PATCH_FILE: &str = "iterate.patch";
 
 /// How meta.json records the end of the loop.
 pub fn ending(end: &End) -> Ending {
@@ -44,19 +49,55 @@ pub fn finish(
         output::warn("your copy of the target changed during the run; the branch starts from the pinned version");
     }
     let run_dir = rec.run().path.clone();
+    let patch = write_patch(s, &run_dir);
     let sarif =
         s.plan.outputs.sarif.is_some() || s.plan.outputs.format == crate::cli::Format::Sarif;
     rec.finish(ending(&outcome.end), |meta| {
-        crate::report::rendered(report(s, meta, &run_dir, outcome, head, started), sarif)
+        crate::report::rendered(
+            report(s, meta, &run_dir, outcome, head, patch, started),
+            sarif,
+        )
     })
+}
+
+/// Where the fixes start: the snapshot commit of the user's work, else the base commit.
+pub fn fixes_from(s: &Setup<'_>) -> String {
+    s.snapshot
+        .clone()
+        .unwrap_or_else(|| s.wt.base_commit.clone())
+}
+
+/// Write the fixes alone to `<run dir>/iterate.patch`; its path, or None when the branch
+/// holds no fix (or it could not be written: said on stderr, the branch still has them).
+fn write_patch(s: &Setup<'_>, run_dir: &Path) -> Option<PathBuf> {
+    let path = run_dir.join(PATCH_FILE);
+    let written = fixes_patch(&s.wt, &fixes_from(s))
+        .map_err(|e| e.0)
+        .and_then(|text| {
+            if text.is_empty() {
+                return Ok(false);
+            }
+            write_atomic(&path, &text)
+                .map(|()| true)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        });
+    match written {
+        Ok(true) => Some(path),
+        Ok(false) => None,
+        Err(e) => {
+            output::warn(&format!("no {PATCH_FILE}: {e}"));
+            None
+        }
+    }
 }
 
 fn report(
     s: &Setup<'_>,
     meta: &Meta,
-    run_dir: &std::path::Path,
+    run_dir: &Path,
     outcome: Outcome,
     head: String,
+    patch: Option<PathBuf>,
     started: Instant,
 ) -> Report {
     let mut report = match outcome.last_report {
@@ -97,7 +138,8 @@ fn report(
         fix_threshold: s.plan.fail_on,
         quality_critical: s.quality_critical,
         verify_command: s.verify.clone(),
-        diff_command: format!("git diff HEAD...{}", s.wt.branch),
+        diff_command: format!("git diff {} {}", fixes_from(s), s.wt.branch),
+        patch: patch.map(|p| p.display().to_string()),
         iterations: outcome.iterations,
     });
     report

@@ -5,6 +5,7 @@ mod decide;
 mod driver;
 mod finish;
 mod fix;
+mod scope;
 mod setup;
 mod verify;
 mod worktree;
@@ -16,11 +17,12 @@ pub use changes::{
 };
 pub use decide::{after_fix, after_review, FixFacts, ReviewFacts, Verdict};
 pub use driver::{run_loop, End, Outcome};
-pub use finish::finish;
+pub use finish::{finish, fixes_from, PATCH_FILE};
 pub use fix::FixerRuling;
+pub use scope::{keep_to_rulings, FIX_CONTEXT_LINES};
 pub use setup::{prepare, Options, Setup, DEFAULT_MAX_ITERATIONS};
 pub use verify::{run_verify, VerifyOutcome};
 pub use worktree::{
-    create as create_worktree, remove as remove_worktree, seed as seed_worktree, Worktree,
-    BRANCH_PREFIX,
+    create as create_worktree, fixes_patch, remove as remove_worktree, seed as seed_worktree,
+    shell_quote, Worktree, BRANCH_PREFIX,
 };

@@ -90,7 +90,7 @@ pub fn prepare<'a>(
         iterations_completed: 0,
         max_iterations,
     })?;
-    for line in wt.instructions(&plan.root).iter().take(1) {
+    for line in wt.instructions(&plan.root, &wt.base_commit).iter().take(1) {
         output::note(&format!("iterate: {line}"));
     }
 

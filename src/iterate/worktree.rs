@@ -30,15 +30,16 @@ impl Worktree {
         Repository::open(&self.path).map_err(|e| git_err("open the worktree", &e))
     }
 
-    /// How to inspect and remove it (printed at the end, also after an abort).
-    pub fn instructions(&self, user_root: &Path) -> Vec<String> {
+    /// How to inspect and remove it (printed at the end, also after an abort). `from` is
+    /// where the fixes start: the snapshot commit of the user's work, else the base commit.
+    pub fn instructions(&self, user_root: &Path, from: &str) -> Vec<String> {
         vec![
             format!(
                 "branch {} (worktree {}) — never merged",
                 self.branch,
                 self.path.display()
             ),
-            format!("see the changes: git diff HEAD...{}", self.branch),
+            format!("see the fixes alone: git diff {from} {}", self.branch),
             format!(
                 "remove it: git -C {} worktree remove --force {} && git -C {} branch -D {}",
                 shell_quote(&user_root.display().to_string()),
@@ -50,7 +51,35 @@ impl Worktree {
     }
 }
 
-fn shell_quote(s: &str) -> String {
+/// The fixes alone: the diff from `from` (the snapshot of the user's work, else the base
+/// commit) to the branch tip, as `git diff --binary` prints it, so `git apply` takes it on
+/// the user's working tree. Empty when the branch holds no fix.
+pub fn fixes_patch(wt: &Worktree, from: &str) -> Result<Vec<u8>, GitError> {
+    let repo = wt.open()?;
+    let tree_of = |rev: &str| {
+        repo.revparse_single(rev)
+            .and_then(|o| o.peel_to_tree())
+            .map_err(|e| git_err(&format!("read {rev}"), &e))
+    };
+    let (old, new) = (tree_of(from)?, tree_of("HEAD")?);
+    let mut opts = DiffOptions::new();
+    opts.show_binary(true);
+    let diff = repo
+        .diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))
+        .map_err(|e| git_err("diff the fixes", &e))?;
+    let mut text = Vec::new();
+    diff.print(DiffFormat::Patch, |_, _, line| {
+        if matches!(line.origin(), '+' | '-' | ' ') {
+            text.push(line.origin() as u8);
+        }
+        text.extend_from_slice(line.content());
+        true
+    })
+    .map_err(|e| git_err("render the fixes", &e))?;
+    Ok(text)
+}
+
+pub fn shell_quote(s: &str) -> String {
     if s.chars()
         .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c))
     {

@@ -70,8 +70,13 @@ pub struct IterateReport {
     pub quality_critical: bool,
     /// `--verify CMD`.
     pub verify_command: Option<String>,
-    /// `git diff <base_commit>...<branch>` as a command line.
+    /// `git diff <from> <branch>` as a command line: the fixes alone, from the snapshot
+    /// commit (else the base commit) — not the user's own uncommitted work.
     pub diff_command: String,
+    /// The same fixes as a patch file in the run dir (`<run dir>/iterate.patch`; apply with
+    /// `git apply`); null when the branch holds no fix.
+    #[serde(default)]
+    pub patch: Option<String>,
     pub iterations: Vec<IterationReport>,
 }
 
@@ -126,7 +131,8 @@ pub struct FixReport {
     pub errors: Vec<String>,
     /// Paths changed inside ALLOWED_FILES and committed.
     pub changed: Vec<String>,
-    /// Paths changed outside ALLOWED_FILES, reverted before the commit.
+    /// Paths changed outside ALLOWED_FILES or outside the lines of the rulings (a file no
+    /// ruling names, or lines more than 10 from every ruling's), reverted before the commit.
     pub reverted: Vec<RevertedPath>,
     /// The fix commit on the branch (null when nothing changed).
     pub commit: Option<String>,
@@ -136,7 +142,8 @@ pub struct FixReport {
     pub tokens: u64,
 }
 
-/// A change outside ALLOWED_FILES and how it was undone.
+/// A change outside ALLOWED_FILES, or outside the lines of the Fixer's rulings, and how it
+/// was undone.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RevertedPath {
@@ -152,6 +159,10 @@ pub enum RevertAction {
     Restored,
     /// A new (untracked) file, deleted.
     Deleted,
+    /// A file a ruling names: its changes more than `FIX_CONTEXT_LINES` (10) lines from
+    /// every line its rulings name there were restored from the worktree's HEAD, the
+    /// changes near them kept.
+    OutsideRulings,
 }
 
 /// The `--verify` command's result for one fix commit.

@@ -26,9 +26,23 @@ fn iteration_line(it: &IterationReport) -> String {
             f.applied.join(", "),
             f.skipped.len()
         );
-        if !f.reverted.is_empty() {
-            let paths: Vec<&str> = f.reverted.iter().map(|r| r.path.as_str()).collect();
-            let _ = write!(s, ", reverted outside the target: {}", paths.join(", "));
+        let outside = |far: bool| -> Vec<&str> {
+            f.reverted
+                .iter()
+                .filter(|r| (r.action == crate::records::RevertAction::OutsideRulings) == far)
+                .map(|r| r.path.as_str())
+                .collect()
+        };
+        let (target, rulings) = (outside(false), outside(true));
+        if !target.is_empty() {
+            let _ = write!(s, ", reverted outside the target: {}", target.join(", "));
+        }
+        if !rulings.is_empty() {
+            let _ = write!(
+                s,
+                ", reverted outside the rulings' lines: {}",
+                rulings.join(", ")
+            );
         }
         if !f.errors.is_empty() {
             let _ = write!(s, ", errors: {}", f.errors.join(", "));
@@ -66,7 +80,10 @@ pub fn text_section(r: &IterateReport) -> String {
     for it in &r.iterations {
         let _ = writeln!(s, "  {}", iteration_line(it));
     }
-    let _ = writeln!(s, "  changes: {}", r.diff_command);
+    let _ = writeln!(s, "  fixes: {}", r.diff_command);
+    if let Some(p) = &r.patch {
+        let _ = writeln!(s, "  patch: {p} (git apply {p})");
+    }
     s
 }
 

@@ -31,6 +31,10 @@ pub struct RunSummary {
     pub confirmed: Option<u32>,
     /// `i/n` for a `--shard` run.
     pub shard: Option<String>,
+    /// What the run cost in USD, from summary.json (or report.json); null while running or
+    /// without either.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
     /// Why meta.json could not be read.
     pub error: Option<String>,
     /// A verdict-cache hit: the run whose verdict it reuses.
@@ -38,21 +42,33 @@ pub struct RunSummary {
     pub cached_from: Option<String>,
 }
 
-/// `(confirmed, shard)` of a finished run: from its summary.json, or — a run dir written
-/// before summaries existed, or one whose summary was lost — from report.json. None without
+/// What `arev runs` shows of a finished run's report.
+struct Counts {
+    confirmed: u32,
+    shard: Option<String>,
+    cost_usd: f64,
+}
+
+/// The counts of a finished run: from its summary.json, or — a run dir written before
+/// summaries existed, or one whose summary was lost — from report.json. None without
 /// either.
-fn counts(dir: &Path) -> Option<(u32, Option<String>)> {
+fn counts(dir: &Path) -> Option<Counts> {
     if let Ok(text) = std::fs::read(dir.join(SUMMARY_FILE)) {
         if let Ok(s) = serde_json::from_slice::<ReportSummary>(&text) {
-            return Some((s.confirmed, s.shard));
+            return Some(Counts {
+                confirmed: s.confirmed,
+                shard: s.shard,
+                cost_usd: s.cost_usd,
+            });
         }
     }
     let text = std::fs::read(dir.join("report.json")).ok()?;
     let r: Report = serde_json::from_slice(&text).ok()?;
-    Some((
-        r.confirmed.len() as u32,
-        r.shard.as_ref().map(|s| format!("{}/{}", s.index, s.count)),
-    ))
+    Some(Counts {
+        confirmed: r.confirmed.len() as u32,
+        shard: r.shard.as_ref().map(|s| format!("{}/{}", s.index, s.count)),
+        cost_usd: r.cost.usd,
+    })
 }
 
 /// The run dirs under `base` whose meta.json git tracks: committed into the repository
@@ -114,6 +130,7 @@ pub fn list_runs(base: &Path) -> std::io::Result<Vec<RunSummary>> {
             finished_at: None,
             confirmed: None,
             shard: None,
+            cost_usd: None,
             error: None,
             cached_from: None,
         };
@@ -121,9 +138,10 @@ pub fn list_runs(base: &Path) -> std::io::Result<Vec<RunSummary>> {
             Ok(m) => {
                 s.status = Some(RunState::derive(m.status, liveness(&m)));
                 if m.status != RunStatus::Running {
-                    if let Some((confirmed, shard)) = counts(&dir) {
-                        s.confirmed = Some(confirmed);
-                        s.shard = shard;
+                    if let Some(c) = counts(&dir) {
+                        s.confirmed = Some(c.confirmed);
+                        s.shard = c.shard;
+                        s.cost_usd = Some(c.cost_usd);
                     }
                 }
                 s.stop_reason = m.stop_reason;

@@ -9,6 +9,7 @@ mod list;
 mod live;
 mod process;
 mod progress;
+mod prune;
 mod recorder;
 mod state;
 
@@ -33,5 +34,6 @@ pub use live::{
 };
 pub use process::Liveness;
 pub use progress::{read_progress, ProgressLog};
+pub use prune::{age, prune_runs};
 pub use recorder::{Ending, Finished, RecordError, Recorder, Rendered, Start, Written};
 pub use state::{liveness, read_run, RunState, RunView};

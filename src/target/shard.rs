@@ -2,7 +2,7 @@
 //! path hash, and the shard's own pinned target (its slice of the files), with the FULL
 //! manifest's identity kept.
 //!
-//! Partition rule (stable, documented in the README): order the manifest's files by
+//! Partition rule (stable, documented in docs/ci-and-publishing.md): order the manifest's files by
 //! `sha256("arev-shard-v1\0" + path)` (ties broken by path), then deal them out round-robin:
 //! the k-th file in that order (0-based) belongs to shard `k % n + 1`. Every file lands in
 //! exactly one shard, shard sizes differ by at most one, and the slice depends only on the

@@ -1279,7 +1279,7 @@ fn diff_excludes_leave_files_out_of_the_patch_and_the_hook_sha_agrees() {
     assert!(paths(&t).contains(&"Cargo.lock"), "{:?}", paths(&t));
 }
 
-/// The plain-git command that reproduces `diff.patch` (README "Reproducing the pin with
+/// The plain-git command that reproduces `diff.patch` (docs/usage.md "Reproducing the pin with
 /// git", docs/architecture.md §5.1): a throw-away index holding the working tree, diffed
 /// against BASE with full object ids; the arguments are one exclude pathspec per skipped
 /// path.

@@ -66,8 +66,14 @@ fn steps(parts: Vec<Vec<Value>>) -> Value {
 fn assert_instructions(run: &Run) {
     let b = branch(run);
     assert!(b.starts_with("arev/iterate/"), "{b}");
+    let from = iterate(run)["snapshot_commit"]
+        .as_str()
+        .or(iterate(run)["base_commit"].as_str())
+        .unwrap()
+        .to_owned();
     assert!(
-        run.stderr.contains(&format!("git diff HEAD...{b}")),
+        run.stderr
+            .contains(&format!("see the fixes alone: git diff {from} {b}")),
         "{}",
         run.stderr
     );
@@ -644,5 +650,137 @@ fn ctrl_c_during_the_fix_keeps_and_names_the_worktree() {
     assert_eq!(
         report["iterate"]["iterations"][0]["decision"],
         "interrupted"
+    );
+}
+
+/// The fixes alone as `<run dir>/iterate.patch`: from the snapshot of the user's work to
+/// the branch tip, so the user's own uncommitted change is not in it; `git apply --check`
+/// takes it on the user's working tree and on a clean checkout, and applying it there gives
+/// the fixed file. The command that applies it is printed.
+#[test]
+fn the_fixes_patch_holds_the_fixes_alone_and_applies_to_a_clean_checkout() {
+    let repo = repo_with_marker();
+    // The user's work in progress, far from the fix: not part of the patch.
+    repo.write(
+        "src/lib.rs",
+        "// state 1\npub fn parse(s: &str) -> u32 {\n    s.parse().unwrap()\n}\n\npub fn id(x: u32) -> u32 { x }\n// my wip\n",
+    );
+    let before = repo.state();
+    let script = steps(vec![
+        confirm_while("unwrap()", &["error-handling"]),
+        vec![fixer_edit(
+            "unwrap()",
+            "s.parse().unwrap()",
+            "s.parse().unwrap_or(0)",
+            &["F1"],
+        )],
+    ]);
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--iterate"])
+        .script(script)
+        .run();
+    run.assert_code(0);
+    repo.assert_untouched(&before);
+    assert_instructions(&run);
+    let it = iterate(&run);
+    let snapshot = it["snapshot_commit"]
+        .as_str()
+        .expect("a snapshot of the wip");
+    assert_eq!(
+        it["diff_command"],
+        format!("git diff {snapshot} {}", branch(&run))
+    );
+    let patch = PathBuf::from(it["patch"].as_str().expect("a patch"));
+    assert_eq!(patch, run.run_dir().join("iterate.patch"));
+    let text = std::fs::read_to_string(&patch).unwrap();
+    assert!(text.contains("+    s.parse().unwrap_or(0)"), "{text}");
+    assert!(
+        !text.contains("my wip"),
+        "the user's own work is not in the patch: {text}"
+    );
+    assert!(
+        run.stderr.contains(&format!("apply {}", patch.display())),
+        "{}",
+        run.stderr
+    );
+    let p = patch.to_str().unwrap();
+    // On the user's working tree (with the wip), as printed.
+    repo.git(&["apply", "--check", p]);
+    // On a clean checkout of HEAD.
+    let clean = repo.scratch.join("clean");
+    let ok = std::process::Command::new("git")
+        .args(["clone", "-q"])
+        .arg(&repo.root)
+        .arg(&clean)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let apply = |check: bool| {
+        let mut c = std::process::Command::new("git");
+        c.arg("-C").arg(&clean).arg("apply");
+        if check {
+            c.arg("--check");
+        }
+        let out = c.arg(p).output().unwrap();
+        assert!(
+            out.status.success(),
+            "git apply: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    apply(true);
+    apply(false);
+    assert_eq!(
+        std::fs::read_to_string(clean.join("src/lib.rs")).unwrap(),
+        "// state 1\npub fn parse(s: &str) -> u32 {\n    s.parse().unwrap_or(0)\n}\n\npub fn id(x: u32) -> u32 { x }\n"
+    );
+}
+
+/// A Fixer edit far from the lines of its rulings is reverted before the commit (recorded
+/// `outside_rulings`, said on stderr), while its edit at the ruling's line is kept.
+#[test]
+fn a_fixer_edit_far_from_its_rulings_is_reverted() {
+    let repo = TestRepo::new();
+    let filler: String = (0..30).map(|i| format!("// filler {i}\n")).collect();
+    repo.write(
+        "src/lib.rs",
+        &format!("// state 1\npub fn parse(s: &str) -> u32 {{\n    s.parse().unwrap()\n}}\n{filler}pub fn far() -> u32 {{ 1 }}\n"),
+    )
+    .commit("long file");
+    let before = repo.state();
+    let script = steps(vec![
+        confirm_while("unwrap()", &["error-handling"]),
+        vec![
+            json!({"role": "fixer", "if_file_contains": when("unwrap()"),
+            "edits": [
+                {"path": "src/lib.rs", "find": "s.parse().unwrap()", "replace": "s.parse().unwrap_or(0)"},
+                {"path": "src/lib.rs", "find": "{ 1 }", "replace": "{ 2 }"}
+            ],
+            "answer": {"applied": ["F1"], "skipped": []}}),
+        ],
+    ]);
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--iterate"])
+        .script(script)
+        .run();
+    run.assert_code(0);
+    repo.assert_untouched(&before);
+    let fix = &iterate(&run)["iterations"][0]["fix"];
+    assert_eq!(
+        fix["reverted"],
+        json!([{"path": "src/lib.rs", "action": "outside_rulings"}])
+    );
+    assert_eq!(fix["changed"], json!(["src/lib.rs"]));
+    let fixed = std::fs::read_to_string(worktree(&run).join("src/lib.rs")).unwrap();
+    assert!(fixed.contains("s.parse().unwrap_or(0)"), "{fixed}");
+    assert!(fixed.contains("pub fn far() -> u32 { 1 }"), "{fixed}");
+    let shown = repo.git(&["show", "--format=", &branch(&run)]);
+    assert!(!shown.contains("{ 2 }"), "{shown}");
+    assert!(
+        run.stderr.contains("outside the lines of its rulings"),
+        "{}",
+        run.stderr
     );
 }

@@ -143,3 +143,130 @@ fn a_sigkilled_run_is_abandoned_never_running_forever() {
         );
     }
 }
+
+/// `arev runs` shows each run's age and cost and marks a verdict-cache hit in its table;
+/// `--prune-older-than` lists (`--dry-run`) and then deletes only arev's own finished run
+/// dirs that ended before the cut-off — never a newer run, nor a directory without meta.json.
+#[test]
+fn runs_shows_age_cost_and_cache_hits_and_prunes_only_old_finished_runs() {
+    let repo = TestRepo::new();
+    let cache = repo.scratch.join("shared-cache");
+    let f = finding("F1", "src/lib.rs", 2, "high", "error-handling");
+    let review = || {
+        repo.arev()
+            .args(&["run", "src/lib.rs", "--max-rounds", "1"])
+            .env("XDG_CACHE_HOME", cache.to_str().unwrap())
+            .script(json!({"steps": [
+                {"role": "enthusiast", "round": 1, "answer": {"findings": [f]}},
+                {"role": "judge", "round": 1, "answer": {"rulings": [ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
+                    "summary": "s", "convergence": false, "next_round_model": null}},
+            ]}))
+            .run()
+    };
+    let first = review();
+    first.assert_code(1);
+    let old_dir = first.run_dir();
+    let old_id = first.meta()["run_id"].as_str().unwrap().to_owned();
+    let cost = first.report()["cost"]["usd"].as_f64().unwrap();
+    assert!(cost > 0.0, "the fake agents report a cost");
+    let second = review();
+    second.assert_code(1);
+    let new_dir = second
+        .run_dirs()
+        .into_iter()
+        .find(|d| *d != old_dir)
+        .expect("a second run dir");
+    assert_eq!(
+        read(&new_dir.join("meta.json")).unwrap()["cached_from"],
+        json!(old_id),
+        "the second review is a cache hit"
+    );
+
+    let table = repo.arev().args(&["runs"]).run();
+    table.assert_code(0);
+    let head = table.stdout.lines().next().unwrap();
+    for col in [
+        "RUN ID",
+        "STATUS",
+        "AGE",
+        "REASON",
+        "CONFIRMED",
+        "COST",
+        "TARGET",
+    ] {
+        assert!(head.contains(col), "{head}");
+    }
+    let row = |id: &str| {
+        table
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(id))
+            .unwrap_or_else(|| panic!("no row for {id}: {}", table.stdout))
+            .to_owned()
+    };
+    let old_row = row(&old_id);
+    assert!(old_row.contains(&format!("${cost:.4}")), "{old_row}");
+    assert!(old_row.contains("complete"), "{old_row}");
+    assert!(
+        old_row.contains(" 0s ") || old_row.contains(" 1s ") || old_row.contains(" 2s "),
+        "a run just made is seconds old: {old_row}"
+    );
+    let new_id = new_dir.file_name().unwrap().to_str().unwrap().to_owned();
+    assert!(
+        row(&new_id).contains(&format!("(cache hit of {old_id})")),
+        "{}",
+        table.stdout
+    );
+    assert!(runs_json(&repo)[0]["cost_usd"].as_f64().is_some());
+
+    // Age the first run by 40 days; put a directory arev did not make next to it.
+    let meta_path = old_dir.join("meta.json");
+    let mut meta = read(&meta_path).unwrap();
+    meta["started_at"] = json!("2020-01-01T00:00:00.000Z");
+    meta["finished_at"] = json!("2020-01-01T00:05:00.000Z");
+    std::fs::write(&meta_path, serde_json::to_string_pretty(&meta).unwrap()).unwrap();
+    let base = old_dir.parent().unwrap().to_path_buf();
+    let foreign = base.join("20200101-000000-abcdef-not-arevs");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("notes.txt"), "mine\n").unwrap();
+
+    let dry = repo
+        .arev()
+        .args(&["runs", "--prune-older-than", "30d", "--dry-run"])
+        .run();
+    dry.assert_code(0);
+    assert_eq!(dry.stdout.lines().count(), 1, "{}", dry.stdout);
+    assert!(
+        dry.stdout.starts_with("would remove ") && dry.stdout.contains(&old_id),
+        "{}",
+        dry.stdout
+    );
+    assert!(old_dir.is_dir(), "--dry-run deletes nothing");
+
+    let prune = repo
+        .arev()
+        .args(&["runs", "--prune-older-than", "30d"])
+        .run();
+    prune.assert_code(0);
+    assert!(prune.stdout.starts_with("removed "), "{}", prune.stdout);
+    assert!(
+        prune.stderr.contains("removed 1 run dir(s)"),
+        "{}",
+        prune.stderr
+    );
+    assert!(!old_dir.exists(), "the old finished run is gone");
+    assert!(new_dir.is_dir(), "a newer run is kept");
+    assert!(
+        foreign.join("notes.txt").is_file(),
+        "a directory arev did not make is kept"
+    );
+
+    let bad = repo
+        .arev()
+        .args(&["runs", "--prune-older-than", "soon"])
+        .run();
+    bad.assert_code(2);
+    assert!(bad.stderr.contains("30d"), "{}", bad.stderr);
+    let lone = repo.arev().args(&["runs", "--dry-run"]).run();
+    lone.assert_code(2);
+}

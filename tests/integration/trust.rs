@@ -1,4 +1,4 @@
-//! Untrusted pull requests (README "Running on untrusted pull requests"): where repository
+//! Untrusted pull requests (docs/trust.md "Running on untrusted pull requests"): where repository
 //! inputs come from (`--repo-config`), the argv floor, and — through the REAL agent CLIs
 //! against their loopback fake model APIs — that a reviewed repository's own agent settings
 //! never load in a reviewer session and that reads outside the repository never reach the
@@ -252,15 +252,16 @@ fn the_argv_floor_refuses_granting_flags_from_any_file() {
     }
 }
 
-/// Every flag the floor refuses is listed in the README section.
+/// Every flag the floor refuses is listed in the section "Running on untrusted pull
+/// requests" (moved from the README to docs/trust.md, heading text kept).
 #[test]
 fn the_readme_lists_every_refused_flag() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let start = readme
-        .find("## Running on untrusted pull requests")
-        .expect("README section");
-    let section = &readme[start..];
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/trust.md"))
+        .unwrap();
+    let start = doc
+        .find("# Running on untrusted pull requests")
+        .expect("docs/trust.md section");
+    let section = &doc[start..];
     let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
     for (backend, table) in [
         ("claude", arev::config::floor::CLAUDE),
@@ -271,13 +272,13 @@ fn the_readme_lists_every_refused_flag() {
             for flag in r.long {
                 assert!(
                     section.contains(&format!("`{flag}`")),
-                    "{backend}: {flag} missing from the README section"
+                    "{backend}: {flag} missing from docs/trust.md"
                 );
             }
             for c in r.short {
                 assert!(
                     section.contains(&format!("`-{c}`")),
-                    "{backend}: -{c} missing from the README section"
+                    "{backend}: -{c} missing from docs/trust.md"
                 );
             }
         }
@@ -727,7 +728,7 @@ fn codex_reads_outside_the_repository_abort_and_are_withheld() {
         fake.requests()
             .iter()
             .any(|r| r.body.to_string().contains(&secret)),
-        "codex now refuses the read: update the README's per-backend table"
+        "codex now refuses the read: update the per-backend table in docs/trust.md"
     );
     assert_aborted_without_secret(&run, &secret);
     // Commands get only the core environment: not the provider's key.
