@@ -5,6 +5,8 @@
 
 use super::context::{relevant_files, Ctx, RoundView};
 use super::debunked::{dismissed_in, drop_debunked};
+use super::finders::dispatch_finders;
+use super::progress::Progress;
 use super::role::{run_role, Checks, RoleOutput, RoleRun, Who};
 use super::step::{
     attach_rulings, cite_problems, cites_note, dedup, fold_adversary, fold_passes, gate_findings,
@@ -13,58 +15,14 @@ use super::step::{
 use super::{decide, Action, DecideInput, RoundFacts, RoundFinding, RoundRecord, StopReason};
 use crate::findings::Texts;
 use crate::findings::{
-    union_passes, AdversaryOutput, EnthusiastOutput, JudgeOutput, PassFinding, Role, Ruling,
-    SymbolIndex, UnionRules,
+    union_passes, AdversaryOutput, JudgeOutput, PassFinding, Role, Ruling, SymbolIndex, UnionRules,
 };
 use crate::gates::Abort;
 use crate::resolve::RunPlan;
 use crate::store::{Heartbeat, ProgressLog, Recorder};
 use crate::target::{PinnedTarget, TargetType};
-use futures::future::{Either, FutureExt, LocalBoxFuture};
-use std::io::IsTerminal;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio_util::sync::CancellationToken;
-
-/// How often the heartbeat line is printed while agents run (`AREV_PROGRESS_INTERVAL`, in
-/// seconds, overrides it).
-const HEARTBEAT: Duration = Duration::from_secs(30);
-
-/// Progress lines on stderr (only on a TTY, never with `-q`), and the heartbeat: every 30 s
-/// while agents run, a line with each one's elapsed time and the spend so far — also when
-/// stderr is not a terminal, so a slow first byte is never silent (never with `-q`).
-#[derive(Debug, Clone, Copy)]
-pub struct Progress {
-    enabled: bool,
-    heartbeat: Option<Duration>,
-}
-
-impl Progress {
-    pub fn new(quiet: bool) -> Self {
-        let forced = std::env::var_os("AREV_PROGRESS").is_some_and(|v| v == "1");
-        let every = std::env::var("AREV_PROGRESS_INTERVAL")
-            .ok()
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s > 0.0)
-            .map_or(HEARTBEAT, Duration::from_secs_f64);
-        Self {
-            enabled: !quiet && (forced || std::io::stderr().is_terminal()),
-            heartbeat: (!quiet).then_some(every),
-        }
-    }
-
-    pub fn disabled() -> Self {
-        Self {
-            enabled: false,
-            heartbeat: None,
-        }
-    }
-
-    pub fn line(&self, s: &str) {
-        if self.enabled {
-            crate::output::progress(s);
-        }
-    }
-}
 
 /// How the review ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -601,106 +559,6 @@ fn conclude(
         &d,
     );
     None
-}
-
-/// A round's Adversary once the Enthusiast passes have answered: done, or still running
-/// (awaited, or cancelled first when its map would be thrown away).
-enum Adversary<'a> {
-    Done(RoleRun<AdversaryOutput>),
-    Running(LocalBoxFuture<'a, RoleRun<AdversaryOutput>>),
-}
-
-impl Adversary<'_> {
-    fn running(&self) -> bool {
-        matches!(self, Self::Running(_))
-    }
-
-    /// Its run, once it has ended (a cancelled one ends at once, its dispatch recorded).
-    async fn finish(self) -> RoleRun<AdversaryOutput> {
-        match self {
-            Self::Done(r) => r,
-            Self::Running(f) => f.await,
-        }
-    }
-}
-
-/// 3A ∥ 3B: the Enthusiast passes and the Adversary, dispatched concurrently. Returns once
-/// every pass has answered, with the Adversary done or still running (under `adv_cancel`, a
-/// child of `round_cancel`; an Adversary abort cancels the whole round).
-async fn dispatch_finders<'a>(
-    ctx: &'a Ctx<'_>,
-    view: &'a RoundView,
-    st: &State,
-    round: u32,
-    (round_cancel, adv_cancel): (&'a CancellationToken, &'a CancellationToken),
-    (progress, live): (Progress, &'a ProgressLog),
-) -> (Vec<RoleRun<EnthusiastOutput>>, Adversary<'a>) {
-    let (plan, tier) = (ctx.plan, st.tier);
-    // Hard budgets (SPEC §19.3): each of the dispatches starting now gets an equal share of
-    // what is left (Claude's `--max-budget-usd`).
-    let max_usd = st
-        .budget_left(plan, (0.0, 0))
-        .0
-        .map(|left| left / f64::from(plan.passes + 1));
-    let enth = (1..=plan.passes).map(|p| {
-        let prompt = ctx.enthusiast_prompt(view, round, p, &st.history);
-        let who = Who {
-            role: Role::Enthusiast,
-            pass: Some(p),
-            round,
-            tier,
-            max_usd,
-        };
-        async move {
-            // A valid answer, however short, is taken as given (no paid re-prompt).
-            let r: RoleRun<EnthusiastOutput> =
-                run_role(ctx, view, who, prompt, round_cancel, live, Checks::none()).await;
-            progress.line(&match &r.output {
-                RoleOutput::Valid(o) => format!(
-                    "Round {round} · Enthusiast pass {p}/{} ({} finding(s))",
-                    plan.passes,
-                    o.findings.len()
-                ),
-                RoleOutput::Malformed(_) => {
-                    format!("Round {round} · Enthusiast pass {p}: malformed answer")
-                }
-                RoleOutput::Abort(a) => {
-                    format!("Round {round} · Enthusiast pass {p}: {}", a.reason())
-                }
-                RoleOutput::Cancelled => format!("Round {round} · Enthusiast pass {p}: cancelled"),
-            });
-            r
-        }
-    });
-    let who = Who {
-        role: Role::Adversary,
-        pass: None,
-        round,
-        tier,
-        max_usd,
-    };
-    let prompt = ctx.adversary_prompt(view, round);
-    let adv = async move {
-        let r: RoleRun<AdversaryOutput> =
-            run_role(ctx, view, who, prompt, adv_cancel, live, Checks::none()).await;
-        match &r.output {
-            RoleOutput::Valid(m) => progress.line(&format!(
-                "Round {round} · Adversary ({} heuristic(s), {} safe zone(s))",
-                m.heuristics.len(),
-                m.safe_zones.len()
-            )),
-            // No verdict can come from this round: stop the passes now.
-            RoleOutput::Abort(_) => round_cancel.cancel(),
-            RoleOutput::Malformed(_) | RoleOutput::Cancelled => {}
-        }
-        r
-    }
-    .boxed_local();
-    let enth = Box::pin(futures::future::join_all(enth));
-    match futures::future::select(enth, adv).await {
-        Either::Left((passes, adv)) => (passes, Adversary::Running(adv)),
-        Either::Right((adv, passes)) => (passes.await, Adversary::Done(adv)),
-    }
 }
 
 fn budget_note(plan: &RunPlan, usd: f64, tokens: u64) -> String {
