@@ -272,12 +272,12 @@ fn parse_report(p: &Path, text: &str) -> Result<Report, LoadRunError> {
         schema_version: Some(v),
     }) = serde_json::from_str::<VersionOnly>(text)
     {
-        if v != u64::from(crate::report::SCHEMA_VERSION) {
+        if v != u64::from(crate::records::report::SCHEMA_VERSION) {
             return Err(LoadRunError::Corrupt {
                 path: p.display().to_string(),
                 message: format!(
                     "schema_version {v} is not {} (this arev's report version)",
-                    crate::report::SCHEMA_VERSION
+                    crate::records::report::SCHEMA_VERSION
                 ),
             });
         }

@@ -407,26 +407,42 @@ fn report_command_finds_runs_and_refuses_unfinished_or_corrupt_ones() {
         &repo.arev().args(&["report", copy.to_str().unwrap()]).run(),
         "not a valid arev report",
     );
-    // A run that is still running: its recorded process (this test) is alive.
+    // A run that is still running: its recorded process, an arev (waiting on its stdin), is
+    // alive. (A live process that is not arev is no running arev run: SPEC §14.1.)
     let running = dir.with_file_name("20000101-000001-abcdef-running");
     std::fs::create_dir_all(&running).unwrap();
     meta["status"] = json!("running");
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    let start: u64 = stat
-        .rsplit_once(')')
-        .unwrap()
-        .1
-        .split_whitespace()
-        .nth(19)
-        .unwrap()
-        .parse()
+    let mut live = std::process::Command::new(env!("CARGO_BIN_EXE_arev"))
+        .args(["hook", "prompt"])
+        .env("AREV_DISABLE", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
         .unwrap();
-    meta["process"] = json!({"pid": std::process::id(), "start_time": start});
+    let pid = live.id();
+    let start: u64 = loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        if stat.contains("(arev)") {
+            break stat
+                .rsplit_once(')')
+                .unwrap()
+                .1
+                .split_whitespace()
+                .nth(19)
+                .unwrap()
+                .parse()
+                .unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    meta["process"] = json!({"pid": pid, "start_time": start});
     std::fs::write(running.join("meta.json"), meta.to_string()).unwrap();
     one_line_error(
         &repo.arev().args(&["report", "20000101-000001"]).run(),
         "not finished",
     );
+    let _ = live.kill();
+    let _ = live.wait();
     // An ambiguous prefix.
     one_line_error(
         &repo.arev().args(&["report", "20000101"]).run(),

@@ -196,8 +196,9 @@ fn plan<'d>(
         };
         let (raw, deleted) = delta_path(&delta);
         if is_arev_home(raw) {
-            // Listed, never silently dropped: a change there is an unreviewed change.
-            if rules.only.is_none() {
+            // A committed change there is listed, never silently dropped (an unreviewed
+            // change); arev's own untracked output (run dirs, sessions) is not a change.
+            if rules.only.is_none() && delta.status() != git2::Delta::Untracked {
                 let path = escape_path(&String::from_utf8_lossy(raw));
                 steps.push(Step::Skip(path, SkipReason::ArevDir, None));
             }
