@@ -1,5 +1,6 @@
-//! 3A ∥ 3B of a round (docs/architecture.md §11): the Enthusiast passes and the Adversary
-//! dispatched concurrently, each with its share of what is left of the budget.
+//! 3A ∥ 3B: the Enthusiast passes and the Adversary dispatched concurrently, returned as
+//! soon as every pass has answered — the Adversary done, or still running so that the round
+//! can cancel it when its map would be thrown away (SPEC §7).
 
 use super::context::{Ctx, RoundView};
 use super::progress::Progress;

@@ -15,6 +15,7 @@ mod step;
 
 pub use crate::records::round::*;
 pub use decide::{cluster_set, decide, same_rulings, DecideInput, Decision, RoundFacts};
-pub use driver::{run_review, Judged, Progress, ReviewEnd, ReviewResult};
+pub use driver::{run_review, Judged, ReviewEnd, ReviewResult};
 pub use fixer::{run_fixer, FixerEnd, FixerRun};
+pub use progress::Progress;
 pub use prompt::{first_line, render, strip_frontmatter, Assets, PromptVars};

@@ -1,6 +1,5 @@
-//! Progress of a run on stderr: the per-step lines (on a TTY) and the heartbeat that names
-//! each running agent's elapsed time and spend (also off a TTY, so a slow first byte is never
-//! silent).
+//! The run's progress lines on stderr (a TTY, or `AREV_PROGRESS=1`; never with `-q`) and
+//! the heartbeat's interval.
 
 use std::io::IsTerminal;
 use std::time::Duration;

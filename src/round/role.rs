@@ -324,6 +324,7 @@ fn on_answer<T: AnswerSchema>(
         Err(e) if tried.schema => return Next::Done(RoleOutput::Malformed(e)),
         Err(e) => {
             tried.schema = true;
+            tracing::warn!("{label}: invalid answer ({e}); re-dispatching once");
             return Next::Retry(format!(
                 "{prompt}\n\n{RETRY_NOTE}: {e}\nAnswer again, from a fresh Read of \
                  the target, with ONLY the JSON object of the schema: no prose, no \

@@ -362,10 +362,17 @@ fn passes_run_concurrently_and_union() {
 #[test]
 fn report_snapshots() {
     let repo = TestRepo::new();
+    // Round 2 finds nothing: its Adversary, slower than the pass, is always the one
+    // cancelled (the snapshot does not depend on which answers first).
+    let mut script = confirmed_script();
+    script["steps"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"role": "adversary", "round": 2, "delay_ms": 10000}));
     let run = repo
         .arev()
         .args(&["run", "src/lib.rs"])
-        .script(confirmed_script())
+        .script(script)
         .run();
     run.assert_code(1);
     insta::assert_json_snapshot!("file_review_report", run.report(), {
