@@ -1,11 +1,15 @@
-//! `arev eval mine`: walk the history with git2 (read-only), measure each matching fix
-//! commit's diff, and turn the ones `select::locate` accepts into cases (written as
+//! `arev eval mine`: walk the history with git2 (read-only), reject the matching commits
+//! whose subject names a chore, measure each other fix commit's diff (what it does to code:
+//! `code::measure`), and turn the ones `select::locate` accepts into cases (written as
 //! `<id>.json` into the cases directory).
 
+use super::code::measure;
 use super::error::EvalError;
 use super::model::{CaseOrigin, EvalCase, ExpectedLocation, OriginKind, EVAL_SCHEMA_VERSION};
 use super::run::write_json;
-use super::select::{case_id, locate, Change, FileFacts, Hunk, Limits, Skip};
+use super::select::{
+    case_id, chore_of, locate, Change, Chore, Content, FileFacts, Hunk, Limits, Skip,
+};
 use git2::{Commit, Delta, Diff, DiffFindOptions, DiffOptions, Oid, Patch, Repository, Sort};
 use globset::GlobSet;
 use regex::Regex;
@@ -16,7 +20,12 @@ use std::path::Path;
 pub struct MineOptions {
     /// Only commits not reachable from this revision (`REV..HEAD`).
     pub since: Option<String>,
+    /// Matched against the subject (the message's first line).
     pub regex: Regex,
+    /// Subjects matching this are rejected (`--reject-pattern`).
+    pub reject: Option<Regex>,
+    /// Chore kinds let through (`--allow-chores`).
+    pub allow_chores: Vec<Chore>,
     /// At most this many cases (the newest first).
     pub max: usize,
     pub paths: Option<GlobSet>,
@@ -92,16 +101,24 @@ pub fn mine(repo: &Repository, opts: &MineOptions) -> Result<Mined, EvalError> {
             .find_commit(oid)
             .map_err(|e| git(&format!("read commit {oid}"), &e))?;
         let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
-        if !opts.regex.is_match(&message) {
+        let subject = message.lines().next().unwrap_or("").trim().to_string();
+        if !opts.regex.is_match(&subject) {
             continue;
         }
-        let result = consider(repo, &commit, &message, opts)?;
+        let chore = chore_of(&subject).filter(|c| !opts.allow_chores.contains(c));
+        let result = if opts.reject.as_ref().is_some_and(|r| r.is_match(&subject)) {
+            Err(Skip::Rejected)
+        } else if let Some(c) = chore {
+            Err(Skip::Chore(c))
+        } else {
+            consider(repo, &commit, &message, opts)?
+        };
         if result.is_ok() {
             cases += 1;
         }
         mined.considered.push(Considered {
             commit: oid.to_string(),
-            subject: message.lines().next().unwrap_or("").to_string(),
+            subject,
             result,
         });
     }
@@ -216,6 +233,7 @@ fn one_file(
                 old_lines: hunk.old_lines(),
                 new_start: hunk.new_start(),
                 new_lines: hunk.new_lines(),
+                code: true,
             });
         }
     }
@@ -232,6 +250,15 @@ fn one_file(
     let old_blob = blob(delta.old_file().id())?;
     let new_blob = blob(delta.new_file().id())?;
     let old_lines = old_blob.as_ref().map_or(0, |b| line_count(b.content()));
+    let content = match (&old_blob, &new_blob) {
+        (Some(o), Some(n)) if !binary => measure(
+            &new_path,
+            &String::from_utf8_lossy(o.content()),
+            &String::from_utf8_lossy(n.content()),
+            &mut hunks,
+        ),
+        _ => Content::Code,
+    };
     let whitespace_only = match (&old_blob, &new_blob) {
         (Some(o), Some(n)) if !binary && !hunks.is_empty() => {
             let mut ws = DiffOptions::new();
@@ -255,6 +282,7 @@ fn one_file(
         binary,
         hunks,
         whitespace_only,
+        content,
         old_lines,
     }))
 }
