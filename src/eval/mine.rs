@@ -8,7 +8,8 @@ use super::error::EvalError;
 use super::model::{CaseOrigin, EvalCase, ExpectedLocation, OriginKind, EVAL_SCHEMA_VERSION};
 use super::run::write_json;
 use super::select::{
-    case_id, chore_of, locate, Change, Chore, Content, FileFacts, Hunk, Limits, Skip,
+    case_id, chore_of, locate, without_fixed_adjectives, Change, Chore, Content, FileFacts, Hunk,
+    Limits, Skip,
 };
 use git2::{Commit, Delta, Diff, DiffFindOptions, DiffOptions, Oid, Patch, Repository, Sort};
 use globset::GlobSet;
@@ -32,7 +33,7 @@ pub struct MineOptions {
     pub limits: Limits,
 }
 
-/// One fix commit whose message matched, and what became of it.
+/// One fix commit whose subject matched, and what became of it.
 #[derive(Debug, Clone)]
 pub struct Considered {
     pub commit: String,
@@ -45,7 +46,7 @@ pub struct Considered {
 pub struct Mined {
     /// Commits walked.
     pub walked: usize,
-    /// Commits whose message matched, in walk order (newest first), with their fate.
+    /// Commits whose subject matched, in walk order (newest first), with their fate.
     pub considered: Vec<Considered>,
 }
 
@@ -102,11 +103,13 @@ pub fn mine(repo: &Repository, opts: &MineOptions) -> Result<Mined, EvalError> {
             .map_err(|e| git(&format!("read commit {oid}"), &e))?;
         let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
         let subject = message.lines().next().unwrap_or("").trim().to_string();
-        if !opts.regex.is_match(&subject) {
+        if !opts.regex.is_match(&without_fixed_adjectives(&subject)) {
             continue;
         }
         let chore = chore_of(&subject).filter(|c| !opts.allow_chores.contains(c));
-        let result = if opts.reject.as_ref().is_some_and(|r| r.is_match(&subject)) {
+        let result = if commit.parent_count() != 1 {
+            consider(repo, &commit, &message, opts)?
+        } else if opts.reject.as_ref().is_some_and(|r| r.is_match(&subject)) {
             Err(Skip::Rejected)
         } else if let Some(c) = chore {
             Err(Skip::Chore(c))

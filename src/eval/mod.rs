@@ -23,6 +23,7 @@ pub use cases::{
     check_in_repo, digest as case_digest, load_cases, validate, LoadedCase, ResolvedCase,
 };
 pub use checkout::{create as create_checkout, Checkout};
+pub use code::{code_lines, measure, syntax_of, CodeLines, Syntax};
 pub use compare::compare;
 pub use console::{comparison_in, ending, mined_listing, progress_line, report_in, start_line};
 pub use error::EvalError;
@@ -33,10 +34,9 @@ pub use render::{
 };
 pub use run::{result_path, run_eval, runs_base, write_json, Evaluation, Event, RunOptions};
 pub use score::{match_location, score, status_of, totals, wilson};
-pub use code::{code_lines, measure, syntax_of, CodeLines, Syntax};
 pub use select::{
-    case_id, chore_of, expected_ranges, is_code_file, is_test_file, locate, Change, Chore,
-    Content, FileFacts, Hunk, Limits, Skip, CHORES, CODE_EXTENSIONS, DEFAULT_FIX_REGEX,
-    DEFAULT_MAX_FILES, DEFAULT_MAX_LINES,
+    case_id, chore_of, expected_ranges, is_code_file, is_test_file, locate, Change, Chore, Content,
+    FileFacts, Hunk, Limits, Skip, CHORES, CODE_EXTENSIONS, DEFAULT_FIX_REGEX, DEFAULT_MAX_FILES,
+    DEFAULT_MAX_LINES,
 };
 pub use setup::{absolute, mine_options, open_repo, prepare_run, read_report};
