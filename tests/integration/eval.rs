@@ -613,6 +613,100 @@ fn run_scores_found_missed_unmatched_exactly_and_leaves_the_repo_alone() {
     );
 }
 
+/// Honest cost: by default every case is reviewed afresh (`arev run --no-cache`), even when
+/// the verdict cache holds its verdict; with `--use-cache` a cached case names the run that
+/// produced the verdict and counts that run's cost, and the summary says which.
+#[test]
+fn cached_cases_report_the_original_cost_and_eval_bypasses_the_cache_by_default() {
+    let (h, cases, tmp) = mined();
+    let shared = h.repo.scratch.join("shared-cache");
+    let eval = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "eval",
+            "run",
+            cases.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        h.repo
+            .arev()
+            .args(&args)
+            .env("TMPDIR", tmp.to_str().unwrap())
+            .env("XDG_CACHE_HOME", shared.to_str().unwrap())
+            .script(panel_script())
+            .run()
+    };
+    let json_of = |run: &crate::harness::Run| -> Value {
+        run.assert_code(0);
+        serde_json::from_str(&run.stdout).unwrap()
+    };
+    // Fresh reviews that fill the cache.
+    let first = json_of(&eval(
+        &h.repo.scratch.join("o1"),
+        &["--use-cache", "--format", "json"],
+    ));
+    assert_eq!(first["use_cache"], true);
+    assert_eq!(first["totals"]["cached"], 0);
+    // Another output directory: every verdict comes from the cache, at its original cost.
+    let second = json_of(&eval(
+        &h.repo.scratch.join("o2"),
+        &["--use-cache", "--format", "json"],
+    ));
+    assert_schema("eval-report", &second);
+    assert_eq!(second["totals"]["cached"], 2);
+    for (a, b) in first["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(second["cases"].as_array().unwrap())
+    {
+        let run_dir = PathBuf::from(a["run_dir"].as_str().unwrap());
+        let run_id = read_json(&run_dir.join("meta.json"))["run_id"].clone();
+        assert_eq!(b["cached_from"], run_id, "{b}");
+        assert!(a["cost_usd"].as_f64().unwrap() > 0.0);
+        assert_eq!(b["cost_usd"], a["cost_usd"]);
+        assert_eq!(b["tokens"], a["tokens"]);
+        assert_eq!(b["status"], a["status"]);
+        assert!(a.get("cached_from").is_none());
+    }
+    assert_eq!(
+        second["totals"]["cost_per_found"],
+        first["totals"]["cost_per_found"]
+    );
+    let text = eval(
+        &h.repo.scratch.join("o3"),
+        &["--use-cache", "--format", "text"],
+    );
+    run_ok_contains(
+        &text,
+        &[
+            "(cached from ",
+            "2 case(s) served from the verdict cache, counted at the cost of the review that produced the verdict",
+        ],
+    );
+    // Without --use-cache the cache is bypassed: every case is a fresh, paid review.
+    let fresh = json_of(&eval(&h.repo.scratch.join("o4"), &["--format", "json"]));
+    assert_eq!(fresh["use_cache"], false);
+    assert_eq!(fresh["totals"]["cached"], 0);
+    for c in fresh["cases"].as_array().unwrap() {
+        assert!(c.get("cached_from").is_none(), "{c}");
+        assert!(c["cost_usd"].as_f64().unwrap() > 0.0, "{c}");
+    }
+    let text = eval(&h.repo.scratch.join("o5"), &["--format", "text"]);
+    run_ok_contains(
+        &text,
+        &["(every case reviewed afresh; the verdict cache was bypassed)"],
+    );
+}
+
+fn run_ok_contains(run: &crate::harness::Run, needles: &[&str]) {
+    run.assert_code(0);
+    for n in needles {
+        assert!(run.stdout.contains(n), "{n}: {}", run.stdout);
+    }
+}
+
 fn walk_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = vec![];
     for e in std::fs::read_dir(dir).unwrap().flatten() {
