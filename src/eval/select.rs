@@ -765,6 +765,76 @@ mod tests {
     }
 
     #[test]
+    fn chores_by_subject() {
+        for (s, c) in [
+            ("doc: fix typo", Chore::Typo),
+            ("Fix typos discovered by codespell (#7371)", Chore::Typo),
+            ("docs: fix dead links to kenreitz.org", Chore::Links),
+            ("changelog: add bug fix for \\b", Chore::Docs),
+            (
+                "Fix misleading comment on printHeader nil-window guard",
+                Chore::Docs,
+            ),
+            ("lint: fix a few Clippy errors", Chore::Lint),
+            ("sessions: fix hooks type (#7425)", Chore::Lint),
+            ("ignore: fix failing test", Chore::Tests),
+            ("globset: fix benchmarks", Chore::Tests),
+            ("ci: fix binary discovery", Chore::Ci),
+            ("pkg: fix version number for 13.0.0 release", Chore::Version),
+            ("Fix compatibility with pytest 8", Chore::Dependency),
+            (
+                "globset: fix compilation when serde is enabled",
+                Chore::Build,
+            ),
+            (
+                "Revert \"Fix for response with UTF-8 BOM #4976\"",
+                Chore::Revert,
+            ),
+            ("refactor: fix naming", Chore::Refactor),
+            ("fix models.py", Chore::Vague),
+            ("PR review fixes:", Chore::Vague),
+        ] {
+            assert_eq!(chore_of(s), Some(c), "{s}");
+        }
+        for s in [
+            "printer: fix panic in replacements in look-around corner case",
+            "Fix AWK tokenizer not treating a new line character as whitespace",
+            "Fix OSC8 hyperlinks mangled when URL contains unicode",
+            "fix(terminal): handle SIGHUP signal (#4668)",
+            "Fix gutter display in --style=minimal",
+            "Fix syntax error",
+            "ignore: fix gitignore parsing bug for trailing \\/",
+        ] {
+            assert_eq!(chore_of(s), None, "{s}");
+        }
+        assert_eq!(
+            without_fixed_adjectives("Replace map with fixed-size array"),
+            "Replace map with  array"
+        );
+        assert!(re().is_match(&without_fixed_adjectives("Fix crash with --fixed-strings")));
+        assert!(!re().is_match(&without_fixed_adjectives("use a fixed width")));
+    }
+
+    #[test]
+    fn not_code_files() {
+        for p in [
+            "complete/rg.zsh",
+            "crates/core/flags/complete/fish.rs",
+            "shell/completion.bash",
+            "vendor/x/a.go",
+            "docs/conf.py",
+            "setup.py",
+            "api/x.pb.go",
+            "web/app.min.js",
+            "fish/fzf.fish",
+        ] {
+            assert!(!is_code_file(p), "{p}");
+        }
+        assert!(is_code_file("shell/key-bindings.bash"));
+        assert!(is_test_file("benches/search.rs") && is_test_file("tests/conftest.py"));
+    }
+
+    #[test]
     fn case_ids() {
         assert_eq!(case_id("0123456789abcdef0123"), "fix-0123456789ab");
     }

@@ -184,7 +184,28 @@ mod tests {
             max_files: 2,
             max_lines: 30,
             out: PathBuf::from("cases"),
+            reject_pattern: None,
+            allow_chores: None,
         }
+    }
+
+    #[test]
+    fn allow_chores_takes_kinds_or_all() {
+        let mut a = mine_args(None, &[]);
+        assert!(mine_options(&a).unwrap().allow_chores.is_empty());
+        a.allow_chores = Some(vec![]);
+        assert_eq!(mine_options(&a).unwrap().allow_chores.len(), CHORES.len());
+        a.allow_chores = Some(vec!["typo".into(), "CI".into()]);
+        assert_eq!(
+            mine_options(&a).unwrap().allow_chores,
+            [Chore::Typo, Chore::Ci]
+        );
+        a.allow_chores = Some(vec!["typos".into()]);
+        let e = mine_options(&a).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--allow-chores typos: not a chore kind (one of revert, typo,"),
+            "{e}"
+        );
     }
 
     #[test]
