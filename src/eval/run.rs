@@ -394,7 +394,7 @@ struct CostView {
 
 /// How the child review ended.
 enum Review {
-    Report(ReportView),
+    Report(Box<ReportView>),
     Interrupted,
     Failed(String),
 }
@@ -446,7 +446,7 @@ fn run_case(opts: &RunOptions, case: &ResolvedCase, interrupt: &Interrupt) -> Op
     match review {
         Review::Interrupted => return None,
         Review::Failed(msg) => result.detail = Some(msg),
-        Review::Report(v) => fill(&mut result, v, opts),
+        Review::Report(v) => fill(&mut result, *v, opts),
     }
     result.wall_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
     result.finished_at = now();
@@ -619,7 +619,7 @@ fn review(opts: &RunOptions, case: &ResolvedCase, root: &Path, interrupt: &Inter
                     f.file = Some(rel.to_string());
                 }
             }
-            Review::Report(v)
+            Review::Report(Box::new(v))
         }
         None => {
             let text = std::fs::read_to_string(&log).unwrap_or_default();

@@ -191,12 +191,10 @@ fn chore_rules() -> &'static [(Chore, regex::Regex)] {
     RULES.get_or_init(|| {
         CHORES
             .iter()
-            .map(|(c, r)| {
-                let re = regex::RegexBuilder::new(r)
-                    .case_insensitive(true)
-                    .build()
-                    .expect("the chore rules are valid regexes");
-                (*c, re)
+            // Every rule compiles (`chore_rules_all_compile`).
+            .filter_map(|(c, r)| {
+                let re = regex::RegexBuilder::new(r).case_insensitive(true).build();
+                re.ok().map(|re| (*c, re))
             })
             .collect()
     })
@@ -206,16 +204,20 @@ fn chore_rules() -> &'static [(Chore, regex::Regex)] {
 /// trailing pull-request or issue reference (`(#123)`) is not part of the subject, and a
 /// leading scope (`ignore: …`, `fix(terminal): …`) is tried both with and without.
 pub fn chore_of(subject: &str) -> Option<Chore> {
-    static TRAILER: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    static SCOPE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let trailer = TRAILER.get_or_init(|| {
-        regex::Regex::new(r"(\s*\(?#\d+\)?)+\s*$").expect("the trailer rule is a valid regex")
-    });
-    let scope = SCOPE.get_or_init(|| {
-        regex::Regex::new(r"^(\[[^\]]+\]\s*|[^\s:]+:\s+)").expect("the scope rule is a valid regex")
-    });
-    let subject = trailer.replace(subject.trim(), "");
-    let unscoped = scope.replace(&subject, "");
+    static TRAILER: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    static SCOPE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let trailer = TRAILER.get_or_init(|| regex::Regex::new(r"(\s*\(?#\d+\)?)+\s*$").ok());
+    let scope = SCOPE.get_or_init(|| regex::Regex::new(r"^(\[[^\]]+\]\s*|[^\s:]+:\s+)").ok());
+    let subject = trailer
+        .as_ref()
+        .map_or(std::borrow::Cow::Borrowed(subject.trim()), |t| {
+            t.replace(subject.trim(), "")
+        });
+    let unscoped = scope
+        .as_ref()
+        .map_or(std::borrow::Cow::Borrowed(subject.as_ref()), |s| {
+            s.replace(&subject, "")
+        });
     chore_rules()
         .iter()
         .find(|(_, re)| re.is_match(&subject) || re.is_match(&unscoped))
@@ -225,14 +227,15 @@ pub fn chore_of(subject: &str) -> Option<Chore> {
 /// "fixed" as an adjective (`fixed-size array`, `--fixed-strings`), not a fix: removed from
 /// a subject before the fix regex is matched.
 pub fn without_fixed_adjectives(subject: &str) -> std::borrow::Cow<'_, str> {
-    static ADJ: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static ADJ: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
     ADJ.get_or_init(|| {
         regex::Regex::new(
             r"(?i)\bfixed(-|\s+)(size[ds]?|width|length|point|strings?|position(ed)?|arrays?|headers?|footers?|columns?|rate|format)\b",
         )
-        .expect("the adjective rule is a valid regex")
+        .ok()
     })
-    .replace_all(subject, "")
+    .as_ref()
+    .map_or(std::borrow::Cow::Borrowed(subject), |a| a.replace_all(subject, ""))
 }
 
 /// arev's own configuration (`.arev/…`), which a checkout replaces: never a target.
@@ -762,6 +765,11 @@ mod tests {
             locate(&files[1..], Some(&g), Limits::default()),
             Err(Skip::NoPathMatch)
         );
+    }
+
+    #[test]
+    fn chore_rules_all_compile() {
+        assert_eq!(chore_rules().len(), CHORES.len());
     }
 
     #[test]
