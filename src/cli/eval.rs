@@ -35,14 +35,17 @@ pub enum EvalCommand {
 }
 
 const EVAL_MINE_HELP: &str = "\
-A commit is mined when its message matches --grep (default: the words fix, bug, crash, leak,
-overflow, CVE and their forms, case-insensitive), it has exactly one parent, and its change
-to code files (test files left out) is small: at most --max-files files and --max-lines lines
-added + removed. The targets are the code files it modified, as they were in its parent; the
-expected locations are the lines it removed or changed (a pure insertion marks the lines
-around the insertion point). Pure renames and whitespace-only changes are skipped, with the
-reason printed. Review the cases before relying on them: a commit that says \"fix\" may not
-fix a defect.";
+A commit is mined when its subject (first line) matches --grep (default: the words fix, bug,
+crash, leak, overflow, CVE and their forms, case-insensitive), the subject names no chore
+(typo, links, docs, lint, tests, ci, version, dependency, build, revert), it has exactly one
+parent, and its change to code files (test files left out) is small: at most --max-files
+files and --max-lines lines added + removed. The targets are the code files whose code it
+modified, as they were in its parent: a change to comments, docs or blank lines only (per
+language), to imports or version strings only, to generated, vendored or shell-completion
+files does not count. The expected locations are the lines it removed or changed (a pure
+insertion marks the lines around the insertion point). Every rejected commit is listed with
+its reason. Review the cases before relying on them: a commit that says \"fix\" may not fix
+a defect.";
 
 const EVAL_RUN_HELP: &str = "\
 Each case is reviewed by `arev run <targets> --format json` in a detached checkout of its
@@ -73,9 +76,15 @@ pub struct EvalMineArgs {
     /// Only commits not reachable from REV (REV..HEAD).
     #[arg(long, value_name = "REV")]
     pub since: Option<String>,
-    /// Fix commits are those whose message matches REGEX (case-insensitive).
-    #[arg(long, value_name = "REGEX")]
+    /// Fix commits are those whose subject matches REGEX (case-insensitive).
+    #[arg(long, visible_alias = "subject-pattern", value_name = "REGEX")]
     pub grep: Option<String>,
+    /// Also reject commits whose subject matches REGEX (case-insensitive).
+    #[arg(long, value_name = "REGEX")]
+    pub reject_pattern: Option<String>,
+    /// Keep commits whose subject names these chore kinds (all kinds when none is given).
+    #[arg(long, value_name = "KIND", num_args = 0.., value_delimiter = ',')]
+    pub allow_chores: Option<Vec<String>>,
     /// At most N cases, newest first.
     #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub max: u32,
@@ -116,6 +125,10 @@ pub struct EvalRunArgs {
     /// No per-case progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Let reviews reuse verdicts from the verdict cache (a cached case is counted at the
+    /// cost of the review that produced its verdict). Default: every case is reviewed afresh.
+    #[arg(long)]
+    pub use_cache: bool,
 }
 
 #[derive(Debug, Args)]

@@ -199,6 +199,7 @@ pub(crate) mod tests {
             tolerance: tol,
             cases_dir: "cases".into(),
             out_dir: "out".into(),
+            use_cache: false,
             status: EvalStatus::Complete,
             started_at: String::new(),
             finished_at: String::new(),

@@ -10,7 +10,7 @@ use crate::cli::EvalFormat;
 use crate::exit_codes;
 use std::path::Path;
 
-/// `arev eval mine`'s stdout: a line per commit whose message matched (the case and its
+/// `arev eval mine`'s stdout: a line per commit whose subject matched (the case and its
 /// expected locations, or why it was skipped), then the count.
 pub fn mined_listing(mined: &Mined, out: &Path) -> String {
     let mut text = String::new();
@@ -41,7 +41,7 @@ pub fn mined_listing(mined: &Mined, out: &Path) -> String {
     }
     let n = mined.cases().count();
     text.push_str(&format!(
-        "mined {n} case(s) from {} commit(s) whose message matched, of {} walked → {}\n",
+        "mined {n} case(s) from {} commit(s) whose subject matched, of {} walked → {}\n",
         mined.considered.len(),
         mined.walked,
         out.display()
@@ -181,7 +181,7 @@ pub(crate) mod tests {
             mined_listing(&mined(), Path::new("/out")),
             "case fix-0123456789ab  a.rs:3-4, b.rs:9-9  — fix the parser\n\
              skip fedcba987654  merge commit  — Merge fix\n\
-             mined 1 case(s) from 2 commit(s) whose message matched, of 10 walked → /out\n"
+             mined 1 case(s) from 2 commit(s) whose subject matched, of 10 walked → /out\n"
         );
     }
 

@@ -1,11 +1,16 @@
-//! `arev eval mine`: walk the history with git2 (read-only), measure each matching fix
-//! commit's diff, and turn the ones `select::locate` accepts into cases (written as
+//! `arev eval mine`: walk the history with git2 (read-only), reject the matching commits
+//! whose subject names a chore, measure each other fix commit's diff (what it does to code:
+//! `code::measure`), and turn the ones `select::locate` accepts into cases (written as
 //! `<id>.json` into the cases directory).
 
+use super::code::measure;
 use super::error::EvalError;
 use super::model::{CaseOrigin, EvalCase, ExpectedLocation, OriginKind, EVAL_SCHEMA_VERSION};
 use super::run::write_json;
-use super::select::{case_id, locate, Change, FileFacts, Hunk, Limits, Skip};
+use super::select::{
+    case_id, chore_of, locate, without_fixed_adjectives, Change, Chore, Content, FileFacts, Hunk,
+    Limits, Skip,
+};
 use git2::{Commit, Delta, Diff, DiffFindOptions, DiffOptions, Oid, Patch, Repository, Sort};
 use globset::GlobSet;
 use regex::Regex;
@@ -16,14 +21,19 @@ use std::path::Path;
 pub struct MineOptions {
     /// Only commits not reachable from this revision (`REV..HEAD`).
     pub since: Option<String>,
+    /// Matched against the subject (the message's first line).
     pub regex: Regex,
+    /// Subjects matching this are rejected (`--reject-pattern`).
+    pub reject: Option<Regex>,
+    /// Chore kinds let through (`--allow-chores`).
+    pub allow_chores: Vec<Chore>,
     /// At most this many cases (the newest first).
     pub max: usize,
     pub paths: Option<GlobSet>,
     pub limits: Limits,
 }
 
-/// One fix commit whose message matched, and what became of it.
+/// One fix commit whose subject matched, and what became of it.
 #[derive(Debug, Clone)]
 pub struct Considered {
     pub commit: String,
@@ -36,7 +46,7 @@ pub struct Considered {
 pub struct Mined {
     /// Commits walked.
     pub walked: usize,
-    /// Commits whose message matched, in walk order (newest first), with their fate.
+    /// Commits whose subject matched, in walk order (newest first), with their fate.
     pub considered: Vec<Considered>,
 }
 
@@ -92,16 +102,26 @@ pub fn mine(repo: &Repository, opts: &MineOptions) -> Result<Mined, EvalError> {
             .find_commit(oid)
             .map_err(|e| git(&format!("read commit {oid}"), &e))?;
         let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
-        if !opts.regex.is_match(&message) {
+        let subject = message.lines().next().unwrap_or("").trim().to_string();
+        if !opts.regex.is_match(&without_fixed_adjectives(&subject)) {
             continue;
         }
-        let result = consider(repo, &commit, &message, opts)?;
+        let chore = chore_of(&subject).filter(|c| !opts.allow_chores.contains(c));
+        let result = if commit.parent_count() != 1 {
+            consider(repo, &commit, &message, opts)?
+        } else if opts.reject.as_ref().is_some_and(|r| r.is_match(&subject)) {
+            Err(Skip::Rejected)
+        } else if let Some(c) = chore {
+            Err(Skip::Chore(c))
+        } else {
+            consider(repo, &commit, &message, opts)?
+        };
         if result.is_ok() {
             cases += 1;
         }
         mined.considered.push(Considered {
             commit: oid.to_string(),
-            subject: message.lines().next().unwrap_or("").to_string(),
+            subject,
             result,
         });
     }
@@ -200,8 +220,50 @@ fn unread(old_path: String, new_path: String, change: Change, why: &'static str)
         hunks: vec![],
         whitespace_only: false,
         old_lines: 0,
+        // Never looked at: the file is rejected for `why` before its content counts.
+        content: Content::Code,
         unread: Some(why),
     }
+}
+
+/// The hunks of delta `idx` (zero context), every one counted as code until measured.
+fn hunks_of(diff: &Diff<'_>, idx: usize, new_path: &str) -> Result<Vec<Hunk>, EvalError> {
+    let patch = Patch::from_diff(diff, idx).map_err(|e| git(&format!("diff {new_path}"), &e))?;
+    let mut hunks = Vec::new();
+    if let Some(p) = &patch {
+        for h in 0..p.num_hunks() {
+            let (hunk, _) = p
+                .hunk(h)
+                .map_err(|e| git(&format!("diff {new_path}"), &e))?;
+            hunks.push(Hunk {
+                old_start: hunk.old_start(),
+                old_lines: hunk.old_lines(),
+                new_start: hunk.new_start(),
+                new_lines: hunk.new_lines(),
+                code: true,
+            });
+        }
+    }
+    Ok(hunks)
+}
+
+/// Whether the two sides differ only in whitespace.
+fn whitespace_only(
+    o: &git2::Blob<'_>,
+    n: &git2::Blob<'_>,
+    (old_path, new_path): (&str, &str),
+) -> Result<bool, EvalError> {
+    let mut ws = DiffOptions::new();
+    ws.context_lines(0).ignore_whitespace(true);
+    let p = Patch::from_blobs(
+        o,
+        Some(std::path::Path::new(old_path)),
+        n,
+        Some(std::path::Path::new(new_path)),
+        Some(&mut ws),
+    )
+    .map_err(|e| git(&format!("diff {new_path}"), &e))?;
+    Ok(p.num_hunks() == 0)
 }
 
 fn one_file(
@@ -254,21 +316,7 @@ fn one_file(
             "over the size cap (a review would skip it as too_large)",
         )));
     }
-    let patch = Patch::from_diff(diff, idx).map_err(|e| git(&format!("diff {new_path}"), &e))?;
-    let mut hunks = Vec::new();
-    if let Some(p) = &patch {
-        for h in 0..p.num_hunks() {
-            let (hunk, _) = p
-                .hunk(h)
-                .map_err(|e| git(&format!("diff {new_path}"), &e))?;
-            hunks.push(Hunk {
-                old_start: hunk.old_start(),
-                old_lines: hunk.old_lines(),
-                new_start: hunk.new_start(),
-                new_lines: hunk.new_lines(),
-            });
-        }
-    }
+    let mut hunks = hunks_of(diff, idx, &new_path)?;
     // Binary-ness is known once the patch was generated.
     let binary = diff.get_delta(idx).is_some_and(|d| d.flags().is_binary());
     let blob = |oid: Oid| {
@@ -282,19 +330,18 @@ fn one_file(
     let old_blob = blob(delta.old_file().id())?;
     let new_blob = blob(delta.new_file().id())?;
     let old_lines = old_blob.as_ref().map_or(0, |b| line_count(b.content()));
+    let content = match (&old_blob, &new_blob) {
+        (Some(o), Some(n)) if !binary => measure(
+            &new_path,
+            &String::from_utf8_lossy(o.content()),
+            &String::from_utf8_lossy(n.content()),
+            &mut hunks,
+        ),
+        _ => Content::Code,
+    };
     let whitespace_only = match (&old_blob, &new_blob) {
         (Some(o), Some(n)) if !binary && !hunks.is_empty() => {
-            let mut ws = DiffOptions::new();
-            ws.context_lines(0).ignore_whitespace(true);
-            let p = Patch::from_blobs(
-                o,
-                Some(std::path::Path::new(&old_path)),
-                n,
-                Some(std::path::Path::new(&new_path)),
-                Some(&mut ws),
-            )
-            .map_err(|e| git(&format!("diff {new_path}"), &e))?;
-            p.num_hunks() == 0
+            whitespace_only(o, n, (&old_path, &new_path))?
         }
         _ => false,
     };
@@ -305,6 +352,7 @@ fn one_file(
         binary,
         hunks,
         whitespace_only,
+        content,
         old_lines,
         unread: None,
     }))

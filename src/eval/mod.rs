@@ -1,12 +1,13 @@
 //! `arev eval` (docs/architecture.md §18): measured review quality on a repository's own
 //! history. `mine` turns fix commits into cases (`select` decides which and where the
-//! defect was), `cases` reads and validates a case set, `checkout` gives each case a
+//! defect was, `code` tells code from comments per language), `cases` reads and validates a case set, `checkout` gives each case a
 //! detached checkout of its buggy revision, `run` reviews every case with the real
 //! `arev run` and records each result, `score` matches confirmed findings to the expected
 //! locations and aggregates, `compare` sets two evaluations side by side, `render` prints;
 //! `setup` turns the flags into the stages' inputs and `console` says what `arev eval` prints.
 mod cases;
 mod checkout;
+mod code;
 mod compare;
 mod console;
 mod error;
@@ -22,6 +23,7 @@ pub use cases::{
     check_in_repo, digest as case_digest, load_cases, validate, LoadedCase, ResolvedCase,
 };
 pub use checkout::{create as create_checkout, Checkout};
+pub use code::{code_lines, measure, syntax_of, CodeLines, Syntax};
 pub use compare::compare;
 pub use console::{comparison_in, ending, mined_listing, progress_line, report_in, start_line};
 pub use error::EvalError;
@@ -33,7 +35,8 @@ pub use render::{
 pub use run::{result_path, run_eval, runs_base, write_json, Evaluation, Event, RunOptions};
 pub use score::{match_location, score, status_of, totals, wilson};
 pub use select::{
-    case_id, expected_ranges, is_code_file, is_test_file, locate, Change, FileFacts, Hunk, Limits,
-    Skip, CODE_EXTENSIONS, DEFAULT_FIX_REGEX, DEFAULT_MAX_FILES, DEFAULT_MAX_LINES,
+    case_id, chore_of, expected_ranges, is_code_file, is_test_file, locate, Change, Chore, Content,
+    FileFacts, Hunk, Limits, Skip, CHORES, CODE_EXTENSIONS, DEFAULT_FIX_REGEX, DEFAULT_MAX_FILES,
+    DEFAULT_MAX_LINES,
 };
 pub use setup::{absolute, mine_options, open_repo, prepare_run, read_report};

@@ -179,6 +179,15 @@ pub struct CaseResult {
     /// configuration digest) instead of being reviewed again.
     #[serde(default)]
     pub resumed: bool,
+    /// `--use-cache`: the review reused the verdict of this earlier run (report.json's
+    /// `cached_from`); `cost_usd` and `tokens` are then that run's, the cost of the review
+    /// that produced the verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_from: Option<String>,
+    /// A cached verdict whose original review's cost could not be found (no longer in the
+    /// verdict cache): `cost_usd` and `tokens` are 0 and unknown.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cost_unknown: bool,
 }
 
 /// Whether every case of the set has a result.
@@ -224,8 +233,15 @@ pub struct Totals {
     pub tokens: u64,
     /// Sum of the cases' wall times (with `--jobs` > 1 the evaluation took less).
     pub wall_ms: u64,
-    /// cost_usd / found; null when nothing was found.
+    /// cost_usd / found; null when nothing was found or a cached case's cost is unknown.
     pub cost_per_found: Option<f64>,
+    /// Cases whose verdict came from the verdict cache (`--use-cache`), counted at the cost
+    /// of the review that produced it.
+    #[serde(default)]
+    pub cached: u32,
+    /// Cached cases whose original cost is unknown.
+    #[serde(default)]
+    pub cost_unknown: u32,
 }
 
 /// One evaluation of a panel on a case set (`<out>/eval.json`; `--format json`).
@@ -238,6 +254,10 @@ pub struct EvalReport {
     pub tolerance: u32,
     pub cases_dir: String,
     pub out_dir: String,
+    /// `--use-cache`: reviews could reuse verdicts from the verdict cache (otherwise every
+    /// case was reviewed afresh, `arev run --no-cache`).
+    #[serde(default)]
+    pub use_cache: bool,
     pub status: EvalStatus,
     pub started_at: String,
     pub finished_at: String,

@@ -35,8 +35,31 @@ pub fn recall_line(t: &Totals) -> String {
     }
 }
 
+/// Cost per found defect, saying what the cost covers: fresh reviews only (the verdict
+/// cache bypassed, or no hit), or cached verdicts at the cost of the reviews that produced
+/// them; n/a when such a cost is unknown.
+pub fn cost_per_found_line(t: &Totals, use_cache: bool) -> String {
+    if t.cost_unknown > 0 {
+        return format!(
+            "n/a ({} case(s) served from the verdict cache, their original review's cost no longer known)",
+            t.cost_unknown
+        );
+    }
+    let value = opt(t.cost_per_found, usd);
+    if !use_cache {
+        format!("{value} (every case reviewed afresh; the verdict cache was bypassed)")
+    } else if t.cached == 0 {
+        format!("{value} (every case reviewed afresh; no verdict came from the cache)")
+    } else {
+        format!(
+            "{value} ({} case(s) served from the verdict cache, counted at the cost of the review that produced the verdict)",
+            t.cached
+        )
+    }
+}
+
 /// The aggregate measures as (name, value) rows.
-fn measures(t: &Totals) -> Vec<(&'static str, String)> {
+fn measures(t: &Totals, use_cache: bool) -> Vec<(&'static str, String)> {
     let mut v = vec![
         ("recall", recall_line(t)),
         (
@@ -80,7 +103,7 @@ fn measures(t: &Totals) -> Vec<(&'static str, String)> {
                 secs(t.wall_ms)
             ),
         ),
-        ("cost per found defect", opt(t.cost_per_found, usd)),
+        ("cost per found defect", cost_per_found_line(t, use_cache)),
     ];
     if t.scored < t.cases {
         v.push((
@@ -94,9 +117,22 @@ fn measures(t: &Totals) -> Vec<(&'static str, String)> {
     v
 }
 
+/// A commit subject or detail in a cell: its first line whole, up to a bound that only
+/// stops a runaway line (a subject is rarely over 100 characters); cut with `…`.
+fn first_line(s: &str) -> String {
+    const MAX: usize = 200;
+    let line = s.lines().next().unwrap_or("");
+    if line.chars().count() <= MAX {
+        return line.to_string();
+    }
+    let mut cut: String = line.chars().take(MAX - 1).collect();
+    cut.push('…');
+    cut
+}
+
 /// Agent-free, but commit messages are user text: keep a table cell one line and inert.
 fn md_cell(s: &str) -> String {
-    let one: String = s.lines().next().unwrap_or("").chars().take(72).collect();
+    let one = first_line(s);
     one.replace('\\', "\\\\")
         .replace('|', "\\|")
         .replace('<', "&lt;")
@@ -105,9 +141,21 @@ fn md_cell(s: &str) -> String {
         .replace('@', "@\u{200b}")
 }
 
+/// The fix column is the last of the text table: the subject is printed whole.
 fn text_cell(s: &str) -> String {
-    let cell: String = s.lines().next().unwrap_or("").chars().take(60).collect();
-    crate::output::inert_line(&cell).into_owned()
+    crate::output::inert_line(&first_line(s)).into_owned()
+}
+
+/// After the subject: kept from an earlier evaluation, served from the verdict cache.
+fn marks(c: &CaseResult) -> String {
+    let mut m = String::new();
+    if c.resumed {
+        m.push_str(" (kept)");
+    }
+    if let Some(from) = &c.cached_from {
+        m.push_str(&format!(" (cached from {from})"));
+    }
+    m
 }
 
 fn case_detail(c: &CaseResult) -> Option<String> {
@@ -150,14 +198,14 @@ pub fn render_text(r: &EvalReport) -> String {
             c.tokens,
             secs(c.wall_ms),
             text_cell(c.origin.subject()),
-            if c.resumed { " (kept)" } else { "" }
+            marks(c)
         );
     }
     for id in &r.not_run {
         let _ = writeln!(s, "{id:<24} not run");
     }
     let _ = writeln!(s);
-    for (k, v) in measures(&r.totals) {
+    for (k, v) in measures(&r.totals, r.use_cache) {
         let _ = writeln!(s, "{k:<22} {v}");
     }
     for c in &r.cases {
@@ -202,7 +250,7 @@ pub fn render_markdown(r: &EvalReport) -> String {
             c.case_id,
             md_cell(c.origin.subject()),
             c.status.as_str(),
-            if c.resumed { " (kept)" } else { "" },
+            md_cell(&marks(c)),
             c.unmatched,
             c.debunked,
             c.unresolved,
@@ -215,7 +263,7 @@ pub fn render_markdown(r: &EvalReport) -> String {
         let _ = writeln!(s, "| `{id}` |  | not run |  |  |  |  |  |  |");
     }
     let _ = writeln!(s, "\n| measure | value |\n|---|---|");
-    for (k, v) in measures(&r.totals) {
+    for (k, v) in measures(&r.totals, r.use_cache) {
         let _ = writeln!(s, "| {k} | {} |", md_cell(&v));
     }
     let details: Vec<String> = r
@@ -268,7 +316,14 @@ fn total_rows(c: &Comparison) -> Vec<(&'static str, String, String)> {
         ("review time", both(|t| secs(t.wall_ms))),
         (
             "cost per found defect",
-            both(|t| opt(t.cost_per_found, usd)),
+            both(|t| {
+                let v = opt(t.cost_per_found, usd);
+                if t.cached > 0 {
+                    format!("{v} ({} cached at original cost)", t.cached)
+                } else {
+                    v
+                }
+            }),
         ),
     ];
     rows.into_iter().map(|(k, (x, y))| (k, x, y)).collect()

@@ -48,6 +48,11 @@ pub struct RunOptions {
     pub git_dir: PathBuf,
     /// The resolved configuration's digest (what a review's meta.json records).
     pub config_digest: String,
+    /// `--use-cache`: the reviews may reuse verdict-cache entries (otherwise each runs with
+    /// `--no-cache`, so that every case's cost is a review's).
+    pub use_cache: bool,
+    /// The verdict cache's directory (where a cached case's original cost is looked up).
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// One case's progress event.
@@ -233,6 +238,7 @@ impl Board<'_> {
             tolerance: self.opts.tolerance,
             cases_dir: self.opts.cases_dir.display().to_string(),
             out_dir: self.opts.out_dir.display().to_string(),
+            use_cache: self.opts.use_cache,
             status,
             started_at: self.started_at.clone(),
             finished_at: now(),
@@ -368,6 +374,8 @@ struct ReportView {
     debunked: Vec<serde::de::IgnoredAny>,
     unresolved: Vec<serde::de::IgnoredAny>,
     cost: CostView,
+    #[serde(default)]
+    cached_from: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -386,7 +394,7 @@ struct CostView {
 
 /// How the child review ended.
 enum Review {
-    Report(ReportView),
+    Report(Box<ReportView>),
     Interrupted,
     Failed(String),
 }
@@ -419,6 +427,8 @@ fn run_case(opts: &RunOptions, case: &ResolvedCase, interrupt: &Interrupt) -> Op
         unmatched: 0,
         tolerance: opts.tolerance,
         resumed: false,
+        cached_from: None,
+        cost_unknown: false,
     };
     let review = match checkout::create(&opts.git_dir, case.commit, &opts.user_root) {
         Ok(co) => {
@@ -436,7 +446,7 @@ fn run_case(opts: &RunOptions, case: &ResolvedCase, interrupt: &Interrupt) -> Op
     match review {
         Review::Interrupted => return None,
         Review::Failed(msg) => result.detail = Some(msg),
-        Review::Report(v) => fill(&mut result, v, opts),
+        Review::Report(v) => fill(&mut result, *v, opts),
     }
     result.wall_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
     result.finished_at = now();
@@ -449,6 +459,21 @@ fn fill(result: &mut CaseResult, v: ReportView, opts: &RunOptions) {
     result.run_dir = Some(v.run_dir.clone());
     result.cost_usd = v.cost.usd;
     result.tokens = v.cost.tokens;
+    if let Some(from) = &v.cached_from {
+        // A replayed verdict costs nothing now; its price is the review that produced it.
+        match opts
+            .cache_dir
+            .as_deref()
+            .and_then(|d| original_cost(d, from))
+        {
+            Some((usd, tokens)) => {
+                result.cost_usd = usd;
+                result.tokens = tokens;
+            }
+            None => result.cost_unknown = true,
+        }
+        result.cached_from = Some(from.clone());
+    }
     match v.status.as_str() {
         "complete" | "empty" => {
             result.outcome = ReviewOutcome::Complete;
@@ -497,6 +522,29 @@ fn fill(result: &mut CaseResult, v: ReportView, opts: &RunOptions) {
         .collect();
 }
 
+/// The cost (USD, tokens) of the run `run_id`, as the verdict-cache entry it stored
+/// records it (the cache's `verdicts/*.json`, each the report of the review that produced
+/// it); None when no entry is that run's.
+pub fn original_cost(cache_dir: &Path, run_id: &str) -> Option<(f64, u64)> {
+    #[derive(Deserialize)]
+    struct Entry {
+        run_id: String,
+        report: EntryReport,
+    }
+    #[derive(Deserialize)]
+    struct EntryReport {
+        cost: CostView,
+    }
+    let entries = std::fs::read_dir(cache_dir.join("verdicts")).ok()?;
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|e| std::fs::read(e.path()).ok())
+        .filter_map(|b| serde_json::from_slice::<Entry>(&b).ok())
+        .find(|e| e.run_id == run_id)
+        .map(|e| (e.report.cost.usd, e.report.cost.tokens))
+}
+
 /// `arev run <targets> --format json` in the checkout, as a child in its own process group
 /// (so a terminal's Ctrl-C reaches it once, forwarded by us).
 fn review(opts: &RunOptions, case: &ResolvedCase, root: &Path, interrupt: &Interrupt) -> Review {
@@ -525,6 +573,9 @@ fn review(opts: &RunOptions, case: &ResolvedCase, root: &Path, interrupt: &Inter
     .arg(&base);
     if let Some(c) = &opts.config {
         cmd.arg("--config").arg(c);
+    }
+    if !opts.use_cache {
+        cmd.arg("--no-cache");
     }
     cmd.arg("--")
         .args(&case.case.targets)
@@ -568,7 +619,7 @@ fn review(opts: &RunOptions, case: &ResolvedCase, root: &Path, interrupt: &Inter
                     f.file = Some(rel.to_string());
                 }
             }
-            Review::Report(v)
+            Review::Report(Box::new(v))
         }
         None => {
             let text = std::fs::read_to_string(&log).unwrap_or_default();

@@ -101,6 +101,7 @@ pub fn totals(results: &[CaseResult], cases: u32, not_run: u32) -> Totals {
     let debunked: u32 = completed.iter().map(|r| r.debunked).sum();
     let unresolved: u32 = completed.iter().map(|r| r.unresolved).sum();
     let cost_usd: f64 = results.iter().map(|r| r.cost_usd).sum();
+    let cost_unknown = count(results.iter().filter(|r| r.cost_unknown).count());
     Totals {
         cases,
         scored,
@@ -120,7 +121,13 @@ pub fn totals(results: &[CaseResult], cases: u32, not_run: u32) -> Totals {
         cost_usd,
         tokens: results.iter().map(|r| r.tokens).sum(),
         wall_ms: results.iter().map(|r| r.wall_ms).sum(),
-        cost_per_found: ratio(cost_usd, found),
+        cost_per_found: if cost_unknown > 0 {
+            None
+        } else {
+            ratio(cost_usd, found)
+        },
+        cached: count(results.iter().filter(|r| r.cached_from.is_some()).count()),
+        cost_unknown,
     }
 }
 
@@ -178,6 +185,8 @@ pub(crate) mod tests {
             unmatched: 0,
             tolerance: 0,
             resumed: false,
+            cached_from: None,
+            cost_unknown: false,
         }
     }
 

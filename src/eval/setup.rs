@@ -7,7 +7,7 @@ use super::error::EvalError;
 use super::mine::MineOptions;
 use super::model::EvalReport;
 use super::run::RunOptions;
-use super::select::{Limits, DEFAULT_FIX_REGEX};
+use super::select::{Chore, Limits, CHORES, DEFAULT_FIX_REGEX};
 use crate::cli::{EvalMineArgs, EvalRunArgs};
 use crate::config::{load, ConfigSources};
 use std::path::{Path, PathBuf};
@@ -41,6 +41,35 @@ pub fn mine_options(a: &EvalMineArgs) -> Result<MineOptions, EvalError> {
         .case_insensitive(true)
         .build()
         .map_err(|e| EvalError::Usage(format!("--grep: {}", one_line(&e.to_string()))))?;
+    let reject = a
+        .reject_pattern
+        .as_deref()
+        .map(|r| {
+            regex::RegexBuilder::new(r)
+                .case_insensitive(true)
+                .build()
+                .map_err(|e| {
+                    EvalError::Usage(format!("--reject-pattern: {}", one_line(&e.to_string())))
+                })
+        })
+        .transpose()?;
+    let mut allow_chores: Vec<Chore> = Vec::new();
+    match &a.allow_chores {
+        None => {}
+        Some(kinds) if kinds.is_empty() => allow_chores = CHORES.iter().map(|(c, _)| *c).collect(),
+        Some(kinds) => {
+            for k in kinds {
+                let c = Chore::from_label(k).ok_or_else(|| {
+                    let known: Vec<&str> = CHORES.iter().map(|(c, _)| c.as_str()).collect();
+                    EvalError::Usage(format!(
+                        "--allow-chores {k}: not a chore kind (one of {})",
+                        known.join(", ")
+                    ))
+                })?;
+                allow_chores.push(c);
+            }
+        }
+    }
     let paths = if a.paths.is_empty() {
         None
     } else {
@@ -60,6 +89,8 @@ pub fn mine_options(a: &EvalMineArgs) -> Result<MineOptions, EvalError> {
     Ok(MineOptions {
         since: a.since.clone(),
         regex,
+        reject,
+        allow_chores,
         max: a.max as usize,
         paths,
         limits: Limits {
@@ -89,7 +120,16 @@ pub fn prepare_run(
             )));
         }
     }
-    let (_, config_digest) = load(&ConfigSources::discover(&root, config.clone()))?;
+    let (resolved, config_digest) = load(&ConfigSources::discover(&root, config.clone()))?;
+    // Where `arev run` keeps its verdicts (a bad `[cache] dir` is reported by the reviews).
+    let cache_dir = crate::resolve::cache_dir(
+        &resolved.cache.dir,
+        &root,
+        std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from),
+        std::env::var_os("HOME").map(PathBuf::from),
+    )
+    .ok()
+    .flatten();
     let cases_dir = absolute(cwd, &a.cases);
     let cases = load_cases(&cases_dir)?
         .into_iter()
@@ -115,6 +155,8 @@ pub fn prepare_run(
         user_root: root,
         git_dir,
         config_digest,
+        use_cache: a.use_cache,
+        cache_dir,
     };
     Ok((opts, cases))
 }
@@ -142,7 +184,28 @@ mod tests {
             max_files: 2,
             max_lines: 30,
             out: PathBuf::from("cases"),
+            reject_pattern: None,
+            allow_chores: None,
         }
+    }
+
+    #[test]
+    fn allow_chores_takes_kinds_or_all() {
+        let mut a = mine_args(None, &[]);
+        assert!(mine_options(&a).unwrap().allow_chores.is_empty());
+        a.allow_chores = Some(vec![]);
+        assert_eq!(mine_options(&a).unwrap().allow_chores.len(), CHORES.len());
+        a.allow_chores = Some(vec!["typo".into(), "CI".into()]);
+        assert_eq!(
+            mine_options(&a).unwrap().allow_chores,
+            [Chore::Typo, Chore::Ci]
+        );
+        a.allow_chores = Some(vec!["typos".into()]);
+        let e = mine_options(&a).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--allow-chores typos: not a chore kind (one of revert, typo,"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -51,7 +51,7 @@ fn history() -> History {
         "src/helpers.rs",
         &helpers.replace("    v.iter().sum()", "        v.iter().sum()"),
     )
-    .commit("Fix formatting in helpers");
+    .commit("Fix sum in helpers");
     let whitespace = head(&repo);
     let helpers = helpers.replace("    v.iter().sum()", "        v.iter().sum()");
     repo.write(
@@ -131,12 +131,12 @@ fn mine_turns_fix_commits_into_cases_and_says_why_others_are_skipped() {
     run.assert_code(0);
     let expected_stdout = format!(
         "skip {}  merge commit  — Merge fix from side\n\
-         skip {}  no code file changed  — fix typo in README\n\
+         skip {}  not a defect fix: a typo chore by its subject (--allow-chores typo to keep it)  — fix typo in README\n\
          case fix-{}  src/helpers.rs:9-10, src/lib.rs:2-2  — Bugfix: parse panics on bad input; mid of an empty slice\n\
-         skip {}  no removed or changed line to point at: src/helpers.rs whitespace-only change  — Fix formatting in helpers\n\
+         skip {}  no removed or changed line to point at: src/helpers.rs whitespace-only change  — Fix sum in helpers\n\
          skip {}  no removed or changed line to point at: src/util.rs renamed without changes  — fix naming: rename util.rs to helpers.rs\n\
          case fix-{}  src/util.rs:2-2  — Fix off-by-one in first()\n\
-         mined 2 case(s) from 6 commit(s) whose message matched, of 10 walked → {}\n",
+         mined 2 case(s) from 6 commit(s) whose subject matched, of 10 walked → {}\n",
         short(&h.merge),
         short(&h.typo),
         short(&h.fix_two_files),
@@ -214,7 +214,7 @@ fn mine_options_narrow_the_walk() {
     assert_eq!(case_files(&out), std::slice::from_ref(&first));
     assert!(run
         .stdout
-        .contains("from 1 commit(s) whose message matched"));
+        .contains("from 1 commit(s) whose subject matched"));
     // --paths keeps only matching files: the two-file fix becomes a lib.rs-only case.
     let out = h.repo.scratch.join("paths");
     mine_into(&h, &out, &["--paths", "src/lib.rs"]).assert_code(0);
@@ -255,6 +255,172 @@ fn mine_options_narrow_the_walk() {
         "{}",
         run.stderr
     );
+}
+
+/// Every fixture of `tests/fixtures/eval/` (one file of a real commit of ripgrep, requests or
+/// fzf; see its README) replayed as a two-commit history and mined: the verdict is the one
+/// its `expect` file names.
+#[test]
+fn mine_rules_hold_on_real_commits() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/eval");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 10, "{dirs:?}");
+    let mut verdicts = std::collections::BTreeMap::new();
+    for dir in &dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+        let path = read("path").trim().to_string();
+        let message = read("message");
+        let expect = read("expect").trim().to_string();
+        let repo = TestRepo::new();
+        repo.write(&path, &read("before")).commit("base");
+        repo.write(&path, &read("after"));
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-q", "--cleanup=verbatim", "-m", &message]);
+        let sha = head(&repo);
+        let out = repo.scratch.join("cases");
+        let mut args = vec!["eval", "mine", "--out", out.to_str().unwrap()];
+        let extra = read("args");
+        args.extend(extra.split_whitespace());
+        let run = repo.arev().args(&args).run();
+        run.assert_code(0);
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.contains(short(&sha)))
+            .map(str::to_string);
+        let ok = match (expect.as_str(), &line) {
+            ("unmatched", None) => true,
+            ("case", Some(l)) => l.starts_with(&format!("case fix-{}", short(&sha))),
+            (e, Some(l)) => e
+                .strip_prefix("skip: ")
+                .is_some_and(|reason| l.starts_with("skip ") && l.contains(reason)),
+            _ => false,
+        };
+        assert!(
+            ok,
+            "{name}: expected {expect}, got {line:?}\n{}{}",
+            run.stdout, run.stderr
+        );
+        verdicts.insert(name, expect);
+    }
+    // The set covers a real fix, a chore and a comment-only change in each language.
+    for (lang, kinds) in [
+        ("rust-", ["case", "skip: a typo chore", "skip: comments"]),
+        ("python-", ["case", "skip: a lint chore", "skip: comments"]),
+        ("go-", ["case", "skip: a docs chore", "skip: comments"]),
+    ] {
+        for k in kinds {
+            assert!(
+                verdicts
+                    .iter()
+                    .any(|(n, e)| n.starts_with(lang) && e.starts_with(k)),
+                "no {lang} fixture expecting {k}"
+            );
+        }
+    }
+}
+
+/// A docs commit whose body says `Fixes #12` is not a fix (subject only); a code fix whose
+/// change is a comment only is listed with that reason; `--reject-pattern` and
+/// `--allow-chores` narrow and widen; a bad chore kind is one line, exit 2.
+#[test]
+fn mine_reads_the_subject_and_the_code_change() {
+    let repo = TestRepo::new();
+    repo.write("src/a.rs", "pub fn a() -> u32 {\n    // one\n    1\n}\n")
+        .commit("add a");
+    repo.write("README.md", "# a\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "describe a\n\nFixes #12"]);
+    let body = head(&repo);
+    repo.write(
+        "src/a.rs",
+        "pub fn a() -> u32 {\n    // the one\n    1\n}\n",
+    )
+    .commit("Fix a");
+    let comment = head(&repo);
+    repo.write(
+        "src/a.rs",
+        "pub fn a() -> u32 {\n    // the one\n    2\n}\n",
+    )
+    .commit("Fix a's value");
+    let value = head(&repo);
+    repo.write(
+        "src/a.rs",
+        "pub fn a() -> u32 {\n    // the one.\n    2\n}\n",
+    )
+    .commit("Fix typo in a");
+    let typo = head(&repo);
+    let out = repo.scratch.join("cases");
+    let mine = |extra: &[&str]| {
+        let mut args = vec!["eval", "mine", "--out", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        repo.arev().args(&args).run()
+    };
+    let run = mine(&[]);
+    run.assert_code(0);
+    assert!(!run.stdout.contains(short(&body)), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!(
+            "skip {}  no removed or changed line to point at: src/a.rs comments, docs or blank lines only  — Fix a\n",
+            short(&comment)
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!(
+            "case fix-{}  src/a.rs:3-3  — Fix a's value\n",
+            short(&value)
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!(
+            "skip {}  not a defect fix: a typo chore by its subject (--allow-chores typo to keep it)  — Fix typo in a\n",
+            short(&typo)
+        )),
+        "{}",
+        run.stdout
+    );
+    // Widened: the typo commit is measured, and its change is a comment only.
+    let run = mine(&["--allow-chores", "typo"]);
+    assert!(
+        run.stdout.contains(&format!(
+            "skip {}  no removed or changed line to point at: src/a.rs comments, docs or blank lines only  — Fix typo in a\n",
+            short(&typo)
+        )),
+        "{}",
+        run.stdout
+    );
+    // Narrowed.
+    let run = mine(&["--reject-pattern", "value"]);
+    assert!(
+        run.stdout.contains(&format!(
+            "skip {}  subject matches --reject-pattern  — Fix a's value\n",
+            short(&value)
+        )),
+        "{}",
+        run.stdout
+    );
+    for (args, needle) in [
+        (
+            vec!["--allow-chores", "typos"],
+            "--allow-chores typos: not a chore kind",
+        ),
+        (vec!["--reject-pattern", "("], "--reject-pattern:"),
+    ] {
+        let run = mine(&args);
+        run.assert_code(2);
+        assert!(run.stderr.contains(needle), "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    }
 }
 
 /// Case "first" (src/util.rs has `v[1]`): F1 on the defect's line, F2 debunked, F3 twelve
@@ -445,6 +611,100 @@ fn run_scores_found_missed_unmatched_exactly_and_leaves_the_repo_alone() {
         "{}",
         run.stdout
     );
+}
+
+/// Honest cost: by default every case is reviewed afresh (`arev run --no-cache`), even when
+/// the verdict cache holds its verdict; with `--use-cache` a cached case names the run that
+/// produced the verdict and counts that run's cost, and the summary says which.
+#[test]
+fn cached_cases_report_the_original_cost_and_eval_bypasses_the_cache_by_default() {
+    let (h, cases, tmp) = mined();
+    let shared = h.repo.scratch.join("shared-cache");
+    let eval = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "eval",
+            "run",
+            cases.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        h.repo
+            .arev()
+            .args(&args)
+            .env("TMPDIR", tmp.to_str().unwrap())
+            .env("XDG_CACHE_HOME", shared.to_str().unwrap())
+            .script(panel_script())
+            .run()
+    };
+    let json_of = |run: &crate::harness::Run| -> Value {
+        run.assert_code(0);
+        serde_json::from_str(&run.stdout).unwrap()
+    };
+    // Fresh reviews that fill the cache.
+    let first = json_of(&eval(
+        &h.repo.scratch.join("o1"),
+        &["--use-cache", "--format", "json"],
+    ));
+    assert_eq!(first["use_cache"], true);
+    assert_eq!(first["totals"]["cached"], 0);
+    // Another output directory: every verdict comes from the cache, at its original cost.
+    let second = json_of(&eval(
+        &h.repo.scratch.join("o2"),
+        &["--use-cache", "--format", "json"],
+    ));
+    assert_schema("eval-report", &second);
+    assert_eq!(second["totals"]["cached"], 2);
+    for (a, b) in first["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(second["cases"].as_array().unwrap())
+    {
+        let run_dir = PathBuf::from(a["run_dir"].as_str().unwrap());
+        let run_id = read_json(&run_dir.join("meta.json"))["run_id"].clone();
+        assert_eq!(b["cached_from"], run_id, "{b}");
+        assert!(a["cost_usd"].as_f64().unwrap() > 0.0);
+        assert_eq!(b["cost_usd"], a["cost_usd"]);
+        assert_eq!(b["tokens"], a["tokens"]);
+        assert_eq!(b["status"], a["status"]);
+        assert!(a.get("cached_from").is_none());
+    }
+    assert_eq!(
+        second["totals"]["cost_per_found"],
+        first["totals"]["cost_per_found"]
+    );
+    let text = eval(
+        &h.repo.scratch.join("o3"),
+        &["--use-cache", "--format", "text"],
+    );
+    run_ok_contains(
+        &text,
+        &[
+            "(cached from ",
+            "2 case(s) served from the verdict cache, counted at the cost of the review that produced the verdict",
+        ],
+    );
+    // Without --use-cache the cache is bypassed: every case is a fresh, paid review.
+    let fresh = json_of(&eval(&h.repo.scratch.join("o4"), &["--format", "json"]));
+    assert_eq!(fresh["use_cache"], false);
+    assert_eq!(fresh["totals"]["cached"], 0);
+    for c in fresh["cases"].as_array().unwrap() {
+        assert!(c.get("cached_from").is_none(), "{c}");
+        assert!(c["cost_usd"].as_f64().unwrap() > 0.0, "{c}");
+    }
+    let text = eval(&h.repo.scratch.join("o5"), &["--format", "text"]);
+    run_ok_contains(
+        &text,
+        &["(every case reviewed afresh; the verdict cache was bypassed)"],
+    );
+}
+
+fn run_ok_contains(run: &crate::harness::Run, needles: &[&str]) {
+    run.assert_code(0);
+    for n in needles {
+        assert!(run.stdout.contains(n), "{n}: {}", run.stdout);
+    }
 }
 
 fn walk_files(dir: &Path) -> Vec<PathBuf> {
