@@ -88,9 +88,8 @@ enum State {
     Triple(char, bool),
 }
 
-/// Strip comments (and docs) from `text` written in `syntax`. One state machine over the
-/// characters, kept in one piece so that its states read together.
-#[allow(clippy::too_many_lines)]
+/// Strip comments (and docs) from `text` written in `syntax`: one state machine over the
+/// characters (code itself is read by `code_char`).
 pub fn code_lines(text: &str, syntax: Syntax) -> CodeLines {
     let mut out = Vec::new();
     let mut state = State::Code;
@@ -141,64 +140,13 @@ pub fn code_lines(text: &str, syntax: Syntax) -> CodeLines {
                         state = State::Code;
                     }
                 }
-                State::Code => {
-                    let at_word = i == 0 || chars[i - 1].is_whitespace();
-                    let slashes = matches!(syntax, Syntax::CLike | Syntax::Script);
-                    if slashes && c == '/' && next == Some('/') {
-                        break;
-                    }
-                    if slashes && c == '/' && next == Some('*') {
-                        state = State::Block;
-                        i += 2;
+                State::Code => match code_char(&chars, i, raw, syntax, (&mut line, &mut state)) {
+                    Flow::EndLine => break,
+                    Flow::Next(n) => {
+                        i += n;
                         continue;
                     }
-                    let line_comment = match syntax {
-                        Syntax::Python => c == '#',
-                        Syntax::Hash => c == '#' && at_word && !raw.starts_with("#!"),
-                        Syntax::DashDash => c == '-' && next == Some('-'),
-                        Syntax::Percent => c == '%',
-                        Syntax::Semicolon => c == ';',
-                        _ => false,
-                    };
-                    if line_comment {
-                        break;
-                    }
-                    if syntax == Syntax::Python
-                        && (c == '"' || c == '\'')
-                        && next == Some(c)
-                        && chars.get(i + 2) == Some(&c)
-                    {
-                        // A string that starts a line is a docstring (or a bare string),
-                        // with its prefix (`r"""`) if any.
-                        let head = line.trim();
-                        let docstring =
-                            head.len() <= 2 && head.chars().all(|p| "rRbBuUfF".contains(p));
-                        if docstring {
-                            line.clear();
-                        }
-                        state = State::Triple(c, docstring);
-                        if !docstring {
-                            line.push_str(&c.to_string().repeat(3));
-                        }
-                        i += 3;
-                        continue;
-                    }
-                    let quote = match (syntax, c) {
-                        (Syntax::Plain, _) => false,
-                        (_, '"') => true,
-                        (Syntax::Script | Syntax::Python | Syntax::Hash, '\'') => true,
-                        (Syntax::Script, '`') => true,
-                        (Syntax::CLike, '\'') => {
-                            // A character literal, not a lifetime.
-                            next == Some('\\') || chars.get(i + 2) == Some(&'\'')
-                        }
-                        _ => false,
-                    };
-                    line.push(c);
-                    if quote {
-                        state = State::Str(c);
-                    }
-                }
+                },
             }
             i += 1;
         }
@@ -219,6 +167,79 @@ pub fn code_lines(text: &str, syntax: Syntax) -> CodeLines {
         out.pop();
     }
     CodeLines { lines: out }
+}
+
+/// What the scan does after a character read in code: move on by `n`, or end the line (a
+/// line comment starts).
+enum Flow {
+    Next(usize),
+    EndLine,
+}
+
+/// One character of code at `chars[i]`: a comment or string may start here.
+fn code_char(
+    chars: &[char],
+    i: usize,
+    raw: &str,
+    syntax: Syntax,
+    (line, state): (&mut String, &mut State),
+) -> Flow {
+    let c = chars[i];
+    let next = chars.get(i + 1).copied();
+    let at_word = i == 0 || chars[i - 1].is_whitespace();
+    let slashes = matches!(syntax, Syntax::CLike | Syntax::Script);
+    if slashes && c == '/' && next == Some('/') {
+        return Flow::EndLine;
+    }
+    if slashes && c == '/' && next == Some('*') {
+        *state = State::Block;
+        return Flow::Next(2);
+    }
+    let line_comment = match syntax {
+        Syntax::Python => c == '#',
+        Syntax::Hash => c == '#' && at_word && !raw.starts_with("#!"),
+        Syntax::DashDash => c == '-' && next == Some('-'),
+        Syntax::Percent => c == '%',
+        Syntax::Semicolon => c == ';',
+        _ => false,
+    };
+    if line_comment {
+        return Flow::EndLine;
+    }
+    if syntax == Syntax::Python
+        && (c == '"' || c == '\'')
+        && next == Some(c)
+        && chars.get(i + 2) == Some(&c)
+    {
+        // A string that starts a line is a docstring (or a bare string),
+        // with its prefix (`r"""`) if any.
+        let head = line.trim();
+        let docstring = head.len() <= 2 && head.chars().all(|p| "rRbBuUfF".contains(p));
+        if docstring {
+            line.clear();
+        }
+        *state = State::Triple(c, docstring);
+        if !docstring {
+            line.push_str(&c.to_string().repeat(3));
+        }
+        return Flow::Next(3);
+    }
+    let quote = match (syntax, c) {
+        (Syntax::Plain, _) => false,
+        (_, '"') => true,
+        (Syntax::Script | Syntax::Python | Syntax::Hash, '\'') => true,
+        (Syntax::Script, '`') => true,
+        (Syntax::CLike, '\'') => {
+            // A character literal, not a lifetime.
+            next == Some('\\') || chars.get(i + 2) == Some(&'\'')
+        }
+        _ => false,
+    };
+    line.push(c);
+    if quote {
+        *state = State::Str(c);
+    }
+    Flow::Next(1)
 }
 
 /// A Rust attribute that only feeds the documentation (`#[doc …]`,
