@@ -1309,7 +1309,12 @@ fn mine_survives_submodules_huge_blobs_and_escapes_in_subjects() {
         &format!("160000,{sha},vendor/lib"),
     ]);
     repo.git(&["add", "src/util.rs"]);
-    repo.git(&["commit", "-q", "-m", "Fix first() and move the lib submodule"]);
+    repo.git(&[
+        "commit",
+        "-q",
+        "-m",
+        "Fix first() and move the lib submodule",
+    ]);
     // A 100 MB generated file, then a "fix" to it.
     let big = "0123456789abcdef\n".repeat(100 * 1024 * 1024 / 17);
     repo.write("data/table.rs", &big).commit("add the table");
