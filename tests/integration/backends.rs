@@ -124,8 +124,15 @@ fn command_agents_round_robin_and_attribution() {
         .run();
     run.assert_code(0);
     let log = run.fake_log();
-    // Two passes and the Adversary, each once (a valid empty answer is never re-prompted).
-    assert_eq!(log.len() - before, 3);
+    // Two passes and the Adversary, each at most once (a valid empty answer is never
+    // re-prompted); the Adversary may be cancelled before it starts, since the passes found
+    // nothing to judge (SPEC §7).
+    let passes = log[before..]
+        .iter()
+        .filter(|e| e["role"] == "enthusiast")
+        .count();
+    assert_eq!(passes, 2, "{log:?}");
+    assert!((2..=3).contains(&(log.len() - before)), "{log:?}");
     assert!(log[before..].iter().all(|e| marker(e) == "j"));
 }
 
