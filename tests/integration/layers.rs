@@ -23,12 +23,12 @@ const FILE_CHAINS: &[(&str, &[&str])] = &[
 /// Modules whose files import each other without any cycle.
 const ACYCLIC: &[&str] = &["round"];
 
-fn src() -> PathBuf {
+pub(crate) fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-/// Every `.rs` file under `dir`, sorted.
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
+/// Every `.rs` file under `dir`, sorted (also what `sizes` walks).
+pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

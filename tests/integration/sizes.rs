@@ -9,27 +9,7 @@ use std::path::{Path, PathBuf};
 /// Production lines a file of `src/` may hold.
 const MAX_PRODUCTION_LINES: usize = 700;
 
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-}
-
-/// Every `.rs` file under `dir`, sorted.
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
+use super::layers::{rust_files, src};
 
 /// The file that declares the module `file` (`a/b.rs` and `a/b/mod.rs` are declared in
 /// `a/mod.rs` or `a.rs`; a top-level module in `lib.rs`), with the module's name; None for
