@@ -3,6 +3,7 @@
 //! reading a run back with its derived status.
 mod atomic;
 pub mod cache;
+mod clock;
 mod exit;
 mod layout;
 mod list;
