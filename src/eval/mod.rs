@@ -18,6 +18,7 @@ mod run;
 mod score;
 mod select;
 mod setup;
+mod write;
 
 pub use cases::{
     check_in_repo, digest as case_digest, load_cases, validate, LoadedCase, ResolvedCase,
@@ -32,7 +33,7 @@ pub use model::*;
 pub use render::{
     recall_line, render_compare_markdown, render_compare_text, render_markdown, render_text,
 };
-pub use run::{result_path, run_eval, runs_base, write_json, Evaluation, Event, RunOptions};
+pub use run::{result_path, run_eval, runs_base, Evaluation, Event, RunOptions};
 pub use score::{match_location, score, status_of, totals, wilson};
 pub use select::{
     case_id, chore_of, expected_ranges, is_code_file, is_test_file, locate, Change, Chore, Content,
@@ -40,3 +41,4 @@ pub use select::{
     DEFAULT_MAX_LINES,
 };
 pub use setup::{absolute, mine_options, open_repo, prepare_run, read_report};
+pub use write::write_json;
