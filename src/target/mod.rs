@@ -12,6 +12,7 @@ mod resolve;
 mod scan;
 mod shard;
 mod statkey;
+mod treekey;
 
 pub use error::TargetError;
 pub use exclude::{is_lockfile, AttributeSource, Excludes, LOCKFILES};
@@ -27,10 +28,8 @@ pub use resolve::{
 };
 pub use scan::REPIN_MAX_FILE_BYTES;
 pub use shard::{apply_shard, partition, ShardInfo, ShardSpec, MAX_SHARDS};
-pub use statkey::{
-    now_ns, worktree_key, worktree_key_listed, Keyed, Listed, ShaCache, StatKey, WorktreeKey,
-    RACY_MARGIN_NS,
-};
+pub use statkey::{now_ns, StatKey, RACY_MARGIN_NS};
+pub use treekey::{worktree_key, worktree_key_listed, Keyed, Listed, ShaCache, WorktreeKey};
 
 #[cfg(test)]
 mod tests;

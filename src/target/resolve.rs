@@ -7,7 +7,8 @@ use super::diff::{DiffBase, DiffRules};
 use super::locate::{locate, Context};
 use super::manifest;
 use super::scan::{self, canonical_dir, file_size, rel_string, sha256_hex, REPIN_MAX_FILE_BYTES};
-use super::statkey::{now_ns, worktree_key, worktree_key_listed, ShaCache, RACY_MARGIN_NS};
+use super::statkey::{now_ns, RACY_MARGIN_NS};
+use super::treekey::{worktree_key, worktree_key_listed, ShaCache};
 use super::{
     skip_summary, Artefact, ArtefactContent, Excludes, Mode, PinKeys, PinnedTarget, Snapshot,
     TargetError, TargetFile, TargetIdentity, TargetKind, TargetRequest, TargetType,
