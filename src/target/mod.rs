@@ -11,6 +11,7 @@ mod model;
 mod resolve;
 mod scan;
 mod shard;
+mod spool;
 mod statkey;
 mod treekey;
 
@@ -23,8 +24,8 @@ pub use locate::lexical;
 pub use model::*;
 pub use resolve::{
     diff_sha, diff_sha_capped, empty_diff_sha, read_repo_file, remember_snapshot, repin, resolve,
-    resolve_excluding, snapshot_diff, snapshot_diff_cached, CachedSnapshot, DEFAULT_MAX_FILE_BYTES,
-    LIGHTWEIGHT_DIFF_LINES,
+    resolve_excluding, snapshot_diff, snapshot_diff_cached, CachedSnapshot, TargetRequest,
+    DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES,
 };
 pub use scan::REPIN_MAX_FILE_BYTES;
 pub use shard::{apply_shard, partition, ShardInfo, ShardSpec, MAX_SHARDS};

@@ -28,5 +28,4 @@ pub(crate) use base::DiffBase;
 pub(crate) use pin::{patch_sha, pin_diff};
 pub(crate) use repin::repin;
 pub(crate) use rules::DiffRules;
-pub use sink::PatchSpool;
 pub(crate) use snapshot::{snapshot_diff, snapshot_tree, SnapshotDiff};

@@ -3,10 +3,11 @@
 
 use super::base::{git_err, index_key, start_tree, DiffBase};
 use super::rules::{options, DiffRules};
-use super::sink::{spool_err, DriftKey, PatchSink, PatchSpool, SpoolSink, SpooledFile};
+use super::sink::{spool_err, PatchSink, SpoolSink};
 use super::snapshot::snapshot_tree;
 use super::window::{render, Entry, Rendered};
 use crate::target::scan::{count_lines, hex};
+use crate::target::spool::{DriftKey, PatchSpool, SpooledFile};
 use crate::target::statkey::now_ns;
 use crate::target::{Hunk, SkippedFile, TargetError, TargetFile};
 use git2::{Oid, Repository, Tree};
