@@ -2,10 +2,11 @@
 //! sink, and the pin's files, hunks, digest and drift key.
 
 use super::base::{git_err, index_key, start_tree, DiffBase};
+use super::file::Entry;
 use super::rules::{options, DiffRules};
 use super::sink::{spool_err, PatchSink, SpoolSink};
-use super::snapshot::snapshot_tree;
-use super::window::{render, Entry, Rendered};
+use super::tree::snapshot_tree;
+use super::window::{render, Rendered};
 use crate::target::scan::{count_lines, hex};
 use crate::target::spool::{DriftKey, PatchSpool, SpooledFile};
 use crate::target::statkey::now_ns;
