@@ -4,7 +4,8 @@
 //! detached checkout of its buggy revision, `run` reviews every case with the real
 //! `arev run` and records each result, `score` matches confirmed findings to the expected
 //! locations and aggregates, `compare` sets two evaluations side by side, `render` prints;
-//! `setup` turns the flags into the stages' inputs and `console` says what `arev eval` prints.
+//! `setup` turns the flags into the stages' inputs, `console` says what `arev eval` prints,
+//! and `write` writes its files atomically.
 mod cases;
 mod checkout;
 mod code;
