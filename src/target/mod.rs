@@ -4,6 +4,7 @@ mod brief;
 mod diff;
 mod error;
 mod exclude;
+mod gitindex;
 mod incremental;
 mod locate;
 mod manifest;

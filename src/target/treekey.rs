@@ -5,8 +5,8 @@
 //! rendering the diff.
 
 use super::statkey::{StatKey, RACY_MARGIN_NS};
-use super::{Mode, Snapshot, TargetError};
-use git2::{IndexEntry, Repository};
+use super::{gitindex, Mode, Snapshot, TargetError};
+use git2::Repository;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -64,37 +64,44 @@ impl KeyHasher {
 
 /// Whether the working-tree file's key `k` matches the index entry's stat fields (what
 /// git compares before it trusts an entry to be unchanged).
-fn matches_index(e: &IndexEntry, k: &StatKey) -> bool {
+fn matches_index(e: &gitindex::Entry, k: &StatKey) -> bool {
     let exec = |mode: u32| mode & 0o100 != 0;
     let split = |ns: i64| (ns.div_euclid(1_000_000_000), ns.rem_euclid(1_000_000_000));
     let (ms, mn) = split(k.mtime_ns);
     let (cs, cn) = split(k.ctime_ns);
     // The index keeps 32-bit seconds, sizes and inodes.
-    (ms as u32, mn as u32) == index_time(e.mtime)
-        && (cs as u32, cn as u32) == index_time(e.ctime)
-        && k.size as u32 == e.file_size
+    (ms as u32, mn as u32) == e.mtime
+        && (cs as u32, cn as u32) == e.ctime
+        && k.size as u32 == e.size
         && k.ino as u32 == e.ino
         && k.mode & 0o170_000 == e.mode & 0o170_000
         && exec(k.mode) == exec(e.mode)
 }
 
-/// An index entry's time as the index keeps it: 32-bit seconds and nanoseconds.
-fn index_time(t: git2::IndexTime) -> (u32, u32) {
-    (t.seconds() as u32, t.nanoseconds())
-}
-
-/// The index of `repo`: its file's key (taken before it is read: an index rewritten in
-/// between moves the key the next time) and its entries.
-fn read_index(repo: &Repository) -> Result<(Option<StatKey>, Vec<IndexEntry>), TargetError> {
+/// The index of `repo`: its file's key (taken from the open file, so it describes the bytes
+/// read) and its entries, read directly (see target::gitindex) or, for an index that reader
+/// does not know, through libgit2.
+fn read_index(repo: &Repository) -> Result<(Option<StatKey>, Vec<gitindex::Entry>), TargetError> {
     let path = repo.path().join("index");
-    let key = match StatKey::lstat(&path) {
+    let direct = std::fs::File::open(&path).and_then(|mut f| {
+        let key = StatKey::of(&f.metadata()?);
+        let mut bytes = Vec::with_capacity(usize::try_from(key.size).unwrap_or(0));
+        std::io::Read::read_to_end(&mut f, &mut bytes)?;
+        Ok((key, bytes))
+    });
+    match direct {
+        Ok((key, bytes)) => {
+            if let Some(entries) = gitindex::parse(&bytes) {
+                return Ok((Some(key), entries));
+            }
+        }
         // No index yet (a fresh repository): nothing is tracked.
-        Ok(None) => return Ok((None, Vec::new())),
-        Ok(Some(k)) => Some(k),
-        Err(_) => None,
-    };
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((None, Vec::new())),
+        Err(_) => {}
+    }
+    let key = StatKey::lstat(&path).ok().flatten();
     let index = git2::Index::open(&path).map_err(|e| TargetError::Git(e.message().to_owned()))?;
-    Ok((key, index.iter().collect()))
+    Ok((key, index.iter().map(gitindex::Entry::of_git2).collect()))
 }
 
 /// A directory or an untracked file the last full walk of a working tree saw (root-relative,
@@ -194,7 +201,7 @@ pub fn worktree_key_listed(
 fn tracked_key(
     repo: &Repository,
     root: &Path,
-) -> Result<(KeyHasher, std::fs::File, Vec<IndexEntry>), TargetError> {
+) -> Result<(KeyHasher, std::fs::File, Vec<gitindex::Entry>), TargetError> {
     let mut h = KeyHasher {
         hasher: Sha256::new(),
         newest_ns: i64::MIN,
@@ -230,7 +237,7 @@ fn tracked_key(
                 return None;
             }
             let now = stat_at(&root_dir, &e.path);
-            let (secs, nanos) = index_time(e.mtime);
+            let (secs, nanos) = e.mtime;
             let entry_ns = i64::from(secs) * 1_000_000_000 + i64::from(nanos);
             let clean = now.as_ref().is_some_and(|k| matches_index(e, k));
             (!clean || entry_ns >= racy_from).then_some(now)
@@ -390,7 +397,11 @@ impl ShaCache {
         let dir = path.parent().unwrap_or_else(|| Path::new("."));
         std::fs::create_dir_all(dir)?;
         let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-        serde_json::to_writer(&mut tmp, self).map_err(std::io::Error::other)?;
+        // One write: serde_json's writer issues one per token, thousands for a listing.
+        std::io::Write::write_all(
+            &mut tmp,
+            &serde_json::to_vec(self).map_err(std::io::Error::other)?,
+        )?;
         tmp.persist(path).map_err(|e| e.error)?;
         Ok(())
     }
