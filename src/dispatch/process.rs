@@ -252,10 +252,11 @@ pub(crate) async fn dispatch_with_env(
         timeout: req.timeout,
         grace: req.grace,
     };
-    // A Claude Code stream is watched as it arrives: the CLI retries even a 401 for
-    // minutes, so the first retry of a permanent error stops the agent (SPEC §19.2).
+    // A Claude Code or Codex stream is watched as it arrives: the CLIs retry even a 401
+    // (Claude Code for minutes), so the first retry of a permanent error stops the agent
+    // (SPEC §19.2).
     let stop = cancel.child_token();
-    let watch = (agent.format == EventFormat::Claude).then(|| {
+    let watch = matches!(agent.format, EventFormat::Claude | EventFormat::Codex).then(|| {
         tokio::spawn(watch_permanent_retries(
             spool.path().to_path_buf(),
             stop.clone(),
@@ -304,7 +305,7 @@ fn fault_of(
     result: &mut Option<super::ResultEvent>,
     model: &str,
 ) -> Option<super::Fault> {
-    let fault = super::classify(format, events, model);
+    let fault = super::classify(format, events, result.as_ref(), model);
     if format != EventFormat::Claude {
         return fault;
     }
