@@ -626,7 +626,8 @@ fn other(backend: Backend, bin: &Path) {
         a.requests += 1;
         a.sent += r.bill.input;
         a.cached += r.bill.cached;
-        a.billed_input += (r.bill.input - r.bill.cached) as f64 + r.bill.cached as f64 * backend.cached_rate();
+        a.billed_input +=
+            (r.bill.input - r.bill.cached) as f64 + r.bill.cached as f64 * backend.cached_rate();
         a.output += 20;
     }
     println!(
@@ -694,7 +695,11 @@ fn other(backend: Backend, bin: &Path) {
          {max_req}); personal context kept out: {}",
         if ratio <= 1.3 { "met" } else { "NOT met" },
         if max_req <= 2 { "met" } else { "NOT met" },
-        if leaked { "NO (it reached the API)" } else { "yes" }
+        if leaked {
+            "NO (it reached the API)"
+        } else {
+            "yes"
+        }
     );
     if !stray.is_empty() {
         println!("stray requests: {stray:?}");

@@ -579,7 +579,7 @@ mod tests {
         assert_eq!(&*files[0].1, req.system_prompt.as_bytes());
         let no_role = DispatchRequest {
             system_prompt: String::new(),
-            ..req.clone()
+            ..req
         };
         assert!(codex_files(&no_role).is_empty());
         assert!(!codex_args(&agent, &no_role)

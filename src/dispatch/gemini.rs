@@ -76,7 +76,10 @@ pub fn gemini_files(req: &DispatchRequest) -> Vec<(PathBuf, Arc<[u8]>)> {
             Arc::from(req.system_prompt.as_bytes()),
         ));
     }
-    files.push((out_path(req, POLICY_FILE), Arc::from(policy(req).as_bytes())));
+    files.push((
+        out_path(req, POLICY_FILE),
+        Arc::from(policy(req).as_bytes()),
+    ));
     files
 }
 
@@ -584,7 +587,10 @@ mod tests {
         assert_eq!(&*files[0].1, b"You are the Adversary.");
         let policy = |req: &DispatchRequest| -> toml::Table {
             let files = gemini_files(req);
-            let (_, text) = files.iter().find(|(p, _)| p.ends_with(POLICY_FILE)).unwrap();
+            let (_, text) = files
+                .iter()
+                .find(|(p, _)| p.ends_with(POLICY_FILE))
+                .unwrap();
             std::str::from_utf8(text).unwrap().parse().unwrap()
         };
         let denied = |t: &toml::Table| -> Vec<String> {
@@ -599,7 +605,9 @@ mod tests {
         assert_eq!(t["rule"][0]["decision"].as_str(), Some("deny"));
         let several = denied(&t);
         assert!(several.contains(&"google_web_search".to_owned()));
-        assert!(!several.iter().any(|n| gemini_permits(Role::Adversary, n) && n != "update_topic"));
+        assert!(!several
+            .iter()
+            .any(|n| gemini_permits(Role::Adversary, n) && n != "update_topic"));
         let one_file = DispatchRequest {
             search: false,
             ..req.clone()
@@ -608,15 +616,17 @@ mod tests {
         assert!(!denied(&policy(&one_file)).contains(&"read_file".to_owned()));
         let fixer = DispatchRequest {
             role: Role::Fixer,
-            ..one_file.clone()
+            ..one_file
         };
         assert!(!denied(&policy(&fixer)).contains(&"grep_search".to_owned()));
         // Without a role body the CLI keeps its own system prompt.
         let no_role = DispatchRequest {
             system_prompt: String::new(),
-            ..req.clone()
+            ..req
         };
-        assert!(!gemini_env(&no_role).iter().any(|(k, _)| k == "GEMINI_SYSTEM_MD"));
+        assert!(!gemini_env(&no_role)
+            .iter()
+            .any(|(k, _)| k == "GEMINI_SYSTEM_MD"));
         assert_eq!(gemini_files(&no_role).len(), 1);
     }
 }

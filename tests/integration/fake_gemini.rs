@@ -214,7 +214,15 @@ async fn models(
         turn,
         step: played,
         target,
-    } = shared.play(&uri, &headers, model, &body, &texts, step_index(&body), bill);
+    } = shared.play(
+        &uri,
+        &headers,
+        model,
+        &body,
+        &texts,
+        step_index(&body),
+        bill,
+    );
     let mut finish = Some("STOP");
     let part = match played {
         Step::HttpError { status, message } => {

@@ -200,7 +200,15 @@ async fn responses(
         turn,
         step: played,
         target,
-    } = shared.play(&uri, &headers, &model, &body, &texts, step_index(&body), bill);
+    } = shared.play(
+        &uri,
+        &headers,
+        &model,
+        &body,
+        &texts,
+        step_index(&body),
+        bill,
+    );
     let n = shared
         .next_id
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
