@@ -17,9 +17,13 @@
 //!
 //! The same review then runs with the REAL Codex (`AREV_TEST_CODEX_BIN`) and Gemini
 //! (`AREV_TEST_GEMINI_BIN`) CLIs against their fakes (`fake_openai.rs`, `fake_gemini.rs`),
-//! which bill no prompt caching: their tables print requests, tokens sent (≈ request body
-//! / 4, what those fakes report as usage), cost and the ratio to the minimum with
-//! billed-equivalent = sent, and say so. A backend whose variable is unset is skipped.
+//! which bill automatic prompt caching like the real APIs (OpenAI: prefixes ≥ 1,024 tokens
+//! per `prompt_cache_key`, read at 0.1×; Gemini 2.5 implicit caching: ≥ 2,048 tokens, read
+//! at 0.25×): their tables print requests, tokens sent (≈ bytes / 4 of the model-visible
+//! request, what those fakes report as usage), cached tokens, billed-equivalent, cost and
+//! the ratio to the minimum. A marker planted in the scratch HOME's personal context files
+//! (`plant_personal_context`) is searched for in every request. A backend whose variable
+//! is unset is skipped.
 //!
 //! Run: `AREV_TEST_CLAUDE_BIN=…/claude cargo bench --features fake-agent --bench cost`.
 //! `AREV_COST_LATENCY_MS` sets the fake model's latency (default 800 ms);
@@ -153,6 +157,8 @@ fn env_u64(name: &str, default: u64) -> u64 {
 struct Agent {
     requests: usize,
     sent: u64,
+    /// Of `sent`, the tokens read from the prompt cache (Codex and Gemini fakes).
+    cached: u64,
     billed_input: f64,
     output: u64,
     minimum: u64,
@@ -470,6 +476,13 @@ impl Backend {
             Backend::Gemini => "gemini",
         }
     }
+    /// What a cached input token costs relative to an uncached one on this API.
+    fn cached_rate(self) -> f64 {
+        match self {
+            Backend::Codex => fake_openai::CACHED_INPUT_RATE,
+            Backend::Gemini => fake_gemini::CACHED_INPUT_RATE,
+        }
+    }
 }
 
 /// The scripted model of the Codex and Gemini fakes: the same answers as Claude's.
@@ -498,10 +511,10 @@ fn find_prompt(v: &Value) -> Option<&str> {
     }
 }
 
-/// The same review by the real Codex or Gemini CLI against its fake API. The fakes bill no
-/// prompt caching (every request's input is billed in full, ≈ its JSON body / 4, as the
-/// fakes report it), so billed-equivalent = sent: an upper bound of what the real APIs,
-/// which cache long prefixes automatically, would bill.
+/// The same review by the real Codex or Gemini CLI against its fake API. The fakes bill
+/// input as the real APIs do (≈ bytes / 4 of the model-visible request) with their automatic
+/// prompt caching (`CACHE_RULE` in `fake_openai.rs` / `fake_gemini.rs`): billed-equivalent
+/// input = uncached + cached × the API's cached-input rate.
 fn other(backend: Backend, bin: &Path) {
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let root = tmp.path().join("repo");
@@ -537,6 +550,7 @@ fn other(backend: Backend, bin: &Path) {
         _ => unreachable!("one fake is started"),
     };
     std::fs::write(root.join("arev.toml"), config).unwrap();
+    plant_personal_context(backend, &home);
     git(&root, &["init", "-q"]);
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "target"]);
@@ -568,8 +582,17 @@ fn other(backend: Backend, bin: &Path) {
         (_, Some(f)) => (f.requests(), f.stray_requests()),
         _ => unreachable!("one fake is started"),
     };
+    if let Some(path) = std::env::var_os("AREV_COST_DUMP") {
+        let mut path = std::path::PathBuf::from(path);
+        path.as_mut_os_string().push(format!(".{}", backend.name()));
+        let lines: String = requests.iter().map(|r| format!("{}\n", r.body)).collect();
+        std::fs::write(path, lines).unwrap();
+    }
     let target_tokens = tokens(&source);
     let mut agents: BTreeMap<(u32, String, u32), Agent> = BTreeMap::new();
+    let leaked = requests
+        .iter()
+        .any(|r| r.body.to_string().contains(PERSONAL_MARKER));
     for r in &requests {
         let (Some(role), Some(round)) = (r.role(), r.round()) else {
             continue;
@@ -598,11 +621,13 @@ fn other(backend: Backend, bin: &Path) {
                 + target_tokens
                 + tokens(&answer(role, round).to_string());
         }
-        // What the fakes bill: the request body / 4 in, 20 tokens out.
-        let sent = tokens(&r.body.to_string());
+        // What the fakes bill: the model-visible request / 4 in (of it, the cached part at
+        // the API's discount), 20 tokens out.
         a.requests += 1;
-        a.sent += sent;
-        a.billed_input += sent as f64;
+        a.sent += r.bill.input;
+        a.cached += r.bill.cached;
+        a.billed_input +=
+            (r.bill.input - r.bill.cached) as f64 + r.bill.cached as f64 * backend.cached_rate();
         a.output += 20;
     }
     println!(
@@ -613,12 +638,13 @@ fn other(backend: Backend, bin: &Path) {
         wall.as_secs_f64()
     );
     println!(
-        "  the fake bills no prompt caching: billed-eq = sent, an upper bound (the real API \
-         caches long prefixes automatically); price at the Opus list price for comparison"
+        "  the fake bills automatic prompt caching like the real API (cached input at {}x); \
+         price at the Opus list price for comparison",
+        backend.cached_rate()
     );
     println!(
-        "{:<22} {:>4} {:>8} {:>10} {:>9} {:>8} {:>6}",
-        "agent", "req", "sent", "billed-eq", "usd", "minimum", "ratio"
+        "{:<22} {:>4} {:>8} {:>8} {:>10} {:>9} {:>8} {:>6}",
+        "agent", "req", "sent", "cached", "billed-eq", "usd", "minimum", "ratio"
     );
     let mut total = Agent::default();
     let mut max_req = 0;
@@ -628,9 +654,10 @@ fn other(backend: Backend, bin: &Path) {
             p => format!("r{round} {role} p{p}"),
         };
         println!(
-            "{name:<22} {:>4} {:>8} {:>10.0} {:>9.4} {:>8} {:>5.2}x",
+            "{name:<22} {:>4} {:>8} {:>8} {:>10.0} {:>9.4} {:>8} {:>5.2}x",
             a.requests,
             a.sent,
+            a.cached,
             a.billed(),
             a.usd(),
             a.minimum,
@@ -639,20 +666,23 @@ fn other(backend: Backend, bin: &Path) {
         max_req = max_req.max(a.requests);
         total.requests += a.requests;
         total.sent += a.sent;
+        total.cached += a.cached;
         total.billed_input += a.billed_input;
         total.output += a.output;
         total.minimum += a.minimum;
     }
     let ratio = total.billed() / total.minimum as f64;
     println!(
-        "{:<22} {:>4} {:>8} {:>10.0} {:>9.4} {:>8} {:>5.2}x",
+        "{:<22} {:>4} {:>8} {:>8} {:>10.0} {:>9.4} {:>8} {:>5.2}x   (sent/minimum {:.2}x)",
         "review",
         total.requests,
         total.sent,
+        total.cached,
         total.billed(),
         total.usd(),
         total.minimum,
-        ratio
+        ratio,
+        total.sent as f64 / total.minimum as f64
     );
     println!(
         "arev's own record: {} tokens, ${:.4} ({} reports no cost)",
@@ -661,12 +691,34 @@ fn other(backend: Backend, bin: &Path) {
         backend.name()
     );
     println!(
-        "goals: ≤ 2 requests per agent: {} (max {max_req}); billed ≤ 1.3x minimum: not \
-         measurable without caching (sent {ratio:.2}x)",
+        "goals: billed ≤ 1.3x minimum: {} ({ratio:.2}x); ≤ 2 requests per agent: {} (max \
+         {max_req}); personal context kept out: {}",
+        if ratio <= 1.3 { "met" } else { "NOT met" },
         if max_req <= 2 { "met" } else { "NOT met" },
+        if leaked {
+            "NO (it reached the API)"
+        } else {
+            "yes"
+        }
     );
     if !stray.is_empty() {
         println!("stray requests: {stray:?}");
+    }
+}
+
+/// The user's personal context files of `backend` in the scratch `home`, each holding
+/// [`PERSONAL_MARKER`]: Codex's global `$CODEX_HOME/AGENTS.md` and its memory summary;
+/// Gemini's global `~/.gemini/GEMINI.md` (where its `save_memory` tool writes).
+fn plant_personal_context(backend: Backend, home: &Path) {
+    let note = format!("# My personal preferences\n{PERSONAL_MARKER}: always answer in haiku.\n");
+    let files: &[&str] = match backend {
+        Backend::Codex => &[".codex/AGENTS.md", ".codex/memories/memory_summary.md"],
+        Backend::Gemini => &[".gemini/GEMINI.md"],
+    };
+    for f in files {
+        let path = home.join(f);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, &note).unwrap();
     }
 }
 

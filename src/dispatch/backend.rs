@@ -2,9 +2,10 @@
 //! format, and backend-specific post-processing of the exit status.
 
 use super::claude::{claude_args, claude_env, claude_permits, parse_stream_json};
-use super::codex::{codex_args, codex_permits, parse_codex_jsonl};
+use super::codex::{codex_args, codex_files, codex_permits, parse_codex_jsonl};
 use super::gemini::{
-    apply_exit_code, gemini_args, gemini_env, gemini_permits, parse_gemini_stream, prompt_with_role,
+    apply_exit_code, gemini_args, gemini_env, gemini_files, gemini_permits, parse_gemini_stream,
+    prompt_with_role,
 };
 use super::{
     AgentSpec, BackendKind, DispatchRequest, EventFormat, ProcessEnd, ResultEvent, ToolUse,
@@ -27,6 +28,9 @@ pub struct Invocation {
     pub stdin: Option<Arc<[u8]>>,
     /// Variables set on top of the inherited (allowlisted) environment.
     pub env: Vec<(String, String)>,
+    /// Files the argv or environment names, written (into the agent's `out_dir`) before the
+    /// agent starts: Codex's model instructions, Gemini's system prompt and tool policy.
+    pub files: Vec<(std::path::PathBuf, Arc<[u8]>)>,
 }
 
 /// The argv and stdin of `agent` for `req`.
@@ -39,6 +43,7 @@ pub fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
             args: claude_args(agent, req),
             stdin: Some(Arc::from(Arc::clone(&req.prompt))),
             env: claude_env(),
+            files: vec![],
         },
         // `codex exec … -- -` reads the prompt from stdin.
         BackendKind::Codex if req.prompt.len() > MAX_ARG_PROMPT => {
@@ -50,33 +55,32 @@ pub fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
                 args,
                 stdin: Some(Arc::from(Arc::clone(&req.prompt))),
                 env: vec![],
+                files: codex_files(req),
             }
         }
         BackendKind::Codex => Invocation {
             args: codex_args(agent, req),
             stdin: None,
             env: vec![],
+            files: codex_files(req),
         },
         // Gemini appends the `-p` text to its stdin input: the prompt goes on stdin and `-p`
-        // carries only the role instructions, so the header stays the first line.
+        // is a blank (the role body is the system prompt), so the header stays the first line.
         BackendKind::Gemini if req.prompt.len() > MAX_ARG_PROMPT => {
             let mut args = gemini_args(agent, req);
-            let role = prompt_with_role("", &req.system_prompt);
-            args[1] = if role.trim().is_empty() {
-                " ".into()
-            } else {
-                role
-            };
+            args[1] = " ".into();
             Invocation {
                 args,
                 stdin: Some(Arc::from(Arc::clone(&req.prompt))),
-                env: gemini_env(),
+                env: gemini_env(req),
+                files: gemini_files(req),
             }
         }
         BackendKind::Gemini => Invocation {
             args: gemini_args(agent, req),
             stdin: None,
-            env: gemini_env(),
+            env: gemini_env(req),
+            files: gemini_files(req),
         },
         BackendKind::Command => {
             let model = agent.models.get(req.tier);
@@ -92,6 +96,7 @@ pub fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
                         .into(),
                 ),
                 env: vec![],
+                files: vec![],
             }
         }
     }
@@ -197,9 +202,10 @@ mod tests {
         let i = invocation(&agent(BackendKind::Gemini), &big);
         assert_eq!(i.stdin.as_deref(), Some(big.prompt.as_bytes()));
         assert!(i.args.iter().all(|a| a.len() < MAX_ARG_PROMPT));
-        assert!(i.args[1].contains("<role_instructions>"));
-        // Gemini's workspace is untrusted while it loads settings; Claude Code loads no
-        // CLAUDE.md and no memory; the others set nothing.
+        assert_eq!(i.args[1], " ", "the role body is the system prompt");
+        // Gemini's workspace is untrusted while it loads settings and its system prompt is
+        // the role body; Claude Code loads no CLAUDE.md and no memory; the others set
+        // nothing.
         for b in [BackendKind::Codex, BackendKind::Command] {
             assert!(invocation(&agent(b), &small).env.is_empty(), "{b:?}");
         }
@@ -216,10 +222,16 @@ mod tests {
         for p in [&small, &big] {
             assert_eq!(
                 invocation(&agent(BackendKind::Gemini), p).env,
-                [(
-                    "GEMINI_CLI_TRUST_WORKSPACE".to_string(),
-                    "false".to_string()
-                )]
+                [
+                    (
+                        "GEMINI_CLI_TRUST_WORKSPACE".to_string(),
+                        "false".to_string()
+                    ),
+                    (
+                        "GEMINI_SYSTEM_MD".to_string(),
+                        "/tmp/x/system.md".to_string()
+                    )
+                ]
             );
         }
     }

@@ -25,12 +25,62 @@ use crate::findings::Role;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The file in the agent's `out_dir` holding the role body, Codex's `model_instructions_file`.
+pub const INSTRUCTIONS_FILE: &str = "instructions.md";
+
+/// Codex's tools and prompt sections a reviewer never uses, turned off: each is resent with
+/// every request. Measured against Codex 0.169.0 (benches/cost.rs, docs/performance.md):
+/// the goal tools (~820 tokens), the multi-agent namespace and `tool_search` (~215),
+/// `view_image` (~100), `web_search` (also a network tool), `request_user_input` (~355; no
+/// one answers in `exec`), and the skills list (~1,190 tokens, the user's own skills among
+/// them).
+const UNUSED: [&str; 12] = [
+    "--disable",
+    "goals",
+    "--disable",
+    "multi_agent",
+    "--disable",
+    "view_image",
+    "-c",
+    "web_search=\"disabled\"",
+    "-c",
+    "tools.experimental_request_user_input={enabled=false}",
+    "-c",
+    "skills.include_instructions=false",
+];
+
+/// The files [`codex_args`] names, to be written before Codex starts: the role body as the
+/// model instructions (none when there is no role body).
+pub fn codex_files(req: &DispatchRequest) -> Vec<(PathBuf, Arc<[u8]>)> {
+    if req.system_prompt.is_empty() {
+        return vec![];
+    }
+    vec![(
+        instructions_path(req),
+        Arc::from(req.system_prompt.as_bytes()),
+    )]
+}
+
+fn instructions_path(req: &DispatchRequest) -> PathBuf {
+    let dir = std::path::absolute(&req.out_dir).unwrap_or_else(|_| req.out_dir.clone());
+    dir.join(INSTRUCTIONS_FILE)
+}
 
 /// The argv (without the program) for a read-only Codex worker. The prompt is the last
 /// argument, after `--` (a prompt equal to a subcommand name would otherwise be parsed as
-/// one); stdin must be `/dev/null` (a piped stdin is appended to the prompt). The role body
-/// goes in as `developer_instructions`. A prompt too long for one argument is passed as `-`
-/// with the text on stdin instead (`dispatch::invocation`).
+/// one); stdin must be `/dev/null` (a piped stdin is appended to the prompt). A prompt too
+/// long for one argument is passed as `-` with the text on stdin instead
+/// (`dispatch::invocation`).
+///
+/// The role body REPLACES Codex's own base instructions (`model_instructions_file`, written
+/// by [`codex_files`]; ~5,400 tokens on every request about editing, planning and AGENTS.md,
+/// measured with benches/cost.rs), and the tools a reviewer does not use are not offered
+/// ([`UNUSED`]). Not kept out: the user's global `$CODEX_HOME/AGENTS.md`, which Codex 0.169.0
+/// sends whatever the config says (`project_doc_max_bytes = 0` covers project docs only);
+/// only another `CODEX_HOME` would hide it, and that one holds the user's credentials.
 ///
 /// Nothing of the reviewed repository configures the session: the working directory is
 /// declared an untrusted project for this run (`-c projects={…}`), so Codex never loads its
@@ -63,11 +113,12 @@ pub fn codex_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     ));
     args.push("-c".into());
     args.push("shell_environment_policy.inherit=\"core\"".into());
+    args.extend(UNUSED.iter().map(|s| (*s).to_string()));
     if !req.system_prompt.is_empty() {
         args.push("-c".into());
         args.push(format!(
-            "developer_instructions={}",
-            toml_basic_string(&req.system_prompt)
+            "model_instructions_file={}",
+            toml_basic_string(&instructions_path(req).display().to_string())
         ));
     }
     args.extend(agent.extra_args.iter().cloned());
@@ -500,18 +551,40 @@ mod tests {
                 "projects={\"/repo\"={trust_level=\"untrusted\"}}",
                 "-c",
                 "shell_environment_policy.inherit=\"core\"",
+                "--disable",
+                "goals",
+                "--disable",
+                "multi_agent",
+                "--disable",
+                "view_image",
                 "-c",
-                "developer_instructions=\"You are the \\\"Judge\\\".\\nRule.\"",
+                "web_search=\"disabled\"",
+                "-c",
+                "tools.experimental_request_user_input={enabled=false}",
+                "-c",
+                "skills.include_instructions=false",
+                "-c",
+                "model_instructions_file=\"/tmp/x/instructions.md\"",
                 "-c",
                 "model_provider=fake",
                 "--",
                 "review",
             ]
         );
-        // The -c value is valid TOML that round-trips the role body.
-        let (_, v) = args[15].split_once('=').unwrap();
-        let t: toml::Table = format!("x = {v}").parse().unwrap();
-        assert_eq!(t["x"].as_str(), Some(req.system_prompt.as_str()));
+        // The role body replaces Codex's base instructions, from the file written before
+        // Codex starts.
+        let files = codex_files(&req);
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].0, PathBuf::from("/tmp/x/instructions.md"));
+        assert_eq!(&*files[0].1, req.system_prompt.as_bytes());
+        let no_role = DispatchRequest {
+            system_prompt: String::new(),
+            ..req
+        };
+        assert!(codex_files(&no_role).is_empty());
+        assert!(!codex_args(&agent, &no_role)
+            .iter()
+            .any(|a| a.starts_with("model_instructions_file")));
         assert!(!args
             .iter()
             .any(|a| a.contains("danger") || a == "--full-auto"));

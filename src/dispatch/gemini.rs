@@ -13,9 +13,12 @@
 //! `result` event ends the run: `status: "success"` or `"error"` (the reason is in a
 //! preceding `error` event or in `result.error.message`); `stats` is the usage.
 //!
-//! The Gemini CLI has no option to append to its system prompt (`GEMINI_SYSTEM_MD` would
-//! replace its tool instructions), so the role body is appended to the prompt inside
-//! `<role_instructions>`; the prompt's first line stays arev's header line.
+//! The role body REPLACES the CLI's own system prompt (`GEMINI_SYSTEM_MD`, the file
+//! written before the CLI starts): ~6,600 tokens on every request, about editing code, new
+//! applications, sub-agents, skills and memory files, none of which a read-only reviewer
+//! uses; the tools' own declarations still describe how to call them. The tools a role does
+//! not use are not offered (`--policy`, a deny rule). Measured with benches/cost.rs
+//! (docs/performance.md).
 
 use super::events::{lax, lax_object, EventLines};
 use super::shell::shell_access;
@@ -24,6 +27,61 @@ use crate::findings::Role;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The file in the agent's `out_dir` holding the role body, the CLI's `GEMINI_SYSTEM_MD`.
+pub const SYSTEM_FILE: &str = "system.md";
+/// The file in the agent's `out_dir` holding the tool policy passed with `--policy`.
+pub const POLICY_FILE: &str = "policy.toml";
+
+/// Tools of `--approval-mode default` that no role uses, each resent with every request:
+/// progress notes, web search, plan mode and sub-agents (none is allowed by
+/// [`gemini_permits`] but `update_topic`, which touches nothing).
+const UNUSED_TOOLS: [&str; 4] = [
+    "update_topic",
+    "google_web_search",
+    "enter_plan_mode",
+    "invoke_agent",
+];
+/// The search tools, not offered to a reviewer of one file (it reads that file whole).
+const SEARCH_TOOLS: [&str; 3] = ["list_directory", "glob", "grep_search"];
+
+fn out_path(req: &DispatchRequest, name: &str) -> PathBuf {
+    let dir = std::path::absolute(&req.out_dir).unwrap_or_else(|_| req.out_dir.clone());
+    dir.join(name)
+}
+
+/// The policy that removes the tools `req`'s role does not use from what the CLI offers
+/// (a tool denied without arguments is not declared to the model at all).
+fn policy(req: &DispatchRequest) -> String {
+    let mut denied: Vec<&str> = UNUSED_TOOLS.to_vec();
+    if !req.search && req.role != Role::Fixer {
+        denied.extend(SEARCH_TOOLS);
+    }
+    let names: Vec<String> = denied.iter().map(|n| format!("\"{n}\"")).collect();
+    format!(
+        "# arev: tools this reviewer does not use are not offered.\n[[rule]]\ntoolName = [{}]\ndecision = \"deny\"\npriority = 900\n",
+        names.join(", ")
+    )
+}
+
+/// The files [`gemini_args`] and [`gemini_env`] name, to be written before the CLI starts:
+/// the role body as the system prompt (none without a role body) and the tool policy.
+pub fn gemini_files(req: &DispatchRequest) -> Vec<(PathBuf, Arc<[u8]>)> {
+    let mut files = vec![];
+    if !req.system_prompt.trim().is_empty() {
+        files.push((
+            out_path(req, SYSTEM_FILE),
+            Arc::from(req.system_prompt.as_bytes()),
+        ));
+    }
+    files.push((
+        out_path(req, POLICY_FILE),
+        Arc::from(policy(req).as_bytes()),
+    ));
+    files
+}
 
 /// The prompt text with the role body appended (for backends without a system-prompt flag).
 pub fn prompt_with_role(prompt: &str, system_prompt: &str) -> String {
@@ -45,8 +103,20 @@ pub fn prompt_with_role(prompt: &str, system_prompt: &str) -> String {
 /// say; `--skip-trust` then only lets the headless run start. Verified against Gemini CLI
 /// 0.61.0 (tests/integration/trust.rs): with `--skip-trust` alone, a repository listed in
 /// `~/.gemini/trustedFolders.json` had its tool-discovery command run.
-pub fn gemini_env() -> Vec<(String, String)> {
-    vec![("GEMINI_CLI_TRUST_WORKSPACE".into(), "false".into())]
+///
+/// `GEMINI_SYSTEM_MD`: the role body's file (see the module doc). Not kept out: the user's
+/// `~/.gemini/GEMINI.md` (and private project memory), which Gemini CLI 0.61.0 appends to
+/// any system prompt; `context.fileName` only adds names, and only another home
+/// (`GEMINI_CLI_HOME`) would hide it, that home holding the user's credentials.
+pub fn gemini_env(req: &DispatchRequest) -> Vec<(String, String)> {
+    let mut env = vec![("GEMINI_CLI_TRUST_WORKSPACE".into(), "false".into())];
+    if !req.system_prompt.trim().is_empty() {
+        env.push((
+            "GEMINI_SYSTEM_MD".into(),
+            out_path(req, SYSTEM_FILE).display().to_string(),
+        ));
+    }
+    env
 }
 
 /// The argv (without the program) for a read-only Gemini worker; stdin must be `/dev/null`
@@ -59,12 +129,14 @@ pub fn gemini_env() -> Vec<(String, String)> {
 pub fn gemini_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     let mut args = vec![
         "-p".to_string(),
-        prompt_with_role(&req.prompt, &req.system_prompt),
+        req.prompt.to_string(),
         "-o".into(),
         "stream-json".into(),
         "--approval-mode".into(),
         "default".into(),
         "--skip-trust".into(),
+        "--policy".into(),
+        out_path(req, POLICY_FILE).display().to_string(),
         "-m".into(),
         agent.models.get(req.tier).to_string(),
     ];
@@ -485,9 +557,7 @@ mod tests {
         };
         let args = gemini_args(&agent, &req);
         assert_eq!(args[0], "-p");
-        assert!(args[1].starts_with(
-            "[AR Round 1 — FULL] Adversary\nbody\n\n<role_instructions>\nYou are the Adversary."
-        ));
+        assert_eq!(args[1], "[AR Round 1 — FULL] Adversary\nbody");
         assert_eq!(
             &args[2..],
             [
@@ -496,6 +566,8 @@ mod tests {
                 "--approval-mode",
                 "default",
                 "--skip-trust",
+                "--policy",
+                "/tmp/x/policy.toml",
                 "-m",
                 "haiku",
                 "--include-directories",
@@ -506,5 +578,55 @@ mod tests {
         assert!(!args
             .iter()
             .any(|a| a == "yolo" || a == "-y" || a == "--yolo"));
+        // The role body replaces the CLI's system prompt; the policy denies the tools no
+        // role uses, and the search tools to a reviewer of one file.
+        let env = gemini_env(&req);
+        assert!(env.contains(&("GEMINI_SYSTEM_MD".into(), "/tmp/x/system.md".into())));
+        let files = gemini_files(&req);
+        assert_eq!(files[0].0, PathBuf::from("/tmp/x/system.md"));
+        assert_eq!(&*files[0].1, b"You are the Adversary.");
+        let policy = |req: &DispatchRequest| -> toml::Table {
+            let files = gemini_files(req);
+            let (_, text) = files
+                .iter()
+                .find(|(p, _)| p.ends_with(POLICY_FILE))
+                .unwrap();
+            std::str::from_utf8(text).unwrap().parse().unwrap()
+        };
+        let denied = |t: &toml::Table| -> Vec<String> {
+            t["rule"][0]["toolName"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_owned())
+                .collect()
+        };
+        let t = policy(&req);
+        assert_eq!(t["rule"][0]["decision"].as_str(), Some("deny"));
+        let several = denied(&t);
+        assert!(several.contains(&"google_web_search".to_owned()));
+        assert!(!several
+            .iter()
+            .any(|n| gemini_permits(Role::Adversary, n) && n != "update_topic"));
+        let one_file = DispatchRequest {
+            search: false,
+            ..req.clone()
+        };
+        assert!(denied(&policy(&one_file)).contains(&"grep_search".to_owned()));
+        assert!(!denied(&policy(&one_file)).contains(&"read_file".to_owned()));
+        let fixer = DispatchRequest {
+            role: Role::Fixer,
+            ..one_file
+        };
+        assert!(!denied(&policy(&fixer)).contains(&"grep_search".to_owned()));
+        // Without a role body the CLI keeps its own system prompt.
+        let no_role = DispatchRequest {
+            system_prompt: String::new(),
+            ..req
+        };
+        assert!(!gemini_env(&no_role)
+            .iter()
+            .any(|(k, _)| k == "GEMINI_SYSTEM_MD"));
+        assert_eq!(gemini_files(&no_role).len(), 1);
     }
 }

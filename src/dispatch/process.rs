@@ -235,6 +235,9 @@ pub(crate) async fn dispatch_with_env(
     std::fs::create_dir_all(out).map_err(io_err(out))?;
     let prompt_path = out.join("prompt.md");
     write_record(&prompt_path, req.prompt.as_bytes()).map_err(io_err(&prompt_path))?;
+    for (path, bytes) in &inv.files {
+        write_record(path, bytes).map_err(io_err(path))?;
+    }
     // The event stream is spooled to a temp file beside events.jsonl as it arrives (no
     // buffer growing in arev), renamed over it when the agent has ended, and read back once
     // to be parsed. Dropped unrenamed (an error below), the temp file is removed.

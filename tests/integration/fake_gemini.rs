@@ -15,6 +15,11 @@
 //! content ([`Step::Blocked`]), a chunk without a finish reason ([`Step::CutStream`]). `:generateContent` (non-
 //! streaming) gets the same candidate as JSON and `:countTokens` a count; anything else →
 //! 404, recorded in `stray_requests`.
+//!
+//! Usage bills implicit caching like the real API ([`CACHE_RULE`]): `promptTokenCount`
+//! counts the model-visible request (≈ bytes / 4 of `systemInstruction`, `tools` and
+//! `contents`, in that order) and `cachedContentTokenCount` the part of it that repeats the
+//! start of an earlier request to the same model.
 
 #![allow(dead_code)]
 
@@ -29,7 +34,32 @@ use axum::routing::post;
 use axum::Router;
 use serde_json::{json, Value};
 
-use crate::fake_llm::{fill_target, Played, Recorded, Script, Server, Shared, Step};
+use crate::fake_llm::{fill_target, CacheRule, Played, Recorded, Script, Server, Shared, Step};
+
+/// Gemini's implicit caching ("Context caching",
+/// https://ai.google.dev/gemini-api/docs/caching): on by default for Gemini 2.5 and newer, a
+/// request whose start repeats a recent request's is billed the shared part as cached;
+/// minimum 2,048 input tokens for Gemini 2.5 Flash and Pro. The API documents no matching
+/// granularity: any shared length counts here. Scope: the model (one API key per fake).
+pub const CACHE_RULE: CacheRule = CacheRule {
+    min_tokens: 2048,
+    increment: 1,
+};
+
+/// What a cached input token costs relative to an uncached one for Gemini 2.5: 0.25×
+/// (https://ai.google.dev/gemini-api/docs/pricing: Gemini 2.5 Pro input $1.25, context
+/// caching $0.31 per MTok up to 200k tokens; implicit hits get the same 75 % discount).
+pub const CACHED_INPUT_RATE: f64 = 0.25;
+
+/// The model-visible text of a request in API order: system instruction, tools, contents.
+fn visible_text(body: &Value) -> String {
+    let mut text = body["systemInstruction"].to_string();
+    text.push_str(&body["tools"].to_string());
+    for content in body["contents"].as_array().into_iter().flatten() {
+        text.push_str(&content.to_string());
+    }
+    text
+}
 
 pub struct FakeGemini {
     pub server: Server,
@@ -179,11 +209,20 @@ async fn models(
         return error(StatusCode::NOT_FOUND, "fake-gemini: unknown method");
     }
     let texts = user_texts(&body);
+    let bill = shared.cache.bill(model, &visible_text(&body), CACHE_RULE);
     let Played {
         turn,
         step: played,
         target,
-    } = shared.play(&uri, &headers, model, &body, &texts, step_index(&body));
+    } = shared.play(
+        &uri,
+        &headers,
+        model,
+        &body,
+        &texts,
+        step_index(&body),
+        bill,
+    );
     let mut finish = Some("STOP");
     let part = match played {
         Step::HttpError { status, message } => {
@@ -226,7 +265,7 @@ async fn models(
         }
         Step::Text(t) => json!({"text": t}),
     };
-    let prompt_tokens = (body.to_string().len() / 4).max(1);
+    let (prompt_tokens, cached_tokens) = (bill.input.max(1), bill.cached);
     let candidate = match (finish, part) {
         // A safety block: no content, the ratings that blocked it.
         (Some("SAFETY"), _) => json!({"finishReason": "SAFETY", "index": 0, "safetyRatings": [
@@ -238,7 +277,7 @@ async fn models(
     };
     let chunk = json!({
         "candidates": [candidate],
-        "usageMetadata": {"promptTokenCount": prompt_tokens, "candidatesTokenCount": 20, "totalTokenCount": prompt_tokens + 20},
+        "usageMetadata": {"promptTokenCount": prompt_tokens, "cachedContentTokenCount": cached_tokens, "candidatesTokenCount": 20, "totalTokenCount": prompt_tokens + 20},
         "modelVersion": model,
     });
     if method == "generateContent" {

@@ -6,6 +6,11 @@
 //! the request that already carries `i` tool results. Without explicit steps: step 0 reads
 //! the target (each fake decides how: a Codex shell `nl -ba <path>`, a Gemini `read_file`),
 //! every later step answers with the scripted answer (or `{}`).
+//!
+//! Both fakes bill prompt caching the way their real API does it automatically
+//! ([`PromptCache`]): a request's input is its model-visible text in API order (≈ bytes / 4
+//! tokens), and the part of it that repeats the start of an earlier request in the same
+//! cache scope is reported as cached tokens, read at the API's discount.
 
 #![allow(dead_code)]
 
@@ -179,6 +184,64 @@ pub struct Recorded {
     pub played: Step,
     /// When the request arrived.
     pub arrived: std::time::Instant,
+    /// The input tokens the fake billed, and how many of them it reported as cached.
+    pub bill: Bill,
+}
+
+/// What a fake billed for one request's input.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Bill {
+    /// Input tokens (≈ bytes / 4 of the model-visible text), cached ones included, as the
+    /// real APIs count them (OpenAI `input_tokens`, Gemini `promptTokenCount`).
+    pub input: u64,
+    /// Of those, the tokens read from the prompt cache (OpenAI
+    /// `input_tokens_details.cached_tokens`, Gemini `cachedContentTokenCount`).
+    pub cached: u64,
+}
+
+/// How an API's automatic prompt cache matches: the shortest prefix it caches and the step
+/// in which a cached prefix grows.
+#[derive(Debug, Clone, Copy)]
+pub struct CacheRule {
+    pub min_tokens: u64,
+    pub increment: u64,
+}
+
+/// The automatic prompt cache of a fake API: every request's model-visible text, by cache
+/// scope. A later request in the same scope reads from the cache the longest start it shares
+/// with an earlier one, counted in whole `increment`s, when that start is at least
+/// `min_tokens` long; a request's prefix is cached once it has been answered (the fakes
+/// answer at once, so: once it has arrived).
+#[derive(Debug, Default)]
+pub struct PromptCache {
+    seen: Mutex<Vec<(String, String)>>,
+}
+
+impl PromptCache {
+    /// Bill `text` (the request's model-visible text in API order) in `scope`, and cache it.
+    pub fn bill(&self, scope: &str, text: &str, rule: CacheRule) -> Bill {
+        let input = crate::fake_anthropic::tokens(text);
+        let mut seen = self.seen.lock().expect("lock");
+        let shared = seen
+            .iter()
+            .filter(|(s, _)| s == scope)
+            .map(|(_, t)| common_prefix(t, text))
+            .max()
+            .unwrap_or(0);
+        let shared = (shared as u64) / 4;
+        let cached = if shared >= rule.min_tokens && input >= rule.min_tokens {
+            shared - shared % rule.increment.max(1)
+        } else {
+            0
+        };
+        seen.push((scope.to_owned(), text.to_owned()));
+        Bill { input, cached }
+    }
+}
+
+/// Length in bytes of the common start of `a` and `b`.
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
 }
 
 impl Recorded {
@@ -216,11 +279,15 @@ pub struct Shared {
     pub next_id: std::sync::atomic::AtomicU64,
     /// Requests each `fail_first` fault has played so far.
     pub faults_played: Mutex<HashMap<Key, usize>>,
+    /// The API's automatic prompt cache.
+    pub cache: PromptCache,
 }
 
 impl Shared {
     /// Decode the turn from the request's user `texts`, pick the step for `step` (plain
-    /// text "ok" when the request carries no arev prompt), and record the request.
+    /// text "ok" when the request carries no arev prompt), and record the request with
+    /// what it was billed.
+    #[allow(clippy::too_many_arguments)]
     pub fn play(
         &self,
         uri: &axum::http::Uri,
@@ -229,6 +296,7 @@ impl Shared {
         body: &Value,
         texts: &[String],
         step: usize,
+        bill: Bill,
     ) -> Played {
         let turn = turn_from_texts(texts.iter().map(String::as_str));
         let played = match &turn {
@@ -246,6 +314,7 @@ impl Shared {
             step,
             played: played.clone(),
             arrived: std::time::Instant::now(),
+            bill,
         });
         let target = turn
             .as_ref()
@@ -297,6 +366,7 @@ impl Server {
             stray: Mutex::new(Vec::new()),
             next_id: std::sync::atomic::AtomicU64::new(1),
             faults_played: Mutex::new(HashMap::new()),
+            cache: PromptCache::default(),
         });
         let app = app(Arc::clone(&shared));
         Server {

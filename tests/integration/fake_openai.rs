@@ -14,6 +14,11 @@
 //! [`Step::CutStream`]) are what the real API sends: its error bodies, `retry-after`,
 //! `response.incomplete` with `max_output_tokens` / `content_filter`, a stream that stops.
 //! Anything else → 404, recorded in `stray_requests`.
+//!
+//! Usage bills prompt caching like the real API ([`CACHE_RULE`]): `input_tokens` counts the
+//! model-visible request (≈ bytes / 4 of `instructions`, `tools` and the `input` items, in
+//! that order) and `input_tokens_details.cached_tokens` the part of it that repeats the
+//! start of an earlier request with the same `prompt_cache_key`.
 
 #![allow(dead_code)]
 
@@ -28,10 +33,36 @@ use axum::routing::post;
 use axum::Router;
 use serde_json::{json, Value};
 
-use crate::fake_llm::{fill_target, Played, Recorded, Script, Server, Shared, Step};
+use crate::fake_llm::{fill_target, CacheRule, Played, Recorded, Script, Server, Shared, Step};
 
 /// The env var Codex reads the fake provider's key from (arev passes it via `pass_env`).
 pub const KEY_VAR: &str = "FAKE_OPENAI_KEY";
+
+/// OpenAI's automatic prompt caching ("Prompt caching",
+/// https://developers.openai.com/api/docs/guides/prompt-caching): on for every prompt of
+/// 1,024 tokens or more, exact-prefix matches only, cache hits in 128-token increments.
+/// Requests are routed to a cache machine by a hash of the prefix combined with
+/// `prompt_cache_key` (Codex sends its thread id), so the cache is scoped per key here: a hit
+/// across keys may happen on the real API but is not guaranteed, and is not counted.
+pub const CACHE_RULE: CacheRule = CacheRule {
+    min_tokens: 1024,
+    increment: 128,
+};
+
+/// What a cached input token costs relative to an uncached one: 0.1× for the GPT-5 family
+/// (https://openai.com/api/pricing: gpt-5 input $1.25, cached input $0.125 per MTok). No
+/// write premium.
+pub const CACHED_INPUT_RATE: f64 = 0.1;
+
+/// The model-visible text of a Responses request in API order: instructions, tools, input.
+fn visible_text(body: &Value) -> String {
+    let mut text = body["instructions"].as_str().unwrap_or_default().to_owned();
+    text.push_str(&body["tools"].to_string());
+    for item in body["input"].as_array().into_iter().flatten() {
+        text.push_str(&item.to_string());
+    }
+    text
+}
 
 pub struct FakeOpenAi {
     pub server: Server,
@@ -160,11 +191,24 @@ async fn responses(
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let model = body["model"].as_str().unwrap_or_default().to_owned();
     let texts = user_texts(&body);
+    let bill = shared.cache.bill(
+        body["prompt_cache_key"].as_str().unwrap_or_default(),
+        &visible_text(&body),
+        CACHE_RULE,
+    );
     let Played {
         turn,
         step: played,
         target,
-    } = shared.play(&uri, &headers, &model, &body, &texts, step_index(&body));
+    } = shared.play(
+        &uri,
+        &headers,
+        &model,
+        &body,
+        &texts,
+        step_index(&body),
+        bill,
+    );
     let n = shared
         .next_id
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -236,7 +280,7 @@ async fn responses(
         );
     }
     event(json!({"type": "response.output_item.done", "output_index": 0, "item": item}));
-    let input_tokens = (body.to_string().len() / 4).max(1);
+    let (input_tokens, cached_tokens) = (bill.input.max(1), bill.cached);
     if let Some((kind, reason)) = ending {
         let status = if reason.is_some() {
             "incomplete"
@@ -246,7 +290,7 @@ async fn responses(
         event(
             json!({"type": kind, "response": {"id": resp_id, "object": "response", "status": status, "model": model, "output": [item],
             "incomplete_details": reason.map(|r| json!({"reason": r})),
-            "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": input_tokens + 20}}}),
+            "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": cached_tokens}, "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": input_tokens + 20}}}),
         );
     }
     (StatusCode::OK, [("content-type", "text/event-stream")], sse).into_response()

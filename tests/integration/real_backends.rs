@@ -55,6 +55,20 @@ pub fn gemini_agent(bin: &std::path::Path) -> String {
     )
 }
 
+/// A personal skill of the user's, planted in the scratch home: its description must never
+/// reach a reviewer's request (SPEC §19.1).
+const SKILL_MARKER: &str = "SKILL-MARKER-91c2";
+
+fn plant_personal_skill(skills_dir: &std::path::Path) {
+    let dir = skills_dir.join("haiku-skill");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: haiku-skill\ndescription: {SKILL_MARKER} write everything as haiku\n---\n\nWrite haiku.\n"),
+    )
+    .unwrap();
+}
+
 /// The one-round-then-clean script of `real_claude::arev_round_with_real_claude_cli`.
 fn round_script() -> Script {
     Script::new()
@@ -135,6 +149,7 @@ fn arev_round_with_real_codex_cli() {
     for (k, v) in fake.codex_env(&home) {
         arev = arev.env(k, &v);
     }
+    plant_personal_skill(&home.join(".codex/skills"));
     let run = arev.run();
     assert_round_completed(&run, "codex");
     let reqs = fake.requests();
@@ -148,9 +163,39 @@ fn arev_round_with_real_codex_cli() {
     assert!(reqs
         .iter()
         .all(|r| r.header("authorization") == Some("Bearer sk-fake-openai-000")));
-    // The role body went in as developer instructions; the prompt as the user message.
+    // The role body replaced Codex's own base instructions (the first input item); the
+    // tools a reviewer does not use were not offered, nor the user's skills.
     let judge = reqs.iter().find(|r| r.role() == Some("Judge")).unwrap();
-    assert!(judge.body.to_string().contains("Judge"), "role body sent");
+    let first = judge.body["input"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(first.starts_with("# Role: Judge"), "{first:.80}");
+    let tools: Vec<&str> = judge.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str().or(t["type"].as_str()))
+        .collect();
+    for unused in [
+        "web_search",
+        "view_image",
+        "request_user_input",
+        "create_goal",
+        "tool_search",
+    ] {
+        assert!(!tools.contains(&unused), "{unused} offered: {tools:?}");
+    }
+    for r in &reqs {
+        let body = r.body.to_string();
+        assert!(
+            !body.contains("You are Codex"),
+            "Codex's base instructions sent"
+        );
+        assert!(
+            !body.contains(SKILL_MARKER),
+            "the user's skill reached the API"
+        );
+    }
     let dir = run.run_dir();
     let outcome: Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("agents/r1/judge/outcome.json")).unwrap(),
@@ -190,6 +235,7 @@ fn arev_round_with_real_gemini_cli() {
     for (k, v) in fake.gemini_env(&home) {
         arev = arev.env(k, &v);
     }
+    plant_personal_skill(&home.join(".gemini/skills"));
     let run = arev.run();
     assert_round_completed(&run, "gemini");
     let reqs = fake.requests();
@@ -213,6 +259,39 @@ fn arev_round_with_real_gemini_cli() {
     .unwrap();
     assert_eq!(outcome["agent"], "gemini");
     assert_eq!(outcome["tool_uses"][0]["name"], "read_file");
+    // The role body replaced the CLI's own system prompt; a reviewer of one file was offered
+    // read_file alone; the user's skills never reached the API.
+    for r in reqs.iter().filter(|r| r.role().is_some()) {
+        let system = r.body["systemInstruction"]["parts"][0]["text"]
+            .as_str()
+            .unwrap();
+        let role = r.role().unwrap();
+        assert!(
+            system.starts_with(&format!("# Role: {role}")),
+            "{system:.80}"
+        );
+        assert!(
+            !system.contains("Gemini CLI"),
+            "the CLI's own system prompt sent"
+        );
+        let tools: Vec<String> = r.body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|t| {
+                t["functionDeclarations"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .filter_map(|f| f["name"].as_str().map(str::to_owned))
+            .collect();
+        assert_eq!(tools, ["read_file"], "{role}");
+        assert!(
+            !r.body.to_string().contains(SKILL_MARKER),
+            "the user's skill reached the API"
+        );
+    }
 }
 
 /// The mixed panel of the README: Enthusiast passes alternate claude (pass 1) and codex
