@@ -138,9 +138,7 @@ fn max_into(total: &mut Usage, u: &Usage) {
     total.cache_creation_input_tokens = total
         .cache_creation_input_tokens
         .max(u.cache_creation_input_tokens);
-    total.cache_read_input_tokens = total
-        .cache_read_input_tokens
-        .max(u.cache_read_input_tokens);
+    total.cache_read_input_tokens = total.cache_read_input_tokens.max(u.cache_read_input_tokens);
 }
 
 impl UsageTally {
@@ -204,9 +202,7 @@ impl UsageTally {
         match EventLines::<ClaudeLine>::new(line).next() {
             Some(ClaudeLine::Assistant { message: Some(m) }) => {
                 // A message without an id cannot be told from the others: each counts.
-                let id = m
-                    .id
-                    .unwrap_or_else(|| format!("#{}", self.messages.len()));
+                let id = m.id.unwrap_or_else(|| format!("#{}", self.messages.len()));
                 let entry = self.messages.entry(id.clone()).or_default();
                 max_into(&mut entry.usage, &m.usage.unwrap_or_default().into());
                 entry.content_bytes += size(&m.content);
@@ -326,7 +322,12 @@ mod tests {
         for chunk in stream.as_bytes().chunks(37) {
             t.feed(chunk);
         }
-        assert_eq!(t.usage().cache_creation_input_tokens, 3605, "{:?}", t.usage());
+        assert_eq!(
+            t.usage().cache_creation_input_tokens,
+            3605,
+            "{:?}",
+            t.usage()
+        );
         t.finish();
         let u = t.usage();
         assert_eq!(u.cache_creation_input_tokens, 3605 + 3578);
@@ -392,7 +393,10 @@ mod tests {
         let opus = list_price_usd(EventFormat::Claude, "claude-opus-5-5", &u);
         assert!((opus - (5.0 + 25.0 + 6.25 + 0.5)).abs() < 1e-9, "{opus}");
         let sonnet = list_price_usd(EventFormat::Claude, "sonnet", &u);
-        assert!((sonnet - (3.0 + 15.0 + 3.75 + 0.3)).abs() < 1e-9, "{sonnet}");
+        assert!(
+            (sonnet - (3.0 + 15.0 + 3.75 + 0.3)).abs() < 1e-9,
+            "{sonnet}"
+        );
         assert_eq!(
             list_price_usd(EventFormat::Claude, "mystery", &u),
             opus,

@@ -431,7 +431,12 @@ async fn judge(
     // the finders spent it; its findings then stay unresolved.
     let (max_usd, exhausted) = st.budget_left(ctx.plan, spend(rec));
     if exhausted || ctx.meter.tripped() {
-        return Err(budget_stop(ctx, (rec, judged), novel.len(), "before the Judge"));
+        return Err(budget_stop(
+            ctx,
+            (rec, judged),
+            novel.len(),
+            "before the Judge",
+        ));
     }
     progress.line(&format!(
         "Round {round} · Judge ({} finding(s))",
@@ -472,7 +477,12 @@ async fn judge(
         }
         // Stopped when its spend passed the budget: its findings stay unresolved.
         RoleOutput::Cancelled if ctx.meter.tripped() => {
-            return Err(budget_stop(ctx, (rec, judged), novel.len(), "while the Judge ran"));
+            return Err(budget_stop(
+                ctx,
+                (rec, judged),
+                novel.len(),
+                "while the Judge ran",
+            ));
         }
         RoleOutput::Cancelled => return Err(ReviewEnd::Interrupted),
     };

@@ -52,7 +52,9 @@ impl Meter {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The agents of the round under `token` are stopped once the budget is passed (at
@@ -165,7 +167,10 @@ mod tests {
         m.finished("enthusiast-p1", &spend(0.04, 1000));
         m.running("adversary", spend(0.03, 800));
         m.running("enthusiast-p2", spend(0.03, 800));
-        assert!(!m.tripped() && !round.is_cancelled(), "0.10 is not past 0.10");
+        assert!(
+            !m.tripped() && !round.is_cancelled(),
+            "0.10 is not past 0.10"
+        );
         m.running("enthusiast-p2", spend(0.031, 900));
         assert!(m.tripped() && round.is_cancelled());
         assert!((m.total().cost_usd - 0.101).abs() < 1e-9);

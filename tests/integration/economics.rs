@@ -227,7 +227,8 @@ fn status_shows_live_times_and_the_spend() {
         "{screen}"
     );
     assert!(
-        screen.contains("tokens (finished dispatches) + $") && screen.contains(&format!("· {tokens} tokens running")),
+        screen.contains("tokens (finished dispatches) + $")
+            && screen.contains(&format!("· {tokens} tokens running")),
         "{screen}"
     );
     assert!(child.wait().unwrap().success());

@@ -783,7 +783,10 @@ fn report_cost_agrees_with_what_the_api_billed() {
         .iter()
         .filter(|r| r.role() == Some("Adversary") && r.round() == Some(2))
         .count();
-    assert_eq!(adv_requests, 2, "the cancelled Adversary sent both requests");
+    assert_eq!(
+        adv_requests, 2,
+        "the cancelled Adversary sent both requests"
+    );
     let billed = billed_tokens(&fake);
     let recorded = report["cost"]["tokens"].as_u64().unwrap();
     let off = recorded.abs_diff(billed) as f64 / billed as f64;
