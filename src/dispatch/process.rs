@@ -317,7 +317,9 @@ async fn run_agent(
         stop.clone(),
     ));
     let supervised = supervise(spec, limits, &stop).await;
+    // Awaited once aborted: no spend of this agent is reported after it has ended.
     watcher.abort();
+    let _ = watcher.await;
     spool
         .persist(&events)
         .map_err(|e| io_err(&events)(e.error))?;

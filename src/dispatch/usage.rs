@@ -260,12 +260,15 @@ fn size(v: &Value) -> u64 {
     }
 }
 
-/// List prices in USD per million tokens: (family, input, output). A cache write costs
-/// 1.25× the input price, a cache read 0.1× (Anthropic's prompt caching).
-const CLAUDE_PRICES: &[(&str, f64, f64)] = &[
-    ("opus", 5.0, 25.0),
-    ("sonnet", 3.0, 15.0),
-    ("haiku", 1.0, 5.0),
+/// List prices in USD per million tokens: (family, input, output, cache write, cache
+/// read). Claude Code 2.1.330's own table for the models the tier aliases resolve to
+/// (`claude-opus-5-5`, `claude-sonnet-5-5`, `claude-haiku-5-5`), which gives the
+/// `total_cost_usd` of every answered dispatch: checked against the real CLI by
+/// tests/integration/real_claude.rs (`list_prices_are_the_clis_own`).
+const CLAUDE_PRICES: &[(&str, [f64; 4])] = &[
+    ("opus", [4.0, 20.0, 5.0, 0.2]),
+    ("sonnet", [2.0, 10.0, 2.5, 0.1]),
+    ("haiku", [0.1, 0.5, 0.125, 0.01]),
 ];
 
 /// What `usage` costs at the list price of `model`, an agent of `format`. Claude models are
@@ -277,16 +280,15 @@ pub fn list_price_usd(format: EventFormat, model: &str, usage: &Usage) -> f64 {
         return 0.0;
     }
     let model = model.to_ascii_lowercase();
-    let (_, input, output) = CLAUDE_PRICES
+    let [input, output, write, read] = CLAUDE_PRICES
         .iter()
-        .find(|(family, _, _)| model.contains(family))
-        .copied()
-        .unwrap_or(CLAUDE_PRICES[0]);
-    let tokens = |n: u64| n as f64 / 1e6;
-    tokens(usage.input_tokens) * input
-        + tokens(usage.cache_creation_input_tokens) * input * 1.25
-        + tokens(usage.cache_read_input_tokens) * input * 0.1
-        + tokens(usage.output_tokens) * output
+        .find(|(family, _)| model.contains(family))
+        .map_or(CLAUDE_PRICES[0].1, |(_, p)| *p);
+    let per_million = |n: u64, usd: f64| n as f64 * usd / 1e6;
+    per_million(usage.input_tokens, input)
+        + per_million(usage.output_tokens, output)
+        + per_million(usage.cache_creation_input_tokens, write)
+        + per_million(usage.cache_read_input_tokens, read)
 }
 
 #[cfg(test)]
@@ -391,12 +393,9 @@ mod tests {
             cache_read_input_tokens: 1_000_000,
         };
         let opus = list_price_usd(EventFormat::Claude, "claude-opus-5-5", &u);
-        assert!((opus - (5.0 + 25.0 + 6.25 + 0.5)).abs() < 1e-9, "{opus}");
+        assert!((opus - (4.0 + 20.0 + 5.0 + 0.2)).abs() < 1e-9, "{opus}");
         let sonnet = list_price_usd(EventFormat::Claude, "sonnet", &u);
-        assert!(
-            (sonnet - (3.0 + 15.0 + 3.75 + 0.3)).abs() < 1e-9,
-            "{sonnet}"
-        );
+        assert!((sonnet - (2.0 + 10.0 + 2.5 + 0.1)).abs() < 1e-9, "{sonnet}");
         assert_eq!(
             list_price_usd(EventFormat::Claude, "mystery", &u),
             opus,

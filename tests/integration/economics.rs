@@ -380,7 +380,7 @@ fn a_usd_budget_caps_each_dispatch_and_starts_no_work_it_cannot_pay_for() {
 }
 
 /// A fake-agent step whose every `assistant` event reports `tokens` written to the cache
-/// (at Opus list price, $6.25 per million) and that then waits `delay_ms` before answering
+/// (at Opus list price, $5 per million) and that then waits `delay_ms` before answering
 /// (its Read done: the request with the Read's result is sent, not answered).
 fn spending(role: &str, tokens: u64, delay_ms: u64) -> Value {
     json!({"role": role, "delay_ms": delay_ms,
@@ -388,7 +388,7 @@ fn spending(role: &str, tokens: u64, delay_ms: u64) -> Value {
             "cache_read_input_tokens": 0, "output_tokens": 1}})
 }
 
-/// `--budget-usd` holds while agents run (SPEC §19.3): the Enthusiast's Read reports $0.625
+/// `--budget-usd` holds while agents run (SPEC §19.3): the Enthusiast's Read reports $1
 /// of a $0.50 budget while it still works, so it is stopped at once (not after its 60 s),
 /// the Judge is never started, and the run stops `budget-exhausted` having spent the
 /// budget and that one answer at most.
@@ -396,7 +396,7 @@ fn spending(role: &str, tokens: u64, delay_ms: u64) -> Value {
 fn a_budget_passed_mid_dispatch_stops_the_agents_in_flight() {
     let repo = TestRepo::new();
     let script = json!({"steps": [
-        spending("enthusiast", 100_000, 60_000),
+        spending("enthusiast", 200_000, 60_000),
         {"role": "adversary", "delay_ms": 60_000},
         crate::harness::a_finding_to_judge(),
     ]});
@@ -434,11 +434,11 @@ fn a_budget_passed_mid_dispatch_stops_the_agents_in_flight() {
         .iter()
         .find(|d| d["role"] == "enthusiast")
         .unwrap();
-    // The Read's 100k cache-write tokens at $6.25 per million and its output, then the
-    // request sent with its result (waiting for the answer): the 100k read back at $0.50
+    // The Read's 200k cache-write tokens at $5 per million and its output, then the
+    // request sent with its result (waiting for the answer): the 200k read back at $0.20
     // per million, the Read and its result written.
     let answer = enth["outcome"]["cost_usd"].as_f64().unwrap();
-    assert!((0.675..0.69).contains(&answer), "{enth}");
+    assert!((1.04..1.045).contains(&answer), "{enth}");
     let cost = &run.report()["cost"];
     let total = cost["usd"].as_f64().unwrap();
     assert!(total > 0.5 && total <= 0.5 + answer, "{cost}");
@@ -449,9 +449,9 @@ fn a_budget_passed_mid_dispatch_stops_the_agents_in_flight() {
     )
     .unwrap();
     let usage = &o["streamed"]["usage"];
-    assert_eq!(usage["cache_read_input_tokens"], 100_000, "{o}");
+    assert_eq!(usage["cache_read_input_tokens"], 200_000, "{o}");
     assert!(
-        usage["cache_creation_input_tokens"].as_u64().unwrap() > 100_000,
+        usage["cache_creation_input_tokens"].as_u64().unwrap() > 200_000,
         "{o}"
     );
 }
@@ -480,9 +480,9 @@ fn a_timed_out_dispatch_records_what_it_spent() {
     for d in &enth {
         assert_eq!(d["outcome"]["end"]["kind"], "timed_out", "{d}");
         let usd = d["outcome"]["cost_usd"].as_f64().unwrap();
-        // The Read's request: 1000 cache-write tokens at $6.25 per million and its
-        // output; the next one, sent with its result: the 1000 read back at $0.50.
-        assert!((0.00675..0.0085).contains(&usd), "{d}");
+        // The Read's request: 1000 cache-write tokens at $5 per million and its output;
+        // the next one, sent with its result: the 1000 read back at $0.20 per million.
+        assert!((0.006..0.0065).contains(&usd), "{d}");
         assert!(d["outcome"]["tokens"].as_u64().unwrap() > 2000, "{d}");
         sum += usd;
     }

@@ -147,6 +147,17 @@ fn tool_result_text(block: &Value) -> String {
 /// on stdin, `cwd` as working directory, a cleared environment (only `PATH` kept) and a
 /// scratch `HOME`; kills it after [`TIMEOUT`].
 fn run_claude(bin: &Path, cwd: &Path, fake: &FakeAnthropic, prompt: &str) -> ClaudeRun {
+    run_claude_model(bin, cwd, fake, prompt, "opus")
+}
+
+/// [`run_claude`] with `--model model`.
+fn run_claude_model(
+    bin: &Path,
+    cwd: &Path,
+    fake: &FakeAnthropic,
+    prompt: &str,
+    model: &str,
+) -> ClaudeRun {
     let home = tempfile::tempdir().expect("scratch HOME");
     let mut cmd = Command::new(bin);
     cmd.args([
@@ -167,7 +178,7 @@ fn run_claude(bin: &Path, cwd: &Path, fake: &FakeAnthropic, prompt: &str) -> Cla
         "--max-turns",
         "8",
         "--model",
-        "opus",
+        model,
         "--append-system-prompt",
         ROLE_PROMPT,
     ])
@@ -863,4 +874,43 @@ fn a_budget_stops_the_real_cli_mid_dispatch() {
         "spent {total} > budget {budget} + one answer {answer}"
     );
     assert!(fake.requests().iter().all(|r| r.role() != Some("Judge")));
+}
+
+/// arev prices a dispatch without a result event (`dispatch::list_price_usd`) as the CLI
+/// prices the ones with a result: for each tier alias, with and without prompt caching, the
+/// table gives the CLI's own `total_cost_usd` for the usage it reports.
+#[test]
+fn list_prices_are_the_clis_own() {
+    let Some(bin) = claude_bin("list_prices_are_the_clis_own") else {
+        return;
+    };
+    let (dir, lib, sha) = project();
+    let answer = json!({"findings": []});
+    for model in ["opus", "sonnet", "haiku"] {
+        // No prefix is cached, then the usual 1,024-token minimum: every kind of input.
+        for min_cacheable in [u64::MAX, 1024] {
+            let script = Script::new()
+                .answer("Enthusiast", 1, answer.clone())
+                .min_cacheable(min_cacheable);
+            let fake = FakeAnthropic::start(script);
+            let run = run_claude_model(&bin, dir.path(), &fake, &prompt(&lib, &sha), model);
+            let result = run.result().expect("result event");
+            let u = &result["usage"];
+            let n = |k: &str| u[k].as_u64().unwrap();
+            let usage = arev::dispatch::Usage {
+                input_tokens: n("input_tokens"),
+                output_tokens: n("output_tokens"),
+                cache_creation_input_tokens: n("cache_creation_input_tokens"),
+                cache_read_input_tokens: n("cache_read_input_tokens"),
+            };
+            assert!(usage.total() > 0, "{result}");
+            let ours =
+                arev::dispatch::list_price_usd(arev::dispatch::EventFormat::Claude, model, &usage);
+            let theirs = result["total_cost_usd"].as_f64().unwrap();
+            assert!(
+                (ours - theirs).abs() <= 1e-9 + theirs * 1e-9,
+                "{model}: arev ${ours}, the CLI ${theirs} for {u}"
+            );
+        }
+    }
 }
