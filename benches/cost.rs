@@ -15,6 +15,12 @@
 //! requests per read-only agent. A marker planted in the scratch HOME's `~/.claude/CLAUDE.md`
 //! must never reach the API (personal context).
 //!
+//! The same review then runs with the REAL Codex (`AREV_TEST_CODEX_BIN`) and Gemini
+//! (`AREV_TEST_GEMINI_BIN`) CLIs against their fakes (`fake_openai.rs`, `fake_gemini.rs`),
+//! which bill no prompt caching: their tables print requests, tokens sent (≈ request body
+//! / 4, what those fakes report as usage), cost and the ratio to the minimum with
+//! billed-equivalent = sent, and say so. A backend whose variable is unset is skipped.
+//!
 //! Run: `AREV_TEST_CLAUDE_BIN=…/claude cargo bench --features fake-agent --bench cost`.
 //! `AREV_COST_LATENCY_MS` sets the fake model's latency (default 800 ms);
 //! `AREV_COST_MIN_CACHEABLE` the smallest cached prefix in tokens (default 1024);
@@ -30,8 +36,16 @@
 mod background;
 #[path = "../tests/integration/fake_anthropic.rs"]
 mod fake_anthropic;
+#[path = "../tests/integration/fake_gemini.rs"]
+mod fake_gemini;
+#[path = "../tests/integration/fake_llm.rs"]
+mod fake_llm;
+#[path = "../tests/integration/fake_openai.rs"]
+mod fake_openai;
 
 use fake_anthropic::{tokens, FakeAnthropic, RecordedRequest, Script};
+use fake_gemini::FakeGemini;
+use fake_openai::FakeOpenAi;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -242,15 +256,33 @@ fn layout(r: &RecordedRequest) -> String {
     )
 }
 
-fn main() {
-    let Some(bin) = std::env::var_os("AREV_TEST_CLAUDE_BIN").filter(|b| !b.is_empty()) else {
+/// The real CLI named by `var`, or `None` (that backend skipped, unless
+/// `AREV_REQUIRE_REAL_CLIS=1`).
+fn real_bin(var: &str) -> Option<std::ffi::OsString> {
+    let bin = std::env::var_os(var).filter(|b| !b.is_empty());
+    if bin.is_none() {
         assert!(
             std::env::var("AREV_REQUIRE_REAL_CLIS").as_deref() != Ok("1"),
-            "AREV_REQUIRE_REAL_CLIS=1 but AREV_TEST_CLAUDE_BIN is unset"
+            "AREV_REQUIRE_REAL_CLIS=1 but {var} is unset"
         );
-        println!("cost: skipped (AREV_TEST_CLAUDE_BIN unset)");
-        return;
-    };
+        println!("cost: skipped ({var} unset)");
+    }
+    bin
+}
+
+fn main() {
+    if let Some(bin) = real_bin("AREV_TEST_CLAUDE_BIN") {
+        claude(&bin);
+    }
+    for backend in [Backend::Codex, Backend::Gemini] {
+        if let Some(bin) = real_bin(backend.var()) {
+            other(backend, Path::new(&bin));
+        }
+    }
+}
+
+/// The default-panel review by the real Claude Code CLI against the caching fake.
+fn claude(bin: &std::ffi::OsStr) {
     let latency = Duration::from_millis(env_u64("AREV_COST_LATENCY_MS", 800));
     let min_cacheable = env_u64("AREV_COST_MIN_CACHEABLE", 1024);
     let verbose = std::env::var_os("AREV_COST_VERBOSE").is_some();
@@ -416,4 +448,230 @@ fn claude_version(bin: &Path) -> String {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_default()
+}
+
+/// A backend whose fake API bills no prompt caching.
+#[derive(Clone, Copy)]
+enum Backend {
+    Codex,
+    Gemini,
+}
+
+impl Backend {
+    fn var(self) -> &'static str {
+        match self {
+            Backend::Codex => "AREV_TEST_CODEX_BIN",
+            Backend::Gemini => "AREV_TEST_GEMINI_BIN",
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Codex => "codex",
+            Backend::Gemini => "gemini",
+        }
+    }
+}
+
+/// The scripted model of the Codex and Gemini fakes: the same answers as Claude's.
+fn llm_script() -> fake_llm::Script {
+    let mut s = fake_llm::Script::new();
+    for (role, round) in [
+        ("Enthusiast", 1),
+        ("Adversary", 1),
+        ("Judge", 1),
+        ("Enthusiast", 2),
+        ("Adversary", 2),
+        ("Judge", 2),
+    ] {
+        s = s.answer(role, round, answer(role, round));
+    }
+    s
+}
+
+/// The first string in `v` holding arev's prompt header.
+fn find_prompt(v: &Value) -> Option<&str> {
+    match v {
+        Value::String(s) if s.contains("[AR Round ") => Some(s),
+        Value::Array(a) => a.iter().find_map(find_prompt),
+        Value::Object(o) => o.values().find_map(find_prompt),
+        _ => None,
+    }
+}
+
+/// The same review by the real Codex or Gemini CLI against its fake API. The fakes bill no
+/// prompt caching (every request's input is billed in full, ≈ its JSON body / 4, as the
+/// fakes report it), so billed-equivalent = sent: an upper bound of what the real APIs,
+/// which cache long prefixes automatically, would bill.
+fn other(backend: Backend, bin: &Path) {
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = tmp.path().join("repo");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    let source = target_source();
+    std::fs::write(root.join("src/lib.rs"), &source).unwrap();
+    let home = tmp.path().join("home");
+    let binary = toml::Value::String(bin.display().to_string());
+    let (openai, gemini) = match backend {
+        Backend::Codex => (Some(FakeOpenAi::start(llm_script())), None),
+        Backend::Gemini => (None, Some(FakeGemini::start(llm_script()))),
+    };
+    let (config, env) = match (&openai, &gemini) {
+        (Some(f), _) => {
+            let args = toml::Value::Array(
+                f.codex_args()
+                    .into_iter()
+                    .map(toml::Value::String)
+                    .collect(),
+            );
+            (
+                format!(
+                    "[agents.codex]\nbackend = \"codex\"\nbinary = {binary}\nextra_args = {args}\npass_env = [\"{}\"]\n",
+                    fake_openai::KEY_VAR
+                ),
+                f.codex_env(&home),
+            )
+        }
+        (_, Some(f)) => (
+            format!("[agents.gemini]\nbackend = \"gemini\"\nbinary = {binary}\n"),
+            f.gemini_env(&home),
+        ),
+        _ => unreachable!("one fake is started"),
+    };
+    std::fs::write(root.join("arev.toml"), config).unwrap();
+    git(&root, &["init", "-q"]);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "target"]);
+    let started = Instant::now();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_arev"));
+    cmd.args(["run", "src/lib.rs", "--format", "json", "--no-cache"])
+        .args(["--agent", backend.name()])
+        .current_dir(&root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .env("AREV_AGENT_TIMEOUT", "180s")
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let wall = started.elapsed();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)) && report["status"] == "complete",
+        "the {} review did not complete: {:?}\n{}",
+        backend.name(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (requests, stray) = match (&openai, &gemini) {
+        (Some(f), _) => (f.requests(), f.stray_requests()),
+        (_, Some(f)) => (f.requests(), f.stray_requests()),
+        _ => unreachable!("one fake is started"),
+    };
+    let target_tokens = tokens(&source);
+    let mut agents: BTreeMap<(u32, String, u32), Agent> = BTreeMap::new();
+    for r in &requests {
+        let (Some(role), Some(round)) = (r.role(), r.round()) else {
+            continue;
+        };
+        let a = agents
+            .entry((round, role.to_owned(), r.pass().unwrap_or(0)))
+            .or_default();
+        if a.requests == 0 {
+            let prompt = find_prompt(&r.body).unwrap_or_default();
+            // Role text counted once, wherever the backend puts it (Gemini appends the
+            // role body to the prompt).
+            let body = role_body(role);
+            let role_text = if prompt.contains(body.trim()) {
+                0
+            } else {
+                tokens(&body)
+            };
+            let checklist = if role == "Enthusiast" && !prompt.contains(CHECKLIST_HEADING) {
+                tokens(checklist().trim())
+            } else {
+                0
+            };
+            a.minimum = checklist
+                + tokens(prompt)
+                + role_text
+                + target_tokens
+                + tokens(&answer(role, round).to_string());
+        }
+        // What the fakes bill: the request body / 4 in, 20 tokens out.
+        let sent = tokens(&r.body.to_string());
+        a.requests += 1;
+        a.sent += sent;
+        a.billed_input += sent as f64;
+        a.output += 20;
+    }
+    println!(
+        "cost: one review of a {}-line file (default panel), {} against the fake API \
+         (no latency); wall {:.1} s",
+        source.lines().count(),
+        cli_version(bin),
+        wall.as_secs_f64()
+    );
+    println!(
+        "  the fake bills no prompt caching: billed-eq = sent, an upper bound (the real API \
+         caches long prefixes automatically); price at the Opus list price for comparison"
+    );
+    println!(
+        "{:<22} {:>4} {:>8} {:>10} {:>9} {:>8} {:>6}",
+        "agent", "req", "sent", "billed-eq", "usd", "minimum", "ratio"
+    );
+    let mut total = Agent::default();
+    let mut max_req = 0;
+    for ((round, role, pass), a) in &agents {
+        let name = match pass {
+            0 => format!("r{round} {role}"),
+            p => format!("r{round} {role} p{p}"),
+        };
+        println!(
+            "{name:<22} {:>4} {:>8} {:>10.0} {:>9.4} {:>8} {:>5.2}x",
+            a.requests,
+            a.sent,
+            a.billed(),
+            a.usd(),
+            a.minimum,
+            a.billed() / a.minimum as f64
+        );
+        max_req = max_req.max(a.requests);
+        total.requests += a.requests;
+        total.sent += a.sent;
+        total.billed_input += a.billed_input;
+        total.output += a.output;
+        total.minimum += a.minimum;
+    }
+    let ratio = total.billed() / total.minimum as f64;
+    println!(
+        "{:<22} {:>4} {:>8} {:>10.0} {:>9.4} {:>8} {:>5.2}x",
+        "review",
+        total.requests,
+        total.sent,
+        total.billed(),
+        total.usd(),
+        total.minimum,
+        ratio
+    );
+    println!(
+        "arev's own record: {} tokens, ${:.4} ({} reports no cost)",
+        report["cost"]["tokens"],
+        report["cost"]["usd"].as_f64().unwrap_or(0.0),
+        backend.name()
+    );
+    println!(
+        "goals: ≤ 2 requests per agent: {} (max {max_req}); billed ≤ 1.3x minimum: not \
+         measurable without caching (sent {ratio:.2}x)",
+        if max_req <= 2 { "met" } else { "NOT met" },
+    );
+    if !stray.is_empty() {
+        println!("stray requests: {stray:?}");
+    }
+}
+
+fn cli_version(bin: &Path) -> String {
+    let v = claude_version(bin);
+    let name = bin.file_name().map(|n| n.to_string_lossy().into_owned());
+    format!("{} {v}", name.unwrap_or_default())
 }

@@ -1,5 +1,6 @@
-//! `arev` and its subcommands (docs/architecture.md §4, a contract), and the arguments of
-//! the small ones (`schema`, `runs`, `init`). Parsing only; `resolve` does the I/O.
+//! `arev` and its subcommands (docs/architecture.md §4, a contract), the arguments of the
+//! small ones (`schema`, `runs`, `init`), and `arev run ARGS…` parsed as the command line
+//! would be (`RunArgs::parse_run`). Parsing only; `resolve` does the I/O.
 
 use super::eval::{EvalArgs, EVAL_HELP};
 use super::hook::{HookArgs, InstallArgs, HOOK_HELP};
@@ -108,4 +109,19 @@ pub struct InitArgs {
     /// Primary language of the agents' prose (asked on a TTY when not given).
     #[arg(long, value_name = "LANG")]
     pub language: Option<String>,
+}
+
+impl RunArgs {
+    /// The arguments of `arev run ARGS…` (`args` without the program name and `run`), parsed
+    /// as the command line would be: for a process that starts `arev run` and needs the plan
+    /// that run will make (the Stop hook).
+    pub fn parse_run(
+        args: impl IntoIterator<Item = std::ffi::OsString>,
+    ) -> Result<Self, clap::Error> {
+        let argv = ["arev".into(), "run".into()].into_iter().chain(args);
+        match Cli::try_parse_from(argv)?.command {
+            Command::Run(a) => Ok(a),
+            _ => Err(clap::Error::new(clap::error::ErrorKind::InvalidSubcommand)),
+        }
+    }
 }

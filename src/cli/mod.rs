@@ -2,6 +2,7 @@
 mod command;
 mod eval;
 mod hook;
+mod output;
 mod publish;
 mod report;
 mod run;
@@ -11,6 +12,7 @@ mod watch;
 pub use command::*;
 pub use eval::*;
 pub use hook::*;
+pub use output::*;
 pub use publish::*;
 pub use report::*;
 pub use run::*;

@@ -1,7 +1,7 @@
 //! Arguments of the commands on finished runs: `arev report`, `arev merge` and `arev
 //! suppress`.
 
-use super::run::{FailOnArg, OutputArgs};
+use super::output::{FailOnArg, OutputArgs};
 use clap::Args;
 use std::path::PathBuf;
 

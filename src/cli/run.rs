@@ -1,11 +1,9 @@
-//! `arev run` arguments, where a report goes (shared by `run`, `report` and `merge`), and
-//! the value enums of their flags.
+//! `arev run` arguments and the value enums of its own flags (`--model`, `--repo-config`).
 
-use super::command::{Cli, Command};
+use super::output::{FailOnArg, OutputArgs};
 use super::publish::ForgeArg;
-use crate::config::FailOn;
 use crate::findings::Tier;
-use clap::{Args, Parser, ValueEnum};
+use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
 pub(super) const RUN_HELP: &str = "\
@@ -42,21 +40,6 @@ recorded in the run dir's publish/); --publish-strict turns 0 or 1 into 2 when i
 With --iterate: 0 when the final review is clean, 1 when findings remain or --verify
 failed, 3 on abort, 130/143/129 on SIGINT/SIGTERM/SIGHUP (the worktree and its branch are
 kept either way).";
-
-/// Output formats of the report on stdout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Human summary.
-    Text,
-    /// report.json (schemas/report.schema.json).
-    Json,
-    /// Markdown, as for a PR comment.
-    Markdown,
-    /// SARIF 2.1.0, for GitHub code scanning and other SARIF consumers.
-    Sarif,
-    /// GitHub Actions workflow commands (`::error file=…,line=…::…` annotations).
-    Github,
-}
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -190,40 +173,6 @@ pub struct RunArgs {
     pub detached: bool,
 }
 
-impl RunArgs {
-    /// The arguments of `arev run ARGS…` (`args` without the program name and `run`), parsed
-    /// as the command line would be: for a process that starts `arev run` and needs the plan
-    /// that run will make (the Stop hook).
-    pub fn parse_run(
-        args: impl IntoIterator<Item = std::ffi::OsString>,
-    ) -> Result<Self, clap::Error> {
-        let argv = ["arev".into(), "run".into()].into_iter().chain(args);
-        match Cli::try_parse_from(argv)?.command {
-            Command::Run(a) => Ok(a),
-            _ => Err(clap::Error::new(clap::error::ErrorKind::InvalidSubcommand)),
-        }
-    }
-}
-
-/// Where the report goes: stdout in `--format`, plus the files asked for (shared by `run`,
-/// `report` and `merge`).
-#[derive(Debug, Clone, Args)]
-pub struct OutputArgs {
-    /// Report format on stdout (given twice, the last one counts).
-    #[arg(long, value_enum, default_value_t = Format::Text, overrides_with = "format")]
-    pub format: Format,
-    /// Also write the report to FILE: JSON for `.json`, SARIF for `.sarif`, Markdown for `.md`,
-    /// else in --format.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Also write the SARIF 2.1.0 report to FILE (for `run`: also `report.sarif` in the run dir).
-    #[arg(long, value_name = "FILE")]
-    pub sarif: Option<PathBuf>,
-    /// Also write the Markdown report to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
-}
-
 /// `--repo-config` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RepoConfigArg {
@@ -256,28 +205,6 @@ impl From<TierArg> for Tier {
             TierArg::Haiku => Tier::Haiku,
             TierArg::Sonnet => Tier::Sonnet,
             TierArg::Opus => Tier::Opus,
-        }
-    }
-}
-
-/// `--fail-on` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FailOnArg {
-    Critical,
-    High,
-    Medium,
-    Low,
-    Never,
-}
-
-impl From<FailOnArg> for FailOn {
-    fn from(f: FailOnArg) -> FailOn {
-        match f {
-            FailOnArg::Critical => FailOn::Critical,
-            FailOnArg::High => FailOn::High,
-            FailOnArg::Medium => FailOn::Medium,
-            FailOnArg::Low => FailOn::Low,
-            FailOnArg::Never => FailOn::Never,
         }
     }
 }

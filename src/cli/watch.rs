@@ -1,7 +1,7 @@
 //! Arguments of the commands that look at a run from outside while it runs or after it ended
 //! (`arev status`, `arev result`, `arev cancel`; docs/architecture.md §4.4). Parsing only.
 
-use super::{FailOnArg, OutputArgs};
+use super::output::{FailOnArg, OutputArgs};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;

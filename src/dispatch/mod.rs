@@ -16,7 +16,7 @@ pub use crate::records::outcome::*;
 pub use backend::{interpret_exit, invocation, parse_events, tool_permitted, Invocation};
 pub use claude::{claude_access, claude_args, parse_stream_json};
 pub use codex::{codex_args, parse_codex_jsonl};
-pub use fault::{classify, continued_answer, permanent_retry, truncated_recovered};
+pub use fault::{classify, continued_answer, cut_answer, permanent_retry, truncated_recovered};
 pub use gemini::{gemini_access, gemini_args, parse_gemini_stream};
 pub use model::*;
 pub use process::{dispatch, dispatch_metered, resolve_binary, SpendMeter};

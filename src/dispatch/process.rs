@@ -170,8 +170,9 @@ struct Watch {
 }
 
 /// Reads the spool at `path` as it grows: each complete line goes to the usage tally (a
-/// grown spend is reported to the meter), and for Claude Code `stop` is cancelled at the
-/// first line that is a retry of a permanent API error ([`super::permanent_retry`]).
+/// grown spend is reported to the meter), and for Claude Code and Codex `stop` is
+/// cancelled at the first line that is a retry of a permanent API error
+/// ([`super::permanent_retry`]).
 async fn watch_stream(path: PathBuf, watch: Watch, stop: CancellationToken) {
     use std::io::{Read, Seek, SeekFrom};
     let mut offset = 0u64;
@@ -203,7 +204,7 @@ async fn watch_stream(path: PathBuf, watch: Watch, stop: CancellationToken) {
                 reported = usage;
             }
         }
-        if watch.format != EventFormat::Claude {
+        if watch.format == EventFormat::Gemini {
             continue;
         }
         partial.extend_from_slice(&fresh);
@@ -303,8 +304,8 @@ async fn run_agent(
         grace: req.grace,
     };
     // The stream is watched as it arrives: its running spend goes to the meter (SPEC
-    // §19.3), and as Claude Code retries even a 401 for minutes, the first retry of a
-    // permanent error stops the agent (SPEC §19.2).
+    // §19.3), and as the CLIs retry even a 401 (Claude Code for minutes), the first retry
+    // of a permanent error stops a Claude Code or Codex agent (SPEC §19.2).
     let stop = cancel.child_token();
     let watch = Watch {
         format: agent.format,
@@ -372,7 +373,7 @@ fn fault_of(
     result: &mut Option<super::ResultEvent>,
     model: &str,
 ) -> Option<super::Fault> {
-    let fault = super::classify(format, events, model);
+    let fault = super::classify(format, events, result.as_ref(), model);
     if format != EventFormat::Claude {
         return fault;
     }

@@ -6,11 +6,11 @@
 use super::code::measure;
 use super::error::EvalError;
 use super::model::{CaseOrigin, EvalCase, ExpectedLocation, OriginKind, EVAL_SCHEMA_VERSION};
-use super::run::write_json;
 use super::select::{
     case_id, chore_of, locate, without_fixed_adjectives, Change, Chore, Content, FileFacts, Hunk,
     Limits, Skip,
 };
+use super::write::write_json;
 use git2::{Commit, Delta, Diff, DiffFindOptions, DiffOptions, Oid, Patch, Repository, Sort};
 use globset::GlobSet;
 use regex::Regex;

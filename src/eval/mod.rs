@@ -4,7 +4,8 @@
 //! detached checkout of its buggy revision, `run` reviews every case with the real
 //! `arev run` and records each result, `score` matches confirmed findings to the expected
 //! locations and aggregates, `compare` sets two evaluations side by side, `render` prints;
-//! `setup` turns the flags into the stages' inputs and `console` says what `arev eval` prints.
+//! `setup` turns the flags into the stages' inputs, `console` says what `arev eval` prints,
+//! and `write` writes its files atomically.
 mod cases;
 mod checkout;
 mod code;
@@ -18,6 +19,7 @@ mod run;
 mod score;
 mod select;
 mod setup;
+mod write;
 
 pub use cases::{
     check_in_repo, digest as case_digest, load_cases, validate, LoadedCase, ResolvedCase,
@@ -32,7 +34,7 @@ pub use model::*;
 pub use render::{
     recall_line, render_compare_markdown, render_compare_text, render_markdown, render_text,
 };
-pub use run::{result_path, run_eval, runs_base, write_json, Evaluation, Event, RunOptions};
+pub use run::{result_path, run_eval, runs_base, Evaluation, Event, RunOptions};
 pub use score::{match_location, score, status_of, totals, wilson};
 pub use select::{
     case_id, chore_of, expected_ranges, is_code_file, is_test_file, locate, Change, Chore, Content,
@@ -40,3 +42,4 @@ pub use select::{
     DEFAULT_MAX_LINES,
 };
 pub use setup::{absolute, mine_options, open_repo, prepare_run, read_report};
+pub use write::write_json;

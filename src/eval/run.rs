@@ -17,13 +17,14 @@ use super::model::{
 };
 use super::render::render_markdown;
 use super::score::{score, totals};
+use super::write::{write_bytes, write_json};
 use crate::findings::Severity;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -89,30 +90,6 @@ pub fn runs_base(out: &Path, id: &str) -> PathBuf {
 
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-/// Write `value` as pretty JSON atomically (temp file in the same directory, then rename).
-pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), EvalError> {
-    let w = |e: std::io::Error| EvalError::write(path, e);
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    std::fs::create_dir_all(dir).map_err(w)?;
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| w(std::io::Error::other(e)))?;
-    bytes.push(b'\n');
-    write_bytes(path, &bytes)
-}
-
-/// Write `bytes` atomically.
-pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), EvalError> {
-    let w = |e: std::io::Error| EvalError::write(path, e);
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(dir)
-        .map_err(w)?;
-    tmp.write_all(bytes).map_err(w)?;
-    tmp.as_file().sync_all().map_err(w)?;
-    tmp.persist(path).map_err(|e| w(e.error))?;
-    Ok(())
 }
 
 /// Ctrl-C: a flag, and the reviews running now (to forward the signal to).

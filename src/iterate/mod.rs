@@ -11,6 +11,7 @@ mod verify;
 mod worktree;
 
 pub use crate::records::iterate::*;
+pub use crate::records::stop::IterateStop;
 pub use changes::{
     changed_paths, commit_all, commit_message, discard_all, revert_outside, Change, GitError,
     AUTHOR_EMAIL, AUTHOR_NAME,

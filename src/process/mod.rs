@@ -6,6 +6,7 @@ mod detach;
 mod reaper;
 mod signals;
 mod spawn;
+mod spec;
 mod supervise;
 
 pub use detach::{
@@ -13,7 +14,7 @@ pub use detach::{
 };
 pub use reaper::become_subreaper;
 pub use signals::{exit_code_after, fired, shutdown_signal, Shutdown};
+pub use spec::{Env, Input, Sink, Spec};
 pub use supervise::{
-    supervise, supervise_blocking, Captured, Ended, Env, Finished, Input, Limits, Sink, Spec,
-    DRAIN_TIMEOUT,
+    supervise, supervise_blocking, Captured, Ended, Finished, Limits, DRAIN_TIMEOUT,
 };

@@ -4,7 +4,7 @@
 //! parent-death signal set in a pre-exec hook — the crate's only `unsafe`.
 
 use super::reaper;
-use super::supervise::{Env, Input, Sink, Spec};
+use super::spec::{Env, Input, Sink, Spec};
 use nix::sys::signal::Signal;
 use std::io;
 use std::process::Stdio;

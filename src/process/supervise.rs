@@ -4,11 +4,10 @@
 //! signal, and at its end every descendant it left behind killed (see `reaper`).
 
 use super::reaper;
+use super::spec::{Input, Sink, Spec};
 use nix::errno::Errno;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
-use std::ffi::OsString;
-use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -25,57 +24,6 @@ pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 const REAP_AFTER_KILL: Duration = Duration::from_secs(5);
 /// Spawn retries on ETXTBSY (the executable is still open for writing somewhere).
 const SPAWN_ATTEMPTS: u32 = 5;
-
-/// What to start, and how.
-#[derive(Debug)]
-pub struct Spec {
-    /// Names the child in debug logs.
-    pub label: String,
-    /// A path, or a name looked up on PATH.
-    pub program: PathBuf,
-    pub args: Vec<OsString>,
-    pub cwd: PathBuf,
-    pub env: Env,
-    pub stdin: Input,
-    pub stdout: Sink,
-    pub stderr: Sink,
-    /// Sent to the child if arev dies first, even by SIGKILL (`PR_SET_PDEATHSIG`).
-    pub parent_death: Signal,
-}
-
-/// The child's environment.
-#[derive(Debug)]
-pub enum Env {
-    /// Exactly these variables.
-    Only(Vec<(OsString, OsString)>),
-    /// arev's environment without `remove`, plus `set`.
-    Inherit {
-        remove: Vec<OsString>,
-        set: Vec<(OsString, OsString)>,
-    },
-}
-
-/// The child's stdin.
-#[derive(Debug)]
-pub enum Input {
-    /// `/dev/null`.
-    Null,
-    /// These bytes, then EOF (a child that exits early gives EPIPE: ignored).
-    Bytes(Arc<[u8]>),
-}
-
-/// Where stdout or stderr goes.
-#[derive(Debug)]
-pub enum Sink {
-    /// Read concurrently; at most `cap` bytes kept (everything is counted).
-    Capture { cap: u64 },
-    /// Read concurrently and appended to this file as it arrives, at most `cap` bytes
-    /// (everything is counted); nothing is held in memory. An agent's event stream: the
-    /// file grows while the agent works, and a long stream costs no buffer growth.
-    Spool { file: std::fs::File, cap: u64 },
-    /// Written straight to this file.
-    File(std::fs::File),
-}
 
 /// How long the child may run, and how long it gets to exit after SIGTERM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -369,6 +317,7 @@ async fn terminate(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::process::Env;
     use std::time::Instant;
 
     fn sh(body: &str, dir: &std::path::Path) -> Spec {

@@ -3,48 +3,11 @@
 
 use super::agent::SkippedFix;
 use super::config::FailOn;
-use super::meta::{AbortReason, RunStatus};
-use super::report::ReportFinding;
-use super::round::{Action, StopReason};
+use super::finding::ReportFinding;
+use super::round::Action;
+use super::stop::{AbortReason, IterateStop, RunStatus, StopReason};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-/// Why an iterate run stopped (exactly one per completed iterate run).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum IterateStop {
-    /// The last review confirmed nothing at or above the fix threshold (`--fail-on`).
-    Clean,
-    /// The Fixer changed nothing (after reverts), or two reviews confirmed the same set.
-    NoProgress,
-    /// The number of confirmed findings grew two iterations in a row.
-    AntiDivergenceHalt,
-    /// `--max-iterations` reviews ran (default 5); the last one is not fixed.
-    MaxIterations,
-    /// `--verify CMD` exited non-zero after a fix commit.
-    VerifyFailed,
-    /// `--budget-usd` / `--budget-tokens` spent (reviews and fixes together).
-    BudgetExhausted,
-}
-
-impl IterateStop {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Clean => "clean",
-            Self::NoProgress => "no-progress",
-            Self::AntiDivergenceHalt => "anti-divergence-halt",
-            Self::MaxIterations => "max-iterations",
-            Self::VerifyFailed => "verify-failed",
-            Self::BudgetExhausted => "budget-exhausted",
-        }
-    }
-}
-
-impl std::fmt::Display for IterateStop {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// The iterate run: the outer loop of review → fix → commit → verify
 /// (docs/architecture.md §13).

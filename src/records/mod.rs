@@ -5,6 +5,7 @@
 //! it records and `store` can write what it is handed.
 pub mod agent;
 pub mod config;
+pub mod finding;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod iterate;
@@ -13,16 +14,19 @@ pub mod outcome;
 pub mod progress;
 pub mod report;
 pub mod round;
+pub mod stop;
 pub mod summary;
 pub mod target;
 
 pub use agent::*;
 pub use config::{FailOn, RepoSource};
+pub use finding::*;
 pub use iterate::*;
 pub use meta::*;
 pub use outcome::*;
 pub use progress::*;
 pub use report::*;
 pub use round::*;
+pub use stop::*;
 pub use summary::ReportSummary;
 pub use target::*;

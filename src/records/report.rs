@@ -6,10 +6,11 @@
 //! "unresolved":[],"by_severity":{"critical":0,"high":1,"medium":0,"low":0},"coverage":{…},
 //! "cost":{…},"quality":{…}}`
 
-use super::agent::{Severity, Tier, Winner};
+use super::agent::{Severity, Tier};
+use super::finding::{BaselineState, ReportFinding};
 use super::iterate::IterateReport;
-use super::meta::{AbortReason, RunStatus};
-use super::round::StopReason;
+use super::round::DegradedPass;
+use super::stop::{AbortReason, RunStatus, StopReason};
 use super::target::{skip_label, Mode, ShardInfo, SkipReason, TargetKind, TargetType};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -82,26 +83,6 @@ pub struct Report {
     pub duration_ms: u64,
 }
 
-/// An Enthusiast pass lost to faults.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DegradedPass {
-    pub round: u32,
-    pub pass: u32,
-    /// Why it was lost: the fault and its fix, or what the dispatch gate saw.
-    pub cause: String,
-}
-
-impl DegradedPass {
-    /// The warning line every rendering shows.
-    pub fn warning(&self) -> String {
-        format!(
-            "degraded: round {} went on without Enthusiast pass {} ({})",
-            self.round, self.pass, self.cause
-        )
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReportTarget {
@@ -140,117 +121,6 @@ pub struct ReportRound {
     /// differently (and none continued) joins them with `/` (`stop/abort`).
     pub decision: String,
     pub decision_reasons: Vec<String>,
-}
-
-/// A finding with the Judge's ruling.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ReportFinding {
-    /// Stable across runs for the same defect, even when lines shift.
-    pub fingerprint: String,
-    /// The finding's id in its round (`F3`).
-    pub id: String,
-    pub round: u32,
-    /// The Judge's severity (for confirmed), else the Enthusiast's.
-    pub severity: Severity,
-    pub enthusiast_severity: Severity,
-    /// Repository-relative file; for a spec-track finding the document's path.
-    pub file: Option<String>,
-    /// The line; for a spec-track finding named by section only, its heading's line.
-    pub line: Option<u32>,
-    /// Spec track: the section (canonical heading path, `## Metrics / ### tokens_saved`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub section: Option<String>,
-    pub category: String,
-    pub description: String,
-    pub evidence: String,
-    pub winner: Option<Winner>,
-    pub resolution: Option<String>,
-    pub edit_instruction: Option<String>,
-    /// Adversary heuristics / safe zones the ruling cites.
-    pub cites: Vec<String>,
-    /// Enthusiast passes that found it.
-    pub found_by_passes: Vec<u32>,
-    /// The configured agents whose passes found it (in pass order, each once): with
-    /// `roles.enthusiast` a list, passes run on different agents.
-    pub found_by: Vec<String>,
-    /// The configured agent that ruled on it (null when unresolved).
-    pub ruled_by: Option<String>,
-    /// With `--baseline`: how this finding compares with the baseline's (by fingerprint).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub baseline_state: Option<BaselineState>,
-    /// `--incremental`: the run whose review produced this finding, when it was carried over
-    /// unchanged instead of being reviewed again.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub carried_over_from: Option<String>,
-    /// For a finding in `suppressed`: which suppression applied and why.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub suppression: Option<Suppression>,
-}
-
-/// How a finding compares with the baseline (SARIF `baselineState`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum BaselineState {
-    /// No baseline finding has its fingerprint.
-    New,
-    /// A baseline finding has its fingerprint and severity.
-    Unchanged,
-    /// A baseline finding has its fingerprint with another severity.
-    Updated,
-    /// A baseline finding no longer found (fixed).
-    Absent,
-}
-
-impl BaselineState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::New => "new",
-            Self::Unchanged => "unchanged",
-            Self::Updated => "updated",
-            Self::Absent => "absent",
-        }
-    }
-
-    /// New or updated: what `--only-new` gates on.
-    pub fn is_new(self) -> bool {
-        matches!(self, Self::New | Self::Updated)
-    }
-}
-
-/// Where a suppression comes from (SARIF `suppressions[].kind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SuppressionKind {
-    /// An `arev-ignore` comment on the flagged line or the line above.
-    InSource,
-    /// An entry of `.arev/suppressions.toml`.
-    External,
-}
-
-impl SuppressionKind {
-    /// The SARIF spelling.
-    pub fn sarif(self) -> &'static str {
-        match self {
-            Self::InSource => "inSource",
-            Self::External => "external",
-        }
-    }
-}
-
-/// The suppression that kept a finding from the Judge.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Suppression {
-    pub kind: SuppressionKind,
-    /// The reason the suppression gives (mandatory).
-    pub justification: String,
-    /// Where it is written: `src/a.rs:12` for a comment, `.arev/suppressions.toml` (entry n)
-    /// for an external one.
-    pub source: String,
-    /// External only: the last day it applies (`YYYY-MM-DD`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expires: Option<String>,
 }
 
 /// The baseline a report was compared with.
@@ -366,16 +236,6 @@ impl Report {
     /// Suppressed findings are never among them (they are not confirmed).
     pub fn gating(&self) -> impl Iterator<Item = &ReportFinding> {
         self.confirmed.iter().filter(|f| self.gates(f))
-    }
-}
-
-impl ReportFinding {
-    /// `found by claude, codex · ruled by gemini`.
-    pub fn attribution(&self) -> String {
-        match &self.ruled_by {
-            Some(j) => format!("found by {} · ruled by {j}", self.found_by.join(", ")),
-            None => format!("found by {}", self.found_by.join(", ")),
-        }
     }
 }
 

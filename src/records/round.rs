@@ -1,34 +1,11 @@
 //! round-N.json: every dispatch, gate result, count and the decision with its reasons.
 
 use super::agent::{AdversaryOutput, Finding, JudgeOutput, Role, Ruling, Tier};
-use super::meta::AbortReason;
+use super::finding::Suppression;
 use super::outcome::{AgentOutcome, ProcessEnd};
-use super::report::Suppression;
+use super::stop::{AbortReason, StopReason};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-/// Why a completed run stopped (exactly one per completed run).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum StopReason {
-    ZeroFindings,
-    AllSelfReference,
-    AntiDivergenceHalt,
-    MaxRounds,
-    BudgetExhausted,
-}
-
-impl StopReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ZeroFindings => "zero-findings",
-            Self::AllSelfReference => "all-self-reference",
-            Self::AntiDivergenceHalt => "anti-divergence-halt",
-            Self::MaxRounds => "max-rounds",
-            Self::BudgetExhausted => "budget-exhausted",
-        }
-    }
-}
 
 /// Gate verdicts for one dispatch.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -281,6 +258,26 @@ pub struct DecisionRecord {
     pub reasons: Vec<String>,
 }
 
+/// An Enthusiast pass lost to faults.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DegradedPass {
+    pub round: u32,
+    pub pass: u32,
+    /// Why it was lost: the fault and its fix, or what the dispatch gate saw.
+    pub cause: String,
+}
+
+impl DegradedPass {
+    /// The warning line every rendering shows.
+    pub fn warning(&self) -> String {
+        format!(
+            "degraded: round {} went on without Enthusiast pass {} ({})",
+            self.round, self.pass, self.cause
+        )
+    }
+}
+
 /// round-N.json
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RoundRecord {
@@ -306,7 +303,7 @@ pub struct RoundRecord {
     pub errors: Vec<String>,
     /// Enthusiast passes lost to faults; the round went on without them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub degraded: Vec<super::report::DegradedPass>,
+    pub degraded: Vec<DegradedPass>,
     pub counts: RoundCounts,
     pub decision: DecisionRecord,
     pub duration_ms: u64,

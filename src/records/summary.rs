@@ -2,9 +2,8 @@
 //! target, shard, counts), written next to report.json so that listing runs never parses
 //! full reports (docs/architecture.md §7.2).
 
-use super::meta::{AbortReason, RunStatus};
 use super::report::{BySeverity, Report};
-use super::round::StopReason;
+use super::stop::{AbortReason, RunStatus, StopReason};
 use super::target::TargetKind;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

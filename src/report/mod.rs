@@ -14,9 +14,11 @@ mod sarif;
 mod text;
 
 pub use crate::findings::fingerprint;
+pub use crate::records::finding::*;
 #[cfg(test)]
 pub(crate) use crate::records::fixtures;
 pub use crate::records::report::*;
+pub use crate::records::round::DegradedPass;
 pub use crate::records::ReportSummary;
 pub use assemble::head_commit;
 pub use baseline::compare_with_baseline;

@@ -15,7 +15,8 @@ pub use context::{
 };
 pub use intent::INTENT_MAX_BYTES;
 pub use memory::{cache_dir, MemoryPlan};
+pub use outputs::Outputs;
 pub use panel::{agent_spec, Panel};
 pub(crate) use plan::discover_root;
-pub use plan::{resolve_run, resolve_unpinned, AgentRef, Outputs, RunPlan};
+pub use plan::{resolve_run, resolve_unpinned, AgentRef, RunPlan};
 pub use repo_inputs::{RepoInputs, CONFIG_FILES, OVERRIDE_DIRS};

@@ -1,12 +1,22 @@
-//! Report destinations (`--out`, `--sarif`, `--markdown`) checked before anything is
-//! reviewed: a destination that cannot be written is a usage error (exit 2) at once, not
-//! after a paid review. Nothing of the user's is written: the check creates and removes a
-//! temporary file in the destination's directory, exactly the step the final atomic write
-//! takes first.
+//! Where reports go besides stdout (`Outputs`), and those destinations (`--out`, `--sarif`,
+//! `--markdown`) checked before anything is reviewed: a destination that cannot be written
+//! is a usage error (exit 2) at once, not after a paid review. Nothing of the user's is
+//! written: the check creates and removes a temporary file in the destination's directory,
+//! exactly the step the final atomic write takes first.
 
-use super::Outputs;
+use crate::cli::Format;
 use crate::errors::ExpectedError;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Where reports go besides stdout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outputs {
+    pub format: Format,
+    pub out: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    pub sarif: Option<PathBuf>,
+    pub quiet: bool,
+}
 
 /// Check every requested destination; the first that cannot be written is the error.
 pub(crate) fn check_destinations(outputs: &Outputs) -> Result<(), ExpectedError> {
@@ -52,8 +62,6 @@ fn check(path: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::Format;
-    use std::path::PathBuf;
 
     fn outs(out: Option<PathBuf>, sarif: Option<PathBuf>) -> Outputs {
         Outputs {

@@ -1,9 +1,9 @@
 //! Build the `RunPlan`: the only step that reads config files and pins the target.
 
 use super::context::{resolve_context, CommitTree, NoFiles, RepoFiles, ReviewContext, Worktree};
-use super::outputs::check_destinations;
+use super::outputs::{check_destinations, Outputs};
 use super::RepoInputs;
-use crate::cli::{Format, RunArgs};
+use crate::cli::RunArgs;
 use crate::config::{load, Config, ConfigSources, FailOn, RepoSource};
 use crate::errors::ExpectedError;
 use crate::findings::{Role, Tier};
@@ -21,16 +21,6 @@ use std::time::Duration;
 pub struct AgentRef {
     pub role: Role,
     pub name: String,
-}
-
-/// Where reports go besides stdout.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outputs {
-    pub format: Format,
-    pub out: Option<PathBuf>,
-    pub markdown: Option<PathBuf>,
-    pub sarif: Option<PathBuf>,
-    pub quiet: bool,
 }
 
 /// Everything a run needs, resolved once.

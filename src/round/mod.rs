@@ -15,6 +15,7 @@ mod role;
 mod step;
 
 pub use crate::records::round::*;
+pub use crate::records::stop::StopReason;
 pub use decide::{cluster_set, decide, same_rulings, DecideInput, Decision, RoundFacts};
 pub use driver::{run_review, Judged, ReviewEnd, ReviewResult};
 pub use fixer::{run_fixer, FixerEnd, FixerRun};

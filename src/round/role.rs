@@ -7,7 +7,8 @@ use super::context::{Ctx, RoundView};
 use super::retry;
 use super::{DispatchRecord, GateResults};
 use crate::dispatch::{
-    dispatch_metered, tool_permitted, withhold_after, AgentOutcome, FaultClass, ProcessEnd,
+    cut_answer, dispatch_metered, tool_permitted, withhold_after, AgentOutcome, FaultClass,
+    ProcessEnd,
 };
 use crate::findings::{Role, Tier};
 use crate::gates::{authentic, forbidden_tool, parse_answer, Abort, AnswerSchema};
@@ -128,6 +129,12 @@ pub(super) async fn run_role<T: AnswerSchema>(
             }
             return RoleRun::new(RoleOutput::Cancelled, records);
         }
+        // An answer cut at the output token limit that the CLI reports as a failure (Codex's
+        // `turn.failed`): re-dispatched with the truncation note like any cut answer.
+        let step = match step {
+            Step::NotAuthentic(_) if truncated(&records) && !tried.schema => Step::Answer,
+            s => s,
+        };
         match step {
             Step::NotAuthentic(detail) => {
                 let failed = Failed {
@@ -308,9 +315,18 @@ fn on_answer<T: AnswerSchema>(
     let answer = answer.unwrap_or_default();
     // An answer cut at the output token limit (and not continued by the CLI) is not
     // invalid JSON: it was too long for the cap.
-    let parsed = parse_answer::<T>(answer).map_err(|e| match truncated(records) {
-        true => TRUNCATED_NOTE.to_string(),
-        false => e,
+    // A CLI that does not say the answer was cut (Gemini): an answer ending inside its JSON
+    // object was, and is recorded so.
+    let cut = cut_answer(answer);
+    let parsed = parse_answer::<T>(answer).map_err(|e| {
+        if truncated(records) {
+            return TRUNCATED_NOTE.to_string();
+        }
+        if let (Some(f), Some(rec)) = (cut, records.last_mut()) {
+            rec.outcome.fault = Some(f);
+            return TRUNCATED_NOTE.to_string();
+        }
+        e
     });
     if let Some(rec) = records.last_mut() {
         rec.gates.schema = Some(match &parsed {

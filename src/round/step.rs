@@ -319,7 +319,7 @@ pub(super) fn degrade(
     }
     let mut warnings = Vec::with_capacity(lost.len());
     for (pass, cause) in lost {
-        let d = crate::records::report::DegradedPass { round, pass, cause };
+        let d = crate::records::round::DegradedPass { round, pass, cause };
         warnings.push(d.warning());
         rec.decision.reasons.push(d.warning());
         rec.degraded.push(d);

@@ -124,7 +124,7 @@ impl VerdictCache {
             format: CACHE_FORMAT,
             key: key.clone(),
             run_id: report.run_id.clone(),
-            stored_at: super::recorder::now(),
+            stored_at: super::clock::now(),
             report: report.clone(),
         };
         write_json_atomic(&path, &entry)

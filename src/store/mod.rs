@@ -3,6 +3,7 @@
 //! reading a run back with its derived status.
 mod atomic;
 pub mod cache;
+mod clock;
 mod exit;
 mod layout;
 mod list;
@@ -13,12 +14,11 @@ mod prune;
 mod recorder;
 mod state;
 
-pub use crate::records::meta::{
-    AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunStatus, RunStopReason,
-};
+pub use crate::records::meta::{Meta, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId};
 pub use crate::records::progress::{
     DispatchState, Phase, ProgressCounts, RunProgress, RunningAgent, Spend,
 };
+pub use crate::records::stop::{AbortReason, RunStatus, RunStopReason};
 pub use atomic::{
     copy_atomic, copy_record, write_atomic, write_compact_record, write_json_atomic,
     write_json_record, write_record,

@@ -11,7 +11,7 @@
 //! writes instead of one per event (each replacing rename makes ext4 write the new file
 //! back and evict the old inode), and the final state (`done`) is written at once.
 
-use super::recorder::now;
+use super::clock::now;
 use crate::records::progress::{
     DispatchState, Phase, ProgressCounts, RunProgress, RunningAgent, Spend,
 };

@@ -8,6 +8,7 @@
 //! atomically; only meta.json and report.json are also fsynced (store::atomic); meta.json is
 //! never read back from disk to change it.
 
+use super::clock::now;
 use super::progress::ProgressLog;
 use super::{
     copy_record, write_compact_record, write_json_atomic, write_json_record, write_record,
@@ -104,10 +105,6 @@ pub struct Recorder {
     /// A nested run (an iteration's review) reports its progress in its parent's
     /// progress.json and does not end it.
     nested: bool,
-}
-
-pub(crate) fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 impl Recorder {

@@ -1,6 +1,6 @@
 //! The pinned target: what is reviewed, its sha256, the files agents may read, mode and type.
 
-pub use super::diff::PatchSpool;
+pub use super::spool::PatchSpool;
 use super::statkey::StatKey;
 pub use crate::records::target::{skip_label, Mode, SkipReason, TargetKind, TargetType};
 use schemars::JsonSchema;
@@ -230,24 +230,6 @@ impl PinnedTarget {
             .ok()
             .map(|i| &self.files[i])
     }
-}
-
-/// What the user asked for, before any I/O.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TargetRequest {
-    /// The positional TARGET arguments.
-    pub args: Vec<String>,
-    /// `--base REV` (only valid with `diff`).
-    pub base: Option<String>,
-    /// `--base-tree OID` (only valid with `diff`, not with `base`): the tree of a working-tree
-    /// snapshot the diff starts from.
-    pub base_tree: Option<String>,
-    /// Directory relative paths and globs are resolved from.
-    pub cwd: PathBuf,
-    /// Size cap per file in bytes (default 1 MiB).
-    pub max_file_bytes: u64,
-    /// What diffs, directories and globs leave out (docs/architecture.md §19.3).
-    pub excludes: super::Excludes,
 }
 
 /// A one-line account of skipped files for an error message: counts by reason with the

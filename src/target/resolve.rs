@@ -1,5 +1,6 @@
-//! Resolve a TargetRequest into a PinnedTarget (kind, root, mode and type selection, the
-//! single-file pin) and re-pin it at the end of a run; diffs and manifests are delegated.
+//! What the user asked for (`TargetRequest`), resolved into a PinnedTarget (kind, root, mode
+//! and type selection, the single-file pin) and re-pinned at the end of a run; diffs and
+//! manifests are delegated.
 
 use super::brief;
 use super::diff;
@@ -7,10 +8,11 @@ use super::diff::{DiffBase, DiffRules};
 use super::locate::{locate, Context};
 use super::manifest;
 use super::scan::{self, canonical_dir, file_size, rel_string, sha256_hex, REPIN_MAX_FILE_BYTES};
-use super::statkey::{now_ns, worktree_key, worktree_key_listed, ShaCache, RACY_MARGIN_NS};
+use super::statkey::{now_ns, RACY_MARGIN_NS};
+use super::treekey::{worktree_key, worktree_key_listed, ShaCache};
 use super::{
     skip_summary, Artefact, ArtefactContent, Excludes, Mode, PinKeys, PinnedTarget, Snapshot,
-    TargetError, TargetFile, TargetIdentity, TargetKind, TargetRequest, TargetType,
+    TargetError, TargetFile, TargetIdentity, TargetKind, TargetType,
 };
 use git2::Repository;
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,6 +28,24 @@ const SPEC_HEADINGS: &[&str] = &["Implementation Plan", "Spec", "Design", "Plan"
 const SPEC_HEADING_LINES: usize = 20;
 /// Markdown files under this root-relative directory are specs.
 const SPEC_DIR: &str = "docs/superpowers/";
+
+/// What the user asked for, before any I/O.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetRequest {
+    /// The positional TARGET arguments.
+    pub args: Vec<String>,
+    /// `--base REV` (only valid with `diff`).
+    pub base: Option<String>,
+    /// `--base-tree OID` (only valid with `diff`, not with `base`): the tree of a working-tree
+    /// snapshot the diff starts from.
+    pub base_tree: Option<String>,
+    /// Directory relative paths and globs are resolved from.
+    pub cwd: PathBuf,
+    /// Size cap per file in bytes (default 1 MiB).
+    pub max_file_bytes: u64,
+    /// What diffs, directories and globs leave out (docs/architecture.md §19.3).
+    pub excludes: Excludes,
+}
 
 /// The repository containing `cwd` (when it has a work tree) and the resolution context.
 fn context(

@@ -1496,11 +1496,11 @@ fn base_tree_is_as_plain_git(root: &Path) {
 fn cache_knows(root: &Path, base: &str, cache: &Path) -> bool {
     let repo = git2::Repository::open(root).expect("repo");
     let identity = resolve::snapshot_identity(base, CAP, &Excludes::none());
-    let (key, listing) = statkey::worktree_key(&repo, root).expect("key");
-    let known = statkey::ShaCache::load(cache);
+    let (key, listing) = treekey::worktree_key(&repo, root).expect("key");
+    let known = treekey::ShaCache::load(cache);
     // The walk-free key agrees with the walk's while nothing listed moved.
     if let Some(stored) = known.listing().filter(|l| Some(*l) == listing.as_deref()) {
-        let listed = statkey::worktree_key_listed(&repo, root, stored).expect("listed");
+        let listed = treekey::worktree_key_listed(&repo, root, stored).expect("listed");
         assert_eq!(listed.digest, key.digest);
     }
     known.get(&identity, &key.digest).is_some()

@@ -9,7 +9,10 @@
 //! The arev turn is decoded from the `user` entries of `contents` (their `text` parts); the
 //! step index is the number of `model` entries already in `contents`. "Read the target" is a
 //! `read_file {file_path}` function call; an answer is one text part. Each reply is one SSE
-//! `data:` chunk with `finishReason: STOP` and `usageMetadata`. `:generateContent` (non-
+//! `data:` chunk with `finishReason: STOP` and `usageMetadata`. Faults are what the real
+//! API sends: its error bodies (with `retry-after` for [`Step::RateLimited`]),
+//! `finishReason: MAX_TOKENS` after a cut text ([`Step::MaxTokens`]), `SAFETY` without
+//! content ([`Step::Blocked`]), a chunk without a finish reason ([`Step::CutStream`]). `:generateContent` (non-
 //! streaming) gets the same candidate as JSON and `:countTokens` a count; anything else →
 //! 404, recorded in `stray_requests`.
 
@@ -95,12 +98,27 @@ async fn not_found(
     )
 }
 
+/// The Gemini API's error response for `status` (its canonical status name; an invalid key
+/// is a 400 with reason `API_KEY_INVALID`, as the real API sends it).
 fn error(status: StatusCode, message: &str) -> Response {
+    let name = match status.as_u16() {
+        400 => "INVALID_ARGUMENT",
+        401 => "UNAUTHENTICATED",
+        403 => "PERMISSION_DENIED",
+        404 => "NOT_FOUND",
+        429 => "RESOURCE_EXHAUSTED",
+        503 => "UNAVAILABLE",
+        _ => "INTERNAL",
+    };
+    let mut error = json!({"code": status.as_u16(), "message": message, "status": name});
+    if message.starts_with("API key not valid") {
+        error["details"] = json!([{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": "API_KEY_INVALID", "domain": "googleapis.com"}]);
+    }
     (
         status,
         [("content-type", "application/json")],
-        json!({"error": {"code": status.as_u16(), "message": message, "status": "NOT_FOUND"}})
-            .to_string(),
+        json!({ "error": error }).to_string(),
     )
         .into_response()
 }
@@ -166,12 +184,36 @@ async fn models(
         step: played,
         target,
     } = shared.play(&uri, &headers, model, &body, &texts, step_index(&body));
+    let mut finish = Some("STOP");
     let part = match played {
         Step::HttpError { status, message } => {
             return error(
                 StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
                 &message,
             )
+        }
+        Step::RateLimited { retry_after } => {
+            let mut resp = error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "Resource has been exhausted (e.g. check quota).",
+            );
+            resp.headers_mut().insert(
+                "retry-after",
+                axum::http::HeaderValue::from_str(&retry_after.to_string()).expect("header"),
+            );
+            return resp;
+        }
+        Step::MaxTokens(chars) => {
+            finish = Some("MAX_TOKENS");
+            json!({"text": turn.as_ref().map(|t| shared.script.cut_answer(t, chars)).unwrap_or_default()})
+        }
+        Step::Blocked => {
+            finish = Some("SAFETY");
+            Value::Null
+        }
+        Step::CutStream => {
+            finish = None;
+            json!({"text": ""})
         }
         Step::ReadTarget => {
             json!({"functionCall": {"name": "read_file", "args": {"file_path": target}}})
@@ -185,8 +227,17 @@ async fn models(
         Step::Text(t) => json!({"text": t}),
     };
     let prompt_tokens = (body.to_string().len() / 4).max(1);
+    let candidate = match (finish, part) {
+        // A safety block: no content, the ratings that blocked it.
+        (Some("SAFETY"), _) => json!({"finishReason": "SAFETY", "index": 0, "safetyRatings": [
+            {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": true}]}),
+        (Some(f), part) => {
+            json!({"content": {"role": "model", "parts": [part]}, "finishReason": f, "index": 0})
+        }
+        (None, part) => json!({"content": {"role": "model", "parts": [part]}, "index": 0}),
+    };
     let chunk = json!({
-        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "candidates": [candidate],
         "usageMetadata": {"promptTokenCount": prompt_tokens, "candidatesTokenCount": 20, "totalTokenCount": prompt_tokens + 20},
         "modelVersion": model,
     });

@@ -31,12 +31,24 @@ pub enum Step {
     Answer,
     /// Final text, verbatim.
     Text(String),
-    /// An HTTP error instead of a response.
+    /// An HTTP error instead of a response (the vendor's error body for `status`).
     HttpError { status: u16, message: String },
+    /// HTTP 429 with a `retry-after` header of this many seconds.
+    RateLimited { retry_after: u64 },
+    /// The scripted answer cut after this many characters at the output token limit
+    /// (OpenAI: `response.incomplete`, `max_output_tokens`; Gemini: `finishReason:
+    /// MAX_TOKENS`).
+    MaxTokens(usize),
+    /// The API's safety filter stops the answer (OpenAI: `response.incomplete`,
+    /// `content_filter`; Gemini: `finishReason: SAFETY`, no content).
+    Blocked,
+    /// A stream that ends without finishing (OpenAI: no `response.completed`; Gemini: no
+    /// finish reason).
+    CutStream,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Key {
+pub struct Key {
     role: String,
     round: u32,
     pass: Option<u32>,
@@ -47,6 +59,8 @@ struct Key {
 pub struct Script {
     answers: HashMap<Key, String>,
     steps: HashMap<Key, Vec<Step>>,
+    /// (role, round, pass) → (step index or any, how many requests, the fault they play).
+    faults: HashMap<Key, (Option<usize>, usize, Step)>,
 }
 
 fn key(role: &str, round: u32, pass: Option<u32>) -> Key {
@@ -77,6 +91,25 @@ impl Script {
     pub fn steps(mut self, role: &str, round: u32, steps: Vec<Step>) -> Self {
         self.steps.insert(key(role, round, None), steps);
         self
+    }
+
+    /// The first `n` requests of `role` in `round` (one pass, or any with `None`) at step
+    /// index `at` (any with `None`) play `step` instead of their scripted step.
+    pub fn fail_first(
+        mut self,
+        role: &str,
+        round: u32,
+        pass: Option<u32>,
+        (at, n): (Option<usize>, usize),
+        step: Step,
+    ) -> Self {
+        self.faults.insert(key(role, round, pass), (at, n, step));
+        self
+    }
+
+    /// The scripted answer's text cut after `n` characters.
+    pub fn cut_answer(&self, turn: &Turn, n: usize) -> String {
+        self.answer_for(turn).chars().take(n).collect()
     }
 
     fn lookup<'a, T>(map: &'a HashMap<Key, T>, turn: &Turn) -> Option<&'a T> {
@@ -144,6 +177,8 @@ pub struct Recorded {
     pub turn: Option<Turn>,
     pub step: usize,
     pub played: Step,
+    /// When the request arrived.
+    pub arrived: std::time::Instant,
 }
 
 impl Recorded {
@@ -179,6 +214,8 @@ pub struct Shared {
     pub requests: Mutex<Vec<Recorded>>,
     pub stray: Mutex<Vec<String>>,
     pub next_id: std::sync::atomic::AtomicU64,
+    /// Requests each `fail_first` fault has played so far.
+    pub faults_played: Mutex<HashMap<Key, usize>>,
 }
 
 impl Shared {
@@ -195,7 +232,9 @@ impl Shared {
     ) -> Played {
         let turn = turn_from_texts(texts.iter().map(String::as_str));
         let played = match &turn {
-            Some(t) => self.script.step_for(t, step),
+            Some(t) => self
+                .fault_for(t, step)
+                .unwrap_or_else(|| self.script.step_for(t, step)),
             None => Step::Text("ok".into()),
         };
         self.requests.lock().expect("lock").push(Recorded {
@@ -206,6 +245,7 @@ impl Shared {
             turn: turn.clone(),
             step,
             played: played.clone(),
+            arrived: std::time::Instant::now(),
         });
         let target = turn
             .as_ref()
@@ -217,6 +257,27 @@ impl Shared {
             step: played,
             target,
         }
+    }
+}
+
+impl Shared {
+    /// The fault `turn` plays at `step`, counted, while its `fail_first` budget lasts.
+    fn fault_for(&self, turn: &Turn, step: usize) -> Option<Step> {
+        let k = [turn.pass, None]
+            .into_iter()
+            .map(|p| key(&turn.role, turn.round, p))
+            .find(|k| self.script.faults.contains_key(k))?;
+        let (at, n, fault) = &self.script.faults[&k];
+        if at.is_some_and(|a| a != step) {
+            return None;
+        }
+        let mut played = self.faults_played.lock().expect("lock");
+        let count = played.entry(k).or_insert(0);
+        if *count >= *n {
+            return None;
+        }
+        *count += 1;
+        Some(fault.clone())
     }
 }
 
@@ -235,6 +296,7 @@ impl Server {
             requests: Mutex::new(Vec::new()),
             stray: Mutex::new(Vec::new()),
             next_id: std::sync::atomic::AtomicU64::new(1),
+            faults_played: Mutex::new(HashMap::new()),
         });
         let app = app(Arc::clone(&shared));
         Server {

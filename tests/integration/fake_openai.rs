@@ -9,7 +9,10 @@
 //! `exec_command` function call running `nl -ba <target path>`; an answer is an assistant
 //! `message` with one `output_text`. Each reply is `response.created`, per output item
 //! `response.output_item.added` (+ `response.output_text.delta` for messages) and
-//! `response.output_item.done`, then `response.completed` with usage.
+//! `response.output_item.done`, then `response.completed` with usage. Faults
+//! ([`Step::HttpError`], [`Step::RateLimited`], [`Step::MaxTokens`], [`Step::Blocked`],
+//! [`Step::CutStream`]) are what the real API sends: its error bodies, `retry-after`,
+//! `response.incomplete` with `max_output_tokens` / `content_filter`, a stream that stops.
 //! Anything else → 404, recorded in `stray_requests`.
 
 #![allow(dead_code)]
@@ -51,12 +54,22 @@ impl FakeOpenAi {
 
     /// `-c` arguments selecting this fake as Codex's model provider (no retries).
     pub fn codex_args(&self) -> Vec<String> {
+        self.provider_args(",request_max_retries=0,stream_max_retries=0")
+    }
+
+    /// `-c` arguments selecting this fake as Codex's model provider with Codex's default
+    /// retries (4 per request, 5 reconnects of a stream), as for the OpenAI provider.
+    pub fn codex_args_cli_retries(&self) -> Vec<String> {
+        self.provider_args("")
+    }
+
+    fn provider_args(&self, retries: &str) -> Vec<String> {
         vec![
             "-c".into(),
             "model_provider=\"arevfake\"".into(),
             "-c".into(),
             format!(
-                "model_providers.arevfake={{name=\"arevfake\",base_url=\"{}\",env_key=\"{KEY_VAR}\",wire_api=\"responses\",request_max_retries=0,stream_max_retries=0}}",
+                "model_providers.arevfake={{name=\"arevfake\",base_url=\"{}\",env_key=\"{KEY_VAR}\",wire_api=\"responses\"{retries}}}",
                 self.base_url
             ),
         ]
@@ -155,14 +168,35 @@ async fn responses(
     let n = shared
         .next_id
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    // How the response ends: `response.completed`, `response.incomplete` with a reason, or
+    // not at all (a cut stream).
+    let mut ending = Some(("response.completed", None));
     let item = match played {
-        Step::HttpError { status, message } => {
-            return (
-                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-                [("content-type", "application/json")],
-                json!({"error": {"message": message, "type": "invalid_request_error"}}).to_string(),
+        Step::HttpError { status, message } => return http_error(status, &message, None),
+        Step::RateLimited { retry_after } => {
+            return http_error(
+                429,
+                &format!("Rate limit reached. Please try again in {retry_after}s."),
+                Some(retry_after),
             )
-                .into_response();
+        }
+        Step::MaxTokens(chars) => {
+            ending = Some(("response.incomplete", Some("max_output_tokens")));
+            let cut = turn
+                .as_ref()
+                .map(|t| shared.script.cut_answer(t, chars))
+                .unwrap_or_default();
+            let mut m = message(n, &cut);
+            m["status"] = json!("incomplete");
+            m
+        }
+        Step::Blocked => {
+            ending = Some(("response.incomplete", Some("content_filter")));
+            message(n, "")
+        }
+        Step::CutStream => {
+            ending = None;
+            message(n, "")
         }
         Step::ReadTarget => function_call(
             n,
@@ -203,11 +237,45 @@ async fn responses(
     }
     event(json!({"type": "response.output_item.done", "output_index": 0, "item": item}));
     let input_tokens = (body.to_string().len() / 4).max(1);
-    event(
-        json!({"type": "response.completed", "response": {"id": resp_id, "object": "response", "status": "completed", "model": model, "output": [item],
-        "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": input_tokens + 20}}}),
-    );
+    if let Some((kind, reason)) = ending {
+        let status = if reason.is_some() {
+            "incomplete"
+        } else {
+            "completed"
+        };
+        event(
+            json!({"type": kind, "response": {"id": resp_id, "object": "response", "status": status, "model": model, "output": [item],
+            "incomplete_details": reason.map(|r| json!({"reason": r})),
+            "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": input_tokens + 20}}}),
+        );
+    }
     (StatusCode::OK, [("content-type", "text/event-stream")], sse).into_response()
+}
+
+/// The OpenAI API's error response for `status` (its `type` and `code` as the real API
+/// sends them), with a `retry-after` header when given.
+fn http_error(status: u16, message: &str, retry_after: Option<u64>) -> Response {
+    let (kind, code) = match status {
+        401 => ("invalid_request_error", Some("invalid_api_key")),
+        404 => ("invalid_request_error", Some("model_not_found")),
+        429 => ("requests", Some("rate_limit_exceeded")),
+        s if s >= 500 => ("server_error", None),
+        _ => ("invalid_request_error", None),
+    };
+    let body = json!({"error": {"message": message, "type": kind, "param": null, "code": code}});
+    let mut resp = (
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        [("content-type", "application/json")],
+        body.to_string(),
+    )
+        .into_response();
+    if let Some(secs) = retry_after {
+        resp.headers_mut().insert(
+            "retry-after",
+            axum::http::HeaderValue::from_str(&secs.to_string()).expect("header"),
+        );
+    }
+    resp
 }
 
 fn function_call(n: u64, name: &str, args: Value) -> Value {

@@ -1,7 +1,8 @@
 //! The layering guard (docs/architecture.md §3.1): every `crate::<module>` path in `src/`
 //! names its own module or one in a lower layer of the table in §3.1 (so no module imports
-//! one above it and the modules have no import cycle), and the file cycles broken inside
-//! `target` and `round` stay broken. The failures name the file and the offending path.
+//! one above it and the modules have no import cycle), and inside every module — and every
+//! submodule directory, such as `target/diff` — the files import each other without a
+//! cycle. The failures name the file and the offending path.
 
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
@@ -10,18 +11,6 @@ use std::path::{Path, PathBuf};
 /// Modules exempt from the table: the unit tests' shared fixtures (`#[cfg(test)]` only),
 /// which any module's tests may use and which build values of the modules they test.
 const EXEMPT: &[&str] = &["test_support"];
-
-/// Files of one module, bottom to top: none may name a file after it in its chain (the
-/// cycles `target/manifest ↔ resolve`, `target/scan ↔ statkey` and `round/context → step →
-/// role → context`, once broken).
-const FILE_CHAINS: &[(&str, &[&str])] = &[
-    ("target", &["statkey", "scan"]),
-    ("target", &["locate", "manifest", "resolve"]),
-    ("round", &["context", "role", "step"]),
-];
-
-/// Modules whose files import each other without any cycle.
-const ACYCLIC: &[&str] = &["round"];
 
 pub(crate) fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -219,10 +208,27 @@ fn no_module_imports_one_above_it() {
     );
 }
 
-/// The files of `src/<module>/` and what each names of the others: a direct submodule
-/// (`super::step::…`, `crate::round::step::…`) or an item one of them defines and `mod.rs`
-/// re-exports (`super::Places`). A subdirectory (`target/diff/`) counts as one file.
-fn file_graph(module: &str) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
+/// Every directory of `src/` that holds a module's files (`round`, `target`, `target/diff`),
+/// as its path under `src/`, sorted.
+fn module_dirs() -> Vec<String> {
+    let src = src();
+    let dirs: BTreeSet<String> = rust_files(&src)
+        .iter()
+        .filter_map(|f| f.parent())
+        .filter(|d| *d != src)
+        .map(|d| d.strip_prefix(&src).unwrap().to_str().unwrap().to_string())
+        .collect();
+    dirs.into_iter().collect()
+}
+
+/// Names of a module's files, and for each file the files it names with the paths.
+type FileGraph = BTreeMap<String, BTreeMap<String, Vec<String>>>;
+
+/// The files of `src/<module>/` (`module` may be nested: `target/diff`) and what each names
+/// of the others: a direct submodule (`super::step::…`, `crate::round::step::…`) or an item
+/// one of them defines and `mod.rs` re-exports (`super::Places`). A subdirectory
+/// (`target/diff/`) counts as one file.
+fn file_graph(module: &str) -> FileGraph {
     let dir = src().join(module);
     let node = |p: &Path| -> String {
         let rel = p.strip_prefix(&dir).unwrap();
@@ -260,9 +266,10 @@ fn file_graph(module: &str) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
         }
         texts.push((node(f), f.parent() == Some(&dir), text));
     }
-    let mut graph: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    let mut graph = FileGraph::new();
+    let path = module.replace('/', "::");
     for (from, top, text) in &texts {
-        let mut refs = paths_after(text, &format!("crate::{module}"));
+        let mut refs = paths_after(text, &format!("crate::{path}"));
         if *top {
             refs.extend(paths_after(text, "super"));
         }
@@ -288,67 +295,66 @@ fn file_graph(module: &str) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
     graph
 }
 
-#[test]
-fn the_broken_file_cycles_stay_broken() {
-    let mut problems = Vec::new();
-    for (module, chain) in FILE_CHAINS {
-        let graph = file_graph(module);
-        for (i, lower) in chain.iter().enumerate() {
-            for upper in &chain[i + 1..] {
-                let paths = graph
-                    .get(*lower)
-                    .and_then(|g| g.get(*upper))
-                    .cloned()
-                    .unwrap_or_default();
-                for p in paths {
-                    problems.push(format!(
-                        "src/{module}/{lower}.rs: `{p}` names {module}/{upper}, which sits above it ({})",
-                        chain.join(" < ")
-                    ));
-                }
+/// A cycle of `graph` (its first file repeated at the end), if it has one.
+fn find_cycle(graph: &FileGraph) -> Option<Vec<String>> {
+    // Depth-first search for a back edge.
+    fn visit(
+        n: &str,
+        graph: &FileGraph,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|p| p == n) {
+            let mut cycle = path[i..].to_vec();
+            cycle.push(n.to_string());
+            return Some(cycle);
+        }
+        if !done.insert(n.to_string()) {
+            return None;
+        }
+        path.push(n.to_string());
+        for next in graph.get(n).map(|g| g.keys()).into_iter().flatten() {
+            if let Some(c) = visit(next, graph, path, done) {
+                return Some(c);
             }
         }
+        path.pop();
+        None
     }
-    for module in ACYCLIC {
-        let graph = file_graph(module);
-        // Depth-first search for a back edge.
-        fn visit(
-            n: &str,
-            graph: &BTreeMap<String, BTreeMap<String, Vec<String>>>,
-            path: &mut Vec<String>,
-            done: &mut BTreeSet<String>,
-        ) -> Option<Vec<String>> {
-            if let Some(i) = path.iter().position(|p| p == n) {
-                let mut cycle = path[i..].to_vec();
-                cycle.push(n.to_string());
-                return Some(cycle);
-            }
-            if !done.insert(n.to_string()) {
-                return None;
-            }
-            path.push(n.to_string());
-            for next in graph.get(n).map(|g| g.keys()).into_iter().flatten() {
-                if let Some(c) = visit(next, graph, path, done) {
-                    return Some(c);
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|n| visit(n, graph, &mut vec![], &mut done))
+}
+
+#[test]
+fn no_module_has_a_file_cycle() {
+    let mut problems = Vec::new();
+    for module in module_dirs() {
+        let graph = file_graph(&module);
+        if let Some(cycle) = find_cycle(&graph) {
+            // A file (`step.rs`) or a submodule directory (`diff/`).
+            let name = |n: &str| {
+                let file = format!("src/{module}/{n}.rs");
+                if src()
+                    .join(module.as_str())
+                    .join(format!("{n}.rs"))
+                    .is_file()
+                {
+                    file
+                } else {
+                    format!("src/{module}/{n}/")
                 }
-            }
-            path.pop();
-            None
-        }
-        let mut done = BTreeSet::new();
-        for n in graph.keys() {
-            if let Some(cycle) = visit(n, &graph, &mut vec![], &mut done) {
-                let via: Vec<String> = cycle
-                    .windows(2)
-                    .map(|w| format!("src/{module}/{}.rs: `{}`", w[0], graph[&w[0]][&w[1]][0]))
-                    .collect();
-                problems.push(format!(
-                    "{module}: the files import each other in a cycle {}:\n  {}",
-                    cycle.join(" → "),
-                    via.join("\n  ")
-                ));
-                break;
-            }
+            };
+            let via: Vec<String> = cycle
+                .windows(2)
+                .map(|w| format!("{}: `{}`", name(&w[0]), graph[&w[0]][&w[1]][0]))
+                .collect();
+            problems.push(format!(
+                "{module}: the files import each other in a cycle {}:\n  {}",
+                cycle.join(" → "),
+                via.join("\n  ")
+            ));
         }
     }
     assert!(problems.is_empty(), "file cycles:\n{}", problems.join("\n"));
@@ -366,6 +372,28 @@ fn the_guard_reads_paths_and_groups() {
         .map(|(m, _)| m)
         .collect();
     assert_eq!(got, ["report", "store", "round"]);
+    // Every module directory is checked for file cycles, nested ones too.
+    let dirs = module_dirs();
+    for d in [
+        "records",
+        "round",
+        "target",
+        "target/diff",
+        "dispatch/shell",
+    ] {
+        assert!(dirs.iter().any(|x| x == d), "{d} is checked ({dirs:?})");
+    }
+    // A cycle is found, through a file or a re-exported item alike.
+    let edge = |from: &str, to: &str| {
+        (
+            from.to_string(),
+            BTreeMap::from([(to.to_string(), vec![format!("super::{to}")])]),
+        )
+    };
+    let graph: FileGraph = [edge("a", "b"), edge("b", "c"), edge("c", "a")].into();
+    assert_eq!(find_cycle(&graph).unwrap(), ["a", "b", "c", "a"]);
+    let graph: FileGraph = [edge("a", "b"), edge("b", "c")].into();
+    assert_eq!(find_cycle(&graph), None);
     let rows = layers();
     assert_eq!(
         rows[0].first().map(String::as_str),

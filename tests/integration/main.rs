@@ -15,6 +15,8 @@ mod fake_anthropic;
 mod real_claude;
 // API faults (429/529/401/400, refusal, max_tokens, a stalled pass) through the real Claude CLI.
 mod real_faults;
+// The same faults through the real Codex and Gemini CLIs.
+mod real_backend_faults;
 // Script, request log and server thread shared by `fake_openai` and `fake_gemini`.
 mod fake_llm;
 // Loopback fake OpenAI Responses API that the real `codex` CLI can be pointed at.

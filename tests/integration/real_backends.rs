@@ -375,7 +375,7 @@ fn mixed_panel_with_three_real_clis() {
 
 /// The real Gemini CLI's exit codes become clear errors: without the `gemini-api-key` auth
 /// type in `~/.gemini/settings.json`, `GOOGLE_GEMINI_BASE_URL` selects an auth method that
-/// headless mode rejects (exit 41); arev retries once, then aborts naming the cause.
+/// headless mode rejects (exit 41), a permanent fault: arev aborts at once naming the cause.
 #[test]
 fn real_gemini_auth_failure_is_a_clear_dispatch_error() {
     let Some(bin) = real_bin(

@@ -69,7 +69,7 @@ fn run_with(
     (repo, run)
 }
 
-fn debug(run: &Run) -> String {
+pub(crate) fn debug(run: &Run) -> String {
     // Each dispatch: how it ended, how long it took, and its event types.
     let mut dispatches = String::new();
     for dir in run.run_dirs() {
@@ -111,14 +111,14 @@ fn debug(run: &Run) -> String {
     )
 }
 
-fn read_json(run: &Run, rel: &str) -> Value {
+pub(crate) fn read_json(run: &Run, rel: &str) -> Value {
     let p = run.run_dir().join(rel);
     let text = std::fs::read_to_string(&p)
         .unwrap_or_else(|e| panic!("{}: {e}\n{}", p.display(), debug(run)));
     serde_json::from_str(&text).unwrap()
 }
 
-fn assert_aborted_with(run: &Run, detail: &str, within: Duration) {
+pub(crate) fn assert_aborted_with(run: &Run, detail: &str, within: Duration) {
     assert_eq!(run.code, 3, "{}", debug(run));
     let meta = run.meta();
     assert_eq!(

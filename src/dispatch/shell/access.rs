@@ -4,6 +4,7 @@
 
 use super::programs::{program_access, program_name};
 use super::tokenize::{tokenize, Tok};
+use super::words::join;
 use crate::dispatch::FileAccess;
 
 /// The file accesses of one shell command line.
@@ -153,16 +154,4 @@ fn assignment(w: &str) -> Option<(&str, &str)> {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !name.starts_with(|c: char| c.is_ascii_digit());
     ok.then_some((name, value))
-}
-
-/// `p` relative to `cwd` (the directory of the preceding `cd`s; `""` = the working
-/// directory).
-pub(super) fn join(cwd: &str, p: &str) -> String {
-    if cwd.is_empty() || p.starts_with('/') {
-        p.to_string()
-    } else if p.is_empty() {
-        cwd.to_string()
-    } else {
-        format!("{}/{p}", cwd.trim_end_matches('/'))
-    }
 }

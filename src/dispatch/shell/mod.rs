@@ -42,5 +42,6 @@ mod sed;
 #[cfg(test)]
 mod tests;
 mod tokenize;
+mod words;
 
 pub use access::shell_access;

@@ -1,7 +1,6 @@
 //! `sed`: its file operands, and whether its script is provably inert.
 
-use super::access::join;
-use super::programs::split_args;
+use super::words::{join, split_args};
 use crate::dispatch::FileAccess;
 
 /// The accesses of `sed ARGS`: its files are read, or written with `-i`; every script must

@@ -1,13 +1,13 @@
-//! One file of a diff: its two sides read (the working tree's without following links,
-//! oversized sides never loaded), diffed as buffers, and its part of the patch written.
+//! One file of a diff: the delta to read and diff (`Step`, `Job`), its two sides read (the
+//! working tree's without following links, oversized sides never loaded), diffed as
+//! buffers, and its part of the patch written (`Done`, `Entry`).
 
 use super::base::git_err;
 use super::header::{first_hunk, mode_str, Header};
-use super::window::{Done, Entry, Job, Step};
 use crate::target::scan::{count_lines, hex, read_regular_meta, ScanError};
 use crate::target::statkey::StatKey;
 use crate::target::{Hunk, SkipReason, TargetError};
-use git2::{DiffOptions, Oid, Patch};
+use git2::{DiffOptions, FileMode, Oid, Patch};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
@@ -25,6 +25,45 @@ fn blob<'o>(odb: &'o git2::Odb<'_>, id: Oid) -> Result<Option<git2::OdbObject<'o
         return Ok(None);
     }
     odb.read(id).map(Some).map_err(|e| git_err(&e))
+}
+
+/// One file of the rendered patch (each sent to the sink in this order).
+#[derive(Debug)]
+pub(super) struct Entry {
+    pub(super) path: String,
+    pub(super) deleted: bool,
+    pub(super) new_id: Oid,
+    pub(super) old_id: Oid,
+    /// sha256 and line count of the working-tree file, read without following links.
+    pub(super) read: Option<(String, u32)>,
+    /// Its stat pre-key, taken before it was read.
+    pub(super) stat: Option<StatKey>,
+    pub(super) hunks: Vec<Hunk>,
+}
+
+/// One delta, in order: listed as skipped without reading anything, or a file to diff.
+pub(super) enum Step<'a> {
+    Skip(String, SkipReason, Option<String>),
+    Diff(Job<'a>),
+}
+
+/// A file to read and diff: its path, whether the delta deletes it, the old side (None:
+/// the file is new) and the new side's id and mode as git listed them.
+pub(super) struct Job<'a> {
+    pub(super) path: &'a str,
+    pub(super) deleted: bool,
+    pub(super) old: Option<(Oid, FileMode)>,
+    pub(super) new: (Oid, FileMode),
+}
+
+/// What diffing one file gave.
+pub(super) enum Done {
+    /// No change after all (the index changed it, the working tree changed it back), or a
+    /// deletion of a file that was never there.
+    Nothing,
+    Skip(SkipReason),
+    /// Its part of the patch, and what the pin records of it.
+    File(Vec<u8>, Box<Entry>),
 }
 
 /// What every file's diff reads from: the object database (safe to share between threads),

@@ -13,7 +13,7 @@
 //! `base` finds the tree a diff starts from, `rules` which files it holds, `window` lists
 //! the deltas and renders them a window at a time, `file` diffs one file, `header` writes a
 //! file's header as git does, `sink` is where the bytes go, `pin` pins a diff, `repin`
-//! re-checks a pinned one, and `snapshot` writes and diffs working-tree snapshots.
+//! re-checks a pinned one, `tree` writes a working-tree snapshot and `snapshot` diffs one.
 mod base;
 mod file;
 mod header;
@@ -22,11 +22,12 @@ mod repin;
 mod rules;
 mod sink;
 mod snapshot;
+mod tree;
 mod window;
 
 pub(crate) use base::DiffBase;
 pub(crate) use pin::{patch_sha, pin_diff};
 pub(crate) use repin::repin;
 pub(crate) use rules::DiffRules;
-pub use sink::PatchSpool;
-pub(crate) use snapshot::{snapshot_diff, snapshot_tree, SnapshotDiff};
+pub(crate) use snapshot::{snapshot_diff, SnapshotDiff};
+pub(crate) use tree::snapshot_tree;

@@ -2,11 +2,13 @@
 //! sink, and the pin's files, hunks, digest and drift key.
 
 use super::base::{git_err, index_key, start_tree, DiffBase};
+use super::file::Entry;
 use super::rules::{options, DiffRules};
-use super::sink::{spool_err, DriftKey, PatchSink, PatchSpool, SpoolSink, SpooledFile};
-use super::snapshot::snapshot_tree;
-use super::window::{render, Entry, Rendered};
+use super::sink::{spool_err, PatchSink, SpoolSink};
+use super::tree::snapshot_tree;
+use super::window::{render, Rendered};
 use crate::target::scan::{count_lines, hex};
+use crate::target::spool::{DriftKey, PatchSpool, SpooledFile};
 use crate::target::statkey::now_ns;
 use crate::target::{Hunk, SkippedFile, TargetError, TargetFile};
 use git2::{Oid, Repository, Tree};

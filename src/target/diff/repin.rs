@@ -4,9 +4,10 @@
 use super::base::{git_err, index_key, start_tree, DiffBase};
 use super::pin::patch_sha;
 use super::rules::{options, DiffRules};
-use super::sink::{spool_err, Chunks, DriftKey, PatchSpool};
+use super::sink::{spool_err, Chunks};
 use super::window::render;
 use crate::target::scan::hex;
+use crate::target::spool::{DriftKey, PatchSpool};
 use crate::target::statkey::StatKey;
 use crate::target::TargetError;
 use git2::{Repository, Tree};

@@ -3,30 +3,15 @@
 //! sink in order.
 
 use super::base::git_err;
-use super::file::Work;
+use super::file::{Done, Entry, Job, Step, Work};
 use super::rules::{DiffRules, RUN_DIR};
 use super::sink::{spool_err, PatchSink};
 use crate::target::exclude::Excluder;
 use crate::target::scan::{escape_path, has_control_chars, is_run_dir};
-use crate::target::statkey::StatKey;
-use crate::target::{Hunk, SkipReason, SkippedFile, TargetError};
-use git2::{Delta, Diff, FileMode, Oid, Repository};
+use crate::target::{SkipReason, SkippedFile, TargetError};
+use git2::{Delta, Diff, FileMode, Repository};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-
-/// One file of the rendered patch (each sent to the sink in this order).
-#[derive(Debug)]
-pub(super) struct Entry {
-    pub(super) path: String,
-    pub(super) deleted: bool,
-    pub(super) new_id: Oid,
-    pub(super) old_id: Oid,
-    /// sha256 and line count of the working-tree file, read without following links.
-    pub(super) read: Option<(String, u32)>,
-    /// Its stat pre-key, taken before it was read.
-    pub(super) stat: Option<StatKey>,
-    pub(super) hunks: Vec<Hunk>,
-}
 
 /// The files of a rendered patch (the bytes went to the sink).
 #[derive(Debug, Default)]
@@ -261,31 +246,6 @@ const DIFF_WINDOW_BYTES: u64 = 64 << 20;
 
 /// Fewer deltas than this in a window are diffed on the calling thread.
 const PARALLEL_FROM: usize = 4;
-
-/// One delta, in order: listed as skipped without reading anything, or a file to diff.
-pub(super) enum Step<'a> {
-    Skip(String, SkipReason, Option<String>),
-    Diff(Job<'a>),
-}
-
-/// A file to read and diff: its path, whether the delta deletes it, the old side (None:
-/// the file is new) and the new side's id and mode as git listed them.
-pub(super) struct Job<'a> {
-    pub(super) path: &'a str,
-    pub(super) deleted: bool,
-    pub(super) old: Option<(Oid, FileMode)>,
-    pub(super) new: (Oid, FileMode),
-}
-
-/// What diffing one file gave.
-pub(super) enum Done {
-    /// No change after all (the index changed it, the working tree changed it back), or a
-    /// deletion of a file that was never there.
-    Nothing,
-    Skip(SkipReason),
-    /// Its part of the patch, and what the pin records of it.
-    File(Vec<u8>, Box<Entry>),
-}
 
 #[cfg(test)]
 mod tests {
