@@ -235,7 +235,7 @@ async fn round_body(
             novel_findings(ctx, st, result, rec, findings).map_err(ReviewEnd::Aborted)
         }
     };
-    if matches!(&novel, Ok(n) if n.is_empty()) && adversary.running() {
+    if matches!(&novel, Ok(n) if n.is_empty()) && adversary.running() && !ctx.meter.tripped() {
         adv_cancel.cancel();
         rec.decision.reasons.push(
             "the Adversary was cancelled: every Enthusiast pass answered with nothing new to judge"
