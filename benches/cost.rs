@@ -432,8 +432,9 @@ fn claude(bin: &std::ffi::OsStr) {
         total.sent as f64 / total.minimum as f64
     );
     println!(
-        "arev's own record: {} tokens, ${:.4} (the CLI's list-price estimate)",
+        "arev's own record: {} tokens (the API billed {} with the output), ${:.4} (the CLI's list-price estimate)",
         report["cost"]["tokens"],
+        total.sent + total.output,
         report["cost"]["usd"].as_f64().unwrap_or(0.0)
     );
     println!(

@@ -317,6 +317,18 @@ fn error_result(subtype: &str, msg: String, usage: Usage, turns: u64) -> ResultE
     }
 }
 
+/// The usage one line reports, when it is a `turn.completed` (the live tally's reading).
+pub(super) fn turn_usage(line: &[u8]) -> Option<Usage> {
+    match EventLines::<CodexEvent>::new(line).next()? {
+        CodexEvent::TurnCompleted { usage } => {
+            let mut total = Usage::default();
+            add_usage(&mut total, usage.unwrap_or_default());
+            Some(total)
+        }
+        _ => None,
+    }
+}
+
 fn add_usage(total: &mut Usage, u: CodexUsage) {
     let cached = u.cached_input_tokens.unwrap_or(0);
     total.input_tokens += u.input_tokens.unwrap_or(0).saturating_sub(cached);

@@ -310,6 +310,14 @@ pub fn parse_gemini_stream(stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>,
     (tool_uses, result, events.malformed())
 }
 
+/// The usage one line reports, when it is a `result` (the live tally's reading).
+pub(super) fn result_usage(line: &[u8]) -> Option<Usage> {
+    match EventLines::<GeminiEvent>::new(line).next()? {
+        GeminiEvent::Result { stats, .. } => Some(Turn::default().result(true, None, stats).usage),
+        _ => None,
+    }
+}
+
 /// What the events so far said: the assistant text since the last tool use, the last
 /// error event's message, the tool calls.
 #[derive(Default)]

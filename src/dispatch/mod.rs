@@ -9,6 +9,7 @@ mod gemini;
 mod model;
 mod process;
 mod shell;
+mod usage;
 mod withhold;
 
 pub use crate::records::outcome::*;
@@ -18,6 +19,7 @@ pub use codex::{codex_args, parse_codex_jsonl};
 pub use fault::{classify, continued_answer, cut_answer, permanent_retry, truncated_recovered};
 pub use gemini::{gemini_access, gemini_args, parse_gemini_stream};
 pub use model::*;
-pub use process::{dispatch, resolve_binary};
+pub use process::{dispatch, dispatch_metered, resolve_binary, SpendMeter};
 pub use shell::shell_access;
+pub use usage::{list_price_usd, UsageTally};
 pub use withhold::withhold_after;

@@ -152,16 +152,33 @@ pub fn resolve_binary(name_or_path: &str) -> Result<PathBuf, DispatchError> {
     Err(DispatchError::BinaryNotFound(name_or_path.to_string()))
 }
 
-/// Run one agent to completion (or timeout/cancel). Writes prompt.md, events.jsonl,
-/// How often the spooled stream is looked at for a retry of a permanent API error.
+/// How often the spooled stream is looked at (the running spend, a retried permanent error).
 const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// Reads the spool at `path` as it grows and cancels `stop` at the first line that is a
-/// retry of a permanent API error ([`super::permanent_retry`]).
-async fn watch_permanent_retries(path: PathBuf, stop: CancellationToken) {
+/// Told an agent's running spend while its events stream (SPEC §19.3, §19.4): the usage
+/// so far and its cost at the model's list price. Called from the dispatch's watcher task
+/// whenever the spend grew.
+pub trait SpendMeter: Send + Sync {
+    fn spending(&self, usage: &super::Usage, cost_usd: f64);
+}
+
+/// What the watcher of one agent's stream reports to.
+struct Watch {
+    format: EventFormat,
+    model: String,
+    meter: Option<std::sync::Arc<dyn SpendMeter>>,
+}
+
+/// Reads the spool at `path` as it grows: each complete line goes to the usage tally (a
+/// grown spend is reported to the meter), and for Claude Code and Codex `stop` is
+/// cancelled at the first line that is a retry of a permanent API error
+/// ([`super::permanent_retry`]).
+async fn watch_stream(path: PathBuf, watch: Watch, stop: CancellationToken) {
     use std::io::{Read, Seek, SeekFrom};
     let mut offset = 0u64;
     let mut partial: Vec<u8> = Vec::new();
+    let mut tally = super::UsageTally::new(watch.format);
+    let mut reported = super::Usage::default();
     loop {
         tokio::select! {
             () = stop.cancelled() => return,
@@ -178,6 +195,18 @@ async fn watch_permanent_retries(path: PathBuf, stop: CancellationToken) {
             continue;
         };
         offset += n as u64;
+        tally.feed(&fresh);
+        if let Some(meter) = &watch.meter {
+            let usage = tally.usage();
+            if usage != reported {
+                let usd = super::list_price_usd(watch.format, &watch.model, &usage);
+                meter.spending(&usage, usd);
+                reported = usage;
+            }
+        }
+        if watch.format == EventFormat::Gemini {
+            continue;
+        }
         partial.extend_from_slice(&fresh);
         let Some(end) = partial.iter().rposition(|b| *b == b'\n') else {
             continue;
@@ -194,6 +223,7 @@ async fn watch_permanent_retries(path: PathBuf, stop: CancellationToken) {
     }
 }
 
+/// Run one agent to completion (or timeout/cancel). Writes prompt.md, events.jsonl,
 /// stderr.log and outcome.json into `req.out_dir` atomically. Never panics on agent
 /// misbehaviour: every failure is described in the returned outcome.
 ///
@@ -204,8 +234,18 @@ pub async fn dispatch(
     req: &DispatchRequest,
     cancel: &CancellationToken,
 ) -> Result<AgentOutcome, DispatchError> {
+    dispatch_metered(agent, req, cancel, None).await
+}
+
+/// [`dispatch`], its running spend reported to `meter` while its events stream.
+pub async fn dispatch_metered(
+    agent: &AgentSpec,
+    req: &DispatchRequest,
+    cancel: &CancellationToken,
+    meter: Option<std::sync::Arc<dyn SpendMeter>>,
+) -> Result<AgentOutcome, DispatchError> {
     let parent_env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
-    dispatch_with_env(agent, req, cancel, parent_env).await
+    run_agent(agent, req, cancel, parent_env, meter).await
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> DispatchError + '_ {
@@ -223,11 +263,22 @@ fn status_to_end(s: ExitStatus) -> ProcessEnd {
     }
 }
 
+#[cfg(test)]
 pub(crate) async fn dispatch_with_env(
     agent: &AgentSpec,
     req: &DispatchRequest,
     cancel: &CancellationToken,
     parent_env: Vec<(OsString, OsString)>,
+) -> Result<AgentOutcome, DispatchError> {
+    run_agent(agent, req, cancel, parent_env, None).await
+}
+
+async fn run_agent(
+    agent: &AgentSpec,
+    req: &DispatchRequest,
+    cancel: &CancellationToken,
+    parent_env: Vec<(OsString, OsString)>,
+    meter: Option<std::sync::Arc<dyn SpendMeter>>,
 ) -> Result<AgentOutcome, DispatchError> {
     let inv = invocation(agent, req);
     let env = agent_env(agent, &inv.env, parent_env);
@@ -255,20 +306,24 @@ pub(crate) async fn dispatch_with_env(
         timeout: req.timeout,
         grace: req.grace,
     };
-    // A Claude Code or Codex stream is watched as it arrives: the CLIs retry even a 401
-    // (Claude Code for minutes), so the first retry of a permanent error stops the agent
-    // (SPEC §19.2).
+    // The stream is watched as it arrives: its running spend goes to the meter (SPEC
+    // §19.3), and as the CLIs retry even a 401 (Claude Code for minutes), the first retry
+    // of a permanent error stops a Claude Code or Codex agent (SPEC §19.2).
     let stop = cancel.child_token();
-    let watch = matches!(agent.format, EventFormat::Claude | EventFormat::Codex).then(|| {
-        tokio::spawn(watch_permanent_retries(
-            spool.path().to_path_buf(),
-            stop.clone(),
-        ))
-    });
+    let watch = Watch {
+        format: agent.format,
+        model: outcome.model.clone(),
+        meter,
+    };
+    let watcher = tokio::spawn(watch_stream(
+        spool.path().to_path_buf(),
+        watch,
+        stop.clone(),
+    ));
     let supervised = supervise(spec, limits, &stop).await;
-    if let Some(w) = watch {
-        w.abort();
-    }
+    // Awaited once aborted: no spend of this agent is reported after it has ended.
+    watcher.abort();
+    let _ = watcher.await;
     spool
         .persist(&events)
         .map_err(|e| io_err(&events)(e.error))?;
@@ -288,6 +343,9 @@ pub(crate) async fn dispatch_with_env(
     let (tool_uses, mut result, malformed) = parse_events(agent.format, &events_read);
     interpret_exit(agent.format, &outcome.end, &mut result, &stderr.kept);
     outcome.fault = fault_of(agent.format, &events_read, &mut result, &outcome.model);
+    if result.is_none() {
+        outcome.streamed = streamed_spend(agent.format, &outcome.model, &events_read);
+    }
     drop(events_read);
     outcome.tool_uses = tool_uses;
     outcome.result = result;
@@ -298,6 +356,16 @@ pub(crate) async fn dispatch_with_env(
     write_outputs(out, &stderr.kept, &mut outcome, started)?;
     debug!(label = %req.label, end = ?outcome.end, duration_ms = outcome.duration_ms, "agent done");
     Ok(outcome)
+}
+
+/// What the events of a dispatch without a result show it spent (SPEC §19.1): their
+/// per-message usage at the model's list price; None when they show nothing.
+fn streamed_spend(format: EventFormat, model: &str, events: &[u8]) -> Option<super::StreamedSpend> {
+    let usage = super::UsageTally::of(format, events);
+    (usage.total() > 0).then(|| super::StreamedSpend {
+        cost_usd: super::list_price_usd(format, model, &usage),
+        usage,
+    })
 }
 
 /// The fault the events name (SPEC §19.2). An answer the CLI continued after the output
@@ -403,6 +471,7 @@ impl AgentOutcome {
             stderr_truncated: false,
             duration_ms: 0,
             fault: None,
+            streamed: None,
             answer_forgotten: None,
         }
     }

@@ -31,6 +31,7 @@ fn outcome(end: ProcessEnd, result: Option<(bool, Option<&str>)>) -> AgentOutcom
         stderr_truncated: false,
         duration_ms: 5,
         fault: None,
+        streamed: None,
         answer_forgotten: None,
     }
 }

@@ -147,6 +147,11 @@ pub struct AgentOutcome {
     /// truncated answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
+    /// What a dispatch that printed no result spent (failed, timed out, cancelled): summed
+    /// from the per-message usage in its events and priced at the model's list price
+    /// (SPEC §19.1). Absent when a result event gives the spend, or nothing was spent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streamed: Option<StreamedSpend>,
     /// The size of the answer text once it was parsed and dropped ([`Self::forget_answer`]).
     /// Not serialized: outcome.json, written before, gives it.
     #[serde(skip)]
@@ -178,6 +183,7 @@ impl AgentOutcome {
             stderr_truncated: false,
             duration_ms: 0,
             fault: None,
+            streamed: None,
             answer_forgotten: None,
         }
     }
@@ -206,14 +212,32 @@ impl AgentOutcome {
         }
     }
 
+    /// What the dispatch cost: the result event's figure, else what its events show it
+    /// spent ([`Self::streamed`]).
     pub fn cost_usd(&self) -> f64 {
-        self.result.as_ref().map_or(0.0, |r| r.total_cost_usd)
+        match (&self.result, &self.streamed) {
+            (Some(r), _) => r.total_cost_usd,
+            (None, Some(s)) => s.cost_usd,
+            (None, None) => 0.0,
+        }
     }
 
-    /// Tokens the agent reported using (0 without a result event).
+    /// Tokens the agent used: the result event's, else those its events show.
     pub fn tokens(&self) -> u64 {
-        self.result.as_ref().map_or(0, |r| r.usage.total())
+        match (&self.result, &self.streamed) {
+            (Some(r), _) => r.usage.total(),
+            (None, Some(s)) => s.usage.total(),
+            (None, None) => 0,
+        }
     }
+}
+
+/// The spend of a dispatch without a result event, from its events' per-message usage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StreamedSpend {
+    pub usage: Usage,
+    /// `usage` at the model's list price (0 for a CLI that prints no cost: Codex, Gemini).
+    pub cost_usd: f64,
 }
 
 /// How a failed dispatch is handled.

@@ -28,7 +28,7 @@ pub enum DispatchState {
 }
 
 /// An agent running now.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunningAgent {
     pub role: Role,
@@ -41,6 +41,9 @@ pub struct RunningAgent {
     /// Re-dispatches of this role before this one (0 for a first dispatch).
     #[serde(default)]
     pub retries: u32,
+    /// What it has spent so far, from its events as they stream.
+    #[serde(default)]
+    pub spent: Spend,
 }
 
 /// Counts since the run started (over every review of an iterate run).
@@ -60,8 +63,8 @@ pub struct ProgressCounts {
     pub retries: u32,
 }
 
-/// What the run has spent so far: the finished dispatches' cost and tokens (a running
-/// agent's are added when it ends).
+/// Cost and tokens: the run's finished dispatches' (a running agent's are added when it
+/// ends), or one running agent's so far.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Spend {
@@ -96,7 +99,7 @@ pub struct RunProgress {
 
 /// A running agent as `arev status --json` shows it: its elapsed time measured at the
 /// moment of the call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LiveAgent {
     pub role: Role,
@@ -106,6 +109,8 @@ pub struct LiveAgent {
     pub elapsed_ms: u64,
     /// Re-dispatches of this role before this one.
     pub retries: u32,
+    /// What it has spent so far (its events as they stream).
+    pub spent: Spend,
 }
 
 /// `arev status --json` (`schemas/status.schema.json`): where a run stands, measured now.
@@ -123,7 +128,7 @@ pub struct LiveStatus {
     /// The agents running now (empty once the run is not running).
     pub running: Vec<LiveAgent>,
     pub counts: Option<ProgressCounts>,
-    /// The run's spend so far (finished dispatches).
+    /// The run's spend so far (finished dispatches; `running` adds the agents in flight).
     pub spent: Option<Spend>,
     /// Milliseconds since the run started: to now while it runs, else to its end.
     pub elapsed_ms: Option<u64>,

@@ -139,6 +139,16 @@ mod summary {
             stderr_truncated: s.stderr_truncated,
             duration_ms: s.duration_ms,
             fault: s.fault,
+            // Without a result event, what the summary gives came from the events.
+            streamed: (s.is_error.is_none() && (s.cost_usd > 0.0 || s.tokens > 0)).then(|| {
+                crate::records::outcome::StreamedSpend {
+                    usage: Usage {
+                        output_tokens: s.tokens,
+                        ..Usage::default()
+                    },
+                    cost_usd: s.cost_usd,
+                }
+            }),
             answer_forgotten: s.answer_bytes,
         })
     }

@@ -53,6 +53,8 @@ pub(super) struct Ctx<'a> {
     rules_files: Vec<String>,
     /// The spec document's headings (spec targets only): sections must exist.
     outline: Option<Outline>,
+    /// The review's spend against its budgets while agents run (SPEC §19.3).
+    pub meter: super::meter::Meter,
 }
 
 /// What one round's agents are pointed at.
@@ -160,6 +162,7 @@ impl<'a> Ctx<'a> {
             rules_paths: plan.context.rules_paths(&target.root),
             rules_files: plan.context.rules.iter().map(|r| r.path.clone()).collect(),
             outline,
+            meter: super::meter::Meter::new(plan.budget_usd, plan.budget_tokens),
         })
     }
 

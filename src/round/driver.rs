@@ -198,6 +198,8 @@ async fn round_body(
 ) -> Option<ReviewEnd> {
     let (round, tier) = (rec.round, st.tier);
     let round_cancel = cancel.child_token();
+    // Agents in flight are stopped once their spend passes a budget (SPEC §19.3).
+    ctx.meter.arm(&round_cancel);
     let view = match round_view(ctx, st, rec) {
         Ok(v) => v,
         Err(a) => return Some(ReviewEnd::Aborted(a)),
@@ -233,7 +235,7 @@ async fn round_body(
             novel_findings(ctx, st, result, rec, findings).map_err(ReviewEnd::Aborted)
         }
     };
-    if matches!(&novel, Ok(n) if n.is_empty()) && adversary.running() {
+    if matches!(&novel, Ok(n) if n.is_empty()) && adversary.running() && !ctx.meter.tripped() {
         adv_cancel.cancel();
         rec.decision.reasons.push(
             "the Adversary was cancelled: every Enthusiast pass answered with nothing new to judge"
@@ -253,6 +255,13 @@ async fn round_body(
         Ok(novel) => novel,
         Err(end) => return Some(end),
     };
+    if ctx.meter.tripped() {
+        // The budget ran out while the finders ran: they were stopped, the Judge is not
+        // started, and what they found stays unresolved.
+        let end = budget_stop(ctx, (rec, judged), novel.len(), "while the finders ran");
+        rec.findings = novel;
+        return Some(end);
+    }
     if let Some(a) = folded.abort {
         return Some(ReviewEnd::Aborted(a));
     }
@@ -421,21 +430,13 @@ async fn judge(
     // Hard budgets (SPEC §19.3): the Judge gets all that is left, and is not started when
     // the finders spent it; its findings then stay unresolved.
     let (max_usd, exhausted) = st.budget_left(ctx.plan, spend(rec));
-    if exhausted {
-        rec.decision.reasons.push(format!(
-            "budget exhausted before the Judge ({}): {} finding(s) stay unresolved",
-            budget_note(
-                ctx.plan,
-                st.spent_usd + spend(rec).0,
-                st.spent_tokens + spend(rec).1
-            ),
-            novel.len()
+    if exhausted || ctx.meter.tripped() {
+        return Err(budget_stop(
+            ctx,
+            (rec, judged),
+            novel.len(),
+            "before the Judge",
         ));
-        *judged = Some(vec![None; novel.len()]);
-        rec.counts.unresolved = novel.len() as u32;
-        rec.decision.action = Action::Stop;
-        rec.decision.stop_reason = Some(StopReason::BudgetExhausted);
-        return Err(ReviewEnd::Stopped(StopReason::BudgetExhausted));
     }
     progress.line(&format!(
         "Round {round} · Judge ({} finding(s))",
@@ -474,6 +475,15 @@ async fn judge(
                 detail,
             }));
         }
+        // Stopped when its spend passed the budget: its findings stay unresolved.
+        RoleOutput::Cancelled if ctx.meter.tripped() => {
+            return Err(budget_stop(
+                ctx,
+                (rec, judged),
+                novel.len(),
+                "while the Judge ran",
+            ));
+        }
         RoleOutput::Cancelled => return Err(ReviewEnd::Interrupted),
     };
     if let Some(a) = judge_offtarget(&j, target, places) {
@@ -498,6 +508,27 @@ async fn judge(
     Ok((valid, Some(j)))
 }
 
+/// The round stops `budget-exhausted` (SPEC §19.3) `when` (before or while the Judge ran,
+/// while the finders ran): its `novel` findings stay unresolved.
+fn budget_stop(
+    ctx: &Ctx<'_>,
+    (rec, judged): (&mut RoundRecord, &mut Option<Vec<Option<Ruling>>>),
+    novel: usize,
+    when: &str,
+) -> ReviewEnd {
+    // Every dispatch of the review has ended: the meter's total is what they recorded.
+    let spent = ctx.meter.total();
+    rec.decision.reasons.push(format!(
+        "budget exhausted {when} ({}): {novel} finding(s) stay unresolved",
+        budget_note(ctx.plan, spent.cost_usd, spent.tokens),
+    ));
+    *judged = Some(vec![None; novel]);
+    rec.counts.unresolved = novel as u32;
+    rec.decision.action = Action::Stop;
+    rec.decision.stop_reason = Some(StopReason::BudgetExhausted);
+    ReviewEnd::Stopped(StopReason::BudgetExhausted)
+}
+
 /// The parts of the Judge's answer the decision reads.
 struct JudgeGist {
     next_model: Option<crate::findings::Tier>,
@@ -520,7 +551,9 @@ fn conclude(
 ) -> Option<ReviewEnd> {
     let (plan, target, round, tier) = (ctx.plan, ctx.target, rec.round, st.tier);
     let locations = st.history.locations();
-    let budget_exhausted = st.spend(rec, plan);
+    // The meter also counts what agents in flight spent (and prices a dispatch without a
+    // result at list price): either passing the budget stops the run.
+    let budget_exhausted = st.spend(rec, plan) | ctx.meter.tripped();
     let facts = RoundFacts {
         rulings,
         with_prior_id: novel

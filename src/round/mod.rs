@@ -7,6 +7,7 @@ mod decide;
 mod driver;
 mod finders;
 mod fixer;
+mod meter;
 mod progress;
 mod prompt;
 mod retry;

@@ -7,7 +7,8 @@ use super::context::{Ctx, RoundView};
 use super::retry;
 use super::{DispatchRecord, GateResults};
 use crate::dispatch::{
-    cut_answer, dispatch, tool_permitted, withhold_after, AgentOutcome, FaultClass, ProcessEnd,
+    cut_answer, dispatch_metered, tool_permitted, withhold_after, AgentOutcome, FaultClass,
+    ProcessEnd,
 };
 use crate::findings::{Role, Tier};
 use crate::gates::{authentic, forbidden_tool, parse_answer, Abort, AnswerSchema};
@@ -424,7 +425,9 @@ async fn one_dispatch(
     // The Fixer's `round` is its iteration: only review rounds move the progress' round.
     let round = (role != Role::Fixer).then_some((who.round, who.tier));
     progress.dispatch_started(role, who.pass, label, round, retries);
-    let dispatched = dispatch(spec, &req, cancel).await;
+    // Its running spend, as its events stream, counts against the budgets (SPEC §19.3).
+    let meter = ctx.meter.agent((role, who.pass, label), progress);
+    let dispatched = dispatch_metered(spec, &req, cancel, Some(meter)).await;
     let spent = match &dispatched {
         Ok(o) => Spend {
             cost_usd: o.cost_usd(),
@@ -432,6 +435,7 @@ async fn one_dispatch(
         },
         Err(_) => Spend::default(),
     };
+    ctx.meter.finished(label, &spent);
     progress.dispatch_finished(role, who.pass, label, spent);
     let mut outcome = match dispatched {
         Ok(o) => o,

@@ -40,6 +40,9 @@ pub fn running_agents(p: &RunProgress, now: DateTime<Utc>) -> String {
                 a.label,
                 fmt_duration(Duration::from_millis(agent_elapsed_ms(p, a, now)))
             );
+            if a.spent.tokens > 0 {
+                let _ = write!(v, ", ${:.4}", a.spent.cost_usd);
+            }
             if a.retries > 0 {
                 let _ = write!(v, ", retry {}", a.retries);
             }
@@ -62,12 +65,19 @@ pub fn agent_elapsed_ms(p: &RunProgress, a: &RunningAgent, now: DateTime<Utc>) -
     }
 }
 
-/// The run's spend so far: `$0.0312 · 4210 tokens (finished dispatches) · 2 retries`.
+/// The run's spend so far: `$0.0312 · 4210 tokens (finished dispatches) · 2 retries`, with
+/// `+ $0.0100 · 900 tokens running` when the agents in flight have spent something.
 pub fn spent_line(p: &RunProgress) -> String {
     let mut v = format!(
         "${:.4} · {} tokens (finished dispatches)",
         p.spent.cost_usd, p.spent.tokens
     );
+    let (usd, tokens) = p.running.iter().fold((0.0, 0), |(u, t), a| {
+        (u + a.spent.cost_usd, t + a.spent.tokens)
+    });
+    if tokens > 0 {
+        let _ = write!(v, " + ${usd:.4} · {tokens} tokens running");
+    }
     match p.counts.retries {
         0 => {}
         1 => v.push_str(" · 1 retry"),
@@ -139,7 +149,8 @@ mod tests {
             "tier": "opus", "role": "adversary", "pass": null, "state": "started",
             "running": [
                 {"role": "enthusiast", "pass": 1, "label": "enthusiast-p1", "since_ms": 0},
-                {"role": "adversary", "pass": null, "label": "adversary-retry", "since_ms": 30000, "retries": 1}
+                {"role": "adversary", "pass": null, "label": "adversary-retry", "since_ms": 30000, "retries": 1,
+                 "spent": {"cost_usd": 0.0125, "tokens": 2400}}
             ],
             "counts": {"dispatches_started": 3, "dispatches_finished": 1, "rounds": 0,
                 "findings": 0, "confirmed": 0, "debunked": 0, "retries": 1},
@@ -151,8 +162,8 @@ mod tests {
         let now = parse_time("2026-01-01T12:01:30.000Z").unwrap();
         assert_eq!(
             heartbeat_line(&p, now),
-            "waiting · round 1 · enthusiast-p1 (1m 30s), adversary-retry (1m 00s, retry 1) · \
-             spent $0.0200 · 300 tokens (finished dispatches) · 1 retry"
+            "waiting · round 1 · enthusiast-p1 (1m 30s), adversary-retry (1m 00s, $0.0125, retry 1) · \
+             spent $0.0200 · 300 tokens (finished dispatches) + $0.0125 · 2400 tokens running · 1 retry"
         );
     }
 

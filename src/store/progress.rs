@@ -194,7 +194,21 @@ impl ProgressLog {
                 label: label.to_string(),
                 since_ms,
                 retries,
+                spent: Spend::default(),
             });
+        });
+    }
+
+    /// A running dispatch has spent `spent` so far (its events as they stream).
+    pub fn dispatch_spending(&self, role: Role, pass: Option<u32>, label: &str, spent: Spend) {
+        self.update(|p| {
+            if let Some(a) = p
+                .running
+                .iter_mut()
+                .find(|a| a.role == role && a.pass == pass && a.label == label)
+            {
+                a.spent = spent;
+            }
         });
     }
 

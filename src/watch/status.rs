@@ -284,6 +284,7 @@ pub fn live_status(view: &RunView, now: DateTime<Utc>) -> LiveStatus {
                 label: a.label.clone(),
                 elapsed_ms: agent_elapsed_ms(p, a, now),
                 retries: a.retries,
+                spent: a.spent.clone(),
             })
             .collect(),
         _ => vec![],

@@ -81,6 +81,8 @@
 //! - `is_error` (bool): the result has `is_error:true` (subtype stays `"success"`, like an
 //!   API error of the real CLI).
 //! - `cost_usd` (default 0.01), `usage` (`{input_tokens, output_tokens}`, default 100/50).
+//! - `message_usage` (object, default `{"input_tokens":10,"output_tokens":5}`): the `usage`
+//!   every Claude `assistant` event carries (what arev tallies while the events stream).
 //! - `exit_code`: exit status after printing (default 1 when `is_error`, else 0).
 // A test-only binary (never shipped): a broken script panics, which the tests see.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -297,6 +299,8 @@ struct Stream {
     next_tool: u32,
     next_msg: u32,
     turns: u64,
+    /// The `usage` of every Claude `assistant` event.
+    message_usage: Value,
 }
 
 /// `s` single-quoted for a POSIX shell.
@@ -459,7 +463,7 @@ impl Stream {
                 "model": self.model,
                 "content": [block],
                 "stop_reason": null,
-                "usage": {"input_tokens": 10, "output_tokens": 5}
+                "usage": self.message_usage
             },
             "parent_tool_use_id": null,
             "session_id": SESSION,
@@ -606,6 +610,10 @@ fn main() {
         next_tool: 0,
         next_msg: 0,
         turns: 1,
+        message_usage: step
+            .get("message_usage")
+            .cloned()
+            .unwrap_or_else(|| json!({"input_tokens": 10, "output_tokens": 5})),
     };
     s.init();
 

@@ -205,6 +205,15 @@ fn status_shows_live_times_and_the_spend() {
     assert_eq!(second["round"], 1);
     assert_eq!(second["spent"]["tokens"], 150, "the Enthusiast's: {second}");
     assert!(second["spent"]["cost_usd"].as_f64().unwrap() > 0.0);
+    // The Adversary's spend so far, from the Read its events streamed (10 input tokens
+    // and the block's output).
+    let adversary = second["running"]
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["label"] == "adversary"))
+        .unwrap();
+    let tokens = adversary["spent"]["tokens"].as_u64().unwrap();
+    assert!(tokens > 10, "{adversary}");
+    assert!(adversary["spent"]["cost_usd"].as_f64().unwrap() > 0.0);
     // The screen says the same.
     let screen = repo
         .arev()
@@ -215,6 +224,11 @@ fn status_shows_live_times_and_the_spend() {
     assert!(screen.contains("agents    adversary ("), "{screen}");
     assert!(
         screen.contains("spent     $0.0100 · 150 tokens"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("tokens (finished dispatches) + $")
+            && screen.contains(&format!("· {tokens} tokens running")),
         "{screen}"
     );
     assert!(child.wait().unwrap().success());
@@ -363,4 +377,117 @@ fn a_usd_budget_caps_each_dispatch_and_starts_no_work_it_cannot_pay_for() {
         "{r1}"
     );
     assert_eq!(run.report()["unresolved"].as_array().unwrap().len(), 1);
+}
+
+/// A fake-agent step whose every `assistant` event reports `tokens` written to the cache
+/// (at Opus list price, $5 per million) and that then waits `delay_ms` before answering
+/// (its Read done: the request with the Read's result is sent, not answered).
+fn spending(role: &str, tokens: u64, delay_ms: u64) -> Value {
+    json!({"role": role, "delay_ms": delay_ms,
+        "message_usage": {"input_tokens": 0, "cache_creation_input_tokens": tokens,
+            "cache_read_input_tokens": 0, "output_tokens": 1}})
+}
+
+/// `--budget-usd` holds while agents run (SPEC §19.3): the Enthusiast's Read reports $1
+/// of a $0.50 budget while it still works, so it is stopped at once (not after its 60 s),
+/// the Judge is never started, and the run stops `budget-exhausted` having spent the
+/// budget and that one answer at most.
+#[test]
+fn a_budget_passed_mid_dispatch_stops_the_agents_in_flight() {
+    let repo = TestRepo::new();
+    let script = json!({"steps": [
+        spending("enthusiast", 200_000, 60_000),
+        {"role": "adversary", "delay_ms": 60_000},
+        crate::harness::a_finding_to_judge(),
+    ]});
+    let run = repo
+        .arev()
+        .args(&[
+            "run",
+            "src/lib.rs",
+            "--passes",
+            "1",
+            "--budget-usd",
+            "0.5",
+            "--fail-on",
+            "never",
+        ])
+        .script(script)
+        .run();
+    run.assert_code(0);
+    assert!(run.elapsed < Duration::from_secs(20), "{:?}", run.elapsed);
+    let meta = run.meta();
+    assert_eq!(meta["stop_reason"], "budget-exhausted", "{meta}");
+    assert!(run.fake_log().iter().all(|l| l["role"] != "judge"));
+    let r1 = run.json("round-1.json");
+    assert!(
+        r1["decision"]["reasons"]
+            .to_string()
+            .contains("budget exhausted while the finders ran"),
+        "{r1}"
+    );
+    let dispatches = r1["dispatches"].as_array().unwrap();
+    for d in dispatches {
+        assert_eq!(d["outcome"]["end"]["kind"], "cancelled", "{d}");
+    }
+    let enth = dispatches
+        .iter()
+        .find(|d| d["role"] == "enthusiast")
+        .unwrap();
+    // The Read's 200k cache-write tokens at $5 per million and its output, then the
+    // request sent with its result (waiting for the answer): the 200k read back at $0.20
+    // per million, the Read and its result written.
+    let answer = enth["outcome"]["cost_usd"].as_f64().unwrap();
+    assert!((1.04..1.045).contains(&answer), "{enth}");
+    let cost = &run.report()["cost"];
+    let total = cost["usd"].as_f64().unwrap();
+    assert!(total > 0.5 && total <= 0.5 + answer, "{cost}");
+    // outcome.json keeps the usage it was priced from.
+    let o: Value = serde_json::from_str(
+        &std::fs::read_to_string(run.run_dir().join("agents/r1/enthusiast-p1/outcome.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let usage = &o["streamed"]["usage"];
+    assert_eq!(usage["cache_read_input_tokens"], 200_000, "{o}");
+    assert!(
+        usage["cache_creation_input_tokens"].as_u64().unwrap() > 200_000,
+        "{o}"
+    );
+}
+
+/// A dispatch that timed out records what its events show it spent (SPEC §19.1), in
+/// round-N.json, the run's spend and report.json's cost.
+#[test]
+fn a_timed_out_dispatch_records_what_it_spent() {
+    let repo = TestRepo::new();
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--passes", "1", "--fail-on", "never"])
+        .env("AREV_AGENT_TIMEOUT", "1s")
+        .env("AREV_AGENT_GRACE", "200ms")
+        .script(json!({"steps": [spending("enthusiast", 1000, 60_000)]}))
+        .run();
+    let r1 = run.json("round-1.json");
+    let enth: Vec<&Value> = r1["dispatches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["role"] == "enthusiast")
+        .collect();
+    assert_eq!(enth.len(), 2, "the dispatch and its retry: {r1}");
+    let mut sum = 0.0;
+    for d in &enth {
+        assert_eq!(d["outcome"]["end"]["kind"], "timed_out", "{d}");
+        let usd = d["outcome"]["cost_usd"].as_f64().unwrap();
+        // The Read's request: 1000 cache-write tokens at $5 per million and its output;
+        // the next one, sent with its result: the 1000 read back at $0.20 per million.
+        assert!((0.006..0.0065).contains(&usd), "{d}");
+        assert!(d["outcome"]["tokens"].as_u64().unwrap() > 2000, "{d}");
+        sum += usd;
+    }
+    let cost = &run.report()["cost"];
+    let enth_cost = cost["by_role"]["enthusiast"]["usd"].as_f64().unwrap();
+    assert!((enth_cost - sum).abs() < 1e-9, "{cost}");
+    assert!(cost["usd"].as_f64().unwrap() >= sum, "{cost}");
 }

@@ -147,6 +147,17 @@ fn tool_result_text(block: &Value) -> String {
 /// on stdin, `cwd` as working directory, a cleared environment (only `PATH` kept) and a
 /// scratch `HOME`; kills it after [`TIMEOUT`].
 fn run_claude(bin: &Path, cwd: &Path, fake: &FakeAnthropic, prompt: &str) -> ClaudeRun {
+    run_claude_model(bin, cwd, fake, prompt, "opus")
+}
+
+/// [`run_claude`] with `--model model`.
+fn run_claude_model(
+    bin: &Path,
+    cwd: &Path,
+    fake: &FakeAnthropic,
+    prompt: &str,
+    model: &str,
+) -> ClaudeRun {
     let home = tempfile::tempdir().expect("scratch HOME");
     let mut cmd = Command::new(bin);
     cmd.args([
@@ -167,7 +178,7 @@ fn run_claude(bin: &Path, cwd: &Path, fake: &FakeAnthropic, prompt: &str) -> Cla
         "--max-turns",
         "8",
         "--model",
-        "opus",
+        model,
         "--append-system-prompt",
         ROLE_PROMPT,
     ])
@@ -697,5 +708,209 @@ fn arev_reviewer_sessions_carry_no_personal_context() {
             !tools.contains(&"Bash") && !tools.contains(&"Write"),
             "{tools:?}"
         );
+    }
+}
+
+/// A repository whose arev.toml runs the real CLI `bin` as the `claude` agent, and the
+/// `arev run` of `target` against `fake` (JSON report on stdout).
+fn real_claude_run(
+    bin: &Path,
+    fake: &FakeAnthropic,
+    repo: &crate::harness::TestRepo,
+    args: &[&str],
+) -> crate::harness::Run {
+    repo.write(
+        "arev.toml",
+        &format!(
+            "[agents.claude]\nbackend = \"claude\"\nbinary = \"{}\"\n",
+            bin.display()
+        ),
+    );
+    repo.commit("config");
+    let mut arev = repo.arev().args(args);
+    for (k, v) in fake.claude_env(&repo.scratch.join("home")) {
+        arev = arev.env(k, &v);
+    }
+    arev.env("AREV_AGENT_TIMEOUT", "120s").run()
+}
+
+/// Every token the fake API billed (input however cached, and output).
+fn billed_tokens(fake: &FakeAnthropic) -> u64 {
+    fake.requests()
+        .iter()
+        .map(|r| r.bill.sent() + r.bill.output)
+        .sum()
+}
+
+/// report.json's `cost.tokens` is what the API billed (issue #35: it was 15 % short, the
+/// round-2 Adversary cancelled for having nothing to judge being recorded at 0 although
+/// both its requests were billed). Here that Adversary is stopped while its second request
+/// waits for an answer: its first request's usage comes from its events, the second is
+/// counted from when it was sent.
+#[test]
+fn report_cost_agrees_with_what_the_api_billed() {
+    let Some(bin) = claude_bin("report_cost_agrees_with_what_the_api_billed") else {
+        return;
+    };
+    let repo = crate::harness::TestRepo::new();
+    let finding = crate::harness::finding("F1", "src/lib.rs", 2, "high", "error-handling");
+    let slow = |secs| Step::Delay(Duration::from_secs(secs), Box::new(Step::Answer));
+    let script = Script::new()
+        .answer("Enthusiast", 1, json!({"findings": [finding]}))
+        .answer("Adversary", 1, json!({"heuristics": [], "safe_zones": []}))
+        .answer(
+            "Judge",
+            1,
+            json!({"rulings": [crate::harness::ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
+                "summary": "1 confirmed.", "convergence": false, "next_round_model": null}),
+        )
+        .answer("Enthusiast", 2, json!({"findings": []}))
+        // The round-2 Enthusiast answers after the Adversary has sent its second request,
+        // which is never answered: the Adversary is cancelled while it waits.
+        .steps("Enthusiast", 2, vec![Step::ReadTarget, slow(3)])
+        .steps("Adversary", 2, vec![Step::ReadTarget, slow(60)]);
+    let fake = FakeAnthropic::start(script);
+    let run = real_claude_run(
+        &bin,
+        &fake,
+        &repo,
+        &["run", "src/lib.rs", "--format", "json"],
+    );
+    run.assert_code(1);
+    let report: Value = serde_json::from_str(&run.stdout).expect("json report");
+    assert_eq!(report["stop_reason"], "zero-findings", "{report}");
+    let r2 = run.json("round-2.json");
+    let adv = r2["dispatches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["role"] == "adversary")
+        .unwrap_or_else(|| panic!("no adversary dispatch: {r2}"))
+        .clone();
+    assert_eq!(adv["outcome"]["end"]["kind"], "cancelled", "{adv}");
+    assert!(adv["outcome"]["cost_usd"].as_f64().unwrap() > 0.0, "{adv}");
+    let adv_requests = fake
+        .requests()
+        .iter()
+        .filter(|r| r.role() == Some("Adversary") && r.round() == Some(2))
+        .count();
+    assert_eq!(
+        adv_requests, 2,
+        "the cancelled Adversary sent both requests"
+    );
+    let billed = billed_tokens(&fake);
+    let recorded = report["cost"]["tokens"].as_u64().unwrap();
+    let off = recorded.abs_diff(billed) as f64 / billed as f64;
+    assert!(
+        off <= 0.02,
+        "report.json {recorded} tokens, the API billed {billed} ({:.1} % off)",
+        off * 100.0
+    );
+}
+
+/// `--budget-usd` holds while an agent runs (SPEC §19.3): the Enthusiast's Read of a large
+/// target sends a request the budget cannot pay for, so it is stopped while that request
+/// waits (with the Adversary, still on its first), the Judge never starts, and the run stops
+/// `budget-exhausted` at once, having spent no more than the budget and that one answer.
+#[test]
+fn a_budget_stops_the_real_cli_mid_dispatch() {
+    let Some(bin) = claude_bin("a_budget_stops_the_real_cli_mid_dispatch") else {
+        return;
+    };
+    let repo = crate::harness::TestRepo::new();
+    // ≈ 15k tokens: its Read result costs ≈ $0.09 to send on (written to the cache).
+    let big: String = (0..1500)
+        .map(|i| format!("pub fn f{i:04}() -> u32 {{ {i:05} }} // …\n"))
+        .collect();
+    repo.write("src/big.rs", &big).commit("big");
+    let slow = |step| Step::Delay(Duration::from_secs(60), Box::new(step));
+    let script = Script::new()
+        .steps("Enthusiast", 1, vec![Step::ReadTarget, slow(Step::Answer)])
+        .steps("Adversary", 1, vec![slow(Step::ReadTarget)]);
+    let fake = FakeAnthropic::start(script);
+    let budget = 0.08;
+    let run = real_claude_run(
+        &bin,
+        &fake,
+        &repo,
+        &[
+            "run",
+            "src/big.rs",
+            "--format",
+            "json",
+            "--passes",
+            "1",
+            "--budget-usd",
+            &budget.to_string(),
+        ],
+    );
+    assert!(
+        run.elapsed < Duration::from_secs(40),
+        "the agents were not stopped: {:?}\n{}",
+        run.elapsed,
+        run.stderr
+    );
+    let report: Value = serde_json::from_str(&run.stdout).expect("json report");
+    assert_eq!(report["stop_reason"], "budget-exhausted", "{report}");
+    let r1 = run.json("round-1.json");
+    assert!(
+        r1["decision"]["reasons"]
+            .to_string()
+            .contains("budget exhausted while the finders ran"),
+        "{r1}"
+    );
+    let dispatches = r1["dispatches"].as_array().unwrap();
+    assert!(dispatches.iter().all(|d| d["role"] != "judge"), "{r1}");
+    let enth = dispatches
+        .iter()
+        .find(|d| d["role"] == "enthusiast")
+        .unwrap();
+    assert_eq!(enth["outcome"]["end"]["kind"], "cancelled", "{enth}");
+    let answer = enth["outcome"]["cost_usd"].as_f64().unwrap();
+    let total = report["cost"]["usd"].as_f64().unwrap();
+    assert!(total > budget, "the budget was passed: {total}");
+    assert!(
+        total <= budget + answer,
+        "spent {total} > budget {budget} + one answer {answer}"
+    );
+    assert!(fake.requests().iter().all(|r| r.role() != Some("Judge")));
+}
+
+/// arev prices a dispatch without a result event (`dispatch::list_price_usd`) as the CLI
+/// prices the ones with a result: for each tier alias, with and without prompt caching, the
+/// table gives the CLI's own `total_cost_usd` for the usage it reports.
+#[test]
+fn list_prices_are_the_clis_own() {
+    let Some(bin) = claude_bin("list_prices_are_the_clis_own") else {
+        return;
+    };
+    let (dir, lib, sha) = project();
+    let answer = json!({"findings": []});
+    for model in ["opus", "sonnet", "haiku"] {
+        // No prefix is cached, then the usual 1,024-token minimum: every kind of input.
+        for min_cacheable in [u64::MAX, 1024] {
+            let script = Script::new()
+                .answer("Enthusiast", 1, answer.clone())
+                .min_cacheable(min_cacheable);
+            let fake = FakeAnthropic::start(script);
+            let run = run_claude_model(&bin, dir.path(), &fake, &prompt(&lib, &sha), model);
+            let result = run.result().expect("result event");
+            let u = &result["usage"];
+            let n = |k: &str| u[k].as_u64().unwrap();
+            let usage = arev::dispatch::Usage {
+                input_tokens: n("input_tokens"),
+                output_tokens: n("output_tokens"),
+                cache_creation_input_tokens: n("cache_creation_input_tokens"),
+                cache_read_input_tokens: n("cache_read_input_tokens"),
+            };
+            assert!(usage.total() > 0, "{result}");
+            let ours =
+                arev::dispatch::list_price_usd(arev::dispatch::EventFormat::Claude, model, &usage);
+            let theirs = result["total_cost_usd"].as_f64().unwrap();
+            assert!(
+                (ours - theirs).abs() <= 1e-9 + theirs * 1e-9,
+                "{model}: arev ${ours}, the CLI ${theirs} for {u}"
+            );
+        }
     }
 }

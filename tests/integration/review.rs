@@ -371,13 +371,14 @@ fn passes_run_concurrently_and_union() {
 #[test]
 fn report_snapshots() {
     let repo = TestRepo::new();
-    // Round 2 finds nothing: its Adversary, slower than the pass, is always the one
-    // cancelled (the snapshot does not depend on which answers first).
+    // Round 2 finds nothing: its Adversary, which never gets past its start, is always the
+    // one cancelled, having spent nothing (the snapshot does not depend on which answers
+    // first, nor on what a cancelled agent's events show it spent).
     let mut script = confirmed_script();
     script["steps"]
         .as_array_mut()
         .unwrap()
-        .push(json!({"role": "adversary", "round": 2, "delay_ms": 10000}));
+        .push(json!({"role": "adversary", "round": 2, "hang": true}));
     let run = repo
         .arev()
         .args(&["run", "src/lib.rs"])

@@ -11,9 +11,10 @@ fn confirmed_script() -> serde_json::Value {
         {"role": "enthusiast", "round": 1, "answer": {"findings": [finding("F1", "src/lib.rs", 2, "high", "error-handling")]}},
         {"role": "judge", "round": 1, "answer": {"rulings": [ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
             "summary": "1 confirmed", "convergence": false, "next_round_model": null}},
-        // Round 2 finds nothing: its slower Adversary is always the one cancelled, so the
-        // report's cost does not depend on which answers first.
-        {"role": "adversary", "round": 2, "delay_ms": 10000}
+        // Round 2 finds nothing: its Adversary, which never gets past its start, is always
+        // the one cancelled, having spent nothing, so the report's cost does not depend on
+        // which answers first (a cancelled agent's spend is what its events show).
+        {"role": "adversary", "round": 2, "hang": true}
     ]})
 }
 
