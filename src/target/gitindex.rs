@@ -3,9 +3,9 @@
 //! (collision-detecting, slow), builds a path map and validates and copies every path, which
 //! costs more than the `lstat`s the key is for. Kept by hand because the Stop-hook guard
 //! (cached verdict ≤ 1.0× `git status` at 20,000 files, docs/performance.md) needs it:
-//! measured side by side on 2026-11-26, `arev hook stop` took 1.36× `git status` through
-//! `git2::Index` and 1.06× through this reader on a loaded machine (CPU 40 ms against
-//! git's 47 ms). Versions 2–4 are read; anything else (a split or sparse index, an unknown
+//! measured side by side on 2026-11-26 on an idle 2-core machine, `arev hook stop` took
+//! 1.09× `git status` through `git2::Index` and 0.72× through this reader (1.36× and 1.06×
+//! under load). Versions 2–4 are read; anything else (a split or sparse index, an unknown
 //! version, a short file) is `None`, and the caller falls back to libgit2. Nothing here
 //! trusts the file beyond the key: a corrupt index at worst misses the cache.
 
