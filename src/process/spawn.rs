@@ -142,7 +142,11 @@ mod tests {
         assert!(out.contains("SigBlk:\t0000000000000000"), "{out}");
         let ign = out.lines().find(|l| l.starts_with("SigIgn:")).unwrap();
         let ign = u64::from_str_radix(ign.split_whitespace().nth(1).unwrap(), 16).unwrap();
-        assert_eq!(ign & (1 << (libc::SIGPIPE - 1)), 0, "{out}");
+        assert_eq!(
+            ign & (1 << (nix::sys::signal::Signal::SIGPIPE as i32 - 1)),
+            0,
+            "{out}"
+        );
         // Its own process group, arev its parent, the working directory set.
         let stat = out.lines().find(|l| l.contains(") ")).unwrap();
         let (_, rest) = stat.rsplit_once(") ").unwrap();
