@@ -173,6 +173,64 @@ impl Agent {
     }
 }
 
+/// Print one row per agent and the review's total (with the cached column when `cached`);
+/// returns the total, the most requests one agent made and the billed/minimum ratio.
+fn print_table(agents: &BTreeMap<(u32, String, u32), Agent>, cached: bool) -> (Agent, usize, f64) {
+    let col = |v: String| {
+        if cached {
+            format!(" {v:>8}")
+        } else {
+            String::new()
+        }
+    };
+    println!(
+        "{:<22} {:>4} {:>8}{} {:>10} {:>9} {:>8} {:>6}",
+        "agent",
+        "req",
+        "sent",
+        col("cached".into()),
+        "billed-eq",
+        "usd",
+        "minimum",
+        "ratio"
+    );
+    let mut total = Agent::default();
+    let mut max_req = 0;
+    let row = |name: &str, a: &Agent| {
+        format!(
+            "{name:<22} {:>4} {:>8}{} {:>10.0} {:>9.4} {:>8} {:>5.2}x",
+            a.requests,
+            a.sent,
+            col(a.cached.to_string()),
+            a.billed(),
+            a.usd(),
+            a.minimum,
+            a.billed() / a.minimum as f64
+        )
+    };
+    for ((round, role, pass), a) in agents {
+        let name = match pass {
+            0 => format!("r{round} {role}"),
+            p => format!("r{round} {role} p{p}"),
+        };
+        println!("{}", row(&name, a));
+        max_req = max_req.max(a.requests);
+        total.requests += a.requests;
+        total.sent += a.sent;
+        total.cached += a.cached;
+        total.billed_input += a.billed_input;
+        total.output += a.output;
+        total.minimum += a.minimum;
+    }
+    let ratio = total.billed() / total.minimum as f64;
+    println!(
+        "{}   (sent/minimum {:.2}x)",
+        row("review", &total),
+        total.sent as f64 / total.minimum as f64
+    );
+    (total, max_req, ratio)
+}
+
 /// The prompt text arev sent (the user text block holding the `[AR Round` header).
 fn prompt_text(r: &RecordedRequest) -> String {
     let Some(messages) = r.body["messages"].as_array() else {
@@ -392,45 +450,7 @@ fn claude(bin: &std::ffi::OsStr) {
         latency.as_millis(),
         wall.as_secs_f64()
     );
-    println!(
-        "{:<22} {:>4} {:>8} {:>10} {:>9} {:>8} {:>6}",
-        "agent", "req", "sent", "billed-eq", "usd", "minimum", "ratio"
-    );
-    let mut total = Agent::default();
-    let mut max_req = 0;
-    for ((round, role, pass), a) in &agents {
-        let name = match pass {
-            0 => format!("r{round} {role}"),
-            p => format!("r{round} {role} p{p}"),
-        };
-        println!(
-            "{name:<22} {:>4} {:>8} {:>10.0} {:>9.4} {:>8} {:>5.2}x",
-            a.requests,
-            a.sent,
-            a.billed(),
-            a.usd(),
-            a.minimum,
-            a.billed() / a.minimum as f64
-        );
-        max_req = max_req.max(a.requests);
-        total.requests += a.requests;
-        total.sent += a.sent;
-        total.billed_input += a.billed_input;
-        total.output += a.output;
-        total.minimum += a.minimum;
-    }
-    let ratio = total.billed() / total.minimum as f64;
-    println!(
-        "{:<22} {:>4} {:>8} {:>10.0} {:>9.4} {:>8} {:>5.2}x   (sent/minimum {:.2}x)",
-        "review",
-        total.requests,
-        total.sent,
-        total.billed(),
-        total.usd(),
-        total.minimum,
-        ratio,
-        total.sent as f64 / total.minimum as f64
-    );
+    let (total, max_req, ratio) = print_table(&agents, false);
     println!(
         "arev's own record: {} tokens (the API billed {} with the output), ${:.4} (the CLI's list-price estimate)",
         report["cost"]["tokens"],
@@ -643,48 +663,7 @@ fn other(backend: Backend, bin: &Path) {
          price at the Opus list price for comparison",
         backend.cached_rate()
     );
-    println!(
-        "{:<22} {:>4} {:>8} {:>8} {:>10} {:>9} {:>8} {:>6}",
-        "agent", "req", "sent", "cached", "billed-eq", "usd", "minimum", "ratio"
-    );
-    let mut total = Agent::default();
-    let mut max_req = 0;
-    for ((round, role, pass), a) in &agents {
-        let name = match pass {
-            0 => format!("r{round} {role}"),
-            p => format!("r{round} {role} p{p}"),
-        };
-        println!(
-            "{name:<22} {:>4} {:>8} {:>8} {:>10.0} {:>9.4} {:>8} {:>5.2}x",
-            a.requests,
-            a.sent,
-            a.cached,
-            a.billed(),
-            a.usd(),
-            a.minimum,
-            a.billed() / a.minimum as f64
-        );
-        max_req = max_req.max(a.requests);
-        total.requests += a.requests;
-        total.sent += a.sent;
-        total.cached += a.cached;
-        total.billed_input += a.billed_input;
-        total.output += a.output;
-        total.minimum += a.minimum;
-    }
-    let ratio = total.billed() / total.minimum as f64;
-    println!(
-        "{:<22} {:>4} {:>8} {:>8} {:>10.0} {:>9.4} {:>8} {:>5.2}x   (sent/minimum {:.2}x)",
-        "review",
-        total.requests,
-        total.sent,
-        total.cached,
-        total.billed(),
-        total.usd(),
-        total.minimum,
-        ratio,
-        total.sent as f64 / total.minimum as f64
-    );
+    let (_, max_req, ratio) = print_table(&agents, true);
     println!(
         "arev's own record: {} tokens, ${:.4} ({} reports no cost)",
         report["cost"]["tokens"],

@@ -185,9 +185,10 @@ struct ClaudeResult {
     num_turns: Option<u64>,
 }
 
-/// Token counts; a missing or unreadable one is 0.
+/// Token counts of a result or a message; a missing or unreadable one is 0 (also read by
+/// `dispatch::usage` while the stream arrives).
 #[derive(Debug, Default, Deserialize)]
-struct ClaudeUsage {
+pub(super) struct ClaudeUsage {
     #[serde(default, deserialize_with = "lax")]
     input_tokens: Option<u64>,
     #[serde(default, deserialize_with = "lax")]
@@ -196,6 +197,17 @@ struct ClaudeUsage {
     cache_creation_input_tokens: Option<u64>,
     #[serde(default, deserialize_with = "lax")]
     cache_read_input_tokens: Option<u64>,
+}
+
+impl From<ClaudeUsage> for Usage {
+    fn from(u: ClaudeUsage) -> Self {
+        Self {
+            input_tokens: u.input_tokens.unwrap_or(0),
+            output_tokens: u.output_tokens.unwrap_or(0),
+            cache_creation_input_tokens: u.cache_creation_input_tokens.unwrap_or(0),
+            cache_read_input_tokens: u.cache_read_input_tokens.unwrap_or(0),
+        }
+    }
 }
 
 /// Parsed stream-json: tool uses (dedup by id), the last result, count of non-JSON lines.
@@ -271,18 +283,12 @@ fn to_result(r: ClaudeResult) -> ResultEvent {
     // Key on `is_error` (an API error reports subtype "success"); if the field is missing,
     // only an explicit "success" subtype counts as success.
     let is_error = r.is_error.unwrap_or(subtype != "success");
-    let u = r.usage.unwrap_or_default();
     ResultEvent {
         is_error,
         subtype,
         text: r.result,
         total_cost_usd: r.total_cost_usd.unwrap_or(0.0),
-        usage: Usage {
-            input_tokens: u.input_tokens.unwrap_or(0),
-            output_tokens: u.output_tokens.unwrap_or(0),
-            cache_creation_input_tokens: u.cache_creation_input_tokens.unwrap_or(0),
-            cache_read_input_tokens: u.cache_read_input_tokens.unwrap_or(0),
-        },
+        usage: r.usage.unwrap_or_default().into(),
         permission_denials: r.permission_denials.unwrap_or_default(),
         num_turns: r.num_turns,
     }

@@ -15,6 +15,7 @@
 //! replaces the messages before it. Codex reports usage per `turn.completed`, Gemini once
 //! in its `result` `stats`.
 
+use super::claude::ClaudeUsage;
 use super::events::{lax, lax_object, EventLines};
 use super::{EventFormat, Usage};
 use serde::Deserialize;
@@ -77,7 +78,7 @@ enum ClaudeLine {
     },
     Result {
         #[serde(default, deserialize_with = "lax_object")]
-        usage: Option<Tokens>,
+        usage: Option<ClaudeUsage>,
     },
     #[serde(other)]
     Other,
@@ -95,41 +96,10 @@ struct ClaudeMessage {
     #[serde(default, deserialize_with = "lax")]
     id: Option<String>,
     #[serde(default, deserialize_with = "lax_object")]
-    usage: Option<Tokens>,
+    usage: Option<ClaudeUsage>,
     /// Verbatim: only its size counts.
     #[serde(default)]
     content: Value,
-}
-
-/// Anthropic token counts; a missing or unreadable one is 0.
-#[derive(Debug, Default, Deserialize)]
-struct Tokens {
-    #[serde(default, deserialize_with = "lax")]
-    input_tokens: Option<u64>,
-    #[serde(default, deserialize_with = "lax")]
-    output_tokens: Option<u64>,
-    #[serde(default, deserialize_with = "lax")]
-    cache_creation_input_tokens: Option<u64>,
-    #[serde(default, deserialize_with = "lax")]
-    cache_read_input_tokens: Option<u64>,
-}
-
-impl From<Tokens> for Usage {
-    fn from(t: Tokens) -> Self {
-        Self {
-            input_tokens: t.input_tokens.unwrap_or(0),
-            output_tokens: t.output_tokens.unwrap_or(0),
-            cache_creation_input_tokens: t.cache_creation_input_tokens.unwrap_or(0),
-            cache_read_input_tokens: t.cache_read_input_tokens.unwrap_or(0),
-        }
-    }
-}
-
-fn add(total: &mut Usage, u: &Usage) {
-    total.input_tokens += u.input_tokens;
-    total.output_tokens += u.output_tokens;
-    total.cache_creation_input_tokens += u.cache_creation_input_tokens;
-    total.cache_read_input_tokens += u.cache_read_input_tokens;
 }
 
 fn max_into(total: &mut Usage, u: &Usage) {
@@ -187,7 +157,7 @@ impl UsageTally {
             EventFormat::Claude => self.claude_line(line),
             EventFormat::Codex => {
                 if let Some(u) = super::codex::turn_usage(line) {
-                    add(&mut self.settled, &u);
+                    self.settled += &u;
                 }
             }
             EventFormat::Gemini => {
@@ -230,10 +200,10 @@ impl UsageTally {
     pub fn usage(&self) -> Usage {
         let mut u = self.settled.clone();
         for m in self.messages.values() {
-            add(&mut u, &m.usage());
+            u += &m.usage();
         }
         if let Some(sent) = self.unanswered() {
-            add(&mut u, &sent);
+            u += &sent;
         }
         u
     }

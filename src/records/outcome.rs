@@ -83,6 +83,15 @@ pub struct Usage {
     pub cache_read_input_tokens: u64,
 }
 
+impl std::ops::AddAssign<&Usage> for Usage {
+    fn add_assign(&mut self, u: &Usage) {
+        self.input_tokens += u.input_tokens;
+        self.output_tokens += u.output_tokens;
+        self.cache_creation_input_tokens += u.cache_creation_input_tokens;
+        self.cache_read_input_tokens += u.cache_read_input_tokens;
+    }
+}
+
 impl Usage {
     pub fn total(&self) -> u64 {
         self.input_tokens
