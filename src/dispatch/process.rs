@@ -174,8 +174,9 @@ struct Watch {
 /// cancelled at the first line that is a retry of a permanent API error
 /// ([`super::permanent_retry`]).
 async fn watch_stream(path: PathBuf, watch: Watch, stop: CancellationToken) {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut offset = 0u64;
+    use std::io::Read;
+    // Opened once it exists; each read takes what was appended since the last.
+    let mut spool: Option<std::fs::File> = None;
     let mut partial: Vec<u8> = Vec::new();
     let mut tally = super::UsageTally::new(watch.format);
     let mut reported = super::Usage::default();
@@ -184,17 +185,16 @@ async fn watch_stream(path: PathBuf, watch: Watch, stop: CancellationToken) {
             () = stop.cancelled() => return,
             () = tokio::time::sleep(WATCH_EVERY) => {}
         }
-        let Ok(mut f) = std::fs::File::open(&path) else {
+        if spool.is_none() {
+            spool = std::fs::File::open(&path).ok();
+        }
+        let Some(f) = spool.as_mut() else {
             continue;
         };
-        if f.seek(SeekFrom::Start(offset)).is_err() {
+        let mut fresh = Vec::new();
+        if f.read_to_end(&mut fresh).is_err() {
             continue;
         }
-        let mut fresh = Vec::new();
-        let Ok(n) = f.read_to_end(&mut fresh) else {
-            continue;
-        };
-        offset += n as u64;
         tally.feed(&fresh);
         if let Some(meter) = &watch.meter {
             let usage = tally.usage();
