@@ -1123,3 +1123,70 @@ fn run_dirs_are_arevs_own() {
         cancel.stderr
     );
 }
+
+/// arev's own environment (CI secrets it was started with) is not readable by what its
+/// agents run (docs/trust.md): arev is non-dumpable, so a process of the same user — here a
+/// `command` agent walking up its ancestors — cannot read `/proc/<arev>/environ`; the same
+/// reader does read an ordinary process's. arev and its agents run as an ordinary user's
+/// processes would (no capability, see `harness::without_ptrace`).
+#[test]
+fn agents_cannot_read_arevs_environment() {
+    let repo = TestRepo::new();
+    let secret = format!("AREV-ENV-SECRET-{}-5d2a", std::process::id());
+    let log = repo.scratch.join("environ.log");
+    let agent = repo.scratch.join("agent.sh");
+    std::fs::write(
+        &agent,
+        format!(
+            r#"#!/bin/sh
+log='{log}'
+read_env() {{ cat "/proc/$1/environ" 2>/dev/null | tr '\0' '\n'; }}
+p=$PPID
+while [ "$p" -gt 1 ]; do
+  echo "tried $p" >> "$log"
+  if read_env "$p" | grep -q '^CI_DEPLOY_TOKEN='; then echo "LEAK $p" >> "$log"; fi
+  p=$(sed 's/.*) [A-Za-z] \([0-9]*\) .*/\1/' "/proc/$p/stat")
+done
+# Control: the same reader reads an ordinary (dumpable) process of the same user.
+CI_DEPLOY_TOKEN=control sleep 30 &
+c=$!
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+  grep -q sleep "/proc/$c/cmdline" 2>/dev/null && break
+  sleep 0.05
+done
+if read_env "$c" | grep -q '^CI_DEPLOY_TOKEN=control'; then echo "control-read" >> "$log"; fi
+kill "$c"
+exec '{fake}' "$@"
+"#,
+            log = log.display(),
+            fake = env!("CARGO_BIN_EXE_arev-fake-agent"),
+        ),
+    )
+    .unwrap();
+    let mut perm = std::fs::metadata(&agent).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&agent, perm).unwrap();
+    let cfg = ci_config(
+        &repo,
+        &format!(
+            "[agents.cmd]\nbackend = \"command\"\nbinary = {}\nformat = \"claude\"\nextra_args = [\"--model\", \"{{model}}\"]\n[roles]\nenthusiast = [\"cmd\"]\nadversary = \"cmd\"\njudge = \"cmd\"\n",
+            crate::real_backends::toml_str(&agent.display().to_string())
+        ),
+    );
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--max-rounds", "1", "--config", &cfg])
+        .env("CI_DEPLOY_TOKEN", &secret)
+        .script(json!({"steps": []}))
+        .without_ptrace()
+        .run();
+    run.assert_code(0);
+    let seen = std::fs::read_to_string(&log).unwrap();
+    let arev_pid = run.meta()["process"]["pid"].as_u64().unwrap();
+    assert!(
+        seen.contains(&format!("tried {arev_pid}\n")),
+        "the agent reached arev: {seen}"
+    );
+    assert!(seen.contains("control-read"), "the reader works: {seen}");
+    assert!(!seen.contains("LEAK"), "arev's environment was read: {seen}");
+}
