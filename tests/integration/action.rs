@@ -266,10 +266,9 @@ fn only_the_publish_step_gets_the_token() {
             })
             .unwrap_or_default();
         let run = step["run"].as_str().unwrap_or("");
-        if env
-            .iter()
-            .any(|e| e.contains("github-token") || e.contains("github.token") || e.contains("TOKEN"))
-        {
+        if env.iter().any(|e| {
+            e.contains("github-token") || e.contains("github.token") || e.contains("TOKEN")
+        }) {
             assert!(
                 run.contains("arev publish") && !run.contains("arev \"${args[@]}\""),
                 "{name}: a step with the token runs only the publish"
@@ -277,7 +276,10 @@ fn only_the_publish_step_gets_the_token() {
             holders.push(name.clone());
         }
         if run.contains("arev \"${args[@]}\"") {
-            assert!(!run.contains("--publish"), "{name}: the review does not publish");
+            assert!(
+                !run.contains("--publish"),
+                "{name}: the review does not publish"
+            );
         }
     }
     assert_eq!(holders, ["Publish to the pull request"]);
@@ -509,4 +511,42 @@ fn the_action_refuses_args_it_cannot_split() {
     );
     assert_eq!(r.outputs["exit-code"], "2");
     assert_eq!(r.code, 2);
+}
+
+/// Every checkout in the example workflows leaves no token behind in the reviewed tree's
+/// `.git/config` (`persist-credentials: false`; GitLab: the clone URL's job token is
+/// dropped), since a reviewer whose CLI does not refuse `.git/` could read it (docs/trust.md).
+#[test]
+fn the_examples_leave_no_token_in_the_checkout() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut checkouts = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        if name.starts_with("github-actions") {
+            let doc = YamlLoader::load_from_str(&text).unwrap().remove(0);
+            for (_, job) in doc["jobs"].as_hash().unwrap() {
+                for step in job["steps"].as_vec().unwrap() {
+                    if step["uses"]
+                        .as_str()
+                        .is_some_and(|u| u.starts_with("actions/checkout@"))
+                    {
+                        checkouts += 1;
+                        assert_eq!(
+                            step["with"]["persist-credentials"].as_bool(),
+                            Some(false),
+                            "{name}: a checkout persists its token"
+                        );
+                    }
+                }
+            }
+        } else if name.starts_with("gitlab-ci") {
+            assert!(
+                text.contains("git remote set-url origin \"$CI_PROJECT_URL.git\""),
+                "{name}: the clone URL keeps the job token"
+            );
+        }
+    }
+    assert!(checkouts >= 4, "{checkouts}");
 }

@@ -97,18 +97,13 @@ impl TestRepo {
 /// cannot read a non-dumpable process's `/proc/<pid>/environ` or `exe`.
 pub fn without_ptrace() -> Vec<String> {
     // `/proc/self` belongs to the effective user.
-    let root = std::fs::metadata("/proc/self")
-        .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
+    let root =
+        std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
     if root {
-        [
-            "setpriv",
-            "--inh-caps=-all",
-            "--bounding-set=-all",
-            "--",
-        ]
-        .iter()
-        .map(|s| (*s).to_string())
-        .collect()
+        ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--"]
+            .iter()
+            .map(|s| (*s).to_string())
+            .collect()
     } else {
         vec![]
     }

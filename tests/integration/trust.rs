@@ -1188,5 +1188,220 @@ exec '{fake}' "$@"
         "the agent reached arev: {seen}"
     );
     assert!(seen.contains("control-read"), "the reader works: {seen}");
-    assert!(!seen.contains("LEAK"), "arev's environment was read: {seen}");
+    assert!(
+        !seen.contains("LEAK"),
+        "arev's environment was read: {seen}"
+    );
+}
+
+/// VCS metadata in a checkout: the token `actions/checkout` persists in `.git/config`, a
+/// submodule's `.git` file and its config under `.git/modules/`. Returns (secret, the paths
+/// a reviewer might read).
+fn vcs_secrets(repo: &TestRepo) -> (String, Vec<PathBuf>) {
+    let secret = format!("AREV-GIT-TOKEN-{}-c0de", std::process::id());
+    let config = repo.root.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic {secret}\n"
+    ));
+    std::fs::write(&config, text).unwrap();
+    let module = repo.root.join(".git/modules/lib");
+    std::fs::create_dir_all(&module).unwrap();
+    std::fs::write(
+        module.join("config"),
+        format!("[remote \"origin\"]\n\turl = https://x:{secret}@example.com/lib.git\n"),
+    )
+    .unwrap();
+    let sub = repo.root.join("vendor/lib");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(
+        sub.join(".git"),
+        format!("gitdir: ../../.git/modules/lib\n# {secret}\n"),
+    )
+    .unwrap();
+    (
+        secret,
+        vec![config, sub.join(".git"), module.join("config")],
+    )
+}
+
+/// `.git/` is never in a reviewer's read scope (docs/trust.md): Claude Code's own deny rules
+/// refuse a Read or Grep of VCS metadata — the repository's `.git/config` (where a
+/// checkout's token lives), a submodule's `.git` file and `.git/modules/` — although the
+/// repository is allowed; the model gets a denial and never the content; arev's read gate
+/// aborts the review and keeps nothing of it.
+#[test]
+fn claude_cli_refuses_reads_of_git_metadata() {
+    let Some(bin) = crate::real_claude::claude_bin("claude_cli_refuses_reads_of_git_metadata")
+    else {
+        return;
+    };
+    let repo = TestRepo::new();
+    // Two files: the reviewer also gets Grep.
+    repo.write("src/b.rs", "pub fn b() -> u32 { 2 }\n")
+        .commit("b");
+    let (secret, reads) = vcs_secrets(&repo);
+    let mut steps = vec![ClaudeStep::ReadTarget];
+    steps.extend(reads.iter().cloned().map(ClaudeStep::Read));
+    steps.push(ClaudeStep::Grep {
+        pattern: "extraheader".into(),
+        path: repo.root.join(".git"),
+    });
+    steps.push(ClaudeStep::Answer);
+    let (e, a) = clean_round();
+    let fake = FakeAnthropic::start(
+        ClaudeScript::new()
+            .answer("Enthusiast", 1, e)
+            .steps("Enthusiast", 1, steps)
+            .answer("Adversary", 1, a),
+    );
+    let cfg = ci_config(
+        &repo,
+        &format!(
+            "[agents.claude]\nbackend = \"claude\"\nbinary = {}\n",
+            crate::real_backends::toml_str(&bin.display().to_string())
+        ),
+    );
+    let mut arev = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "src/b.rs", "--format", "json"])
+        .args(&["--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "120s");
+    for (k, v) in fake.claude_env(&repo.scratch.join("home")) {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.run();
+    assert_aborted_without_secret(&run, &secret);
+    let all: String = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(!all.contains(&secret), "VCS metadata reached the model");
+    let last = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.role() == Some("Enthusiast"))
+        .max_by_key(|r| r.step)
+        .expect("enthusiast requests");
+    let messages = last.body["messages"].as_array().unwrap();
+    let blocks: Vec<&Value> = messages
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .collect();
+    let uses: Vec<&&Value> = blocks.iter().filter(|b| b["type"] == "tool_use").collect();
+    assert_eq!(uses.len(), 1 + reads.len() + 1, "{blocks:?}");
+    for u in &uses[1..] {
+        let id = u["id"].as_str().unwrap();
+        let result = blocks
+            .iter()
+            .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
+            .unwrap_or_else(|| panic!("no result for {u}"));
+        assert_eq!(result["is_error"], true, "{u}: {result}");
+        assert!(result.to_string().contains("denied"), "{u}: {result}");
+    }
+}
+
+/// Gemini CLI and VCS metadata (docs/trust.md): `read_file` of `.git/config`, a submodule's
+/// `.git` file or `.git/modules/` is refused by the CLI itself (a `.git` path is outside its
+/// workspace); the model never gets the content; arev's read gate aborts the review.
+#[test]
+fn gemini_cli_refuses_reads_of_git_metadata() {
+    let Some(bin) = crate::real_backends::real_bin(
+        "AREV_TEST_GEMINI_BIN",
+        "gemini_cli_refuses_reads_of_git_metadata",
+    ) else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let (secret, reads) = vcs_secrets(&repo);
+    let read = |p: &Path| Step::Tool {
+        name: "read_file".into(),
+        args: json!({"file_path": p.display().to_string()}),
+    };
+    let mut steps = vec![Step::ReadTarget];
+    steps.extend(reads.iter().map(|p| read(p)));
+    steps.push(Step::Answer);
+    let (e, a) = clean_round();
+    let fake = FakeGemini::start(
+        Script::new()
+            .answer("Enthusiast", 1, e)
+            .steps("Enthusiast", 1, steps)
+            .answer("Adversary", 1, a),
+    );
+    let home = repo.scratch.join("home");
+    let cfg = ci_config(&repo, &crate::real_backends::gemini_agent(&bin));
+    let mut arev = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--format", "json", "--agent", "gemini"])
+        .args(&["--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "120s");
+    for (k, v) in fake.gemini_env(&home) {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.run();
+    assert_aborted_without_secret(&run, &secret);
+    let all: String = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(!all.contains(&secret), "VCS metadata reached the model");
+    // The CLI's own rule: a `.git` path is outside the workspace, whatever the depth.
+    for p in &reads {
+        let refused = format!(
+            "Path not in workspace: Attempted path \\\"{}\\\"",
+            p.display()
+        );
+        assert!(
+            all.contains(&refused),
+            "{p:?} not refused by the CLI: {all}"
+        );
+    }
+}
+
+/// Codex CLI and VCS metadata (docs/trust.md): its read-only sandbox does not refuse a read
+/// of `.git/config` (the model sees it: hence `persist-credentials: false` in the examples);
+/// arev's read gate aborts the review and keeps nothing of that command on.
+#[test]
+fn codex_reads_of_git_metadata_abort_and_are_withheld() {
+    let Some(bin) = crate::real_backends::real_bin(
+        "AREV_TEST_CODEX_BIN",
+        "codex_reads_of_git_metadata_abort_and_are_withheld",
+    ) else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let (secret, _) = vcs_secrets(&repo);
+    let cmd = |c: &str| Step::Tool {
+        name: "exec_command".into(),
+        args: json!({"cmd": c}),
+    };
+    let (e, a) = clean_round();
+    let fake = FakeOpenAi::start(
+        Script::new()
+            .answer("Enthusiast", 1, e)
+            .steps(
+                "Enthusiast",
+                1,
+                vec![Step::ReadTarget, cmd("cat .git/config"), Step::Answer],
+            )
+            .answer("Adversary", 1, a),
+    );
+    let home = repo.scratch.join("home");
+    let cfg = ci_config(&repo, &crate::real_backends::codex_agent(&bin, &fake));
+    let mut arev = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--format", "json", "--agent", "codex"])
+        .args(&["--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "120s");
+    for (k, v) in fake.codex_env(&home) {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.run();
+    // The read-only sandbox blocks writes, not reads: the command ran and the model saw the
+    // file. The gate aborts the review, and nothing after that command is kept.
+    assert!(
+        fake.requests()
+            .iter()
+            .any(|r| r.body.to_string().contains(&secret)),
+        "codex now refuses the read: update the per-backend table in docs/trust.md"
+    );
+    assert_aborted_without_secret(&run, &secret);
+    let events = enthusiast_events(&run);
+    let last: Value = serde_json::from_str(events.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "arev_withheld", "{events}");
 }
