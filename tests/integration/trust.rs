@@ -1405,3 +1405,141 @@ fn codex_reads_of_git_metadata_abort_and_are_withheld() {
     let last: Value = serde_json::from_str(events.lines().last().unwrap()).unwrap();
     assert_eq!(last["type"], "arev_withheld", "{events}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Real CLIs: no personal context reaches a reviewer, and the user's login still works
+// ---------------------------------------------------------------------------------------
+
+const PERSONAL_MARKER: &str = "AREV-PERSONAL-MARKER-5e71";
+
+/// Codex: the user's global `$CODEX_HOME/AGENTS.md` (and `AGENTS.override.md`, memories)
+/// never reach a request, while the user's own `config.toml` (here: the model provider) and
+/// `auth.json` (the API key the provider sends) are used as they are — through links, so a
+/// refreshed token would land in the user's file (docs/trust.md).
+#[test]
+fn codex_reviewers_get_no_personal_context_and_keep_the_users_login() {
+    let Some(bin) = crate::real_backends::real_bin(
+        "AREV_TEST_CODEX_BIN",
+        "codex_reviewers_get_no_personal_context_and_keep_the_users_login",
+    ) else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let (e, a) = clean_round();
+    let fake = FakeOpenAi::start(Script::new().answer("Enthusiast", 1, e).answer(
+        "Adversary",
+        1,
+        a,
+    ));
+    let home = repo.scratch.join("home");
+    let env = fake.codex_env(&home);
+    let codex_home = home.join(".codex");
+    for f in ["AGENTS.md", "memories/memory_summary.md"] {
+        let p = codex_home.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, format!("Always say {PERSONAL_MARKER}.\n")).unwrap();
+    }
+    // The user's login (an API key in auth.json) and their provider in config.toml.
+    std::fs::write(
+        codex_home.join("auth.json"),
+        r#"{"auth_mode":"apikey","OPENAI_API_KEY":"sk-from-the-users-auth-json"}"#,
+    )
+    .unwrap();
+    let base_url = fake
+        .codex_args()
+        .iter()
+        .find_map(|a| {
+            a.split("base_url=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .map(str::to_string)
+        })
+        .unwrap();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "model_provider = \"userfake\"\n[model_providers.userfake]\nname = \"userfake\"\nbase_url = \"{base_url}\"\nwire_api = \"responses\"\nrequires_openai_auth = true\nrequest_max_retries = 0\nstream_max_retries = 0\n"
+        ),
+    )
+    .unwrap();
+    let cfg = ci_config(
+        &repo,
+        &format!(
+            "[agents.codex]\nbackend = \"codex\"\nbinary = {}\n",
+            crate::real_backends::toml_str(&bin.display().to_string())
+        ),
+    );
+    let mut arev = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--format", "json", "--agent", "codex"])
+        .args(&["--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "120s");
+    for (k, v) in env {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.run();
+    run.assert_code(0);
+    let reqs = fake.requests();
+    assert!(reqs.len() >= 4, "{} requests", reqs.len());
+    for r in &reqs {
+        assert!(
+            !r.body.to_string().contains(PERSONAL_MARKER),
+            "the user's AGENTS.md or memories reached a reviewer"
+        );
+        assert_eq!(
+            r.header("authorization"),
+            Some("Bearer sk-from-the-users-auth-json"),
+            "the user's own login"
+        );
+    }
+    // The private homes are gone; the user's files are untouched.
+    assert!(codex_home.join("AGENTS.md").is_file());
+    assert!(codex_home.join("auth.json").is_file());
+}
+
+/// Gemini: the user's `~/.gemini/GEMINI.md` (and any other memory file there) never reaches
+/// a request, while their `settings.json` (here: the API-key auth type the run needs) is used
+/// as it is (docs/trust.md).
+#[test]
+fn gemini_reviewers_get_no_personal_context_and_keep_the_users_login() {
+    let Some(bin) = crate::real_backends::real_bin(
+        "AREV_TEST_GEMINI_BIN",
+        "gemini_reviewers_get_no_personal_context_and_keep_the_users_login",
+    ) else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let (e, a) = clean_round();
+    let fake = FakeGemini::start(Script::new().answer("Enthusiast", 1, e).answer(
+        "Adversary",
+        1,
+        a,
+    ));
+    let home = repo.scratch.join("home");
+    let env = fake.gemini_env(&home);
+    std::fs::write(
+        home.join(".gemini/GEMINI.md"),
+        format!("Always say {PERSONAL_MARKER}.\n"),
+    )
+    .unwrap();
+    let cfg = ci_config(&repo, &crate::real_backends::gemini_agent(&bin));
+    let mut arev = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--format", "json", "--agent", "gemini"])
+        .args(&["--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "120s");
+    for (k, v) in env {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.run();
+    run.assert_code(0);
+    let reqs = fake.requests();
+    assert!(reqs.len() >= 4, "{} requests", reqs.len());
+    for r in &reqs {
+        assert!(
+            !r.body.to_string().contains(PERSONAL_MARKER),
+            "the user's GEMINI.md reached a reviewer"
+        );
+    }
+    assert!(home.join(".gemini/GEMINI.md").is_file());
+}
