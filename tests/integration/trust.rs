@@ -1543,3 +1543,21 @@ fn gemini_reviewers_get_no_personal_context_and_keep_the_users_login() {
     }
     assert!(home.join(".gemini/GEMINI.md").is_file());
 }
+
+/// VCS metadata is no review target either: `arev run .git/config` (or a path through a
+/// submodule's `.git`) is a usage error, before any run dir (exit 2).
+#[test]
+fn git_metadata_is_never_a_target() {
+    let repo = TestRepo::new();
+    for arg in [".git/config", "./.git", "src/../.git/HEAD"] {
+        let run = repo.arev().args(&["run", arg]).run();
+        run.assert_code(2);
+        assert!(
+            run.stderr
+                .contains("is VCS metadata (.git): never a review target"),
+            "{arg}: {}",
+            run.stderr
+        );
+        assert!(run.run_dirs().is_empty());
+    }
+}
