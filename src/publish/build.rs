@@ -466,7 +466,10 @@ mod tests {
         assert!(is_closed(&fixed));
         let gone = not_raised_body("old\n<!-- arev:fp=abc -->", "0123456789abcdef0123");
         assert!(is_closed(&gone) && !is_marked_fixed(&gone));
-        assert!(gone.contains("**Not raised again** at 0123456789ab"), "{gone}");
+        assert!(
+            gone.contains("**Not raised again** at 0123456789ab"),
+            "{gone}"
+        );
         assert!(!gone.contains("Fixed"), "{gone}");
         assert_eq!(parse_fp_marker(&gone), Some("abc"));
         assert!(!is_closed("old\n<!-- arev:fp=abc -->"));

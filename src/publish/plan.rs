@@ -278,7 +278,9 @@ mod tests {
         // Gone, but the forge's diff did not change its line: no claim of a fix.
         assert_eq!(plan.fixed[1].existing.id, 16);
         assert!(!plan.fixed[1].changed);
-        assert!(plan.fixed[1].body.contains("**Not raised again** at headsha"));
+        assert!(plan.fixed[1]
+            .body
+            .contains("**Not raised again** at headsha"));
         assert!(!plan.fixed[1].body.contains("Fixed"));
         let done = plan.published("headsha", "created");
         assert_eq!(done.marked_fixed, ["gone"]);
