@@ -497,6 +497,7 @@ mod tests {
             grace: Duration::from_secs(1),
             output_cap: 1024,
             max_budget_usd: None,
+            price: None,
             search: true,
         };
         let args = claude_args(&agent, &req);
@@ -575,6 +576,7 @@ mod tests {
                 grace: Duration::from_secs(1),
                 output_cap: 1024,
                 max_budget_usd: None,
+                price: None,
                 search: true,
             };
             let args = claude_args(&agent, &req);

@@ -160,7 +160,7 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         .or((config.review.max_rounds > 0).then_some(config.review.max_rounds))
         .unwrap_or_else(|| mode.map_or(1, |m| m.max_rounds()));
     let (agents, enthusiasts) = agents_of(args, &config);
-    Ok(RunPlan {
+    let plan = RunPlan {
         root,
         git_common_dir,
         tier_start: args.model.map_or(config.review.model, Tier::from),
@@ -190,7 +190,10 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         config_digest,
         repo_inputs,
         runs_base,
-    })
+    };
+    // Before any run dir: a USD budget needs every model's price.
+    super::panel::check_usd_prices(&plan).map_err(ExpectedError::Usage)?;
+    Ok(plan)
 }
 
 /// The configuration in force (user file, the repository's through `repo_inputs`,
