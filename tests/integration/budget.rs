@@ -1,9 +1,9 @@
-//! Budgets through the real path (SPEC §19.3): a budget that runs out before the Judge has
-//! ruled is never green (exit 3, `budget_exhausted_before_verdict`), the answers already
-//! received kept as unresolved findings; every backend's tokens are priced (`[prices]`), a
-//! USD budget over a model without a price is refused before the run (exit 2), and Codex
-//! and Gemini dispatches — the real CLIs against their loopback fakes — record a cost and
-//! trip a USD budget.
+//! Budgets through the real path (docs/architecture.md §11.4, rule 7): a budget that runs
+//! out before the Judge has ruled is never green (exit 3, `budget_exhausted_before_verdict`),
+//! the answers already received kept as unresolved findings; every backend's tokens are
+//! priced (`[prices]`), a USD budget over a model without a price is refused before the run
+//! (exit 2), and Codex and Gemini dispatches — the real CLIs against their loopback fakes —
+//! record a cost and trip a USD budget.
 
 use crate::fake_gemini::FakeGemini;
 use crate::fake_llm::Script;
