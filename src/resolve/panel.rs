@@ -3,8 +3,8 @@
 
 use super::RunPlan;
 use crate::config::{AgentConfig, Config};
-use crate::dispatch::{price_of, resolve_binary, AgentSpec};
-use crate::findings::{Role, Tier};
+use crate::dispatch::{resolve_binary, AgentSpec};
+use crate::findings::Role;
 use std::collections::BTreeMap;
 
 /// Resolved agents by name, and the plan's role → agent assignment.
@@ -36,45 +36,6 @@ pub fn agent_spec(config: &Config, name: &str, cfg: &AgentConfig) -> Result<Agen
         pass_env: cfg.pass_env.clone(),
         fallback_model: cfg.fallback_model.clone(),
     })
-}
-
-/// A USD budget prices every token (docs/configuration.md `[prices]`): every model the
-/// plan's agents may run — each tier from the first round's up, as escalation only climbs —
-/// must have a price, or the budget could never trip. The first that has none, named with
-/// the way out (`--budget-tokens`). Nothing to check without a USD budget.
-pub fn check_usd_prices(plan: &RunPlan) -> Result<(), String> {
-    if plan.budget_usd.is_none() {
-        return Ok(());
-    }
-    let mut names: Vec<&str> = plan.enthusiasts.iter().map(String::as_str).collect();
-    names.extend(plan.agents.iter().map(|a| a.name.as_str()));
-    let tiers = [Tier::Haiku, Tier::Sonnet, Tier::Opus]
-        .into_iter()
-        .filter(|t| *t >= plan.tier_start);
-    for name in names {
-        // An unknown agent is reported where it is dispatched.
-        let Ok(cfg) = plan.config.agent(name) else {
-            continue;
-        };
-        let Some(format) = cfg.event_format() else {
-            continue;
-        };
-        let models = cfg.tier_models();
-        for tier in tiers.clone() {
-            let model = models.get(tier);
-            if price_of(format, model, &plan.config.prices).is_none() {
-                return Err(format!(
-                    "a USD budget (--budget-usd, [budget] usd) needs the price of every model \
-                     the review may run, and agent `{name}` ({} backend) runs model `{model}` \
-                     (tier {tier}) whose price is not known: add [prices.\"{model}\"] \
-                     (input, output, cache_read, cache_write in USD per million tokens) to \
-                     your config, or bound the run with --budget-tokens instead",
-                    cfg.backend.as_str()
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 impl Panel {

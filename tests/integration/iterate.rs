@@ -784,3 +784,53 @@ fn a_fixer_edit_far_from_its_rulings_is_reverted() {
         run.stderr
     );
 }
+
+/// A review of the loop that the budget stops before its Judge ruled has no verdict: the
+/// loop aborts `budget_exhausted_before_verdict` (exit 3), whatever the earlier iteration
+/// fixed — here iteration 2's Enthusiast answer passes `--budget-tokens` (the answer kept,
+/// its finding unresolved in that review's report).
+#[test]
+fn a_review_the_budget_stops_before_its_verdict_aborts_the_loop() {
+    let repo = repo_with_marker();
+    let before = repo.state();
+    let script = steps(vec![
+        confirm_while("state 1", &["error-handling"]),
+        vec![
+            fixer_edit("state 1", "// state 1", "// state 2", &["F1"]),
+            json!({"role": "enthusiast", "round": 1, "if_file_contains": when("state 2"),
+                "linger_ms": 30_000, "usage": {"input_tokens": 200_000, "output_tokens": 50},
+                "answer": {"findings": [finding("F1", "src/lib.rs", 3, "high", "logic")]}}),
+        ],
+    ]);
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--iterate", "--budget-tokens", "50000"])
+        .script(script)
+        .run();
+    run.assert_code(3);
+    repo.assert_untouched(&before);
+    assert_eq!(
+        run.meta()["abort_reason"],
+        "budget_exhausted_before_verdict",
+        "{}",
+        run.meta()
+    );
+    assert_eq!(
+        run.report()["abort_reason"],
+        "budget_exhausted_before_verdict"
+    );
+    let iterations = iterate(&run)["iterations"].as_array().unwrap().clone();
+    assert_eq!(iterations.len(), 2, "{iterations:?}");
+    assert!(iterations[0]["fix"].is_object(), "iteration 1 was fixed");
+    assert_eq!(
+        iterations[1]["review_abort_reason"],
+        "budget_exhausted_before_verdict"
+    );
+    let log = run.fake_log();
+    assert_eq!(log.iter().filter(|l| l["role"] == "fixer").count(), 1);
+    assert_eq!(
+        log.iter().filter(|l| l["role"] == "judge").count(),
+        1,
+        "only iteration 1's Judge ran"
+    );
+}
