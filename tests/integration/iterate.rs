@@ -834,3 +834,44 @@ fn a_review_the_budget_stops_before_its_verdict_aborts_the_loop() {
         "only iteration 1's Judge ran"
     );
 }
+
+/// The Fixer is held by what is left of the budget like a reviewer: its spend passes
+/// `--budget-tokens` while it works, so it is stopped at once (not after its 60 s), nothing
+/// is committed, and the loop stops `budget-exhausted` — exiting 1, as the last review
+/// confirmed a high finding that stays unfixed.
+#[test]
+fn a_fixer_that_spends_the_budget_is_stopped() {
+    let repo = repo_with_marker();
+    let before = repo.state();
+    let script = steps(vec![
+        confirm_while("state 1", &["error-handling"]),
+        vec![json!({"role": "fixer", "delay_ms": 60_000,
+            "message_usage": {"input_tokens": 0, "cache_creation_input_tokens": 200_000,
+                "cache_read_input_tokens": 0, "output_tokens": 1},
+            "edits": [{"path": "src/lib.rs", "find": "// state 1", "replace": "// state 2"}],
+            "answer": {"applied": ["F1"], "skipped": []}})],
+    ]);
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--iterate", "--budget-tokens", "50000"])
+        .script(script)
+        .run();
+    run.assert_code(1);
+    assert!(
+        run.elapsed < std::time::Duration::from_secs(30),
+        "{:?}",
+        run.elapsed
+    );
+    repo.assert_untouched(&before);
+    assert_eq!(iterate(&run)["stop_reason"], "budget-exhausted");
+    let it = &iterate(&run)["iterations"][0];
+    assert!(
+        it["fix"]["errors"]
+            .to_string()
+            .contains("fixer_budget_exhausted"),
+        "{it}"
+    );
+    assert!(it["fix"]["commit"].is_null(), "nothing committed: {it}");
+    let log = run.fake_log();
+    assert_eq!(log.iter().filter(|l| l["role"] == "fixer").count(), 1);
+}
