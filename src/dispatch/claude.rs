@@ -515,6 +515,7 @@ mod tests {
             grace: Duration::from_secs(1),
             output_cap: 1024,
             max_budget_usd: None,
+            price: None,
             search: true,
         };
         let args = claude_args(&agent, &req);
@@ -601,6 +602,7 @@ mod tests {
                 grace: Duration::from_secs(1),
                 output_cap: 1024,
                 max_budget_usd: None,
+                price: None,
                 search: true,
             };
             let args = claude_args(&agent, &req);

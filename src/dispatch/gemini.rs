@@ -562,6 +562,7 @@ mod tests {
             grace: Duration::from_secs(1),
             output_cap: 1024,
             max_budget_usd: None,
+            price: None,
             search: true,
         };
         let args = gemini_args(&agent, &req);

@@ -22,5 +22,5 @@ pub use gemini::{gemini_access, gemini_args, parse_gemini_stream};
 pub use model::*;
 pub use process::{dispatch, dispatch_metered, resolve_binary, SpendMeter};
 pub use shell::shell_access;
-pub use usage::{list_price_usd, UsageTally};
+pub use usage::{cost_usd, list_price_usd, price_of, UsageTally};
 pub use withhold::withhold_after;

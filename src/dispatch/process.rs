@@ -165,7 +165,8 @@ pub trait SpendMeter: Send + Sync {
 /// What the watcher of one agent's stream reports to.
 struct Watch {
     format: EventFormat,
-    model: String,
+    /// The model's price (None: not known, its spend reported as $0).
+    price: Option<crate::config::ModelPrice>,
     meter: Option<std::sync::Arc<dyn SpendMeter>>,
 }
 
@@ -199,7 +200,7 @@ async fn watch_stream(path: PathBuf, watch: Watch, stop: CancellationToken) {
         if let Some(meter) = &watch.meter {
             let usage = tally.usage();
             if usage != reported {
-                let usd = super::list_price_usd(watch.format, &watch.model, &usage);
+                let usd = super::cost_usd(watch.price.as_ref(), &usage);
                 meter.spending(&usage, usd);
                 reported = usage;
             }
@@ -317,7 +318,7 @@ async fn run_agent(
     let stop = cancel.child_token();
     let watch = Watch {
         format: agent.format,
-        model: outcome.model.clone(),
+        price: req.price,
         meter,
     };
     let watcher = tokio::spawn(watch_stream(
@@ -348,8 +349,13 @@ async fn run_agent(
     let (tool_uses, mut result, malformed) = parse_events(agent.format, &events_read);
     interpret_exit(agent.format, &outcome.end, &mut result, &stderr.kept);
     outcome.fault = fault_of(agent.format, &events_read, &mut result, &outcome.model);
-    if result.is_none() {
-        outcome.streamed = streamed_spend(agent.format, &outcome.model, &events_read);
+    match result.as_mut() {
+        // Claude Code reports its own cost; Codex and Gemini none: their usage is priced.
+        Some(r) if agent.format != EventFormat::Claude => {
+            r.total_cost_usd = super::cost_usd(req.price.as_ref(), &r.usage);
+        }
+        Some(_) => {}
+        None => outcome.streamed = streamed_spend(agent.format, req.price, &events_read),
     }
     drop(events_read);
     outcome.tool_uses = tool_uses;
@@ -365,10 +371,14 @@ async fn run_agent(
 
 /// What the events of a dispatch without a result show it spent (SPEC §19.1): their
 /// per-message usage at the model's list price; None when they show nothing.
-fn streamed_spend(format: EventFormat, model: &str, events: &[u8]) -> Option<super::StreamedSpend> {
+fn streamed_spend(
+    format: EventFormat,
+    price: Option<crate::config::ModelPrice>,
+    events: &[u8],
+) -> Option<super::StreamedSpend> {
     let usage = super::UsageTally::of(format, events);
     (usage.total() > 0).then(|| super::StreamedSpend {
-        cost_usd: super::list_price_usd(format, model, &usage),
+        cost_usd: super::cost_usd(price.as_ref(), &usage),
         usage,
     })
 }
@@ -583,6 +593,7 @@ mod tests {
             grace: Duration::from_millis(grace_ms),
             output_cap: cap,
             max_budget_usd: None,
+            price: None,
             search: true,
         }
     }

@@ -66,6 +66,21 @@ fn authenticity() {
     assert!(authentic_(&timeout).unwrap_err().contains("timed out"));
     let no_text = outcome(ProcessEnd::Exited { code: 0 }, Some((false, None)));
     assert!(authentic_(&no_text).is_err());
+    // Cancelled: only an agent stopped before its result event has no answer; one whose
+    // result had arrived (the budget its own result passed stopped it while it exited)
+    // keeps it, unless the result was an error.
+    let cut = outcome(ProcessEnd::Cancelled { killed: false }, None);
+    assert_eq!(authentic_(&cut).unwrap_err(), "cancelled");
+    let answered = outcome(
+        ProcessEnd::Cancelled { killed: false },
+        Some((false, Some("{}"))),
+    );
+    assert!(authentic_(&answered).is_ok());
+    let failed = outcome(
+        ProcessEnd::Cancelled { killed: true },
+        Some((true, Some("API Error: 500"))),
+    );
+    assert!(authentic_(&failed).unwrap_err().contains("is_error"));
 }
 
 /// A result lost beyond the output cap is reported as the cap, not as a missing result.

@@ -160,7 +160,7 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         .or((config.review.max_rounds > 0).then_some(config.review.max_rounds))
         .unwrap_or_else(|| mode.map_or(1, |m| m.max_rounds()));
     let (agents, enthusiasts) = agents_of(args, &config);
-    Ok(RunPlan {
+    let plan = RunPlan {
         root,
         git_common_dir,
         tier_start: args.model.map_or(config.review.model, Tier::from),
@@ -190,7 +190,49 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         config_digest,
         repo_inputs,
         runs_base,
-    })
+    };
+    // Before any run dir: a USD budget needs every model's price.
+    check_usd_prices(&plan).map_err(ExpectedError::Usage)?;
+    Ok(plan)
+}
+
+/// A USD budget prices every token (docs/configuration.md `[prices]`): every model the
+/// plan's agents may run — each tier from the first round's up, as escalation only climbs —
+/// must have a price, or the budget could never trip. The first that has none, named with
+/// the way out (`--budget-tokens`). Nothing to check without a USD budget.
+fn check_usd_prices(plan: &RunPlan) -> Result<(), String> {
+    if plan.budget_usd.is_none() {
+        return Ok(());
+    }
+    let mut names: Vec<&str> = plan.enthusiasts.iter().map(String::as_str).collect();
+    names.extend(plan.agents.iter().map(|a| a.name.as_str()));
+    let tiers = [Tier::Haiku, Tier::Sonnet, Tier::Opus]
+        .into_iter()
+        .filter(|t| *t >= plan.tier_start);
+    for name in names {
+        // An unknown agent is reported where it is dispatched.
+        let Ok(cfg) = plan.config.agent(name) else {
+            continue;
+        };
+        let Some(format) = cfg.event_format() else {
+            continue;
+        };
+        let models = cfg.tier_models();
+        for tier in tiers.clone() {
+            let model = models.get(tier);
+            if crate::dispatch::price_of(format, model, &plan.config.prices).is_none() {
+                return Err(format!(
+                    "a USD budget (--budget-usd, [budget] usd) needs the price of every model \
+                     the review may run, and agent `{name}` ({} backend) runs model `{model}` \
+                     (tier {tier}) whose price is not known: add [prices.\"{model}\"] \
+                     (input, output, cache_read, cache_write in USD per million tokens) to \
+                     your config, or bound the run with --budget-tokens instead",
+                    cfg.backend.as_str()
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The configuration in force (user file, the repository's through `repo_inputs`,

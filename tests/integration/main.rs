@@ -113,3 +113,5 @@ mod fidelity;
 mod memory;
 // Economics: debunked once, a cancelled Adversary, live time and cost, budgets.
 mod economics;
+// Budgets: no verdict is never green, every backend's tokens priced (real CLIs too).
+mod budget;
