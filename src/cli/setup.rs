@@ -21,6 +21,17 @@ pub struct DoctorArgs {
     /// Read this config file on top of the user and repo files (as `arev run --config`).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Where the repository's own `arev.toml`/`.arev/config.toml` comes from, as for `arev
+    /// run`: the working tree, the merge-base commit of --base, or nowhere [env:
+    /// AREV_REPO_CONFIG] [default: base with --base, else worktree]. The agent binaries it
+    /// names are the ones doctor runs (`--version`).
+    #[arg(long, value_enum, value_name = "FROM")]
+    pub repo_config: Option<super::run::RepoConfigArg>,
+    /// The branch or commit a review would be against (`arev run diff --base REV`): its
+    /// merge-base with HEAD holds the repository config doctor checks (implies
+    /// `--repo-config base`).
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
 }
 
 /// The commit the binary was built from (set once by `main` from the build script's
