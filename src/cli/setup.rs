@@ -9,6 +9,8 @@ Checks what a review needs, in the current directory: git, the configuration (ev
 loads), and each agent CLI a role uses — found on PATH or at `[agents.<name>] binary`, its
 `--version` against the version arev is tested with (claude 2.1.330, codex 0.169.0, gemini
 0.61.0), and credentials (an API key in the environment or the CLI's own login file).
+The repository's arev.toml is read from where `arev run` would read it (--repo-config,
+AREV_REPO_CONFIG, --base): a binary only a config the review would not use names is never run.
 One line per check: ok, warn (works, but not as tested), FAIL (with its fix), - (context).
 `arev run` makes the first of these checks itself before it creates a run dir.
 
