@@ -8,7 +8,7 @@
 
 use super::ordered_json::OJson;
 use super::record::{
-    owned_dir, owned_file, read_record, sha256_hex, InstallRecord, Owned, MANIFEST,
+    owned_dir, read_record, sha256_hex, shown, InstallRecord, Owned, Summary, MANIFEST,
 };
 use crate::store::write_atomic;
 use std::path::{Path, PathBuf};
@@ -43,58 +43,12 @@ const HOOKS: &[(&str, &str, u64, &str)] = &[
         "arev: reviewing the session's changes (can take minutes)",
     ),
 ];
-/// What happened, one line per change, for the user; and what was left alone (for stderr).
-#[derive(Debug, Default)]
-pub struct Summary {
-    pub lines: Vec<String>,
-    /// Paths the install record named that arev did not remove, each with why.
-    pub left: Vec<String>,
-}
-
-impl Summary {
-    /// Remove the record's file `rel` when it is arev's ([`owned_file`]); else say why not.
-    fn remove_owned(
-        &mut self,
-        claude_dir: &Path,
-        rel: &str,
-        rec: &InstallRecord,
-    ) -> Option<PathBuf> {
-        let bodies: Vec<String> = files_for(&program_token(&rec.program))
-            .into_iter()
-            .map(|(_, b)| b)
-            .collect();
-        match owned_file(
-            claude_dir,
-            rel,
-            rec.sha256.get(rel).map(String::as_str),
-            &bodies,
-        ) {
-            Owned::Yes(p) => match std::fs::remove_file(&p) {
-                Ok(()) => {
-                    self.lines.push(format!("removed   {}", p.display()));
-                    Some(p)
-                }
-                Err(e) => {
-                    self.left
-                        .push(format!("left {}: cannot be removed ({e})", p.display()));
-                    None
-                }
-            },
-            Owned::Gone => None,
-            Owned::No(why) => {
-                self.left.push(format!(
-                    "left {}: {why}; the install record names it, arev did not remove it",
-                    shown(claude_dir, rel)
-                ));
-                None
-            }
-        }
-    }
-}
-
-/// How a path the record names is shown: joined to `claude_dir` when relative.
-fn shown(claude_dir: &Path, rel: &str) -> String {
-    crate::output::inert_line(&claude_dir.join(rel).display().to_string()).into_owned()
+/// The texts this arev writes for the record's `program` (for records without checksums).
+fn bodies_of(rec: &InstallRecord) -> Vec<String> {
+    files_for(&program_token(&rec.program))
+        .into_iter()
+        .map(|(_, b)| b)
+        .collect()
 }
 
 fn err(path: &Path, e: impl std::fmt::Display) -> String {
@@ -348,7 +302,7 @@ fn remove_stale(
         .cloned()
         .collect();
     for rel in &stale {
-        let Some(p) = summary.remove_owned(claude_dir, rel, rec) else {
+        let Some(p) = summary.remove_owned(claude_dir, rel, rec, &bodies_of(rec)) else {
             continue;
         };
         // Its directory, when left empty: only one inside `.claude/`, never `.claude` itself.
@@ -454,7 +408,7 @@ pub fn uninstall(claude_dir: &Path) -> Result<Summary, String> {
         }
     }
     for rel in &rec.files {
-        summary.remove_owned(claude_dir, rel, &rec);
+        summary.remove_owned(claude_dir, rel, &rec, &bodies_of(&rec));
     }
     let mp = claude_dir.join(MANIFEST);
     std::fs::remove_file(&mp).map_err(|e| err(&mp, e))?;

@@ -3,6 +3,6 @@ mod claude;
 mod ordered_json;
 mod record;
 
-pub use claude::{install, uninstall, Summary};
+pub use claude::{install, uninstall};
 pub use ordered_json::OJson;
-pub use record::InstallRecord;
+pub use record::{InstallRecord, Summary};

@@ -37,6 +37,54 @@ pub struct InstallRecord {
     pub sha256: BTreeMap<String, String>,
 }
 
+/// What happened, one line per change, for the user; and what was left alone (for stderr).
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub lines: Vec<String>,
+    /// Paths the install record named that arev did not remove, each with why.
+    pub left: Vec<String>,
+}
+
+impl Summary {
+    /// Remove the record's file `rel` when it is arev's ([`owned_file`], `bodies`: what this
+    /// arev writes); else say why not.
+    pub(super) fn remove_owned(
+        &mut self,
+        claude_dir: &Path,
+        rel: &str,
+        rec: &InstallRecord,
+        bodies: &[String],
+    ) -> Option<PathBuf> {
+        let recorded = rec.sha256.get(rel).map(String::as_str);
+        match owned_file(claude_dir, rel, recorded, bodies) {
+            Owned::Yes(p) => match std::fs::remove_file(&p) {
+                Ok(()) => {
+                    self.lines.push(format!("removed   {}", p.display()));
+                    Some(p)
+                }
+                Err(e) => {
+                    self.left
+                        .push(format!("left {}: cannot be removed ({e})", p.display()));
+                    None
+                }
+            },
+            Owned::Gone => None,
+            Owned::No(why) => {
+                self.left.push(format!(
+                    "left {}: {why}; the install record names it, arev did not remove it",
+                    shown(claude_dir, rel)
+                ));
+                None
+            }
+        }
+    }
+}
+
+/// How a path the record names is shown: joined to `claude_dir` when relative.
+pub(super) fn shown(claude_dir: &Path, rel: &str) -> String {
+    crate::output::inert_line(&claude_dir.join(rel).display().to_string()).into_owned()
+}
+
 fn err(path: &Path, e: impl std::fmt::Display) -> String {
     format!("{}: {e}", path.display())
 }
