@@ -6,6 +6,7 @@ mod codex;
 mod events;
 mod fault;
 mod gemini;
+mod home;
 mod model;
 mod process;
 mod shell;

@@ -281,9 +281,14 @@ async fn run_agent(
     meter: Option<std::sync::Arc<dyn SpendMeter>>,
 ) -> Result<AgentOutcome, DispatchError> {
     let inv = invocation(agent, req);
-    let env = agent_env(agent, &inv.env, parent_env);
     let out = &req.out_dir;
     std::fs::create_dir_all(out).map_err(io_err(out))?;
+    // A Codex or Gemini reviewer's own home: the user's login, not their memory files
+    // (`dispatch::home`); kept until the agent has ended.
+    let home = super::home::reviewer_home(agent.backend, &parent_env).map_err(io_err(out))?;
+    let mut backend_env = inv.env.clone();
+    backend_env.extend(home.iter().flat_map(|h| h.env.iter().cloned()));
+    let env = agent_env(agent, &backend_env, parent_env);
     let prompt_path = out.join("prompt.md");
     write_record(&prompt_path, req.prompt.as_bytes()).map_err(io_err(&prompt_path))?;
     for (path, bytes) in &inv.files {
@@ -987,13 +992,17 @@ mod tests {
         let argv = std::fs::read_to_string(dir.path().join("argv.txt")).unwrap();
         assert!(argv.ends_with(&format!("--\n{}\n", req.prompt)), "{argv}");
         let seen = std::fs::read_to_string(dir.path().join("env.txt")).unwrap();
-        for passed in [
-            "OPENAI_API_KEY=sk-openai",
-            "CODEX_HOME=/c",
-            "MY_PROVIDER_KEY=k",
-        ] {
+        for passed in ["OPENAI_API_KEY=sk-openai", "MY_PROVIDER_KEY=k"] {
             assert!(seen.lines().any(|l| l == passed), "{passed} missing");
         }
+        // The user's CODEX_HOME (/c) is seen through a private home of links (no AGENTS.md),
+        // removed once the agent has ended.
+        let home = seen
+            .lines()
+            .find_map(|l| l.strip_prefix("CODEX_HOME="))
+            .expect("CODEX_HOME");
+        assert!(home.contains("/arev/homes/codex-"), "{home}");
+        assert!(!std::path::Path::new(home).exists(), "{home} left behind");
         for blocked in ["ANTHROPIC_API_KEY", "GEMINI_API_KEY"] {
             assert!(!seen.contains(blocked), "{blocked} leaked to codex");
         }

@@ -384,6 +384,35 @@ fn read_scope_normalises_paths() {
     }
 }
 
+/// VCS metadata is off-target always, even when a target lists it.
+#[test]
+fn git_metadata_is_never_in_scope() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join("vendor/lib")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(root.join("vendor/lib/.git"), "gitdir: x\n").unwrap();
+    std::fs::write(root.join("a.rs"), "fn a() {}\n").unwrap();
+    let target = root.join("a.rs");
+    let listed = ["a.rs", ".git/config", "vendor/lib/.git"];
+    let scope = ReadScope::new(&root, listed.into_iter(), &target, &[]);
+    assert_eq!(
+        scope.violation(&[tool("Read", json!({"file_path": "a.rs"}))]),
+        None
+    );
+    for bad in [".git/config", "vendor/lib/.git", "./.git/../.git/config"] {
+        let v = scope.violation(&[tool("Read", json!({"file_path": bad}))]);
+        assert!(v.is_some(), "{bad} should violate");
+    }
+    assert!(super::reads::is_vcs_metadata(std::path::Path::new(
+        "a/.git"
+    )));
+    assert!(!super::reads::is_vcs_metadata(std::path::Path::new(
+        "a/.gitignore"
+    )));
+}
+
 /// ALLOWED_FILES never widen through a symlink: a listed link (or a listed file swapped for
 /// a link mid-review) resolves outside the scope, and reading it is a violation.
 #[test]
