@@ -393,9 +393,9 @@ fn agents_of(args: &RunArgs, config: &Config) -> ([AgentRef; 3], Vec<String>) {
 
 /// `--repo-config`, else `AREV_REPO_CONFIG`, else `base` with `--base` and `worktree`
 /// without.
-fn repo_source(args: &RunArgs) -> Result<RepoSource, ExpectedError> {
-    if let Some(a) = args.repo_config {
-        return Ok(a.into());
+fn repo_source(flag: Option<RepoSource>, base: Option<&str>) -> Result<RepoSource, ExpectedError> {
+    if let Some(a) = flag {
+        return Ok(a);
     }
     if let Some(v) = std::env::var_os("AREV_REPO_CONFIG") {
         let v = v.to_string_lossy();
@@ -405,22 +405,39 @@ fn repo_source(args: &RunArgs) -> Result<RepoSource, ExpectedError> {
             ))
         });
     }
-    Ok(if args.base.is_some() {
+    Ok(if base.is_some() {
         RepoSource::Base
     } else {
         RepoSource::Worktree
     })
 }
 
-/// Read the repository inputs from where `--repo-config` says. With `base`, a working tree
-/// whose inputs differ gets a one-line warning naming the flag.
+/// `arev run`'s repository inputs: from where `--repo-config` says.
 fn repo_inputs(args: &RunArgs, cwd: &Path, root: &Path) -> Result<RepoInputs, ExpectedError> {
-    let source = repo_source(args)?;
+    resolve_repo_inputs(
+        args.repo_config.map(Into::into),
+        args.base.as_deref(),
+        cwd,
+        root,
+    )
+}
+
+/// Read the repository inputs from where `flag` (`--repo-config`), else `AREV_REPO_CONFIG`,
+/// says, by `arev run`'s rule (`base` with `--base REV`, else `worktree`); `arev doctor`
+/// uses the same. With `base`, a working tree whose inputs differ gets a one-line warning
+/// naming the flag.
+pub fn resolve_repo_inputs(
+    flag: Option<RepoSource>,
+    base: Option<&str>,
+    cwd: &Path,
+    root: &Path,
+) -> Result<RepoInputs, ExpectedError> {
+    let source = repo_source(flag, base)?;
     match source {
         RepoSource::Ignore => Ok(RepoInputs::none(source, root)),
         RepoSource::Worktree => RepoInputs::from_worktree(root).map_err(ExpectedError::Usage),
         RepoSource::Base => {
-            let Some(rev) = args.base.as_deref() else {
+            let Some(rev) = base else {
                 return Err(ExpectedError::Usage(
                     "--repo-config base needs --base REV (the commit whose arev.toml and .arev/ \
                      the review trusts)"
