@@ -18,11 +18,20 @@ use std::path::{Path, PathBuf};
 const COMMANDS: &[(&str, &str)] = &[
     (
         "adversarial-review.md",
-        include_str!("../../commands/adversarial-review.md"),
+        include_str!("../../plugin/commands/adversarial-review.md"),
     ),
-    ("arev-status.md", include_str!("../../commands/status.md")),
-    ("arev-result.md", include_str!("../../commands/result.md")),
-    ("arev-cancel.md", include_str!("../../commands/cancel.md")),
+    (
+        "arev-status.md",
+        include_str!("../../plugin/commands/status.md"),
+    ),
+    (
+        "arev-result.md",
+        include_str!("../../plugin/commands/result.md"),
+    ),
+    (
+        "arev-cancel.md",
+        include_str!("../../plugin/commands/cancel.md"),
+    ),
 ];
 /// How the plugin's hooks and commands call arev: its launcher (bin/arev), which finds or
 /// installs the binary. An install calls its own program instead.
@@ -476,7 +485,7 @@ mod tests {
     #[test]
     fn hooks_match_the_plugins_hooks_json() {
         let plugin: serde_json::Value =
-            serde_json::from_str(include_str!("../../hooks/hooks.json")).unwrap();
+            serde_json::from_str(include_str!("../../plugin/hooks/hooks.json")).unwrap();
         for (event, sub, timeout, status) in HOOKS {
             let h = &plugin["hooks"][event][0]["hooks"][0];
             assert_eq!(

@@ -9,19 +9,19 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 const AGENTS: [(&str, &str); 7] = [
-    ("enthusiast", include_str!("../../roles/enthusiast.md")),
-    ("adversary", include_str!("../../roles/adversary.md")),
-    ("judge", include_str!("../../roles/judge.md")),
+    ("enthusiast", include_str!("../../agents/enthusiast.md")),
+    ("adversary", include_str!("../../agents/adversary.md")),
+    ("judge", include_str!("../../agents/judge.md")),
     (
         "enthusiast-spec",
-        include_str!("../../roles/enthusiast-spec.md"),
+        include_str!("../../agents/enthusiast-spec.md"),
     ),
     (
         "adversary-spec",
-        include_str!("../../roles/adversary-spec.md"),
+        include_str!("../../agents/adversary-spec.md"),
     ),
-    ("judge-spec", include_str!("../../roles/judge-spec.md")),
-    ("fixer", include_str!("../../roles/fixer.md")),
+    ("judge-spec", include_str!("../../agents/judge-spec.md")),
+    ("fixer", include_str!("../../agents/fixer.md")),
 ];
 const TEMPLATES: [(&str, &str); 4] = [
     ("enthusiast", include_str!("../../prompts/enthusiast.md")),

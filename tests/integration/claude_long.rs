@@ -50,7 +50,8 @@ fn session_with(
     let mut cmd = Command::new(bin);
     cmd.args(["-p", prompt, "--output-format", "stream-json", "--verbose"]);
     if plugin {
-        cmd.arg("--plugin-dir").arg(env!("CARGO_MANIFEST_DIR"));
+        cmd.arg("--plugin-dir")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/plugin"));
     }
     let out = cmd
         .args(["--permission-mode", "acceptEdits", "--max-turns", "4"])

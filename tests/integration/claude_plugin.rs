@@ -21,8 +21,15 @@ const LAUNCHER_PROMPT: &str = "sh \"${CLAUDE_PLUGIN_ROOT}/bin/arev\" hook prompt
 const CALC_BAD: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n";
 const CALC_GOOD: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
 
-fn plugin_root() -> PathBuf {
+/// The repository root: the marketplace (`.claude-plugin/marketplace.json`).
+fn marketplace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The plugin's own folder: not the repository root, whose `agents/` (arev's role files)
+/// Claude Code would otherwise register as subagents.
+fn plugin_root() -> PathBuf {
+    marketplace_root().join("plugin")
 }
 
 /// `claude -p <prompt>` as a user session with the plugin loaded; `arev` (this build) first
@@ -33,7 +40,18 @@ fn session(
     fake: &FakeAnthropic,
     prompt: &str,
 ) -> (bool, Vec<Value>, String) {
-    session_with(bin, repo, fake, prompt, &[], &[])
+    session_with(
+        bin,
+        repo,
+        fake,
+        prompt,
+        &[],
+        &["--plugin-dir", &plugin_root_str()],
+    )
+}
+
+fn plugin_root_str() -> String {
+    plugin_root().display().to_string()
 }
 
 /// [`session`] with more environment for the session (and so for its hooks and reviews) and
@@ -59,8 +77,7 @@ fn session_with(
     std::fs::create_dir_all(&home).unwrap();
     let mut cmd = Command::new(bin);
     cmd.args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
-        .args(["--include-hook-events", "--plugin-dir"])
-        .arg(plugin_root())
+        .arg("--include-hook-events")
         .args([
             "--permission-mode",
             "acceptEdits",
@@ -143,6 +160,19 @@ fn plugin_validates_strict_with_the_real_cli() {
     let Some(bin) = claude_bin("plugin_validates_strict_with_the_real_cli") else {
         return;
     };
+    // The marketplace at the repository root lists the one plugin, in its own folder.
+    let o = Command::new(&bin)
+        .args(["plugin", "validate", "--strict", "--json"])
+        .arg(marketplace_root())
+        .env("HOME", tempfile::tempdir().unwrap().path())
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(o.status.success(), "{v}");
+    assert_eq!(v["manifest"]["type"], "marketplace", "{v}");
+    assert_eq!(v["manifest"]["errors"], json!([]), "{v}");
+    assert_eq!(v["manifest"]["warnings"], json!([]), "{v}");
     for target in [
         plugin_root(),
         plugin_root().join(".claude-plugin/plugin.json"),
@@ -198,7 +228,7 @@ fn plugin_validates_strict_with_the_real_cli() {
                 "arev:status"
             ]
         );
-        // arev's roles are its own prompts (roles/), not Claude Code subagents: the plugin
+        // arev's roles are its own prompts (agents/), not Claude Code subagents: the plugin
         // ships only what it uses.
         assert!(
             v["provides"]["agents"]
@@ -435,7 +465,7 @@ fn stop_hook_review_of_realistic_length_blocks_only_the_sessions_changes() {
                 repo.scratch.join("fake.log").display().to_string(),
             ),
         ],
-        &[],
+        &["--plugin-dir", &plugin_root_str()],
     );
     let took = started.elapsed();
     assert!(ok, "{dbg}");
@@ -551,7 +581,7 @@ fn a_real_task_notification_is_not_a_user_prompt() {
         &fake,
         "#arev wait for the background job",
         &[],
-        &["--allowedTools", "Bash"],
+        &["--plugin-dir", &plugin_root_str(), "--allowedTools", "Bash"],
     );
     assert!(ok, "{dbg}");
     let reqs = fake.requests();
@@ -708,5 +738,126 @@ fn installed_project_hooks_fire_in_the_real_cli() {
     assert!(
         fake.requests().iter().all(|r| r.turn.is_none()),
         "no review of an unchanged diff"
+    );
+}
+
+/// The plugin as a user installs it: `claude plugin marketplace add <repo>` and `claude plugin
+/// install arev@arev` with the real CLI (offline, from the directory), then a session with no
+/// `--plugin-dir`: the installed copy's hooks run through its launcher, the slash command runs
+/// arev, and the copy holds install.sh itself (the plugin folder shares it by symlink, which
+/// installation follows) and no subagent.
+#[test]
+fn installed_plugin_runs_its_hooks_and_slash_command() {
+    let Some(bin) = claude_bin("installed_plugin_runs_its_hooks_and_slash_command") else {
+        return;
+    };
+    let repo = repo_with_real_reviewers(&bin);
+    let home = repo.scratch.join("session-home");
+    std::fs::create_dir_all(&home).unwrap();
+    for args in [
+        vec![
+            "plugin",
+            "marketplace",
+            "add",
+            &*marketplace_root().to_string_lossy(),
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .collect::<Vec<_>>(),
+        ["plugin", "install", "arev@arev"]
+            .map(str::to_owned)
+            .to_vec(),
+    ] {
+        let o = Command::new(&bin)
+            .args(&args)
+            .current_dir(&repo.root)
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "claude {args:?}: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let installed = home.join(".claude/plugins/cache/arev/arev").join(
+        serde_json::from_str::<Value>(
+            &std::fs::read_to_string(plugin_root().join(".claude-plugin/plugin.json")).unwrap(),
+        )
+        .unwrap()["version"]
+            .as_str()
+            .unwrap(),
+    );
+    let install_sh = installed.join("install.sh");
+    let meta = std::fs::symlink_metadata(&install_sh).unwrap();
+    assert!(meta.is_file(), "install.sh is copied, not linked");
+    assert_eq!(
+        std::fs::read(&install_sh).unwrap(),
+        std::fs::read(marketplace_root().join("install.sh")).unwrap()
+    );
+    assert!(installed.join("bin/arev").is_file());
+    assert!(
+        !installed.join("agents").exists(),
+        "no subagent is installed"
+    );
+
+    let script = Script::new()
+        .session(vec![Step::Text(
+            "Review done; see the report above.".into(),
+        )])
+        .answer(
+            "Enthusiast",
+            1,
+            json!({"findings": [finding("F1", "src/lib.rs", 2, "high", "error-handling")]}),
+        )
+        .answer("Adversary", 1, empty_map())
+        .answer(
+            "Judge",
+            1,
+            json!({"rulings": [ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
+                   "summary": "1 confirmed", "convergence": false, "next_round_model": null}),
+        )
+        .answer("Enthusiast", 2, json!({"findings": []}))
+        .answer("Adversary", 2, empty_map());
+    let fake = FakeAnthropic::start(script);
+    // No --plugin-dir: the plugin comes from the user's installation.
+    let (ok, events, dbg) = session_with(
+        &bin,
+        &repo,
+        &fake,
+        "/arev:adversarial-review src/lib.rs",
+        &[],
+        &[],
+    );
+    assert!(ok, "{dbg}");
+    let launcher_hook = events.iter().any(|e| {
+        e["type"] == "system"
+            && e["subtype"] == "hook_response"
+            && e["hook_event"] == "UserPromptSubmit"
+            && e["exit_code"] == 0
+    });
+    assert!(
+        launcher_hook,
+        "the installed UserPromptSubmit hook ran: {dbg}"
+    );
+    let reqs = fake.requests();
+    assert!(
+        reqs.iter().any(|r| r.role() == Some("Judge")),
+        "the installed slash command ran a review: {dbg}"
+    );
+    let first = reqs
+        .iter()
+        .find(|r| r.turn.is_none())
+        .expect("session request");
+    let sent = first.body["messages"].to_string();
+    assert!(
+        sent.contains("(arev exit code 1)"),
+        "exit code line: {sent}"
     );
 }

@@ -1,4 +1,4 @@
-//! The plugin launcher `bin/arev` (SPEC §20.3), run as `sh bin/arev` with
+//! The plugin launcher `plugin/bin/arev` (SPEC §20.3), run as `sh bin/arev` with
 //! `CLAUDE_PLUGIN_DATA`: arev from PATH when its version is the plugin's, else the plugin's
 //! own copy, installed through install.sh from a fake release on loopback on first use;
 //! without a binary a hook fails open with one line and a command says how to install.
@@ -20,7 +20,7 @@ fn launch(
     let mut path: Vec<String> = path_dirs.iter().map(|d| d.display().to_string()).collect();
     path.push("/usr/local/bin:/usr/bin:/bin".into());
     Command::new("sh")
-        .arg(repo_root().join("bin/arev"))
+        .arg(repo_root().join("plugin/bin/arev"))
         .args(args)
         .env_clear()
         .env("PATH", path.join(":"))
@@ -39,7 +39,7 @@ fn stdout(o: &Output) -> String {
 #[test]
 fn the_plugin_version_is_the_crates() {
     let plugin: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo_root().join(".claude-plugin/plugin.json")).unwrap(),
+        &std::fs::read_to_string(repo_root().join("plugin/.claude-plugin/plugin.json")).unwrap(),
     )
     .unwrap();
     assert_eq!(

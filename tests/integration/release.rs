@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 /// The version of this checkout (what install.sh and the launcher install by default).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// The repository root (install.sh, bin/arev, action.yml).
+/// The repository root (install.sh, plugin/bin/arev, action.yml).
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
