@@ -523,10 +523,7 @@ impl AnswerRef {
         use sha2::Digest;
         Self {
             bytes: text.len(),
-            sha256: sha2::Sha256::digest(text.as_bytes())
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect(),
+            sha256: hex::encode(sha2::Sha256::digest(text.as_bytes())),
         }
     }
 }

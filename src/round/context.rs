@@ -242,10 +242,7 @@ impl<'a> Ctx<'a> {
             sums.push_str(&format!("{sha}  {f}\n"));
         }
         write_record(&path, listing.as_bytes())?;
-        let sha: String = Sha256::digest(sums.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let sha = hex::encode(Sha256::digest(sums.as_bytes()));
         let guide = format!(
             "This round reviews only RELEVANT_FILES: the {} file(s) listed at {} (files with \
              confirmed findings so far), a subset of the target. Read that list first, then \

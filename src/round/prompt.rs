@@ -95,7 +95,7 @@ impl Assets {
         }
         h.update(format!("checklist\0{}\0", self.checklist.len()));
         h.update(self.checklist.as_bytes());
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        hex::encode(h.finalize())
     }
 }
 

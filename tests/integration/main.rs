@@ -46,6 +46,8 @@ mod records;
 mod layers;
 // No file of src/ over 700 production lines (functions: clippy's too_many_lines).
 mod sizes;
+// Every section citation names a numbered heading of a page the repository holds.
+mod citations;
 // Signals (exit 130/143/129, status interrupted) and leftover processes: none survives.
 mod interrupt;
 // `run --background [--wait]`, `status`, `result`, `cancel`: detached runs at real speed.

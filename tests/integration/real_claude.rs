@@ -60,10 +60,7 @@ pub fn claude_bin(test: &str) -> Option<PathBuf> {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(bytes))
 }
 
 /// A temp project with `src/lib.rs`; returns (dir, canonical path of lib.rs, its sha256).

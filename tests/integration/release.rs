@@ -100,7 +100,7 @@ impl FakeRelease {
             .status()
             .unwrap();
         assert!(ok.success());
-        let mut sum = hex(&Sha256::digest(std::fs::read(dir.join(&archive)).unwrap()));
+        let mut sum = hex::encode(Sha256::digest(std::fs::read(dir.join(&archive)).unwrap()));
         if bad_sum {
             let first = if sum.starts_with('0') { "1" } else { "0" };
             sum.replace_range(..1, first);
@@ -119,10 +119,6 @@ impl FakeRelease {
     pub fn requests(&self) -> Vec<String> {
         self.requests.lock().unwrap().clone()
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `sh install.sh ARGS` with AREV_RELEASE_URL set, HOME at `home`, a minimal PATH.
