@@ -194,7 +194,8 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The text files of the repository a citation may sit in (what git does not ignore).
+/// The files of the repository a citation may sit in: every file git does not ignore, hidden
+/// ones (`.github/`, `.claude-plugin/`) and scripts without an extension (`bin/arev`) too.
 fn files() -> Vec<PathBuf> {
     let mut out = vec![];
     let walk = ignore::WalkBuilder::new(root())
@@ -203,11 +204,7 @@ fn files() -> Vec<PathBuf> {
         .build();
     for e in walk {
         let p = e.unwrap().into_path();
-        let text_kind = p
-            .extension()
-            .and_then(|x| x.to_str())
-            .is_some_and(|x| ["rs", "md", "toml", "yml", "yaml", "sh", "json"].contains(&x));
-        if p.is_file() && text_kind {
+        if p.is_file() {
             out.push(p);
         }
     }
@@ -243,6 +240,7 @@ fn every_section_citation_names_a_section_the_repository_has() {
     let mut bad = vec![];
     let mut seen = 0;
     for f in &files {
+        // Text only: a file that is not UTF-8 (an image, an archive) cites nothing.
         let Ok(text) = std::fs::read_to_string(f) else {
             continue;
         };
