@@ -53,7 +53,7 @@ pub(super) struct Ctx<'a> {
     rules_files: Vec<String>,
     /// The spec document's headings (spec targets only): sections must exist.
     outline: Option<Outline>,
-    /// The review's spend against its budgets while agents run (SPEC §19.3).
+    /// The review's spend against its budgets while agents run (docs/contracts.md §19.3).
     pub meter: super::meter::Meter,
 }
 

@@ -74,7 +74,7 @@ mod install;
 mod setup;
 // The terminal report: descriptions, resolutions, fixes, cost; colour on a TTY only.
 mod terminal;
-// A fake release on loopback (SPEC §20.1) and install.sh against it.
+// A fake release on loopback (docs/contracts.md §20.1) and install.sh against it.
 mod release;
 // The plugin launcher bin/arev: PATH, CLAUDE_PLUGIN_DATA, install on first use, fail open.
 mod launcher;

@@ -1,4 +1,4 @@
-//! Distribution (SPEC §20): a fake release on loopback in the §20.1 layout
+//! Distribution (docs/contracts.md §20): a fake release on loopback in the §20.1 layout
 //! (`{base}/v{version}/arev-{target}.tar.gz` + `SHA256SUMS`), and `install.sh` against it —
 //! the install, and the refusal of a bad checksum (nothing installed, non-zero exit).
 
