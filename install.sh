@@ -1,5 +1,5 @@
 #!/bin/sh
-# install.sh [--to DIR] [--version V]: install arev from its release archives (SPEC §20.2).
+# install.sh [--to DIR] [--version V]: install arev from its release archives (docs/contracts.md §20.2).
 #
 # Picks this machine's target, downloads {base}/v{V}/arev-{target}.tar.gz and
 # {base}/v{V}/SHA256SUMS, checks the archive's sha256 against SHA256SUMS (a mismatch installs

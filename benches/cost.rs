@@ -1,4 +1,4 @@
-//! Cost benchmark (SPEC §19.1, issue #35): what one review costs in model tokens, driven the
+//! Cost benchmark (docs/contracts.md §19.1, issue #35): what one review costs in model tokens, driven the
 //! way a user drives it. The REAL Claude Code CLI (`AREV_TEST_CLAUDE_BIN`) reviews a 207-line
 //! file with the default panel through the real `arev` binary, against the loopback fake
 //! Anthropic API of the integration tests (`tests/integration/fake_anthropic.rs`, included
@@ -11,7 +11,7 @@
 //! Printed per agent and for the review: API requests, input tokens sent, billed-equivalent
 //! tokens (billed input + output), cost at Opus list price ($5 / $25 per MTok input /
 //! output), and the ratio to the minimum: per agent, arev's prompt and role text (the role
-//! body, and the Enthusiast's escape checklist), the target's content once, and the answer. Goal (SPEC §19.1): ≤ 1.3× for the review, ≤ 2
+//! body, and the Enthusiast's escape checklist), the target's content once, and the answer. Goal (docs/contracts.md §19.1): ≤ 1.3× for the review, ≤ 2
 //! requests per read-only agent. A marker planted in the scratch HOME's `~/.claude/CLAUDE.md`
 //! must never reach the API (personal context).
 //!

@@ -19,7 +19,7 @@ pub enum ExpectedError {
     Context(String),
     #[error("{0}")]
     Usage(String),
-    /// An agent CLI the review needs is missing (SPEC §20.4): found before any run dir. One
+    /// An agent CLI the review needs is missing (docs/contracts.md §20.4): found before any run dir. One
     /// line per problem (`preflight::PreflightError`, converted there: `preflight` sits above
     /// this module).
     #[error("{0}")]

@@ -37,5 +37,6 @@ pub mod target;
 #[cfg(test)]
 mod test_support;
 pub mod watch;
+pub mod xdg;
 
 pub use app::main_impl;

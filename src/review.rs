@@ -173,10 +173,7 @@ pub fn empty_target(plan: &RunPlan) -> PinnedTarget {
         in_repo: plan.git_common_dir.is_some(),
         file_path: None,
         artefact: Some(crate::target::Artefact::in_memory("diff.patch", vec![])),
-        sha256: Sha256::digest(b"")
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect(),
+        sha256: hex::encode(Sha256::digest(b"")),
         files: vec![],
         skipped: vec![],
         hunks: Default::default(),

@@ -62,7 +62,7 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
     // end in `interrupted`, never leave the run `running`. Only when agents will run: a
     // cache hit or an incremental review with nothing changed dispatches none.
     let dispatches = !empty && prepared.hit().is_none() && prepared.nothing_changed().is_none();
-    // The agent CLIs are there (SPEC §20.4): a missing one is exit 2, before any run dir.
+    // The agent CLIs are there (docs/contracts.md §20.4): a missing one is exit 2, before any run dir.
     if dispatches {
         crate::preflight::check_plan(&plan)?;
     }

@@ -20,7 +20,7 @@ pub struct Refused {
     pub why: &'static str,
 }
 
-/// Claude Code (`claude -p`, reference/agent-clis.md §1.1).
+/// Claude Code (`claude -p`, docs/architecture.md §16.1).
 pub const CLAUDE: &[Refused] = &[
     Refused {
         long: &[
@@ -81,7 +81,7 @@ pub const CLAUDE: &[Refused] = &[
     },
 ];
 
-/// Codex (`codex exec`, reference/agent-clis.md §4.1). `-c`/`--config` is checked by key:
+/// Codex (`codex exec`, docs/architecture.md §16.3). `-c`/`--config` is checked by key:
 /// only model and provider settings ([`CODEX_CONFIG_KEYS`]) may be set.
 pub const CODEX: &[Refused] = &[
     Refused {
@@ -117,7 +117,7 @@ pub const CODEX: &[Refused] = &[
     },
 ];
 
-/// Gemini CLI (reference/agent-clis.md §5.1).
+/// Gemini CLI (docs/architecture.md §16.4).
 pub const GEMINI: &[Refused] = &[
     Refused {
         long: &[

@@ -68,9 +68,7 @@ pub struct ConfigSources {
 impl ConfigSources {
     /// Discover the user and repo files for `root`, and read `AREV_*` from the environment.
     pub fn discover(root: &Path, explicit: Option<PathBuf>) -> Self {
-        let user_file = std::env::var_os("XDG_CONFIG_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        let user_file = crate::xdg::config_home()
             .map(|d| d.join("arev").join("config.toml"))
             .filter(|p| p.is_file());
         let repo_file = [
@@ -399,12 +397,8 @@ impl Config {
     /// sha256 of the canonical JSON of the resolved config.
     pub fn digest(&self) -> String {
         let json = serde_json::to_vec(self).unwrap_or_default();
-        hex(&Sha256::digest(&json))
+        hex::encode(Sha256::digest(&json))
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn parse_duration(key: &str, s: &str) -> Result<Duration, ConfigError> {

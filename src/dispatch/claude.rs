@@ -136,7 +136,7 @@ pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
 
 /// The environment a Claude Code reviewer runs with on top of the allowlisted one: no
 /// `CLAUDE.md` (the user's `~/.claude/CLAUDE.md`, nor the reviewed repository's) and no
-/// auto-memory reach the session (SPEC §19.1; verified with the real CLI in
+/// auto-memory reach the session (docs/contracts.md §19.1; verified with the real CLI in
 /// tests/integration/real_claude.rs).
 pub fn claude_env() -> Vec<(String, String)> {
     [

@@ -1,4 +1,4 @@
-//! Why a dispatch failed, read from its event stream (SPEC §19.2): a transient fault
+//! Why a dispatch failed, read from its event stream (docs/contracts.md §19.2): a transient fault
 //! (overloaded, rate limited, a server error, a dropped connection) is retried with backoff,
 //! a permanent one (authentication, permission, billing, an invalid request, an unknown
 //! model, a refusal) aborts at once naming its cause and fix, and an answer cut at the

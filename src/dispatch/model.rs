@@ -58,7 +58,7 @@ pub struct DispatchRequest {
     pub grace: Duration,
     /// Byte cap for stdout and for stderr (each); the rest is discarded and flagged.
     pub output_cap: u64,
-    /// This dispatch's share of what is left of `--budget-usd` (SPEC §19.3): Claude's
+    /// This dispatch's share of what is left of `--budget-usd` (docs/contracts.md §19.3): Claude's
     /// `--max-budget-usd`, so the CLI itself stops spending past it. None without a budget
     /// (and for backends without such a cap).
     pub max_budget_usd: Option<f64>,

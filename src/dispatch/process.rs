@@ -155,7 +155,7 @@ pub fn resolve_binary(name_or_path: &str) -> Result<PathBuf, DispatchError> {
 /// How often the spooled stream is looked at (the running spend, a retried permanent error).
 const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// Told an agent's running spend while its events stream (SPEC §19.3, §19.4): the usage
+/// Told an agent's running spend while its events stream (docs/contracts.md §19.3, §19.4): the usage
 /// so far and its cost at the model's list price. Called from the dispatch's watcher task
 /// whenever the spend grew.
 pub trait SpendMeter: Send + Sync {
@@ -312,9 +312,9 @@ async fn run_agent(
         timeout: req.timeout,
         grace: req.grace,
     };
-    // The stream is watched as it arrives: its running spend goes to the meter (SPEC
+    // The stream is watched as it arrives: its running spend goes to the meter (docs/contracts.md
     // §19.3), and as the CLIs retry even a 401 (Claude Code for minutes), the first retry
-    // of a permanent error stops a Claude Code or Codex agent (SPEC §19.2).
+    // of a permanent error stops a Claude Code or Codex agent (docs/contracts.md §19.2).
     let stop = cancel.child_token();
     let watch = Watch {
         format: agent.format,
@@ -369,7 +369,7 @@ async fn run_agent(
     Ok(outcome)
 }
 
-/// What the events of a dispatch without a result show it spent (SPEC §19.1): their
+/// What the events of a dispatch without a result show it spent (docs/contracts.md §19.1): their
 /// per-message usage at the model's list price; None when they show nothing.
 fn streamed_spend(
     format: EventFormat,
@@ -383,7 +383,7 @@ fn streamed_spend(
     })
 }
 
-/// The fault the events name (SPEC §19.2). An answer the CLI continued after the output
+/// The fault the events name (docs/contracts.md §19.2). An answer the CLI continued after the output
 /// token limit is joined from the events into `result` (which held only the continuation).
 fn fault_of(
     format: EventFormat,
@@ -538,10 +538,7 @@ impl AnswerRef {
         use sha2::Digest;
         Self {
             bytes: text.len(),
-            sha256: sha2::Sha256::digest(text.as_bytes())
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect(),
+            sha256: hex::encode(sha2::Sha256::digest(text.as_bytes())),
         }
     }
 }

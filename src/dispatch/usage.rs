@@ -1,4 +1,4 @@
-//! What an agent has spent, summed from the per-message usage in its event stream (SPEC
+//! What an agent has spent, summed from the per-message usage in its event stream (docs/contracts.md
 //! §19.1, §19.3): the running spend of an agent while its events arrive, and the recorded
 //! spend of a dispatch that printed no result (failed, timed out, cancelled), priced at
 //! the model's list price.

@@ -199,7 +199,7 @@ pub fn digest(case: &EvalCase, commit: &str) -> String {
     h.update(serde_json::to_vec(case).unwrap_or_default());
     h.update(b"\n");
     h.update(commit.as_bytes());
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(h.finalize())
 }
 
 #[cfg(test)]

@@ -80,11 +80,7 @@ pub fn result_path(out: &Path, id: &str) -> PathBuf {
 /// The case's runs base: an opaque name, so that nothing about the case (its id, the fix)
 /// reaches the agents through the run dir's path.
 pub fn runs_base(out: &Path, id: &str) -> PathBuf {
-    let h: String = Sha256::digest(id.as_bytes())
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let h = hex::encode(&Sha256::digest(id.as_bytes())[..8]);
     out.join("runs").join(h)
 }
 

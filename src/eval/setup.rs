@@ -122,14 +122,9 @@ pub fn prepare_run(
     }
     let (resolved, config_digest) = load(&ConfigSources::discover(&root, config.clone()))?;
     // Where `arev run` keeps its verdicts (a bad `[cache] dir` is reported by the reviews).
-    let cache_dir = crate::resolve::cache_dir(
-        &resolved.cache.dir,
-        &root,
-        std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from),
-        std::env::var_os("HOME").map(PathBuf::from),
-    )
-    .ok()
-    .flatten();
+    let cache_dir = crate::resolve::cache_dir(&resolved.cache.dir, &root, crate::xdg::cache_home())
+        .ok()
+        .flatten();
     let cases_dir = absolute(cwd, &a.cases);
     let cases = load_cases(&cases_dir)?
         .into_iter()

@@ -164,10 +164,7 @@ pub(crate) fn fingerprint_with(
     h.update(text.as_bytes());
     h.update(b"\0");
     h.update(occurrence.to_string().as_bytes());
-    h.finalize()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(&h.finalize()[..16])
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Preflight (SPEC §20.4): whether the agent CLIs a review dispatches are there — checked by
+//! Preflight (docs/contracts.md §20.4): whether the agent CLIs a review dispatches are there — checked by
 //! `arev run` before it creates a run dir — and, for `arev doctor`, whether git and each
 //! CLI run, at the version arev is tested with, with credentials, under a config that loads.
 mod agents;

@@ -2,6 +2,7 @@
 //! Messages never hold the token (request errors are scrubbed before they are built).
 
 use std::path::PathBuf;
+use ureq::http::Method;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PublishError {
@@ -17,7 +18,7 @@ pub enum PublishError {
     /// The forge answered with an error status (after the retries the status allows).
     #[error("{method} {path}: HTTP {status}: {message}")]
     Http {
-        method: &'static str,
+        method: Method,
         path: String,
         status: u16,
         message: String,
@@ -25,14 +26,14 @@ pub enum PublishError {
     /// No answer (connection, timeout, TLS), after the retries.
     #[error("{method} {path}: {message}")]
     Transport {
-        method: &'static str,
+        method: Method,
         path: String,
         message: String,
     },
     /// Rate limited for longer than arev waits.
     #[error("{method} {path}: rate limited (HTTP {status}) for {wait_s} s, longer than the {max_s} s arev waits; retry later with `arev publish`")]
     RateLimited {
-        method: &'static str,
+        method: Method,
         path: String,
         status: u16,
         wait_s: u64,
@@ -41,7 +42,7 @@ pub enum PublishError {
     /// The whole publish ran past its time bound (`AREV_PUBLISH_TIMEOUT`).
     #[error("{method} {path}: the publish ran out of its {total_s} s (AREV_PUBLISH_TIMEOUT); retry later with `arev publish`")]
     OutOfTime {
-        method: &'static str,
+        method: Method,
         path: String,
         total_s: u64,
     },
@@ -51,14 +52,14 @@ pub enum PublishError {
     /// An answer arev cannot use (not JSON, or without a field it needs).
     #[error("{method} {path}: unexpected answer: {message}")]
     BadAnswer {
-        method: &'static str,
+        method: Method,
         path: String,
         message: String,
     },
     /// An answer over the size arev reads for it.
     #[error("{method} {path}: the answer is larger than {limit_mib} MiB, the most arev reads from a forge for it")]
     TooLarge {
-        method: &'static str,
+        method: Method,
         path: String,
         limit_mib: u64,
     },

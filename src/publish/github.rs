@@ -31,7 +31,7 @@ pub fn client(api_url: &str, token: String, policy: RetryPolicy, dry_run: bool) 
 
 fn field<'a>(v: &'a Value, key: &str, path: &str) -> Result<&'a Value, PublishError> {
     v.get(key).ok_or_else(|| PublishError::BadAnswer {
-        method: "GET",
+        method: Method::GET,
         path: path.to_string(),
         message: format!(
             "no `{key}` in {}",
@@ -59,7 +59,7 @@ pub fn identity(api: &Api, graphql: &str) -> Result<String, PublishError> {
             .and_then(Value::as_str)
             .map(String::from)
             .ok_or_else(|| PublishError::BadAnswer {
-                method: "GET",
+                method: Method::GET,
                 path: "/user".into(),
                 message: "no `login`".into(),
             }),
@@ -74,7 +74,7 @@ pub fn identity(api: &Api, graphql: &str) -> Result<String, PublishError> {
                 (Some(l), Some("Bot")) if !l.ends_with("[bot]") => Ok(format!("{l}[bot]")),
                 (Some(l), _) => Ok(l.to_string()),
                 _ => Err(PublishError::BadAnswer {
-                    method: "POST",
+                    method: Method::POST,
                     path: "/graphql".into(),
                     message: "no `data.viewer.login`".into(),
                 }),
@@ -111,7 +111,7 @@ pub fn publish(api: &Api, payload: &Payload, me: &str) -> Result<Published, Publ
     // 3. Earlier comments whose finding is gone: say so ("Fixed" or not raised again).
     for f in &plan.fixed {
         api.write(
-            Method::Patch,
+            Method::PATCH,
             &format!("/repos/{repo}/pulls/comments/{}", f.existing.id),
             &json!({ "body": f.body }),
         )?;
@@ -132,7 +132,7 @@ fn head_sha(api: &Api, payload: &Payload) -> Result<String, PublishError> {
                 Some(h) => h.to_string(),
                 None => {
                     return Err(PublishError::BadAnswer {
-                        method: "GET",
+                        method: Method::GET,
                         path,
                         message: "no head.sha".into(),
                     })
@@ -275,7 +275,7 @@ fn sticky_summary(
         Some(c) => {
             let id = field(&c, "id", &issue_path)?.as_u64().unwrap_or(0);
             api.write(
-                Method::Patch,
+                Method::PATCH,
                 &format!("/repos/{repo}/issues/comments/{id}"),
                 &json!({ "body": body }),
             )?;
@@ -283,7 +283,7 @@ fn sticky_summary(
         }
         None => {
             api.write(
-                Method::Post,
+                Method::POST,
                 &format!("/repos/{repo}/issues/{n}/comments"),
                 &json!({ "body": body }),
             )?;
@@ -314,7 +314,7 @@ fn post_review(
         .collect();
     let short = short_sha(head);
     api.write(
-        Method::Post,
+        Method::POST,
         &format!("/repos/{repo}/pulls/{n}/reviews"),
         &json!({
             "commit_id": head,

@@ -46,7 +46,7 @@ fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
 
 fn bad(path: &str, message: String) -> PublishError {
     PublishError::BadAnswer {
-        method: "GET",
+        method: Method::GET,
         path: path.to_string(),
         message,
     }
@@ -89,7 +89,7 @@ pub fn publish(api: &Api, payload: &Payload, me: u64) -> Result<Published, Publi
     for f in &plan.fixed {
         let thread = f.existing.thread.as_deref().unwrap_or_default();
         api.write(
-            Method::Put,
+            Method::PUT,
             &format!("{mr}/discussions/{thread}/notes/{}", f.existing.id),
             &json!({ "body": f.body }),
         )?;
@@ -226,7 +226,7 @@ fn sticky_summary(api: &Api, mr: &str, body: &str, me: u64) -> Result<&'static s
         Some(n) => {
             let id = n.get("id").and_then(Value::as_u64).unwrap_or(0);
             api.write(
-                Method::Put,
+                Method::PUT,
                 &format!("{mr}/notes/{id}"),
                 &json!({ "body": body }),
             )?;
@@ -234,7 +234,7 @@ fn sticky_summary(api: &Api, mr: &str, body: &str, me: u64) -> Result<&'static s
         }
         None => {
             api.write(
-                Method::Post,
+                Method::POST,
                 &format!("{mr}/notes"),
                 &json!({ "body": body }),
             )?;
@@ -267,7 +267,7 @@ fn post_discussions(
             position["old_line"] = json!(old_line);
         }
         api.write(
-            Method::Post,
+            Method::POST,
             &format!("{mr}/discussions"),
             &json!({ "body": c.body, "position": position }),
         )?;

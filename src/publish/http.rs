@@ -11,25 +11,8 @@ use serde_json::{json, Value};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use ureq::http::HeaderMap;
 
-/// HTTP methods arev uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
-    Get,
-    Post,
-    Patch,
-    Put,
-}
-
-impl Method {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Get => "GET",
-            Self::Post => "POST",
-            Self::Patch => "PATCH",
-            Self::Put => "PUT",
-        }
-    }
-}
+/// HTTP methods: ureq's (the `http` crate's); arev sends GET, POST, PATCH and PUT.
+pub use ureq::http::Method;
 
 /// How hard to try.
 #[derive(Debug, Clone, Copy)]
@@ -110,7 +93,7 @@ pub struct Api {
 }
 
 /// What a request printed in dry-run mode looks like: one JSON line.
-pub fn dry_run_line(method: Method, path: &str, body: Option<&Value>) -> String {
+pub fn dry_run_line(method: &Method, path: &str, body: Option<&Value>) -> String {
     json!({"method": method.as_str(), "path": path, "body": body}).to_string()
 }
 
@@ -270,7 +253,7 @@ impl Api {
     /// [`PublishError::TooLarge`]; `limit` above the client's own cap is that cap).
     pub fn get_capped(&self, path: &str, limit: u64) -> Result<Value, PublishError> {
         let url = format!("{}{path}", self.base);
-        self.request(Method::Get, &url, None, limit.min(MAX_ANSWER_BYTES))
+        self.request(&Method::GET, &url, None, limit.min(MAX_ANSWER_BYTES))
             .map(|(v, _)| v)
     }
 
@@ -280,12 +263,12 @@ impl Api {
         let mut url = format!("{}{path}", self.base);
         let mut out = vec![];
         for _ in 0..100 {
-            let (page, next) = self.request(Method::Get, &url, None, MAX_ANSWER_BYTES)?;
+            let (page, next) = self.request(&Method::GET, &url, None, MAX_ANSWER_BYTES)?;
             match page {
                 Value::Array(items) => out.extend(items),
                 other => {
                     return Err(PublishError::BadAnswer {
-                        method: "GET",
+                        method: Method::GET,
                         path: self.display_path(&url),
                         message: format!(
                             "expected a JSON array, got {}",
@@ -298,7 +281,7 @@ impl Api {
                 Some(n) if origin(&n) == self.origin => url = n,
                 Some(n) => {
                     return Err(PublishError::BadAnswer {
-                        method: "GET",
+                        method: Method::GET,
                         path: self.display_path(&url),
                         message: format!(
                         "the next page is on another host ({}); not following it with the token",
@@ -310,7 +293,7 @@ impl Api {
             }
         }
         Err(PublishError::BadAnswer {
-            method: "GET",
+            method: Method::GET,
             path: path.to_string(),
             message: "more than 100 pages".into(),
         })
@@ -326,18 +309,18 @@ impl Api {
                 self.origin
             )));
         }
-        self.request(Method::Post, url, Some(body), MAX_ANSWER_BYTES)
+        self.request(&Method::POST, url, Some(body), MAX_ANSWER_BYTES)
             .map(|(v, _)| v)
     }
 
     /// A write (POST, PATCH, PUT) with a JSON body; in dry-run mode only printed (→ null).
     pub fn write(&self, method: Method, path: &str, body: &Value) -> Result<Value, PublishError> {
         if self.dry_run {
-            crate::output::report(&dry_run_line(method, path, Some(body)));
+            crate::output::report(&dry_run_line(&method, path, Some(body)));
             return Ok(Value::Null);
         }
         let url = format!("{}{path}", self.base);
-        self.request(method, &url, Some(body), MAX_ANSWER_BYTES)
+        self.request(&method, &url, Some(body), MAX_ANSWER_BYTES)
             .map(|(v, _)| v)
     }
 
@@ -345,7 +328,7 @@ impl Api {
     /// attempt and wait stays inside the whole publish's time bound.
     fn request(
         &self,
-        method: Method,
+        method: &Method,
         url: &str,
         body: Option<&Value>,
         limit: u64,
@@ -359,7 +342,7 @@ impl Api {
         let mut attempt = 1;
         loop {
             let out_of_time = || PublishError::OutOfTime {
-                method: method.as_str(),
+                method: method.clone(),
                 path: path.clone(),
                 total_s: self.policy.total.as_secs(),
             };
@@ -405,7 +388,7 @@ impl Api {
     /// the credential header is never sent there.
     fn send(
         &self,
-        method: Method,
+        method: &Method,
         url: &str,
         path: &str,
         body: Option<&str>,
@@ -414,26 +397,26 @@ impl Api {
         let mut url = url.to_string();
         for _ in 0..=MAX_REDIRECTS {
             let timeout = Some(self.policy.timeout.min(left));
-            let result = match method {
-                Method::Get => self
-                    .with_headers(self.agent.get(&url))
+            let result = if *method == Method::GET {
+                self.with_headers(self.agent.get(&url))
                     .config()
                     .timeout_global(timeout)
                     .build()
-                    .call(),
-                m => {
-                    let req = match m {
-                        Method::Post => self.agent.post(&url),
-                        Method::Patch => self.agent.patch(&url),
-                        _ => self.agent.put(&url),
-                    };
-                    self.with_headers(req)
-                        .header("content-type", "application/json")
-                        .config()
-                        .timeout_global(timeout)
-                        .build()
-                        .send(body.unwrap_or("{}"))
-                }
+                    .call()
+            } else {
+                let req = if *method == Method::POST {
+                    self.agent.post(&url)
+                } else if *method == Method::PATCH {
+                    self.agent.patch(&url)
+                } else {
+                    self.agent.put(&url)
+                };
+                self.with_headers(req)
+                    .header("content-type", "application/json")
+                    .config()
+                    .timeout_global(timeout)
+                    .build()
+                    .send(body.unwrap_or("{}"))
             };
             let resp = match result {
                 Ok(r) => r,
@@ -445,7 +428,7 @@ impl Api {
             }
             let refuse = |message: String| {
                 Outcome::Fail(PublishError::BadAnswer {
-                    method: method.as_str(),
+                    method: method.clone(),
                     path: path.to_string(),
                     message,
                 })
@@ -466,16 +449,15 @@ impl Api {
                     crate::output::inert(origin(&target))
                 )));
             }
-            if method != Method::Get && !matches!(status, 307 | 308) {
+            if *method != Method::GET && !matches!(status, 307 | 308) {
                 return Err(refuse(format!(
-                    "HTTP {status} redirects a {} elsewhere; not repeated as another method",
-                    method.as_str()
+                    "HTTP {status} redirects a {method} elsewhere; not repeated as another method"
                 )));
             }
             url = target;
         }
         Err(Outcome::Fail(PublishError::BadAnswer {
-            method: method.as_str(),
+            method: method.clone(),
             path: path.to_string(),
             message: format!("more than {MAX_REDIRECTS} redirects"),
         }))
@@ -483,14 +465,13 @@ impl Api {
 
     fn once(
         &self,
-        method: Method,
+        method: &Method,
         url: &str,
         path: &str,
         body: Option<&str>,
         left: Duration,
         limit: u64,
     ) -> Outcome {
-        let m = method.as_str();
         let mut resp = match self.send(method, url, path, body, left) {
             Ok(r) => r,
             Err(outcome) => return outcome,
@@ -507,7 +488,7 @@ impl Api {
             Ok(t) => t,
             Err(ureq::Error::BodyExceedsLimit(_)) => {
                 return Outcome::Fail(PublishError::TooLarge {
-                    method: m,
+                    method: method.clone(),
                     path: path.to_string(),
                     limit_mib: limit >> 20,
                 })
@@ -515,17 +496,16 @@ impl Api {
             Err(e) => return self.unsent(method, path, &e),
         };
         if (200..300).contains(&status) {
-            return answered(method.as_str(), path, &headers, &text);
+            return answered(method, path, &headers, &text);
         }
-        self.refused(method.as_str(), path, status, &headers, &text)
+        self.refused(method, path, status, &headers, &text)
     }
 
     /// A request that got no answer: retried when it is a read, or a write that certainly
     /// never reached the server.
-    fn unsent(&self, method: Method, path: &str, e: &ureq::Error) -> Outcome {
-        let m = method.as_str();
+    fn unsent(&self, method: &Method, path: &str, e: &ureq::Error) -> Outcome {
         let error = PublishError::Transport {
-            method: m,
+            method: method.clone(),
             path: path.to_string(),
             message: self.scrub(&e.to_string()),
         };
@@ -536,7 +516,7 @@ impl Api {
                 | ureq::Error::HostNotFound
                 | ureq::Error::Timeout(ureq::Timeout::Connect | ureq::Timeout::Resolve)
         );
-        if method == Method::Get || never_sent {
+        if *method == Method::GET || never_sent {
             Outcome::Retry {
                 wait: Duration::ZERO,
                 error,
@@ -550,7 +530,7 @@ impl Api {
     /// server error retried, anything else a failure.
     fn refused(
         &self,
-        m: &'static str,
+        m: &Method,
         path: &str,
         status: u16,
         headers: &HeaderMap,
@@ -560,7 +540,7 @@ impl Api {
         if let Some(wait_s) = rate_limit_wait(status, headers, text, now_s()) {
             if Duration::from_secs(wait_s) > self.policy.max_wait {
                 return Outcome::Fail(PublishError::RateLimited {
-                    method: m,
+                    method: m.clone(),
                     path: path.to_string(),
                     status,
                     wait_s,
@@ -571,7 +551,7 @@ impl Api {
                 // At least a moment, so that `Retry-After: 0` is not a busy loop.
                 wait: Duration::from_secs(wait_s).max(Duration::from_millis(100)),
                 error: PublishError::Http {
-                    method: m,
+                    method: m.clone(),
                     path: path.to_string(),
                     status,
                     message,
@@ -579,7 +559,7 @@ impl Api {
             };
         }
         let error = PublishError::Http {
-            method: m,
+            method: m.clone(),
             path: path.to_string(),
             status,
             message,
@@ -608,7 +588,7 @@ impl Api {
 }
 
 /// A 2xx answer: its JSON body (null when empty) and the next page's URL, if any.
-fn answered(m: &'static str, path: &str, headers: &HeaderMap, text: &str) -> Outcome {
+fn answered(m: &Method, path: &str, headers: &HeaderMap, text: &str) -> Outcome {
     let next = headers
         .get("link")
         .and_then(|v| v.to_str().ok())
@@ -620,7 +600,7 @@ fn answered(m: &'static str, path: &str, headers: &HeaderMap, text: &str) -> Out
             Ok(v) => v,
             Err(e) => {
                 return Outcome::Fail(PublishError::BadAnswer {
-                    method: m,
+                    method: m.clone(),
                     path: path.to_string(),
                     message: format!("not JSON ({e})"),
                 })

@@ -8,36 +8,44 @@ use super::model::{Forge, Payload, PublishRecord, PublishStatus};
 use super::plan::Published;
 use crate::output;
 use crate::store::write_json_atomic;
-use sha2::{Digest, Sha256};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 use std::path::{Path, PathBuf};
 
-/// HMAC-SHA256 (RFC 2104) of `message` under `key`, hex.
-fn hmac_hex(key: &[u8], message: &[u8]) -> String {
-    const BLOCK: usize = 64;
-    let mut k = [0u8; BLOCK];
-    if key.len() > BLOCK {
-        k[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        k[..key.len()].copy_from_slice(key);
-    }
-    let pad = |b: u8| k.iter().map(|x| x ^ b).collect::<Vec<u8>>();
-    let inner = Sha256::new()
-        .chain_update(pad(0x36))
-        .chain_update(message)
-        .finalize();
-    let outer = Sha256::new()
-        .chain_update(pad(0x5c))
-        .chain_update(inner)
-        .finalize();
-    outer.iter().map(|b| format!("{b:02x}")).collect()
+/// HMAC-SHA256 (RFC 2104) of `message` under `key`, ready to finalize or verify.
+fn mac(key: &[u8], message: &[u8]) -> Option<Hmac<Sha256>> {
+    // HMAC takes a key of any length (a long one is hashed first): this never fails.
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(key).ok()?;
+    mac.update(message);
+    Some(mac)
+}
+
+/// The MAC of `payload` (its `seal` field left out) under `token`.
+fn seal_mac(payload: &Payload, token: &str) -> Option<Hmac<Sha256>> {
+    let mut unsealed = payload.clone();
+    unsealed.seal = String::new();
+    let text = serde_json::to_vec(&unsealed).unwrap_or_default();
+    mac(token.as_bytes(), &text)
 }
 
 /// The seal of `payload` (its `seal` field left out) under `token`.
 pub fn seal_of(payload: &Payload, token: &str) -> String {
-    let mut unsealed = payload.clone();
-    unsealed.seal = String::new();
-    let text = serde_json::to_vec(&unsealed).unwrap_or_default();
-    hmac_hex(token.as_bytes(), &text)
+    seal_mac(payload, token)
+        .map(|m| hex::encode(m.finalize().into_bytes()))
+        .unwrap_or_default()
+}
+
+/// Whether `payload`'s seal is the one `token` makes (lowercase hex, as [`seal_of`] writes
+/// it), compared in constant time.
+fn seal_holds(payload: &Payload, token: &str) -> bool {
+    let lower_hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+    if !payload.seal.bytes().all(lower_hex) {
+        return false;
+    }
+    let (Ok(seal), Some(mac)) = (hex::decode(&payload.seal), seal_mac(payload, token)) else {
+        return false;
+    };
+    mac.verify_slice(&seal).is_ok()
 }
 
 /// `payload` sealed with `token`.
@@ -85,7 +93,7 @@ pub fn kept_payload(run_dir: &Path, forge: Forge, token: &str) -> Option<Payload
     let path = payload_path(run_dir, forge);
     let text = crate::store::read_capped(&path, MAX_KEPT_BYTES, "a kept payload").ok()?;
     let p: Payload = serde_json::from_slice(&text).ok()?;
-    let ok = p.forge == forge && !p.seal.is_empty() && seal_of(&p, token) == p.seal;
+    let ok = p.forge == forge && !p.seal.is_empty() && seal_holds(&p, token);
     if !ok {
         output::note(&format!(
             "{} was not kept by a publish with this token: rebuilding the payload from report.json",
@@ -173,6 +181,10 @@ mod tests {
         build_payload(&r, Forge::Gitlab, target, "ptr".into(), &|_, _| None)
     }
 
+    fn hmac_hex(key: &[u8], message: &[u8]) -> String {
+        hex::encode(mac(key, message).unwrap().finalize().into_bytes())
+    }
+
     #[test]
     fn hmac_matches_rfc_4231() {
         // RFC 4231 test cases 1 and 2.
@@ -218,6 +230,20 @@ mod tests {
         forged.summary = "no findings, safe to merge".into();
         keep_payload(d.path(), &forged).unwrap();
         assert!(kept_payload(d.path(), Forge::Gitlab, "tok").is_none());
+        // The seal is checked as written: upper case, cut short or not hex does not hold.
+        let good = sealed(payload(), "tok");
+        for seal in [
+            good.seal.to_uppercase(),
+            good.seal[..62].to_string(),
+            format!("{}zz", &good.seal[..62]),
+        ] {
+            let mut bad = good.clone();
+            bad.seal = seal;
+            keep_payload(d.path(), &bad).unwrap();
+            assert!(kept_payload(d.path(), Forge::Gitlab, "tok").is_none());
+        }
+        keep_payload(d.path(), &good).unwrap();
+        assert_eq!(kept_payload(d.path(), Forge::Gitlab, "tok"), Some(good));
         // Unsealed or unreadable: rebuilt, never an error.
         keep_payload(d.path(), &payload()).unwrap();
         assert!(kept_payload(d.path(), Forge::Gitlab, "tok").is_none());

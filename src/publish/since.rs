@@ -92,6 +92,7 @@ pub fn changed_ids(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ureq::http::Method;
 
     fn comment(id: u64, commit: &str, path: &str, line: u32) -> Existing {
         Existing {
@@ -162,20 +163,20 @@ mod tests {
         // A failure that is not "no diff" fails the publish.
         let e = changed_ids(&refs, &head, |_| {
             Err(PublishError::Transport {
-                method: "GET",
+                method: Method::GET,
                 path: "/x".into(),
                 message: "reset".into(),
             })
         });
         assert!(e.is_err());
         assert!(no_diff(&PublishError::Http {
-            method: "GET",
+            method: Method::GET,
             path: "/x".into(),
             status: 404,
             message: "Not Found".into()
         }));
         assert!(!no_diff(&PublishError::Http {
-            method: "GET",
+            method: Method::GET,
             path: "/x".into(),
             status: 502,
             message: "Bad Gateway".into()

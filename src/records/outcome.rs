@@ -152,13 +152,13 @@ pub struct AgentOutcome {
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
     pub duration_ms: u64,
-    /// Why it failed, when its events name a cause (SPEC §19.2): transient, permanent or a
+    /// Why it failed, when its events name a cause (docs/contracts.md §19.2): transient, permanent or a
     /// truncated answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
     /// What a dispatch that printed no result spent (failed, timed out, cancelled): summed
     /// from the per-message usage in its events and priced at the model's list price
-    /// (SPEC §19.1). Absent when a result event gives the spend, or nothing was spent.
+    /// (docs/contracts.md §19.1). Absent when a result event gives the spend, or nothing was spent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streamed: Option<StreamedSpend>,
     /// The size of the answer text once it was parsed and dropped ([`Self::forget_answer`]).

@@ -63,7 +63,7 @@ pub struct Report {
     /// `baseline_state: absent`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub absent: Vec<ReportFinding>,
-    /// Enthusiast passes lost to faults after their retries (SPEC §19.2): their rounds went
+    /// Enthusiast passes lost to faults after their retries (docs/contracts.md §19.2): their rounds went
     /// on with the passes that answered (`[review] require_all_passes = true` aborts
     /// instead). Each also has a line in `warnings`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -165,7 +165,7 @@ pub struct RoundFinding {
 }
 
 /// A unioned finding that repeats one the Judge dismissed in an earlier round of this run:
-/// kept from the Judge, it carries the earlier ruling (SPEC §7, debunked once).
+/// kept from the Judge, it carries the earlier ruling (docs/contracts.md §7, debunked once).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RepeatedDebunk {
     pub finding: RoundFinding,

@@ -216,7 +216,7 @@ pub fn unreviewed_why(path: &str, reason: crate::target::SkipReason) -> Option<&
 }
 
 /// One high finding per changed file a diff review skipped for a reason the change
-/// controls (SPEC §14.1): it gates like a defect, so a change cannot choose to go
+/// controls (docs/contracts.md §14.1): it gates like a defect, so a change cannot choose to go
 /// unreviewed. A change under `.arev/` counts only when the tree under review is not the
 /// trusted source of repository inputs (`--repo-config base|ignore`): with `worktree` it is
 /// the user's own configuration.

@@ -524,13 +524,7 @@ fn merged_run_id(reports: &[&Report]) -> String {
     let mut ids: Vec<&str> = reports.iter().map(|r| r.run_id.as_str()).collect();
     ids.sort_unstable();
     let digest = Sha256::digest(ids.join("\n").as_bytes());
-    format!(
-        "merged-{}",
-        digest[..6]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    )
+    format!("merged-{}", hex::encode(&digest[..6]))
 }
 
 /// What the merged report records of each shard.

@@ -51,12 +51,7 @@ pub fn resolve_memory(
     let cache_dir = if args.no_cache || args.iterate {
         None
     } else {
-        let dir = cache_dir(
-            &config.cache.dir,
-            root,
-            std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from),
-            std::env::var_os("HOME").map(PathBuf::from),
-        )?;
+        let dir = cache_dir(&config.cache.dir, root, crate::xdg::cache_home())?;
         match dir {
             Some(d) if inside(&d, root) => {
                 warnings.push(format!(
@@ -87,14 +82,13 @@ fn inside(dir: &Path, root: &Path) -> bool {
 
 /// The verdict cache directory: `[cache] dir` (absolute, outside the repository at `root`:
 /// the reviewed tree must not be able to hand arev verdicts; a usage error otherwise), else
-/// `$XDG_CACHE_HOME/arev` (an absolute value only, as the XDG spec says), else
-/// `$HOME/.cache/arev`, else none. (A default that lands inside the repository is dropped by
-/// the caller, with a warning.)
+/// `arev` under `cache_home` (the user's cache directory, [`crate::xdg::cache_home`]), else
+/// none. (A default that lands inside the repository is dropped by the caller, with a
+/// warning.)
 pub fn cache_dir(
     configured: &str,
     root: &Path,
-    xdg_cache_home: Option<PathBuf>,
-    home: Option<PathBuf>,
+    cache_home: Option<PathBuf>,
 ) -> Result<Option<PathBuf>, ExpectedError> {
     if !configured.is_empty() {
         let dir = Path::new(configured);
@@ -112,10 +106,7 @@ pub fn cache_dir(
         }
         return Ok(Some(dir));
     }
-    let xdg = xdg_cache_home.filter(|p| p.is_absolute());
-    Ok(xdg
-        .or_else(|| home.filter(|h| h.is_absolute()).map(|h| h.join(".cache")))
-        .map(|d| d.join("arev")))
+    Ok(cache_home.map(|d| d.join("arev")))
 }
 
 #[cfg(test)]
@@ -126,21 +117,24 @@ mod tests {
     fn the_cache_dir_follows_config_xdg_then_home() {
         let root = Path::new("/repo");
         let p = |s: &str| Some(PathBuf::from(s));
+        let home = |xdg: Option<&str>, home: &str| {
+            crate::xdg::cache_home_from(xdg.map(Into::into), Some(home.into()))
+        };
         assert_eq!(
-            cache_dir("", root, p("/xdg"), p("/home/u")).unwrap(),
+            cache_dir("", root, home(Some("/xdg"), "/home/u")).unwrap(),
             p("/xdg/arev")
         );
         assert_eq!(
-            cache_dir("", root, p("relative"), p("/home/u")).unwrap(),
+            cache_dir("", root, home(Some("relative"), "/home/u")).unwrap(),
             p("/home/u/.cache/arev")
         );
-        assert_eq!(cache_dir("", root, None, None).unwrap(), None);
+        assert_eq!(cache_dir("", root, None).unwrap(), None);
         assert_eq!(
-            cache_dir("/ci/cache", root, p("/xdg"), None).unwrap(),
+            cache_dir("/ci/cache", root, p("/xdg")).unwrap(),
             p("/ci/cache")
         );
         for bad in ["rel/dir", "/repo/.cache", "/other/../repo/x"] {
-            let e = cache_dir(bad, root, None, None).unwrap_err().to_string();
+            let e = cache_dir(bad, root, None).unwrap_err().to_string();
             assert!(e.starts_with("[cache] dir"), "{bad}: {e}");
         }
     }

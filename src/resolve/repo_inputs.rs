@@ -116,7 +116,7 @@ impl RepoInputs {
             h.update((text.len() as u64).to_le_bytes());
             h.update(text.as_bytes());
         }
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        hex::encode(h.finalize())
     }
 
     /// The worktree inputs under `root` that differ from these (added, removed, changed or

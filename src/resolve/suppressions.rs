@@ -213,10 +213,7 @@ pub fn parse_suppressions(
         .parse()
         .map_err(|e: toml::de::Error| format!("{shown}: {}", one_line(&e.to_string())))?;
     let mut set = SuppressionSet {
-        file_sha256: Sha256::digest(bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect(),
+        file_sha256: hex::encode(Sha256::digest(bytes)),
         ..SuppressionSet::default()
     };
     for key in table.keys() {

@@ -264,10 +264,7 @@ fn carried_coverage(target: &PinnedTarget, carried: &BTreeSet<String>) -> Vec<Co
 }
 
 fn sha256_hex(d: impl AsRef<[u8]>) -> String {
-    Sha256::digest(d)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(d))
 }
 
 /// The review context of `plan` as the verdict-cache key's `extra`: everything besides the

@@ -53,7 +53,7 @@ pub(super) struct Ctx<'a> {
     rules_files: Vec<String>,
     /// The spec document's headings (spec targets only): sections must exist.
     outline: Option<Outline>,
-    /// The review's spend against its budgets while agents run (SPEC §19.3).
+    /// The review's spend against its budgets while agents run (docs/contracts.md §19.3).
     pub meter: super::meter::Meter,
 }
 
@@ -242,10 +242,7 @@ impl<'a> Ctx<'a> {
             sums.push_str(&format!("{sha}  {f}\n"));
         }
         write_record(&path, listing.as_bytes())?;
-        let sha: String = Sha256::digest(sums.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let sha = hex::encode(Sha256::digest(sums.as_bytes()));
         let guide = format!(
             "This round reviews only RELEVANT_FILES: the {} file(s) listed at {} (files with \
              confirmed findings so far), a subset of the target. Read that list first, then \

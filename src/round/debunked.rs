@@ -1,4 +1,4 @@
-//! Debunked once (SPEC §7, docs/architecture.md §11.3): what the Judge dismissed in an
+//! Debunked once (docs/contracts.md §7, docs/architecture.md §11.3): what the Judge dismissed in an
 //! earlier round of the run, and the pure step that keeps a repeat of it from the Judge. A
 //! unioned finding that matches a dismissed one — by the union's sameness rule or by its
 //! fingerprint — is dropped before the Judge and recorded with the earlier ruling

@@ -198,7 +198,7 @@ async fn round_body(
 ) -> Option<ReviewEnd> {
     let (round, tier) = (rec.round, st.tier);
     let round_cancel = cancel.child_token();
-    // Agents in flight are stopped once their spend passes a budget (SPEC §19.3).
+    // Agents in flight are stopped once their spend passes a budget (docs/contracts.md §19.3).
     ctx.meter.arm(&round_cancel);
     let view = match round_view(ctx, st, rec) {
         Ok(v) => v,
@@ -222,7 +222,7 @@ async fn round_body(
     )
     .await;
     let mut folded = fold_passes(round, enth_runs, rec);
-    // Passes lost to faults after their retries degrade the round, or abort it (§19.2).
+    // Passes lost to faults after their retries degrade the round, or abort it (docs/contracts.md §19.2).
     let lost = std::mem::take(&mut folded.lost);
     if let Err(a) = degraded(ctx, lost, rec, result, progress) {
         folded.abort.get_or_insert(a);
@@ -430,7 +430,7 @@ async fn judge(
             .push("no findings: the Judge is skipped".into());
         return Ok((vec![], None));
     }
-    // Hard budgets (SPEC §19.3): the Judge gets all that is left, and is not started when
+    // Hard budgets (docs/contracts.md §19.3): the Judge gets all that is left, and is not started when
     // the finders spent it; its findings then stay unresolved.
     let (max_usd, exhausted) = st.budget_left(ctx.plan, spend(rec));
     if exhausted || ctx.meter.tripped() {

@@ -1,6 +1,6 @@
 //! 3A ∥ 3B: the Enthusiast passes and the Adversary dispatched concurrently, returned as
 //! soon as every pass has answered — the Adversary done, or still running so that the round
-//! can cancel it when its map would be thrown away (SPEC §7).
+//! can cancel it when its map would be thrown away (docs/contracts.md §7).
 
 use super::context::{Ctx, RoundView};
 use super::progress::Progress;
@@ -44,7 +44,7 @@ pub(super) async fn dispatch_finders<'a>(
     (progress, live): (Progress, &'a ProgressLog),
 ) -> (Vec<RoleRun<EnthusiastOutput>>, Adversary<'a>) {
     let (plan, tier) = (ctx.plan, st.tier);
-    // Hard budgets (SPEC §19.3): each of the dispatches starting now gets an equal share of
+    // Hard budgets (docs/contracts.md §19.3): each of the dispatches starting now gets an equal share of
     // what is left (Claude's `--max-budget-usd`).
     let max_usd = st
         .budget_left(plan, (0.0, 0))

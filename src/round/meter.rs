@@ -1,4 +1,4 @@
-//! The review's spend against its budgets while agents run (SPEC §19.3): what the finished
+//! The review's spend against its budgets while agents run (docs/contracts.md §19.3): what the finished
 //! dispatches recorded plus what each agent in flight has spent so far, as its events
 //! stream. Once the sum passes `--budget-usd` or `--budget-tokens`, the agents in flight are
 //! stopped (the round's token is cancelled) and the meter stays tripped: nothing more is

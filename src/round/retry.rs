@@ -1,4 +1,4 @@
-//! Re-dispatching after a transient API fault (SPEC §19.2): exponential backoff with
+//! Re-dispatching after a transient API fault (docs/contracts.md §19.2): exponential backoff with
 //! jitter, the API's retry-after honoured where the CLI shows it, all within a bounded
 //! window; each retry is recorded in the failed dispatch's directory (`retry.json`) and
 //! announced on stderr.

@@ -1,6 +1,6 @@
 //! One role's dispatch: the retries of a failed dispatch (transient API faults with
 //! backoff, a permanent one aborting at once, anything else once), the read gates, and the
-//! schema re-dispatch with the parse error (docs/architecture.md §10, SPEC §19.2). Returns a
+//! schema re-dispatch with the parse error (docs/architecture.md §10, docs/contracts.md §19.2). Returns a
 //! typed output or the reason there is none.
 
 use super::context::{Ctx, RoundView};
@@ -198,7 +198,7 @@ struct Failed<'a> {
     window: std::time::Duration,
 }
 
-/// After a failed dispatch (SPEC §19.2): `Ok(wait)` to re-dispatch after `wait`, else the
+/// After a failed dispatch (docs/contracts.md §19.2): `Ok(wait)` to re-dispatch after `wait`, else the
 /// role's output and whether the round's other agents must be stopped. A permanent fault
 /// aborts at once; a transient one is retried with backoff while the window lasts; a
 /// failure without a classified cause is retried once. Then an Enthusiast pass is lost and
@@ -434,7 +434,7 @@ async fn one_dispatch(
     // The Fixer's `round` is its iteration: only review rounds move the progress' round.
     let round = (role != Role::Fixer).then_some((who.round, who.tier));
     progress.dispatch_started(role, who.pass, label, round, retries);
-    // Its running spend, as its events stream, counts against the budgets (SPEC §19.3).
+    // Its running spend, as its events stream, counts against the budgets (docs/contracts.md §19.3).
     let meter = ctx.meter.agent((role, who.pass, label), progress);
     let dispatched = dispatch_metered(spec, &req, cancel, Some(meter)).await;
     let spent = match &dispatched {

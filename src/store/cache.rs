@@ -60,10 +60,7 @@ impl CacheKey {
     /// sha256 (hex) of the key's canonical JSON.
     pub fn digest(&self) -> String {
         let json = serde_json::to_vec(self).unwrap_or_default();
-        Sha256::digest(&json)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        hex::encode(Sha256::digest(&json))
     }
 }
 

@@ -17,8 +17,7 @@ impl RunId {
         let mut rnd = [0u8; 3];
         // A failing OS RNG is not fatal: create-or-fail still guarantees uniqueness.
         let _ = getrandom::fill(&mut rnd);
-        let hex: String = rnd.iter().map(|b| format!("{b:02x}")).collect();
-        Self(format!("{now}-{hex}-{}", slug(target)))
+        Self(format!("{now}-{}-{}", hex::encode(rnd), slug(target)))
     }
 
     pub fn as_str(&self) -> &str {

@@ -201,15 +201,7 @@ impl AttrRules {
             let user = config
                 .as_ref()
                 .and_then(|c| c.get_path("core.attributesfile").ok())
-                .or_else(|| {
-                    let xdg = std::env::var_os("XDG_CONFIG_HOME")
-                        .map(std::path::PathBuf::from)
-                        .or_else(|| {
-                            std::env::var_os("HOME")
-                                .map(|h| std::path::PathBuf::from(h).join(".config"))
-                        })?;
-                    Some(xdg.join("git").join("attributes"))
-                });
+                .or_else(|| Some(crate::xdg::config_home()?.join("git").join("attributes")));
             let mut files = vec![
                 repo.commondir().join("info").join("attributes"),
                 std::path::PathBuf::from("/etc/gitattributes"),

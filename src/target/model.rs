@@ -198,7 +198,7 @@ pub fn files_digest<'a>(files: impl IntoIterator<Item = &'a TargetFile>) -> Stri
     for f in files {
         h.update(format!("{}  {}\n", f.sha256, f.path));
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(h.finalize())
 }
 
 impl PinnedTarget {

@@ -324,18 +324,7 @@ pub(crate) fn count_lines(bytes: &[u8]) -> u32 {
 
 /// Lowercase hex sha256 of `bytes`.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-/// Lowercase hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
-    }
-    out
+    hex::encode(Sha256::digest(bytes))
 }
 
 /// TARGET_SHA of a manifest: sha256 of the lines `sha256sum` prints for the files, in order
@@ -366,7 +355,7 @@ pub(crate) fn manifest_digest<'a>(entries: impl IntoIterator<Item = (&'a str, &'
         line.push('\n');
         hasher.update(line.as_bytes());
     }
-    hex(&hasher.finalize())
+    hex::encode(hasher.finalize())
 }
 
 /// Whether `name` has the shape of a run id: `YYYYMMDD-HHMMSS-<6 hex>` then the end or
@@ -516,7 +505,6 @@ mod tests {
             sha256_hex(b""),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         );
-        assert_eq!(hex(&[0x00, 0xab, 0xff]), "00abff");
     }
 
     #[test]

@@ -56,7 +56,7 @@ impl KeyHasher {
 
     fn finish(self) -> WorktreeKey {
         WorktreeKey {
-            digest: format!("{:x}", self.hasher.finalize()),
+            digest: hex::encode(self.hasher.finalize()),
             newest_ns: self.newest_ns,
         }
     }
@@ -127,10 +127,7 @@ fn stat_at(root: &std::fs::File, rel: &[u8]) -> Option<StatKey> {
 /// their XDG defaults): rules a walk and a snapshot obey that live outside the repository.
 fn global_rule_files(repo: &Repository) -> Vec<std::path::PathBuf> {
     let config = repo.config().ok();
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let xdg = std::env::var_os("XDG_CONFIG_HOME")
-        .map(std::path::PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    let xdg = crate::xdg::config_home();
     let mut out = Vec::new();
     for (setting, default) in [
         ("core.excludesfile", "ignore"),
@@ -348,7 +345,7 @@ impl ShaCache {
         h.update(identity.as_bytes());
         h.update([0]);
         h.update(worktree.as_bytes());
-        format!("{:x}", h.finalize())
+        hex::encode(h.finalize())
     }
 
     /// The last full walk's listing, if any.

@@ -126,7 +126,7 @@ fn command_agents_round_robin_and_attribution() {
     let log = run.fake_log();
     // Two passes and the Adversary, each at most once (a valid empty answer is never
     // re-prompted); the Adversary may be cancelled before it starts, since the passes found
-    // nothing to judge (SPEC §7).
+    // nothing to judge (docs/contracts.md §7).
     let passes = log[before..]
         .iter()
         .filter(|e| e["role"] == "enthusiast")
@@ -242,7 +242,7 @@ fn env_layer_sets_keys() {
 }
 
 /// A configured binary that does not exist is a setup error found before any run dir
-/// (SPEC §20.4): exit 2, one line naming the agent, the path, the file that set it and the
+/// (docs/contracts.md §20.4): exit 2, one line naming the agent, the path, the file that set it and the
 /// CLI's install command. (Before the preflight this was a dispatch failure, exit 3.)
 #[test]
 fn missing_codex_binary_is_a_setup_error_naming_the_config_file() {

@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const TIMEOUT: Duration = Duration::from_secs(300);
-/// The plugin's hooks call arev through its launcher (SPEC §20.3).
+/// The plugin's hooks call arev through its launcher (docs/contracts.md §20.3).
 const LAUNCHER_STOP: &str = "sh \"${CLAUDE_PLUGIN_ROOT}/bin/arev\" hook stop";
 const LAUNCHER_PROMPT: &str = "sh \"${CLAUDE_PLUGIN_ROOT}/bin/arev\" hook prompt";
 const CALC_BAD: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n";

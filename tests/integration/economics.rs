@@ -1,4 +1,4 @@
-//! The user's tokens and minutes (SPEC §19, §7 "debunked once"), through the real binary
+//! The user's tokens and minutes (docs/contracts.md §19, §7 "debunked once"), through the real binary
 //! with scripted fake-agent answers: a finding the Judge dismissed is never judged (nor
 //! counted) again, later Enthusiast prompts list it, and an Adversary whose map would be
 //! thrown away is cancelled with its dispatch recorded.
@@ -299,7 +299,7 @@ fn arg_after(line: &Value, flag: &str) -> Option<String> {
 
 /// `--budget-usd`: each dispatch gets its share of what is left as Claude's
 /// `--max-budget-usd` (the finders split it, the Judge gets the rest), and the Judge is not
-/// started when the finders spent it all (SPEC §19.3): no verdict, exit 3.
+/// started when the finders spent it all (docs/contracts.md §19.3): no verdict, exit 3.
 #[test]
 fn a_usd_budget_caps_each_dispatch_and_starts_no_work_it_cannot_pay_for() {
     let repo = TestRepo::new();
@@ -392,7 +392,7 @@ fn spending(role: &str, tokens: u64, delay_ms: u64) -> Value {
             "cache_read_input_tokens": 0, "output_tokens": 1}})
 }
 
-/// `--budget-usd` holds while agents run (SPEC §19.3): the Enthusiast's Read reports $1
+/// `--budget-usd` holds while agents run (docs/contracts.md §19.3): the Enthusiast's Read reports $1
 /// of a $0.50 budget while it still works, so it is stopped at once (not after its 60 s),
 /// the Judge is never started, and the run aborts `budget_exhausted_before_verdict` (exit
 /// 3) having spent the budget and that one answer at most.
@@ -463,7 +463,7 @@ fn a_budget_passed_mid_dispatch_stops_the_agents_in_flight() {
     );
 }
 
-/// A dispatch that timed out records what its events show it spent (SPEC §19.1), in
+/// A dispatch that timed out records what its events show it spent (docs/contracts.md §19.1), in
 /// round-N.json, the run's spend and report.json's cost.
 #[test]
 fn a_timed_out_dispatch_records_what_it_spent() {

@@ -1284,7 +1284,7 @@ fn compare_puts_two_panels_side_by_side() {
     );
 }
 
-/// Hostile histories (SPEC §14.1): a fix commit that also bumps a submodule is mined (the
+/// Hostile histories (docs/contracts.md §14.1): a fix commit that also bumps a submodule is mined (the
 /// submodule skipped with a reason, never fatal); a fix of a 100 MB blob is never loaded
 /// (memory stays far below it) and is no case; a subject holding terminal escapes is shown
 /// inert.

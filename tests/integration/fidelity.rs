@@ -404,7 +404,7 @@ fn a_clean_review_dispatches_each_agent_exactly_once() {
     assert_eq!(r1["dispatches"].as_array().unwrap().len(), 3, "{r1}");
     for d in r1["dispatches"].as_array().unwrap() {
         // The Adversary may still be running when both passes have answered with nothing
-        // to judge: then it is cancelled (SPEC §7), never re-dispatched.
+        // to judge: then it is cancelled (docs/contracts.md §7), never re-dispatched.
         let cancelled = d["role"] == "adversary" && d["gates"]["authenticity"] == "cancelled";
         assert!(cancelled || d["gates"]["schema"] == "ok", "{d}");
         assert!(d["gates"].get("reprompt").is_none(), "{d}");

@@ -387,7 +387,7 @@ impl Run {
 
 /// An Enthusiast step (every pass, every round) with one finding at src/lib.rs:2, for tests
 /// of what the Adversary does: with nothing to judge, a still-running Adversary is
-/// cancelled (SPEC §7), so its gates, timeouts and fallbacks need a finding to matter.
+/// cancelled (docs/contracts.md §7), so its gates, timeouts and fallbacks need a finding to matter.
 pub fn a_finding_to_judge() -> Value {
     serde_json::json!({"role": "enthusiast",
         "answer": {"findings": [finding("F1", "src/lib.rs", 2, "high", "logic")]}})

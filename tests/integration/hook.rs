@@ -504,7 +504,7 @@ fn missing_claude_fails_open_with_the_reason() {
     let out = r.json();
     let m = out["systemMessage"].as_str().unwrap();
     assert!(
-        // The preflight's line (SPEC §20.4): the CLI, its install command.
+        // The preflight's line (docs/contracts.md §20.4): the CLI, its install command.
         m.contains("did NOT run")
             && m.contains("`claude` is not on PATH")
             && m.contains("npm install -g @anthropic-ai/claude-code@2.1.330"),

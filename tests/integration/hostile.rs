@@ -230,7 +230,7 @@ fn diff_targets_apply_the_size_cap() {
     } else {
         Run::new(&repo, cmd.output().unwrap(), Default::default())
     };
-    // The change chose its own size: it was not reviewed, and that gates (SPEC §14.1).
+    // The change chose its own size: it was not reviewed, and that gates (docs/contracts.md §14.1).
     run.assert_code(1);
     let report = run.report();
     assert_eq!(report["confirmed"][0]["category"], "unreviewed-change");
@@ -839,7 +839,7 @@ fn timed_run(repo: &TestRepo, arev: crate::harness::Arev<'_>, stdin: &[u8]) -> R
     Run::new(repo, child.wait_with_output().unwrap(), Default::default())
 }
 
-/// Bounded inputs (SPEC §14.1): a hook's stdin and a `--baseline` are read under caps, so
+/// Bounded inputs (docs/contracts.md §14.1): a hook's stdin and a `--baseline` are read under caps, so
 /// memory never follows the input; a baseline of another report version is exit 2.
 #[test]
 fn hook_stdin_and_baselines_are_read_under_caps() {
@@ -902,7 +902,7 @@ fn hook_stdin_and_baselines_are_read_under_caps() {
     );
 }
 
-/// No raw control characters out (SPEC §14.1): a tool name an agent chose (in the abort
+/// No raw control characters out (docs/contracts.md §14.1): a tool name an agent chose (in the abort
 /// line), agent text in `--format github` annotations, and a run dir's id and target in
 /// `runs`/`status` reach the terminal and CI log with ESC, BEL and OSC escaped.
 #[test]

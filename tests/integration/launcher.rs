@@ -1,4 +1,4 @@
-//! The plugin launcher `plugin/bin/arev` (SPEC §20.3), run as `sh bin/arev` with
+//! The plugin launcher `plugin/bin/arev` (docs/contracts.md §20.3), run as `sh bin/arev` with
 //! `CLAUDE_PLUGIN_DATA`: arev from PATH when its version is the plugin's, else the plugin's
 //! own copy, installed through install.sh from a fake release on loopback on first use;
 //! without a binary a hook fails open with one line and a command says how to install.

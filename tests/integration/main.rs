@@ -46,6 +46,8 @@ mod records;
 mod layers;
 // No file of src/ over 700 production lines (functions: clippy's too_many_lines).
 mod sizes;
+// Every section citation names a numbered heading of a page the repository holds.
+mod citations;
 // Signals (exit 130/143/129, status interrupted) and leftover processes: none survives.
 mod interrupt;
 // `run --background [--wait]`, `status`, `result`, `cancel`: detached runs at real speed.
@@ -75,7 +77,7 @@ mod run_dir_trust;
 mod setup;
 // The terminal report: descriptions, resolutions, fixes, cost; colour on a TTY only.
 mod terminal;
-// A fake release on loopback (SPEC §20.1) and install.sh against it.
+// A fake release on loopback (docs/contracts.md §20.1) and install.sh against it.
 mod release;
 // The plugin launcher bin/arev: PATH, CLAUDE_PLUGIN_DATA, install on first use, fail open.
 mod launcher;

@@ -408,7 +408,7 @@ fn report_command_finds_runs_and_refuses_unfinished_or_corrupt_ones() {
         "not a valid arev report",
     );
     // A run that is still running: its recorded process, an arev (waiting on its stdin), is
-    // alive. (A live process that is not arev is no running arev run: SPEC §14.1.)
+    // alive. (A live process that is not arev is no running arev run: docs/contracts.md §14.1.)
     let running = dir.with_file_name("20000101-000001-abcdef-running");
     std::fs::create_dir_all(&running).unwrap();
     meta["status"] = json!("running");

@@ -1,4 +1,4 @@
-//! Publishing when the run dir is untrusted (SPEC §14.1, the fork flow): a planted
+//! Publishing when the run dir is untrusted (docs/contracts.md §14.1, the fork flow): a planted
 //! `publish/github.json` and a hostile report.json cannot choose the repository, the text
 //! or the "fixed" marks; a report of another commit is refused; other authors' markers are
 //! not arev's; credentials never follow a redirect to another origin (GitHub and GitLab);

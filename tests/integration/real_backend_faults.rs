@@ -1,4 +1,4 @@
-//! API faults (SPEC §19.2) through whole arev reviews driven by the REAL Codex
+//! API faults (docs/contracts.md §19.2) through whole arev reviews driven by the REAL Codex
 //! (`AREV_TEST_CODEX_BIN`) and Gemini (`AREV_TEST_GEMINI_BIN`) CLIs against their loopback
 //! fakes, which inject the APIs' failures: a 401, a 400, a transient burst that then
 //! recovers, a safety block, an answer cut at the output token limit. Each test asserts the

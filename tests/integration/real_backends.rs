@@ -56,7 +56,7 @@ pub fn gemini_agent(bin: &std::path::Path) -> String {
 }
 
 /// A personal skill of the user's, planted in the scratch home: its description must never
-/// reach a reviewer's request (SPEC §19.1).
+/// reach a reviewer's request (docs/contracts.md §19.1).
 const SKILL_MARKER: &str = "SKILL-MARKER-91c2";
 
 fn plant_personal_skill(skills_dir: &std::path::Path) {
@@ -110,7 +110,7 @@ fn assert_round_completed(run: &crate::harness::Run, agent: &str) -> Value {
 
 /// Every role of round 1 and the Enthusiast of round 2 read first (step 0) and answered
 /// second (step 1). Round 2 finds nothing new, so its Adversary may be cancelled once the
-/// Enthusiast has answered (SPEC §7): it is not required.
+/// Enthusiast has answered (docs/contracts.md §7): it is not required.
 fn assert_read_then_answer(reqs: &[crate::fake_llm::Recorded]) {
     for (role, round) in [
         ("Enthusiast", 1),

@@ -60,10 +60,7 @@ pub fn claude_bin(test: &str) -> Option<PathBuf> {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(bytes))
 }
 
 /// A temp project with `src/lib.rs`; returns (dir, canonical path of lib.rs, its sha256).
@@ -478,7 +475,7 @@ fn arev_round_with_real_claude_cli() {
     );
     // The fake saw every role of round 1 and the Enthusiast of round 2, each reading the
     // target first and answering second. Round 2 finds nothing new, so its Adversary is
-    // cancelled once the Enthusiast has answered (SPEC §7): it may have sent some of its
+    // cancelled once the Enthusiast has answered (docs/contracts.md §7): it may have sent some of its
     // requests, or none.
     let reqs = fake.requests();
     for (role, round) in [
@@ -640,7 +637,7 @@ fn arev_iterate_with_real_claude_cli_as_fixer() {
     assert!(fake.stray_requests().is_empty());
 }
 
-/// A reviewer session carries nothing of the user's own context (SPEC §19.1): a
+/// A reviewer session carries nothing of the user's own context (docs/contracts.md §19.1): a
 /// `~/.claude/CLAUDE.md` in the scratch HOME, an auto-memory file and the reviewed
 /// repository's own `CLAUDE.md` never reach the API; the role body replaces Claude Code's
 /// system prompt, and a one-file target is offered Read alone.
@@ -808,7 +805,7 @@ fn report_cost_agrees_with_what_the_api_billed() {
     );
 }
 
-/// `--budget-usd` holds while an agent runs (SPEC §19.3): the Enthusiast's Read of a large
+/// `--budget-usd` holds while an agent runs (docs/contracts.md §19.3): the Enthusiast's Read of a large
 /// target sends a request the budget cannot pay for, so it is stopped while that request
 /// waits (with the Adversary, still on its first), the Judge never starts, and the run
 /// aborts `budget_exhausted_before_verdict` at once (exit 3: no verdict), having spent no

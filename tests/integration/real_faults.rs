@@ -1,4 +1,4 @@
-//! API faults (SPEC §19.2) through whole arev reviews driven by the REAL Claude Code CLI
+//! API faults (docs/contracts.md §19.2) through whole arev reviews driven by the REAL Claude Code CLI
 //! (`AREV_TEST_CLAUDE_BIN`) against [`FakeAnthropic`], which injects the API's failures:
 //! a burst of 529s on one pass, a 429 with `retry-after`, a 401, a 400, a refusal, an answer
 //! cut at `max_tokens`, and a pass stuck before its first byte while a sibling dies. Each

@@ -1,4 +1,4 @@
-//! Distribution (SPEC §20): a fake release on loopback in the §20.1 layout
+//! Distribution (docs/contracts.md §20): a fake release on loopback in the §20.1 layout
 //! (`{base}/v{version}/arev-{target}.tar.gz` + `SHA256SUMS`), and `install.sh` against it —
 //! the install, and the refusal of a bad checksum (nothing installed, non-zero exit).
 
@@ -108,7 +108,7 @@ impl FakeRelease {
             .status()
             .unwrap();
         assert!(ok.success());
-        let mut sum = hex(&Sha256::digest(std::fs::read(dir.join(&archive)).unwrap()));
+        let mut sum = hex::encode(Sha256::digest(std::fs::read(dir.join(&archive)).unwrap()));
         if bad_sum {
             let first = if sum.starts_with('0') { "1" } else { "0" };
             sum.replace_range(..1, first);
@@ -127,10 +127,6 @@ impl FakeRelease {
     pub fn requests(&self) -> Vec<String> {
         self.requests.lock().unwrap().clone()
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `sh install.sh ARGS` with AREV_RELEASE_URL set, HOME at `home`, a minimal PATH.

@@ -1,4 +1,4 @@
-//! Set-up (SPEC §20.4): `arev doctor` (git, config, each agent CLI: found, version,
+//! Set-up (docs/contracts.md §20.4): `arev doctor` (git, config, each agent CLI: found, version,
 //! credentials) and the preflight of `arev run` (a missing CLI is exit 2 before any run dir).
 
 use crate::harness::TestRepo;

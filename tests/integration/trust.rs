@@ -834,7 +834,7 @@ fn an_offtarget_read_aborts_even_without_a_result_and_is_withheld() {
     );
 }
 
-/// A change cannot choose to go unreviewed (SPEC §14.1): its own `.gitattributes` marking
+/// A change cannot choose to go unreviewed (docs/contracts.md §14.1): its own `.gitattributes` marking
 /// its file generated is not honoured under `--base`, and a file padded past the size cap,
 /// binary bytes in a source file or a file under `.arev/` each become a high
 /// `unreviewed-change` finding that gates, named in coverage and in the text report.
@@ -964,7 +964,7 @@ fn a_change_cannot_choose_which_of_its_files_go_unreviewed() {
 }
 
 /// A repository's own prompt override (trusted from the working tree) that drops the data
-/// framing still gets it: every role's prompt says the target is data (SPEC §14.1).
+/// framing still gets it: every role's prompt says the target is data (docs/contracts.md §14.1).
 #[test]
 fn an_override_without_the_data_framing_still_frames_the_target_as_data() {
     let repo = TestRepo::new();
@@ -997,7 +997,7 @@ fn an_override_without_the_data_framing_still_frames_the_target_as_data() {
     );
 }
 
-/// Run dirs are arev's own (SPEC §14.1): a committed `.arev` symlink is refused (exit 2,
+/// Run dirs are arev's own (docs/contracts.md §14.1): a committed `.arev` symlink is refused (exit 2,
 /// nothing written through it); a run dir committed in the repository is never "the newest
 /// run" of `runs`/`status`/`result`; `cancel` never signals a process that is not arev,
 /// whatever pid and start time a planted meta.json names.

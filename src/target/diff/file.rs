@@ -4,7 +4,7 @@
 
 use super::base::git_err;
 use super::header::{first_hunk, mode_str, Header};
-use crate::target::scan::{count_lines, hex, read_regular_meta, ScanError};
+use crate::target::scan::{count_lines, read_regular_meta, ScanError};
 use crate::target::statkey::StatKey;
 use crate::target::{Hunk, SkipReason, TargetError};
 use git2::{DiffOptions, FileMode, Oid, Patch};
@@ -163,7 +163,7 @@ impl<'o> Work<'o, '_> {
         if self.workdir {
             match read_regular_meta(self.root, job.path, self.cap) {
                 Ok((bytes, meta)) => {
-                    side.read = Some((hex(&Sha256::digest(&bytes)), count_lines(&bytes)));
+                    side.read = Some((hex::encode(Sha256::digest(&bytes)), count_lines(&bytes)));
                     side.stat = Some(StatKey::of(&meta));
                     side.bytes = bytes;
                 }

@@ -7,7 +7,7 @@ use super::rules::{options, DiffRules};
 use super::sink::{spool_err, PatchSink, SpoolSink};
 use super::tree::snapshot_tree;
 use super::window::{render, Rendered};
-use crate::target::scan::{count_lines, hex};
+use crate::target::scan::count_lines;
 use crate::target::spool::{DriftKey, PatchSpool, SpooledFile};
 use crate::target::statkey::now_ns;
 use crate::target::{Hunk, SkippedFile, TargetError, TargetFile};
@@ -110,7 +110,7 @@ pub(crate) fn patch_sha(
 ) -> Result<String, TargetError> {
     let mut hasher = Sha256::new();
     compute(repo, root, base, rules, &mut hasher)?;
-    Ok(hex(&hasher.finalize()))
+    Ok(hex::encode(hasher.finalize()))
 }
 
 /// A reviewed file of a rendered patch as the pin lists it: the working-tree file's sha256
@@ -207,7 +207,7 @@ pub(crate) fn pin_diff(
                 entries,
             },
         },
-        sha256: hex(&hasher.finalize()),
+        sha256: hex::encode(hasher.finalize()),
         lines,
         brief: brief.finish(),
         files,

@@ -6,7 +6,6 @@ use super::pin::patch_sha;
 use super::rules::{options, DiffRules};
 use super::sink::{spool_err, Chunks};
 use super::window::render;
-use crate::target::scan::hex;
 use crate::target::spool::{DriftKey, PatchSpool};
 use crate::target::statkey::StatKey;
 use crate::target::TargetError;
@@ -110,5 +109,5 @@ fn spliced_sha(
             left -= want as u64;
         }
     }
-    Ok(hex(&hasher.finalize()))
+    Ok(hex::encode(hasher.finalize()))
 }

@@ -5,7 +5,6 @@ use super::base::DiffBase;
 use super::pin::{compute, sort_files, target_file};
 use super::rules::DiffRules;
 use super::sink::HashSink;
-use crate::target::scan::hex;
 use crate::target::{TargetError, TargetFile};
 use git2::{Oid, Repository};
 use sha2::Digest;
@@ -48,7 +47,7 @@ pub(crate) fn snapshot_diff(
     };
     sort_files(&mut files);
     Ok(SnapshotDiff {
-        sha256: hex(&sink.hasher.finalize()),
+        sha256: hex::encode(sink.hasher.finalize()),
         lines: sink.lines,
         files,
         tree,
