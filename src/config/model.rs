@@ -162,14 +162,19 @@ pub struct RoleTimeouts {
 }
 
 impl TimeoutsConfig {
-    /// The override table of `role`.
+    /// The override table of `role` (the Prover has none: `[timeouts] agent` applies).
     pub fn of(&self, role: crate::records::Role) -> &RoleTimeouts {
         use crate::records::Role;
+        static NONE: RoleTimeouts = RoleTimeouts {
+            agent: String::new(),
+            grace: String::new(),
+        };
         match role {
             Role::Enthusiast => &self.enthusiast,
             Role::Adversary => &self.adversary,
             Role::Judge => &self.judge,
             Role::Fixer => &self.fixer,
+            Role::Prover => &NONE,
         }
     }
 }

@@ -73,7 +73,7 @@ pub struct RunPlan {
 impl RunPlan {
     pub fn agent_for(&self, role: Role) -> &AgentRef {
         match role {
-            Role::Enthusiast | Role::Fixer => &self.agents[0],
+            Role::Enthusiast | Role::Fixer | Role::Prover => &self.agents[0],
             Role::Adversary => &self.agents[1],
             Role::Judge => &self.agents[2],
         }

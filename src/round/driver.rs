@@ -448,6 +448,7 @@ async fn judge(
         round,
         tier,
         max_usd,
+        finding: None,
     };
     let prompt = ctx.judge_prompt(view, round, novel, adversary_map, &st.history);
     // The Judge's cites must name map entries covering each ruling: one re-prompt.

@@ -89,6 +89,7 @@ pub async fn run_fixer<T: serde::Serialize>(
         round: iteration,
         tier,
         max_usd: None,
+        finding: None,
     };
     // A gate abort cancels the token it is given: keep that local to this dispatch.
     let local = cancel.child_token();
@@ -128,7 +129,7 @@ pub async fn run_fixer<T: serde::Serialize>(
 }
 
 /// Every Edit/Write (over every attempt): (resolved path, denied by the CLI's permissions).
-fn write_attempts(root: &Path, records: &[DispatchRecord]) -> Vec<(String, bool)> {
+pub(super) fn write_attempts(root: &Path, records: &[DispatchRecord]) -> Vec<(String, bool)> {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let mut out = vec![];
     for r in records {
@@ -159,7 +160,7 @@ fn write_attempts(root: &Path, records: &[DispatchRecord]) -> Vec<(String, bool)
 
 /// The first Edit/Write outside `root` that the CLI did not deny. (A denied attempt wrote
 /// nothing: it is recorded, not an abort.)
-fn write_violation(root: &Path, records: &[DispatchRecord]) -> Option<String> {
+pub(super) fn write_violation(root: &Path, records: &[DispatchRecord]) -> Option<String> {
     let canon = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     write_attempts(root, records)
         .into_iter()
