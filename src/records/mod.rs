@@ -5,6 +5,7 @@
 //! it records and `store` can write what it is handed.
 pub mod agent;
 pub mod config;
+pub mod evidence;
 pub mod finding;
 #[cfg(test)]
 pub(crate) mod fixtures;
@@ -20,6 +21,7 @@ pub mod target;
 
 pub use agent::*;
 pub use config::{FailOn, RepoSource};
+pub use evidence::{Evidence, ProofStatus, RunRecord, SandboxMode};
 pub use finding::*;
 pub use iterate::*;
 pub use meta::*;
