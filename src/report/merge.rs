@@ -262,6 +262,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
         suppressed: found.suppressed,
         incremental: None,
         cached_from: None,
+        prove: None,
         started_at: reports
             .iter()
             .map(|r| r.started_at.as_str())

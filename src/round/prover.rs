@@ -243,7 +243,7 @@ mod tests {
             ending(RoleOutput::Abort(a), d.path(), &[], "F1", &none),
             ProverEnd::Rejected {
                 reason: "prover_offtarget_read".into(),
-                detail: "/etc/passwd".into()
+                detail: "the prover read /etc/passwd, which is outside the target".into()
             }
         );
         let other = ProverOutput::Unprovable(crate::findings::Unprovable {
