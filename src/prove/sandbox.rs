@@ -176,6 +176,22 @@ fn host_system() -> Vec<SystemDir> {
         .collect()
 }
 
+/// Global, writable parts of `/proc` covered read-only (bwrap covers some of them only when
+/// it judges them writable, which it misjudges when run by root).
+const PROC_READ_ONLY: &[&str] = &[
+    "/proc/sys",
+    "/proc/sysrq-trigger",
+    "/proc/irq",
+    "/proc/bus",
+    "/proc/pressure",
+    "/proc/mtrr",
+    "/proc/acpi",
+    "/proc/scsi",
+    "/proc/driver",
+    "/proc/fs",
+    "/proc/tty",
+];
+
 /// The names in the host's `/etc` that are bound.
 fn host_etc() -> Vec<String> {
     let Ok(entries) = std::fs::read_dir("/etc") else {
@@ -203,7 +219,7 @@ pub(super) fn sandbox_home(real: Option<&Path>) -> PathBuf {
             && comps.next().is_some_and(|first| {
                 let first = Path::new("/").join(first);
                 !SYSTEM_DIRS.iter().any(|d| first == Path::new(d))
-                    && !["/etc", "/proc", "/dev", "/tmp"]
+                    && !["/etc", "/proc", "/dev"]
                         .iter()
                         .any(|d| first == Path::new(d))
             })
@@ -257,6 +273,14 @@ pub(super) fn bwrap_args(
         "/etc/mtab".as_ref(),
         "--proc".as_ref(),
         "/proc".as_ref(),
+    ]);
+    // The kernel's global knobs in the fresh /proc, read-only: run by root, the sandbox's
+    // user is root's own uid (no capabilities, but file permissions still let it write
+    // `/proc/sys/kernel/core_pattern` or `/proc/sysrq-trigger`).
+    for knob in PROC_READ_ONLY {
+        push(&["--ro-bind-try".as_ref(), knob.as_ref(), knob.as_ref()]);
+    }
+    push(&[
         "--dev".as_ref(),
         "/dev".as_ref(),
         "--tmpfs".as_ref(),
@@ -269,6 +293,9 @@ pub(super) fn bwrap_args(
     }
     let w = spec.workdir.as_os_str();
     push(&["--bind".as_ref(), w, w, "--chdir".as_ref(), w]);
+    // The sandbox's own root (where bwrap made `/etc` and the mount points' parents) goes
+    // read-only last: what stays writable is the worktree, `/tmp` and `$HOME`.
+    push(&["--remount-ro".as_ref(), "/".as_ref()]);
     a
 }
 

@@ -57,7 +57,10 @@ fn bwrap_unshares_everything_and_mounts_in_order() {
     let ro = find(&a, &["--ro-bind", "/home/u/.cargo", "/home/u/.cargo"]).unwrap();
     let wt = find(&a, &["--bind", "/work/wt/x", "/work/wt/x"]).unwrap();
     assert!(tmp < home && home < ro && ro < wt, "{a:?}");
-    assert_eq!(a[a.len() - 2..], ["--chdir", "/work/wt/x"]);
+    assert_eq!(
+        a[a.len() - 4..],
+        ["--chdir", "/work/wt/x", "--remount-ro", "/"]
+    );
     // Exactly one read-write bind: the worktree.
     assert_eq!(a.iter().filter(|s| **s == "--bind").count(), 1);
 }
@@ -166,7 +169,7 @@ fn home_is_arevs_path_unless_it_is_a_system_directory() {
         "/etc/u",
         "relative",
         "/proc/1",
-        "/tmp",
+        "/dev/x",
     ] {
         assert_eq!(
             sandbox_home(Some(Path::new(bad))),
@@ -175,6 +178,8 @@ fn home_is_arevs_path_unless_it_is_a_system_directory() {
         );
     }
     assert_eq!(sandbox_home(None), Path::new(FALLBACK_HOME));
+    // Under /tmp is fine: the tmpfs $HOME goes over the fresh /tmp.
+    assert_eq!(sandbox_home(Some(Path::new("/tmp/h"))), Path::new("/tmp/h"));
 }
 
 #[test]

@@ -109,3 +109,5 @@ mod fidelity;
 mod memory;
 // Economics: debunked once, a cancelled Adversary, live time and cost, budgets.
 mod economics;
+// The Prover's sandbox with the real bubblewrap: hostile reproducers contained, offline cargo.
+mod prove_sandbox;
