@@ -119,10 +119,9 @@ async fn review_and_prove(
     let mut result = run_review(plan, target, rec, cancel, progress).await;
     if matches!(result.end, ReviewEnd::Stopped(_)) && !cancel.is_cancelled() {
         let (run, live) = (rec.run().clone(), rec.progress().clone());
-        result.proof = crate::review::prove_findings(
-            plan, target, &run, &live, &result, cancel, progress,
-        )
-        .await;
+        result.proof =
+            crate::review::prove_findings(plan, target, &run, &live, &result, cancel, progress)
+                .await;
     }
     result
 }

@@ -79,7 +79,9 @@ impl AnswerSchema for ProverOutput {
             ));
         }
         if r.command.is_empty() || r.command.len() > PROVER_MAX_ARGV {
-            return Err(format!("`command` is an argv of 1 to {PROVER_MAX_ARGV} words"));
+            return Err(format!(
+                "`command` is an argv of 1 to {PROVER_MAX_ARGV} words"
+            ));
         }
         if r.command[0].trim().is_empty() || r.command.iter().any(|w| w.contains('\0')) {
             return Err("`command` names a program and holds no NUL".into());

@@ -50,7 +50,9 @@ pub struct Scratch {
 
 impl std::fmt::Debug for Scratch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Scratch").field("tree", &self.tree()).finish()
+        f.debug_struct("Scratch")
+            .field("tree", &self.tree())
+            .finish()
     }
 }
 
@@ -143,7 +145,8 @@ impl Scratch {
             };
             ensure_dirs(&to, rel)?;
             if meta.file_type().is_symlink() {
-                let target = std::fs::read_link(&src).map_err(io(format!("read {}", src.display())))?;
+                let target =
+                    std::fs::read_link(&src).map_err(io(format!("read {}", src.display())))?;
                 std::os::unix::fs::symlink(&target, &dst)
                     .map_err(io(format!("link {}", dst.display())))?;
             } else if meta.is_file() {
@@ -196,14 +199,19 @@ impl Scratch {
                 }
                 new.push(path);
             } else if st.intersects(
-                Status::WT_MODIFIED | Status::WT_DELETED | Status::WT_TYPECHANGE | Status::WT_RENAMED,
+                Status::WT_MODIFIED
+                    | Status::WT_DELETED
+                    | Status::WT_TYPECHANGE
+                    | Status::WT_RENAMED,
             ) {
                 let what = if st.contains(Status::WT_DELETED) {
                     "deleted"
                 } else {
                     "modified"
                 };
-                return Ok(Err(Rejected(format!("{path} (an existing file) was {what}"))));
+                return Ok(Err(Rejected(format!(
+                    "{path} (an existing file) was {what}"
+                ))));
             }
         }
         if new.len() > MAX_PROOF_FILES {
@@ -247,7 +255,9 @@ fn read_regular(p: &Path) -> Result<Vec<u8>, ScratchError> {
         .custom_flags(nix::libc::O_NOFOLLOW)
         .open(p)
         .map_err(io(format!("open {}", p.display())))?;
-    let meta = file.metadata().map_err(io(format!("inspect {}", p.display())))?;
+    let meta = file
+        .metadata()
+        .map_err(io(format!("inspect {}", p.display())))?;
     if !meta.is_file() || meta.len() > MAX_PROOF_FILE {
         return Err(ScratchError::Io(
             format!("copy {}", p.display()),
@@ -264,7 +274,10 @@ fn read_regular(p: &Path) -> Result<Vec<u8>, ScratchError> {
 /// Create the parent directories of `rel` under `root`, refusing a link or a file in the way.
 fn ensure_dirs(root: &Path, rel: &Path) -> Result<(), ScratchError> {
     let mut at = root.to_path_buf();
-    let parents: Vec<_> = rel.parent().map(|p| p.components().collect()).unwrap_or_default();
+    let parents: Vec<_> = rel
+        .parent()
+        .map(|p| p.components().collect())
+        .unwrap_or_default();
     for c in parents {
         at.push(c);
         match std::fs::symlink_metadata(&at) {

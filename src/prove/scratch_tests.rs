@@ -121,7 +121,10 @@ fn only_new_regular_files_within_the_size_pass_the_check() {
 
     let overlaid = Scratch::of_working_tree(d.path()).unwrap();
     std::fs::write(overlaid.tree().join("new.txt"), "changed").unwrap();
-    assert!(overlaid.new_files().unwrap().is_err(), "an untracked file of the user's is not new");
+    assert!(
+        overlaid.new_files().unwrap().is_err(),
+        "an untracked file of the user's is not new"
+    );
 
     let deleted = Scratch::of_working_tree(d.path()).unwrap();
     std::fs::remove_file(deleted.tree().join("a.txt")).unwrap();

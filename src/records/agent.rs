@@ -434,8 +434,7 @@ mod tests {
         let f: FixerOutput = serde_json::from_str("{}").unwrap();
         assert!(f.applied.is_empty() && f.skipped.is_empty());
         let p: ProverOutput =
-            serde_json::from_str(r#"{"finding_id":"F1","unprovable":"needs a network"}"#)
-                .unwrap();
+            serde_json::from_str(r#"{"finding_id":"F1","unprovable":"needs a network"}"#).unwrap();
         assert_eq!(p.finding_id(), "F1");
         let p: ProverOutput = serde_json::from_str(
             r#"{"finding_id":"F2","files":["t.py"],"command":["python3","t.py"],"claim":"c"}"#,

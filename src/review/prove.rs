@@ -14,9 +14,7 @@ use crate::records::{
     RunRecord,
 };
 use crate::resolve::{ProvePlan, RunPlan};
-use crate::round::{
-    run_prover, Judged, ProofMeter, Progress, ProverEnd, ProverJob, ReviewResult,
-};
+use crate::round::{run_prover, Judged, Progress, ProofMeter, ProverEnd, ProverJob, ReviewResult};
 use crate::store::{write_json_record, ProgressLog, RunDir};
 use crate::target::{PinnedTarget, TargetKind};
 use std::path::PathBuf;
@@ -139,7 +137,10 @@ pub async fn prove_findings(
 
 /// The confirmed findings to prove (most severe first, at most `max_findings` at or above
 /// `min_severity`), and the proofs of the others (`not_attempted`).
-fn select<'a>(prove: &ProvePlan, result: &'a ReviewResult) -> (Vec<Candidate<'a>>, Vec<FindingProof>) {
+fn select<'a>(
+    prove: &ProvePlan,
+    result: &'a ReviewResult,
+) -> (Vec<Candidate<'a>>, Vec<FindingProof>) {
     let mut confirmed: Vec<Candidate<'a>> = result
         .judged
         .iter()
@@ -147,7 +148,10 @@ fn select<'a>(prove: &ProvePlan, result: &'a ReviewResult) -> (Vec<Candidate<'a>
             let r = j.ruling.as_ref().filter(|r| r.is_confirmed())?;
             Some(Candidate {
                 judged: j,
-                severity: r.final_severity.severity().unwrap_or(j.finding.finding.severity),
+                severity: r
+                    .final_severity
+                    .severity()
+                    .unwrap_or(j.finding.finding.severity),
                 key: format!("r{}-{}", j.round, safe_key(&j.finding.finding.id)),
             })
         })
@@ -178,7 +182,13 @@ fn safe_key(id: &str) -> String {
     let s: String = id
         .chars()
         .take(32)
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if s.is_empty() {
         "_".into()
@@ -243,11 +253,19 @@ fn proof_of(c: &Candidate<'_>, claim: Option<String>, evidence: Evidence) -> Fin
 }
 
 fn not_attempted(c: &Candidate<'_>, prove: &ProvePlan, why: &str) -> FindingProof {
-    proof_of(c, None, evidence(prove, ProofStatus::NotAttempted, Some(why.into())))
+    proof_of(
+        c,
+        None,
+        evidence(prove, ProofStatus::NotAttempted, Some(why.into())),
+    )
 }
 
 fn inconclusive(c: &Candidate<'_>, prove: &ProvePlan, why: String) -> FindingProof {
-    proof_of(c, None, evidence(prove, ProofStatus::Inconclusive, Some(why)))
+    proof_of(
+        c,
+        None,
+        evidence(prove, ProofStatus::Inconclusive, Some(why)),
+    )
 }
 
 /// One finding's proof: its scratch trees, its Prover, the check, the runs. The record goes
@@ -349,11 +367,12 @@ async fn scratch_trees(ph: &Phase<'_>) -> Result<(Scratch, Option<Scratch>), Str
         let root = ph.plan.root.clone();
         tokio::task::spawn_blocking(move || Scratch::at(&root, &rev))
     });
-    let joined = |r: Result<Result<Scratch, crate::prove::ScratchError>, tokio::task::JoinError>| {
-        r.map_err(|e| e.to_string())
-            .and_then(|s| s.map_err(|e| e.to_string()))
-            .map_err(|e| format!("cannot prepare the scratch tree: {e}"))
-    };
+    let joined =
+        |r: Result<Result<Scratch, crate::prove::ScratchError>, tokio::task::JoinError>| {
+            r.map_err(|e| e.to_string())
+                .and_then(|s| s.map_err(|e| e.to_string()))
+                .map_err(|e| format!("cannot prepare the scratch tree: {e}"))
+        };
     let head = joined(head.await)?;
     let base = match base {
         Some(b) => Some(joined(b.await)?),
@@ -385,7 +404,11 @@ async fn reproduce(
     let mut ev = evidence(prove, ProofStatus::Inconclusive, None);
     ev.command = r.command.clone();
     ev.files = files.clone();
-    if let Err(e) = copy_files(&head.tree(), &files, &ph.run.proof_dir(&c.key)) {
+    let keep = ph.run.proof_dir(&c.key);
+    let kept = std::fs::create_dir_all(&keep).map_err(|e| e.to_string());
+    if let Err(e) =
+        kept.and_then(|()| copy_files(&head.tree(), &files, &keep).map_err(|e| e.to_string()))
+    {
         tracing::warn!("cannot keep the reproducer of {}: {e}", c.key);
     }
     // The same files on the base; a base they cannot be copied into says nothing.
@@ -438,7 +461,9 @@ fn checked_files(head: &Scratch, r: &Reproducer) -> Result<Vec<String>, String> 
         return Err("it created no file".into());
     }
     if let Some(missing) = r.files.iter().find(|f| !files.contains(f)) {
-        return Err(format!("its answer lists {missing}, which it did not create"));
+        return Err(format!(
+            "its answer lists {missing}, which it did not create"
+        ));
     }
     Ok(files)
 }

@@ -53,7 +53,11 @@ fn the_most_severe_confirmed_findings_are_proved_and_the_rest_not_attempted() {
     ];
     let (chosen, skipped) = select(&plan_of(Severity::High, 2), &result);
     let keys: Vec<&str> = chosen.iter().map(|c| c.key.as_str()).collect();
-    assert_eq!(keys, ["r2-F1", "r1-F2"], "critical first, then the review's order");
+    assert_eq!(
+        keys,
+        ["r2-F1", "r1-F2"],
+        "critical first, then the review's order"
+    );
     let mut why: Vec<(String, ProofStatus, String)> = skipped
         .iter()
         .map(|p| {

@@ -662,9 +662,15 @@ mod tests {
             &v,
         )
         .unwrap();
-        assert!(p.starts_with("[AR Round 2 — FULL] Prover (finding F3)\n"), "{p}");
+        assert!(
+            p.starts_with("[AR Round 2 — FULL] Prover (finding F3)\n"),
+            "{p}"
+        );
         let inside = p.split("<finding>\n").nth(1).unwrap_or("");
-        assert!(inside.contains("\"F3\"") && inside.contains("\n</finding>"), "{p}");
+        assert!(
+            inside.contains("\"F3\"") && inside.contains("\n</finding>"),
+            "{p}"
+        );
         assert_eq!(p.matches("<target ").count(), 1);
     }
 

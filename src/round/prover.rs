@@ -48,7 +48,10 @@ pub enum ProverEnd {
     /// A gate fired (`prover_offtarget_read`, `prover_forbidden_tool`,
     /// `prover_offtarget_write`, `prover_no_tool_invocation`, `agent_dispatch_unavailable`):
     /// the reason and its detail. Nothing it wrote is run.
-    Rejected { reason: String, detail: String },
+    Rejected {
+        reason: String,
+        detail: String,
+    },
     Interrupted,
 }
 
@@ -276,7 +279,10 @@ mod tests {
         t.file_path = Some("/repo/src/a.rs".into());
         let r = rooted(&t, std::path::Path::new("/wt"));
         assert_eq!(r.root, std::path::Path::new("/wt"));
-        assert_eq!(r.file_path.as_deref(), Some(std::path::Path::new("/wt/src/a.rs")));
+        assert_eq!(
+            r.file_path.as_deref(),
+            Some(std::path::Path::new("/wt/src/a.rs"))
+        );
         assert_eq!(r.sha256, t.sha256);
     }
 }

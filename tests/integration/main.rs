@@ -111,3 +111,5 @@ mod memory;
 mod economics;
 // The Prover's sandbox with the real bubblewrap: hostile reproducers contained, offline cargo.
 mod prove_sandbox;
+// `arev run --prove`: Provers write reproducers, arev runs them: every status, rejections.
+mod prove;

@@ -1,0 +1,450 @@
+//! `arev run … --prove` (docs/prove.md) with scripted fake agents as Provers and real
+//! reproducers run by arev under the real bubblewrap: a regression a diff introduced is
+//! `reproduced` (fails on the reviewed content, passes on the merge-base), a defect older
+//! than the change `preexisting`, a false positive `not_reproduced`, a hang `inconclusive`
+//! within the limit; a Prover that edits a tracked file, writes outside its worktree or
+//! plants a link is rejected and nothing runs; thresholds, budget, `--require-proof`, the
+//! preflight. In every test the user's working tree, index, HEAD and refs are untouched and
+//! no scratch tree is left behind.
+
+use crate::harness::{finding, ruling, Run, TestRepo};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+/// `calc.py` on `main`; the checked-out branch `feature` changes lines 2, 13 and 24: `add`
+/// now subtracts (a regression), `neg` was already wrong (it returns x), `mul` is right.
+fn calc(add: &str, neg: &str, mul: &str) -> String {
+    let gap = "\n\n# ---\n# ---\n# ---\n# ---\n# ---\n# ---\n\n";
+    format!(
+        "def add(a, b):\n    return {add}\n{gap}def neg(x):\n    return {neg}\n{gap}def mul(a, b):\n    return {mul}\n"
+    )
+}
+
+fn python_repo() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("calc.py", &calc("a + b", "x", "a * b"))
+        .commit("calc");
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.write(
+        "calc.py",
+        &calc("a - b", "x  # negation", "a * b  # product"),
+    )
+    .commit("feature");
+    std::fs::create_dir_all(repo.scratch.join("tmp")).unwrap();
+    repo
+}
+
+/// A unittest module asserting `expr == want`.
+fn unittest(expr: &str, want: &str) -> String {
+    format!(
+        "import unittest\nimport calc\n\n\nclass Repro(unittest.TestCase):\n    def test_it(self):\n        self.assertEqual({expr}, {want}, \"{expr} must be {want}\")\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n"
+    )
+}
+
+/// A Prover that writes `tests/test_arev_<id>.py` and answers the argv that runs it.
+fn python_prover(id: &str, expr: &str, want: &str) -> Value {
+    let module = format!("test_arev_{}", id.to_lowercase());
+    let path = format!("{module}.py");
+    json!({"role": "prover", "finding": id,
+        "writes": [{"path": path, "content": unittest(expr, want)}],
+        "answer": {"finding_id": id, "files": [path],
+                   "command": ["python3", "-m", "unittest", "-v", module],
+                   "claim": format!("{expr} is not {want}")}})
+}
+
+/// Round 1 confirms `findings` (id, line, severity); later rounds find nothing.
+fn review_confirming(findings: &[(&str, u32, &str)]) -> Vec<Value> {
+    let f: Vec<Value> = findings
+        .iter()
+        .map(|(id, line, sev)| finding(id, "calc.py", *line, sev, &format!("logic-{id}")))
+        .collect();
+    let r: Vec<Value> = findings
+        .iter()
+        .map(|(id, line, sev)| ruling(id, "calc.py", *line, sev, "enthusiast"))
+        .collect();
+    vec![
+        json!({"role": "enthusiast", "round": 1, "answer": {"findings": f}}),
+        json!({"role": "judge", "round": 1,
+               "answer": {"rulings": r, "summary": "confirmed", "convergence": true, "next_round_model": null}}),
+    ]
+}
+
+fn steps(parts: Vec<Vec<Value>>) -> Value {
+    json!({"steps": parts.into_iter().flatten().collect::<Vec<_>>()})
+}
+
+/// The confirmed finding `id` of report.json.
+fn confirmed<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["confirmed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == id)
+        .unwrap_or_else(|| panic!("no confirmed {id}: {report:#}"))
+}
+
+fn proof<'a>(report: &'a Value, id: &str) -> &'a Value {
+    &confirmed(report, id)["proof"]
+}
+
+/// Everything of the user's repository a proof must not touch: the working tree, index,
+/// HEAD, every ref, and no worktree admin dir.
+struct Untouched {
+    state: crate::harness::RepoState,
+    refs: String,
+}
+
+fn untouched(repo: &TestRepo) -> Untouched {
+    Untouched {
+        state: repo.state(),
+        refs: repo.git(&["for-each-ref", "--format=%(refname) %(objectname)"]),
+    }
+}
+
+fn assert_untouched(repo: &TestRepo, before: &Untouched) {
+    repo.assert_untouched(&before.state);
+    assert_eq!(
+        repo.git(&["for-each-ref", "--format=%(refname) %(objectname)"]),
+        before.refs,
+        "refs changed"
+    );
+    assert!(
+        !repo.root.join(".git/worktrees").exists(),
+        "a worktree admin dir"
+    );
+    // Every scratch tree lived under TMPDIR and is gone.
+    let left: Vec<PathBuf> = std::fs::read_dir(repo.scratch.join("tmp"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("arev-proof-"))
+        })
+        .collect();
+    assert!(left.is_empty(), "scratch trees left behind: {left:?}");
+}
+
+fn prove_run(repo: &TestRepo, args: &[&str], script: Value) -> Run {
+    repo.arev()
+        .args(args)
+        .env("TMPDIR", &repo.scratch.join("tmp").display().to_string())
+        .script(script)
+        .run()
+}
+
+/// The Done-when scenario: `arev run diff --base main --prove` on a branch with a planted
+/// regression reports it `reproduced` with the reproducer and its real output, the false
+/// positive `not_reproduced`, the older defect `preexisting`.
+#[test]
+fn a_planted_regression_is_reproduced_and_a_false_positive_is_not() {
+    let repo = python_repo();
+    let before = untouched(&repo);
+    let script = steps(vec![
+        review_confirming(&[
+            ("F1", 2, "high"),
+            ("F2", 13, "high"),
+            ("F3", 24, "critical"),
+        ]),
+        vec![
+            python_prover("F1", "calc.add(2, 3)", "5"),
+            python_prover("F2", "calc.neg(4)", "-4"),
+            python_prover("F3", "calc.mul(2, 3)", "6"),
+        ],
+    ]);
+    let run = prove_run(
+        &repo,
+        &[
+            "run", "diff", "--base", "main", "--prove", "--format", "json",
+        ],
+        script,
+    );
+    run.assert_code(1);
+    let report = run.report();
+
+    let f1 = proof(&report, "F1");
+    assert_eq!(f1["status"], "reproduced", "{f1:#}\n{}", run.stderr);
+    assert_eq!(f1["sandbox"], "bwrap");
+    assert_eq!(f1["files"], json!(["test_arev_f1.py"]));
+    assert_eq!(
+        f1["command"],
+        json!(["python3", "-m", "unittest", "-v", "test_arev_f1"])
+    );
+    assert_eq!(f1["head"]["exit"], 1);
+    let head_out = f1["head"]["output_tail"].as_str().unwrap();
+    assert!(
+        head_out.contains("AssertionError: -1 != 5 : calc.add(2, 3) must be 5"),
+        "{head_out}"
+    );
+    assert!(head_out.contains("FAILED (failures=1)"), "{head_out}");
+    assert_eq!(f1["base"]["exit"], 0, "{f1:#}");
+    assert!(f1["base"]["output_tail"].as_str().unwrap().contains("OK"));
+
+    let f2 = proof(&report, "F2");
+    assert_eq!(f2["status"], "preexisting", "{f2:#}");
+    assert_eq!(
+        (f2["head"]["exit"].clone(), f2["base"]["exit"].clone()),
+        (json!(1), json!(1))
+    );
+
+    let f3 = proof(&report, "F3");
+    assert_eq!(f3["status"], "not_reproduced", "{f3:#}");
+    assert_eq!(f3["head"]["exit"], 0);
+
+    let summary = &report["prove"];
+    assert_eq!(summary["sandbox"], "bwrap");
+    assert_eq!(
+        summary["counts"],
+        json!({"reproduced": 1, "preexisting": 1, "not_reproduced": 1, "inconclusive": 0, "not_attempted": 0})
+    );
+    // The Prover is priced like any agent.
+    assert_eq!(
+        report["cost"]["by_role"]["prover"]["dispatches"], 3,
+        "{:#}",
+        report["cost"]
+    );
+
+    // The reproducer is kept in the run dir; the Provers' dispatches under agents/p/.
+    let dir = run.run_dir();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("proofs/r1-F1/test_arev_f1.py")).unwrap(),
+        unittest("calc.add(2, 3)", "5")
+    );
+    assert!(dir.join("proofs/r1-F1.json").is_file());
+    assert!(dir
+        .join("agents/p/r1-F1/prover-r1-F1/events.jsonl")
+        .is_file());
+    // One Prover per finding, its first line naming the finding.
+    let provers: Vec<Value> = run
+        .fake_log()
+        .into_iter()
+        .filter(|l| l["role"] == "prover")
+        .collect();
+    let mut named: Vec<&str> = provers
+        .iter()
+        .map(|l| l["finding"].as_str().unwrap())
+        .collect();
+    named.sort_unstable();
+    assert_eq!(named, ["F1", "F2", "F3"]);
+    assert_untouched(&repo, &before);
+}
+
+/// A Prover's work is checked before anything runs: an edited tracked file, a write outside
+/// its worktree, a planted link — each rejects the proof (`prover_modified_code`,
+/// `prover_offtarget_write`) and nothing is run.
+#[test]
+fn a_prover_that_edits_writes_outside_or_plants_a_link_is_rejected_and_nothing_runs() {
+    let repo = python_repo();
+    let before = untouched(&repo);
+    let outside = repo.scratch.join("outside_repro.py");
+    let marker = repo.scratch.join("ran");
+    // Each reproducer would leave a marker if it ran (unsandboxed, so that it could).
+    let touch = format!(
+        "import pathlib\npathlib.Path({:?}).write_text('ran')\n",
+        marker.display().to_string()
+    );
+    let answer = |id: &str, file: &str| json!({"finding_id": id, "files": [file], "command": ["python3", file], "claim": "c"});
+    let script = steps(vec![
+        review_confirming(&[("F1", 2, "high"), ("F2", 13, "high"), ("F3", 24, "high")]),
+        vec![
+            json!({"role": "prover", "finding": "F1",
+                   "writes": [{"path": "repro_f1.py", "content": touch},
+                              {"path": "calc.py", "content": "def add(a, b):\n    return 5\n"}],
+                   "answer": answer("F1", "repro_f1.py")}),
+            json!({"role": "prover", "finding": "F2",
+                   "writes": [{"path": outside.display().to_string(), "content": touch}],
+                   "answer": answer("F2", &outside.display().to_string())}),
+            json!({"role": "prover", "finding": "F3",
+                   "writes": [{"path": "repro_f3.py", "content": touch}],
+                   "symlinks": [{"path": "link_f3", "target": "/etc/hostname"}],
+                   "answer": answer("F3", "repro_f3.py")}),
+        ],
+    ]);
+    let run = prove_run(
+        &repo,
+        &[
+            "run",
+            "diff",
+            "--base",
+            "main",
+            "--prove",
+            "--prove-sandbox",
+            "none",
+            "--format",
+            "json",
+        ],
+        script,
+    );
+    let report = run.report();
+    let f1 = proof(&report, "F1");
+    assert_eq!(f1["status"], "inconclusive", "{f1:#}");
+    let why = f1["reason"].as_str().unwrap();
+    assert!(
+        why.starts_with("prover_modified_code: calc.py") && why.contains("modified"),
+        "{why}"
+    );
+    let f2 = proof(&report, "F2");
+    assert_eq!(f2["status"], "inconclusive");
+    assert!(
+        f2["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("prover_offtarget_write: "),
+        "{f2:#}"
+    );
+    let f3 = proof(&report, "F3");
+    assert!(
+        f3["reason"]
+            .as_str()
+            .unwrap()
+            .contains("link_f3 is a symbolic link"),
+        "{f3:#}"
+    );
+    for f in [f1, f2, f3] {
+        assert!(
+            f["head"].is_null() && f["base"].is_null(),
+            "nothing ran: {f:#}"
+        );
+    }
+    assert!(!marker.exists(), "a rejected reproducer ran");
+    assert!(!run.run_dir().join("proofs/r1-F1").exists(), "nothing kept");
+    // Unsandboxed, and said so.
+    assert_eq!(report["prove"]["sandbox"], "none");
+    assert_untouched(&repo, &before);
+
+    // The Edit tool is not the Prover's at all: the tool gate rejects the proof.
+    let repo = python_repo();
+    let script = steps(vec![
+        review_confirming(&[("F1", 2, "high")]),
+        vec![json!({"role": "prover", "finding": "F1",
+                    "writes": [{"path": "repro_f1.py", "content": touch}],
+                    "edits": [{"path": "calc.py", "find": "a - b", "replace": "a + b"}],
+                    "answer": answer("F1", "repro_f1.py")})],
+    ]);
+    let run = prove_run(&repo, &["run", "diff", "--base", "main", "--prove"], script);
+    let f1 = proof(&run.report(), "F1").clone();
+    assert_eq!(f1["status"], "inconclusive");
+    assert!(
+        f1["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("prover_forbidden_tool: "),
+        "{f1:#}"
+    );
+    assert!(f1["head"].is_null());
+    assert!(!marker.exists());
+}
+
+/// Below `[prove] min_severity` (high by default) a confirmed finding is `not_attempted`; so
+/// is every finding when the review spent the budget.
+#[test]
+fn below_the_threshold_or_without_budget_a_proof_is_not_attempted() {
+    let repo = python_repo();
+    let script = steps(vec![
+        review_confirming(&[("F1", 2, "high"), ("F2", 13, "medium")]),
+        vec![python_prover("F1", "calc.add(2, 3)", "5")],
+    ]);
+    let run = prove_run(
+        &repo,
+        &["run", "diff", "--base", "main", "--prove"],
+        script.clone(),
+    );
+    let report = run.report();
+    assert_eq!(proof(&report, "F1")["status"], "reproduced");
+    let f2 = proof(&report, "F2");
+    assert_eq!(f2["status"], "not_attempted");
+    assert_eq!(f2["reason"], "below [prove] min_severity (high)");
+
+    // Three dispatches at $0.01 each spend a $0.03 budget: no Prover starts.
+    let repo = python_repo();
+    let run = prove_run(
+        &repo,
+        &[
+            "run",
+            "diff",
+            "--base",
+            "main",
+            "--prove",
+            "--budget-usd",
+            "0.03",
+        ],
+        script,
+    );
+    let report = run.report();
+    let f1 = proof(&report, "F1");
+    assert_eq!(f1["status"], "not_attempted", "{f1:#}");
+    assert_eq!(f1["reason"], "no budget left after the review");
+    assert!(
+        run.fake_log().iter().all(|l| l["role"] != "prover"),
+        "no Prover was dispatched"
+    );
+}
+
+/// `--require-proof`: only reproduced findings gate `--fail-on`.
+#[test]
+fn require_proof_gates_only_reproduced_findings() {
+    let script = |prover: Value| {
+        steps(vec![
+            review_confirming(&[("F1", 24, "critical")]),
+            vec![prover],
+        ])
+    };
+    let false_positive = python_prover("F1", "calc.mul(2, 3)", "6");
+    let repo = python_repo();
+    prove_run(
+        &repo,
+        &["run", "diff", "--base", "main", "--prove"],
+        script(false_positive.clone()),
+    )
+    .assert_code(1);
+    let repo = python_repo();
+    let run = prove_run(
+        &repo,
+        &[
+            "run",
+            "diff",
+            "--base",
+            "main",
+            "--prove",
+            "--require-proof",
+        ],
+        script(false_positive),
+    );
+    run.assert_code(0);
+    assert_eq!(proof(&run.report(), "F1")["status"], "not_reproduced");
+    let repo = python_repo();
+    let run = prove_run(
+        &repo,
+        &[
+            "run",
+            "diff",
+            "--base",
+            "main",
+            "--prove",
+            "--require-proof",
+        ],
+        script(python_prover("F1", "calc.add(2, 3)", "5")),
+    );
+    run.assert_code(1);
+    assert_eq!(proof(&run.report(), "F1")["status"], "reproduced");
+}
+
+/// Without bubblewrap, `--prove` exits 2 before any run dir or dispatch, naming the fix.
+#[test]
+fn without_the_sandbox_prove_exits_2_naming_the_fix() {
+    let repo = python_repo();
+    let bin = repo.scratch.join("bin");
+    let run = repo
+        .arev()
+        .args(&["run", "diff", "--base", "main", "--prove"])
+        .env("PATH", &bin.display().to_string())
+        .run();
+    run.assert_code(2);
+    assert!(run.stderr.contains("bwrap"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--prove-sandbox none"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.run_dirs().is_empty());
+    assert!(run.fake_log().is_empty(), "nothing dispatched");
+}
