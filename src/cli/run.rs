@@ -99,6 +99,10 @@ pub struct RunArgs {
     /// with --base, else worktree].
     #[arg(long, value_enum, value_name = "FROM")]
     pub repo_config: Option<RepoConfigArg>,
+    /// Where `--prove` runs reproducers: `bwrap` (the bubblewrap sandbox) or `none`
+    /// (unsandboxed, as you; every rendering says so). Wins over `[prove] sandbox`.
+    #[arg(long, value_enum, value_name = "SANDBOX")]
+    pub prove_sandbox: Option<ProveSandboxArg>,
     /// Leave files matching GLOB (repository-relative) out of a diff, directory or glob
     /// target, listed as skipped `excluded` (repeatable; adds to `[review] exclude`).
     #[arg(long, value_name = "GLOB")]
@@ -187,6 +191,22 @@ impl From<RepoConfigArg> for crate::config::RepoSource {
             RepoConfigArg::Worktree => Self::Worktree,
             RepoConfigArg::Base => Self::Base,
             RepoConfigArg::Ignore => Self::Ignore,
+        }
+    }
+}
+
+/// `--prove-sandbox` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProveSandboxArg {
+    Bwrap,
+    None,
+}
+
+impl From<ProveSandboxArg> for crate::config::SandboxMode {
+    fn from(a: ProveSandboxArg) -> Self {
+        match a {
+            ProveSandboxArg::Bwrap => Self::Bwrap,
+            ProveSandboxArg::None => Self::None,
         }
     }
 }
