@@ -20,7 +20,5 @@ pub use outputs::Outputs;
 pub use panel::{agent_spec, Panel};
 pub(crate) use plan::discover_root;
 pub use plan::{resolve_run, resolve_unpinned, AgentRef, RunPlan};
-pub use prove::{
-    resolve_prove, ProvePlan, DEFAULT_MAX_FINDINGS, DEFAULT_MEMORY_BYTES, DEFAULT_PROVE_TIMEOUT,
-};
+pub use prove::{resolve_prove, ProvePlan};
 pub use repo_inputs::{RepoInputs, CONFIG_FILES, OVERRIDE_DIRS};

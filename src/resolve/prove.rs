@@ -9,13 +9,6 @@ use crate::records::SandboxMode;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// `[prove] max_findings` when not configured.
-pub const DEFAULT_MAX_FINDINGS: u32 = 5;
-/// `[timeouts] prove` when not configured.
-pub const DEFAULT_PROVE_TIMEOUT: Duration = Duration::from_secs(300);
-/// `[prove] memory` when not configured: 4 GiB.
-pub const DEFAULT_MEMORY_BYTES: u64 = 4 << 30;
-
 /// How the proofs of a run are made.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProvePlan {
@@ -44,20 +37,22 @@ impl ProvePlan {
     }
 }
 
-/// The plan of `--prove` (None without it).
+/// The plan of `--prove` (None without it): `--prove-sandbox` over `[prove] sandbox` (which
+/// config loading already refused from a repository's config), the rest from `[prove]` and
+/// `[timeouts] prove`.
 pub fn resolve_prove(args: &RunArgs, config: &Config) -> Result<Option<ProvePlan>, ExpectedError> {
     if !args.prove {
         return Ok(None);
     }
-    let _ = config;
+    let p = &config.prove;
     Ok(Some(ProvePlan {
-        sandbox: args.prove_sandbox.map_or(SandboxMode::Bwrap, Into::into),
-        min_severity: Severity::High,
-        max_findings: DEFAULT_MAX_FINDINGS,
-        timeout: DEFAULT_PROVE_TIMEOUT,
-        memory_bytes: DEFAULT_MEMORY_BYTES,
-        env: vec![],
-        bind_ro: vec![],
+        sandbox: args.prove_sandbox.map_or(p.sandbox, Into::into),
+        min_severity: p.min_severity,
+        max_findings: p.max_findings,
+        timeout: config.prove_timeout()?,
+        memory_bytes: config.prove_memory()?,
+        env: p.env.clone(),
+        bind_ro: config.prove_bind_ro()?,
         require_proof: args.require_proof,
     }))
 }

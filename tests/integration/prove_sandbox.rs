@@ -479,3 +479,64 @@ fn without_bwrap_the_preflight_and_the_run_name_the_fix() {
     assert_eq!(out.exit, Some(0), "{out:?}");
     assert!(wt.path().join("ran").exists(), "mode none runs unsandboxed");
 }
+
+/// `[prove] sandbox = "none"`, `env` and `bind_ro` from a repository's config stop `arev run`
+/// before anything starts (exit 2, naming the key and the file), whether the config comes
+/// from the base commit (`--repo-config base`) or the working tree.
+#[test]
+fn a_repository_config_cannot_weaken_the_sandbox() {
+    use crate::harness::TestRepo;
+    let repo = TestRepo::new();
+    repo.write("arev.toml", "[prove]\nenv = [\"GITHUB_TOKEN\"]\n");
+    repo.commit("a config that passes a token to reproducers");
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    repo.write("src/lib.rs", "pub fn id(x: u32) -> u32 { x }\n");
+    let run = repo
+        .arev()
+        .args(&["run", "diff", "--base", "main", "--repo-config", "base"])
+        .run();
+    run.assert_code(2);
+    assert!(
+        run.stderr
+            .contains(":arev.toml: `prove.env` passes your environment"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.run_dirs().is_empty());
+
+    for (file, text, key) in [
+        (
+            "arev.toml",
+            "[prove]\nsandbox = \"none\"\n",
+            "prove.sandbox",
+        ),
+        (
+            ".arev/config.toml",
+            "[prove]\nbind_ro = [\"~/.ssh\"]\n",
+            "prove.bind_ro",
+        ),
+    ] {
+        std::fs::remove_file(repo.root.join("arev.toml")).unwrap();
+        repo.write(file, text);
+        let run = repo
+            .arev()
+            .args(&["run", "src/lib.rs", "--repo-config", "worktree"])
+            .run();
+        run.assert_code(2);
+        let want = format!("{}: `{key}` ", repo.root.join(file).display());
+        assert!(run.stderr.contains(&want), "{want}: {}", run.stderr);
+        assert!(run.run_dirs().is_empty());
+        if file != "arev.toml" {
+            std::fs::remove_file(repo.root.join(file)).unwrap();
+        }
+        repo.write("arev.toml", "");
+    }
+
+    // The flag takes only the two sandboxes.
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--prove-sandbox", "docker"])
+        .run();
+    run.assert_code(2);
+    assert!(run.stderr.contains("--prove-sandbox"), "{}", run.stderr);
+}
