@@ -448,3 +448,156 @@ fn without_the_sandbox_prove_exits_2_naming_the_fix() {
     assert!(run.run_dirs().is_empty());
     assert!(run.fake_log().is_empty(), "nothing dispatched");
 }
+
+/// A user config file for `--config`: `[timeouts] prove` and `[prove]` keys as given.
+fn user_config(repo: &TestRepo, toml: &str) -> String {
+    let p = repo.scratch.join("user-prove.toml");
+    std::fs::write(&p, toml).unwrap();
+    p.display().to_string()
+}
+
+/// Live processes whose command line contains `needle`.
+fn processes_with(needle: &str) -> Vec<String> {
+    let mut out = vec![];
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if !e
+            .file_name()
+            .to_string_lossy()
+            .chars()
+            .all(|c| c.is_ascii_digit())
+        {
+            continue;
+        }
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains(needle) {
+            out.push(cmd);
+        }
+    }
+    out
+}
+
+/// A reproducer that hangs is killed at `[timeouts] prove`: `inconclusive`, timed out, and
+/// nothing of it is left running.
+#[test]
+fn a_hanging_reproducer_is_inconclusive_within_the_limit_and_nothing_is_left_running() {
+    let repo = python_repo();
+    let config = user_config(&repo, "[timeouts]\nprove = \"2s\"\n");
+    let hang = "import time\n\ntime.sleep(600)  # arev-hang-marker\n";
+    let script = steps(vec![
+        review_confirming(&[("F1", 2, "high")]),
+        vec![json!({"role": "prover", "finding": "F1",
+            "writes": [{"path": "repro_hang.py", "content": hang}],
+            "answer": {"finding_id": "F1", "files": ["repro_hang.py"],
+                       "command": ["python3", "repro_hang.py"], "claim": "it hangs"}})],
+    ]);
+    let started = std::time::Instant::now();
+    let run = prove_run(
+        &repo,
+        &[
+            "run", "diff", "--base", "main", "--prove", "--config", &config,
+        ],
+        script,
+    );
+    let f1 = proof(&run.report(), "F1").clone();
+    assert_eq!(f1["status"], "inconclusive", "{f1:#}");
+    assert_eq!(f1["head"]["timed_out"], true, "{f1:#}");
+    let ms = f1["head"]["duration_ms"].as_u64().unwrap();
+    assert!(
+        (2000..10_000).contains(&ms),
+        "killed at the 2 s limit: {ms} ms"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    assert!(
+        processes_with("repro_hang.py").is_empty(),
+        "{:?}",
+        processes_with("repro_hang.py")
+    );
+}
+
+/// The same proofs in a second ecosystem: a Rust crate whose Prover adds an integration test
+/// run with `cargo test --offline`, the toolchain bound read-only through the user's
+/// `[prove] bind_ro` and found through `[prove] env`.
+#[test]
+fn a_rust_regression_is_reproduced_with_cargo_test_offline() {
+    let home = PathBuf::from(std::env::var_os("HOME").unwrap());
+    let cargo_home =
+        std::env::var_os("CARGO_HOME").map_or_else(|| home.join(".cargo"), PathBuf::from);
+    let rustup_home =
+        std::env::var_os("RUSTUP_HOME").map_or_else(|| home.join(".rustup"), PathBuf::from);
+    let repo = TestRepo::new();
+    let lib = |body: &str| {
+        format!("pub fn add(a: i32, b: i32) -> i32 {{\n    {body}\n}}\n\n// -\n// -\n// -\n// -\n// -\n// -\n// -\n// -\n\npub fn double(x: i32) -> i32 {{\n    x * 2\n}}\n")
+    };
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .write("src/lib.rs", &lib("a + b"))
+    .write(".gitignore", "target/\n")
+    .commit("calc crate");
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.write(
+        "src/lib.rs",
+        &lib("a - b").replace("x * 2", "x * 2 // twice"),
+    )
+    .commit("feature");
+    std::fs::create_dir_all(repo.scratch.join("tmp")).unwrap();
+    let config = user_config(
+        &repo,
+        &format!(
+            "[prove]\nenv = [\"CARGO_HOME\", \"RUSTUP_HOME\"]\nbind_ro = [{:?}, {:?}]\n",
+            cargo_home.display().to_string(),
+            rustup_home.display().to_string()
+        ),
+    );
+    let test = |name: &str, expr: &str, want: &str| {
+        json!({"path": format!("tests/{name}.rs"),
+               "content": format!("#[test]\nfn repro() {{\n    assert_eq!({expr}, {want}, \"{expr} must be {want}\");\n}}\n")})
+    };
+    let prover = |id: &str, name: &str, expr: &str, want: &str| {
+        json!({"role": "prover", "finding": id, "writes": [test(name, expr, want)],
+               "answer": {"finding_id": id, "files": [format!("tests/{name}.rs")],
+                          "command": ["cargo", "test", "--offline", "--test", name],
+                          "claim": format!("{expr} is not {want}")}})
+    };
+    let f = vec![
+        finding("F1", "src/lib.rs", 2, "high", "logic-add"),
+        finding("F2", "src/lib.rs", 15, "high", "logic-double"),
+    ];
+    let r = vec![
+        ruling("F1", "src/lib.rs", 2, "high", "enthusiast"),
+        ruling("F2", "src/lib.rs", 15, "high", "enthusiast"),
+    ];
+    let script = json!({"steps": [
+        {"role": "enthusiast", "round": 1, "answer": {"findings": f}},
+        {"role": "judge", "round": 1, "answer": {"rulings": r, "summary": "s", "convergence": true, "next_round_model": null}},
+        prover("F1", "arev_f1", "calc::add(2, 3)", "5"),
+        prover("F2", "arev_f2", "calc::double(4)", "8"),
+    ]});
+    let path = format!(
+        "{}:{}/bin:/usr/local/bin:/usr/bin:/bin",
+        repo.scratch.join("bin").display(),
+        cargo_home.display()
+    );
+    let run = repo
+        .arev()
+        .args(&[
+            "run", "diff", "--base", "main", "--prove", "--config", &config,
+        ])
+        .env("PATH", &path)
+        .env("CARGO_HOME", &cargo_home.display().to_string())
+        .env("RUSTUP_HOME", &rustup_home.display().to_string())
+        .env("TMPDIR", &repo.scratch.join("tmp").display().to_string())
+        .script(script)
+        .run();
+    let report = run.report();
+    let f1 = proof(&report, "F1");
+    assert_eq!(f1["status"], "reproduced", "{f1:#}\n{}", run.stderr);
+    let out = f1["head"]["output_tail"].as_str().unwrap();
+    assert!(out.contains("calc::add(2, 3) must be 5"), "{out}");
+    assert_eq!(f1["head"]["exit"], 101);
+    assert_eq!(f1["base"]["exit"], 0, "{f1:#}");
+    let f2 = proof(&report, "F2");
+    assert_eq!(f2["status"], "not_reproduced", "{f2:#}");
+}
