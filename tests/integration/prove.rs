@@ -601,3 +601,141 @@ fn a_rust_regression_is_reproduced_with_cargo_test_offline() {
     let f2 = proof(&report, "F2");
     assert_eq!(f2["status"], "not_reproduced", "{f2:#}");
 }
+
+/// report.json with what changes from run to run made fixed: durations, the scratch tree's
+/// path and unittest's timing line in the output tails.
+fn steady(dir: &std::path::Path) {
+    let path = dir.join("report.json");
+    let mut report: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    report["prove"]["duration_ms"] = json!(4321);
+    for f in report["confirmed"].as_array_mut().unwrap() {
+        for side in ["head", "base"] {
+            let run = &mut f["proof"][side];
+            if run.is_null() {
+                continue;
+            }
+            run["duration_ms"] = json!(150);
+            let tail = run["output_tail"].as_str().unwrap().to_string();
+            let tail: Vec<String> = tail
+                .split_inclusive('\n')
+                .map(|l| {
+                    if l.starts_with("Ran 1 test in ") {
+                        "Ran 1 test in 0.001s\n".to_string()
+                    } else if let (Some(a), Some(b)) = (l.find("File \""), l.find("/tree/")) {
+                        format!("{}File \"[tree]/{}", &l[..a], &l[b + 6..])
+                    } else {
+                        l.to_string()
+                    }
+                })
+                .collect();
+            run["output_tail"] = json!(tail.concat());
+        }
+    }
+    std::fs::write(&path, serde_json::to_string_pretty(&report).unwrap()).unwrap();
+}
+
+fn redact(text: &str, report: &Value) -> String {
+    let mut s = text.to_string();
+    for (key, label) in [
+        (report["run_dir"].as_str().unwrap(), "[run_dir]"),
+        (report["run_id"].as_str().unwrap(), "[run_id]"),
+        (report["target"]["sha256"].as_str().unwrap(), "[sha256]"),
+        (&report["target"]["sha256"].as_str().unwrap()[..12], "[sha]"),
+        (report["started_at"].as_str().unwrap(), "[started_at]"),
+        (report["finished_at"].as_str().unwrap(), "[finished_at]"),
+        (
+            report["target"]["commit"].as_str().unwrap_or("no-commit"),
+            "[commit]",
+        ),
+        (env!("CARGO_PKG_VERSION"), "[version]"),
+    ] {
+        s = s.replace(key, label);
+    }
+    s
+}
+
+/// The proofs in every rendering (re-rendered by `arev report`): the text `proof:` lines
+/// and counts, the Markdown badges and collapsed reproducers, the annotations naming the
+/// status, SARIF `properties.evidence` — and, unsandboxed, the statement in each.
+#[test]
+fn every_rendering_shows_the_proofs() {
+    let repo = python_repo();
+    let script = steps(vec![
+        review_confirming(&[
+            ("F1", 2, "high"),
+            ("F2", 13, "high"),
+            ("F3", 24, "critical"),
+        ]),
+        vec![
+            python_prover("F1", "calc.add(2, 3)", "5"),
+            python_prover("F2", "calc.neg(4)", "-4"),
+            python_prover("F3", "calc.mul(2, 3)", "6"),
+        ],
+    ]);
+    let run = prove_run(
+        &repo,
+        &["run", "diff", "--base", "main", "--prove", "-q"],
+        script.clone(),
+    );
+    run.assert_code(1);
+    let dir = run.run_dir();
+    steady(&dir);
+    let report = run.report();
+    let render = |format: &str| {
+        let r = repo
+            .arev()
+            .args(&["report", dir.to_str().unwrap(), "--format", format])
+            .run();
+        r.assert_code(0);
+        redact(&r.stdout, &report)
+    };
+    insta::assert_snapshot!("prove_text", render("text"));
+    insta::assert_snapshot!("prove_markdown", render("markdown"));
+    insta::assert_snapshot!("prove_github", render("github"));
+    let sarif = repo
+        .arev()
+        .args(&["report", dir.to_str().unwrap(), "--format", "sarif"])
+        .run()
+        .stdout;
+    crate::sarif_schema::assert_valid(&sarif, "prove");
+    let v: Value = serde_json::from_str(&sarif).unwrap();
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    let statuses: Vec<&str> = results
+        .iter()
+        .map(|r| r["properties"]["evidence"]["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["not_reproduced", "reproduced", "preexisting"]);
+
+    // Unsandboxed: every rendering says so.
+    let repo = python_repo();
+    let run = prove_run(
+        &repo,
+        &[
+            "run",
+            "diff",
+            "--base",
+            "main",
+            "--prove",
+            "--prove-sandbox",
+            "none",
+            "-q",
+        ],
+        script,
+    );
+    let dir = run.run_dir();
+    for format in ["text", "markdown", "github"] {
+        let out = repo
+            .arev()
+            .args(&["report", dir.to_str().unwrap(), "--format", format])
+            .run()
+            .stdout;
+        assert!(out.contains("UNSANDBOXED"), "{format}:\n{out}");
+    }
+    let sarif = repo
+        .arev()
+        .args(&["report", dir.to_str().unwrap(), "--format", "sarif"])
+        .run()
+        .stdout;
+    assert!(sarif.contains("\"sandbox\": \"none\""), "{sarif}");
+    assert_eq!(run.report()["prove"]["sandbox"], "none");
+}
