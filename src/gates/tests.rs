@@ -523,7 +523,10 @@ fn the_prover_may_read_its_whole_worktree_and_nothing_outside() {
         tool("Read", json!({"file_path": root.join("link")})),
         tool("Grep", json!({"pattern": "x", "path": base})),
     ] {
-        assert!(scope.violation(&[bad.clone()]).is_some(), "{bad:?}");
+        assert!(
+            scope.violation(std::slice::from_ref(&bad)).is_some(),
+            "{bad:?}"
+        );
     }
     // A reviewer's scope over the same tree is still ALLOWED_FILES only.
     let narrow = ReadScope::new(&root, std::iter::empty(), &artefact, &[]);

@@ -65,9 +65,8 @@ fn the_working_tree_is_head_plus_the_changes_and_the_user_repo_is_untouched() {
     assert!(!t.join(".git").exists(), "no git dir inside the tree");
     assert_eq!(s.new_files().unwrap(), Ok(vec![]));
     assert_eq!(before, snapshot(&git_dir), "the user's .git is not written");
-    let path = t.clone();
     drop(s);
-    assert!(!path.exists(), "removed when dropped");
+    assert!(!t.exists(), "removed when dropped");
 }
 
 /// Every file under the git dir with its content (refs, index, objects, worktrees).

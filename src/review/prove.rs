@@ -157,7 +157,7 @@ fn select<'a>(
         })
         .collect();
     // Stable: equal severities keep the review's order.
-    confirmed.sort_by(|a, b| b.severity.cmp(&a.severity));
+    confirmed.sort_by_key(|c| std::cmp::Reverse(c.severity));
     let mut chosen = vec![];
     let mut skipped = vec![];
     for c in confirmed {
