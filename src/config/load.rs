@@ -1,5 +1,6 @@
 //! Layering: embedded defaults ← user file ← repo file ← --config ← AREV_* ← flags; unknown keys rejected.
 
+use super::limits::parse_duration;
 use super::{Config, ConfigError};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -406,20 +407,6 @@ impl Config {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-pub(super) fn parse_duration(key: &str, s: &str) -> Result<Duration, ConfigError> {
-    let d = humantime::parse_duration(s).map_err(|e| ConfigError::Invalid {
-        key: key.into(),
-        message: format!("`{s}` is not a duration ({e}); use e.g. \"10m\" or \"30s\""),
-    })?;
-    if d.is_zero() {
-        return Err(ConfigError::Invalid {
-            key: key.into(),
-            message: "must be greater than zero".into(),
-        });
-    }
-    Ok(d)
 }
 
 fn one_line(s: &str) -> String {

@@ -64,7 +64,7 @@ fn bind_path(entry: &str, home: Option<&Path>) -> Option<PathBuf> {
 impl Config {
     /// `[timeouts] prove` as a Duration.
     pub fn prove_timeout(&self) -> Result<Duration, ConfigError> {
-        super::load::parse_duration("timeouts.prove", &self.timeouts.prove)
+        super::limits::parse_duration("timeouts.prove", &self.timeouts.prove)
     }
 
     /// `[prove] memory` in bytes.
@@ -275,7 +275,7 @@ mod load_tests {
                 ..repo("[review]\npasses = 2\n")
             },
             ConfigSources {
-                explicit_file: Some(f.clone()),
+                explicit_file: Some(f),
                 ..repo("[review]\npasses = 2\n")
             },
         ] {
@@ -344,7 +344,7 @@ mod load_tests {
         }
         std::fs::write(&f, "[prove]\nnetwork = true\n").unwrap();
         let err = load(&ConfigSources {
-            user_file: Some(f.clone()),
+            user_file: Some(f),
             ..Default::default()
         })
         .unwrap_err()

@@ -287,9 +287,15 @@ fn sandboxed_child() {
         return;
     };
     let c: ChildSpec = serde_json::from_str(json.to_str().unwrap()).unwrap();
+    // `{AREV_PID}` in the command: this process's pid, the one with arev's environment.
+    let pid = std::process::id().to_string();
     let spec = SandboxSpec {
         workdir: c.workdir,
-        argv: c.argv,
+        argv: c
+            .argv
+            .iter()
+            .map(|a| a.replace("{AREV_PID}", &pid))
+            .collect(),
         timeout: Duration::from_secs(c.timeout_secs),
         memory_bytes: c.memory_bytes,
         env_allow: c.env_allow,
@@ -326,20 +332,20 @@ fn home_secrets_and_other_processes_are_out_of_reach() {
         cat "$HOME/.ssh/id_ed25519" "$HOME/.netrc" 2>&1
         env
         for p in /proc/[0-9]*; do cat $p/environ 2>/dev/null | tr '\0' '\n'; done
-        cat /proc/"$AREV_TEST_PARENT"/environ 2>/dev/null | tr '\0' '\n'
+        cat /proc/{AREV_PID}/environ 2>/dev/null | tr '\0' '\n'
+        cat /proc/{AREV_PID}/cmdline 2>/dev/null && echo "SAW-AREV-CMDLINE"
         echo "pids: $(ls -d /proc/[0-9]* | wc -l)"
         ls / ; ls /run /root /var /etc/ssh /etc/shadow 2>&1
         exit 0
     "#;
     let child = ChildSpec {
-        workdir: wt.clone(),
+        workdir: wt,
         argv: vec!["/bin/sh".into(), "-c".into(), script.into()],
         env_allow: vec!["AREV_TEST_ALLOWED".into()],
         bind_ro: vec![],
         timeout_secs: 30,
         memory_bytes: 1 << 30,
     };
-    let parent = std::process::id().to_string();
     let home_s = home.display().to_string();
     let out = in_child(
         &child,
@@ -349,7 +355,6 @@ fn home_secrets_and_other_processes_are_out_of_reach() {
             ("ANTHROPIC_API_KEY", "sk-PLANTED"),
             ("SSH_AUTH_SOCK", "/run/PLANTED.sock"),
             ("AREV_TEST_ALLOWED", "allowed-value"),
-            ("AREV_TEST_PARENT", &parent),
             ("LANG", "C.UTF-8"),
         ],
     );
@@ -365,7 +370,7 @@ fn home_secrets_and_other_processes_are_out_of_reach() {
     ] {
         assert!(text.contains(want), "{want}:\n{text}");
     }
-    assert!(!text.contains("AREV_TEST_PARENT="), "{text}");
+    assert!(!text.contains("SAW-AREV-CMDLINE"), "{text}");
     // A fresh /proc: bwrap's init, the shell, and the subshell and `ls` that count.
     let pids: usize = text
         .lines()
@@ -539,4 +544,40 @@ fn a_repository_config_cannot_weaken_the_sandbox() {
         .run();
     run.assert_code(2);
     assert!(run.stderr.contains("--prove-sandbox"), "{}", run.stderr);
+}
+
+/// A bwrap that cannot create its namespaces (here: a stand-in that fails as bwrap does)
+/// stops the preflight with the fix named.
+#[test]
+fn a_bwrap_without_user_namespaces_fails_the_preflight_naming_the_fix() {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = tempfile::tempdir().unwrap();
+    let fake = bin.path().join("bwrap");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace, likely because the \
+         kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let wt = tempfile::tempdir().unwrap();
+    let child = ChildSpec {
+        workdir: wt.path().to_path_buf(),
+        argv: vec!["true".into()],
+        env_allow: vec![],
+        bind_ro: vec![],
+        timeout_secs: 30,
+        memory_bytes: 0,
+    };
+    let path = format!("{}:/usr/bin:/bin", bin.path().display());
+    let err = in_child_result(&child, &[("PATH", &path)]).unwrap_err();
+    for want in [
+        "cannot create its namespaces",
+        "No permissions to create new namespace",
+        "unprivileged user namespaces",
+        "kernel.apparmor_restrict_unprivileged_userns=0",
+        "--prove-sandbox none",
+    ] {
+        assert!(err.contains(want), "{want}: {err}");
+    }
 }
