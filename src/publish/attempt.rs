@@ -149,13 +149,14 @@ pub fn describe(forge: Forge, number: u64, p: &Published) -> String {
         Forge::Gitlab => "merge request",
     };
     format!(
-        "published to {what} #{number} at {}: summary {}, {} new inline comment(s), {} already commented, {} outside the diff (summary only), {} marked fixed",
+        "published to {what} #{number} at {}: summary {}, {} new inline comment(s), {} already commented, {} outside the diff (summary only), {} marked fixed, {} not raised again",
         short_sha(&p.head_sha),
         p.summary,
         p.commented.len(),
         p.already_commented.len(),
         p.outside_diff.len(),
-        p.marked_fixed.len()
+        p.marked_fixed.len(),
+        p.not_raised_again.len()
     )
 }
 
@@ -183,11 +184,12 @@ mod tests {
             already_commented: vec![],
             outside_diff: vec!["c".into()],
             marked_fixed: vec![],
+            not_raised_again: vec![],
         };
         assert_eq!(
             describe(Forge::Gitlab, 4, &p),
             format!(
-                "published to merge request #4 at {}: summary updated, 2 new inline comment(s), 0 already commented, 1 outside the diff (summary only), 0 marked fixed",
+                "published to merge request #4 at {}: summary updated, 2 new inline comment(s), 0 already commented, 1 outside the diff (summary only), 0 marked fixed, 0 not raised again",
                 short_sha("0123456789abcdef")
             )
         );

@@ -1,6 +1,7 @@
 //! Payload building (pure): a report → the summary, one inline comment body per located
 //! confirmed finding (with a committable suggestion when the fix is an exact single-line
-//! replacement), the hidden fingerprint markers, the "fixed" edit and the summary cut.
+//! replacement), the hidden fingerprint markers, the "fixed" and "not raised again" edits
+//! and the summary cut.
 
 use super::error::PublishError;
 use super::model::{Forge, InlineComment, Payload, PrTarget, PAYLOAD_VERSION};
@@ -9,8 +10,12 @@ use crate::store::RunStatus;
 
 /// The first line of the sticky summary (also written by the Markdown renderer).
 pub const SUMMARY_MARKER: &str = "<!-- arev-report -->";
-/// Added to an inline comment once its finding is gone (so it is edited only once).
+/// Added to an inline comment once its finding is gone and the forge's diff changed its
+/// line (so it is edited only once).
 pub const FIXED_MARKER: &str = "<!-- arev:fixed -->";
+/// Added to an inline comment once its finding is gone but no diff of the forge shows its
+/// line changed (edited only once too).
+pub const NOT_RAISED_MARKER: &str = "<!-- arev:not-raised -->";
 const FP_OPEN: &str = "<!-- arev:fp=";
 const FP_CLOSE: &str = " -->";
 
@@ -31,6 +36,11 @@ pub fn parse_fp_marker(body: &str) -> Option<&str> {
 /// Whether an inline comment was already edited to say its finding was fixed.
 pub fn is_marked_fixed(body: &str) -> bool {
     body.contains(FIXED_MARKER)
+}
+
+/// Whether an inline comment was already closed: marked fixed or not raised again.
+pub fn is_closed(body: &str) -> bool {
+    is_marked_fixed(body) || body.contains(NOT_RAISED_MARKER)
 }
 
 /// Whether an issue comment / MR note is arev's sticky summary.
@@ -131,12 +141,23 @@ pub fn short_sha(sha: &str) -> String {
     sha.chars().take(12).collect()
 }
 
-/// The edited body of an inline comment whose finding is gone: a "fixed" line on top, the
-/// original below (marker kept, so the comment still counts as arev's).
+/// The edited body of an inline comment whose finding is gone and whose line the forge's
+/// diff from the comment's commit to `head_sha` changed: a "fixed" line on top, the original
+/// below (marker kept, so the comment still counts as arev's).
 pub fn fixed_body(old_body: &str, head_sha: &str) -> String {
     let short = short_sha(head_sha);
     format!(
-        "{FIXED_MARKER}\n✅ **Fixed** in {short}: a later arev review of this file no longer finds it.\n\n<details><summary>Original comment</summary>\n\n{old_body}\n\n</details>"
+        "{FIXED_MARKER}\n✅ **Fixed** in {short}: this line changed since the comment, and a later arev review of this file no longer finds it.\n\n<details><summary>Original comment</summary>\n\n{old_body}\n\n</details>"
+    )
+}
+
+/// The edited body of an inline comment whose finding is gone but whose line no diff of the
+/// forge shows changed (or whose commit the forge no longer has): it says the finding was
+/// not raised again, and claims no fix.
+pub fn not_raised_body(old_body: &str, head_sha: &str) -> String {
+    let short = short_sha(head_sha);
+    format!(
+        "{NOT_RAISED_MARKER}\n➖ **Not raised again** at {short}: a later arev review of this file no longer reports it, but its line has not changed since the comment (as far as the forge's diff shows), so this is not a claim that it was fixed.\n\n<details><summary>Original comment</summary>\n\n{old_body}\n\n</details>"
     )
 }
 
@@ -442,6 +463,16 @@ mod tests {
         assert!(fixed.contains("**Fixed** in 0123456789ab"));
         assert_eq!(parse_fp_marker(&fixed), Some("abc"));
         assert!(!is_marked_fixed("old\n<!-- arev:fp=abc -->"));
+        assert!(is_closed(&fixed));
+        let gone = not_raised_body("old\n<!-- arev:fp=abc -->", "0123456789abcdef0123");
+        assert!(is_closed(&gone) && !is_marked_fixed(&gone));
+        assert!(
+            gone.contains("**Not raised again** at 0123456789ab"),
+            "{gone}"
+        );
+        assert!(!gone.contains("Fixed"), "{gone}");
+        assert_eq!(parse_fp_marker(&gone), Some("abc"));
+        assert!(!is_closed("old\n<!-- arev:fp=abc -->"));
         // A sha from outside is cut by characters, never inside one.
         assert!(fixed_body("x", &"é".repeat(20)).contains(&"é".repeat(12)));
         assert_eq!(short_sha("abc"), "abc");

@@ -1,5 +1,6 @@
 //! The PR diff as the forge sees it (pure): which new-file lines are on the right side of a
-//! file's patch (added or context lines), and for a context line its old-file number.
+//! file's patch (added or context lines), and for a context line its old-file number; and
+//! whether a patch changes a given old-file line (a "fixed" mark needs the forge's diff to).
 
 use std::collections::BTreeMap;
 
@@ -55,9 +56,57 @@ pub fn right_lines(patch: &str) -> RightLines {
     out
 }
 
+/// Whether `patch` (hunks of one file, from the forge's compare) removes or replaces
+/// old-file `line`: one of its `-` lines is that line. A patch without hunks changes none.
+pub fn changes_old_line(patch: &str, line: u32) -> bool {
+    let mut old: Option<u32> = None;
+    for l in patch.lines() {
+        if l.starts_with("@@") {
+            old = hunk_start(l).map(|(o, _)| o);
+            continue;
+        }
+        let Some(o) = old.as_mut() else {
+            continue;
+        };
+        match l.as_bytes().first() {
+            Some(b'-') => {
+                if *o == line {
+                    return true;
+                }
+                *o += 1;
+            }
+            Some(b'+' | b'\\') => {}
+            _ => *o += 1,
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_patch_changes_an_old_line_only_when_it_removes_or_replaces_it() {
+        // Old lines 1-3; line 2 replaced, a line inserted after 3.
+        let patch = "@@ -1,3 +1,4 @@\n a\n-b\n+B\n c\n+d\n@@ -10,2 +11,1 @@\n x\n-y\n";
+        assert!(!changes_old_line(patch, 1));
+        assert!(changes_old_line(patch, 2));
+        assert!(
+            !changes_old_line(patch, 3),
+            "an insertion after it is not a change"
+        );
+        assert!(!changes_old_line(patch, 10));
+        assert!(changes_old_line(patch, 11));
+        assert!(!changes_old_line(patch, 5), "between hunks");
+        // A hunk without counts, a deletion of the whole file, nothing.
+        assert!(changes_old_line("@@ -4 +4 @@\n-a\n+b\n", 4));
+        assert!(changes_old_line("@@ -1,2 +0,0 @@\n-a\n-b\n", 2));
+        assert!(!changes_old_line("", 1));
+        assert!(!changes_old_line("Binary files differ", 1));
+        // Only an insertion before it: the line moved, it did not change.
+        assert!(!changes_old_line("@@ -1,2 +1,3 @@\n+new\n a\n b\n", 2));
+    }
 
     #[test]
     fn added_and_context_lines_are_on_the_right_side() {

@@ -55,6 +55,13 @@ pub enum PublishError {
         path: String,
         message: String,
     },
+    /// An answer over the size arev reads for it.
+    #[error("{method} {path}: the answer is larger than {limit_mib} MiB, the most arev reads from a forge for it")]
+    TooLarge {
+        method: &'static str,
+        path: String,
+        limit_mib: u64,
+    },
     #[error("cannot read {path}: {message}")]
     Read { path: PathBuf, message: String },
     #[error("cannot write {path}: {source}")]

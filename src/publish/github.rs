@@ -1,15 +1,17 @@
 //! GitHub (REST): the sticky summary issue comment, one `COMMENT` review with the new inline
 //! comments on right-side lines of the PR diff (as the PR's `files` API reports it), and the
-//! "fixed" edits of earlier arev review comments. Only comments authored by the token's own
-//! identity (`GET /user`, or GraphQL `viewer` for a GitHub App installation token such as
-//! Actions' `GITHUB_TOKEN`) count as arev's.
+//! "fixed" / "not raised again" edits of earlier arev review comments (fixed only when the
+//! compare API's diff from the comment's `original_commit_id` to the head changes its line).
+//! Only comments authored by the token's own identity (`GET /user`, or GraphQL `viewer` for
+//! a GitHub App installation token such as Actions' `GITHUB_TOKEN`) count as arev's.
 
 use super::build::{check_head, is_summary, short_sha};
 use super::diff::{right_lines, RightLines};
 use super::error::PublishError;
 use super::http::{Api, Method, RetryPolicy, Secret};
 use super::model::Payload;
-use super::plan::{plan, Existing, Plan, Published};
+use super::plan::{gone, plan, Existing, Plan, Published};
+use super::since::{changed_ids, no_diff, FileDiff, MAX_COMPARE_BYTES};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -97,13 +99,16 @@ pub fn publish(api: &Api, payload: &Payload, me: &str) -> Result<Published, Publ
     check_head(payload, &head)?;
     let diff = pr_diff(api, repo, n)?;
     let existing = earlier_comments(api, repo, n, me)?;
-    let plan = plan(payload, &diff, &existing, &head);
+    let changed = changed_ids(&gone(payload, &existing), &head, |base| {
+        compare(api, repo, base, &head)
+    })?;
+    let plan = plan(payload, &diff, &existing, &head, &changed);
     let summary = sticky_summary(api, repo, n, &plan.summary_body(payload), me)?;
     // 2. One review with the new inline comments.
     if !plan.post.is_empty() {
         post_review(api, repo, n, &head, &plan)?;
     }
-    // 3. Earlier comments whose finding is gone: say so, in place.
+    // 3. Earlier comments whose finding is gone: say so ("Fixed" or not raised again).
     for f in &plan.fixed {
         api.write(
             Method::Patch,
@@ -153,7 +158,54 @@ fn pr_diff(api: &Api, repo: &str, n: u64) -> Result<BTreeMap<String, RightLines>
     Ok(diff)
 }
 
-/// Earlier inline comments that open their threads (arev's carry a fingerprint marker).
+/// The compare API's diff from `base` (a comment's commit) to `head`, by file; None when
+/// GitHub has none for it (an unknown commit, an answer over the cap) or `base` is not an
+/// ancestor of `head` (the diff's old side would not be the comment's commit). One page of
+/// commits: the files come with the first page whatever its size.
+fn compare(
+    api: &Api,
+    repo: &str,
+    base: &str,
+    head: &str,
+) -> Result<Option<Vec<FileDiff>>, PublishError> {
+    let path = format!("/repos/{repo}/compare/{base}...{head}?per_page=1");
+    let v = match api.get_capped(&path, MAX_COMPARE_BYTES) {
+        Ok(v) => v,
+        Err(e) if no_diff(&e) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let straight = v.get("status").and_then(Value::as_str) == Some("ahead")
+        && v.pointer("/merge_base_commit/sha").and_then(Value::as_str) == Some(base);
+    if !straight {
+        return Ok(None);
+    }
+    let files = v.get("files").and_then(Value::as_array);
+    Ok(Some(
+        files
+            .into_iter()
+            .flatten()
+            .filter_map(|f| {
+                let status = f.get("status").and_then(Value::as_str).unwrap_or("");
+                // A copy leaves its source as it was (a change to it is its own entry).
+                if status == "copied" {
+                    return None;
+                }
+                let old_path = f
+                    .get("previous_filename")
+                    .or_else(|| f.get("filename"))
+                    .and_then(Value::as_str)?;
+                Some(FileDiff {
+                    old_path: old_path.to_string(),
+                    deleted: status == "removed",
+                    patch: f.get("patch").and_then(Value::as_str).map(String::from),
+                })
+            })
+            .collect(),
+    ))
+}
+
+/// Earlier inline comments that open their threads (arev's carry a fingerprint marker),
+/// with the commit each was made on and its line there.
 fn earlier_comments(
     api: &Api,
     repo: &str,
@@ -169,6 +221,18 @@ fn earlier_comments(
             continue;
         }
         let id = field(&c, "id", &comments_path)?.as_u64().unwrap_or(0);
+        let text = |k: &str| c.get(k).and_then(Value::as_str).map(String::from);
+        let number = |k: &str| {
+            c.get(k)
+                .and_then(Value::as_u64)
+                .and_then(|l| u32::try_from(l).ok())
+        };
+        // The line where the comment was made (it holds in that commit), else where GitHub
+        // shows it now.
+        let (commit, line) = match (text("original_commit_id"), number("original_line")) {
+            (Some(sha), Some(l)) => (Some(sha), Some(l)),
+            _ => (text("commit_id"), number("line")),
+        };
         existing.push(Existing {
             id,
             thread: None,
@@ -182,6 +246,8 @@ fn earlier_comments(
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string(),
+            commit,
+            line,
         });
     }
     Ok(existing)

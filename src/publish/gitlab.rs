@@ -1,14 +1,17 @@
 //! GitLab (REST v4): the sticky summary MR note, one diff discussion per new finding
 //! positioned with the MR's latest version (base/start/head shas) on a right-side line of
-//! its diff, and the "fixed" edits of earlier arev discussion notes. Only notes authored by
-//! the token's own user (`GET /user`) count as arev's.
+//! its diff, and the "fixed" / "not raised again" edits of earlier arev discussion notes
+//! (fixed only when the repository compare API's straight diff from the note's position
+//! `head_sha` to the MR head changes its line). Only notes authored by the token's own user
+//! (`GET /user`) count as arev's.
 
 use super::build::{check_head, is_summary};
 use super::diff::{right_lines, RightLine, RightLines};
 use super::error::PublishError;
 use super::http::{Api, Method, RetryPolicy, Secret};
 use super::model::Payload;
-use super::plan::{plan, Existing, Plan, Published};
+use super::plan::{gone, plan, Existing, Plan, Published};
+use super::since::{changed_ids, no_diff, FileDiff, MAX_COMPARE_BYTES};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -74,10 +77,15 @@ pub fn publish(api: &Api, payload: &Payload, me: u64) -> Result<Published, Publi
     check_head(payload, &version.head)?;
     let (diff, old_paths) = mr_diff(api, &mr)?;
     let existing = earlier_discussions(api, &mr, me)?;
-    let plan = plan(payload, &diff, &existing, &version.head);
+    let project = format!("/projects/{}", project_segment(&payload.target.repository));
+    let changed = changed_ids(&gone(payload, &existing), &version.head, |base| {
+        compare(api, &project, base, &version.head)
+    })?;
+    let plan = plan(payload, &diff, &existing, &version.head, &changed);
     let summary = sticky_summary(api, &mr, &plan.summary_body(payload), me)?;
     post_discussions(api, &mr, &version, &old_paths, &plan)?;
-    // 3. Earlier discussions whose finding is gone: edit their first note.
+    // 3. Earlier discussions whose finding is gone: edit their first note ("Fixed" or not
+    // raised again).
     for f in &plan.fixed {
         let thread = f.existing.thread.as_deref().unwrap_or_default();
         api.write(
@@ -140,7 +148,39 @@ fn mr_diff(api: &Api, mr: &str) -> Result<MrDiff, PublishError> {
     Ok((diff, old_paths))
 }
 
-/// Earlier diff discussions: the first note of each carries arev's marker.
+/// The repository compare API's straight diff (`from..to`, not from the merge base: its
+/// old side is the note's commit whatever the history) from `base` to `head`, by file;
+/// None when GitLab has none for it (an unknown commit, an answer over the cap).
+fn compare(
+    api: &Api,
+    project: &str,
+    base: &str,
+    head: &str,
+) -> Result<Option<Vec<FileDiff>>, PublishError> {
+    let path = format!("{project}/repository/compare?from={base}&to={head}&straight=true");
+    let v = match api.get_capped(&path, MAX_COMPARE_BYTES) {
+        Ok(v) => v,
+        Err(e) if no_diff(&e) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let diffs = v.get("diffs").and_then(Value::as_array);
+    Ok(Some(
+        diffs
+            .into_iter()
+            .flatten()
+            .filter_map(|d| {
+                Some(FileDiff {
+                    old_path: str_at(d, "/old_path")?.to_string(),
+                    deleted: d.get("deleted_file").and_then(Value::as_bool) == Some(true),
+                    patch: str_at(d, "/diff").map(String::from),
+                })
+            })
+            .collect(),
+    ))
+}
+
+/// Earlier diff discussions: the first note of each carries arev's marker; its position
+/// names the commit it was made on (`head_sha`) and its line there.
 fn earlier_discussions(api: &Api, mr: &str, me: u64) -> Result<Vec<Existing>, PublishError> {
     let discussions_path = format!("{mr}/discussions?per_page=100");
     let mut existing = vec![];
@@ -162,6 +202,11 @@ fn earlier_discussions(api: &Api, mr: &str, me: u64) -> Result<Vec<Existing>, Pu
             thread: Some(thread.to_string()),
             path: path.to_string(),
             body: str_at(note, "/body").unwrap_or_default().to_string(),
+            commit: str_at(note, "/position/head_sha").map(String::from),
+            line: note
+                .pointer("/position/new_line")
+                .and_then(Value::as_u64)
+                .and_then(|l| u32::try_from(l).ok()),
         });
     }
     Ok(existing)

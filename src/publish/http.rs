@@ -263,8 +263,15 @@ impl Api {
 
     /// GET one JSON document.
     pub fn get(&self, path: &str) -> Result<Value, PublishError> {
+        self.get_capped(path, MAX_ANSWER_BYTES)
+    }
+
+    /// GET one JSON document of at most `limit` bytes (a larger one is
+    /// [`PublishError::TooLarge`]; `limit` above the client's own cap is that cap).
+    pub fn get_capped(&self, path: &str, limit: u64) -> Result<Value, PublishError> {
         let url = format!("{}{path}", self.base);
-        self.request(Method::Get, &url, None).map(|(v, _)| v)
+        self.request(Method::Get, &url, None, limit.min(MAX_ANSWER_BYTES))
+            .map(|(v, _)| v)
     }
 
     /// GET every page of a JSON array, following `Link: <…>; rel="next"` (same origin only,
@@ -273,7 +280,7 @@ impl Api {
         let mut url = format!("{}{path}", self.base);
         let mut out = vec![];
         for _ in 0..100 {
-            let (page, next) = self.request(Method::Get, &url, None)?;
+            let (page, next) = self.request(Method::Get, &url, None, MAX_ANSWER_BYTES)?;
             match page {
                 Value::Array(items) => out.extend(items),
                 other => {
@@ -319,7 +326,8 @@ impl Api {
                 self.origin
             )));
         }
-        self.request(Method::Post, url, Some(body)).map(|(v, _)| v)
+        self.request(Method::Post, url, Some(body), MAX_ANSWER_BYTES)
+            .map(|(v, _)| v)
     }
 
     /// A write (POST, PATCH, PUT) with a JSON body; in dry-run mode only printed (→ null).
@@ -329,16 +337,18 @@ impl Api {
             return Ok(Value::Null);
         }
         let url = format!("{}{path}", self.base);
-        self.request(method, &url, Some(body)).map(|(v, _)| v)
+        self.request(method, &url, Some(body), MAX_ANSWER_BYTES)
+            .map(|(v, _)| v)
     }
 
-    /// One request with retries → (JSON body, next-page URL). Every attempt and wait stays
-    /// inside the whole publish's time bound.
+    /// One request with retries → (JSON body of at most `limit` bytes, next-page URL). Every
+    /// attempt and wait stays inside the whole publish's time bound.
     fn request(
         &self,
         method: Method,
         url: &str,
         body: Option<&Value>,
+        limit: u64,
     ) -> Result<(Value, Option<String>), PublishError> {
         let path = self.display_path(url);
         if self.dry_run {
@@ -356,7 +366,7 @@ impl Api {
             let Some(left) = self.deadline.checked_duration_since(Instant::now()) else {
                 return Err(out_of_time());
             };
-            let outcome = self.once(method, url, &path, payload.as_deref(), left);
+            let outcome = self.once(method, url, &path, payload.as_deref(), left, limit);
             match outcome {
                 Outcome::Done(v, next) => return Ok((v, next)),
                 Outcome::Fail(e) => return Err(e),
@@ -478,6 +488,7 @@ impl Api {
         path: &str,
         body: Option<&str>,
         left: Duration,
+        limit: u64,
     ) -> Outcome {
         let m = method.as_str();
         let mut resp = match self.send(method, url, path, body, left) {
@@ -489,19 +500,16 @@ impl Api {
         let text = match resp
             .body_mut()
             .with_config()
-            .limit(MAX_ANSWER_BYTES)
+            .limit(limit)
             .lossy_utf8(true)
             .read_to_string()
         {
             Ok(t) => t,
             Err(ureq::Error::BodyExceedsLimit(_)) => {
-                return Outcome::Fail(PublishError::BadAnswer {
+                return Outcome::Fail(PublishError::TooLarge {
                     method: m,
                     path: path.to_string(),
-                    message: format!(
-                        "the answer is larger than {} MiB, the most arev reads from a forge",
-                        MAX_ANSWER_BYTES >> 20
-                    ),
+                    limit_mib: limit >> 20,
                 })
             }
             Err(e) => return self.unsent(method, path, &e),

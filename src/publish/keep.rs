@@ -120,6 +120,7 @@ pub fn outcome_record(
             already_commented: p.already_commented.clone(),
             outside_diff: p.outside_diff.clone(),
             marked_fixed: p.marked_fixed.clone(),
+            not_raised_again: p.not_raised_again.clone(),
         },
         Err(e) => PublishRecord {
             forge,
@@ -132,6 +133,7 @@ pub fn outcome_record(
             already_commented: vec![],
             outside_diff: vec![],
             marked_fixed: vec![],
+            not_raised_again: vec![],
         },
     }
 }
@@ -238,14 +240,15 @@ mod tests {
             already_commented: vec!["b".into()],
             outside_diff: vec![],
             marked_fixed: vec!["c".into()],
+            not_raised_again: vec!["d".into()],
         };
         let ok = outcome_record(Forge::Github, "t".into(), Some("x"), &Ok(published));
         assert_eq!(ok.status, PublishStatus::Published);
         assert_eq!(ok.head_sha.as_deref(), Some("0123456789abcdef"));
         assert_eq!(ok.summary.as_deref(), Some("created"));
         assert_eq!(
-            (ok.commented, ok.marked_fixed),
-            (vec!["a".into()], vec!["c".into()])
+            (ok.commented, ok.marked_fixed, ok.not_raised_again),
+            (vec!["a".into()], vec!["c".into()], vec!["d".into()])
         );
         assert_eq!(ok.error, None);
         let failed = outcome_record(

@@ -13,6 +13,7 @@ mod keep;
 mod model;
 mod plan;
 mod send;
+mod since;
 
 pub use attempt::{code_after_failed_publish, describe, find_report, publish_report};
 pub use build::{

@@ -79,7 +79,8 @@ pub struct Payload {
     /// fingerprint is among them is not "fixed".
     pub fingerprints: Vec<String>,
     /// Files this review covered (reviewed): an earlier arev comment on one of them whose
-    /// fingerprint is gone is marked fixed. Empty when the run has no verdict.
+    /// fingerprint is gone is marked fixed (when the forge's diff changed its line) or not
+    /// raised again. Empty when the run has no verdict.
     pub covered_files: Vec<String>,
     /// The commit the report says it reviewed: the pull request's head must be this commit.
     pub reviewed_commit: Option<String>,
@@ -116,6 +117,10 @@ pub struct PublishRecord {
     pub already_commented: Vec<String>,
     /// Fingerprints whose line is not on the right side of the PR diff (summary only).
     pub outside_diff: Vec<String>,
-    /// Fingerprints of earlier comments edited to say the finding was fixed.
+    /// Fingerprints of earlier comments edited to say the finding was fixed: gone from the
+    /// report, and the forge's diff from the comment's commit to the head changed its line.
     pub marked_fixed: Vec<String>,
+    /// Fingerprints of earlier comments edited to say the finding was not raised again:
+    /// gone from the report, but no diff of the forge shows its line changed.
+    pub not_raised_again: Vec<String>,
 }

@@ -1,10 +1,10 @@
 //! Deciding what one publish does (pure, the same for every forge): from the payload, the
-//! PR diff's right-side lines and the arev comments already on the PR → the comments to
-//! post, the ones already there, the ones outside the diff, and the earlier comments to
-//! mark fixed.
+//! PR diff's right-side lines, the arev comments already on the PR and which of the gone
+//! ones the forge's own diff changed → the comments to post, the ones already there, the
+//! ones outside the diff, and the earlier comments to mark fixed or "not raised again".
 
 use super::build::{
-    fit_summary, fixed_body, is_marked_fixed, outside_diff_footer, parse_fp_marker,
+    fit_summary, fixed_body, is_closed, not_raised_body, outside_diff_footer, parse_fp_marker,
 };
 use super::diff::{RightLine, RightLines};
 use super::model::{InlineComment, Payload};
@@ -19,6 +19,11 @@ pub struct Existing {
     pub thread: Option<String>,
     pub path: String,
     pub body: String,
+    /// The commit the comment was made on (GitHub `original_commit_id`, GitLab the
+    /// position's `head_sha`): where its line number holds.
+    pub commit: Option<String>,
+    /// Its line in that commit's version of `path`.
+    pub line: Option<u32>,
 }
 
 /// A comment to post, on a right-side line of the diff.
@@ -34,6 +39,8 @@ pub struct Fixed<'a> {
     pub existing: &'a Existing,
     pub fingerprint: String,
     pub body: String,
+    /// Whether the forge's diff changed its line ("Fixed"); else "not raised again".
+    pub changed: bool,
 }
 
 /// What one publish does.
@@ -42,6 +49,7 @@ pub struct Plan<'a> {
     pub post: Vec<Placed<'a>>,
     pub already: Vec<&'a InlineComment>,
     pub outside: Vec<&'a InlineComment>,
+    /// Earlier comments whose finding is gone, to edit ("Fixed" or "not raised again").
     pub fixed: Vec<Fixed<'a>>,
 }
 
@@ -55,6 +63,7 @@ pub struct Published {
     pub already_commented: Vec<String>,
     pub outside_diff: Vec<String>,
     pub marked_fixed: Vec<String>,
+    pub not_raised_again: Vec<String>,
 }
 
 impl Plan<'_> {
@@ -71,7 +80,18 @@ impl Plan<'_> {
                 .collect(),
             already_commented: fps(&self.already),
             outside_diff: fps(&self.outside),
-            marked_fixed: self.fixed.iter().map(|f| f.fingerprint.clone()).collect(),
+            marked_fixed: self
+                .fixed
+                .iter()
+                .filter(|f| f.changed)
+                .map(|f| f.fingerprint.clone())
+                .collect(),
+            not_raised_again: self
+                .fixed
+                .iter()
+                .filter(|f| !f.changed)
+                .map(|f| f.fingerprint.clone())
+                .collect(),
         }
     }
 
@@ -95,18 +115,37 @@ impl Plan<'_> {
     }
 }
 
+/// The earlier arev comments whose finding is gone: open (not yet marked), on a file this
+/// review covered, with a fingerprint the report no longer lists. Only these need the
+/// forge's diff (whether their line changed).
+pub fn gone<'a>(payload: &Payload, existing: &'a [Existing]) -> Vec<&'a Existing> {
+    let current: BTreeSet<&str> = payload.fingerprints.iter().map(String::as_str).collect();
+    let covered: BTreeSet<&str> = payload.covered_files.iter().map(String::as_str).collect();
+    existing
+        .iter()
+        .filter(|e| {
+            parse_fp_marker(&e.body).is_some_and(|fp| {
+                !is_closed(&e.body) && !current.contains(fp) && covered.contains(e.path.as_str())
+            })
+        })
+        .collect()
+}
+
 /// Plan a publish at `head_sha`. `diff` holds the right-side lines of each file in the PR
-/// (a file missing from it, or without a patch, has none).
+/// (a file missing from it, or without a patch, has none); `changed` the ids of the
+/// [`gone`] comments whose line the forge's diff from their commit to the head changed:
+/// only those are marked fixed, the others "not raised again".
 pub fn plan<'a>(
     payload: &'a Payload,
     diff: &BTreeMap<String, RightLines>,
     existing: &'a [Existing],
     head_sha: &str,
+    changed: &BTreeSet<u64>,
 ) -> Plan<'a> {
-    // Fingerprints arev already commented and that are still open (not marked fixed).
+    // Fingerprints arev already commented and that are still open (not marked).
     let open: BTreeSet<&str> = existing
         .iter()
-        .filter(|e| !is_marked_fixed(&e.body))
+        .filter(|e| !is_closed(&e.body))
         .filter_map(|e| parse_fp_marker(&e.body))
         .collect();
     let mut p = Plan::default();
@@ -124,19 +163,20 @@ pub fn plan<'a>(
             None => p.outside.push(c),
         }
     }
-    let current: BTreeSet<&str> = payload.fingerprints.iter().map(String::as_str).collect();
-    let covered: BTreeSet<&str> = payload.covered_files.iter().map(String::as_str).collect();
-    for e in existing {
+    for e in gone(payload, existing) {
         let Some(fp) = parse_fp_marker(&e.body) else {
             continue;
         };
-        if is_marked_fixed(&e.body) || current.contains(fp) || !covered.contains(e.path.as_str()) {
-            continue;
-        }
+        let was_changed = changed.contains(&e.id);
         p.fixed.push(Fixed {
             existing: e,
             fingerprint: fp.to_string(),
-            body: fixed_body(&e.body, head_sha),
+            body: if was_changed {
+                fixed_body(&e.body, head_sha)
+            } else {
+                not_raised_body(&e.body, head_sha)
+            },
+            changed: was_changed,
         });
     }
     p
@@ -184,11 +224,13 @@ mod tests {
             thread: None,
             path: path.into(),
             body,
+            commit: Some("c".into()),
+            line: Some(1),
         }
     }
 
     #[test]
-    fn posts_in_diff_skips_known_and_outside_and_marks_gone_ones_fixed() {
+    fn posts_in_diff_skips_known_and_outside_and_marks_gone_ones() {
         let diff = BTreeMap::from([(
             "a.rs".to_string(),
             right_lines("@@ -1,2 +1,3 @@\n x\n+y\n z\n"),
@@ -212,8 +254,16 @@ mod tests {
                 "a.rs",
                 fixed_body(&format!("f\n{}", fp_marker("wasfixed")), "s"),
             ),
+            existing(
+                15,
+                "a.rs",
+                not_raised_body(&format!("f\n{}", fp_marker("wasgone")), "s"),
+            ),
+            existing(16, "a.rs", format!("u\n{}", fp_marker("untouched"))),
         ];
-        let plan = plan(&p, &diff, &ex, "headsha");
+        let gone_ids: Vec<u64> = gone(&p, &ex).iter().map(|e| e.id).collect();
+        assert_eq!(gone_ids, [11, 16], "open, covered and no longer reported");
+        let plan = plan(&p, &diff, &ex, "headsha", &BTreeSet::from([11]));
         let fps =
             |v: &[&InlineComment]| v.iter().map(|c| c.fingerprint.clone()).collect::<Vec<_>>();
         assert_eq!(plan.post.len(), 1);
@@ -221,25 +271,45 @@ mod tests {
         assert_eq!(plan.post[0].position, RightLine::Added);
         assert_eq!(fps(&plan.already), ["known"]);
         assert_eq!(fps(&plan.outside), ["far", "otherfile"]);
-        assert_eq!(plan.fixed.len(), 1);
+        assert_eq!(plan.fixed.len(), 2);
         assert_eq!(plan.fixed[0].existing.id, 11);
+        assert!(plan.fixed[0].changed);
         assert!(plan.fixed[0].body.contains("**Fixed** in headsha"));
+        // Gone, but the forge's diff did not change its line: no claim of a fix.
+        assert_eq!(plan.fixed[1].existing.id, 16);
+        assert!(!plan.fixed[1].changed);
+        assert!(plan.fixed[1]
+            .body
+            .contains("**Not raised again** at headsha"));
+        assert!(!plan.fixed[1].body.contains("Fixed"));
+        let done = plan.published("headsha", "created");
+        assert_eq!(done.marked_fixed, ["gone"]);
+        assert_eq!(done.not_raised_again, ["untouched"]);
     }
 
     #[test]
     fn a_fixed_finding_that_returns_is_commented_again() {
         let diff = BTreeMap::from([("a.rs".to_string(), right_lines("@@ -0,0 +1,1 @@\n+y\n"))]);
         let p = payload(vec![comment("back", "a.rs", 1)], &["a.rs"]);
-        let ex = vec![existing(1, "a.rs", fixed_body(&fp_marker("back"), "s"))];
-        let plan = plan(&p, &diff, &ex, "h");
-        assert_eq!(plan.post.len(), 1);
-        assert!(plan.fixed.is_empty());
+        for closed in [
+            fixed_body(&fp_marker("back"), "s"),
+            not_raised_body(&fp_marker("back"), "s"),
+        ] {
+            let ex = vec![existing(1, "a.rs", closed)];
+            let plan = plan(&p, &diff, &ex, "h", &BTreeSet::from([1]));
+            assert_eq!(plan.post.len(), 1);
+            assert!(plan.fixed.is_empty());
+        }
     }
 
     #[test]
     fn no_verdict_marks_nothing_fixed() {
         let p = payload(vec![], &[]);
         let ex = vec![existing(1, "a.rs", fp_marker("x"))];
-        assert_eq!(plan(&p, &BTreeMap::new(), &ex, "h"), Plan::default());
+        assert!(gone(&p, &ex).is_empty());
+        assert_eq!(
+            plan(&p, &BTreeMap::new(), &ex, "h", &BTreeSet::from([1])),
+            Plan::default()
+        );
     }
 }
