@@ -118,7 +118,8 @@ impl FakeOpenAi {
         // them (arev passes TMPDIR through to agents).
         let tmp = home.with_file_name(format!(
             "{}-tmpdir",
-            home.file_name().map_or("home".into(), |n| n.to_string_lossy())
+            home.file_name()
+                .map_or("home".into(), |n| n.to_string_lossy())
         ));
         std::fs::create_dir_all(&tmp).expect("mkdir TMPDIR");
         vec![
