@@ -25,6 +25,7 @@ pub mod iterate;
 mod output;
 pub mod preflight;
 pub mod process;
+pub mod prove;
 pub mod publish;
 pub mod records;
 pub mod report;

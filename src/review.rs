@@ -6,8 +6,10 @@
 //! `memory`.
 
 mod memory;
+mod prove;
 
 pub use memory::{cache_key, complete, prepare, replayed, Prepared};
+pub use prove::prove_findings;
 
 use crate::cli::Format;
 use crate::findings::Role;

@@ -28,6 +28,7 @@ pub fn schemas() -> Vec<(&'static str, String)> {
         ),
         ("judge", render(schema_for!(crate::findings::JudgeOutput))),
         ("fixer", render(schema_for!(crate::findings::FixerOutput))),
+        ("prover", render(schema_for!(crate::findings::ProverOutput))),
         (
             "hook-session",
             render(schema_for!(crate::hook::SessionState)),

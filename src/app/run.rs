@@ -65,6 +65,8 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
     // The agent CLIs are there (docs/contracts.md §20.4): a missing one is exit 2, before any run dir.
     if dispatches {
         crate::preflight::check_plan(&plan)?;
+        // `--prove`: the sandbox starts here (or exit 2 naming the fix), before anything.
+        crate::preflight::check_prove(&plan)?;
     }
     let runtime = if dispatches { Some(runtime()?) } else { None };
     let run = create_run_dir(&plan.runs_base, &plan.display)
@@ -83,7 +85,7 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
         (replay(&plan, &prepared, rec, hit, started)?, None)
     } else {
         let result = if let Some((rt, cancel)) = runtime {
-            rt.block_on(run_review(
+            rt.block_on(review_and_prove(
                 &plan,
                 prepared.target(),
                 &mut rec,
@@ -104,6 +106,24 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
     let code = deliver(args, &plan, &finished, end, &run_dir);
     record_exit(&run_dir, finished.meta, &code);
     code
+}
+
+/// The rounds, then (`--prove`, a review with a verdict) the proof phase.
+async fn review_and_prove(
+    plan: &RunPlan,
+    target: &crate::target::PinnedTarget,
+    rec: &mut crate::store::Recorder,
+    cancel: &tokio_util::sync::CancellationToken,
+    progress: Progress,
+) -> ReviewResult {
+    let mut result = run_review(plan, target, rec, cancel, progress).await;
+    if matches!(result.end, ReviewEnd::Stopped(_)) && !cancel.is_cancelled() {
+        let (run, live) = (rec.run().clone(), rec.progress().clone());
+        result.proof =
+            crate::review::prove_findings(plan, target, &run, &live, &result, cancel, progress)
+                .await;
+    }
+    result
 }
 
 /// The report on stdout and into the files asked for, `--publish`, and the exit code.

@@ -17,6 +17,8 @@ Examples:
   arev run diff --background --wait 100s
                                         detach; the report if it comes within 100 s,
                                         else the run id (then: arev status / arev result)
+  arev run diff --base main --prove     each confirmed finding also gets a reproducer
+                                        that arev runs in a sandbox (docs/prove.md)
   arev run diff --baseline prev.json --incremental
                                         new / still open / fixed since an earlier report;
                                         only what changed since then is reviewed again
@@ -152,6 +154,22 @@ pub struct RunArgs {
     /// With --publish: a failed publish exits 2 instead of the review's 0 or 1.
     #[arg(long, requires = "publish")]
     pub publish_strict: bool,
+    /// After the last round, a Prover writes a reproducer for each confirmed finding at or
+    /// above `[prove] min_severity` (at most `[prove] max_findings`), and arev runs it itself
+    /// in a sandbox: `reproduced`, `preexisting`, `not_reproduced`, `inconclusive` or
+    /// `not_attempted` per finding (docs/prove.md). Needs bubblewrap (`bwrap`) unless
+    /// `--prove-sandbox none`. (Not yet with --iterate.)
+    #[arg(long, conflicts_with = "iterate")]
+    pub prove: bool,
+    /// With --prove: only `reproduced` findings count for --fail-on (the others are
+    /// reported, not gated).
+    #[arg(long, requires = "prove")]
+    pub require_proof: bool,
+    /// With --prove: where reproducers run — `bwrap` (default: no network, no secrets,
+    /// nothing writable but their worktree) or `none` (unsandboxed, as you; every rendering
+    /// says so). Wins over `[prove] sandbox`.
+    #[arg(long, value_enum, value_name = "MODE", requires = "prove")]
+    pub prove_sandbox: Option<ProveSandboxArg>,
     /// No progress on stderr.
     #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,
@@ -188,6 +206,22 @@ impl From<RepoConfigArg> for crate::config::RepoSource {
             RepoConfigArg::Worktree => Self::Worktree,
             RepoConfigArg::Base => Self::Base,
             RepoConfigArg::Ignore => Self::Ignore,
+        }
+    }
+}
+
+/// `--prove-sandbox` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProveSandboxArg {
+    Bwrap,
+    None,
+}
+
+impl From<ProveSandboxArg> for crate::records::SandboxMode {
+    fn from(a: ProveSandboxArg) -> Self {
+        match a {
+            ProveSandboxArg::Bwrap => Self::Bwrap,
+            ProveSandboxArg::None => Self::None,
         }
     }
 }

@@ -29,6 +29,15 @@ pub enum ConfigError {
         arg: String,
         why: String,
     },
+    #[error(
+        "{path}: `{key}` {what}: a repository's config may not set it; set it in your user \
+         config (~/.config/arev/config.toml) or a --config file (docs/trust.md)"
+    )]
+    Untrusted {
+        path: PathBuf,
+        key: String,
+        what: String,
+    },
     #[error("unknown agent `{name}` (configured agents: {known})")]
     UnknownAgent { name: String, known: String },
 }

@@ -4,6 +4,7 @@
 
 use super::{Config, ConfigError};
 use std::ops::RangeInclusive;
+use std::time::Duration;
 
 /// `--passes` / `[review] passes`.
 pub const PASSES: RangeInclusive<u32> = 1..=16;
@@ -123,6 +124,21 @@ pub fn check_price(p: &super::ModelPrice) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// A humantime duration, greater than zero (`key` names the setting in the error).
+pub(super) fn parse_duration(key: &str, s: &str) -> Result<Duration, ConfigError> {
+    let d = humantime::parse_duration(s).map_err(|e| ConfigError::Invalid {
+        key: key.into(),
+        message: format!("`{s}` is not a duration ({e}); use e.g. \"10m\" or \"30s\""),
+    })?;
+    if d.is_zero() {
+        return Err(ConfigError::Invalid {
+            key: key.into(),
+            message: "must be greater than zero".into(),
+        });
+    }
+    Ok(d)
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Layering: embedded defaults ← user file ← repo file ← --config ← AREV_* ← flags; unknown keys rejected.
 
+use super::limits::parse_duration;
 use super::{Config, ConfigError};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -150,6 +151,11 @@ pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
     if let Some(p) = &sources.user_file {
         layers.push(read(p)?);
     }
+    // The repository's layer (the index in `layers`), which may not set trusted keys.
+    let repo_layer = match (&sources.repo_text, &sources.repo_file) {
+        (None, None) => None,
+        _ => Some(layers.len()),
+    };
     match (&sources.repo_text, &sources.repo_file) {
         (Some(t), _) => layers.push(t.clone()),
         (None, Some(p)) => {
@@ -169,7 +175,7 @@ pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
     }
     // Which layer last set each agent's `extra_args` (arrays replace, so that file owns them).
     let mut args_origin: std::collections::BTreeMap<String, PathBuf> = Default::default();
-    for (path, text) in &layers {
+    for (i, (path, text)) in layers.iter().enumerate() {
         let path = path.clone();
         let layer: Table = text
             .parse()
@@ -178,6 +184,9 @@ pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
                 message: one_line(&e.to_string()),
             })?;
         check_keys(&layer, &defaults, "", &path)?;
+        if repo_layer == Some(i) {
+            super::prove::check_repository_layer(&layer, &path)?;
+        }
         if let Some(Value::Table(agents)) = layer.get("agents") {
             for (name, a) in agents {
                 if a.get("extra_args").is_some() {
@@ -271,6 +280,7 @@ impl Config {
             self.agent(role)?;
         }
         self.check_hook_timeout()?;
+        self.validate_prove()?;
         self.verify_timeout()?;
         self.retry_window()?;
         for role in [
@@ -399,20 +409,6 @@ impl Config {
         let json = serde_json::to_vec(self).unwrap_or_default();
         hex::encode(Sha256::digest(&json))
     }
-}
-
-fn parse_duration(key: &str, s: &str) -> Result<Duration, ConfigError> {
-    let d = humantime::parse_duration(s).map_err(|e| ConfigError::Invalid {
-        key: key.into(),
-        message: format!("`{s}` is not a duration ({e}); use e.g. \"10m\" or \"30s\""),
-    })?;
-    if d.is_zero() {
-        return Err(ConfigError::Invalid {
-            key: key.into(),
-            message: "must be greater than zero".into(),
-        });
-    }
-    Ok(d)
 }
 
 fn one_line(s: &str) -> String {

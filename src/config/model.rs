@@ -1,7 +1,8 @@
 //! The resolved configuration types (public wire type: `schemas/config.schema.json`).
 
 pub use crate::records::config::{FailOn, RepoSource};
-use crate::records::Tier;
+pub use crate::records::SandboxMode;
+use crate::records::{Severity, Tier};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -141,6 +142,9 @@ pub struct TimeoutsConfig {
     /// stream) are retried with backoff before the dispatch counts as failed.
     #[serde(default = "retry_default")]
     pub retry: String,
+    /// Wall-clock limit of one run of a Prover's reproducer (then its processes are killed).
+    #[serde(default = "prove_timeout_default")]
+    pub prove: String,
     pub enthusiast: RoleTimeouts,
     pub adversary: RoleTimeouts,
     pub judge: RoleTimeouts,
@@ -149,6 +153,10 @@ pub struct TimeoutsConfig {
 
 fn retry_default() -> String {
     "2m".into()
+}
+
+fn prove_timeout_default() -> String {
+    "5m".into()
 }
 
 /// `[timeouts.<role>]`: empty strings mean "not overridden".
@@ -162,14 +170,19 @@ pub struct RoleTimeouts {
 }
 
 impl TimeoutsConfig {
-    /// The override table of `role`.
+    /// The override table of `role` (the Prover has none: `[timeouts] agent` applies).
     pub fn of(&self, role: crate::records::Role) -> &RoleTimeouts {
         use crate::records::Role;
+        static NONE: RoleTimeouts = RoleTimeouts {
+            agent: String::new(),
+            grace: String::new(),
+        };
         match role {
             Role::Enthusiast => &self.enthusiast,
             Role::Adversary => &self.adversary,
             Role::Judge => &self.judge,
             Role::Fixer => &self.fixer,
+            Role::Prover => &NONE,
         }
     }
 }
@@ -209,6 +222,41 @@ impl ModelPrice {
             self.cache_read.unwrap_or(self.input),
             self.cache_write.unwrap_or(self.input),
         ]
+    }
+}
+
+/// `[prove]`: proving confirmed findings with reproducers run in a sandbox (docs/prove.md).
+/// `sandbox = "none"`, `env` and `bind_ro` are trusted: a repository's config may not set
+/// them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProveConfig {
+    /// `bwrap` (bubblewrap), or `none`: reproducers run unsandboxed (user config or
+    /// `--prove-sandbox` only).
+    pub sandbox: SandboxMode,
+    /// Names of environment variables passed from arev's environment to a reproducer.
+    pub env: Vec<String>,
+    /// Absolute paths (or `~/…`) visible read-only in the sandbox at the same place:
+    /// toolchains and dependency caches an offline test needs.
+    pub bind_ro: Vec<String>,
+    /// The address-space limit of a reproducer, e.g. "4GiB".
+    pub memory: String,
+    /// Confirmed findings at or above this severity are proven.
+    pub min_severity: Severity,
+    /// At most this many findings are proven per review, most severe first.
+    pub max_findings: u32,
+}
+
+impl Default for ProveConfig {
+    fn default() -> Self {
+        Self {
+            sandbox: SandboxMode::Bwrap,
+            env: vec![],
+            bind_ro: vec![],
+            memory: "4GiB".into(),
+            min_severity: Severity::High,
+            max_findings: 5,
+        }
     }
 }
 
@@ -376,6 +424,8 @@ pub struct Config {
     pub hook: HookConfig,
     pub run: RunConfig,
     pub cache: CacheConfig,
+    #[serde(default)]
+    pub prove: ProveConfig,
     pub agents: BTreeMap<String, AgentConfig>,
     pub roles: RolesConfig,
     /// List prices by model string (`[prices."gpt-5.5"]`): the defaults cover the models

@@ -17,6 +17,9 @@ const READ_TOOL: &str = "Read";
 /// The Fixer's tools (iterate mode; cwd = the isolated worktree): read plus Edit and Write,
 /// still under `dontAsk`, so anything else (Bash, WebFetch, …) is denied.
 const FIXER_TOOLS: &str = "Read,Grep,Glob,Edit,Write";
+/// The Prover's tools (`--prove`; cwd = a scratch worktree): read plus Write, never Edit — it
+/// creates new files; arev rejects any change to an existing one before running anything.
+const PROVER_TOOLS: &str = "Read,Grep,Write";
 
 /// A path as a literal permission-rule pattern (gitignore syntax): glob characters escaped.
 fn rule_path(dir: &std::path::Path) -> String {
@@ -40,8 +43,9 @@ fn rule_path(dir: &std::path::Path) -> String {
 /// outside the working directory is denied unless a rule allows it, a bare `Read` rule allows
 /// ANY path (which is why there is none), and symlinks are resolved before the rules apply,
 /// so an in-repo link to `/etc/hostname` is denied too. `//` starts an absolute path in a
-/// rule. An `Edit(…)` rule also covers Write (a `Write(…)` rule alone does not allow it
-/// outside the cwd). The rules go in `--settings` JSON rather than `--allowedTools`, whose
+/// rule. An `Edit(…)` rule also covers Write; a `Write(…)` rule alone allows nothing, not
+/// even inside the cwd (verified for the Prover: Write denied under `Write(//wt/**)`,
+/// allowed under `Edit(//wt/**)` with the Edit tool itself left out of `--tools`). The rules go in `--settings` JSON rather than `--allowedTools`, whose
 /// value is split at commas and spaces (a path containing them would break the rule).
 ///
 /// VCS metadata is denied whatever allows it (deny rules beat allow rules, in every settings
@@ -56,7 +60,10 @@ fn session_settings(req: &DispatchRequest) -> String {
             allow.push(format!("{tool}(/{p}/**)"));
         }
     }
-    if req.role == crate::findings::Role::Fixer {
+    if matches!(
+        req.role,
+        crate::findings::Role::Fixer | crate::findings::Role::Prover
+    ) {
         allow.push(format!("Edit(/{}/**)", rule_path(&req.cwd)));
     }
     let mut deny = vec![];
@@ -90,6 +97,7 @@ fn session_settings(req: &DispatchRequest) -> String {
 pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     let tools = match req.role {
         crate::findings::Role::Fixer => FIXER_TOOLS,
+        crate::findings::Role::Prover => PROVER_TOOLS,
         _ if req.search => READ_ONLY_TOOLS,
         _ => READ_TOOL,
     };
@@ -287,11 +295,12 @@ pub fn claude_access(name: &str, input: &Value) -> FileAccess {
 }
 
 /// Whether `role` may call the Claude Code tool `name`: a reviewer only `Read`, `Grep` and
-/// `Glob` (all it is given); the Fixer also its `Edit` and `Write`.
+/// `Glob` (all it is given); the Fixer also its `Edit` and `Write`; the Prover `Write` only.
 pub fn claude_permits(role: Role, name: &str) -> bool {
     match name {
         "Read" | "Grep" | "Glob" => true,
-        "Edit" | "Write" => role == Role::Fixer,
+        "Edit" => role == Role::Fixer,
+        "Write" => matches!(role, Role::Fixer | Role::Prover),
         _ => false,
     }
 }
@@ -572,7 +581,7 @@ mod tests {
     }
 
     #[test]
-    fn only_the_fixer_may_edit_and_nobody_bypasses_permissions() {
+    fn only_the_fixer_may_edit_the_prover_only_write_and_nobody_bypasses_permissions() {
         let agent = AgentSpec {
             name: "claude".into(),
             backend: BackendKind::Claude,
@@ -585,7 +594,13 @@ mod tests {
             pass_env: vec![],
             fallback_model: None,
         };
-        for role in [Role::Enthusiast, Role::Adversary, Role::Judge, Role::Fixer] {
+        for role in [
+            Role::Enthusiast,
+            Role::Adversary,
+            Role::Judge,
+            Role::Fixer,
+            Role::Prover,
+        ] {
             let req = DispatchRequest {
                 role,
                 label: role.as_str().into(),
@@ -610,10 +625,10 @@ mod tests {
                 let i = args.iter().position(|a| a == flag).unwrap();
                 args[i + 1].as_str()
             };
-            let want = if role == Role::Fixer {
-                "Read,Grep,Glob,Edit,Write"
-            } else {
-                "Read,Grep"
+            let want = match role {
+                Role::Fixer => "Read,Grep,Glob,Edit,Write",
+                Role::Prover => "Read,Grep,Write",
+                _ => "Read,Grep",
             };
             assert_eq!(after("--tools"), want, "{role}");
             let one_file = claude_args(
@@ -624,10 +639,10 @@ mod tests {
                 },
             );
             let i = one_file.iter().position(|a| a == "--tools").unwrap();
-            let want = if role == Role::Fixer {
-                "Read,Grep,Glob,Edit,Write"
-            } else {
-                "Read"
+            let want = match role {
+                Role::Fixer => "Read,Grep,Glob,Edit,Write",
+                Role::Prover => "Read,Grep,Write",
+                _ => "Read",
             };
             assert_eq!(one_file[i + 1], want, "{role}: one file");
             let settings: serde_json::Value = serde_json::from_str(after("--settings")).unwrap();
@@ -639,11 +654,12 @@ mod tests {
                 .filter_map(|v| v.as_str())
                 .collect();
             // Every rule is scoped (a bare `Read` or `Edit` rule would allow any path); only
-            // the Fixer may edit, and only below its cwd (the worktree).
+            // the Fixer and the Prover may write, and only below their cwd (the worktree;
+            // `Edit(…)` is the rule that allows Write, the Prover has no Edit tool).
             assert!(allow.iter().all(|r| r.contains("(//")), "{role}: {allow:?}");
             assert!(allow.contains(&"Read(//repo/.arev/runs/r/target/**)"));
             let edits: Vec<&&str> = allow.iter().filter(|r| r.starts_with("Edit")).collect();
-            if role == Role::Fixer {
+            if matches!(role, Role::Fixer | Role::Prover) {
                 assert_eq!(edits, vec![&"Edit(//repo/.arev/worktrees/x/**)"]);
             } else {
                 assert!(edits.is_empty(), "{role}");

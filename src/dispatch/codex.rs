@@ -409,11 +409,12 @@ fn item_tool_use(item: CodexItem) -> Option<ToolUse> {
 
 /// Whether `role` may make the Codex tool call `t`: a shell command only when
 /// `dispatch::shell` proves it read-only (every access derived, no write); `file_change`
-/// only the Fixer (its edits); MCP tools, sub-agents and web searches nobody.
+/// only the Fixer (its edits) and the Prover (its new files; arev rejects a change to an
+/// existing one before running anything); MCP tools, sub-agents and web searches nobody.
 pub fn codex_permits(role: Role, t: &ToolUse) -> bool {
     match t.name.as_str() {
         "shell" => t.access.unknown.is_none() && t.access.write.is_empty(),
-        "file_change" => role == Role::Fixer,
+        "file_change" => matches!(role, Role::Fixer | Role::Prover),
         _ => false,
     }
 }

@@ -56,7 +56,7 @@ fn out_path(req: &DispatchRequest, name: &str) -> PathBuf {
 /// (a tool denied without arguments is not declared to the model at all).
 fn policy(req: &DispatchRequest) -> String {
     let mut denied: Vec<&str> = UNUSED_TOOLS.to_vec();
-    if !req.search && req.role != Role::Fixer {
+    if !req.search && !matches!(req.role, Role::Fixer | Role::Prover) {
         denied.extend(SEARCH_TOOLS);
     }
     let names: Vec<String> = denied.iter().map(|n| format!("\"{n}\"")).collect();
@@ -369,13 +369,15 @@ impl Turn {
 /// Whether `role` may call the Gemini CLI tool `name`: the read-only tools of
 /// `--approval-mode default` (`read_file`, `read_many_files`, `grep_search`, `glob`,
 /// `list_directory`) and `update_topic` (a progress note for the UI that touches nothing);
-/// the Fixer also `write_file` and `replace`. Everything else — `run_shell_command`,
+/// the Fixer also `write_file` and `replace`, the Prover `write_file` (new files only: arev
+/// rejects a change to an existing one before running anything). Everything else — `run_shell_command`,
 /// `web_fetch`, `google_web_search`, sub-agents, MCP tools — nobody.
 pub fn gemini_permits(role: Role, name: &str) -> bool {
     match name {
         "read_file" | "read_many_files" | "grep_search" | "glob" | "list_directory"
         | "update_topic" => true,
-        "write_file" | "replace" => role == Role::Fixer,
+        "write_file" => matches!(role, Role::Fixer | Role::Prover),
+        "replace" => role == Role::Fixer,
         _ => false,
     }
 }

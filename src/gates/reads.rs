@@ -32,6 +32,8 @@ pub struct ReadScope {
     target: PathBuf,
     artefacts: HashSet<PathBuf>,
     allowed: HashSet<PathBuf>,
+    /// The Prover's scope: every path that resolves inside `root` (its scratch worktree).
+    whole_tree: bool,
 }
 
 impl ReadScope {
@@ -66,6 +68,17 @@ impl ReadScope {
             target,
             artefacts,
             allowed,
+            whole_tree: false,
+        }
+    }
+
+    /// The Prover's scope: anything that resolves inside `root` (a scratch worktree of the
+    /// reviewed content: a link in it that points out resolves outside), the target and
+    /// `extra` artefacts.
+    pub fn tree(root: &Path, target: &Path, extra: &[PathBuf]) -> Self {
+        Self {
+            whole_tree: true,
+            ..Self::new(root, std::iter::empty(), target, extra)
         }
     }
 
@@ -84,7 +97,8 @@ impl ReadScope {
         if is_vcs_metadata(p.strip_prefix(&self.root).unwrap_or(p)) {
             return false;
         }
-        self.artefacts.contains(p) || (p.starts_with(&self.root) && self.allowed.contains(p))
+        self.artefacts.contains(p)
+            || (p.starts_with(&self.root) && (self.whole_tree || self.allowed.contains(p)))
     }
 
     /// The first tool use that touched (or may have touched) something outside the scope.

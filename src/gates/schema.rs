@@ -1,6 +1,6 @@
 //! Schema gate: extract the JSON object from an agent's answer and validate it against the role schema.
 
-use crate::findings::{AdversaryOutput, EnthusiastOutput, FixerOutput, JudgeOutput};
+use crate::findings::{AdversaryOutput, EnthusiastOutput, FixerOutput, JudgeOutput, ProverOutput};
 use serde::de::DeserializeOwned;
 use std::collections::HashSet;
 
@@ -56,6 +56,48 @@ impl AnswerSchema for JudgeOutput {
 
 impl AnswerSchema for FixerOutput {
     fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// At most this many files and argv words in a reproducer.
+const PROVER_MAX_FILES: usize = 32;
+const PROVER_MAX_ARGV: usize = 64;
+
+impl AnswerSchema for ProverOutput {
+    fn check(&self) -> Result<(), String> {
+        let r = match self {
+            ProverOutput::Unprovable(u) if u.unprovable.trim().is_empty() => {
+                return Err("`unprovable` needs a reason".into())
+            }
+            ProverOutput::Unprovable(_) => return Ok(()),
+            ProverOutput::Reproducer(r) => r,
+        };
+        if r.files.is_empty() || r.files.len() > PROVER_MAX_FILES {
+            return Err(format!(
+                "`files` lists the 1 to {PROVER_MAX_FILES} files you created"
+            ));
+        }
+        if r.command.is_empty() || r.command.len() > PROVER_MAX_ARGV {
+            return Err(format!(
+                "`command` is an argv of 1 to {PROVER_MAX_ARGV} words"
+            ));
+        }
+        if r.command[0].trim().is_empty() || r.command.iter().any(|w| w.contains('\0')) {
+            return Err("`command` names a program and holds no NUL".into());
+        }
+        for f in &r.files {
+            let p = std::path::Path::new(f);
+            let plain = !f.is_empty()
+                && !f.contains('\0')
+                && p.components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if !plain {
+                return Err(format!(
+                    "file `{f}`: paths are relative to the worktree root, without `..`"
+                ));
+            }
+        }
         Ok(())
     }
 }

@@ -538,3 +538,63 @@ fn schema_gate() {
     let bad_enum = r#"{"rulings":[{"finding_id":"F1","file":null,"line":null,"target_type":"code","final_severity":"huge","winner":"split","resolution":"r"}],"summary":"s"}"#;
     assert!(parse_answer::<JudgeOutput>(bad_enum).is_err());
 }
+
+/// The Prover's scope is its whole scratch worktree (and the target artefact), never a path
+/// that resolves outside it: `..`, an absolute path elsewhere, or a link pointing out.
+#[test]
+fn the_prover_may_read_its_whole_worktree_and_nothing_outside() {
+    let d = tempfile::tempdir().unwrap();
+    let base = d.path().canonicalize().unwrap();
+    let root = base.join("wt");
+    std::fs::create_dir_all(root.join("tests")).unwrap();
+    std::fs::write(root.join("tests/t.py"), "x").unwrap();
+    std::fs::write(base.join("secret.txt"), "s").unwrap();
+    std::os::unix::fs::symlink(base.join("secret.txt"), root.join("link")).unwrap();
+    let artefact = base.join("run/target/diff.patch");
+    let scope = ReadScope::tree(&root, &artefact, &[]);
+    let ok = [
+        tool("Read", json!({"file_path": root.join("tests/t.py")})),
+        tool("Read", json!({"file_path": artefact})),
+        tool("Grep", json!({"pattern": "x", "path": root})),
+        tool("Grep", json!({"pattern": "x"})),
+        tool("Read", json!({"file_path": root.join("not/yet.py")})),
+    ];
+    assert_eq!(scope.violation(&ok), None);
+    assert!(scope.read_target(&ok[1..2]));
+    for bad in [
+        tool("Read", json!({"file_path": base.join("secret.txt")})),
+        tool("Read", json!({"file_path": root.join("../secret.txt")})),
+        tool("Read", json!({"file_path": root.join("link")})),
+        tool("Grep", json!({"pattern": "x", "path": base})),
+    ] {
+        assert!(
+            scope.violation(std::slice::from_ref(&bad)).is_some(),
+            "{bad:?}"
+        );
+    }
+    // A reviewer's scope over the same tree is still ALLOWED_FILES only.
+    let narrow = ReadScope::new(&root, std::iter::empty(), &artefact, &[]);
+    assert!(narrow.violation(&ok[..1]).is_some());
+}
+
+#[test]
+fn a_prover_answer_names_relative_files_and_an_argv() {
+    let ok = r#"{"finding_id":"F1","files":["tests/t.py"],"command":["python3","-m","unittest"],"claim":"c"}"#;
+    assert!(parse_answer::<crate::findings::ProverOutput>(ok).is_ok());
+    assert!(parse_answer::<crate::findings::ProverOutput>(
+        r#"{"finding_id":"F1","unprovable":"needs a browser"}"#
+    )
+    .is_ok());
+    for bad in [
+        r#"{"finding_id":"F1","files":[],"command":["x"],"claim":"c"}"#,
+        r#"{"finding_id":"F1","files":["a"],"command":[],"claim":"c"}"#,
+        r#"{"finding_id":"F1","files":["/etc/x"],"command":["x"],"claim":"c"}"#,
+        r#"{"finding_id":"F1","files":["../x"],"command":["x"],"claim":"c"}"#,
+        r#"{"finding_id":"F1","unprovable":" "}"#,
+    ] {
+        assert!(
+            parse_answer::<crate::findings::ProverOutput>(bad).is_err(),
+            "{bad}"
+        );
+    }
+}

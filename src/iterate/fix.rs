@@ -142,6 +142,7 @@ mod tests {
             baseline_state: None,
             carried_over_from: None,
             suppression: None,
+            proof: None,
         }
     }
 

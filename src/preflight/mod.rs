@@ -3,8 +3,10 @@
 //! CLI run, at the version arev is tested with, with credentials, under a config that loads.
 mod agents;
 mod doctor;
+mod prove;
 
 pub use agents::{
     check_agents, check_plan, install_command, tested_version, PreflightError, Tested,
 };
 pub use doctor::{doctor, Check, DoctorConfig, Level};
+pub use prove::check_prove;

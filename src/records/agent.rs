@@ -121,7 +121,7 @@ impl fmt::Display for Tier {
     }
 }
 
-/// The four agent roles.
+/// The agent roles: the three reviewers, the Fixer (iterate mode) and the Prover (`--prove`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -129,6 +129,7 @@ pub enum Role {
     Adversary,
     Judge,
     Fixer,
+    Prover,
 }
 
 impl Role {
@@ -139,6 +140,7 @@ impl Role {
             Self::Adversary => "adversary",
             Self::Judge => "judge",
             Self::Fixer => "fixer",
+            Self::Prover => "prover",
         }
     }
 
@@ -149,6 +151,7 @@ impl Role {
             Self::Adversary => "Adversary",
             Self::Judge => "Judge",
             Self::Fixer => "Fixer",
+            Self::Prover => "Prover",
         }
     }
 }
@@ -298,6 +301,99 @@ pub struct FixerOutput {
     pub skipped: Vec<SkippedFix>,
 }
 
+/// The Prover's answer (`--prove`, docs/prove.md): the reproducer it wrote for one
+/// confirmed finding — the new files (paths relative to the worktree root) and the argv that
+/// runs them, which fails while the defect is there — or why it cannot write one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ProverOutput {
+    Reproducer(Reproducer),
+    Unprovable(Unprovable),
+}
+
+/// A reproducer: `command` runs in the worktree root and exits non-zero while the defect is
+/// there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Reproducer {
+    pub finding_id: String,
+    /// The files it created, relative to the worktree root (at least one).
+    pub files: Vec<String>,
+    /// The argv (no shell unless it names one), run with the worktree root as cwd.
+    pub command: Vec<String>,
+    /// What the run shows: which outcome means the defect is there.
+    pub claim: String,
+}
+
+/// No reproducer: the reason (the run reports the finding `inconclusive`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Unprovable {
+    pub finding_id: String,
+    pub unprovable: String,
+}
+
+impl ProverOutput {
+    pub fn finding_id(&self) -> &str {
+        match self {
+            Self::Reproducer(r) => &r.finding_id,
+            Self::Unprovable(u) => &u.finding_id,
+        }
+    }
+}
+
+/// Every key either form may carry, so that a wrong answer gets a precise message (an
+/// untagged enum would only say that no form matched).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProverOutput {
+    finding_id: String,
+    files: Option<Vec<String>>,
+    command: Option<Vec<String>>,
+    claim: Option<String>,
+    unprovable: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for ProverOutput {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let raw = RawProverOutput::deserialize(d)?;
+        match raw {
+            RawProverOutput {
+                finding_id,
+                files: None,
+                command: None,
+                claim: None,
+                unprovable: Some(unprovable),
+            } => Ok(Self::Unprovable(Unprovable {
+                finding_id,
+                unprovable,
+            })),
+            RawProverOutput {
+                unprovable: Some(_),
+                ..
+            } => Err(D::Error::custom(
+                "`unprovable` answers carry only `finding_id` and `unprovable`",
+            )),
+            RawProverOutput {
+                finding_id,
+                files: Some(files),
+                command: Some(command),
+                claim: Some(claim),
+                unprovable: None,
+            } => Ok(Self::Reproducer(Reproducer {
+                finding_id,
+                files,
+                command,
+                claim,
+            })),
+            _ => Err(D::Error::custom(
+                "a reproducer needs `files`, `command` and `claim` (or answer `unprovable`)",
+            )),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,6 +433,22 @@ mod tests {
         assert!(j.rulings.is_empty());
         let f: FixerOutput = serde_json::from_str("{}").unwrap();
         assert!(f.applied.is_empty() && f.skipped.is_empty());
+        let p: ProverOutput =
+            serde_json::from_str(r#"{"finding_id":"F1","unprovable":"needs a network"}"#).unwrap();
+        assert_eq!(p.finding_id(), "F1");
+        let p: ProverOutput = serde_json::from_str(
+            r#"{"finding_id":"F2","files":["t.py"],"command":["python3","t.py"],"claim":"c"}"#,
+        )
+        .unwrap();
+        assert!(matches!(p, ProverOutput::Reproducer(ref r) if r.files == ["t.py"]));
+        for bad in [
+            r#"{"finding_id":"F1"}"#,
+            r#"{"finding_id":"F1","files":["a"],"command":["x"]}"#,
+            r#"{"finding_id":"F1","files":["a"],"command":["x"],"claim":"c","unprovable":"u"}"#,
+            r#"{"finding_id":"F1","unprovable":"u","extra":1}"#,
+        ] {
+            assert!(serde_json::from_str::<ProverOutput>(bad).is_err(), "{bad}");
+        }
         // Required scalars stay required: an answer without them is really invalid.
         assert!(serde_json::from_str::<JudgeOutput>("{}").is_err());
         assert!(serde_json::from_str::<EnthusiastOutput>(r#"{"findings":[{"id":"F1"}]}"#).is_err());

@@ -50,6 +50,10 @@ pub struct ReportFinding {
     /// For a finding in `suppressed`: which suppression applied and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suppression: Option<Suppression>,
+    /// `--prove`: what arev saw when it ran the Prover's reproducer (docs/prove.md). Named
+    /// `proof` because `evidence` above is the Enthusiast's quote of the code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<super::evidence::Evidence>,
 }
 
 /// How a finding compares with the baseline (SARIF `baselineState`).

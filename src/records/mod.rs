@@ -5,6 +5,7 @@
 //! it records and `store` can write what it is handed.
 pub mod agent;
 pub mod config;
+pub mod evidence;
 pub mod finding;
 #[cfg(test)]
 pub(crate) mod fixtures;
@@ -12,6 +13,7 @@ pub mod iterate;
 pub mod meta;
 pub mod outcome;
 pub mod progress;
+pub mod proof;
 pub mod report;
 pub mod round;
 pub mod stop;
@@ -20,11 +22,13 @@ pub mod target;
 
 pub use agent::*;
 pub use config::{FailOn, RepoSource};
+pub use evidence::{Evidence, ProofStatus, RunRecord, SandboxMode};
 pub use finding::*;
 pub use iterate::*;
 pub use meta::*;
 pub use outcome::*;
 pub use progress::*;
+pub use proof::*;
 pub use report::*;
 pub use round::*;
 pub use stop::*;

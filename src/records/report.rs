@@ -84,6 +84,10 @@ pub struct Report {
     /// unless `--fail-on` is given; absent in older reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fail_on: Option<FailOn>,
+    /// `--prove`: the proof phase — its sandbox (`none` = unsandboxed), thresholds and the
+    /// count of each status; each confirmed finding carries its `proof` (docs/prove.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prove: Option<super::proof::ProveSummary>,
     pub started_at: String,
     pub finished_at: String,
     pub duration_ms: u64,
@@ -192,10 +196,23 @@ impl Report {
         self.baseline.as_ref().is_some_and(|b| b.only_new)
     }
 
+    /// Whether `--require-proof` narrowed what gates to the reproduced findings.
+    pub fn require_proof(&self) -> bool {
+        self.prove.as_ref().is_some_and(|p| p.require_proof)
+    }
+
     /// Whether `f` (a finding of this report) counts for the exit code, annotations and the
-    /// Stop hook: every finding, or with `--only-new` the `new` and `updated` ones.
+    /// Stop hook: every finding, or with `--only-new` the `new` and `updated` ones; with
+    /// `--require-proof` only the reproduced ones — and the changes arev could not review
+    /// (round 0: no Prover can show a change nobody reviewed, and it must still gate).
     pub fn gates(&self, f: &ReportFinding) -> bool {
-        !self.only_new() || f.baseline_state.is_none_or(BaselineState::is_new)
+        let new = !self.only_new() || f.baseline_state.is_none_or(BaselineState::is_new);
+        let proven = !self.require_proof()
+            || f.round == 0
+            || f.proof
+                .as_ref()
+                .is_some_and(|p| p.status == super::evidence::ProofStatus::Reproduced);
+        new && proven
     }
 
     /// The finding named `id` (confirmed, unresolved or debunked): its id (`F2`), its round

@@ -105,6 +105,7 @@ mod tests {
         ];
         now.unresolved = vec![with_fp("pending", Severity::Medium)];
         now.suppressed = vec![ReportFinding {
+            proof: None,
             suppression: Some(Suppression {
                 kind: SuppressionKind::External,
                 justification: "ok".into(),

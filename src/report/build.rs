@@ -115,6 +115,7 @@ fn entry(
         baseline_state: None,
         carried_over_from: None,
         suppression: None,
+        proof: None,
     }
 }
 
@@ -262,6 +263,7 @@ fn unreviewed_findings(target: &PinnedTarget, trusted_tree: bool) -> Vec<ReportF
             baseline_state: None,
             carried_over_from: None,
             suppression: None,
+            proof: None,
         })
         .collect()
 }
@@ -274,11 +276,25 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
         meta,
         ..
     } = input;
-    let found = Found::of(input);
+    let mut found = Found::of(input);
     let by_severity = BySeverity::of(&found.confirmed);
     let completed = matches!(result.end, ReviewEnd::Stopped(_));
     let coverage = coverage_of(target, completed);
-    let cost = Cost::from_dispatches(result.rounds.iter().flat_map(|r| &r.dispatches));
+    // `--prove`: each confirmed finding's evidence; the Provers are priced like any agent.
+    let proof = result.proof.as_ref();
+    if let Some(p) = proof {
+        for f in &mut found.confirmed {
+            f.proof = p.evidence(f.round, &f.id).cloned();
+        }
+    }
+    let prover_dispatches = proof.into_iter().flat_map(|p| &p.dispatches);
+    let cost = Cost::from_dispatches(
+        result
+            .rounds
+            .iter()
+            .flat_map(|r| &r.dispatches)
+            .chain(prover_dispatches),
+    );
     let quality = quality_of(result, found.confirmed.len(), found.debunked.len());
     let (stop_reason, abort_reason, abort_detail) = match &result.end {
         ReviewEnd::Stopped(s) => (Some(*s), None, None),
@@ -318,6 +334,7 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
         incremental: None,
         cached_from: None,
         fail_on: meta.fail_on,
+        prove: proof.map(|p| p.summary.clone()),
         started_at: meta.started_at.clone(),
         finished_at: meta.finished_at.clone().unwrap_or_default(),
         duration_ms: input.duration_ms,

@@ -109,7 +109,12 @@ pub fn render_github(r: &Report) -> String {
     // updated findings are annotated; suppressed ones never are.
     for f in r.gating() {
         let kind = level(f.severity);
-        let title = format!("arev {} · {}", f.severity, f.category);
+        let title = format!(
+            "arev {} · {}{}",
+            f.severity,
+            f.category,
+            super::proof::annotation_note(f)
+        );
         emit(&mut s, kind, command(kind, f, &title));
     }
     for f in r.unresolved.iter().filter(|f| r.gates(f)) {
@@ -146,6 +151,9 @@ pub fn render_github(r: &Report) -> String {
                 ""
             }
         );
+    }
+    if let Some(line) = super::proof::phase_line(r) {
+        let _ = writeln!(s, "arev: {}", escape_data(&line));
     }
     if !r.suppressed.is_empty() {
         let _ = writeln!(

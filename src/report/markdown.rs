@@ -56,6 +56,9 @@ fn table(s: &mut String, r: &Report, list: &[&ReportFinding]) {
     );
     for f in list {
         let mut what = finding_cell(f, r.mixed_panel());
+        if let Some(p) = &f.proof {
+            what = format!("{}<br>{what}", super::proof::badge(p.status));
+        }
         if let Some(c) = &f.carried_over_from {
             what.push_str(&format!("<br><sub>carried over from {}</sub>", cell(c)));
         }
@@ -76,6 +79,7 @@ pub fn render_markdown(r: &Report) -> String {
     let mut s = String::new();
     heading(&mut s, r);
     confirmed_sections(&mut s, r);
+    super::proof::markdown_section(&mut s, r);
     unresolved_list(&mut s, r);
     suppressed_details(&mut s, r);
     debunked_details(&mut s, r);

@@ -268,6 +268,7 @@ fn combine(inputs: &[MergeInput]) -> Report {
             .iter()
             .filter_map(|r| r.fail_on)
             .reduce(crate::records::FailOn::strictest),
+        prove: None,
         started_at: reports
             .iter()
             .map(|r| r.started_at.as_str())

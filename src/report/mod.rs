@@ -9,6 +9,7 @@ mod github;
 mod iterate;
 mod markdown;
 mod merge;
+mod proof;
 mod rendered;
 mod sarif;
 mod text;

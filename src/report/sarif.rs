@@ -157,6 +157,10 @@ fn result(f: &ReportFinding, rule_index: usize, listed: Listed) -> Value {
     if let Some(c) = &f.carried_over_from {
         props["arev.carriedOverFrom"] = json!(c);
     }
+    // `--prove`: what arev saw when it ran the reproducer (docs/prove.md).
+    if let Some(e) = super::proof::sarif_evidence(f) {
+        props["evidence"] = e;
+    }
     r.insert("properties".into(), props);
     Value::Object(r)
 }

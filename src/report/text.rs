@@ -109,6 +109,9 @@ fn confirmed_block(s: &mut String, r: &Report, f: &ReportFinding, st: Style) {
     if let Some(e) = &f.edit_instruction {
         detail(s, st, "fix", e);
     }
+    if let Some(p) = &f.proof {
+        detail(s, st, "proof", &super::proof::text_line(p));
+    }
     if r.mixed_panel() {
         let _ = writeln!(s, "{DETAIL_INDENT}{}", st.dim(&f.attribution()));
     }
@@ -134,7 +137,7 @@ fn cost_line(r: &Report) -> String {
     if !r.rounds.is_empty() {
         line.push_str(&format!(" in {} round(s)", r.rounds.len()));
     }
-    let roles: Vec<String> = ["enthusiast", "adversary", "judge", "fixer"]
+    let roles: Vec<String> = ["enthusiast", "adversary", "judge", "fixer", "prover"]
         .iter()
         .filter_map(|role| {
             let l = c.by_role.get(*role)?;
@@ -305,6 +308,9 @@ fn footer(s: &mut String, r: &Report) {
     );
     skipped_files(s, r);
     let _ = writeln!(s, "{}", cost_line(r));
+    if let Some(line) = super::proof::text_footer(r) {
+        let _ = writeln!(s, "{line}");
+    }
     if let Some(i) = &r.incremental {
         let _ = writeln!(
             s,

@@ -48,7 +48,9 @@ pub fn resolve_memory(
     let today = chrono::Utc::now().date_naive();
     let suppressions = load_suppressions(inputs, today)?;
     let mut warnings = vec![];
-    let cache_dir = if args.no_cache || args.iterate {
+    // A verdict is reused without its proofs, and a proof is never cached: `--prove`
+    // reviews and proves every time.
+    let cache_dir = if args.no_cache || args.iterate || args.prove {
         None
     } else {
         let dir = cache_dir(&config.cache.dir, root, crate::xdg::cache_home())?;

@@ -6,6 +6,7 @@ mod memory;
 mod outputs;
 mod panel;
 mod plan;
+mod prove;
 mod repo_inputs;
 pub mod suppressions;
 
@@ -19,4 +20,5 @@ pub use outputs::Outputs;
 pub use panel::{agent_spec, Panel};
 pub(crate) use plan::discover_root;
 pub use plan::{resolve_repo_inputs, resolve_run, resolve_unpinned, AgentRef, RunPlan};
+pub use prove::{resolve_prove, ProvePlan};
 pub use repo_inputs::{RepoInputs, CONFIG_FILES, OVERRIDE_DIRS};

@@ -75,10 +75,10 @@ impl Panel {
     }
 
     /// The agent for one dispatch: Enthusiast pass `p` uses `enthusiasts[(p-1) % len]`;
-    /// the Fixer uses the first Enthusiast agent.
+    /// the Fixer and the Prover use the first Enthusiast agent.
     pub fn agent(&self, role: Role, pass: Option<u32>) -> &AgentSpec {
         let name = match role {
-            Role::Enthusiast | Role::Fixer => {
+            Role::Enthusiast | Role::Fixer | Role::Prover => {
                 let i = pass.map_or(0, |p| (p.max(1) - 1) as usize % self.enthusiasts.len());
                 &self.enthusiasts[i]
             }

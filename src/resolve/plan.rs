@@ -68,12 +68,14 @@ pub struct RunPlan {
     /// The config file that set each agent's `binary` (absent: the embedded default), for
     /// the preflight's messages.
     pub binary_origins: BTreeMap<String, PathBuf>,
+    /// `--prove`: the proof phase after the last round (None without it).
+    pub prove: Option<super::ProvePlan>,
 }
 
 impl RunPlan {
     pub fn agent_for(&self, role: Role) -> &AgentRef {
         match role {
-            Role::Enthusiast | Role::Fixer => &self.agents[0],
+            Role::Enthusiast | Role::Fixer | Role::Prover => &self.agents[0],
             Role::Adversary => &self.agents[1],
             Role::Judge => &self.agents[2],
         }
@@ -160,7 +162,9 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         .or((config.review.max_rounds > 0).then_some(config.review.max_rounds))
         .unwrap_or_else(|| mode.map_or(1, |m| m.max_rounds()));
     let (agents, enthusiasts) = agents_of(args, &config);
+    let prove = super::prove::resolve_prove(args, &config)?;
     let plan = RunPlan {
+        prove,
         root,
         git_common_dir,
         tier_start: args.model.map_or(config.review.model, Tier::from),

@@ -357,6 +357,7 @@ pub fn replayed(hit: &CachedVerdict, meta: &Meta, run_dir: &Path, target: &Pinne
         rounds: vec![],
         cost: Cost::default(),
         cached_from: Some(hit.run_id.clone()),
+        prove: None,
         started_at: meta.started_at.clone(),
         finished_at: meta.finished_at.clone().unwrap_or_default(),
         arev_version: env!("CARGO_PKG_VERSION").to_string(),

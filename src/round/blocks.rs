@@ -29,6 +29,10 @@ fn rules_mandate(role: Role) -> &'static str {
              (e.g. \"REVIEW.md: a missing tenant filter is critical\")."
         }
         Role::Fixer => "These are the project's own rules: keep your edits within them.",
+        Role::Prover => {
+            "These are the project's own rules: a reproducer follows its test conventions \
+             where they say how tests are written and run."
+        }
     }
 }
 
@@ -102,7 +106,7 @@ pub(super) fn focus(role: Role, focus: Option<&str>) -> String {
             "The review was asked to look at this first. Rule on every finding on its merits \
              all the same; the focus changes no severity."
         }
-        Role::Adversary | Role::Fixer => return String::new(),
+        Role::Adversary | Role::Fixer | Role::Prover => return String::new(),
     };
     format!("<focus>\n{}\n\n{how}\n</focus>", escape_text(text.trim()))
 }

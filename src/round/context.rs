@@ -107,7 +107,7 @@ fn localization_block(role: Role, primary: &str, allowed: &[String]) -> String {
         Role::Enthusiast => "Flag content written in a language other than the primary one (category `localization`): a mix inside one file, or a whole file",
         Role::Adversary => "Map content that is legitimately in another language as safe zones with evidence",
         Role::Judge => "Rule localization findings on their merit, like any other",
-        Role::Fixer => "Write new comments and text in the primary language",
+        Role::Fixer | Role::Prover => "Write new comments and text in the primary language",
     };
     format!(
         "<localization primary=\"{}\" allowed=\"{}\">{mandate}. Exempt: i18n and locale \
@@ -201,7 +201,7 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn mode(&self) -> &'static str {
+    pub(super) fn mode(&self) -> &'static str {
         self.target.mode.as_str()
     }
 
@@ -261,7 +261,7 @@ impl<'a> Ctx<'a> {
         })
     }
 
-    fn base_vars(&self, view: &RoundView, round: u32, role: Role) -> PromptVars {
+    pub(super) fn base_vars(&self, view: &RoundView, round: u32, role: Role) -> PromptVars {
         let mut v = PromptVars::default();
         v.set("round", round.to_string())
             .set("mode", self.mode())

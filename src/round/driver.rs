@@ -55,6 +55,9 @@ pub struct ReviewResult {
     pub suppressed: Vec<super::SuppressedFinding>,
     /// The flagged files' lines, read once: by the suppression checks, then the report.
     pub(crate) texts: Texts,
+    /// `--prove`: the proof phase after the last round (None without it, or when the
+    /// review has no verdict).
+    pub proof: Option<crate::records::ProofPhase>,
 }
 
 impl ReviewResult {
@@ -68,6 +71,7 @@ impl ReviewResult {
             warnings: vec![],
             suppressed: vec![],
             texts: Texts::default(),
+            proof: None,
         }
     }
 }
@@ -451,6 +455,7 @@ async fn judge(
         round,
         tier,
         max_usd,
+        finding: None,
     };
     let prompt = ctx.judge_prompt(view, round, novel, adversary_map, &st.history);
     // The Judge's cites must name map entries covering each ruling: one re-prompt.

@@ -58,6 +58,7 @@ pub(super) async fn dispatch_finders<'a>(
             round,
             tier,
             max_usd,
+            finding: None,
         };
         async move {
             // A valid answer, however short, is taken as given (no paid re-prompt).
@@ -89,6 +90,7 @@ pub(super) async fn dispatch_finders<'a>(
         round,
         tier,
         max_usd,
+        finding: None,
     };
     let prompt = ctx.adversary_prompt(view, round);
     let adv = async move {

@@ -93,6 +93,7 @@ pub async fn run_fixer<T: serde::Serialize>(
         tier,
         // What is left of `--budget-usd` (the plan's budgets are what the loop has left).
         max_usd: plan.budget_usd,
+        finding: None,
     };
     // A gate abort cancels the token it is given: keep that local to this dispatch. The
     // Fixer is stopped once its spend passes what is left of the budget.
@@ -135,7 +136,7 @@ pub async fn run_fixer<T: serde::Serialize>(
 }
 
 /// Every Edit/Write (over every attempt): (resolved path, denied by the CLI's permissions).
-fn write_attempts(root: &Path, records: &[DispatchRecord]) -> Vec<(String, bool)> {
+pub(super) fn write_attempts(root: &Path, records: &[DispatchRecord]) -> Vec<(String, bool)> {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let mut out = vec![];
     for r in records {
@@ -166,7 +167,7 @@ fn write_attempts(root: &Path, records: &[DispatchRecord]) -> Vec<(String, bool)
 
 /// The first Edit/Write outside `root` that the CLI did not deny. (A denied attempt wrote
 /// nothing: it is recorded, not an abort.)
-fn write_violation(root: &Path, records: &[DispatchRecord]) -> Option<String> {
+pub(super) fn write_violation(root: &Path, records: &[DispatchRecord]) -> Option<String> {
     let canon = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     write_attempts(root, records)
         .into_iter()

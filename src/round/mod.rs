@@ -10,6 +10,7 @@ mod fixer;
 mod meter;
 mod progress;
 mod prompt;
+mod prover;
 mod retry;
 mod role;
 mod step;
@@ -20,4 +21,5 @@ pub use decide::{cluster_set, decide, same_rulings, DecideInput, Decision, Round
 pub use driver::{run_review, Judged, ReviewEnd, ReviewResult};
 pub use fixer::{run_fixer, FixerEnd, FixerRun};
 pub use progress::Progress;
-pub use prompt::{first_line, render, strip_frontmatter, Assets, PromptVars};
+pub use prompt::{first_line, prover_first_line, render, strip_frontmatter, Assets, PromptVars};
+pub use prover::{run_prover, ProofMeter, ProverEnd, ProverJob, ProverRun};

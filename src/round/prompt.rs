@@ -8,7 +8,7 @@ use crate::target::{PinnedTarget, TargetKind};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-const AGENTS: [(&str, &str); 7] = [
+const AGENTS: [(&str, &str); 8] = [
     ("enthusiast", include_str!("../../agents/enthusiast.md")),
     ("adversary", include_str!("../../agents/adversary.md")),
     ("judge", include_str!("../../agents/judge.md")),
@@ -22,12 +22,14 @@ const AGENTS: [(&str, &str); 7] = [
     ),
     ("judge-spec", include_str!("../../agents/judge-spec.md")),
     ("fixer", include_str!("../../agents/fixer.md")),
+    ("prover", include_str!("../../agents/prover.md")),
 ];
-const TEMPLATES: [(&str, &str); 4] = [
+const TEMPLATES: [(&str, &str); 5] = [
     ("enthusiast", include_str!("../../prompts/enthusiast.md")),
     ("adversary", include_str!("../../prompts/adversary.md")),
     ("judge", include_str!("../../prompts/judge.md")),
     ("fixer", include_str!("../../prompts/fixer.md")),
+    ("prover", include_str!("../../prompts/prover.md")),
 ];
 const CHECKLIST: &str = include_str!("../../heuristics/code-escape-categories.md");
 
@@ -119,6 +121,15 @@ pub fn first_line(round: u32, mode: &str, role: Role, pass: Option<(u32, u32)>) 
         ),
         None => format!("[AR Round {round} — {mode}] {}", role.title()),
     }
+}
+
+/// The Prover's first line: `[AR Round {N} — {MODE}] Prover (finding {id})`, N the round
+/// that confirmed the finding.
+pub fn prover_first_line(round: u32, mode: &str, finding_id: &str) -> String {
+    format!(
+        "[AR Round {round} — {mode}] {} (finding {finding_id})",
+        Role::Prover.title()
+    )
 }
 
 /// Values for one prompt. Optional sections render empty.
@@ -325,6 +336,10 @@ pub fn intent_block(role: Role, intent: Option<&str>) -> String {
         }
         Role::Fixer => {
             "Keep every fix within it: never remove or change behaviour the intent asks for."
+        }
+        Role::Prover => {
+            "Behaviour the intent asks for is deliberate: a reproducer shows a defect, never \
+             that the code does what the intent asked."
         }
     };
     format!(
@@ -616,6 +631,50 @@ mod tests {
     }
 
     #[test]
+    fn prover_assets_load_and_render_with_the_finding_in_the_first_line() {
+        let a = Assets::new(&RepoInputs::none(
+            crate::config::RepoSource::Ignore,
+            Path::new("/r"),
+        ));
+        let body = a.body(Role::Prover, false);
+        assert!(!body.starts_with("---") && body.contains("# Role: Prover"));
+        let mut v = PromptVars::default();
+        for k in [
+            "round",
+            "mode",
+            "target_guide",
+            "brief",
+            "localization",
+            "project_rules",
+            "intent",
+            "worktree",
+            "time_limit",
+            "base_note",
+        ] {
+            v.set(k, "");
+        }
+        v.set("finding_id", "F3")
+            .set("finding", embed_json(&serde_json::json!({"id": "F3"})));
+        v.set("target_tag", target_tag(Path::new("/w/a.rs"), "file", "ab"));
+        let p = render(
+            &prover_first_line(2, "FULL", "F3"),
+            a.template(Role::Prover),
+            &v,
+        )
+        .unwrap();
+        assert!(
+            p.starts_with("[AR Round 2 — FULL] Prover (finding F3)\n"),
+            "{p}"
+        );
+        let inside = p.split("<finding>\n").nth(1).unwrap_or("");
+        assert!(
+            inside.contains("\"F3\"") && inside.contains("\n</finding>"),
+            "{p}"
+        );
+        assert_eq!(p.matches("<target ").count(), 1);
+    }
+
+    #[test]
     fn intent_block_is_escaped_framed_and_role_specific() {
         assert_eq!(intent_block(Role::Judge, None), "");
         assert_eq!(intent_block(Role::Judge, Some(" \n ")), "");
@@ -640,7 +699,13 @@ mod tests {
             crate::config::RepoSource::Ignore,
             Path::new("/r"),
         ));
-        for role in [Role::Enthusiast, Role::Adversary, Role::Judge, Role::Fixer] {
+        for role in [
+            Role::Enthusiast,
+            Role::Adversary,
+            Role::Judge,
+            Role::Fixer,
+            Role::Prover,
+        ] {
             assert!(a.template(role).contains("{{intent}}"), "{role}");
         }
     }

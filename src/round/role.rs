@@ -60,7 +60,7 @@ impl<T> Checks<'_, T> {
 
 /// Who dispatches: role, pass, round and tier.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Who {
+pub(super) struct Who<'a> {
     pub role: Role,
     pub pass: Option<u32>,
     pub round: u32,
@@ -68,6 +68,8 @@ pub(super) struct Who {
     /// Its share of what is left of `--budget-usd` (None without one): Claude's
     /// `--max-budget-usd` for each of its dispatches.
     pub max_usd: Option<f64>,
+    /// The Prover's finding (`r1-F3`): its dispatches go to `agents/p/<finding>/`.
+    pub finding: Option<&'a str>,
 }
 
 enum Step {
@@ -82,7 +84,7 @@ enum Step {
 pub(super) async fn run_role<T: AnswerSchema>(
     ctx: &Ctx<'_>,
     view: &RoundView,
-    who: Who,
+    who: Who<'_>,
     prompt: Result<String, String>,
     cancel: &CancellationToken,
     progress: &ProgressLog,
@@ -100,9 +102,11 @@ pub(super) async fn run_role<T: AnswerSchema>(
             return RoleRun::new(RoleOutput::Abort(a), records);
         }
     };
-    let base = match who.pass {
-        Some(p) => format!("{role}-p{p}"),
-        None => role.as_str().to_string(),
+    let base = match (who.pass, who.finding) {
+        (Some(p), _) => format!("{role}-p{p}"),
+        // Provers run side by side: each label (the meter's and progress' key) is its own.
+        (None, Some(f)) => format!("{role}-{f}"),
+        (None, None) => role.as_str().to_string(),
     };
     let mut attempt = 0u32;
     let mut tried = Tried::default();
@@ -371,7 +375,7 @@ fn on_answer<T: AnswerSchema>(
 async fn one_dispatch(
     ctx: &Ctx<'_>,
     view: &RoundView,
-    who: Who,
+    who: Who<'_>,
     (label, retries): (&str, u32),
     prompt: &str,
     cancel: &CancellationToken,
@@ -379,8 +383,9 @@ async fn one_dispatch(
 ) -> (Step, DispatchRecord) {
     let role = who.role;
     let spec = ctx.agent(role, who.pass);
-    let out_dir = match role {
-        Role::Fixer => ctx.run.fixer_dir(label),
+    let out_dir = match (role, who.finding) {
+        (Role::Fixer, _) => ctx.run.fixer_dir(label),
+        (Role::Prover, Some(f)) => ctx.run.prover_dir(f, label),
         _ => ctx.run.agent_dir(who.round, label),
     };
     // `[timeouts.<role>]` > the agent's own timeout > `[timeouts] agent` (validated at load).
@@ -431,8 +436,10 @@ async fn one_dispatch(
         ),
         gates: GateResults::default(),
     };
-    // The Fixer's `round` is its iteration: only review rounds move the progress' round.
-    let round = (role != Role::Fixer).then_some((who.round, who.tier));
+    // The Fixer's `round` is its iteration, the Prover's its finding's: only review rounds
+    // move the progress' round.
+    let reviewer = !matches!(role, Role::Fixer | Role::Prover);
+    let round = reviewer.then_some((who.round, who.tier));
     progress.dispatch_started(role, who.pass, label, round, retries);
     // Its running spend, as its events stream, counts against the budgets (docs/contracts.md §19.3).
     let meter = ctx.meter.agent((role, who.pass, label), progress);

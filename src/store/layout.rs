@@ -83,6 +83,14 @@ impl RunDir {
     pub fn fixer_dir(&self, label: &str) -> PathBuf {
         self.path.join("agents").join("fix").join(label)
     }
+    /// A Prover's dispatch dir (`--prove`): `agents/p/<finding>/<label>`.
+    pub fn prover_dir(&self, finding: &str, label: &str) -> PathBuf {
+        self.path.join("agents").join("p").join(finding).join(label)
+    }
+    /// The Prover's files for `finding`, kept once checked: `proofs/<finding>/`.
+    pub fn proof_dir(&self, finding: &str) -> PathBuf {
+        self.path.join("proofs").join(finding)
+    }
     /// Create the nested run dir `<self>/<rel>` (create-or-fail), e.g. `iterations/2`.
     pub fn child(&self, rel: &str) -> std::io::Result<RunDir> {
         let path = self.path.join(rel);

@@ -1,7 +1,8 @@
 //! `arev-fake-agent`: a test-only impersonation of the `claude` CLI (never shipped).
 //!
 //! It reads the whole prompt from stdin, recognises the dispatch from the prompt's first line
-//! `[AR Round {N} — {MODE}] {Role} (pass {p}/{P})` (the pass suffix is optional) and its
+//! `[AR Round {N} — {MODE}] {Role} (pass {p}/{P})` (the pass suffix is optional; a Prover's
+//! is `(finding F3)`) and its
 //! `<target path="…" kind="…" sha256="…" />` tag, and prints realistic Claude stream-json
 //! (`system/init`, one `assistant` event per content block, `user` tool results, a final
 //! `result`). A prompt containing `Your previous answer was rejected` is a retry.
@@ -35,14 +36,15 @@
 //! ```
 //!
 //! The first step whose selectors match is used: `role` (required; lower-case role name,
-//! `fixer` for iterate mode's Fixer), `round`, `pass`, `retry` (optional; compared only when
+//! `fixer` for iterate mode's Fixer, `prover` for `--prove`'s Prover), `round`, `pass`,
+//! `finding` (the Prover's finding id), `retry` (optional; compared only when
 //! present), `if_file_contains` / `unless_file_contains` (optional
 //! `{"path": "src/lib.rs", "text": "…"}`: the file, relative to the agent's cwd, contains /
 //! does not contain the text; a missing file contains nothing). No match (or no script)
 //! → default behaviour: Read the target, answer with the role's empty valid answer
 //! (`{"findings":[]}`, `{"heuristics":[],"safe_zones":[]}`,
 //! `{"rulings":[],"summary":"No findings to arbitrate.","convergence":false,"next_round_model":null}`,
-//! `{"applied":[],"skipped":[]}`).
+//! `{"applied":[],"skipped":[]}`, `{"finding_id":"<its finding>","unprovable":"…"}`).
 //!
 //! Behaviour fields (all optional), in the order they take effect:
 //! - `stderr` (string): written to stderr first.
@@ -70,6 +72,8 @@
 //!   relative to the cwd (first occurrence of `find`; not found → an error tool result and
 //!   no change). `writes` (list of `{"path","content"}`): Write tool uses, creating parent
 //!   directories. Paths may be absolute; the tool use carries the absolute path.
+//!   `symlinks` (list of `{"path","target"}`): symbolic links created directly, with no tool
+//!   use (no CLI tool makes one: this is a Prover that got one planted some other way).
 //! - `crash` (bool): after the tool uses, print an assistant text event and exit 1 with no
 //!   result event.
 //! - `garbage_lines` (n): n non-JSON lines on stdout.
@@ -104,6 +108,8 @@ struct Dispatch {
     retry: bool,
     target_path: Option<String>,
     target_kind: Option<String>,
+    /// A Prover's `(finding F3)`.
+    finding: Option<String>,
 }
 
 fn parse_first_line(line: &str) -> (String, Option<u64>, Option<u64>) {
@@ -136,6 +142,9 @@ fn attr(tag: &str, name: &str) -> Option<String> {
 fn parse_prompt(prompt: &str) -> Dispatch {
     let first = prompt.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let (role, round, pass) = parse_first_line(first);
+    let finding = first
+        .find("(finding ")
+        .map(|i| first[i + 9..].trim_end().trim_end_matches(')').to_string());
     let tag = prompt.find("<target path=\"").map(|i| {
         let rest = &prompt[i..];
         &rest[..rest.find("/>").unwrap_or(rest.len())]
@@ -147,11 +156,16 @@ fn parse_prompt(prompt: &str) -> Dispatch {
         retry: prompt.contains("Your previous answer was rejected"),
         target_path: tag.and_then(|t| attr(t, "path")),
         target_kind: tag.and_then(|t| attr(t, "kind")),
+        finding,
     }
 }
 
-fn default_answer(role: &str) -> Value {
-    match role {
+fn default_answer(d: &Dispatch) -> Value {
+    match d.role.as_str() {
+        "prover" => json!({
+            "finding_id": d.finding.as_deref().unwrap_or(""),
+            "unprovable": "the fake agent writes no reproducer unless scripted"
+        }),
         "adversary" => json!({"heuristics": [], "safe_zones": []}),
         "judge" => json!({
             "rulings": [],
@@ -201,6 +215,8 @@ fn load_step(d: &Dispatch) -> Value {
                     .is_none_or(|r| r.is_null() || r.as_u64() == d.round)
                 && s.get("pass")
                     .is_none_or(|p| p.is_null() || p.as_u64() == d.pass)
+                && s.get("finding")
+                    .is_none_or(|f| f.is_null() || f.as_str() == d.finding.as_deref())
                 && s.get("retry")
                     .is_none_or(|r| r.is_null() || r.as_bool() == Some(d.retry))
                 && s.get("if_file_contains")
@@ -223,6 +239,7 @@ fn log_invocation(args: &[String], d: &Dispatch, model: &str) {
         "retry": d.retry,
         "target_path": d.target_path,
         "target_kind": d.target_kind,
+        "finding": d.finding,
         "model": model,
         "pid": std::process::id(),
     });
@@ -731,6 +748,19 @@ fn main() {
         );
     }
 
+    for l in step
+        .get("symlinks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let path = cwd.join(l.get("path").and_then(Value::as_str).unwrap_or(""));
+        let target = l.get("target").and_then(Value::as_str).unwrap_or("");
+        if let Err(err) = std::os::unix::fs::symlink(target, &path) {
+            fail(&format!("cannot link {}: {err}", path.display()));
+        }
+    }
+
     if flag("crash") {
         s.text("Reviewing the target…");
         std::process::exit(1);
@@ -750,7 +780,7 @@ fn main() {
         None => step
             .get("answer")
             .cloned()
-            .unwrap_or_else(|| default_answer(&d.role))
+            .unwrap_or_else(|| default_answer(&d))
             .to_string(),
     };
     s.text(&text);

@@ -125,6 +125,24 @@ pub enum Step {
     MaxTokens(usize),
     /// The scripted answer from this byte on (what follows a [`Step::MaxTokens`]).
     AnswerRest(usize),
+    /// `Write {"file_path": <worktree>/<rel>, "content"}`, the worktree being the one a
+    /// Prover's prompt names ("scratch worktree of the reviewed code: <path>.").
+    WriteInWorktree { rel: String, content: String },
+}
+
+/// The scratch worktree a Prover's prompt names, from the request's user messages.
+fn prompt_worktree(body: &Value) -> Option<String> {
+    const MARK: &str = "scratch worktree of the reviewed code: ";
+    let messages = body.get("messages")?.as_array()?;
+    messages.iter().find_map(|m| {
+        content_texts(m.get("content").unwrap_or(&Value::Null))
+            .into_iter()
+            .find_map(|t| {
+                let i = t.find(MARK)? + MARK.len();
+                let rest = &t[i..];
+                Some(rest[..rest.find(". ")?].to_owned())
+            })
+    })
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -894,6 +912,17 @@ async fn messages(
             return r;
         }
         Step::CutStream => return cut_stream(&model),
+        Step::WriteInWorktree { rel, content } => {
+            let wt = prompt_worktree(&body).unwrap_or_default();
+            let input = json!({"file_path": format!("{wt}/{rel}"), "content": content});
+            (
+                vec![Block::ToolUse {
+                    name: "Write".to_owned(),
+                    input,
+                }],
+                None,
+            )
+        }
         other => {
             let target = turn
                 .as_ref()
@@ -1090,6 +1119,8 @@ fn step_blocks(step: Step, target: Option<&str>, answer: &str) -> Vec<Block> {
         Step::Refusal(t) => vec![Block::Text(t)],
         Step::MaxTokens(n) => vec![Block::Text(cut_at(answer, n).0.to_owned())],
         Step::AnswerRest(n) => vec![Block::Text(cut_at(answer, n).1.to_owned())],
+        // Played by the handler, which knows the request's worktree.
+        Step::WriteInWorktree { .. } => vec![],
         // Handled by the caller.
         Step::HttpError { .. } | Step::RateLimited { .. } | Step::Delay(..) | Step::CutStream => {
             Vec::new()

@@ -120,3 +120,7 @@ mod memory;
 mod economics;
 // Budgets: no verdict is never green, every backend's tokens priced (real CLIs too).
 mod budget;
+// The Prover's sandbox with the real bubblewrap: hostile reproducers contained, offline cargo.
+mod prove_sandbox;
+// `arev run --prove`: Provers write reproducers, arev runs them: every status, rejections.
+mod prove;

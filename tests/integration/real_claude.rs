@@ -916,3 +916,114 @@ fn list_prices_are_the_clis_own() {
         }
     }
 }
+
+/// The real Claude Code CLI as the Prover (`--prove`, docs/prove.md): it Reads the target,
+/// creates a reproducer with Write inside its scratch worktree (allowed there by the
+/// session's rules, with no Edit tool and no shell), answers the schema — and arev runs the
+/// reproducer itself in the sandbox: the planted regression is `reproduced`.
+#[test]
+fn arev_prove_with_real_claude_cli_as_prover() {
+    let Some(bin) = claude_bin("arev_prove_with_real_claude_cli_as_prover") else {
+        return;
+    };
+    let repo = crate::harness::TestRepo::new();
+    repo.write(
+        "arev.toml",
+        &format!(
+            "[agents.claude]\nbackend = \"claude\"\nbinary = \"{}\"\n",
+            bin.display()
+        ),
+    )
+    .write("calc.py", "def add(a, b):\n    return a + b\n")
+    .commit("calc");
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.write("calc.py", "def add(a, b):\n    return a - b\n")
+        .commit("regression");
+    let before = repo.state();
+    let test = "import unittest\nimport calc\n\n\nclass Repro(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(calc.add(2, 3), 5)\n";
+    let finding = crate::harness::finding("F1", "calc.py", 2, "high", "logic");
+    let ruling = crate::harness::ruling("F1", "calc.py", 2, "high", "enthusiast");
+    let prover = "Prover (finding F1)";
+    let script = Script::new()
+        .answer("Enthusiast", 1, json!({"findings": [finding]}))
+        .answer("Adversary", 1, json!({"heuristics": [], "safe_zones": []}))
+        .answer(
+            "Judge",
+            1,
+            json!({"rulings": [ruling], "summary": "1 confirmed.", "convergence": true, "next_round_model": null}),
+        )
+        .answer("Enthusiast", 2, json!({"findings": []}))
+        .answer("Adversary", 2, json!({"heuristics": [], "safe_zones": []}))
+        .answer(
+            prover,
+            1,
+            json!({"finding_id": "F1", "files": ["test_arev_f1.py"],
+                   "command": ["python3", "-m", "unittest", "-v", "test_arev_f1"],
+                   "claim": "add(2, 3) returns -1"}),
+        )
+        .steps(
+            prover,
+            1,
+            vec![
+                Step::ReadTarget,
+                Step::WriteInWorktree {
+                    rel: "test_arev_f1.py".into(),
+                    content: test.into(),
+                },
+                Step::Answer,
+            ],
+        );
+    let fake = FakeAnthropic::start(script);
+    let mut arev = repo.arev().args(&[
+        "run", "diff", "--base", "main", "--prove", "--format", "json",
+    ]);
+    for (k, v) in fake.claude_env(&repo.scratch.join("home")) {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.env("AREV_AGENT_TIMEOUT", "120s").run();
+    run.assert_code(1);
+    repo.assert_untouched(&before);
+    let report: Value = serde_json::from_str(&run.stdout).expect("json report");
+    let proof = &report["confirmed"][0]["proof"];
+    assert_eq!(proof["status"], "reproduced", "{proof:#}\n{}", run.stderr);
+    assert_eq!(proof["files"], json!(["test_arev_f1.py"]));
+    assert_eq!(proof["head"]["exit"], 1);
+    assert!(proof["head"]["output_tail"]
+        .as_str()
+        .unwrap()
+        .contains("AssertionError: -1 != 5"));
+    assert_eq!(proof["base"]["exit"], 0, "{proof:#}");
+    assert_eq!(
+        std::fs::read_to_string(run.run_dir().join("proofs/r1-F1/test_arev_f1.py")).unwrap(),
+        test
+    );
+    // The real CLI ran the Prover with Read, Grep and Write only, under dontAsk, in the
+    // scratch worktree — and its Write was allowed (no permission denial).
+    let events = std::fs::read_to_string(
+        run.run_dir()
+            .join("agents/p/r1-F1/prover-r1-F1/events.jsonl"),
+    )
+    .unwrap();
+    let parsed: Vec<Value> = events
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect();
+    let init = parsed
+        .iter()
+        .find(|e| e["subtype"] == "init")
+        .expect("init event");
+    assert_eq!(init["permissionMode"], "dontAsk");
+    let mut tools: Vec<&str> = init["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|t| *t != "DeferredToolPlaceholder")
+        .collect();
+    tools.sort_unstable();
+    assert_eq!(tools, ["Grep", "Read", "Write"]);
+    assert!(init["cwd"].as_str().unwrap().ends_with("/tree"), "{init}");
+    let result = parsed.iter().find(|e| e["type"] == "result").unwrap();
+    assert_eq!(result["permission_denials"], json!([]), "{result}");
+    assert!(fake.stray_requests().is_empty());
+}

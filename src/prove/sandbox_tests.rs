@@ -1,0 +1,218 @@
+//! Unit tests of the sandbox's command line and environment (the real sandbox is driven by
+//! `tests/integration/prove_sandbox.rs`).
+
+use super::*;
+
+fn spec() -> SandboxSpec {
+    SandboxSpec {
+        workdir: PathBuf::from("/work/wt/x"),
+        argv: vec!["python3".into(), "-m".into(), "unittest".into()],
+        timeout: Duration::from_secs(5),
+        memory_bytes: 4 << 30,
+        env_allow: vec!["CARGO_HOME".into()],
+        bind_ro: vec![PathBuf::from("/home/u/.cargo")],
+        mode: SandboxMode::Bwrap,
+    }
+}
+
+fn strs(a: &[OsString]) -> Vec<&str> {
+    a.iter().map(|s| s.to_str().unwrap()).collect()
+}
+
+/// The index of the option `opt` followed by `args`.
+fn find(a: &[&str], opt: &[&str]) -> Option<usize> {
+    a.windows(opt.len()).position(|w| w == opt)
+}
+
+#[test]
+fn bwrap_unshares_everything_and_mounts_in_order() {
+    let system = vec![
+        SystemDir::Dir("/usr".into()),
+        SystemDir::Link {
+            path: "/bin".into(),
+            target: "usr/bin".into(),
+        },
+    ];
+    let etc = vec!["passwd".to_string(), "ssl".to_string()];
+    let args = bwrap_args(&spec(), Path::new("/home/u"), &system, &etc);
+    let a = strs(&args);
+    for opt in ["--unshare-all", "--die-with-parent", "--new-session"] {
+        assert!(a.contains(&opt), "{opt}: {a:?}");
+    }
+    assert!(find(&a, &["--cap-drop", "ALL"]).is_some());
+    assert!(find(&a, &["--ro-bind", "/usr", "/usr"]).is_some());
+    assert!(find(&a, &["--symlink", "usr/bin", "/bin"]).is_some());
+    assert!(find(&a, &["--ro-bind-try", "/etc/passwd", "/etc/passwd"]).is_some());
+    assert!(find(&a, &["--proc", "/proc"]).is_some());
+    assert!(find(&a, &["--dev", "/dev"]).is_some());
+    // Nothing of the host's root, home, /run or /etc as a whole.
+    assert!(find(&a, &["--ro-bind", "/", "/"]).is_none());
+    assert!(find(&a, &["--bind", "/", "/"]).is_none());
+    assert!(find(&a, &["--ro-bind", "/etc", "/etc"]).is_none());
+    assert!(find(&a, &["--ro-bind-try", "/etc", "/etc"]).is_none());
+    assert!(!a.contains(&"/run") && !a.contains(&"/root") && !a.contains(&"/var"));
+    // Order: tmpfs /tmp and $HOME, then bind_ro over them, then the worktree, read-write.
+    let tmp = find(&a, &["--tmpfs", "/tmp"]).unwrap();
+    let home = find(&a, &["--tmpfs", "/home/u"]).unwrap();
+    let ro = find(&a, &["--ro-bind", "/home/u/.cargo", "/home/u/.cargo"]).unwrap();
+    let wt = find(&a, &["--bind", "/work/wt/x", "/work/wt/x"]).unwrap();
+    assert!(tmp < home && home < ro && ro < wt, "{a:?}");
+    assert_eq!(
+        a[a.len() - 4..],
+        ["--chdir", "/work/wt/x", "--remount-ro", "/"]
+    );
+    // Exactly one read-write bind: the worktree.
+    assert_eq!(a.iter().filter(|s| **s == "--bind").count(), 1);
+}
+
+#[test]
+fn only_allowlisted_etc_entries_are_bound() {
+    for ok in [
+        "passwd",
+        "ld.so.cache",
+        "ssl",
+        "alternatives",
+        "python3.12",
+        "perl",
+    ] {
+        assert!(etc_allowed(ok), "{ok}");
+    }
+    for secret in [
+        "shadow",
+        "gshadow",
+        "ssh",
+        "sudoers",
+        "environment",
+        "npmrc",
+        "pip.conf",
+        "gitconfig",
+        "netrc",
+        "docker",
+        "machine-id",
+        "profile",
+    ] {
+        assert!(!etc_allowed(secret), "{secret}");
+    }
+}
+
+#[test]
+fn the_prologue_sets_the_memory_limit_then_execs_the_command() {
+    let a = prologue(&spec());
+    let a = strs(&a);
+    assert_eq!(a[0], "-c");
+    assert!(
+        a[1].starts_with("ulimit -v 4194304 || exit 125; "),
+        "{}",
+        a[1]
+    );
+    assert!(a[1].ends_with("exec \"$@\""), "{}", a[1]);
+    assert_eq!(a[2..], ["arev-prove", "python3", "-m", "unittest"]);
+    let mut s = spec();
+    s.memory_bytes = 0;
+    assert!(!strs(&prologue(&s))[1].contains("ulimit"));
+}
+
+#[test]
+fn the_environment_is_the_allowlist() {
+    let from: Vec<(OsString, OsString)> = [
+        ("PATH", "/usr/bin:/bin"),
+        ("LANG", "C.UTF-8"),
+        ("LC_ALL", "C"),
+        ("HOME", "/home/u"),
+        ("TERM", "xterm-256color"),
+        ("GITHUB_TOKEN", "ghp_secret"),
+        ("ANTHROPIC_API_KEY", "sk-secret"),
+        ("SSH_AUTH_SOCK", "/run/ssh"),
+        ("AREV_RUN_DIR", "/x"),
+        ("CARGO_HOME", "/home/u/.cargo"),
+    ]
+    .iter()
+    .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+    .collect();
+    let allow = vec![
+        "CARGO_HOME".to_string(),
+        "RUSTUP_HOME".to_string(),
+        "HOME".to_string(),
+    ];
+    let env = environment(&allow, Some(Path::new("/home/u")), &from);
+    let env: Vec<(&str, &str)> = env
+        .iter()
+        .map(|(k, v)| (k.to_str().unwrap(), v.to_str().unwrap()))
+        .collect();
+    assert_eq!(
+        env,
+        [
+            ("PATH", "/usr/bin:/bin"),
+            ("LANG", "C.UTF-8"),
+            ("LC_ALL", "C"),
+            ("CARGO_HOME", "/home/u/.cargo"),
+            ("TERM", "dumb"),
+            ("HOME", "/home/u"),
+        ]
+    );
+    // No PATH at all: a default one.
+    let env = environment(&[], None, &[]);
+    assert_eq!(env[0].1, "/usr/local/bin:/usr/bin:/bin");
+}
+
+#[test]
+fn home_is_arevs_path_unless_it_is_a_system_directory() {
+    assert_eq!(
+        sandbox_home(Some(Path::new("/home/u"))),
+        Path::new("/home/u")
+    );
+    assert_eq!(sandbox_home(Some(Path::new("/root"))), Path::new("/root"));
+    for bad in [
+        "/",
+        "/usr",
+        "/usr/local/u",
+        "/etc/u",
+        "relative",
+        "/proc/1",
+        "/dev/x",
+    ] {
+        assert_eq!(
+            sandbox_home(Some(Path::new(bad))),
+            Path::new(FALLBACK_HOME),
+            "{bad}"
+        );
+    }
+    assert_eq!(sandbox_home(None), Path::new(FALLBACK_HOME));
+    // Under /tmp is fine: the tmpfs $HOME goes over the fresh /tmp.
+    assert_eq!(sandbox_home(Some(Path::new("/tmp/h"))), Path::new("/tmp/h"));
+}
+
+#[test]
+fn a_bad_spec_is_refused_before_anything_starts() {
+    let mut s = spec();
+    s.workdir = PathBuf::from("relative");
+    assert!(matches!(launch(&s), Err(ProveError::BadWorkdir(_))));
+    let d = tempfile::tempdir().unwrap();
+    s.workdir = d.path().to_path_buf();
+    s.argv.clear();
+    assert!(matches!(launch(&s), Err(ProveError::EmptyCommand)));
+}
+
+#[test]
+fn the_errors_name_the_fix() {
+    let missing = ProveError::BwrapMissing.to_string();
+    for want in [
+        "apt-get install bubblewrap",
+        "[prove] sandbox = \"none\"",
+        "--prove-sandbox none",
+    ] {
+        assert!(missing.contains(want), "{want}: {missing}");
+    }
+    let ns = ProveError::NoNamespaces {
+        bwrap: "/usr/bin/bwrap".into(),
+        detail: "No permissions to create new namespace".into(),
+    }
+    .to_string();
+    for want in [
+        "unprivileged user namespaces",
+        "kernel.unprivileged_userns_clone",
+        "sandbox = \"none\"",
+    ] {
+        assert!(ns.contains(want), "{want}: {ns}");
+    }
+}
