@@ -29,6 +29,12 @@ pub enum ConfigError {
         arg: String,
         why: String,
     },
+    #[error(
+        "{path}: `{key}` may be set only in trusted config (your ~/.config/arev/config.toml or \
+         --config), never in the repository's config, which a pull request can change \
+         (docs/trust.md: \"Who may dismiss a finding\")"
+    )]
+    TrustedOnly { path: PathBuf, key: String },
     #[error("unknown agent `{name}` (configured agents: {known})")]
     UnknownAgent { name: String, known: String },
 }

@@ -144,6 +144,8 @@ pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
     if let Some(p) = &sources.user_file {
         layers.push(read(p)?);
     }
+    // The repository's layer (a pull request can change it) may not set trusted-only keys.
+    let repo_layer = layers.len();
     match (&sources.repo_text, &sources.repo_file) {
         (Some(t), _) => layers.push(t.clone()),
         (None, Some(p)) => {
@@ -163,7 +165,8 @@ pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
     }
     // Which layer last set each agent's `extra_args` (arrays replace, so that file owns them).
     let mut args_origin: std::collections::BTreeMap<String, PathBuf> = Default::default();
-    for (path, text) in &layers {
+    let has_repo_layer = sources.repo_text.is_some() || sources.repo_file.is_some();
+    for (i, (path, text)) in layers.iter().enumerate() {
         let path = path.clone();
         let layer: Table = text
             .parse()
@@ -172,6 +175,9 @@ pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
                 message: one_line(&e.to_string()),
             })?;
         check_keys(&layer, &defaults, "", &path)?;
+        if has_repo_layer && i == repo_layer {
+            check_trusted_only(&layer, &path)?;
+        }
         if let Some(Value::Table(agents)) = layer.get("agents") {
             for (name, a) in agents {
                 if a.get("extra_args").is_some() {
@@ -208,6 +214,22 @@ pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
     }
     let digest = config.digest();
     Ok((config, digest))
+}
+
+/// Keys only trusted config (the user's file, `--config`) may set: who may dismiss findings
+/// on a pull request is never up to the repository the pull request changes.
+const TRUSTED_ONLY: &[(&str, &str)] = &[("publish", "dismiss_by")];
+
+fn check_trusted_only(layer: &Table, path: &Path) -> Result<(), ConfigError> {
+    for (table, key) in TRUSTED_ONLY {
+        if layer.get(*table).and_then(|t| t.get(*key)).is_some() {
+            return Err(ConfigError::TrustedOnly {
+                path: path.to_path_buf(),
+                key: format!("{table}.{key}"),
+            });
+        }
+    }
+    Ok(())
 }
 
 impl Config {

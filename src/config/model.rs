@@ -335,6 +335,28 @@ pub struct RolesConfig {
     pub judge: String,
 }
 
+/// `[publish] dismiss_by`: who may dismiss a finding on a pull request (a reply
+/// `arev: false-positive …`, a 👎, resolving arev's thread). Trusted config only: refused
+/// in the repository's config, which the pull request itself can change.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DismissBy {
+    /// People with write access (GitHub OWNER/MEMBER/COLLABORATOR or write permission;
+    /// GitLab access level ≥ Developer).
+    #[default]
+    Maintainers,
+    /// Anyone who can comment on the pull request.
+    Anyone,
+}
+
+/// `[publish]`: publishing to pull requests.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PublishConfig {
+    #[serde(default)]
+    pub dismiss_by: DismissBy,
+}
+
 /// The whole resolved configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -346,6 +368,8 @@ pub struct Config {
     pub hook: HookConfig,
     pub run: RunConfig,
     pub cache: CacheConfig,
+    #[serde(default)]
+    pub publish: PublishConfig,
     pub agents: BTreeMap<String, AgentConfig>,
     pub roles: RolesConfig,
 }

@@ -5,6 +5,7 @@
 
 use super::error::PublishError;
 use super::model::{Forge, InlineComment, Payload, PrTarget, PAYLOAD_VERSION};
+use super::talk::Dismissal;
 use crate::report::{md_code, md_text, render_markdown, MdContext, Report, ReportFinding};
 use crate::store::RunStatus;
 
@@ -141,9 +142,10 @@ pub fn short_sha(sha: &str) -> String {
     sha.chars().take(12).collect()
 }
 
-/// The edited body of an inline comment whose finding is gone and whose line the forge's
+/// The edited body of an older arev's inline comment whose finding was gone and whose line the forge's
 /// diff from the comment's commit to `head_sha` changed: a "fixed" line on top, the original
 /// below (marker kept, so the comment still counts as arev's).
+#[cfg(test)]
 pub fn fixed_body(old_body: &str, head_sha: &str) -> String {
     let short = short_sha(head_sha);
     format!(
@@ -154,6 +156,7 @@ pub fn fixed_body(old_body: &str, head_sha: &str) -> String {
 /// The edited body of an inline comment whose finding is gone but whose line no diff of the
 /// forge shows changed (or whose commit the forge no longer has): it says the finding was
 /// not raised again, and claims no fix.
+#[cfg(test)]
 pub fn not_raised_body(old_body: &str, head_sha: &str) -> String {
     let short = short_sha(head_sha);
     format!(
@@ -197,6 +200,33 @@ pub fn outside_diff_footer(outside: &[&InlineComment], unlocated: usize) -> Stri
     if unlocated > 0 {
         s.push_str(&format!(
             "{unlocated} confirmed finding(s) have no file and line, so they appear only in this summary.\n"
+        ));
+    }
+    s
+}
+
+/// The summary section listing the findings dismissed on the pull request ("dismissed by
+/// @who: reason"; the login escaped so that it never pings).
+pub fn dismissed_footer(dismissed: &[Dismissal], comments: &[InlineComment]) -> String {
+    if dismissed.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "\n---\n{} confirmed finding(s) were dismissed on this pull request: not posted again and not gated while their code is unchanged.\n\n",
+        dismissed.len()
+    );
+    for d in dismissed {
+        let place = comments
+            .iter()
+            .find(|c| c.fingerprint == d.fingerprint)
+            .map(|c| format!("{}:{}", c.path, c.line))
+            .unwrap_or_else(|| short_sha(&d.fingerprint));
+        s.push_str(&format!(
+            "- {} — dismissed by {}: {} ({})\n",
+            md_code(&place, MdContext::Inline),
+            md_text(&format!("@{}", d.by), MdContext::Inline),
+            md_text(&d.reason, MdContext::Inline),
+            d.kind.as_str()
         ));
     }
     s
@@ -466,7 +496,10 @@ mod tests {
         assert!(is_closed(&fixed));
         let gone = not_raised_body("old\n<!-- arev:fp=abc -->", "0123456789abcdef0123");
         assert!(is_closed(&gone) && !is_marked_fixed(&gone));
-        assert!(gone.contains("**Not raised again** at 0123456789ab"), "{gone}");
+        assert!(
+            gone.contains("**Not raised again** at 0123456789ab"),
+            "{gone}"
+        );
         assert!(!gone.contains("Fixed"), "{gone}");
         assert_eq!(parse_fp_marker(&gone), Some("abc"));
         assert!(!is_closed("old\n<!-- arev:fp=abc -->"));

@@ -92,7 +92,10 @@ mod tests {
         let patch = "@@ -1,3 +1,4 @@\n a\n-b\n+B\n c\n+d\n@@ -10,2 +11,1 @@\n x\n-y\n";
         assert!(!changes_old_line(patch, 1));
         assert!(changes_old_line(patch, 2));
-        assert!(!changes_old_line(patch, 3), "an insertion after it is not a change");
+        assert!(
+            !changes_old_line(patch, 3),
+            "an insertion after it is not a change"
+        );
         assert!(!changes_old_line(patch, 10));
         assert!(changes_old_line(patch, 11));
         assert!(!changes_old_line(patch, 5), "between hunks");

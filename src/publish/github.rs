@@ -8,10 +8,12 @@
 use super::build::{check_head, is_summary, short_sha};
 use super::diff::{right_lines, RightLines};
 use super::error::PublishError;
+use super::github_talk::{answer, read_talk, Gate};
 use super::http::{Api, Method, RetryPolicy, Secret};
 use super::model::Payload;
 use super::plan::{gone, plan, Existing, Plan, Published};
 use super::since::{changed_ids, no_diff, FileDiff, MAX_COMPARE_BYTES};
+use super::talk::DismissBy;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -91,14 +93,31 @@ fn by(c: &Value, me: &str) -> bool {
         .is_some_and(|l| l.eq_ignore_ascii_case(me))
 }
 
-/// Publish `payload` to its pull request, as `me` (the token's login).
-pub fn publish(api: &Api, payload: &Payload, me: &str) -> Result<Published, PublishError> {
+/// Publish `payload` to its pull request, as `me` (the token's login); `graphql` is the
+/// GraphQL endpoint (threads, resolution); `dismiss_by` who may dismiss a finding.
+pub fn publish(
+    api: &Api,
+    graphql: &str,
+    payload: &Payload,
+    me: &str,
+    dismiss_by: DismissBy,
+) -> Result<Published, PublishError> {
     let repo = &payload.target.repository;
     let n = payload.target.number;
     let head = head_sha(api, payload)?;
     check_head(payload, &head)?;
     let diff = pr_diff(api, repo, n)?;
-    let existing = earlier_comments(api, repo, n, me)?;
+    let (mut existing, all) = earlier_comments(api, repo, n, me)?;
+    read_talk(
+        api,
+        graphql,
+        repo,
+        n,
+        me,
+        &all,
+        &mut existing,
+        &mut Gate::new(api, repo, dismiss_by),
+    )?;
     let changed = changed_ids(&gone(payload, &existing), &head, |base| {
         compare(api, repo, base, &head)
     })?;
@@ -108,14 +127,9 @@ pub fn publish(api: &Api, payload: &Payload, me: &str) -> Result<Published, Publ
     if !plan.post.is_empty() {
         post_review(api, repo, n, &head, &plan)?;
     }
-    // 3. Earlier comments whose finding is gone: say so ("Fixed" or not raised again).
-    for f in &plan.fixed {
-        api.write(
-            Method::Patch,
-            &format!("/repos/{repo}/pulls/comments/{}", f.existing.id),
-            &json!({ "body": f.body }),
-        )?;
-    }
+    // 3. The conversation: one reply per event per thread (fixed, not raised again,
+    // dismissed), and the fixed findings' threads resolved.
+    answer(api, graphql, repo, n, &plan)?;
     Ok(plan.published(&head, summary))
 }
 
@@ -205,19 +219,21 @@ fn compare(
 }
 
 /// Earlier inline comments that open their threads (arev's carry a fingerprint marker),
-/// with the commit each was made on and its line there.
+/// with the commit each was made on and its line there; and every review comment as listed
+/// (replies are read from them).
 fn earlier_comments(
     api: &Api,
     repo: &str,
     n: u64,
     me: &str,
-) -> Result<Vec<Existing>, PublishError> {
+) -> Result<(Vec<Existing>, Vec<Value>), PublishError> {
     let comments_path = format!("/repos/{repo}/pulls/{n}/comments?per_page=100");
     let mut existing = vec![];
-    for c in api.get_all(&comments_path)? {
+    let all = api.get_all(&comments_path)?;
+    for c in &all {
         // arev's comments are its own and open their threads: another author's (a copy of a
         // marker) or a reply (someone quoting one) is not arev's.
-        if !by(&c, me) || c.get("in_reply_to_id").is_some_and(|v| !v.is_null()) {
+        if !by(c, me) || c.get("in_reply_to_id").is_some_and(|v| !v.is_null()) {
             continue;
         }
         let id = field(&c, "id", &comments_path)?.as_u64().unwrap_or(0);
@@ -248,9 +264,10 @@ fn earlier_comments(
                 .to_string(),
             commit,
             line,
+            talk: Default::default(),
         });
     }
-    Ok(existing)
+    Ok((existing, all))
 }
 
 /// The sticky summary (step 1): the first issue comment that starts with the marker,

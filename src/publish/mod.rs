@@ -7,13 +7,16 @@ mod diff;
 mod env;
 mod error;
 mod github;
+mod github_talk;
 mod gitlab;
+mod gitlab_talk;
 mod http;
 mod keep;
 mod model;
 mod plan;
 mod send;
 mod since;
+mod talk;
 
 pub use attempt::{code_after_failed_publish, describe, find_report, publish_report};
 pub use build::{
@@ -23,6 +26,9 @@ pub use env::{process_env, settings, token_var, EnvLookup, Settings};
 pub use error::PublishError;
 pub use http::{dry_run_line, RetryPolicy};
 pub use keep::kept_note;
-pub use model::{Forge, InlineComment, Payload, PrTarget, PublishRecord, PublishStatus};
+pub use model::{
+    DismissalRecord, Forge, InlineComment, Payload, PrTarget, PublishRecord, PublishStatus,
+};
 pub use plan::Published;
 pub use send::send;
+pub use talk::{DismissBy, DismissKind, Dismissal};

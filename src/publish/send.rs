@@ -6,14 +6,17 @@ use super::error::PublishError;
 use super::http::RetryPolicy;
 use super::model::{Forge, Payload};
 use super::plan::Published;
+use super::talk::DismissBy;
 use super::{github, gitlab};
 
-/// Send `payload` with `settings` (in dry-run mode: reads only, writes printed).
+/// Send `payload` with `settings` (in dry-run mode: reads only, writes printed);
+/// `dismiss_by`: who may dismiss a finding on the pull request (trusted config).
 pub fn send(
     payload: &Payload,
     settings: Settings,
     policy: RetryPolicy,
     dry_run: bool,
+    dismiss_by: DismissBy,
 ) -> Result<Published, PublishError> {
     match settings.forge {
         Forge::Github => {
@@ -23,12 +26,12 @@ pub fn send(
                 .unwrap_or_else(|| github::graphql_url(&settings.api_url));
             let api = github::client(&settings.api_url, settings.token, policy, dry_run);
             let me = github::identity(&api, &graphql)?;
-            github::publish(&api, payload, &me)
+            github::publish(&api, &graphql, payload, &me, dismiss_by)
         }
         Forge::Gitlab => {
             let api = gitlab::client(&settings.api_url, settings.token, policy, dry_run);
             let me = gitlab::identity(&api)?;
-            gitlab::publish(&api, payload, me)
+            gitlab::publish(&api, payload, me, dismiss_by)
         }
     }
 }
