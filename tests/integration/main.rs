@@ -82,6 +82,8 @@ mod attribution;
 mod iterate;
 // Loopback fake GitHub REST API (PR files, comments, reviews, pages, faults).
 mod fake_github;
+// Replies, reactions, resolution and permissions for the fake forges.
+mod fake_talk;
 // Request bodies checked against GitHub's OpenAPI description (npm @octokit/openapi).
 mod openapi;
 // `arev publish` / `run --publish` to GitHub: pushes, fixes, retries, failures, dry run.
