@@ -149,7 +149,7 @@ mod tests {
         assert_eq!(ids, BTreeSet::from([1]));
         assert_eq!(
             asked,
-            [c1.clone(), c2],
+            [c1, c2],
             "one compare per commit, none for the head"
         );
 

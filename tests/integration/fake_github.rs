@@ -4,7 +4,12 @@
 //! 401 for a bad token, 403 for writes with a read-only token, 422 for a review comment on a
 //! line that is not on the right side of the PR diff (the whole review is rejected, as
 //! GitHub does) or a comment body over 65,536 characters; and injected faults (5xx, 429
-//! with `Retry-After`, a redirect) for the next N matching requests. Identities as GitHub
+//! with `Retry-After`, a redirect) for the next N matching requests. The compare endpoint
+//! (`GET /repos/{o}/{r}/compare/{base}...{head}`) answers from a real git repository when
+//! one is served (`serve_repo`), in the shape GitHub's OpenAPI description gives (merge
+//! base, `status`, commits paged by `per_page`/`page`, files with `patch` hunks on the first
+//! page); an unknown commit (or no repository) is GitHub's 404. Review comments carry
+//! `commit_id`/`original_commit_id` and `line`/`original_line`. Identities as GitHub
 //! has them: `TOKEN`/`READ_ONLY_TOKEN` are installation tokens (Actions' `GITHUB_TOKEN`:
 //! `GET /user` is 403, GraphQL's `viewer` is the Bot `github-actions`, comments are by
 //! `github-actions[bot]`), `PAT` a user's token (`GET /user` is `reviewbot`). Every
@@ -21,6 +26,7 @@ use axum::Router;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 pub const TOKEN: &str = "ghs_fakeWriteToken0123456789";
@@ -69,6 +75,8 @@ pub struct GhState {
     pub next_id: u64,
     pub faults: Vec<Fault>,
     pub requests: Vec<Request>,
+    /// The repository the compare endpoint answers from.
+    pub repo: Option<PathBuf>,
 }
 
 impl GhState {
@@ -167,6 +175,11 @@ impl FakeGithub {
         self.state.lock().unwrap().faults.clear();
     }
 
+    /// Answer the compare endpoint from the git repository at `root`.
+    pub fn serve_repo(&self, root: &std::path::Path) {
+        self.state.lock().unwrap().repo = Some(root.to_path_buf());
+    }
+
     /// A new push: another head commit.
     pub fn push(&self, head_sha: &str) {
         self.state.lock().unwrap().head_sha = head_sha.into();
@@ -187,8 +200,8 @@ impl FakeGithub {
         let id = s.id();
         let sha = s.head_sha.clone();
         s.review_comments.push(
-            json!({"id": id, "path": path, "line": line, "side": "RIGHT",
-            "body": body, "commit_id": sha, "user": {"login": login}}),
+            json!({"id": id, "path": path, "line": line, "original_line": line, "side": "RIGHT",
+            "body": body, "commit_id": sha, "original_commit_id": sha, "user": {"login": login}}),
         );
         id
     }
@@ -465,6 +478,7 @@ fn route(
             let files = s.files.clone();
             page_of(&files, query, addr, path)
         }
+        ("GET", ["compare", basehead]) => compare(s, addr, basehead, query),
         ("GET", ["pulls", n, "comments"]) if *n == pr.to_string() => {
             let c = s.review_comments.clone();
             page_of(&c, query, addr, path)
@@ -543,8 +557,9 @@ fn route(
                 let id = s.id();
                 s.review_comments
                     .push(json!({"id": id, "pull_request_review_id": review_id,
-                    "path": c["path"], "line": c["line"], "side": "RIGHT", "body": c["body"],
-                    "commit_id": commit, "user": {"login": login}}));
+                    "path": c["path"], "line": c["line"], "original_line": c["line"],
+                    "side": "RIGHT", "body": c["body"], "commit_id": commit,
+                    "original_commit_id": commit, "user": {"login": login}}));
             }
             let r = json!({"id": review_id, "state": "COMMENTED", "commit_id": commit, "body": b["body"]});
             s.reviews.push(r.clone());
@@ -572,6 +587,138 @@ fn route(
         ),
     }
 }
+
+/// GitHub's `commit` object for `sha` of the served repository.
+fn commit_object(repo: &std::path::Path, addr: SocketAddr, sha: &str) -> Value {
+    let c = crate::fake_git::commit_info(repo, sha);
+    let api = format!("http://{addr}{PREFIX}/repos/{REPO}");
+    let web = format!("http://{addr}/{REPO}");
+    let who = json!({"name": c.name, "email": c.email, "date": c.date});
+    json!({
+        "url": format!("{api}/commits/{sha}"), "sha": sha, "node_id": format!("C_{sha}"),
+        "html_url": format!("{web}/commit/{sha}"),
+        "comments_url": format!("{api}/commits/{sha}/comments"),
+        "commit": {"url": format!("{api}/git/commits/{sha}"), "author": who, "committer": who,
+            "message": c.message, "comment_count": 0,
+            "tree": {"sha": c.tree, "url": format!("{api}/git/trees/{}", c.tree)}},
+        "author": {}, "committer": {},
+        "parents": c.parents.iter().map(|p| json!({"sha": p, "url": format!("{api}/commits/{p}")})).collect::<Vec<_>>(),
+    })
+}
+
+/// `GET /repos/{o}/{r}/compare/{base}...{head}` from the served repository.
+fn compare(
+    s: &GhState,
+    addr: SocketAddr,
+    basehead: &str,
+    query: &HashMap<String, String>,
+) -> Response {
+    let not_found = || {
+        reply(
+            404,
+            json!({"message": "Not Found", "documentation_url": "https://docs.github.com/rest/commits/commits#compare-two-commits", "status": "404"}),
+        )
+    };
+    let (Some(repo), Some((b, h))) = (s.repo.as_deref(), basehead.split_once("...")) else {
+        return not_found();
+    };
+    let (Some(base), Some(head)) = (
+        crate::fake_git::resolve(repo, b),
+        crate::fake_git::resolve(repo, h),
+    ) else {
+        return not_found();
+    };
+    let Some(mb) = crate::fake_git::merge_base(repo, &base, &head) else {
+        return reply(
+            404,
+            json!({"message": format!("No common ancestor between {b} and {h}."), "status": "404"}),
+        );
+    };
+    let status = if base == head {
+        "identical"
+    } else if mb == base {
+        "ahead"
+    } else if mb == head {
+        "behind"
+    } else {
+        "diverged"
+    };
+    let ahead = crate::fake_git::commits_between(repo, &base, &head);
+    let behind = crate::fake_git::commits_between(repo, &head, &base);
+    // Without a paging parameter: up to 250 commits; with one, pages (files on page 1 only).
+    let paged = query.contains_key("per_page") || query.contains_key("page");
+    let per_page: usize = query
+        .get("per_page")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if paged { 30 } else { 250 })
+        .clamp(1, 250);
+    let page: usize = query
+        .get("page")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        .max(1);
+    let commits: Vec<Value> = ahead
+        .iter()
+        .skip((page - 1) * per_page)
+        .take(per_page)
+        .map(|c| commit_object(repo, addr, c))
+        .collect();
+    let web = format!("http://{addr}/{REPO}");
+    let api = format!("http://{addr}{PREFIX}/repos/{REPO}");
+    let files: Vec<Value> = if page == 1 {
+        crate::fake_git::changed_files(repo, &mb, &head)
+            .into_iter()
+            .take(300)
+            .map(|f| {
+                let status = match f.status {
+                    'A' => "added",
+                    'D' => "removed",
+                    'R' => "renamed",
+                    _ => "modified",
+                };
+                let blob = f.blob.clone();
+                let mut e = json!({
+                    "sha": blob, "filename": f.new_path, "status": status,
+                    "additions": f.additions, "deletions": f.deletions,
+                    "changes": f.additions + f.deletions,
+                    "blob_url": format!("{web}/blob/{head}/{}", f.new_path),
+                    "raw_url": format!("{web}/raw/{head}/{}", f.new_path),
+                    "contents_url": format!("{api}/contents/{}?ref={head}", f.new_path),
+                });
+                if let Some(p) = f.patch {
+                    e["patch"] = json!(p);
+                }
+                if f.status == 'R' {
+                    e["previous_filename"] = json!(f.old_path);
+                }
+                e
+            })
+            .collect()
+    } else {
+        vec![]
+    };
+    reply(
+        200,
+        json!({
+            "url": format!("{api}/compare/{basehead}"),
+            "html_url": format!("{web}/compare/{basehead}"),
+            "permalink_url": format!("{web}/compare/{REPO_OWNER}:{base}...{REPO_OWNER}:{head}"),
+            "diff_url": format!("{web}/compare/{basehead}.diff"),
+            "patch_url": format!("{web}/compare/{basehead}.patch"),
+            "base_commit": commit_object(repo, addr, &base),
+            "merge_base_commit": commit_object(repo, addr, &mb),
+            "status": status,
+            "ahead_by": ahead.len(),
+            "behind_by": behind.len(),
+            "total_commits": ahead.len(),
+            "commits": commits,
+            "files": files,
+        }),
+    )
+}
+
+/// The owner part of `REPO`.
+const REPO_OWNER: &str = "octo";
 
 /// A raw HTTP/1.1 request to a loopback fake (to check the fakes themselves).
 pub fn raw_request(

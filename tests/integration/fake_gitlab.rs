@@ -3,7 +3,12 @@
 //! ids; `per_page`/`page` pagination with absolute `Link` URLs; 401 for a bad
 //! `PRIVATE-TOKEN`; 400 for a diff position that is not on the latest version or not on a
 //! line of the diff (a context line must name its `old_line` too, an added line must not);
-//! injected faults for the next N matching requests. Every request is recorded.
+//! injected faults for the next N matching requests. The repository compare endpoint
+//! (`GET /projects/:id/repository/compare?from=&to=&straight=`) answers from a real git
+//! repository when one is served (`serve_repo`), in the shape of GitLab's `Compare` entity
+//! (`commit`, `commits`, `diffs` with hunks, `compare_timeout`, `compare_same_ref`,
+//! `web_url`); an unknown ref (or no repository) is GitLab's `404 Ref Not Found`. Every
+//! request is recorded.
 
 #![allow(dead_code)]
 
@@ -16,6 +21,7 @@ use axum::Router;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 pub const TOKEN: &str = "glpat-fakeToken0123456789abc";
@@ -69,6 +75,8 @@ pub struct GlState {
     pub next_id: u64,
     pub faults: Vec<Fault>,
     pub requests: Vec<Request>,
+    /// The repository the compare endpoint answers from.
+    pub repo: Option<PathBuf>,
 }
 
 pub struct FakeGitlab {
@@ -146,6 +154,11 @@ impl FakeGitlab {
 
     pub fn api_url(&self) -> String {
         format!("http://{}{PREFIX}", self.addr)
+    }
+
+    /// Answer the compare endpoint from the git repository at `root`.
+    pub fn serve_repo(&self, root: &std::path::Path) {
+        self.state.lock().unwrap().repo = Some(root.to_path_buf());
     }
 
     /// A new push: a new MR version on top (base stays, start is the target branch tip).
@@ -366,12 +379,11 @@ fn route(
     if *method == Method::GET && path == "/user" {
         return reply(200, author(BOT_USERNAME));
     }
-    let mr = format!(
-        "/projects/{}/merge_requests/{}",
-        PROJECT.replace('/', "%2F"),
-        s.iid
-    );
     let project = format!("/projects/{}", PROJECT.replace('/', "%2F"));
+    if *method == Method::GET && path == format!("{project}/repository/compare") {
+        return compare(s, addr, query);
+    }
+    let mr = format!("{project}/merge_requests/{}", s.iid);
     {
         let s = &mut *s;
         if let Some(r) = crate::fake_talk::gitlab_route(
@@ -488,6 +500,71 @@ fn route(
         }
         _ => reply(404, json!({"error": "404 Not Found"})),
     }
+}
+
+/// GitLab's `Commit` entity for `sha` of the served repository.
+fn commit_entity(repo: &std::path::Path, addr: SocketAddr, sha: &str) -> Value {
+    let c = crate::fake_git::commit_info(repo, sha);
+    json!({
+        "id": sha, "short_id": &sha[..8.min(sha.len())], "created_at": c.date,
+        "parent_ids": c.parents, "title": c.message.lines().next().unwrap_or(""),
+        "message": c.message, "author_name": c.name, "author_email": c.email,
+        "authored_date": c.date, "committer_name": c.name, "committer_email": c.email,
+        "committed_date": c.date, "trailers": {}, "extended_trailers": {},
+        "web_url": format!("http://{addr}/{PROJECT}/-/commit/{sha}"),
+    })
+}
+
+/// `GET /projects/:id/repository/compare?from=&to=&straight=` from the served repository:
+/// `straight=true` diffs `from..to` directly, else from the merge base (`from...to`).
+fn compare(s: &GlState, addr: SocketAddr, query: &HashMap<String, String>) -> Response {
+    let not_found = || reply(404, json!({"message": "404 Ref Not Found"}));
+    let (Some(repo), Some(from), Some(to)) =
+        (s.repo.as_deref(), query.get("from"), query.get("to"))
+    else {
+        return not_found();
+    };
+    let (Some(from), Some(to)) = (
+        crate::fake_git::resolve(repo, from),
+        crate::fake_git::resolve(repo, to),
+    ) else {
+        return not_found();
+    };
+    let straight = query.get("straight").map(String::as_str) == Some("true");
+    let base = if straight {
+        Some(from.clone())
+    } else {
+        crate::fake_git::merge_base(repo, &from, &to)
+    };
+    let Some(base) = base else {
+        return not_found();
+    };
+    let commits: Vec<Value> = crate::fake_git::commits_between(repo, &from, &to)
+        .iter()
+        .map(|c| commit_entity(repo, addr, c))
+        .collect();
+    let diffs: Vec<Value> = crate::fake_git::changed_files(repo, &base, &to)
+        .into_iter()
+        .map(|f| {
+            json!({
+                "diff": f.patch.unwrap_or_default(), "new_path": f.new_path,
+                "old_path": f.old_path, "a_mode": f.old_mode, "b_mode": f.new_mode,
+                "new_file": f.status == 'A', "renamed_file": f.status == 'R',
+                "deleted_file": f.status == 'D', "generated_file": false,
+            })
+        })
+        .collect();
+    reply(
+        200,
+        json!({
+            "commit": commits.last().cloned(),
+            "commits": commits,
+            "diffs": diffs,
+            "compare_timeout": false,
+            "compare_same_ref": from == to,
+            "web_url": format!("http://{addr}/{PROJECT}/-/compare/{from}...{to}"),
+        }),
+    )
 }
 
 fn update_note(s: &mut GlState, id: &str, text: &str) -> Response {

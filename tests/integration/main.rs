@@ -84,6 +84,8 @@ mod iterate;
 mod fake_github;
 // Replies, reactions, resolution and permissions for the fake forges.
 mod fake_talk;
+// The fake forges' compare endpoints answer from the test's git repository.
+mod fake_git;
 // Request bodies checked against GitHub's OpenAPI description (npm @octokit/openapi).
 mod openapi;
 // `arev publish` / `run --publish` to GitHub: pushes, fixes, retries, failures, dry run.
@@ -94,6 +96,8 @@ mod publish_trust;
 mod fake_gitlab;
 // `arev publish gitlab` / `run --publish gitlab`: sticky note, positioned discussions.
 mod publish_gitlab;
+// "Fixed" only when the forge's compare diff changes the line; else "not raised again".
+mod publish_fixed;
 // The composite GitHub Action (action.yml) run step by step as the runner would.
 mod action;
 // `arev eval mine|run|compare`: scripted histories, exact scores, resumption, jobs, Ctrl-C.

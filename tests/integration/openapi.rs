@@ -181,6 +181,29 @@ pub fn assert_valid_github_requests(test: &str, requests: &[Request]) {
     );
 }
 
+/// A fake's answer `body` to `GET path` valid against the 200 response schema of the
+/// operation (objects closed as for requests): the fake answers as GitHub does.
+pub fn assert_valid_github_answer(test: &str, path: &str, body: &Value) {
+    let Some(spec) = github_spec(test) else {
+        return;
+    };
+    let t = template(spec, path).unwrap_or_else(|| panic!("{test}: no path for {path}"));
+    let schema = spec["paths"][t]["get"]
+        .pointer("/responses/200/content/application~1json/schema")
+        .unwrap_or_else(|| panic!("{test}: {t} has no JSON 200 answer"));
+    let schema = prepare(spec, schema, 0);
+    let v = jsonschema::validator_for(&schema).expect("the answer schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(body)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{test}: GET {path} ({t}): the answer is not GitHub's shape:\n{}",
+        errors.join("\n")
+    );
+}
+
 /// The checker rejects what GitHub would: a misspelt field, a wrong type, a bad enum, an
 /// unknown path and an undeclared query parameter.
 #[test]

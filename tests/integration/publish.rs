@@ -24,6 +24,17 @@ pub fn push(repo: &TestRepo) -> String {
     head(repo)
 }
 
+/// A new push that rewrites line `n` (1-based) of src/lib.rs to `text`; its sha.
+pub fn edit_line(repo: &TestRepo, n: usize, text: &str) -> String {
+    let path = repo.root.join("src/lib.rs");
+    let old = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<&str> = old.lines().collect();
+    lines[n - 1] = text;
+    repo.write("src/lib.rs", &format!("{}\n", lines.join("\n")));
+    repo.commit(&format!("rewrite line {n}"));
+    head(repo)
+}
+
 /// The PR diff GitHub reports for src/lib.rs: line 1 (context) and line 2 (added) are on
 /// its right side, line 3 is not.
 pub const PATCH: &str = "@@ -1 +1,2 @@\n pub fn parse(s: &str) -> u32 {\n+    s.parse().unwrap()\n";
@@ -74,7 +85,7 @@ pub fn event(repo: &TestRepo, sha: &str) -> PathBuf {
     p
 }
 
-fn gh<'a>(a: Arev<'a>, fake: &FakeGithub, event: &Path, token: &str) -> Arev<'a> {
+pub fn gh<'a>(a: Arev<'a>, fake: &FakeGithub, event: &Path, token: &str) -> Arev<'a> {
     a.env("GITHUB_TOKEN", token)
         .env("GITHUB_API_URL", &fake.api_url())
         .env("GITHUB_REPOSITORY", REPO)
@@ -172,6 +183,7 @@ fn first_push_second_push_and_a_fixed_finding_past_the_first_page() {
     let repo = TestRepo::new();
     let sha1 = head(&repo);
     let fake = FakeGithub::start(7, &sha1, &[("src/lib.rs", PATCH)]);
+    fake.serve_repo(&repo.root);
     // Busy PR: more than a page (100) of other people's comments of both kinds.
     for i in 0..105 {
         fake.add_issue_comment("alice", &format!("comment {i}"));
@@ -299,7 +311,9 @@ fn first_push_second_push_and_a_fixed_finding_past_the_first_page() {
     };
     assert_eq!(n_summaries(&fake), 1);
 
-    // Push 3: the line-2 finding is fixed: its comment says so, the summary is edited. A reply
+    // Push 3: line 2 is rewritten and its finding is gone: GitHub's compare from the
+    // comment's commit shows the line changed, so its comment says "Fixed"; the summary is
+    // edited. A reply
     // that quotes arev's line-2 comment, marker and all, is someone else's and stays as it is.
     let quoted = format!("> {}\n\nagreed", line2["body"].as_str().unwrap());
     let reply_id = {
@@ -315,7 +329,7 @@ fn first_push_second_push_and_a_fixed_finding_past_the_first_page() {
     for i in 0..30 {
         fake.add_issue_comment("carol", &format!("later {i}"));
     }
-    let sha3 = push(&repo);
+    let sha3 = edit_line(&repo, 2, "    s.parse().unwrap_or(0)");
     fake.push(&sha3);
     let ev3 = event(&repo, &sha3);
     let run3 = gh(

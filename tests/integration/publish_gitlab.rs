@@ -4,10 +4,12 @@
 
 use crate::fake_gitlab::{FakeGitlab, Fault, PROJECT, TOKEN};
 use crate::harness::{Arev, TestRepo};
-use crate::publish::{assert_no_token, head, newest_run, push, read_json, script, PATCH};
+use crate::publish::{
+    assert_no_token, edit_line, head, newest_run, push, read_json, script, PATCH,
+};
 use serde_json::{json, Value};
 
-fn gl<'a>(a: Arev<'a>, fake: &FakeGitlab, token: Option<&str>) -> Arev<'a> {
+pub fn gl<'a>(a: Arev<'a>, fake: &FakeGitlab, token: Option<&str>) -> Arev<'a> {
     let a = a
         .env("CI_API_V4_URL", &fake.api_url())
         .env("CI_PROJECT_ID", PROJECT)
@@ -55,6 +57,7 @@ fn gitlab_first_push_second_push_and_a_fixed_finding() {
     let repo = TestRepo::new();
     let sha1 = head(&repo);
     let fake = FakeGitlab::start(5, &sha1, &[("src/lib.rs", PATCH)]);
+    fake.serve_repo(&repo.root);
     for i in 0..105 {
         fake.add_note("alice", &format!("comment {i}"));
     }
@@ -124,8 +127,8 @@ fn gitlab_first_push_second_push_and_a_fixed_finding() {
     assert_eq!(fake.diff_discussions().len(), 2);
     assert_eq!(summaries(&fake).len(), 1);
 
-    // Push 3: line 2 fixed.
-    let sha3 = push(&repo);
+    // Push 3: line 2 rewritten (GitLab's compare shows it) and its finding gone: fixed.
+    let sha3 = edit_line(&repo, 2, "    s.parse().unwrap_or(0)");
     fake.push(&sha3);
     gl(
         review(&repo, &[1, 3], &["--publish", "gitlab"]),
