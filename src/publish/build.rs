@@ -142,10 +142,9 @@ pub fn short_sha(sha: &str) -> String {
     sha.chars().take(12).collect()
 }
 
-/// The edited body of an older arev's inline comment whose finding was gone and whose line the forge's
+/// The edited body of an inline comment whose finding is gone and whose line the forge's
 /// diff from the comment's commit to `head_sha` changed: a "fixed" line on top, the original
 /// below (marker kept, so the comment still counts as arev's).
-#[cfg(test)]
 pub fn fixed_body(old_body: &str, head_sha: &str) -> String {
     let short = short_sha(head_sha);
     format!(
@@ -156,7 +155,6 @@ pub fn fixed_body(old_body: &str, head_sha: &str) -> String {
 /// The edited body of an inline comment whose finding is gone but whose line no diff of the
 /// forge shows changed (or whose commit the forge no longer has): it says the finding was
 /// not raised again, and claims no fix.
-#[cfg(test)]
 pub fn not_raised_body(old_body: &str, head_sha: &str) -> String {
     let short = short_sha(head_sha);
     format!(

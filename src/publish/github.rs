@@ -109,14 +109,12 @@ pub fn publish(
     let diff = pr_diff(api, repo, n)?;
     let (mut existing, all) = earlier_comments(api, repo, n, me)?;
     read_talk(
-        api,
+        &mut Gate::new(api, repo, dismiss_by),
         graphql,
-        repo,
         n,
         me,
         &all,
         &mut existing,
-        &mut Gate::new(api, repo, dismiss_by),
     )?;
     let changed = changed_ids(&gone(payload, &existing), &head, |base| {
         compare(api, repo, base, &head)
@@ -127,9 +125,18 @@ pub fn publish(
     if !plan.post.is_empty() {
         post_review(api, repo, n, &head, &plan)?;
     }
-    // 3. The conversation: one reply per event per thread (fixed, not raised again,
-    // dismissed), and the fixed findings' threads resolved.
+    // 3. The conversation: one reply per event per thread ("Fixed in", dismissed), and the
+    // fixed findings' threads resolved.
     answer(api, graphql, repo, n, &plan)?;
+    // 4. Earlier comments whose finding is gone: say so ("Fixed" or not raised again). The
+    // edit closes the comment, so it comes last (a retry still replies and resolves).
+    for f in &plan.fixed {
+        api.write(
+            Method::Patch,
+            &format!("/repos/{repo}/pulls/comments/{}", f.existing.id),
+            &json!({ "body": f.body }),
+        )?;
+    }
     Ok(plan.published(&head, summary))
 }
 
@@ -236,7 +243,7 @@ fn earlier_comments(
         if !by(c, me) || c.get("in_reply_to_id").is_some_and(|v| !v.is_null()) {
             continue;
         }
-        let id = field(&c, "id", &comments_path)?.as_u64().unwrap_or(0);
+        let id = field(c, "id", &comments_path)?.as_u64().unwrap_or(0);
         let text = |k: &str| c.get(k).and_then(Value::as_str).map(String::from);
         let number = |k: &str| {
             c.get(k)

@@ -91,17 +91,23 @@ fn login_of(v: &Value) -> Option<String> {
 
 /// Fill in the conversation of arev's threads in `existing` from the PR's review comments
 /// (`all`, as listed), their 👎 reactions and the GraphQL threads.
+/// Every request goes through `gate`'s client, for its repository.
 pub fn read_talk(
-    api: &Api,
+    gate: &mut Gate<'_>,
     graphql: &str,
-    repo: &str,
     n: u64,
     me: &str,
     all: &[Value],
     existing: &mut [Existing],
-    gate: &mut Gate<'_>,
 ) -> Result<(), PublishError> {
-    let mine = |l: &str| l.eq_ignore_ascii_case(me);
+    let (api, repo) = (gate.api, gate.repo);
+    // GraphQL names an app by its login without `[bot]` (`github-actions`).
+    let mine = |l: &str| {
+        l.eq_ignore_ascii_case(me)
+            || me
+                .strip_suffix("[bot]")
+                .is_some_and(|m| l.eq_ignore_ascii_case(m))
+    };
     let arev: Vec<usize> = (0..existing.len())
         .filter(|i| existing[*i].open_fp().is_some())
         .collect();

@@ -101,6 +101,16 @@ pub fn publish(
     post_discussions(api, &mr, &version, &old_paths, &plan)?;
     // 3. The conversation: one reply per event per discussion, fixed ones resolved.
     answer(api, &mr, &plan)?;
+    // 4. Earlier discussions whose finding is gone: edit their first note ("Fixed" or not
+    // raised again); the edit closes them, so it comes last.
+    for f in &plan.fixed {
+        let thread = f.existing.thread.as_deref().unwrap_or_default();
+        api.write(
+            Method::Put,
+            &format!("{mr}/discussions/{thread}/notes/{}", f.existing.id),
+            &json!({ "body": f.body }),
+        )?;
+    }
     Ok(plan.published(&version.head, summary))
 }
 

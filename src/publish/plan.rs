@@ -1,10 +1,13 @@
 //! Deciding what one publish does (pure, the same for every forge): from the payload, the
 //! PR diff's right-side lines, the arev comments already on the PR and which of the gone
 //! ones the forge's own diff changed → the comments to post, the ones already there, the
-//! ones outside the diff, and the earlier comments to mark fixed or "not raised again".
+//! ones outside the diff, and the earlier comments to mark fixed or "not raised again"; and
+//! from the conversation on arev's threads (`talk`) → the findings dismissed, the replies
+//! arev owes (each event once) and the threads it resolves.
 
 use super::build::{
-    dismissed_footer, fit_summary, is_closed, outside_diff_footer, parse_fp_marker,
+    dismissed_footer, fit_summary, fixed_body, is_closed, not_raised_body, outside_diff_footer,
+    parse_fp_marker,
 };
 use super::diff::{RightLine, RightLines};
 use super::model::{InlineComment, Payload};
@@ -30,11 +33,11 @@ pub struct Existing {
 }
 
 impl Existing {
-    /// arev's fingerprint of this comment, when it is arev's and its thread is not closed
-    /// (marked fixed or not raised by an older arev, or answered "Fixed" by arev).
+    /// arev's fingerprint of this comment, when it is arev's and not closed (edited to say
+    /// its finding was fixed or not raised again: the last write of closing a thread).
     pub fn open_fp(&self) -> Option<&str> {
         let fp = parse_fp_marker(&self.body)?;
-        (!is_closed(&self.body) && !self.talk.answered(Event::Fixed, fp)).then_some(fp)
+        (!is_closed(&self.body)).then_some(fp)
     }
 }
 
@@ -45,11 +48,13 @@ pub struct Placed<'a> {
     pub position: RightLine,
 }
 
-/// An earlier comment whose finding is gone.
+/// An earlier comment whose finding is gone: edited (after any reply and resolution) to
+/// say so, which closes it for good.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fixed<'a> {
     pub existing: &'a Existing,
     pub fingerprint: String,
+    pub body: String,
     /// Whether the forge's diff changed its line ("Fixed"); else "not raised again".
     pub changed: bool,
 }
@@ -241,24 +246,28 @@ pub fn plan<'a>(
             continue;
         };
         let was_changed = changed.contains(&e.id);
-        let event = if was_changed {
-            Event::Fixed
-        } else {
-            Event::NotRaised
-        };
-        if !e.talk.answered(event, fp) {
-            p.answers.push(Answer {
-                existing: e,
-                event,
-                body: reply_body(event, fp, head_sha, None),
-            });
-        }
-        if was_changed && !e.talk.resolved && e.talk.thread.is_some() {
-            p.resolve.push(e);
+        // A fix is answered in the thread ("Fixed in <sha>", once) and the thread resolved;
+        // "not raised again" is only said by the edit (no claim, no notification).
+        if was_changed {
+            if !e.talk.answered(Event::Fixed, fp) {
+                p.answers.push(Answer {
+                    existing: e,
+                    event: Event::Fixed,
+                    body: reply_body(Event::Fixed, fp, head_sha, None),
+                });
+            }
+            if !e.talk.resolved && e.talk.thread.is_some() {
+                p.resolve.push(e);
+            }
         }
         p.fixed.push(Fixed {
             existing: e,
             fingerprint: fp.to_string(),
+            body: if was_changed {
+                fixed_body(&e.body, head_sha)
+            } else {
+                not_raised_body(&e.body, head_sha)
+            },
             changed: was_changed,
         });
     }
@@ -267,7 +276,7 @@ pub fn plan<'a>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::build::{fixed_body, fp_marker, not_raised_body};
+    use super::super::build::fp_marker;
     use super::super::diff::right_lines;
     use super::super::model::{Forge, PrTarget};
     use super::super::talk::{DismissKind, Reply, Voice};
@@ -369,16 +378,17 @@ mod tests {
         // Gone, but the forge's diff did not change its line: no claim of a fix, no resolve.
         assert_eq!(plan.fixed[1].existing.id, 16);
         assert!(!plan.fixed[1].changed);
-        assert_eq!(plan.answers[1].existing.id, 16);
-        assert!(plan.answers[1]
+        assert!(plan.fixed[0].body.contains("**Fixed** in headsha"));
+        assert_eq!(plan.answers.len(), 1, "not raised again: no reply");
+        assert!(plan.fixed[1]
             .body
             .contains("**Not raised again** at headsha"));
-        assert!(!plan.answers[1].body.contains("Fixed"));
+        assert!(!plan.fixed[1].body.contains("Fixed"));
         let done = plan.published("headsha", "created");
         assert_eq!(done.marked_fixed, ["gone"]);
         assert_eq!(done.not_raised_again, ["untouched"]);
         assert_eq!(done.resolved, ["gone"]);
-        assert_eq!(done.replies, 2);
+        assert_eq!(done.replies, 1);
     }
 
     /// arev's own reply in a thread, as the forge returns it.
@@ -394,34 +404,31 @@ mod tests {
     }
 
     #[test]
-    fn nothing_is_said_twice_and_a_thread_arev_resolved_stays_closed() {
+    fn nothing_is_said_twice_and_a_closed_thread_stays_closed() {
         let p = payload(vec![], &["a.rs"]);
-        // Replied "Fixed" and resolved earlier (then someone reopened it): closed for good.
-        let mut fixed = existing(1, "a.rs", fp_marker("f"));
-        fixed
-            .talk
+        // Closed by the edit after the reply and the resolution: never touched again.
+        let mut done = existing(1, "a.rs", fixed_body(&fp_marker("f"), "s"));
+        done.talk
             .replies
             .push(mine(reply_body(Event::Fixed, "f", "s", None)));
-        // Replied "not raised again" earlier: not said again; its line changed now: fixed.
-        let mut quiet = existing(2, "a.rs", fp_marker("q"));
-        quiet
-            .talk
-            .replies
-            .push(mine(reply_body(Event::NotRaised, "q", "s", None)));
-        // Replied "Fixed" but the resolve failed (a retry): resolve only.
+        // Replied "Fixed" but the resolve failed (a retry): resolve and edit only.
         let mut half = existing(3, "a.rs", fp_marker("h"));
         half.talk
             .replies
             .push(mine(reply_body(Event::Fixed, "h", "s", None)));
-        let ex = vec![fixed, quiet, half];
-        let plan1 = plan(&p, &BTreeMap::new(), &ex, "h2", &BTreeSet::from([1, 2, 3]));
+        let ex = vec![done, half];
         let ids = |v: &[&Existing]| v.iter().map(|e| e.id).collect::<Vec<_>>();
-        assert_eq!(ids(&gone(&p, &ex)), [2], "1 and 3 were answered Fixed");
-        assert_eq!(plan1.answers.len(), 1);
-        assert_eq!(plan1.answers[0].event, Event::Fixed);
-        assert_eq!(ids(&plan1.resolve), [2]);
-        let plan2 = plan(&p, &BTreeMap::new(), &ex, "h2", &BTreeSet::new());
-        assert!(plan2.answers.is_empty(), "not raised again: said once");
+        assert_eq!(ids(&gone(&p, &ex)), [3]);
+        let plan1 = plan(&p, &BTreeMap::new(), &ex, "h2", &BTreeSet::from([1, 3]));
+        assert!(plan1.answers.is_empty(), "Fixed was said already");
+        assert_eq!(ids(&plan1.resolve), [3]);
+        assert_eq!(plan1.fixed.len(), 1);
+        // Already resolved (by arev before the edit failed): edit only.
+        let mut ex2 = ex.clone();
+        ex2[1].talk.resolved = true;
+        let plan2 = plan(&p, &BTreeMap::new(), &ex2, "h2", &BTreeSet::from([3]));
+        assert!(plan2.answers.is_empty() && plan2.resolve.is_empty());
+        assert_eq!(plan2.fixed.len(), 1);
     }
 
     #[test]

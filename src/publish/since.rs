@@ -147,11 +147,7 @@ mod tests {
         })
         .unwrap();
         assert_eq!(ids, BTreeSet::from([1]));
-        assert_eq!(
-            asked,
-            [c1, c2],
-            "one compare per commit, none for the head"
-        );
+        assert_eq!(asked, [c1, c2], "one compare per commit, none for the head");
 
         let many: Vec<Existing> = (0..(MAX_COMPARES as u64 + 5))
             .map(|i| comment(i, &format!("{i:040x}"), "a.rs", 1))

@@ -83,8 +83,6 @@ pub struct Talk {
 pub enum Event {
     /// The finding is gone and the forge's diff changed its line: "Fixed in <sha>".
     Fixed,
-    /// The finding is gone without a change to its line.
-    NotRaised,
     /// Someone allowed dismissed it.
     Dismissed,
 }
@@ -93,7 +91,6 @@ impl Event {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Fixed => "fixed",
-            Self::NotRaised => "not-raised",
             Self::Dismissed => "dismissed",
         }
     }
@@ -217,9 +214,6 @@ pub fn reply_body(
         (Event::Fixed, _) => format!(
             "✅ **Fixed in {short}**: this line changed and a later arev review no longer finds it. Resolving this thread."
         ),
-        (Event::NotRaised, _) => format!(
-            "➖ **Not raised again** at {short}: a later arev review no longer reports it, but its line has not changed (as far as the forge's diff shows), so this is not a claim that it was fixed."
-        ),
         (Event::Dismissed, Some(d)) => format!(
             "🔕 **Dismissed** by {} ({}): {} — arev will neither post nor gate this finding again on this pull request while its code is unchanged.",
             crate::report::md_text(&format!("@{}", d.by), crate::report::MdContext::Inline),
@@ -315,7 +309,7 @@ mod tests {
         };
         assert!(answered.answered(Event::Fixed, "fp"));
         assert!(!answered.answered(Event::Fixed, "other"));
-        assert!(!answered.answered(Event::NotRaised, "fp"));
+        assert!(!answered.answered(Event::Dismissed, "fp"));
         // Someone else quoting arev's reply is not arev's answer.
         let quoted = Talk {
             replies: vec![reply("x", true, &reply_body(Event::Fixed, "fp", "a", None))],

@@ -225,7 +225,8 @@ impl FakeGithub {
             .cloned()
             .unwrap();
         let id = s.id();
-        s.review_comments.push(json!({"id": id, "in_reply_to_id": root,
+        s.review_comments
+            .push(json!({"id": id, "in_reply_to_id": root,
             "path": first["path"], "line": first["line"], "side": "RIGHT",
             "commit_id": first["commit_id"], "body": body, "user": {"login": login},
             "author_association": association}));
@@ -256,9 +257,7 @@ impl FakeGithub {
     /// `login`'s permission on the repository (`admin`, `write`, `read`).
     pub fn grant(&self, login: &str, permission: &str) {
         let mut s = self.state.lock().unwrap();
-        s.talk
-            .permissions
-            .insert(login.into(), permission.into());
+        s.talk.permissions.insert(login.into(), permission.into());
     }
 
     /// The GraphQL documents received (`{query, variables}`).

@@ -67,7 +67,10 @@ pub fn github_rest(
     Some(match (method.as_str(), seg) {
         ("POST", ["pulls", num, "comments", id, "replies"]) if *num == n => {
             let Some(text) = body.and_then(|b| b["body"].as_str()) else {
-                return Some(reply(422, json!({"message": "Invalid request.\n\n\"body\" wasn't supplied."})));
+                return Some(reply(
+                    422,
+                    json!({"message": "Invalid request.\n\n\"body\" wasn't supplied."}),
+                ));
             };
             let Some(root) = id.parse().ok().and_then(|id| root_of(comments, id)) else {
                 return Some(reply(404, json!({"message": "Not Found"})));
@@ -153,7 +156,9 @@ pub fn github_graphql(
         else {
             return err("Could not resolve to a node with the global id");
         };
-        talk.resolved.entry(root).or_insert_with(|| login.to_string());
+        talk.resolved
+            .entry(root)
+            .or_insert_with(|| login.to_string());
         return reply(
             200,
             json!({"data": {"resolveReviewThread": {"thread": {"id": format!("PRRT_{root}"), "isResolved": true}}}}),
@@ -209,6 +214,7 @@ pub struct GlTalk {
 }
 
 /// GitLab routes of the conversation (`path` without the API prefix), or None.
+#[allow(clippy::too_many_arguments)]
 pub fn gitlab_route(
     talk: &mut GlTalk,
     discussions: &mut [Value],

@@ -88,6 +88,10 @@ mod fake_talk;
 mod fake_git;
 // Request bodies checked against GitHub's OpenAPI description (npm @octokit/openapi).
 mod openapi;
+// GraphQL documents checked against GitHub's schema (npm @octokit/graphql-schema).
+mod graphql;
+// The conversation on a pull request: dismissals, fixes resolving threads, nothing twice.
+mod publish_talk;
 // `arev publish` / `run --publish` to GitHub: pushes, fixes, retries, failures, dry run.
 mod publish;
 // Untrusted run dirs in the publishing job, other authors' markers, redirects, bounds.
