@@ -434,3 +434,67 @@ fn gitlab_dismissals_stick_fixes_resolve_and_nothing_is_said_twice() {
         "4 discussions, 2 acknowledgements, 1 Fixed"
     );
 }
+
+#[test]
+fn who_may_dismiss_comes_from_trusted_config_only() {
+    let repo = TestRepo::new();
+    let sha1 = head(&repo);
+    let fake = FakeGithub::start(7, &sha1, &[("src/lib.rs", WHOLE_FILE)]);
+    let dir1 = {
+        let run = gh(
+            review(&repo, &[2], "github"),
+            &fake,
+            &event(&repo, &sha1),
+            fake_github::TOKEN,
+        )
+        .run();
+        run.assert_code(1);
+        newest_run(&repo)
+    };
+    let fp2 = fp_on(&dir1, 2);
+    let t2 = gh_root(&fake, &fp2);
+    fake.reply_as(
+        t2["id"].as_u64().unwrap(),
+        "mallory",
+        "CONTRIBUTOR",
+        "arev: wont-fix not my problem",
+    );
+    let publish = |extra: &[&str]| {
+        let mut args = vec![
+            "publish",
+            "github",
+            dir1.to_str().unwrap(),
+            "--fail-on",
+            "low",
+        ];
+        args.extend_from_slice(extra);
+        gh(
+            repo.arev().args(&args),
+            &fake,
+            &event(&repo, &sha1),
+            fake_github::TOKEN,
+        )
+        .run()
+    };
+    // By default a contributor's command counts for nothing: the finding still gates.
+    publish(&[]).assert_code(1);
+    assert!(dismissed(&dir1, "github").is_empty());
+    // The repository (which the pull request can change) may not widen it: exit 2.
+    repo.write("arev.toml", "[publish]\ndismiss_by = \"anyone\"\n");
+    let refused = publish(&[]);
+    refused.assert_code(2);
+    assert!(
+        refused.stderr.contains("publish.dismiss_by") && refused.stderr.contains("trusted config"),
+        "{}",
+        refused.stderr
+    );
+    std::fs::remove_file(repo.root.join("arev.toml")).unwrap();
+    // Trusted config may: then anyone's command dismisses it, and it no longer gates.
+    let trusted = repo.scratch.join("trusted.toml");
+    std::fs::write(&trusted, "[publish]\ndismiss_by = \"anyone\"\n").unwrap();
+    publish(&["--config", trusted.to_str().unwrap()]).assert_code(0);
+    assert_eq!(
+        dismissed(&dir1, "github"),
+        [(fp2, "mallory".to_string(), "wont-fix".to_string())]
+    );
+}
