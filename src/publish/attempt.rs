@@ -62,7 +62,7 @@ pub fn line_text(root: &Path, path: &str, line: u32) -> Option<String> {
 }
 
 /// The time bound of a whole publish: `AREV_PUBLISH_TIMEOUT` seconds, else the default.
-fn policy() -> Result<RetryPolicy, PublishError> {
+pub fn policy() -> Result<RetryPolicy, PublishError> {
     let mut p = RetryPolicy::default();
     if let Some(v) = process_env("AREV_PUBLISH_TIMEOUT").filter(|v| !v.trim().is_empty()) {
         let s: u64 = v.trim().parse().ok().filter(|s| *s > 0).ok_or_else(|| {

@@ -107,15 +107,7 @@ pub fn publish(
     let head = head_sha(api, payload)?;
     check_head(payload, &head)?;
     let diff = pr_diff(api, repo, n)?;
-    let (mut existing, all) = earlier_comments(api, repo, n, me)?;
-    read_talk(
-        &mut Gate::new(api, repo, dismiss_by),
-        graphql,
-        n,
-        me,
-        &all,
-        &mut existing,
-    )?;
+    let existing = threads(api, graphql, repo, n, me, dismiss_by)?;
     let changed = changed_ids(&gone(payload, &existing), &head, |base| {
         compare(api, repo, base, &head)
     })?;
@@ -138,6 +130,27 @@ pub fn publish(
         )?;
     }
     Ok(plan.published(&head, summary))
+}
+
+/// The PR's inline comments that open threads, with the conversation on arev's own.
+pub fn threads(
+    api: &Api,
+    graphql: &str,
+    repo: &str,
+    n: u64,
+    me: &str,
+    dismiss_by: DismissBy,
+) -> Result<Vec<Existing>, PublishError> {
+    let (mut existing, all) = earlier_comments(api, repo, n, me)?;
+    read_talk(
+        &mut Gate::new(api, repo, dismiss_by),
+        graphql,
+        n,
+        me,
+        &all,
+        &mut existing,
+    )?;
+    Ok(existing)
 }
 
 /// The PR's head commit: the payload's, or GitHub's.

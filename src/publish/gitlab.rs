@@ -84,14 +84,12 @@ pub fn publish(
     check_head(payload, &version.head)?;
     let (diff, old_paths) = mr_diff(api, &mr)?;
     let project = format!("/projects/{}", project_segment(&payload.target.repository));
-    let (mut existing, all) = earlier_discussions(api, &mr, me)?;
-    read_talk(
+    let existing = threads(
         api,
-        &mr,
+        &payload.target.repository,
+        payload.target.number,
         me,
-        &all,
-        &mut existing,
-        &mut Gate::new(api, &project, dismiss_by),
+        dismiss_by,
     )?;
     let changed = changed_ids(&gone(payload, &existing), &version.head, |base| {
         compare(api, &project, base, &version.head)
@@ -112,6 +110,28 @@ pub fn publish(
         )?;
     }
     Ok(plan.published(&version.head, summary))
+}
+
+/// The MR's diff discussions, with the conversation on arev's own.
+pub fn threads(
+    api: &Api,
+    project_id: &str,
+    iid: u64,
+    me: u64,
+    dismiss_by: DismissBy,
+) -> Result<Vec<Existing>, PublishError> {
+    let project = format!("/projects/{}", project_segment(project_id));
+    let mr = format!("{project}/merge_requests/{iid}");
+    let (mut existing, all) = earlier_discussions(api, &mr, me)?;
+    read_talk(
+        api,
+        &mr,
+        me,
+        &all,
+        &mut existing,
+        &mut Gate::new(api, &project, dismiss_by),
+    )?;
+    Ok(existing)
 }
 
 /// The shas of the MR's latest version, which every diff position must name.

@@ -18,7 +18,7 @@ mod send;
 mod since;
 mod talk;
 
-pub use attempt::{code_after_failed_publish, describe, find_report, publish_report};
+pub use attempt::{code_after_failed_publish, describe, find_report, policy, publish_report};
 pub use build::{
     build_payload, fp_marker, parse_fp_marker, report_pointer, short_sha, SUMMARY_MARKER,
 };
@@ -30,5 +30,5 @@ pub use model::{
     DismissalRecord, Forge, InlineComment, Payload, PrTarget, PublishRecord, PublishStatus,
 };
 pub use plan::Published;
-pub use send::send;
+pub use send::{dispositions, send, Disposition};
 pub use talk::{DismissBy, DismissKind, Dismissal};

@@ -433,6 +433,44 @@ fn gitlab_dismissals_stick_fixes_resolve_and_nothing_is_said_twice() {
         4 + 2 + 1,
         "4 discussions, 2 acknowledgements, 1 Fixed"
     );
+
+    // The maintainer exports the MR's dismissals as suppressions to commit.
+    let export = || {
+        gl(
+            repo.arev()
+                .args(&["suppress", "--from-pr", "5", "--forge", "gitlab"]),
+            &fake,
+            Some(fake_gitlab::TOKEN),
+        )
+        .run()
+    };
+    let run = export();
+    run.assert_code(0);
+    assert!(
+        run.stderr.contains("2 dismissal(s) of #5 exported"),
+        "{}",
+        run.stderr
+    );
+    let file = std::fs::read_to_string(repo.root.join(".arev/suppressions.toml")).unwrap();
+    assert!(file.contains(&format!("fingerprint = \"{fp2}\"")), "{file}");
+    assert!(
+        file.contains("wont-fix: legacy API kept on purpose (dismissed by @dev on #5)"),
+        "{file}"
+    );
+    assert!(
+        file.contains("resolved: resolved the thread (dismissed by @lead on #5)"),
+        "{file}"
+    );
+    assert!(
+        !file.contains(&fp1),
+        "a Reporter's dismissal is not exported"
+    );
+    // Exporting again adds nothing.
+    export().assert_code(0);
+    assert_eq!(
+        std::fs::read_to_string(repo.root.join(".arev/suppressions.toml")).unwrap(),
+        file
+    );
 }
 
 #[test]
