@@ -1,9 +1,10 @@
-//! `arev suppress --from-pr N`: the dismissals on a pull request's arev threads (read from
+//! `arev eval dispositions` (counts over pull requests) and `arev suppress --from-pr N`:
+//! the dismissals on a pull request's arev threads (read from
 //! the forge like a publish reads them) appended to `.arev/suppressions.toml`, each with its
 //! reason and who dismissed it, for the user to review and commit.
 
 use super::emit::cwd;
-use crate::cli::{ForgeArg, SuppressArgs};
+use crate::cli::{EvalDispositionsArgs, ForgeArg, SuppressArgs};
 use crate::config::ConfigSources;
 use crate::errors::ExpectedError;
 use crate::exit_codes;
@@ -106,5 +107,31 @@ pub(crate) fn from_pr(args: &SuppressArgs, pr: u64) -> Result<i32, ExpectedError
             String::new()
         }
     ));
+    Ok(exit_codes::OK)
+}
+
+/// `arev eval dispositions github|gitlab --pr N…`: the table (or JSON) on stdout.
+pub(crate) fn dispositions_command(args: &EvalDispositionsArgs) -> Result<i32, ExpectedError> {
+    let cwd = cwd()?;
+    let (root, _) = discover_root(&cwd);
+    if args.prs.len() > 100 {
+        return Err(ExpectedError::Usage("at most 100 --pr".into()));
+    }
+    let (config, _) = crate::config::load(&ConfigSources::discover(&root, args.config.clone()))?;
+    let forge = forge_of(Some(args.forge));
+    let usage = |e: crate::publish::PublishError| ExpectedError::Usage(e.to_string());
+    let rows = crate::publish::tally(
+        forge,
+        &args.prs,
+        &root,
+        policy().map_err(usage)?,
+        config.publish.dismiss_by,
+    )
+    .map_err(usage)?;
+    if args.json {
+        output::report(&serde_json::to_string_pretty(&rows).unwrap_or_default());
+    } else {
+        output::report(crate::publish::render_tally(&rows).trim_end());
+    }
     Ok(exit_codes::OK)
 }

@@ -17,6 +17,7 @@ mod plan;
 mod send;
 mod since;
 mod talk;
+mod tally;
 
 pub use attempt::{code_after_failed_publish, describe, find_report, policy, publish_report};
 pub use build::{
@@ -32,3 +33,4 @@ pub use model::{
 pub use plan::Published;
 pub use send::{dispositions, send, Disposition};
 pub use talk::{DismissBy, DismissKind, Dismissal};
+pub use tally::{render as render_tally, tally, Row as TallyRow};

@@ -307,6 +307,35 @@ fn github_dismissals_stick_fixes_resolve_and_nothing_is_said_twice() {
     assert_ne!(fp_on(&dir5, 2), fp2);
     assert_eq!(fake.reviews().len(), 2);
 
+    // What became of the findings, as GitHub reports it.
+    let eval = gh(
+        repo.arev()
+            .args(&["eval", "dispositions", "github", "--pr", "7", "--json"]),
+        &fake,
+        &event(&repo, &sha5),
+        fake_github::TOKEN,
+    )
+    .run();
+    eval.assert_code(0);
+    let rows: Value = serde_json::from_str(&eval.stdout).unwrap();
+    let row = |cat: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["category"] == cat)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {cat} row: {rows:#}"))
+    };
+    assert_eq!(row("naming")["fixed"], 1);
+    assert_eq!(row("api-design")["not_raised_again"], 1);
+    assert_eq!(row("style")["dismissed"], json!({"thumbs-down": 1}));
+    let eh = row("error-handling");
+    assert_eq!(
+        (eh["severity"].clone(), eh["open"].clone()),
+        (json!("high"), json!(1))
+    );
+    assert_eq!(eh["dismissed"], json!({"false-positive": 1}));
+
     assert_valid_github_requests("github_dismissals…", &fake.requests());
     assert_valid_github_graphql("github_dismissals…", &fake.graphql_documents());
 }
