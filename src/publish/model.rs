@@ -146,14 +146,3 @@ pub struct DismissalRecord {
     pub kind: String,
     pub reason: String,
 }
-
-impl From<&super::talk::Dismissal> for DismissalRecord {
-    fn from(d: &super::talk::Dismissal) -> Self {
-        Self {
-            fingerprint: d.fingerprint.clone(),
-            by: d.by.clone(),
-            kind: d.kind.as_str().to_string(),
-            reason: d.reason.clone(),
-        }
-    }
-}

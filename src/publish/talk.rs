@@ -9,6 +9,17 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::config::DismissBy;
 
+impl From<&Dismissal> for super::model::DismissalRecord {
+    fn from(d: &Dismissal) -> Self {
+        Self {
+            fingerprint: d.fingerprint.clone(),
+            by: d.by.clone(),
+            kind: d.kind.as_str().to_string(),
+            reason: d.reason.clone(),
+        }
+    }
+}
+
 /// How a finding was dismissed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -209,7 +220,7 @@ pub fn reply_body(
     head_sha: &str,
     d: Option<&Dismissal>,
 ) -> String {
-    let short = super::build::short_sha(head_sha);
+    let short: String = head_sha.chars().take(12).collect();
     let text = match (event, d) {
         (Event::Fixed, _) => format!(
             "✅ **Fixed in {short}**: this line changed and a later arev review no longer finds it. Resolving this thread."
