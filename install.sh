@@ -139,8 +139,12 @@ if [ "$actual" != "$expected" ]; then
 fi
 
 mkdir "$tmp/x"
-tar -xzf "$tmp/$archive" -C "$tmp/x" || die "cannot unpack $archive: nothing installed"
-[ -f "$tmp/x/arev" ] || die "$archive has no arev binary at its root: nothing installed"
+# Only the `arev` member, and only as a regular file: a symbolic link (or a directory, a
+# device) would make the chmod and the copy below act on whatever it points at.
+tar -xzf "$tmp/$archive" -C "$tmp/x" arev || die "cannot unpack arev from $archive: nothing installed"
+if [ -L "$tmp/x/arev" ] || [ ! -f "$tmp/x/arev" ]; then
+  die "$archive has no arev binary (a regular file) at its root: nothing installed"
+fi
 chmod 755 "$tmp/x/arev"
 
 mkdir -p "$to" || die "cannot create $to"

@@ -7,7 +7,8 @@ pub const OK: i32 = 0;
 pub const FINDINGS: i32 = 1;
 /// Usage, config or target error; nothing was reviewed.
 pub const USAGE: i32 = 2;
-/// Review aborted: a gate fired or agents could not be dispatched (no verdict).
+/// Review aborted: a gate fired, agents could not be dispatched, or the budget ran out
+/// before a verdict (no verdict).
 pub const ABORTED: i32 = 3;
 /// `arev result` (and `arev run --background --wait`): the run is still going, no verdict yet.
 pub const STILL_RUNNING: i32 = 4;
@@ -25,7 +26,8 @@ Exit codes:
   1    review completed; at least one confirmed finding at or above --fail-on
   2    usage, config, target or setup error (e.g. an agent CLI that is not installed);
        nothing was reviewed
-  3    review aborted: a gate fired or agents could not be dispatched (no verdict)
+  3    review aborted: a gate fired, agents could not be dispatched, or the budget ran
+       out before a verdict (no verdict)
   4    arev result (run --background --wait): the run is still going; no verdict yet
   130  interrupted (Ctrl-C/SIGINT); the run dir records status: interrupted
   143  interrupted by SIGTERM (129: by SIGHUP); recorded like Ctrl-C";

@@ -51,6 +51,26 @@ pub fn inert(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Serialized JSON made inert for a terminal: serde_json escapes C0 controls, not DEL and
+/// the C1 controls (U+007F–U+009F, e.g. U+009B, a one-character CSI); they are written as
+/// JSON escapes (`\u009b`), which a JSON reader reads back as the same character. Such a
+/// character can only occur inside a JSON string, so the result is the same JSON value.
+pub fn inert_json(json: &str) -> std::borrow::Cow<'_, str> {
+    let c1 = |c: char| ('\u{7f}'..='\u{9f}').contains(&c);
+    if !json.chars().any(c1) {
+        return std::borrow::Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if c1(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// [`inert`] on one line: the newline escaped too (a table cell, an annotation's title).
 pub fn inert_line(s: &str) -> std::borrow::Cow<'_, str> {
     if s.contains('\n') {
@@ -182,5 +202,15 @@ mod inert_tests {
         let t = inert("a\u{1b}]0;x\u{7}b\r\n  ::error::forged\u{9d}");
         assert_eq!(t, "a\\u{1b}]0;x\\u{7}b\\u{d}\n\\  ::error::forged\\u{9d}");
         assert_eq!(inert_line("one\ntwo"), "one\\u{a}two");
+    }
+
+    #[test]
+    fn json_output_escapes_del_and_c1_and_reads_back_the_same() {
+        let v = serde_json::json!({"t": "a\u{9b}31mb\u{7f}\u{1b}\u{a0}é"});
+        let text = serde_json::to_string(&v).unwrap();
+        let out = super::inert_json(&text);
+        assert_eq!(out, "{\"t\":\"a\\u009b31mb\\u007f\\u001b\u{a0}é\"}");
+        assert!(!out.chars().any(char::is_control), "{out}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&out).unwrap(), v);
     }
 }

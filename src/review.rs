@@ -36,6 +36,7 @@ pub fn start<'a>(plan: &'a RunPlan, target: &'a PinnedTarget, empty: bool) -> St
             files: plan.repo_inputs.paths(),
             digest: plan.repo_inputs.digest(),
         }),
+        fail_on: plan.fail_on,
     }
 }
 

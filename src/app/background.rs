@@ -61,10 +61,18 @@ pub(super) fn background_command(args: &RunArgs) -> Result<i32, ExpectedError> {
 /// The run ended within the wait: what it logged (to stderr, as a run in the foreground
 /// would have), its report on stdout, and its exit code.
 fn finished(run: &Started, status: ExitStatus, args: &RunArgs) -> i32 {
-    if let Ok(log) = std::fs::read_to_string(run.run_dir.join(LOG_FILE)) {
-        for line in log.lines() {
-            output::progress(line);
+    match crate::store::read_capped(
+        &run.run_dir.join(LOG_FILE),
+        crate::store::MAX_LOG_BYTES,
+        "a run's log",
+    ) {
+        Ok(log) => {
+            for line in String::from_utf8_lossy(&log).lines() {
+                output::progress(line);
+            }
         }
+        Err(e) if e.is_not_found() => {}
+        Err(e) => output::warn(&e.to_string()),
     }
     match load_report(&run.run_dir) {
         Ok(report) => {

@@ -4,12 +4,19 @@ use crate::cli::DoctorArgs;
 use crate::errors::ExpectedError;
 use crate::exit_codes;
 use crate::output;
-use crate::preflight::{doctor, Level};
+use crate::preflight::{doctor, DoctorConfig, Level};
 
 pub(crate) fn doctor_command(args: &DoctorArgs) -> Result<i32, ExpectedError> {
     let cwd = std::env::current_dir()
         .map_err(|e| ExpectedError::Usage(format!("cannot read the current directory: {e}")))?;
-    let checks = doctor(&cwd, args.config.clone());
+    let checks = doctor(
+        &cwd,
+        DoctorConfig {
+            explicit: args.config.clone(),
+            repo_config: args.repo_config.map(Into::into),
+            base: args.base.clone(),
+        },
+    );
     let mut text = format!("arev {}\n", crate::cli::long_version());
     for c in &checks {
         text.push_str(&format!("{} {}\n", c.level.tag(), c.line));

@@ -168,6 +168,17 @@ pub(crate) fn repo_config(cwd: &Path) -> Result<(PathBuf, crate::config::Config)
     Ok((root, config))
 }
 
+/// The `fail_on` of the trusted configuration layers only (embedded defaults, the user's
+/// config, `AREV_FAIL_ON`): for a verdict of a run that recorded no gate. The repository's
+/// `arev.toml` is left out: the change under review controls it (docs/trust.md).
+pub(crate) fn trusted_fail_on(cwd: &Path) -> Result<FailOn, ExpectedError> {
+    let (root, _) = crate::resolve::discover_root(cwd);
+    let mut sources = ConfigSources::discover(&root, None);
+    sources.repo_file = None;
+    sources.repo_text = None;
+    Ok(load(&sources)?.0.review.fail_on)
+}
+
 /// `--run-dir DIR`, else the configured `[run] dir`, else `<repo>/.arev/runs`.
 pub(crate) fn runs_base(cwd: &Path, flag: Option<&Path>) -> Result<PathBuf, ExpectedError> {
     if let Some(d) = flag {

@@ -14,7 +14,17 @@ pub(crate) fn install_command(args: &InstallArgs) -> Result<(), ExpectedError> {
             let cwd = std::env::current_dir().map_err(|e| {
                 ExpectedError::Usage(format!("cannot read the current directory: {e}"))
             })?;
-            crate::hook::find_root(&cwd).unwrap_or(cwd).join(".claude")
+            let dir = crate::hook::find_root(&cwd).unwrap_or(cwd).join(".claude");
+            // A committed `.claude` symlink would point the install (and its removals)
+            // outside the repository.
+            if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(ExpectedError::Usage(format!(
+                    "{}: a symbolic link; arev installs only into a real .claude directory of \
+                     the repository, nothing was changed",
+                    dir.display()
+                )));
+            }
+            dir
         }
     };
     // The hooks and commands call `arev` from PATH: what a teammate who clones the
@@ -26,6 +36,9 @@ pub(crate) fn install_command(args: &InstallArgs) -> Result<(), ExpectedError> {
         crate::install::install(&dir, "arev")
     }
     .map_err(ExpectedError::Usage)?;
+    for left in &summary.left {
+        output::warn(left);
+    }
     if !args.uninstall && crate::dispatch::resolve_binary("arev").is_err() {
         output::warn(
             "`arev` is not on PATH here: the hooks and /adversarial-review call it from PATH; \

@@ -1,6 +1,6 @@
 //! `arev merge <report.json>…`: combine the reports of `--shard i/n` runs, checking coverage.
 
-use super::emit::{cwd, emit, repo_config, verdict, Emit};
+use super::emit::{cwd, emit, trusted_fail_on, verdict, Emit};
 use crate::cli::MergeArgs;
 use crate::errors::ExpectedError;
 use crate::report::{merge_reports, MergeInput, Report};
@@ -12,8 +12,9 @@ pub(crate) fn merge_command(args: &MergeArgs) -> Result<i32, ExpectedError> {
             path: p.clone(),
             message,
         };
-        let text = std::fs::read_to_string(p).map_err(|e| bad(e.to_string()))?;
-        let report: Report = serde_json::from_str(&text)
+        let text = crate::store::read_capped(p, crate::store::MAX_REPORT_BYTES, "a report")
+            .map_err(|e| bad(e.into_io().to_string()))?;
+        let report: Report = serde_json::from_slice(&text)
             .map_err(|e| bad(format!("not a valid arev report.json: {e}")))?;
         inputs.push(MergeInput {
             name: p.display().to_string(),
@@ -21,9 +22,12 @@ pub(crate) fn merge_command(args: &MergeArgs) -> Result<i32, ExpectedError> {
         });
     }
     let merged = merge_reports(inputs).map_err(|e| ExpectedError::Usage(format!("merge: {e}")))?;
-    let fail_on = match args.fail_on {
-        Some(f) => f.into(),
-        None => repo_config(&cwd()?)?.1.review.fail_on,
+    // `--fail-on`, else the strictest gate the shards recorded, else the trusted
+    // configuration: never the working tree's repository config.
+    let fail_on = match (args.fail_on, merged.fail_on) {
+        (Some(f), _) => f.into(),
+        (None, Some(f)) => f,
+        (None, None) => trusted_fail_on(&cwd()?)?,
     };
     emit(&merged, &Emit::from(&args.output))?;
     Ok(verdict(&merged, fail_on))

@@ -27,6 +27,10 @@ use clap::{CommandFactory, FromArgMatches};
 
 /// Parse `std::env::args`, run, and return the process exit code.
 pub fn main_impl() -> i32 {
+    // First of all: nothing arev runs may read its environment (CI secrets) through /proc.
+    if let Err(e) = crate::process::become_undumpable() {
+        output::warn(&format!("cannot make arev non-dumpable: {e}"));
+    }
     // `--version` with the commit the binary was built from.
     let version: &'static str = Box::leak(crate::cli::long_version().into_boxed_str());
     let parsed = Cli::command()

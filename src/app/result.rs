@@ -1,8 +1,8 @@
 //! `arev result [RUN]`: the report of a finished run (the newest when RUN is omitted) with
-//! its verdict as exit code, like `arev report --fail-on` with the configured default; a run
+//! its verdict as exit code, by `--fail-on`, else the gate the run recorded; a run
 //! still going prints its status and exits 4, an abandoned one exits 3 (no verdict).
 
-use super::emit::{cwd, emit, repo_config, verdict, Emit};
+use super::emit::{cwd, emit, trusted_fail_on, verdict, Emit};
 use super::status::{screen, selected};
 use crate::cli::ResultArgs;
 use crate::errors::ExpectedError;
@@ -12,7 +12,8 @@ use crate::store::{load_report, read_run, RunState};
 
 pub(crate) fn result_command(args: &ResultArgs) -> Result<i32, ExpectedError> {
     let (dir, base) = selected(&args.select)?;
-    match read_run(&dir).state {
+    let view = read_run(&dir);
+    match view.state {
         Some(RunState::Running) => {
             output::report(&screen(&dir, base.as_deref()));
             return Ok(exit_codes::STILL_RUNNING);
@@ -29,9 +30,13 @@ pub(crate) fn result_command(args: &ResultArgs) -> Result<i32, ExpectedError> {
     }
     let report = load_report(&dir).map_err(|e| ExpectedError::Usage(e.to_string()))?;
     emit(&report, &Emit::from(&args.output))?;
-    let fail_on = match args.fail_on {
-        Some(f) => f.into(),
-        None => repo_config(&cwd()?)?.1.review.fail_on,
+    // `--fail-on`, else the gate the run recorded, else the trusted configuration: never
+    // the working tree's repository config, which the reviewed change controls.
+    let recorded = view.meta.ok().and_then(|m| m.fail_on).or(report.fail_on);
+    let fail_on = match (args.fail_on, recorded) {
+        (Some(f), _) => f.into(),
+        (None, Some(f)) => f,
+        (None, None) => trusted_fail_on(&cwd()?)?,
     };
     Ok(verdict(&report, fail_on))
 }

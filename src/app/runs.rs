@@ -117,7 +117,9 @@ fn prune(
             message: format!("pruning: {e}"),
         })?;
     if args.json {
-        output::report(&serde_json::to_string_pretty(&pruned).unwrap_or_default());
+        output::report(&output::inert_json(
+            &serde_json::to_string_pretty(&pruned).unwrap_or_default(),
+        ));
     } else if !pruned.is_empty() {
         let verb = if args.dry_run {
             "would remove"
@@ -164,7 +166,9 @@ pub(crate) fn runs_command(args: &RunsArgs) -> Result<(), ExpectedError> {
         message: e.to_string(),
     })?;
     if args.json {
-        output::report(&serde_json::to_string_pretty(&runs).unwrap_or_default());
+        output::report(&output::inert_json(
+            &serde_json::to_string_pretty(&runs).unwrap_or_default(),
+        ));
     } else if runs.is_empty() {
         output::progress(&format!("arev: no runs under {}", base.display()));
     } else {

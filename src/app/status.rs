@@ -44,7 +44,7 @@ pub(crate) fn status_command(args: &StatusArgs) -> Result<i32, ExpectedError> {
             message: e.to_string(),
         })?;
         text.push('\n');
-        output::report(&text);
+        output::report(&output::inert_json(&text));
         return Ok(exit_codes::OK);
     }
     output::report(&screen(&dir, base.as_deref()));

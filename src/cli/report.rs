@@ -47,7 +47,8 @@ pub struct MergeArgs {
     pub reports: Vec<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
-    /// Exit 1 when a confirmed finding is at or above this severity (default: config, high).
+    /// Exit 1 when a confirmed finding is at or above this severity (default: the strictest
+    /// gate the shards recorded; without one, your config or AREV_FAIL_ON, high).
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOnArg>,
 }

@@ -21,7 +21,7 @@ Exit code: 0; 2 when there is no such run.";
 pub(super) const RESULT_HELP: &str = "\
 The report of a finished run, in any format, with the run's verdict as exit code:
   0/1  the review completed; 1 when a confirmed finding is at or above --fail-on
-       (default: the configured fail_on, high)
+       (default: the gate the run recorded; never the working tree's arev.toml)
   3    the review aborted, or the run was abandoned (its arev process is gone): no verdict
   4    the run is still going: its status is printed instead of the report
   130  the run was interrupted (Ctrl-C, SIGTERM, `arev cancel`)
@@ -62,7 +62,8 @@ pub struct ResultArgs {
     pub select: RunSelector,
     #[command(flatten)]
     pub output: OutputArgs,
-    /// Exit 1 when a confirmed finding is at or above this severity (default: config, high).
+    /// Exit 1 when a confirmed finding is at or above this severity (default: the gate the
+    /// run recorded; for a run that recorded none, your config or AREV_FAIL_ON, high).
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOnArg>,
 }

@@ -89,6 +89,39 @@ pub(crate) fn check(config: &Config) -> Result<(), ConfigError> {
     if b.usd != 0.0 {
         check_budget_usd(b.usd).map_err(|m| invalid("budget.usd", m))?;
     }
+    for (model, price) in &config.prices {
+        check_price(price).map_err(|message| ConfigError::Invalid {
+            key: format!("prices.\"{model}\""),
+            message,
+        })?;
+    }
+    Ok(())
+}
+
+/// The dearest price per million tokens a `[prices]` entry may name.
+pub const MAX_PRICE: f64 = 10_000.0;
+
+/// A `[prices]` entry: every rate a finite number of USD per million tokens in
+/// 0..=`MAX_PRICE`, input or output above 0.
+pub fn check_price(p: &super::ModelPrice) -> Result<(), String> {
+    let named = [
+        ("input", Some(p.input)),
+        ("output", Some(p.output)),
+        ("cache_read", p.cache_read),
+        ("cache_write", p.cache_write),
+    ];
+    for (key, v) in named {
+        if let Some(v) = v.filter(|v| !(0.0..=MAX_PRICE).contains(v)) {
+            return Err(format!(
+                "{key} = {v} is not a price in USD per million tokens (0 to {MAX_PRICE})"
+            ));
+        }
+    }
+    if p.input <= 0.0 && p.output <= 0.0 {
+        return Err(
+            "input and output are both 0: such a price never counts against a budget".into(),
+        );
+    }
     Ok(())
 }
 

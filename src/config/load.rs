@@ -25,6 +25,14 @@ sonnet = ""
 opus = ""
 "#;
 
+/// Every key a `[prices."<model>"]` table may have (values are only placeholders).
+const PRICE_SHAPE: &str = r#"
+input = 0.0
+output = 0.0
+cache_read = 0.0
+cache_write = 0.0
+"#;
+
 /// The embedded, commented defaults (what `arev init` starts from).
 pub fn default_toml() -> &'static str {
     DEFAULTS
@@ -439,20 +447,22 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Reject keys that the defaults do not have. `agents.<name>` is open (any name) and
-/// every agent table is checked against `AGENT_SHAPE`.
+/// Reject keys that the defaults do not have. `agents.<name>` and `prices.<model>` are open
+/// (any name): every agent table is checked against `AGENT_SHAPE`, every price against
+/// `PRICE_SHAPE`.
 fn check_keys(layer: &Table, known: &Table, prefix: &str, path: &Path) -> Result<(), ConfigError> {
     let agent_shape: Value = Value::Table(AGENT_SHAPE.parse().unwrap_or_default());
+    let price_shape: Value = Value::Table(PRICE_SHAPE.parse().unwrap_or_default());
     for (k, v) in layer {
         let key = if prefix.is_empty() {
             k.clone()
         } else {
             format!("{prefix}.{k}")
         };
-        let shape = if prefix == "agents" {
-            Some(&agent_shape)
-        } else {
-            known.get(k)
+        let shape = match prefix {
+            "agents" => Some(&agent_shape),
+            "prices" => Some(&price_shape),
+            _ => known.get(k),
         };
         let Some(shape) = shape else {
             return Err(ConfigError::UnknownKey {

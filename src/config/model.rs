@@ -182,6 +182,36 @@ pub struct BudgetConfig {
     pub tokens: u64,
 }
 
+/// `[prices."<model>"]`: one model's list prices in USD per million tokens, what a USD
+/// budget prices its tokens with (docs/configuration.md). `cache_read` and `cache_write`
+/// left out are priced as `input`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPrice {
+    /// Input tokens not read from a cache.
+    pub input: f64,
+    /// Output tokens (reasoning included).
+    pub output: f64,
+    /// Input tokens read back from the prompt cache.
+    #[serde(default)]
+    pub cache_read: Option<f64>,
+    /// Input tokens written to the prompt cache.
+    #[serde(default)]
+    pub cache_write: Option<f64>,
+}
+
+impl ModelPrice {
+    /// (input, output, cache read, cache write), the cache prices defaulting to `input`.
+    pub fn rates(&self) -> [f64; 4] {
+        [
+            self.input,
+            self.output,
+            self.cache_read.unwrap_or(self.input),
+            self.cache_write.unwrap_or(self.input),
+        ]
+    }
+}
+
 /// `[localization]`: empty `primary` = no instruction.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -372,4 +402,8 @@ pub struct Config {
     pub publish: PublishConfig,
     pub agents: BTreeMap<String, AgentConfig>,
     pub roles: RolesConfig,
+    /// List prices by model string (`[prices."gpt-5.5"]`): the defaults cover the models
+    /// of the backends' default tier maps.
+    #[serde(default)]
+    pub prices: BTreeMap<String, ModelPrice>,
 }

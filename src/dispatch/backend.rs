@@ -174,6 +174,7 @@ mod tests {
             grace: Duration::from_secs(1),
             output_cap: 1,
             max_budget_usd: None,
+            price: None,
             search: true,
         }
     }

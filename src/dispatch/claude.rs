@@ -7,6 +7,7 @@ use crate::findings::Role;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashSet;
+use std::path::PathBuf;
 
 /// The only tools a reviewer of several files gets: Read and Grep (no Glob: the prompt
 /// names every file, and each tool's schema is resent with every request).
@@ -42,6 +43,11 @@ fn rule_path(dir: &std::path::Path) -> String {
 /// rule. An `Edit(…)` rule also covers Write (a `Write(…)` rule alone does not allow it
 /// outside the cwd). The rules go in `--settings` JSON rather than `--allowedTools`, whose
 /// value is split at commas and spaces (a path containing them would break the rule).
+///
+/// VCS metadata is denied whatever allows it (deny rules beat allow rules, in every settings
+/// layer): `.git` at any depth under each read directory and the working directory — the
+/// repository's `.git/` (where `actions/checkout` leaves the job's token in `.git/config`),
+/// and the `.git` files of worktrees and submodules — for Read, Grep, Glob and Edit.
 fn session_settings(req: &DispatchRequest) -> String {
     let mut allow = vec![];
     for dir in &req.read_dirs {
@@ -53,9 +59,21 @@ fn session_settings(req: &DispatchRequest) -> String {
     if req.role == crate::findings::Role::Fixer {
         allow.push(format!("Edit(/{}/**)", rule_path(&req.cwd)));
     }
+    let mut deny = vec![];
+    let mut dirs: Vec<&std::path::Path> = req.read_dirs.iter().map(PathBuf::as_path).collect();
+    if !dirs.contains(&req.cwd.as_path()) {
+        dirs.push(&req.cwd);
+    }
+    for dir in dirs {
+        let p = rule_path(dir);
+        for tool in ["Read", "Grep", "Glob", "Edit"] {
+            deny.push(format!("{tool}(/{p}/**/.git)"));
+            deny.push(format!("{tool}(/{p}/**/.git/**)"));
+        }
+    }
     serde_json::json!({
         "disableAllHooks": true,
-        "permissions": {"allow": allow},
+        "permissions": {"allow": allow, "deny": deny},
     })
     .to_string()
 }
@@ -497,16 +515,25 @@ mod tests {
             grace: Duration::from_secs(1),
             output_cap: 1024,
             max_budget_usd: None,
+            price: None,
             search: true,
         };
         let args = claude_args(&agent, &req);
+        let mut deny = vec![];
+        for dir in ["/repo", "/runs/r \\(1\\)/target"] {
+            for tool in ["Read", "Grep", "Glob", "Edit"] {
+                deny.push(format!("{tool}(/{dir}/**/.git)"));
+                deny.push(format!("{tool}(/{dir}/**/.git/**)"));
+            }
+        }
+        assert_eq!(deny[1], "Read(//repo/**/.git/**)");
         let settings = serde_json::json!({
             "disableAllHooks": true,
             "permissions": {"allow": [
                 "Read(//repo/**)", "Grep(//repo/**)", "Glob(//repo/**)",
                 "Read(//runs/r \\(1\\)/target/**)", "Grep(//runs/r \\(1\\)/target/**)",
                 "Glob(//runs/r \\(1\\)/target/**)",
-            ]},
+            ], "deny": deny},
         })
         .to_string();
         let expected: Vec<&str> = vec![
@@ -575,6 +602,7 @@ mod tests {
                 grace: Duration::from_secs(1),
                 output_cap: 1024,
                 max_budget_usd: None,
+                price: None,
                 search: true,
             };
             let args = claude_args(&agent, &req);

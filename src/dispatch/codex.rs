@@ -78,9 +78,10 @@ fn instructions_path(req: &DispatchRequest) -> PathBuf {
 /// The role body REPLACES Codex's own base instructions (`model_instructions_file`, written
 /// by [`codex_files`]; ~5,400 tokens on every request about editing, planning and AGENTS.md,
 /// measured with benches/cost.rs), and the tools a reviewer does not use are not offered
-/// ([`UNUSED`]). Not kept out: the user's global `$CODEX_HOME/AGENTS.md`, which Codex 0.169.0
-/// sends whatever the config says (`project_doc_max_bytes = 0` covers project docs only);
-/// only another `CODEX_HOME` would hide it, and that one holds the user's credentials.
+/// ([`UNUSED`]). The user's global `$CODEX_HOME/AGENTS.md`, which Codex 0.169.0 sends whatever
+/// the config says (`project_doc_max_bytes = 0` covers project docs only), is kept out by
+/// the private `CODEX_HOME` the dispatch sets (`dispatch::home`): links to the user's own
+/// files, credentials included, but not that one.
 ///
 /// Nothing of the reviewed repository configures the session: the working directory is
 /// declared an untrusted project for this run (`-c projects={…}`), so Codex never loads its
@@ -543,6 +544,7 @@ mod tests {
             grace: Duration::from_secs(1),
             output_cap: 1024,
             max_budget_usd: None,
+            price: None,
             search: true,
         };
         let args = codex_args(&agent, &req);

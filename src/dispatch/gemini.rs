@@ -104,10 +104,11 @@ pub fn prompt_with_role(prompt: &str, system_prompt: &str) -> String {
 /// 0.61.0 (tests/integration/trust.rs): with `--skip-trust` alone, a repository listed in
 /// `~/.gemini/trustedFolders.json` had its tool-discovery command run.
 ///
-/// `GEMINI_SYSTEM_MD`: the role body's file (see the module doc). Not kept out: the user's
+/// `GEMINI_SYSTEM_MD`: the role body's file (see the module doc). The user's
 /// `~/.gemini/GEMINI.md` (and private project memory), which Gemini CLI 0.61.0 appends to
-/// any system prompt; `context.fileName` only adds names, and only another home
-/// (`GEMINI_CLI_HOME`) would hide it, that home holding the user's credentials.
+/// any system prompt (`context.fileName` only adds names), is kept out by the private
+/// `GEMINI_CLI_HOME` the dispatch sets (`dispatch::home`): links to the user's own files,
+/// credentials included, but not the memory files.
 pub fn gemini_env(req: &DispatchRequest) -> Vec<(String, String)> {
     let mut env = vec![("GEMINI_CLI_TRUST_WORKSPACE".into(), "false".into())];
     if !req.system_prompt.trim().is_empty() {
@@ -561,6 +562,7 @@ mod tests {
             grace: Duration::from_secs(1),
             output_cap: 1024,
             max_budget_usd: None,
+            price: None,
             search: true,
         };
         let args = gemini_args(&agent, &req);

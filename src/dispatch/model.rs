@@ -62,6 +62,11 @@ pub struct DispatchRequest {
     /// `--max-budget-usd`, so the CLI itself stops spending past it. None without a budget
     /// (and for backends without such a cap).
     pub max_budget_usd: Option<f64>,
+    /// The list price of this dispatch's model (`dispatch::price_of`): its running spend
+    /// and, for a CLI that reports no cost (Codex, Gemini), the cost recorded. None: not
+    /// known, its tokens are counted and its spend is $0 (a USD budget refuses such a panel
+    /// before the run).
+    pub price: Option<crate::config::ModelPrice>,
     /// Whether a reviewer is offered a search tool (Grep): for a target of several files.
     /// A one-file target is Read whole, and every tool schema offered is resent (and
     /// billed) with every request.

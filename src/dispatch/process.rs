@@ -165,7 +165,8 @@ pub trait SpendMeter: Send + Sync {
 /// What the watcher of one agent's stream reports to.
 struct Watch {
     format: EventFormat,
-    model: String,
+    /// The model's price (None: not known, its spend reported as $0).
+    price: Option<crate::config::ModelPrice>,
     meter: Option<std::sync::Arc<dyn SpendMeter>>,
 }
 
@@ -199,7 +200,7 @@ async fn watch_stream(path: PathBuf, watch: Watch, stop: CancellationToken) {
         if let Some(meter) = &watch.meter {
             let usage = tally.usage();
             if usage != reported {
-                let usd = super::list_price_usd(watch.format, &watch.model, &usage);
+                let usd = super::cost_usd(watch.price.as_ref(), &usage);
                 meter.spending(&usage, usd);
                 reported = usage;
             }
@@ -281,9 +282,14 @@ async fn run_agent(
     meter: Option<std::sync::Arc<dyn SpendMeter>>,
 ) -> Result<AgentOutcome, DispatchError> {
     let inv = invocation(agent, req);
-    let env = agent_env(agent, &inv.env, parent_env);
     let out = &req.out_dir;
     std::fs::create_dir_all(out).map_err(io_err(out))?;
+    // A Codex or Gemini reviewer's own home: the user's login, not their memory files
+    // (`dispatch::home`); kept until the agent has ended.
+    let home = super::home::reviewer_home(agent.backend, &parent_env).map_err(io_err(out))?;
+    let mut backend_env = inv.env.clone();
+    backend_env.extend(home.iter().flat_map(|h| h.env.iter().cloned()));
+    let env = agent_env(agent, &backend_env, parent_env);
     let prompt_path = out.join("prompt.md");
     write_record(&prompt_path, req.prompt.as_bytes()).map_err(io_err(&prompt_path))?;
     for (path, bytes) in &inv.files {
@@ -312,7 +318,7 @@ async fn run_agent(
     let stop = cancel.child_token();
     let watch = Watch {
         format: agent.format,
-        model: outcome.model.clone(),
+        price: req.price,
         meter,
     };
     let watcher = tokio::spawn(watch_stream(
@@ -343,8 +349,13 @@ async fn run_agent(
     let (tool_uses, mut result, malformed) = parse_events(agent.format, &events_read);
     interpret_exit(agent.format, &outcome.end, &mut result, &stderr.kept);
     outcome.fault = fault_of(agent.format, &events_read, &mut result, &outcome.model);
-    if result.is_none() {
-        outcome.streamed = streamed_spend(agent.format, &outcome.model, &events_read);
+    match result.as_mut() {
+        // Claude Code reports its own cost; Codex and Gemini none: their usage is priced.
+        Some(r) if agent.format != EventFormat::Claude => {
+            r.total_cost_usd = super::cost_usd(req.price.as_ref(), &r.usage);
+        }
+        Some(_) => {}
+        None => outcome.streamed = streamed_spend(agent.format, req.price, &events_read),
     }
     drop(events_read);
     outcome.tool_uses = tool_uses;
@@ -360,10 +371,14 @@ async fn run_agent(
 
 /// What the events of a dispatch without a result show it spent (SPEC §19.1): their
 /// per-message usage at the model's list price; None when they show nothing.
-fn streamed_spend(format: EventFormat, model: &str, events: &[u8]) -> Option<super::StreamedSpend> {
+fn streamed_spend(
+    format: EventFormat,
+    price: Option<crate::config::ModelPrice>,
+    events: &[u8],
+) -> Option<super::StreamedSpend> {
     let usage = super::UsageTally::of(format, events);
     (usage.total() > 0).then(|| super::StreamedSpend {
-        cost_usd: super::list_price_usd(format, model, &usage),
+        cost_usd: super::cost_usd(price.as_ref(), &usage),
         usage,
     })
 }
@@ -578,6 +593,7 @@ mod tests {
             grace: Duration::from_millis(grace_ms),
             output_cap: cap,
             max_budget_usd: None,
+            price: None,
             search: true,
         }
     }
@@ -987,13 +1003,17 @@ mod tests {
         let argv = std::fs::read_to_string(dir.path().join("argv.txt")).unwrap();
         assert!(argv.ends_with(&format!("--\n{}\n", req.prompt)), "{argv}");
         let seen = std::fs::read_to_string(dir.path().join("env.txt")).unwrap();
-        for passed in [
-            "OPENAI_API_KEY=sk-openai",
-            "CODEX_HOME=/c",
-            "MY_PROVIDER_KEY=k",
-        ] {
+        for passed in ["OPENAI_API_KEY=sk-openai", "MY_PROVIDER_KEY=k"] {
             assert!(seen.lines().any(|l| l == passed), "{passed} missing");
         }
+        // The user's CODEX_HOME (/c) is seen through a private home of links (no AGENTS.md),
+        // removed once the agent has ended.
+        let home = seen
+            .lines()
+            .find_map(|l| l.strip_prefix("CODEX_HOME="))
+            .expect("CODEX_HOME");
+        assert!(home.contains("/arev/homes/codex-"), "{home}");
+        assert!(!std::path::Path::new(home).exists(), "{home} left behind");
         for blocked in ["ANTHROPIC_API_KEY", "GEMINI_API_KEY"] {
             assert!(!seen.contains(blocked), "{blocked} leaked to codex");
         }

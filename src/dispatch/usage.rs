@@ -18,6 +18,7 @@
 use super::claude::ClaudeUsage;
 use super::events::{lax, lax_object, EventLines};
 use super::{EventFormat, Usage};
+use crate::config::ModelPrice;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -241,24 +242,57 @@ const CLAUDE_PRICES: &[(&str, [f64; 4])] = &[
     ("haiku", [0.1, 0.5, 0.125, 0.01]),
 ];
 
-/// What `usage` costs at the list price of `model`, an agent of `format`. Claude models are
-/// priced by family (a model of no known family as Opus, the dearest: a budget errs on the
-/// safe side); Codex and Gemini print no cost and none is made up for them (0, as their
-/// answered dispatches record).
-pub fn list_price_usd(format: EventFormat, model: &str, usage: &Usage) -> f64 {
-    if format != EventFormat::Claude {
-        return 0.0;
+/// The price of `model`, run by an agent printing `format`: its `[prices]` entry (the
+/// model string as given, else ignoring ASCII case); else, for a Claude model, its
+/// family's (one of no known family as Opus, the dearest: a budget errs on the safe side).
+/// None: a Codex or Gemini model without an entry, whose spend cannot be priced.
+pub fn price_of(
+    format: EventFormat,
+    model: &str,
+    prices: &BTreeMap<String, ModelPrice>,
+) -> Option<ModelPrice> {
+    let listed = prices.get(model).or_else(|| {
+        prices
+            .iter()
+            .find(|(m, _)| m.eq_ignore_ascii_case(model))
+            .map(|(_, p)| p)
+    });
+    if let Some(p) = listed {
+        return Some(*p);
     }
-    let model = model.to_ascii_lowercase();
+    if format != EventFormat::Claude {
+        return None;
+    }
+    let lower = model.to_ascii_lowercase();
     let [input, output, write, read] = CLAUDE_PRICES
         .iter()
-        .find(|(family, _)| model.contains(family))
+        .find(|(family, _)| lower.contains(family))
         .map_or(CLAUDE_PRICES[0].1, |(_, p)| *p);
+    Some(ModelPrice {
+        input,
+        output,
+        cache_read: Some(read),
+        cache_write: Some(write),
+    })
+}
+
+/// What `usage` costs at `price` (0 without one).
+pub fn cost_usd(price: Option<&ModelPrice>, usage: &Usage) -> f64 {
+    let Some(price) = price else {
+        return 0.0;
+    };
+    let [input, output, read, write] = price.rates();
     let per_million = |n: u64, usd: f64| n as f64 * usd / 1e6;
     per_million(usage.input_tokens, input)
         + per_million(usage.output_tokens, output)
         + per_million(usage.cache_creation_input_tokens, write)
         + per_million(usage.cache_read_input_tokens, read)
+}
+
+/// What `usage` costs at the built-in list price of `model`, an agent of `format` (no
+/// `[prices]` table): a Claude model by family, 0 for a Codex or Gemini model.
+pub fn list_price_usd(format: EventFormat, model: &str, usage: &Usage) -> f64 {
+    cost_usd(price_of(format, model, &BTreeMap::new()).as_ref(), usage)
 }
 
 #[cfg(test)]
@@ -372,5 +406,58 @@ mod tests {
             "unknown: the dearest"
         );
         assert_eq!(list_price_usd(EventFormat::Codex, "gpt-5", &u), 0.0);
+    }
+
+    #[test]
+    fn a_prices_table_prices_any_model_and_wins_over_the_family() {
+        let (config, _) = crate::config::load(&crate::config::ConfigSources::default()).unwrap();
+        let prices = &config.prices;
+        let u = Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 1_000_000,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 1_000_000,
+        };
+        // The default tier maps' Codex and Gemini models have a default price.
+        for backend in [
+            crate::config::BackendKind::Codex,
+            crate::config::BackendKind::Gemini,
+        ] {
+            let models = crate::config::default_models(backend);
+            let format = backend.native_format().unwrap();
+            for tier in [
+                crate::findings::Tier::Haiku,
+                crate::findings::Tier::Sonnet,
+                crate::findings::Tier::Opus,
+            ] {
+                let m = models.get(tier);
+                let p = price_of(format, m, prices).unwrap_or_else(|| panic!("{m}: no price"));
+                assert!(cost_usd(Some(&p), &u) > 0.0, "{m}");
+            }
+        }
+        let gpt = price_of(EventFormat::Codex, "GPT-5.5", prices).unwrap();
+        assert!((cost_usd(Some(&gpt), &u) - (5.0 + 30.0 + 0.5)).abs() < 1e-9);
+        assert_eq!(
+            price_of(EventFormat::Gemini, "gemini-9-ultra", prices),
+            None
+        );
+        assert_eq!(cost_usd(None, &u), 0.0);
+        // An entry wins, for a Claude model too; its cache prices default to input.
+        let mut mine = BTreeMap::new();
+        let cheap = ModelPrice {
+            input: 1.0,
+            output: 2.0,
+            cache_read: None,
+            cache_write: None,
+        };
+        mine.insert("opus".to_string(), cheap);
+        mine.insert("local-coder".to_string(), cheap);
+        let opus = price_of(EventFormat::Claude, "opus", &mine).unwrap();
+        assert!((cost_usd(Some(&opus), &u) - (1.0 + 2.0 + 1.0)).abs() < 1e-9);
+        assert!(price_of(EventFormat::Codex, "local-coder", &mine).is_some());
+        assert!(
+            price_of(EventFormat::Claude, "sonnet", &mine).is_some(),
+            "by family"
+        );
     }
 }

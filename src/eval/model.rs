@@ -87,7 +87,7 @@ impl CaseOrigin {
 pub enum ReviewOutcome {
     /// The review completed (a stop reason).
     Complete,
-    /// The review aborted (a gate fired, or agents could not be dispatched): no verdict.
+    /// The review aborted (a gate, a failed dispatch, a budget spent before a verdict).
     Aborted,
     /// arev could not review the case at all (the checkout failed, `arev run` exited 2 or
     /// crashed). Not a property of the panel: re-run on the next `arev eval run`.

@@ -471,9 +471,9 @@ fn fill(result: &mut CaseResult, v: ReportView, opts: &RunOptions) {
     }
     // The review must have run with the panel the results are filed under.
     let meta = Path::new(&v.run_dir).join("meta.json");
-    let digest = std::fs::read_to_string(&meta)
+    let digest = crate::store::read_capped(&meta, crate::store::MAX_RECORD_BYTES, "a run record")
         .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
         .and_then(|m| m["config_digest"].as_str().map(str::to_string));
     if digest.as_deref() != Some(opts.config_digest.as_str()) {
         result.outcome = ReviewOutcome::Failed;
@@ -516,7 +516,14 @@ pub fn original_cost(cache_dir: &Path, run_id: &str) -> Option<(f64, u64)> {
     entries
         .filter_map(Result::ok)
         .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-        .filter_map(|e| std::fs::read(e.path()).ok())
+        .filter_map(|e| {
+            crate::store::read_capped(
+                &e.path(),
+                crate::store::MAX_REPORT_BYTES,
+                "a verdict-cache entry",
+            )
+            .ok()
+        })
         .filter_map(|b| serde_json::from_slice::<Entry>(&b).ok())
         .find(|e| e.run_id == run_id)
         .map(|e| (e.report.cost.usd, e.report.cost.tokens))

@@ -40,6 +40,10 @@ pub enum Abort {
     /// A tool call the role may not make (for a reviewer: anything but the backend's
     /// read-only tools); `tool` names it.
     ForbiddenTool { role: Role, tool: String },
+    /// A budget ran out before the Judge ruled on the round's findings: `detail` says when
+    /// and what was spent. The answers already received are kept (their findings
+    /// unresolved); no verdict exists.
+    BudgetExhaustedBeforeVerdict { detail: String },
 }
 
 impl Abort {
@@ -54,6 +58,7 @@ impl Abort {
             Self::EnthusiastMalformed { .. } => AbortReason::EnthusiastMalformedJson,
             Self::OfftargetWrite { role, .. } => AbortReason::OfftargetWrite(*role),
             Self::ForbiddenTool { role, .. } => AbortReason::ForbiddenTool(*role),
+            Self::BudgetExhaustedBeforeVerdict { .. } => AbortReason::BudgetExhaustedBeforeVerdict,
         }
     }
 
@@ -84,6 +89,9 @@ impl Abort {
             Self::ForbiddenTool { role, tool } => {
                 format!("the {role} called {tool}, a tool it may not use")
             }
+            Self::BudgetExhaustedBeforeVerdict { detail } => {
+                format!("the budget ran out before a verdict: {detail}")
+            }
         }
     }
 }
@@ -111,7 +119,10 @@ pub fn authentic(outcome: &AgentOutcome, output_cap: u64) -> Result<(), String> 
         ProcessEnd::TimedOut { .. } => {
             return Err(format!("timed out after {} ms", outcome.duration_ms))
         }
-        ProcessEnd::Cancelled { .. } => return Err("cancelled".into()),
+        // Stopped after its result event had arrived (a budget its own result passed
+        // cancels the round while the CLI is still exiting): the answer it gave is kept.
+        ProcessEnd::Cancelled { .. } if outcome.result.is_none() => return Err("cancelled".into()),
+        ProcessEnd::Cancelled { .. } => {}
         ProcessEnd::Signaled { signal } => {
             if outcome.result.is_none() {
                 return Err(format!("killed by signal {signal} without a result"));

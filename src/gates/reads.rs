@@ -77,8 +77,13 @@ impl ReadScope {
         }
     }
 
-    /// Whether the resolved path `p` may be touched.
+    /// Whether the resolved path `p` may be touched. VCS metadata never may: a path with a
+    /// `.git` component below the root (the repository's `.git/`, a worktree's or
+    /// submodule's `.git` file) is off-target whatever lists it.
     fn in_scope(&self, p: &Path) -> bool {
+        if is_vcs_metadata(p.strip_prefix(&self.root).unwrap_or(p)) {
+            return false;
+        }
         self.artefacts.contains(p) || (p.starts_with(&self.root) && self.allowed.contains(p))
     }
 
@@ -119,6 +124,12 @@ impl ReadScope {
             .flat_map(|t| &t.access.read)
             .any(|p| self.resolve(p) == self.target)
     }
+}
+
+/// Whether `p` names VCS metadata: a `.git` component anywhere in it.
+pub fn is_vcs_metadata(p: &Path) -> bool {
+    p.components()
+        .any(|c| matches!(c, Component::Normal(n) if n == ".git"))
 }
 
 /// Absolute (relative paths joined to `cwd`), `.`/`..` resolved lexically; no file-system

@@ -66,6 +66,21 @@ fn authenticity() {
     assert!(authentic_(&timeout).unwrap_err().contains("timed out"));
     let no_text = outcome(ProcessEnd::Exited { code: 0 }, Some((false, None)));
     assert!(authentic_(&no_text).is_err());
+    // Cancelled: only an agent stopped before its result event has no answer; one whose
+    // result had arrived (the budget its own result passed stopped it while it exited)
+    // keeps it, unless the result was an error.
+    let cut = outcome(ProcessEnd::Cancelled { killed: false }, None);
+    assert_eq!(authentic_(&cut).unwrap_err(), "cancelled");
+    let answered = outcome(
+        ProcessEnd::Cancelled { killed: false },
+        Some((false, Some("{}"))),
+    );
+    assert!(authentic_(&answered).is_ok());
+    let failed = outcome(
+        ProcessEnd::Cancelled { killed: true },
+        Some((true, Some("API Error: 500"))),
+    );
+    assert!(authentic_(&failed).unwrap_err().contains("is_error"));
 }
 
 /// A result lost beyond the output cap is reported as the cap, not as a missing result.
@@ -382,6 +397,35 @@ fn read_scope_normalises_paths() {
         let v = scope.violation(std::slice::from_ref(&bad));
         assert!(v.is_some(), "{bad:?} should violate");
     }
+}
+
+/// VCS metadata is off-target always, even when a target lists it.
+#[test]
+fn git_metadata_is_never_in_scope() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join("vendor/lib")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(root.join("vendor/lib/.git"), "gitdir: x\n").unwrap();
+    std::fs::write(root.join("a.rs"), "fn a() {}\n").unwrap();
+    let target = root.join("a.rs");
+    let listed = ["a.rs", ".git/config", "vendor/lib/.git"];
+    let scope = ReadScope::new(&root, listed.into_iter(), &target, &[]);
+    assert_eq!(
+        scope.violation(&[tool("Read", json!({"file_path": "a.rs"}))]),
+        None
+    );
+    for bad in [".git/config", "vendor/lib/.git", "./.git/../.git/config"] {
+        let v = scope.violation(&[tool("Read", json!({"file_path": bad}))]);
+        assert!(v.is_some(), "{bad} should violate");
+    }
+    assert!(super::reads::is_vcs_metadata(std::path::Path::new(
+        "a/.git"
+    )));
+    assert!(!super::reads::is_vcs_metadata(std::path::Path::new(
+        "a/.gitignore"
+    )));
 }
 
 /// ALLOWED_FILES never widen through a symlink: a listed link (or a listed file swapped for

@@ -7,8 +7,10 @@
 //! says so.
 
 use super::ordered_json::OJson;
+use super::record::{
+    owned_dir, read_record, sha256_hex, shown, InstallRecord, Owned, Summary, MANIFEST,
+};
 use crate::store::write_atomic;
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The plugin's commands and the file each becomes under `.claude/commands/` (a plugin's
@@ -41,30 +43,12 @@ const HOOKS: &[(&str, &str, u64, &str)] = &[
         "arev: reviewing the session's changes (can take minutes)",
     ),
 ];
-const MANIFEST: &str = "arev-install.json";
-
-/// What one install added, so that uninstall removes exactly that.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct InstallRecord {
-    /// Files written, relative to the `.claude` dir.
-    pub files: Vec<String>,
-    /// Directories created, relative to the `.claude` dir (deepest last).
-    pub dirs: Vec<String>,
-    /// `settings.json` did not exist before.
-    pub created_settings: bool,
-    /// The `hooks` key did not exist before.
-    pub created_hooks_key: bool,
-    /// Hook events whose arrays did not exist before.
-    pub created_events: Vec<String>,
-    /// The program the hooks and the command call.
-    pub program: String,
-}
-
-/// What happened, one line per change, for the user.
-#[derive(Debug, Default)]
-pub struct Summary {
-    pub lines: Vec<String>,
+/// The texts this arev writes for the record's `program` (for records without checksums).
+fn bodies_of(rec: &InstallRecord) -> Vec<String> {
+    files_for(&program_token(&rec.program))
+        .into_iter()
+        .map(|(_, b)| b)
+        .collect()
 }
 
 fn err(path: &Path, e: impl std::fmt::Display) -> String {
@@ -101,17 +85,6 @@ fn files_for(program: &str) -> Vec<(String, String)> {
         .iter()
         .map(|(name, body)| (format!("commands/{name}"), command_body(body, program)))
         .collect()
-}
-
-fn read_record(dir: &Path) -> Result<Option<InstallRecord>, String> {
-    let p = dir.join(MANIFEST);
-    match std::fs::read(&p) {
-        Ok(b) => serde_json::from_slice(&b)
-            .map(Some)
-            .map_err(|e| err(&p, format!("not an arev install record ({e})"))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(err(&p, e)),
-    }
 }
 
 fn read_settings(path: &Path) -> Result<Option<OJson>, String> {
@@ -227,8 +200,15 @@ fn refuse_foreign_files(
 ) -> Result<(), String> {
     for (rel, body) in files {
         let p = claude_dir.join(rel);
-        let ours = old.is_some_and(|r| r.files.contains(rel));
-        if !ours && p.exists() && std::fs::read_to_string(&p).ok().as_deref() != Some(body) {
+        let on_disk = crate::store::read_capped(&p, 1 << 20, "an installed file").ok();
+        // Ours: recorded, and (when a checksum was recorded) still what arev wrote.
+        let ours = old.is_some_and(|r| {
+            r.files.contains(rel)
+                && r.sha256
+                    .get(rel)
+                    .is_none_or(|h| on_disk.as_deref().is_some_and(|b| *h == sha256_hex(b)))
+        });
+        if !ours && p.exists() && on_disk.as_deref() != Some(body.as_bytes()) {
             return Err(format!(
                 "refusing to overwrite {} (not written by arev install); move it away first",
                 p.display()
@@ -301,12 +281,14 @@ fn write_files(
         if !rec.files.contains(rel) {
             rec.files.push(rel.clone());
         }
+        rec.sha256.insert(rel.clone(), sha256_hex(body.as_bytes()));
     }
     Ok(())
 }
 
-/// Files an earlier install recorded that `files` no longer holds: removed (with their
-/// directory when it is left empty) and dropped from the record.
+/// Files an earlier install recorded that `files` no longer holds: removed when they are
+/// arev's (inside `.claude/`, holding what arev wrote; with their directory when it is left
+/// empty), else left alone and reported; dropped from the record either way.
 fn remove_stale(
     claude_dir: &Path,
     files: &[(String, String)],
@@ -320,17 +302,19 @@ fn remove_stale(
         .cloned()
         .collect();
     for rel in &stale {
-        let p = claude_dir.join(rel);
-        match std::fs::remove_file(&p) {
-            Ok(()) => summary.lines.push(format!("removed   {}", p.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(err(&p, e)),
-        }
-        if let Some(parent) = p.parent().filter(|d| *d != claude_dir) {
-            let _ = std::fs::remove_dir(parent);
+        let Some(p) = summary.remove_owned(claude_dir, rel, rec, &bodies_of(rec)) else {
+            continue;
+        };
+        // Its directory, when left empty: only one inside `.claude/`, never `.claude` itself.
+        let parent = p.parent().and_then(|d| d.strip_prefix(claude_dir).ok());
+        if let Some(rel_dir) = parent.filter(|d| !d.as_os_str().is_empty()) {
+            if let Owned::Yes(d) = owned_dir(claude_dir, &rel_dir.to_string_lossy()) {
+                let _ = std::fs::remove_dir(d);
+            }
         }
     }
     rec.files.retain(|f| !stale.contains(f));
+    rec.sha256.retain(|f, _| rec.files.contains(f));
     Ok(())
 }
 
@@ -424,27 +408,22 @@ pub fn uninstall(claude_dir: &Path) -> Result<Summary, String> {
         }
     }
     for rel in &rec.files {
-        let p = claude_dir.join(rel);
-        match std::fs::remove_file(&p) {
-            Ok(()) => summary.lines.push(format!("removed   {}", p.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(err(&p, e)),
-        }
+        summary.remove_owned(claude_dir, rel, &rec, &bodies_of(&rec));
     }
     let mp = claude_dir.join(MANIFEST);
     std::fs::remove_file(&mp).map_err(|e| err(&mp, e))?;
-    // Directories arev created, deepest first, only when empty.
-    let mut dirs: Vec<PathBuf> = rec
-        .dirs
-        .iter()
-        .map(|d| {
-            if d == "." {
-                claude_dir.to_path_buf()
-            } else {
-                claude_dir.join(d)
-            }
-        })
-        .collect();
+    // Directories arev created inside `.claude/`, deepest first, only when empty.
+    let mut dirs: Vec<PathBuf> = vec![];
+    for d in &rec.dirs {
+        match owned_dir(claude_dir, d) {
+            Owned::Yes(p) => dirs.push(p),
+            Owned::Gone => {}
+            Owned::No(why) => summary.left.push(format!(
+                "left {}/: {why}; the install record names it, arev did not remove it",
+                shown(claude_dir, d)
+            )),
+        }
+    }
     dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
     for d in dirs {
         if std::fs::remove_dir(&d).is_ok() {
@@ -659,6 +638,10 @@ mod tests {
         .unwrap();
         let mut rec = read_record(&dir).unwrap().unwrap();
         rec.files.push("agents/arev-judge.md".into());
+        rec.sha256.insert(
+            "agents/arev-judge.md".into(),
+            sha256_hex(b"---\nname: arev-judge\n---\n"),
+        );
         rec.dirs.push("agents".into());
         std::fs::write(dir.join(MANIFEST), serde_json::to_vec(&rec).unwrap()).unwrap();
         let s = install(&dir, "arev").unwrap();

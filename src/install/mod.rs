@@ -1,6 +1,8 @@
 //! `arev install`: wire arev into an agent's own configuration (today: Claude Code).
 mod claude;
 mod ordered_json;
+mod record;
 
-pub use claude::{install, uninstall, InstallRecord, Summary};
+pub use claude::{install, uninstall};
 pub use ordered_json::OJson;
+pub use record::{InstallRecord, Summary};

@@ -292,8 +292,15 @@ impl Iteration<'_, '_> {
             rulings.len()
         ));
         live.phase(Phase::Fix, Some(i));
+        // The Fixer may spend what the loop has left of its budgets (and no more).
+        let mut fplan = r.plan.clone();
+        fplan.budget_usd = s.plan.budget_usd.map(|b| b - o.cost.usd);
+        fplan.budget_tokens = s
+            .plan
+            .budget_tokens
+            .map(|b| b.saturating_sub(o.cost.tokens));
         let fr = run_fixer(
-            &r.plan,
+            &fplan,
             &r.target,
             &r.run,
             i,
@@ -346,6 +353,15 @@ impl Iteration<'_, '_> {
             FixerEnd::Interrupted => {
                 rec.decision = Action::Interrupted;
                 return (fix, Step::End(End::Interrupted));
+            }
+            FixerEnd::BudgetExhausted => {
+                fix.errors.push("fixer_budget_exhausted".into());
+                let why = "budget-exhausted: the Fixer was stopped when the budget ran out; \
+                           whatever it edited stays uncommitted in the worktree";
+                return (
+                    fix,
+                    Step::Decided(Some(IterateStop::BudgetExhausted), why.into()),
+                );
             }
         }
         let budget_left = budget_left(s.plan, &o.cost);

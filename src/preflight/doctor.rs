@@ -3,7 +3,7 @@
 //! [`Check`] per line; a `Fail` carries its fix.
 
 use super::agents::{binary_of, install_command, tested_version};
-use crate::config::{agent_key_origins, load, AgentConfig, Config, ConfigSources};
+use crate::config::{agent_key_origins, load, AgentConfig, Config, ConfigSources, RepoSource};
 use crate::dispatch::BackendKind;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -52,8 +52,20 @@ impl Check {
     }
 }
 
-/// Every check for a review started in `cwd` (with `--config FILE` when given).
-pub fn doctor(cwd: &Path, explicit_config: Option<PathBuf>) -> Vec<Check> {
+/// Where the checked configuration comes from: `--config FILE`, and the repository's
+/// config as `arev run` would take it (`--repo-config`, `AREV_REPO_CONFIG`, `--base`).
+#[derive(Debug, Clone, Default)]
+pub struct DoctorConfig {
+    pub explicit: Option<PathBuf>,
+    pub repo_config: Option<RepoSource>,
+    pub base: Option<String>,
+}
+
+/// Every check for a review started in `cwd`, under the configuration `arev run` would use
+/// there with the same `--config`, `--repo-config` and `--base`: a repository config that
+/// a review would not read is neither loaded nor are its binaries run.
+pub fn doctor(cwd: &Path, cfg: DoctorConfig) -> Vec<Check> {
+    let explicit_config = cfg.explicit.clone();
     let mut checks = vec![git_check()];
     let root = match git2::Repository::discover(cwd)
         .ok()
@@ -88,7 +100,19 @@ pub fn doctor(cwd: &Path, explicit_config: Option<PathBuf>) -> Vec<Check> {
         ));
         return checks;
     }
-    let sources = ConfigSources::discover(&root, explicit_config);
+    let inputs =
+        match crate::resolve::resolve_repo_inputs(cfg.repo_config, cfg.base.as_deref(), cwd, &root)
+        {
+            Ok(i) => i,
+            Err(e) => {
+                checks.push(Check::new(Level::Fail, format!("repository config: {e}")));
+                return checks;
+            }
+        };
+    checks.push(Check::new(Level::Info, repo_line(&inputs)));
+    let mut sources = ConfigSources::discover(&root, explicit_config);
+    sources.repo_file = None;
+    sources.repo_text = inputs.config();
     let config = match load(&sources) {
         Ok((c, _)) => c,
         Err(e) => {
@@ -102,7 +126,7 @@ pub fn doctor(cwd: &Path, explicit_config: Option<PathBuf>) -> Vec<Check> {
     let files: Vec<String> = sources
         .user_file
         .iter()
-        .chain(&sources.repo_file)
+        .chain(sources.repo_text.as_ref().map(|(p, _)| p))
         .chain(&sources.explicit_file)
         .map(|p| p.display().to_string())
         .collect();
@@ -132,6 +156,18 @@ pub fn doctor(cwd: &Path, explicit_config: Option<PathBuf>) -> Vec<Check> {
         ));
     }
     checks
+}
+
+/// Which repository config the checks use (`--repo-config`).
+fn repo_line(inputs: &crate::resolve::RepoInputs) -> String {
+    match (inputs.source, &inputs.commit) {
+        (RepoSource::Base, Some(c)) => format!(
+            "repository config: from the merge-base {} (--repo-config base)",
+            &c[..c.len().min(12)]
+        ),
+        (RepoSource::Ignore, _) => "repository config: ignored (--repo-config ignore)".to_string(),
+        _ => "repository config: the working tree's (--repo-config worktree)".to_string(),
+    }
 }
 
 fn git_check() -> Check {

@@ -7,4 +7,4 @@ mod doctor;
 pub use agents::{
     check_agents, check_plan, install_command, tested_version, PreflightError, Tested,
 };
-pub use doctor::{doctor, Check, Level};
+pub use doctor::{doctor, Check, DoctorConfig, Level};

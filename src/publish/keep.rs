@@ -82,14 +82,8 @@ const MAX_KEPT_BYTES: u64 = 16 << 20;
 /// whose seal `token` reproduces. Anything else there (missing, unreadable, too large,
 /// another job's, forged) is None: the payload is rebuilt from report.json.
 pub fn kept_payload(run_dir: &Path, forge: Forge, token: &str) -> Option<Payload> {
-    use std::io::Read;
     let path = payload_path(run_dir, forge);
-    let file = std::fs::File::open(&path).ok()?;
-    let mut text = Vec::new();
-    file.take(MAX_KEPT_BYTES + 1).read_to_end(&mut text).ok()?;
-    if text.len() as u64 > MAX_KEPT_BYTES {
-        return None;
-    }
+    let text = crate::store::read_capped(&path, MAX_KEPT_BYTES, "a kept payload").ok()?;
     let p: Payload = serde_json::from_slice(&text).ok()?;
     let ok = p.forge == forge && !p.seal.is_empty() && seal_of(&p, token) == p.seal;
     if !ok {

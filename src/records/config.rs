@@ -29,6 +29,22 @@ impl FailOn {
         };
         sev >= min
     }
+
+    /// The stricter of two gates (the one that fails on more findings).
+    pub fn strictest(self, other: Self) -> Self {
+        let rank = |f: Self| match f {
+            Self::Low => 0,
+            Self::Medium => 1,
+            Self::High => 2,
+            Self::Critical => 3,
+            Self::Never => 4,
+        };
+        if rank(other) < rank(self) {
+            other
+        } else {
+            self
+        }
+    }
 }
 
 /// Where the repository inputs (the repo's `arev.toml`/`.arev/config.toml` and

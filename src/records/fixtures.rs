@@ -129,6 +129,7 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
         suppressed: vec![],
         incremental: None,
         cached_from: None,
+        fail_on: None,
         started_at: format!("2026-01-01T00:00:0{index}Z"),
         finished_at: format!("2026-01-01T00:01:0{index}Z"),
         duration_ms: 100 * u64::from(index),

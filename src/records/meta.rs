@@ -1,7 +1,7 @@
 //! meta.json: the run's status record, written at start and finalised on completion/abort/Ctrl-C.
 
 use super::agent::Tier;
-use super::config::RepoSource;
+use super::config::{FailOn, RepoSource};
 use super::stop::{AbortReason, RunStatus, RunStopReason};
 use super::target::{Mode, TargetKind, TargetType};
 use schemars::JsonSchema;
@@ -76,6 +76,10 @@ pub struct Meta {
     /// A verdict-cache hit: the run whose verdict this run reuses (no agent was dispatched).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_from: Option<String>,
+    /// The gate the run was started with (`--fail-on`, else the configuration it ran under):
+    /// what `arev result` exits by (docs/trust.md); absent in older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_on: Option<FailOn>,
     /// `--baseline`: the run this one was compared with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_run_id: Option<String>,

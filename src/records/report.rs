@@ -7,6 +7,7 @@
 //! "cost":{…},"quality":{…}}`
 
 use super::agent::{Severity, Tier};
+use super::config::FailOn;
 use super::finding::{BaselineState, ReportFinding};
 use super::iterate::IterateReport;
 use super::round::DegradedPass;
@@ -78,6 +79,11 @@ pub struct Report {
     /// A verdict-cache hit: the run whose review this one reuses (nothing was dispatched).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_from: Option<String>,
+    /// The gate the run was started with (`--fail-on`, else its configuration); a merged
+    /// report's is the strictest of its shards'. What `arev result` and `arev merge` exit by
+    /// unless `--fail-on` is given; absent in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_on: Option<FailOn>,
     pub started_at: String,
     pub finished_at: String,
     pub duration_ms: u64,

@@ -184,6 +184,10 @@ pub enum AbortReason {
     IterateGitError,
     /// `verify_unavailable`: the `--verify` command could not be started.
     VerifyUnavailable,
+    /// `budget_exhausted_before_verdict`: `--budget-usd` / `--budget-tokens` ran out before
+    /// the Judge ruled on the round's findings (while the finders ran, before the Judge
+    /// started or while it ran): no verdict exists, whatever was found stays unresolved.
+    BudgetExhaustedBeforeVerdict,
 }
 
 const ROLES: [Role; 4] = [Role::Enthusiast, Role::Adversary, Role::Judge, Role::Fixer];
@@ -209,6 +213,7 @@ impl AbortReason {
             Self::IterateTargetError,
             Self::IterateGitError,
             Self::VerifyUnavailable,
+            Self::BudgetExhaustedBeforeVerdict,
         ]);
         v
     }
@@ -229,6 +234,7 @@ impl fmt::Display for AbortReason {
             Self::IterateTargetError => f.write_str("iterate_target_error"),
             Self::IterateGitError => f.write_str("iterate_git_error"),
             Self::VerifyUnavailable => f.write_str("verify_unavailable"),
+            Self::BudgetExhaustedBeforeVerdict => f.write_str("budget_exhausted_before_verdict"),
         }
     }
 }
@@ -318,6 +324,10 @@ mod tests {
             (AbortReason::IterateTargetError, "iterate_target_error"),
             (AbortReason::IterateGitError, "iterate_git_error"),
             (AbortReason::VerifyUnavailable, "verify_unavailable"),
+            (
+                AbortReason::BudgetExhaustedBeforeVerdict,
+                "budget_exhausted_before_verdict",
+            ),
         ] {
             let json = serde_json::to_value(r).unwrap();
             assert_eq!(json, s);

@@ -317,6 +317,7 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
         suppressed: found.suppressed,
         incremental: None,
         cached_from: None,
+        fail_on: meta.fail_on,
         started_at: meta.started_at.clone(),
         finished_at: meta.finished_at.clone().unwrap_or_default(),
         duration_ms: input.duration_ms,

@@ -262,6 +262,12 @@ fn combine(inputs: &[MergeInput]) -> Report {
         suppressed: found.suppressed,
         incremental: None,
         cached_from: None,
+        // The strictest gate any shard ran with: a merge never gates more leniently than a
+        // shard would have on its own.
+        fail_on: reports
+            .iter()
+            .filter_map(|r| r.fail_on)
+            .reduce(crate::records::FailOn::strictest),
         started_at: reports
             .iter()
             .map(|r| r.started_at.as_str())

@@ -160,7 +160,7 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         .or((config.review.max_rounds > 0).then_some(config.review.max_rounds))
         .unwrap_or_else(|| mode.map_or(1, |m| m.max_rounds()));
     let (agents, enthusiasts) = agents_of(args, &config);
-    Ok(RunPlan {
+    let plan = RunPlan {
         root,
         git_common_dir,
         tier_start: args.model.map_or(config.review.model, Tier::from),
@@ -190,7 +190,49 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         config_digest,
         repo_inputs,
         runs_base,
-    })
+    };
+    // Before any run dir: a USD budget needs every model's price.
+    check_usd_prices(&plan).map_err(ExpectedError::Usage)?;
+    Ok(plan)
+}
+
+/// A USD budget prices every token (docs/configuration.md `[prices]`): every model the
+/// plan's agents may run — each tier from the first round's up, as escalation only climbs —
+/// must have a price, or the budget could never trip. The first that has none, named with
+/// the way out (`--budget-tokens`). Nothing to check without a USD budget.
+fn check_usd_prices(plan: &RunPlan) -> Result<(), String> {
+    if plan.budget_usd.is_none() {
+        return Ok(());
+    }
+    let mut names: Vec<&str> = plan.enthusiasts.iter().map(String::as_str).collect();
+    names.extend(plan.agents.iter().map(|a| a.name.as_str()));
+    let tiers = [Tier::Haiku, Tier::Sonnet, Tier::Opus]
+        .into_iter()
+        .filter(|t| *t >= plan.tier_start);
+    for name in names {
+        // An unknown agent is reported where it is dispatched.
+        let Ok(cfg) = plan.config.agent(name) else {
+            continue;
+        };
+        let Some(format) = cfg.event_format() else {
+            continue;
+        };
+        let models = cfg.tier_models();
+        for tier in tiers.clone() {
+            let model = models.get(tier);
+            if crate::dispatch::price_of(format, model, &plan.config.prices).is_none() {
+                return Err(format!(
+                    "a USD budget (--budget-usd, [budget] usd) needs the price of every model \
+                     the review may run, and agent `{name}` ({} backend) runs model `{model}` \
+                     (tier {tier}) whose price is not known: add [prices.\"{model}\"] \
+                     (input, output, cache_read, cache_write in USD per million tokens) to \
+                     your config, or bound the run with --budget-tokens instead",
+                    cfg.backend.as_str()
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The configuration in force (user file, the repository's through `repo_inputs`,
@@ -351,9 +393,9 @@ fn agents_of(args: &RunArgs, config: &Config) -> ([AgentRef; 3], Vec<String>) {
 
 /// `--repo-config`, else `AREV_REPO_CONFIG`, else `base` with `--base` and `worktree`
 /// without.
-fn repo_source(args: &RunArgs) -> Result<RepoSource, ExpectedError> {
-    if let Some(a) = args.repo_config {
-        return Ok(a.into());
+fn repo_source(flag: Option<RepoSource>, base: Option<&str>) -> Result<RepoSource, ExpectedError> {
+    if let Some(a) = flag {
+        return Ok(a);
     }
     if let Some(v) = std::env::var_os("AREV_REPO_CONFIG") {
         let v = v.to_string_lossy();
@@ -363,22 +405,39 @@ fn repo_source(args: &RunArgs) -> Result<RepoSource, ExpectedError> {
             ))
         });
     }
-    Ok(if args.base.is_some() {
+    Ok(if base.is_some() {
         RepoSource::Base
     } else {
         RepoSource::Worktree
     })
 }
 
-/// Read the repository inputs from where `--repo-config` says. With `base`, a working tree
-/// whose inputs differ gets a one-line warning naming the flag.
+/// `arev run`'s repository inputs: from where `--repo-config` says.
 fn repo_inputs(args: &RunArgs, cwd: &Path, root: &Path) -> Result<RepoInputs, ExpectedError> {
-    let source = repo_source(args)?;
+    resolve_repo_inputs(
+        args.repo_config.map(Into::into),
+        args.base.as_deref(),
+        cwd,
+        root,
+    )
+}
+
+/// Read the repository inputs from where `flag` (`--repo-config`), else `AREV_REPO_CONFIG`,
+/// says, by `arev run`'s rule (`base` with `--base REV`, else `worktree`); `arev doctor`
+/// uses the same. With `base`, a working tree whose inputs differ gets a one-line warning
+/// naming the flag.
+pub fn resolve_repo_inputs(
+    flag: Option<RepoSource>,
+    base: Option<&str>,
+    cwd: &Path,
+    root: &Path,
+) -> Result<RepoInputs, ExpectedError> {
+    let source = repo_source(flag, base)?;
     match source {
         RepoSource::Ignore => Ok(RepoInputs::none(source, root)),
         RepoSource::Worktree => RepoInputs::from_worktree(root).map_err(ExpectedError::Usage),
         RepoSource::Base => {
-            let Some(rev) = args.base.as_deref() else {
+            let Some(rev) = base else {
                 return Err(ExpectedError::Usage(
                     "--repo-config base needs --base REV (the commit whose arev.toml and .arev/ \
                      the review trusts)"

@@ -255,15 +255,18 @@ async fn round_body(
         Ok(novel) => novel,
         Err(end) => return Some(end),
     };
-    if ctx.meter.tripped() {
-        // The budget ran out while the finders ran: they were stopped, the Judge is not
-        // started, and what they found stays unresolved.
+    // A gate that fired (the Adversary's) is the reason, also when the budget ran out too.
+    if let Some(a) = folded.abort {
+        return Some(ReviewEnd::Aborted(a));
+    }
+    // The budget ran out while the finders ran: those still at work were stopped and the
+    // Judge is not started; the answers already received are kept, their findings
+    // unresolved, and the run has no verdict. Only a round whose every pass answered with
+    // nothing new to judge needs no Judge: it concludes as it would have anyway.
+    if ctx.meter.tripped() && !(novel.is_empty() && folded.cancelled == 0) {
         let end = budget_stop(ctx, (rec, judged), novel.len(), "while the finders ran");
         rec.findings = novel;
         return Some(end);
-    }
-    if let Some(a) = folded.abort {
-        return Some(ReviewEnd::Aborted(a));
     }
     let adversary_map = folded.adversary.clone().unwrap_or_default();
     rec.adversary = folded.adversary;
@@ -508,8 +511,10 @@ async fn judge(
     Ok((valid, Some(j)))
 }
 
-/// The round stops `budget-exhausted` (SPEC §19.3) `when` (before or while the Judge ran,
-/// while the finders ran): its `novel` findings stay unresolved.
+/// The budget ran out `when` (while the finders ran, before or while the Judge ran): the
+/// run aborts `budget_exhausted_before_verdict` (exit 3, never green), the round's `novel`
+/// findings unresolved. A budget that runs out once the Judge has ruled stops the run
+/// `budget-exhausted` instead ([`conclude`]): a verdict exists.
 fn budget_stop(
     ctx: &Ctx<'_>,
     (rec, judged): (&mut RoundRecord, &mut Option<Vec<Option<Ruling>>>),
@@ -518,15 +523,13 @@ fn budget_stop(
 ) -> ReviewEnd {
     // Every dispatch of the review has ended: the meter's total is what they recorded.
     let spent = ctx.meter.total();
-    rec.decision.reasons.push(format!(
+    let detail = format!(
         "budget exhausted {when} ({}): {novel} finding(s) stay unresolved",
         budget_note(ctx.plan, spent.cost_usd, spent.tokens),
-    ));
+    );
     *judged = Some(vec![None; novel]);
     rec.counts.unresolved = novel as u32;
-    rec.decision.action = Action::Stop;
-    rec.decision.stop_reason = Some(StopReason::BudgetExhausted);
-    ReviewEnd::Stopped(StopReason::BudgetExhausted)
+    ReviewEnd::Aborted(Abort::BudgetExhaustedBeforeVerdict { detail })
 }
 
 /// The parts of the Judge's answer the decision reads.

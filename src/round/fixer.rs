@@ -22,6 +22,9 @@ pub enum FixerEnd {
     Malformed(String),
     Aborted(Abort),
     Interrupted,
+    /// Stopped when its spend passed what was left of the budget, before it answered: its
+    /// edits (if any) stay uncommitted in the worktree.
+    BudgetExhausted,
 }
 
 /// The Fixer's result and every dispatch attempt.
@@ -88,14 +91,18 @@ pub async fn run_fixer<T: serde::Serialize>(
         pass: None,
         round: iteration,
         tier,
-        max_usd: None,
+        // What is left of `--budget-usd` (the plan's budgets are what the loop has left).
+        max_usd: plan.budget_usd,
     };
-    // A gate abort cancels the token it is given: keep that local to this dispatch.
+    // A gate abort cancels the token it is given: keep that local to this dispatch. The
+    // Fixer is stopped once its spend passes what is left of the budget.
     let local = cancel.child_token();
+    ctx.meter.arm(&local);
     let r: RoleRun<FixerOutput> =
         run_role(&ctx, &view, who, prompt, &local, progress, Checks::none()).await;
     let end = match r.output {
         _ if cancel.is_cancelled() => FixerEnd::Interrupted,
+        RoleOutput::Cancelled if ctx.meter.tripped() => FixerEnd::BudgetExhausted,
         RoleOutput::Cancelled => FixerEnd::Interrupted,
         RoleOutput::Abort(a) => FixerEnd::Aborted(a),
         out => match write_violation(&target.root, &r.records) {

@@ -2,8 +2,10 @@
 //! dispatches recorded plus what each agent in flight has spent so far, as its events
 //! stream. Once the sum passes `--budget-usd` or `--budget-tokens`, the agents in flight are
 //! stopped (the round's token is cancelled) and the meter stays tripped: nothing more is
-//! started, and the run stops `budget-exhausted`. Total spend stays within the budget plus
-//! what the agents in flight spent in their last step.
+//! started. Before the Judge has ruled the run aborts `budget_exhausted_before_verdict`
+//! (the answers already received are kept, unresolved); after, it stops
+//! `budget-exhausted`. Total spend stays within the budget plus what the agents in flight
+//! spent in their last step.
 
 use crate::dispatch::{SpendMeter, Usage};
 use crate::records::{Role, Spend};

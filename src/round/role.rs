@@ -164,6 +164,10 @@ pub(super) async fn run_role<T: AnswerSchema>(
                 return RoleRun::new(RoleOutput::Abort(a), records);
             }
             Step::Answer => match on_answer(&mut records, &label, &prompt, &checks, &mut tried) {
+                // No re-prompt is started once the round is cancelled.
+                Next::Retry(_) if cancel.is_cancelled() => {
+                    return RoleRun::new(RoleOutput::Cancelled, records)
+                }
                 Next::Retry(text) => retry = Some(text),
                 Next::Done(output) => return RoleRun::new(output, records),
             },
@@ -398,6 +402,11 @@ async fn one_dispatch(
         grace: role_grace.unwrap_or(ctx.plan.grace),
         output_cap: ctx.plan.config.review.max_output_bytes,
         max_budget_usd: who.max_usd,
+        price: crate::dispatch::price_of(
+            spec.format,
+            spec.models.get(who.tier),
+            &ctx.plan.config.prices,
+        ),
         search: ctx.target.kind != crate::target::TargetKind::File || view.relevant.is_some(),
     };
     let dir = out_dir

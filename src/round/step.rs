@@ -210,6 +210,8 @@ pub(super) struct Folded {
     pub abort: Option<Abort>,
     /// Passes lost to faults after their retries: (pass, cause).
     pub lost: Vec<(u32, String)>,
+    /// Passes stopped before they answered (Ctrl-C, a budget, a sibling's abort).
+    pub cancelled: u32,
 }
 
 /// Fold the Enthusiast passes (in pass order): their dispatch records and per-pass counts
@@ -257,7 +259,7 @@ pub(super) fn fold_passes(
                 tracing::warn!("round {round} pass {pass}: lost ({cause})");
                 f.lost.push((pass, cause));
             }
-            RoleOutput::Cancelled => {}
+            RoleOutput::Cancelled => f.cancelled += 1,
         }
     }
     f

@@ -103,7 +103,13 @@ impl VerdictCache {
     /// The verdict stored under `key`: a complete review's (with its stop reason). An
     /// unreadable, corrupt or mismatching entry is a miss.
     pub fn lookup(&self, key: &CacheKey) -> Option<CachedVerdict> {
-        let bytes = std::fs::read(self.entry(key)).ok()?;
+        let bytes = super::capped::read_capped(
+            &self.entry(key),
+            super::capped::MAX_REPORT_BYTES,
+            "a verdict-cache entry",
+        )
+        .map_err(|e| tracing::debug!(error = %e, "unreadable verdict-cache entry"))
+        .ok()?;
         let v: CachedVerdict = serde_json::from_slice(&bytes)
             .map_err(|e| tracing::debug!(error = %e, "unreadable verdict-cache entry"))
             .ok()?;

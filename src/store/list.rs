@@ -3,6 +3,9 @@
 //! and `arev report` (find a run by directory, id or unique id prefix, and load its
 //! report.json — refused while the run is running, or when it was abandoned).
 
+use super::capped::{
+    read_capped, read_capped_string, CappedReadError, MAX_RECORD_BYTES, MAX_REPORT_BYTES,
+};
 use super::layout::SUMMARY_FILE;
 use super::state::{liveness, read_meta, read_run, RunState};
 use super::{AbortReason, RunStatus, RunStopReason};
@@ -53,7 +56,7 @@ struct Counts {
 /// summaries existed, or one whose summary was lost — from report.json. None without
 /// either.
 fn counts(dir: &Path) -> Option<Counts> {
-    if let Ok(text) = std::fs::read(dir.join(SUMMARY_FILE)) {
+    if let Ok(text) = read_capped(&dir.join(SUMMARY_FILE), MAX_RECORD_BYTES, "a run record") {
         if let Ok(s) = serde_json::from_slice::<ReportSummary>(&text) {
             return Some(Counts {
                 confirmed: s.confirmed,
@@ -62,7 +65,7 @@ fn counts(dir: &Path) -> Option<Counts> {
             });
         }
     }
-    let text = std::fs::read(dir.join("report.json")).ok()?;
+    let text = read_capped(&dir.join("report.json"), MAX_REPORT_BYTES, "a report").ok()?;
     let r: Report = serde_json::from_slice(&text).ok()?;
     Some(Counts {
         confirmed: r.confirmed.len() as u32,
@@ -232,7 +235,7 @@ pub fn load_report(dir: &Path) -> Result<Report, LoadRunError> {
         _ => {}
     }
     let p = dir.join("report.json");
-    let text = match read_capped(&p) {
+    let text = match read_report_text(&p) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let why = match read_meta(dir) {
@@ -257,25 +260,10 @@ pub fn load_report(dir: &Path) -> Result<Report, LoadRunError> {
     parse_report(&p, &text)
 }
 
-/// The largest report.json arev reads back (a baseline, a report to re-render or publish):
-/// checked while reading, never after reading the whole file.
-pub const MAX_REPORT_BYTES: u64 = 64 << 20;
-
 /// `p` read as UTF-8 under [`MAX_REPORT_BYTES`]; a larger file is refused after reading one
 /// byte past the cap.
-fn read_capped(p: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let file = std::fs::File::open(p)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_REPORT_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_REPORT_BYTES {
-        return Err(std::io::Error::other(format!(
-            "larger than {} MiB, the most arev reads of a report",
-            MAX_REPORT_BYTES >> 20
-        )));
-    }
-    String::from_utf8(bytes)
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8"))
+fn read_report_text(p: &Path) -> std::io::Result<String> {
+    read_capped_string(p, MAX_REPORT_BYTES, "a report").map_err(CappedReadError::into_io)
 }
 
 /// Only the version of a report (read before the rest, so that another version is named
@@ -312,7 +300,7 @@ fn parse_report(p: &Path, text: &str) -> Result<Report, LoadRunError> {
 
 /// A report.json given as a file (outside its run dir, or written by `arev merge`).
 pub fn load_report_file(p: &Path) -> Result<Report, LoadRunError> {
-    let text = read_capped(p).map_err(|e| LoadRunError::Corrupt {
+    let text = read_report_text(p).map_err(|e| LoadRunError::Corrupt {
         path: p.display().to_string(),
         message: e.to_string(),
     })?;

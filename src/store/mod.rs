@@ -3,6 +3,7 @@
 //! reading a run back with its derived status.
 mod atomic;
 pub mod cache;
+mod capped;
 mod clock;
 mod exit;
 mod layout;
@@ -22,6 +23,10 @@ pub use crate::records::stop::{AbortReason, RunStatus, RunStopReason};
 pub use atomic::{
     copy_atomic, copy_record, write_atomic, write_compact_record, write_json_atomic,
     write_json_record, write_record,
+};
+pub use capped::{
+    read_capped, read_capped_string, CappedReadError, MAX_LOG_BYTES, MAX_RECORD_BYTES,
+    MAX_REPORT_BYTES,
 };
 pub use exit::record_exit_code;
 pub use layout::{

@@ -59,26 +59,51 @@ impl ProcessId {
 }
 
 /// Whether process `pid` runs an arev executable (`/proc/<pid>/exe`): one named `arev`, or
-/// this very executable (a test binary, a renamed install). Unreadable: not proven arev.
+/// this very executable (a test binary, a renamed install). An arev is non-dumpable
+/// (`process::become_undumpable`), so to another process of the same user without
+/// `CAP_SYS_PTRACE` its `exe` link is denied: then its command name (`/proc/<pid>/stat`, the
+/// executable's name cut to 15 bytes, readable by anyone) must be arev's — as strong as the
+/// name check on `exe`. Unreadable otherwise: not proven arev.
 fn runs_arev(pid: u32) -> bool {
-    let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) else {
+    let mine = std::env::current_exe().ok().and_then(|me| file_name(&me));
+    let exe = match std::fs::read_link(format!("/proc/{pid}/exe")) {
+        Ok(exe) => exe,
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            return stat(&pid.to_string())
+                .ok()
+                .and_then(|text| command_name(&text).map(str::to_string))
+                .is_some_and(|comm| is_arev_comm(&comm, mine.as_deref()));
+        }
+        Err(_) => return false,
+    };
+    let Some(theirs) = file_name(&exe) else {
         return false;
     };
-    let name = |p: &std::path::Path| {
-        p.file_name().map(|n| {
-            n.to_string_lossy()
-                .trim_end_matches(" (deleted)")
-                .to_string()
-        })
-    };
-    let Some(theirs) = name(&exe) else {
-        return false;
-    };
-    theirs == "arev"
-        || std::env::current_exe()
-            .ok()
-            .and_then(|me| name(&me))
-            .is_some_and(|mine| mine == theirs)
+    theirs == "arev" || mine.is_some_and(|mine| mine == theirs)
+}
+
+/// The last component of an executable's path (`/proc/<pid>/exe` marks a replaced one
+/// ` (deleted)`).
+fn file_name(p: &std::path::Path) -> Option<String> {
+    p.file_name().map(|n| {
+        n.to_string_lossy()
+            .trim_end_matches(" (deleted)")
+            .to_string()
+    })
+}
+
+/// The command name of a `/proc/<pid>/stat` line: between the first `(` and the last `)`.
+fn command_name(text: &str) -> Option<&str> {
+    let (_, rest) = text.split_once('(')?;
+    let (name, _) = rest.rsplit_once(')')?;
+    Some(name)
+}
+
+/// Whether a command name (the kernel keeps the first 15 bytes of the executable's name) is
+/// `arev`'s or this executable's.
+fn is_arev_comm(comm: &str, mine: Option<&str>) -> bool {
+    let cut = |name: &str| -> Vec<u8> { name.as_bytes().iter().take(15).copied().collect() };
+    comm == "arev" || mine.is_some_and(|m| cut(m) == comm.as_bytes())
 }
 
 #[cfg(test)]
@@ -91,6 +116,20 @@ mod tests {
         assert_eq!(parse_stat(line), Some(('S', 987654)));
         assert_eq!(parse_stat("4242 (x) Z"), None);
         assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn command_names_are_read_and_compared_as_the_kernel_cuts_them() {
+        let line = "4242 (a (b) c) S 1 4242";
+        assert_eq!(command_name(line), Some("a (b) c"));
+        assert_eq!(command_name("4242 arev"), None);
+        assert!(is_arev_comm("arev", None));
+        assert!(!is_arev_comm("arevx", None));
+        assert!(!is_arev_comm("sleep", Some("integration-0123456789abcdef")));
+        assert!(is_arev_comm(
+            "integration-012",
+            Some("integration-0123456789abcdef")
+        ));
     }
 
     #[test]

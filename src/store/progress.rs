@@ -270,10 +270,19 @@ pub(crate) fn settled(dir: &Path, until: impl Fn(&RunProgress) -> bool) -> RunPr
     }
 }
 
-/// progress.json of the run in `dir`, if it has one that parses.
+/// progress.json of the run in `dir`, if it has one that parses (read under
+/// [`MAX_RECORD_BYTES`](super::capped::MAX_RECORD_BYTES): a larger one is warned about and
+/// left unread).
 pub fn read_progress(dir: &Path) -> Option<RunProgress> {
-    let text = std::fs::read_to_string(dir.join("progress.json")).ok()?;
-    serde_json::from_str(&text).ok()
+    use super::capped::{read_capped, CappedReadError, MAX_RECORD_BYTES};
+    match read_capped(&dir.join("progress.json"), MAX_RECORD_BYTES, "a run record") {
+        Ok(text) => serde_json::from_slice(&text).ok(),
+        Err(e @ CappedReadError::TooLarge { .. }) => {
+            crate::output::warn(&e.to_string());
+            None
+        }
+        Err(_) => None,
+    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use super::{
     AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunDir, RunStatus,
     RunStopReason,
 };
-use crate::records::{Report, ReportSummary, RoundRecord, Tier};
+use crate::records::{FailOn, Report, ReportSummary, RoundRecord, Tier};
 use crate::target::{ArtefactContent, PinnedTarget};
 use std::path::PathBuf;
 
@@ -49,6 +49,8 @@ pub struct Start<'a> {
     pub empty: bool,
     /// Where the repository inputs came from (`--repo-config`), and their digest.
     pub repo_inputs: Option<MetaRepoInputs>,
+    /// The gate the run exits by (recorded in meta.json and report.json).
+    pub fail_on: FailOn,
 }
 
 /// How a run ended, as meta.json records it.
@@ -213,6 +215,7 @@ impl Recorder {
             iterate: None,
             cached_from: None,
             baseline_run_id: None,
+            fail_on: Some(start.fail_on),
         };
         write_json_atomic(&run.meta(), &meta).map_err(RecordError::at(run.meta()))?;
         Ok(meta)
@@ -327,10 +330,12 @@ impl Recorder {
         }
         meta.finished_at = Some(now());
         let Rendered {
-            report,
+            mut report,
             markdown,
             sarif,
         } = build(&self.meta);
+        // The run's own gate, whatever report the caller built (a replayed one included).
+        report.fail_on = self.meta.fail_on;
         let run = &self.run;
         // Streamed into its file (a large report is never a second copy in memory);
         // `--format json` prints the file.
@@ -383,6 +388,7 @@ mod tests {
             config_digest: "cfg",
             empty: false,
             repo_inputs: None,
+            fail_on: FailOn::High,
         }
     }
 

@@ -78,8 +78,12 @@ pub struct RunView {
 
 pub(super) fn read_meta(dir: &Path) -> Result<Meta, String> {
     let p = dir.join("meta.json");
-    let text = std::fs::read_to_string(&p).map_err(|e| format!("meta.json: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| format!("meta.json: {e}"))
+    let text = super::capped::read_capped(&p, super::capped::MAX_RECORD_BYTES, "a run record")
+        .map_err(|e| match e {
+            super::capped::CappedReadError::Io { source, .. } => format!("meta.json: {source}"),
+            e => e.to_string(),
+        })?;
+    serde_json::from_slice(&text).map_err(|e| format!("meta.json: {e}"))
 }
 
 /// The liveness of the process that runs `meta`'s run, when meta.json says `running`.

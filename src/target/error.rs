@@ -38,6 +38,8 @@ pub enum TargetError {
     TooLarge { path: String, size: u64, cap: u64 },
     #[error("{0} is outside the repository")]
     OutsideRepo(String),
+    #[error("{0} is VCS metadata (.git): never a review target")]
+    VcsMetadata(String),
     #[error(
         "{0} is outside the current directory (outside a git repository, targets must be under it)"
     )]

@@ -83,6 +83,10 @@ pub(crate) fn locate(ctx: &Context, arg: &str) -> Result<(PathBuf, String), Targ
         }
     };
     let rel = rel_string(&rel_path).ok_or_else(|| TargetError::NotUtf8(arg.to_owned()))?;
+    // What a reviewer may never read (docs/trust.md) is no target either.
+    if rel.split('/').any(|p| p == ".git") {
+        return Err(TargetError::VcsMetadata(arg.to_owned()));
+    }
     let mut at = ctx.root.clone();
     let mut walked = String::new();
     for part in rel.split('/').filter(|p| !p.is_empty()) {

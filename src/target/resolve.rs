@@ -560,6 +560,9 @@ pub fn read_repo_file(root: &Path, rel: &str, cap: u64) -> Result<Option<Vec<u8>
     if Path::new(rel).is_absolute() {
         return Err("not a path inside the repository".into());
     }
+    if norm.split('/').any(|c| c == ".git") {
+        return Err("VCS metadata (.git) is never read as a repository input".into());
+    }
     match scan::read_regular(root, &norm, cap) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(scan::ScanError::Missing) => Ok(None),

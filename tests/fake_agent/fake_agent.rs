@@ -83,6 +83,8 @@
 //! - `cost_usd` (default 0.01), `usage` (`{input_tokens, output_tokens}`, default 100/50).
 //! - `message_usage` (object, default `{"input_tokens":10,"output_tokens":5}`): the `usage`
 //!   every Claude `assistant` event carries (what arev tallies while the events stream).
+//! - `linger_ms` (n): sleep after the result event before exiting (a real CLI takes a
+//!   moment to exit once it has printed its result).
 //! - `exit_code`: exit status after printing (default 1 when `is_error`, else 0).
 // A test-only binary (never shipped): a broken script panics, which the tests see.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -755,6 +757,9 @@ fn main() {
     let is_error = flag("is_error");
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     s.result(&text, is_error, &step, duration_ms);
+    if let Some(ms) = num("linger_ms") {
+        std::thread::sleep(Duration::from_millis(ms));
+    }
 
     let code = step
         .get("exit_code")

@@ -41,18 +41,21 @@ fn eval(value: &str, ctx: &BTreeMap<String, String>) -> String {
     out
 }
 
-/// A step's `if:` of the forms the action uses: `steps.<id>.outputs.<k> != '<v>'` / `== '<v>'`.
+/// A step's `if:` of the forms the action uses: `<context>.<key> != '<v>'` / `== '<v>'`
+/// (`steps.<id>.outputs.<k>`, `inputs.<name>`), joined by `&&`.
 fn step_condition(cond: &str, ctx: &BTreeMap<String, String>) -> bool {
-    let (lhs, rhs, eq) = if let Some((l, r)) = cond.split_once("!=") {
-        (l, r, false)
-    } else if let Some((l, r)) = cond.split_once("==") {
-        (l, r, true)
-    } else {
-        panic!("the test does not know the condition `{cond}`")
-    };
-    let value = ctx.get(lhs.trim()).cloned().unwrap_or_default();
-    let want = rhs.trim().trim_matches('\'');
-    (value == want) == eq
+    cond.split("&&").all(|one| {
+        let (lhs, rhs, eq) = if let Some((l, r)) = one.split_once("!=") {
+            (l, r, false)
+        } else if let Some((l, r)) = one.split_once("==") {
+            (l, r, true)
+        } else {
+            panic!("the test does not know the condition `{cond}`")
+        };
+        let value = ctx.get(lhs.trim()).cloned().unwrap_or_default();
+        let want = rhs.trim().trim_matches('\'');
+        (value == want) == eq
+    })
 }
 
 fn key_values(path: &Path) -> BTreeMap<String, String> {
@@ -246,6 +249,42 @@ fn run_action(
     }
 }
 
+/// The forge token reaches only the step that publishes, which runs no review: the step
+/// where the agents run has no token in its environment (docs/trust.md).
+#[test]
+fn only_the_publish_step_gets_the_token() {
+    let a = action();
+    let mut holders = vec![];
+    for step in a["runs"]["steps"].as_vec().unwrap() {
+        let name = step["name"].as_str().unwrap_or("").to_string();
+        let env = step["env"]
+            .as_hash()
+            .map(|h| {
+                h.iter()
+                    .map(|(k, v)| format!("{}={}", k.as_str().unwrap(), v.as_str().unwrap_or("")))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        let run = step["run"].as_str().unwrap_or("");
+        if env.iter().any(|e| {
+            e.contains("github-token") || e.contains("github.token") || e.contains("TOKEN")
+        }) {
+            assert!(
+                run.contains("arev publish") && !run.contains("arev \"${args[@]}\""),
+                "{name}: a step with the token runs only the publish"
+            );
+            holders.push(name.clone());
+        }
+        if run.contains("arev \"${args[@]}\"") {
+            assert!(
+                !run.contains("--publish"),
+                "{name}: the review does not publish"
+            );
+        }
+    }
+    assert_eq!(holders, ["Publish to the pull request"]);
+}
+
 #[test]
 fn the_action_reviews_publishes_writes_sarif_and_gates() {
     let repo = TestRepo::new();
@@ -296,6 +335,7 @@ fn the_action_reviews_publishes_writes_sarif_and_gates() {
             == 3
     );
     assert_eq!(fake.reviews().len(), 1, "published to the PR");
+    assert!(r.steps.iter().any(|s| s == "Publish to the pull request"));
     assert_eq!(fake.issue_comments().len(), 1);
 
     // fail-on never: the same findings pass the gate.
@@ -317,6 +357,11 @@ fn the_action_reviews_publishes_writes_sarif_and_gates() {
             r.outputs["confirmed"].as_str()
         ),
         (0, "0", "1")
+    );
+    assert!(
+        !r.steps.iter().any(|s| s.starts_with("Publish")),
+        "no publish input: {:?}",
+        r.steps
     );
 
     // A bad target: exit 2, no report, the gate fails with 2.
@@ -466,4 +511,42 @@ fn the_action_refuses_args_it_cannot_split() {
     );
     assert_eq!(r.outputs["exit-code"], "2");
     assert_eq!(r.code, 2);
+}
+
+/// Every checkout in the example workflows leaves no token behind in the reviewed tree's
+/// `.git/config` (`persist-credentials: false`; GitLab: the clone URL's job token is
+/// dropped), since a reviewer whose CLI does not refuse `.git/` could read it (docs/trust.md).
+#[test]
+fn the_examples_leave_no_token_in_the_checkout() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut checkouts = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        if name.starts_with("github-actions") {
+            let doc = YamlLoader::load_from_str(&text).unwrap().remove(0);
+            for (_, job) in doc["jobs"].as_hash().unwrap() {
+                for step in job["steps"].as_vec().unwrap() {
+                    if step["uses"]
+                        .as_str()
+                        .is_some_and(|u| u.starts_with("actions/checkout@"))
+                    {
+                        checkouts += 1;
+                        assert_eq!(
+                            step["with"]["persist-credentials"].as_bool(),
+                            Some(false),
+                            "{name}: a checkout persists its token"
+                        );
+                    }
+                }
+            }
+        } else if name.starts_with("gitlab-ci") {
+            assert!(
+                text.contains("git remote set-url origin \"$CI_PROJECT_URL.git\""),
+                "{name}: the clone URL keeps the job token"
+            );
+        }
+    }
+    assert!(checkouts >= 4, "{checkouts}");
 }

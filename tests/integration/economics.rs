@@ -299,7 +299,7 @@ fn arg_after(line: &Value, flag: &str) -> Option<String> {
 
 /// `--budget-usd`: each dispatch gets its share of what is left as Claude's
 /// `--max-budget-usd` (the finders split it, the Judge gets the rest), and the Judge is not
-/// started when the finders spent it all (SPEC §19.3).
+/// started when the finders spent it all (SPEC §19.3): no verdict, exit 3.
 #[test]
 fn a_usd_budget_caps_each_dispatch_and_starts_no_work_it_cannot_pay_for() {
     let repo = TestRepo::new();
@@ -361,14 +361,18 @@ fn a_usd_budget_caps_each_dispatch_and_starts_no_work_it_cannot_pay_for() {
         ])
         .script(script)
         .run();
-    run.assert_code(0);
+    // No verdict: never green, whatever `--fail-on` says.
+    run.assert_code(3);
     assert!(
         run.fake_log().iter().all(|l| l["role"] != "judge"),
         "{:?}",
         run.fake_log()
     );
     let meta = run.meta();
-    assert_eq!(meta["stop_reason"], "budget-exhausted", "{meta}");
+    assert_eq!(
+        meta["abort_reason"], "budget_exhausted_before_verdict",
+        "{meta}"
+    );
     let r1 = run.json("round-1.json");
     assert!(
         r1["decision"]["reasons"]
@@ -390,8 +394,8 @@ fn spending(role: &str, tokens: u64, delay_ms: u64) -> Value {
 
 /// `--budget-usd` holds while agents run (SPEC §19.3): the Enthusiast's Read reports $1
 /// of a $0.50 budget while it still works, so it is stopped at once (not after its 60 s),
-/// the Judge is never started, and the run stops `budget-exhausted` having spent the
-/// budget and that one answer at most.
+/// the Judge is never started, and the run aborts `budget_exhausted_before_verdict` (exit
+/// 3) having spent the budget and that one answer at most.
 #[test]
 fn a_budget_passed_mid_dispatch_stops_the_agents_in_flight() {
     let repo = TestRepo::new();
@@ -414,10 +418,13 @@ fn a_budget_passed_mid_dispatch_stops_the_agents_in_flight() {
         ])
         .script(script)
         .run();
-    run.assert_code(0);
+    run.assert_code(3);
     assert!(run.elapsed < Duration::from_secs(20), "{:?}", run.elapsed);
     let meta = run.meta();
-    assert_eq!(meta["stop_reason"], "budget-exhausted", "{meta}");
+    assert_eq!(
+        meta["abort_reason"], "budget_exhausted_before_verdict",
+        "{meta}"
+    );
     assert!(run.fake_log().iter().all(|l| l["role"] != "judge"));
     let r1 = run.json("round-1.json");
     assert!(

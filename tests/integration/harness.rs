@@ -86,7 +86,26 @@ impl TestRepo {
             script: None,
             cwd: self.root.clone(),
             fake_on_path: true,
+            without_ptrace: false,
         }
+    }
+}
+
+/// The words that run a program as an ordinary user's process: with no capability (under
+/// root, through `setpriv`, so that neither `CAP_SYS_PTRACE` nor a larger capability set
+/// than its peers decides what `/proc` shows; as any other user, nothing). Such a process
+/// cannot read a non-dumpable process's `/proc/<pid>/environ` or `exe`.
+pub fn without_ptrace() -> Vec<String> {
+    // `/proc/self` belongs to the effective user.
+    let root =
+        std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
+    if root {
+        ["setpriv", "--inh-caps=-all", "--bounding-set=-all", "--"]
+            .iter()
+            .map(|s| (*s).to_string())
+            .collect()
+    } else {
+        vec![]
     }
 }
 
@@ -181,6 +200,7 @@ pub struct Arev<'a> {
     script: Option<Value>,
     cwd: PathBuf,
     fake_on_path: bool,
+    without_ptrace: bool,
 }
 
 impl Arev<'_> {
@@ -202,6 +222,13 @@ impl Arev<'_> {
 
     pub fn cwd(mut self, dir: PathBuf) -> Self {
         self.cwd = dir;
+        self
+    }
+
+    /// Run arev as an ordinary user's process ([`without_ptrace`]), and so every agent it
+    /// starts: what `/proc` tells one such process about another is what it tells any user.
+    pub fn without_ptrace(mut self) -> Self {
+        self.without_ptrace = true;
         self
     }
 
@@ -239,7 +266,19 @@ impl Arev<'_> {
             .clone()
             .unwrap_or_else(|| serde_json::json!({"steps": []}));
         std::fs::write(&script, body.to_string()).unwrap();
-        let mut c = Command::new(env!("CARGO_BIN_EXE_arev"));
+        let wrap = if self.without_ptrace {
+            without_ptrace()
+        } else {
+            vec![]
+        };
+        let mut c = match wrap.split_first() {
+            Some((program, rest)) => {
+                let mut c = Command::new(program);
+                c.args(rest).arg(env!("CARGO_BIN_EXE_arev"));
+                c
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_arev")),
+        };
         c.args(&self.args)
             .current_dir(&self.cwd)
             .env_clear()

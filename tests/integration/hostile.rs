@@ -337,6 +337,21 @@ fn shards_and_config_values_are_validated_like_flags() {
         ("[budget]\nusd = nan\n", "budget.usd"),
         ("[budget]\nusd = -1.0\n", "budget.usd"),
         ("[budget]\nusd = inf\n", "budget.usd"),
+        // `[prices]`: finite, non-negative prices, no unknown key.
+        (
+            "[prices.\"m\"]\ninput = nan\noutput = 1.0\n",
+            "prices.\"m\"",
+        ),
+        (
+            "[prices.\"m\"]\ninput = 1.0\noutput = -1.0\n",
+            "prices.\"m\"",
+        ),
+        ("[prices.\"m\"]\ninput = 0.0\noutput = 0.0\n", "both 0"),
+        (
+            "[prices.\"m\"]\ninput = 1.0\noutput = 1.0\ncached = 0.1\n",
+            "prices.m.cached",
+        ),
+        ("[prices.\"m\"]\ninput = 1.0\n", "output"),
     ] {
         std::fs::write(&config, body).unwrap();
         let run = repo

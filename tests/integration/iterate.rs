@@ -784,3 +784,94 @@ fn a_fixer_edit_far_from_its_rulings_is_reverted() {
         run.stderr
     );
 }
+
+/// A review of the loop that the budget stops before its Judge ruled has no verdict: the
+/// loop aborts `budget_exhausted_before_verdict` (exit 3), whatever the earlier iteration
+/// fixed — here iteration 2's Enthusiast answer passes `--budget-tokens` (the answer kept,
+/// its finding unresolved in that review's report).
+#[test]
+fn a_review_the_budget_stops_before_its_verdict_aborts_the_loop() {
+    let repo = repo_with_marker();
+    let before = repo.state();
+    let script = steps(vec![
+        confirm_while("state 1", &["error-handling"]),
+        vec![
+            fixer_edit("state 1", "// state 1", "// state 2", &["F1"]),
+            json!({"role": "enthusiast", "round": 1, "if_file_contains": when("state 2"),
+                "linger_ms": 30_000, "usage": {"input_tokens": 200_000, "output_tokens": 50},
+                "answer": {"findings": [finding("F1", "src/lib.rs", 3, "high", "logic")]}}),
+        ],
+    ]);
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--iterate", "--budget-tokens", "50000"])
+        .script(script)
+        .run();
+    run.assert_code(3);
+    repo.assert_untouched(&before);
+    assert_eq!(
+        run.meta()["abort_reason"],
+        "budget_exhausted_before_verdict",
+        "{}",
+        run.meta()
+    );
+    assert_eq!(
+        run.report()["abort_reason"],
+        "budget_exhausted_before_verdict"
+    );
+    let iterations = iterate(&run)["iterations"].as_array().unwrap().clone();
+    assert_eq!(iterations.len(), 2, "{iterations:?}");
+    assert!(iterations[0]["fix"].is_object(), "iteration 1 was fixed");
+    assert_eq!(
+        iterations[1]["review_abort_reason"],
+        "budget_exhausted_before_verdict"
+    );
+    let log = run.fake_log();
+    assert_eq!(log.iter().filter(|l| l["role"] == "fixer").count(), 1);
+    assert_eq!(
+        log.iter().filter(|l| l["role"] == "judge").count(),
+        1,
+        "only iteration 1's Judge ran"
+    );
+}
+
+/// The Fixer is held by what is left of the budget like a reviewer: its spend passes
+/// `--budget-tokens` while it works, so it is stopped at once (not after its 60 s), nothing
+/// is committed, and the loop stops `budget-exhausted` — exiting 1, as the last review
+/// confirmed a high finding that stays unfixed.
+#[test]
+fn a_fixer_that_spends_the_budget_is_stopped() {
+    let repo = repo_with_marker();
+    let before = repo.state();
+    let script = steps(vec![
+        confirm_while("state 1", &["error-handling"]),
+        vec![json!({"role": "fixer", "delay_ms": 60_000,
+            "message_usage": {"input_tokens": 0, "cache_creation_input_tokens": 200_000,
+                "cache_read_input_tokens": 0, "output_tokens": 1},
+            "edits": [{"path": "src/lib.rs", "find": "// state 1", "replace": "// state 2"}],
+            "answer": {"applied": ["F1"], "skipped": []}})],
+    ]);
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--iterate", "--budget-tokens", "50000"])
+        .script(script)
+        .run();
+    run.assert_code(1);
+    assert!(
+        run.elapsed < std::time::Duration::from_secs(30),
+        "{:?}",
+        run.elapsed
+    );
+    repo.assert_untouched(&before);
+    assert_eq!(iterate(&run)["stop_reason"], "budget-exhausted");
+    let it = &iterate(&run)["iterations"][0];
+    assert!(
+        it["fix"]["errors"]
+            .to_string()
+            .contains("fixer_budget_exhausted"),
+        "{it}"
+    );
+    assert!(it["fix"]["commit"].is_null(), "nothing committed: {it}");
+    let log = run.fake_log();
+    assert_eq!(log.iter().filter(|l| l["role"] == "fixer").count(), 1);
+}

@@ -288,11 +288,22 @@ fn cancel_stops_the_run_and_every_agent() {
         .env("AREV_AGENT_GRACE", "300ms")
         .env("AREV_FAKE_PIDS", pids.to_str().unwrap())
         .script(script)
+        .without_ptrace()
         .run();
     caller.assert_code(0);
     wait_recorded(&pids, 2, 1);
+    // arev is non-dumpable: to another arev of the same (ordinary) user its
+    // /proc/<pid>/exe is denied. Still seen running, and cancelled.
+    let s = repo.arev().args(&["status"]).without_ptrace().run();
+    s.assert_code(0);
+    assert!(
+        s.stdout.contains("status    running"),
+        "{}{}",
+        s.stdout,
+        s.stderr
+    );
     let started = Instant::now();
-    let c = repo.arev().args(&["cancel"]).run();
+    let c = repo.arev().args(&["cancel"]).without_ptrace().run();
     c.assert_code(0);
     assert!(
         c.stdout.contains("cancelled") && c.stdout.contains("status interrupted"),

@@ -68,6 +68,9 @@ mod claude_plugin;
 mod claude_long;
 // `arev install claude`: merge into settings.json, idempotence, uninstall.
 mod install;
+// What reading runs back trusts: the recorded gate of result/merge, run-dir size caps,
+// C1 controls in status/runs JSON.
+mod run_dir_trust;
 // `arev doctor` and the preflight of `arev run` (missing agent CLIs, exit 2, no run dir).
 mod setup;
 // The terminal report: descriptions, resolutions, fixes, cost; colour on a TTY only.
@@ -119,3 +122,5 @@ mod fidelity;
 mod memory;
 // Economics: debunked once, a cancelled Adversary, live time and cost, budgets.
 mod economics;
+// Budgets: no verdict is never green, every backend's tokens priced (real CLIs too).
+mod budget;

@@ -259,6 +259,28 @@ fn github_marks_fixed_only_where_the_compare_diff_changes_the_line() {
         body(&newest).contains(NOT_RAISED) && !body(&newest).contains("Fixed"),
         "{newest}"
     );
+    // Push 5 is a force-push: sha4 is dropped (reset to sha3) and line 3 rewritten again.
+    // The comment made at sha4 is on a commit that is no longer an ancestor of the head:
+    // GitHub's compare says "diverged", its diff is not from that commit, so no fix is
+    // claimed although line 3 differs.
+    let fp3_new = fp_on(&dir4, 3);
+    repo.git(&["reset", "-q", "--hard", &sha3]);
+    let sha5 = edit_line(&repo, 3, "} // end of parse");
+    fake.push(&sha5);
+    fake.clear_requests();
+    let dir5 = publish(&[1], &sha5);
+    let result = read_json(&dir5.join("publish/github.result.json"));
+    assert_eq!(result["marked_fixed"], json!([]));
+    assert_eq!(result["not_raised_again"], json!([fp3_new]));
+    let asked = fake
+        .requests()
+        .into_iter()
+        .find(|r| r.path.ends_with(&format!("/compare/{sha4}...{sha5}")))
+        .expect("the compare was asked");
+    assert_eq!(
+        asked.status, 200,
+        "GitHub still has the commit: a diverged compare"
+    );
     // Only the one comment whose line changed was ever marked fixed.
     assert_eq!(
         fake.review_comments()

@@ -810,8 +810,9 @@ fn report_cost_agrees_with_what_the_api_billed() {
 
 /// `--budget-usd` holds while an agent runs (SPEC §19.3): the Enthusiast's Read of a large
 /// target sends a request the budget cannot pay for, so it is stopped while that request
-/// waits (with the Adversary, still on its first), the Judge never starts, and the run stops
-/// `budget-exhausted` at once, having spent no more than the budget and that one answer.
+/// waits (with the Adversary, still on its first), the Judge never starts, and the run
+/// aborts `budget_exhausted_before_verdict` at once (exit 3: no verdict), having spent no
+/// more than the budget and that one answer.
 #[test]
 fn a_budget_stops_the_real_cli_mid_dispatch() {
     let Some(bin) = claude_bin("a_budget_stops_the_real_cli_mid_dispatch") else {
@@ -850,8 +851,12 @@ fn a_budget_stops_the_real_cli_mid_dispatch() {
         run.elapsed,
         run.stderr
     );
+    run.assert_code(3);
     let report: Value = serde_json::from_str(&run.stdout).expect("json report");
-    assert_eq!(report["stop_reason"], "budget-exhausted", "{report}");
+    assert_eq!(
+        report["abort_reason"], "budget_exhausted_before_verdict",
+        "{report}"
+    );
     let r1 = run.json("round-1.json");
     assert!(
         r1["decision"]["reasons"]

@@ -84,11 +84,19 @@ impl FakeRelease {
     /// Publish `binary` as release `version` for this machine's target: the archive with
     /// `arev` at its root, and SHA256SUMS (whose line for it is wrong when `bad_sum`).
     pub fn publish(&self, version: &str, binary: &Path, bad_sum: bool) {
+        self.publish_staged(version, bad_sum, |arev| {
+            std::fs::copy(binary, arev).unwrap();
+        });
+    }
+
+    /// [`publish`](Self::publish) of an archive whose `arev` member `stage` makes (given its
+    /// path in the staging directory): a symbolic link, a directory…
+    pub fn publish_staged(&self, version: &str, bad_sum: bool, stage_arev: impl FnOnce(&Path)) {
         let dir = self.files.join(format!("v{version}"));
         let stage = self.files.join(format!(".stage-{version}"));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::create_dir_all(&stage).unwrap();
-        std::fs::copy(binary, stage.join("arev")).unwrap();
+        stage_arev(&stage.join("arev"));
         let archive = format!("arev-{}.tar.gz", target());
         // gzip -1: a debug build of arev is ~170 MB.
         let ok = Command::new("sh")
@@ -268,4 +276,53 @@ fn install_sh_default_version_is_the_crates() {
         script.contains(&format!("\nAREV_DEFAULT_VERSION=\"{VERSION}\"\n")),
         "install.sh's AREV_DEFAULT_VERSION must be Cargo.toml's {VERSION}"
     );
+}
+
+/// A checksum-valid archive whose `arev` is a symbolic link (to a file of the user's, or a
+/// directory) installs nothing and touches nothing it points at: only a regular file is
+/// taken (docs/trust.md).
+#[test]
+fn install_sh_refuses_an_arev_that_is_not_a_regular_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let release = FakeRelease::start(&tmp.path().join("release"));
+    let home = tmp.path().join("home");
+    let secret = home.join(".ssh/id_ed25519");
+    std::fs::create_dir_all(secret.parent().unwrap()).unwrap();
+    std::fs::write(&secret, "PRIVATE KEY").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let to = tmp.path().join("bin");
+    let link_to = secret.clone();
+    release.publish_staged(VERSION, false, move |arev| {
+        std::os::unix::fs::symlink(&link_to, arev).unwrap();
+    });
+    let o = install_sh(&release, &home, &["--to", to.to_str().unwrap()]);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("has no arev binary (a regular file) at its root: nothing installed"),
+        "{}",
+        text(&o)
+    );
+    assert!(!to.join("arev").exists(), "{}", text(&o));
+    assert_eq!(
+        std::fs::metadata(&secret).unwrap().permissions().mode() & 0o777,
+        0o600,
+        "the link's target was not chmod-ed"
+    );
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "PRIVATE KEY");
+
+    // A directory named arev: refused the same way.
+    let release = FakeRelease::start(&tmp.path().join("release2"));
+    release.publish_staged(VERSION, false, |arev| {
+        std::fs::create_dir_all(arev.join("x")).unwrap();
+    });
+    let o = install_sh(&release, &home, &["--to", to.to_str().unwrap()]);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("a regular file"),
+        "{}",
+        text(&o)
+    );
+    assert!(!to.join("arev").exists());
 }

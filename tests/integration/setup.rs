@@ -224,3 +224,105 @@ fn version_names_the_commit() {
         assert_eq!(line, format!("arev 0.1.0 (commit {head})"));
     }
 }
+
+/// `arev doctor` reads the repository's config from where `arev run` would
+/// (`--repo-config`, `AREV_REPO_CONFIG`, `--base`): a change's `arev.toml` naming a binary
+/// is never run (`--version`) when the review would not read that config (docs/trust.md).
+#[test]
+fn doctor_honours_repo_config_and_runs_no_binary_the_change_names() {
+    let repo = TestRepo::new();
+    let marker = repo.scratch.join("ran");
+    let evil = script(
+        &repo,
+        "evil-claude",
+        &format!("touch '{}'; echo '2.1.330 (Claude Code)'", marker.display()),
+    );
+    // The change (a branch off main) names the binary.
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    claude_binary(&repo, &evil);
+    let doctor = |args: &[&str], env: Option<(&str, &str)>| {
+        let mut a = repo
+            .arev()
+            .args(&["doctor"])
+            .args(args)
+            .env("ANTHROPIC_API_KEY", "k");
+        if let Some((k, v)) = env {
+            a = a.env(k, v);
+        }
+        a.run()
+    };
+    for (args, env, line) in [
+        (
+            &["--repo-config", "ignore"][..],
+            None,
+            "repository config: ignored (--repo-config ignore)",
+        ),
+        (
+            &[][..],
+            Some(("AREV_REPO_CONFIG", "ignore")),
+            "repository config: ignored",
+        ),
+        (
+            &["--base", "main"][..],
+            None,
+            "repository config: from the merge-base",
+        ),
+        (
+            &["--repo-config", "base", "--base", "main"][..],
+            None,
+            "repository config: from the merge-base",
+        ),
+        (
+            &["--base", "main"][..],
+            Some(("AREV_REPO_CONFIG", "base")),
+            "repository config: from the merge-base",
+        ),
+    ] {
+        let run = doctor(args, env);
+        run.assert_code(0);
+        assert!(
+            run.stdout.contains(line),
+            "{args:?} {env:?}: {}",
+            run.stdout
+        );
+        assert!(
+            !run.stdout.contains("evil-claude") && !marker.exists(),
+            "{args:?} {env:?} ran the change's binary: {}",
+            run.stdout
+        );
+        // The agent checked is the one on PATH (the default config).
+        assert!(
+            line_with(&run.stdout, "2.1.330").contains("(the tested version)"),
+            "{}",
+            run.stdout
+        );
+    }
+    // `base` without --base is refused like `arev run`'s.
+    let run = doctor(&["--repo-config", "base"], None);
+    run.assert_code(2);
+    assert!(
+        line_with(&run.stdout, "FAIL").contains("--repo-config base needs --base REV"),
+        "{}",
+        run.stdout
+    );
+    assert!(!marker.exists());
+    let run = doctor(&[], Some(("AREV_REPO_CONFIG", "nowhere")));
+    run.assert_code(2);
+    assert!(
+        line_with(&run.stdout, "FAIL").contains("AREV_REPO_CONFIG=nowhere"),
+        "{}",
+        run.stdout
+    );
+    // The working tree's config, when asked for (the default without --base): its binary
+    // is the one checked.
+    let run = doctor(&[], None);
+    run.assert_code(0);
+    assert!(
+        run.stdout
+            .contains("repository config: the working tree's (--repo-config worktree)"),
+        "{}",
+        run.stdout
+    );
+    assert!(line_with(&run.stdout, "2.1.330").contains("evil-claude"));
+    assert!(marker.exists());
+}

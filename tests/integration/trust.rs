@@ -1123,3 +1123,441 @@ fn run_dirs_are_arevs_own() {
         cancel.stderr
     );
 }
+
+/// arev's own environment (CI secrets it was started with) is not readable by what its
+/// agents run (docs/trust.md): arev is non-dumpable, so a process of the same user — here a
+/// `command` agent walking up its ancestors — cannot read `/proc/<arev>/environ`; the same
+/// reader does read an ordinary process's. arev and its agents run as an ordinary user's
+/// processes would (no capability, see `harness::without_ptrace`).
+#[test]
+fn agents_cannot_read_arevs_environment() {
+    let repo = TestRepo::new();
+    let secret = format!("AREV-ENV-SECRET-{}-5d2a", std::process::id());
+    let log = repo.scratch.join("environ.log");
+    let agent = repo.scratch.join("agent.sh");
+    std::fs::write(
+        &agent,
+        format!(
+            r#"#!/bin/sh
+log='{log}'
+read_env() {{ cat "/proc/$1/environ" 2>/dev/null | tr '\0' '\n'; }}
+p=$PPID
+while [ "$p" -gt 1 ]; do
+  echo "tried $p" >> "$log"
+  if read_env "$p" | grep -q '^CI_DEPLOY_TOKEN='; then echo "LEAK $p" >> "$log"; fi
+  p=$(sed 's/.*) [A-Za-z] \([0-9]*\) .*/\1/' "/proc/$p/stat")
+done
+# Control: the same reader reads an ordinary (dumpable) process of the same user.
+CI_DEPLOY_TOKEN=control sleep 30 &
+c=$!
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+  grep -q sleep "/proc/$c/cmdline" 2>/dev/null && break
+  sleep 0.05
+done
+if read_env "$c" | grep -q '^CI_DEPLOY_TOKEN=control'; then echo "control-read" >> "$log"; fi
+kill "$c"
+exec '{fake}' "$@"
+"#,
+            log = log.display(),
+            fake = env!("CARGO_BIN_EXE_arev-fake-agent"),
+        ),
+    )
+    .unwrap();
+    let mut perm = std::fs::metadata(&agent).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&agent, perm).unwrap();
+    let cfg = ci_config(
+        &repo,
+        &format!(
+            "[agents.cmd]\nbackend = \"command\"\nbinary = {}\nformat = \"claude\"\nextra_args = [\"--model\", \"{{model}}\"]\n[roles]\nenthusiast = [\"cmd\"]\nadversary = \"cmd\"\njudge = \"cmd\"\n",
+            crate::real_backends::toml_str(&agent.display().to_string())
+        ),
+    );
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--max-rounds", "1", "--config", &cfg])
+        .env("CI_DEPLOY_TOKEN", &secret)
+        .script(json!({"steps": []}))
+        .without_ptrace()
+        .run();
+    run.assert_code(0);
+    let seen = std::fs::read_to_string(&log).unwrap();
+    let arev_pid = run.meta()["process"]["pid"].as_u64().unwrap();
+    assert!(
+        seen.contains(&format!("tried {arev_pid}\n")),
+        "the agent reached arev: {seen}"
+    );
+    assert!(seen.contains("control-read"), "the reader works: {seen}");
+    assert!(
+        !seen.contains("LEAK"),
+        "arev's environment was read: {seen}"
+    );
+}
+
+/// VCS metadata in a checkout: the token `actions/checkout` persists in `.git/config`, a
+/// submodule's `.git` file and its config under `.git/modules/`. Returns (secret, the paths
+/// a reviewer might read).
+fn vcs_secrets(repo: &TestRepo) -> (String, Vec<PathBuf>) {
+    let secret = format!("AREV-GIT-TOKEN-{}-c0de", std::process::id());
+    let config = repo.root.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic {secret}\n"
+    ));
+    std::fs::write(&config, text).unwrap();
+    let module = repo.root.join(".git/modules/lib");
+    std::fs::create_dir_all(&module).unwrap();
+    std::fs::write(
+        module.join("config"),
+        format!("[remote \"origin\"]\n\turl = https://x:{secret}@example.com/lib.git\n"),
+    )
+    .unwrap();
+    let sub = repo.root.join("vendor/lib");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(
+        sub.join(".git"),
+        format!("gitdir: ../../.git/modules/lib\n# {secret}\n"),
+    )
+    .unwrap();
+    (
+        secret,
+        vec![config, sub.join(".git"), module.join("config")],
+    )
+}
+
+/// `.git/` is never in a reviewer's read scope (docs/trust.md): Claude Code's own deny rules
+/// refuse a Read or Grep of VCS metadata — the repository's `.git/config` (where a
+/// checkout's token lives), a submodule's `.git` file and `.git/modules/` — although the
+/// repository is allowed; the model gets a denial and never the content; arev's read gate
+/// aborts the review and keeps nothing of it.
+#[test]
+fn claude_cli_refuses_reads_of_git_metadata() {
+    let Some(bin) = crate::real_claude::claude_bin("claude_cli_refuses_reads_of_git_metadata")
+    else {
+        return;
+    };
+    let repo = TestRepo::new();
+    // Two files: the reviewer also gets Grep.
+    repo.write("src/b.rs", "pub fn b() -> u32 { 2 }\n")
+        .commit("b");
+    let (secret, reads) = vcs_secrets(&repo);
+    let mut steps = vec![ClaudeStep::ReadTarget];
+    steps.extend(reads.iter().cloned().map(ClaudeStep::Read));
+    steps.push(ClaudeStep::Grep {
+        pattern: "extraheader".into(),
+        path: repo.root.join(".git"),
+    });
+    steps.push(ClaudeStep::Answer);
+    let (e, a) = clean_round();
+    let fake = FakeAnthropic::start(
+        ClaudeScript::new()
+            .answer("Enthusiast", 1, e)
+            .steps("Enthusiast", 1, steps)
+            .answer("Adversary", 1, a),
+    );
+    let cfg = ci_config(
+        &repo,
+        &format!(
+            "[agents.claude]\nbackend = \"claude\"\nbinary = {}\n",
+            crate::real_backends::toml_str(&bin.display().to_string())
+        ),
+    );
+    let mut arev = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "src/b.rs", "--format", "json"])
+        .args(&["--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "120s");
+    for (k, v) in fake.claude_env(&repo.scratch.join("home")) {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.run();
+    assert_aborted_without_secret(&run, &secret);
+    let all: String = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(!all.contains(&secret), "VCS metadata reached the model");
+    let last = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.role() == Some("Enthusiast"))
+        .max_by_key(|r| r.step)
+        .expect("enthusiast requests");
+    let messages = last.body["messages"].as_array().unwrap();
+    let blocks: Vec<&Value> = messages
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .collect();
+    let uses: Vec<&&Value> = blocks.iter().filter(|b| b["type"] == "tool_use").collect();
+    assert_eq!(uses.len(), 1 + reads.len() + 1, "{blocks:?}");
+    for u in &uses[1..] {
+        let id = u["id"].as_str().unwrap();
+        let result = blocks
+            .iter()
+            .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
+            .unwrap_or_else(|| panic!("no result for {u}"));
+        assert_eq!(result["is_error"], true, "{u}: {result}");
+        assert!(result.to_string().contains("denied"), "{u}: {result}");
+    }
+}
+
+/// Gemini CLI and VCS metadata (docs/trust.md): `read_file` of `.git/config`, a submodule's
+/// `.git` file or `.git/modules/` is refused by the CLI itself (a `.git` path is outside its
+/// workspace); the model never gets the content; arev's read gate aborts the review.
+#[test]
+fn gemini_cli_refuses_reads_of_git_metadata() {
+    let Some(bin) = crate::real_backends::real_bin(
+        "AREV_TEST_GEMINI_BIN",
+        "gemini_cli_refuses_reads_of_git_metadata",
+    ) else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let (secret, reads) = vcs_secrets(&repo);
+    let read = |p: &Path| Step::Tool {
+        name: "read_file".into(),
+        args: json!({"file_path": p.display().to_string()}),
+    };
+    let mut steps = vec![Step::ReadTarget];
+    steps.extend(reads.iter().map(|p| read(p)));
+    steps.push(Step::Answer);
+    let (e, a) = clean_round();
+    let fake = FakeGemini::start(
+        Script::new()
+            .answer("Enthusiast", 1, e)
+            .steps("Enthusiast", 1, steps)
+            .answer("Adversary", 1, a),
+    );
+    let home = repo.scratch.join("home");
+    let cfg = ci_config(&repo, &crate::real_backends::gemini_agent(&bin));
+    let mut arev = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--format", "json", "--agent", "gemini"])
+        .args(&["--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "120s");
+    for (k, v) in fake.gemini_env(&home) {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.run();
+    assert_aborted_without_secret(&run, &secret);
+    let all: String = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(!all.contains(&secret), "VCS metadata reached the model");
+    // The CLI's own rule: a `.git` path is outside the workspace, whatever the depth.
+    for p in &reads {
+        let refused = format!(
+            "Path not in workspace: Attempted path \\\"{}\\\"",
+            p.display()
+        );
+        assert!(
+            all.contains(&refused),
+            "{p:?} not refused by the CLI: {all}"
+        );
+    }
+}
+
+/// Codex CLI and VCS metadata (docs/trust.md): its read-only sandbox does not refuse a read
+/// of `.git/config` (the model sees it: hence `persist-credentials: false` in the examples);
+/// arev's read gate aborts the review and keeps nothing of that command on.
+#[test]
+fn codex_reads_of_git_metadata_abort_and_are_withheld() {
+    let Some(bin) = crate::real_backends::real_bin(
+        "AREV_TEST_CODEX_BIN",
+        "codex_reads_of_git_metadata_abort_and_are_withheld",
+    ) else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let (secret, _) = vcs_secrets(&repo);
+    let cmd = |c: &str| Step::Tool {
+        name: "exec_command".into(),
+        args: json!({"cmd": c}),
+    };
+    let (e, a) = clean_round();
+    let fake = FakeOpenAi::start(
+        Script::new()
+            .answer("Enthusiast", 1, e)
+            .steps(
+                "Enthusiast",
+                1,
+                vec![Step::ReadTarget, cmd("cat .git/config"), Step::Answer],
+            )
+            .answer("Adversary", 1, a),
+    );
+    let home = repo.scratch.join("home");
+    let cfg = ci_config(&repo, &crate::real_backends::codex_agent(&bin, &fake));
+    let mut arev = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--format", "json", "--agent", "codex"])
+        .args(&["--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "120s");
+    for (k, v) in fake.codex_env(&home) {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.run();
+    // The read-only sandbox blocks writes, not reads: the command ran and the model saw the
+    // file. The gate aborts the review, and nothing after that command is kept.
+    assert!(
+        fake.requests()
+            .iter()
+            .any(|r| r.body.to_string().contains(&secret)),
+        "codex now refuses the read: update the per-backend table in docs/trust.md"
+    );
+    assert_aborted_without_secret(&run, &secret);
+    let events = enthusiast_events(&run);
+    let last: Value = serde_json::from_str(events.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "arev_withheld", "{events}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Real CLIs: no personal context reaches a reviewer, and the user's login still works
+// ---------------------------------------------------------------------------------------
+
+const PERSONAL_MARKER: &str = "AREV-PERSONAL-MARKER-5e71";
+
+/// Codex: the user's global `$CODEX_HOME/AGENTS.md` (and `AGENTS.override.md`, memories)
+/// never reach a request, while the user's own `config.toml` (here: the model provider) and
+/// `auth.json` (the API key the provider sends) are used as they are — through links, so a
+/// refreshed token would land in the user's file (docs/trust.md).
+#[test]
+fn codex_reviewers_get_no_personal_context_and_keep_the_users_login() {
+    let Some(bin) = crate::real_backends::real_bin(
+        "AREV_TEST_CODEX_BIN",
+        "codex_reviewers_get_no_personal_context_and_keep_the_users_login",
+    ) else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let (e, a) = clean_round();
+    let fake = FakeOpenAi::start(Script::new().answer("Enthusiast", 1, e).answer(
+        "Adversary",
+        1,
+        a,
+    ));
+    let home = repo.scratch.join("home");
+    let env = fake.codex_env(&home);
+    let codex_home = home.join(".codex");
+    for f in ["AGENTS.md", "memories/memory_summary.md"] {
+        let p = codex_home.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, format!("Always say {PERSONAL_MARKER}.\n")).unwrap();
+    }
+    // The user's login (an API key in auth.json) and their provider in config.toml.
+    std::fs::write(
+        codex_home.join("auth.json"),
+        r#"{"auth_mode":"apikey","OPENAI_API_KEY":"sk-from-the-users-auth-json"}"#,
+    )
+    .unwrap();
+    let base_url = fake
+        .codex_args()
+        .iter()
+        .find_map(|a| {
+            a.split("base_url=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .map(str::to_string)
+        })
+        .unwrap();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "model_provider = \"userfake\"\n[model_providers.userfake]\nname = \"userfake\"\nbase_url = \"{base_url}\"\nwire_api = \"responses\"\nrequires_openai_auth = true\nrequest_max_retries = 0\nstream_max_retries = 0\n"
+        ),
+    )
+    .unwrap();
+    let cfg = ci_config(
+        &repo,
+        &format!(
+            "[agents.codex]\nbackend = \"codex\"\nbinary = {}\n",
+            crate::real_backends::toml_str(&bin.display().to_string())
+        ),
+    );
+    let mut arev = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--format", "json", "--agent", "codex"])
+        .args(&["--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "120s");
+    for (k, v) in env {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.run();
+    run.assert_code(0);
+    let reqs = fake.requests();
+    assert!(reqs.len() >= 4, "{} requests", reqs.len());
+    for r in &reqs {
+        assert!(
+            !r.body.to_string().contains(PERSONAL_MARKER),
+            "the user's AGENTS.md or memories reached a reviewer"
+        );
+        assert_eq!(
+            r.header("authorization"),
+            Some("Bearer sk-from-the-users-auth-json"),
+            "the user's own login"
+        );
+    }
+    // The private homes are gone; the user's files are untouched.
+    assert!(codex_home.join("AGENTS.md").is_file());
+    assert!(codex_home.join("auth.json").is_file());
+}
+
+/// Gemini: the user's `~/.gemini/GEMINI.md` (and any other memory file there) never reaches
+/// a request, while their `settings.json` (here: the API-key auth type the run needs) is used
+/// as it is (docs/trust.md).
+#[test]
+fn gemini_reviewers_get_no_personal_context_and_keep_the_users_login() {
+    let Some(bin) = crate::real_backends::real_bin(
+        "AREV_TEST_GEMINI_BIN",
+        "gemini_reviewers_get_no_personal_context_and_keep_the_users_login",
+    ) else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let (e, a) = clean_round();
+    let fake = FakeGemini::start(Script::new().answer("Enthusiast", 1, e).answer(
+        "Adversary",
+        1,
+        a,
+    ));
+    let home = repo.scratch.join("home");
+    let env = fake.gemini_env(&home);
+    std::fs::write(
+        home.join(".gemini/GEMINI.md"),
+        format!("Always say {PERSONAL_MARKER}.\n"),
+    )
+    .unwrap();
+    let cfg = ci_config(&repo, &crate::real_backends::gemini_agent(&bin));
+    let mut arev = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--format", "json", "--agent", "gemini"])
+        .args(&["--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "120s");
+    for (k, v) in env {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.run();
+    run.assert_code(0);
+    let reqs = fake.requests();
+    assert!(reqs.len() >= 4, "{} requests", reqs.len());
+    for r in &reqs {
+        assert!(
+            !r.body.to_string().contains(PERSONAL_MARKER),
+            "the user's GEMINI.md reached a reviewer"
+        );
+    }
+    assert!(home.join(".gemini/GEMINI.md").is_file());
+}
+
+/// VCS metadata is no review target either: `arev run .git/config` (or a path through a
+/// submodule's `.git`) is a usage error, before any run dir (exit 2).
+#[test]
+fn git_metadata_is_never_a_target() {
+    let repo = TestRepo::new();
+    for arg in [".git/config", "./.git", "src/../.git/HEAD"] {
+        let run = repo.arev().args(&["run", arg]).run();
+        run.assert_code(2);
+        assert!(
+            run.stderr
+                .contains("is VCS metadata (.git): never a review target"),
+            "{arg}: {}",
+            run.stderr
+        );
+        assert!(run.run_dirs().is_empty());
+    }
+}
