@@ -126,6 +126,16 @@ pub(crate) fn emit(report: &Report, to: &Emit<'_>) -> Result<(), ExpectedError> 
 /// docs/architecture.md §4.2: aborted → 3, interrupted → 130, a confirmed finding at/above
 /// `fail_on` → 1, else 0.
 pub(crate) fn verdict(report: &Report, fail_on: FailOn) -> i32 {
+    verdict_without(report, fail_on, &std::collections::BTreeSet::new())
+}
+
+/// [`verdict`], the findings whose fingerprint is in `dismissed` (dismissed on the pull
+/// request by someone allowed to) not counting.
+pub(crate) fn verdict_without(
+    report: &Report,
+    fail_on: FailOn,
+    dismissed: &std::collections::BTreeSet<String>,
+) -> i32 {
     match report.status {
         RunStatus::Aborted => exit_codes::ABORTED,
         RunStatus::Interrupted | RunStatus::Running => exit_codes::INTERRUPTED,
@@ -133,7 +143,10 @@ pub(crate) fn verdict(report: &Report, fail_on: FailOn) -> i32 {
         RunStatus::Complete | RunStatus::Empty => {
             // `gating`: suppressed findings never count; with --only-new, only new and
             // updated ones do.
-            if report.gating().any(|f| fail_on.fails(f.severity)) {
+            if report
+                .gating()
+                .any(|f| fail_on.fails(f.severity) && !dismissed.contains(&f.fingerprint))
+            {
                 exit_codes::FINDINGS
             } else {
                 exit_codes::OK

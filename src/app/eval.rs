@@ -1,4 +1,4 @@
-//! `arev eval mine|run|compare`: arguments → the `eval` stages → stdout and an exit code.
+//! `arev eval mine|run|compare|dispositions`: arguments → the `eval` stages → stdout and an exit code.
 
 use super::emit::cwd;
 use crate::cli::{EvalArgs, EvalCommand, EvalCompareArgs, EvalMineArgs, EvalRunArgs};
@@ -17,6 +17,8 @@ pub(crate) fn eval_command(args: &EvalArgs) -> Result<i32, ExpectedError> {
         EvalCommand::Mine(a) => mine_command(a),
         EvalCommand::Run(a) => run_command(a),
         EvalCommand::Compare(a) => compare_command(a),
+        // Counts read from a forge (the publishing client): no eval stage.
+        EvalCommand::Dispositions(a) => return super::suppress_pr::dispositions_command(a),
     };
     r.map_err(|e| match e {
         EvalError::Write { path, source } => ExpectedError::Write { path, source },

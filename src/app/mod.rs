@@ -18,6 +18,7 @@ mod runs;
 mod schema;
 mod status;
 mod suppress;
+mod suppress_pr;
 
 use crate::cli::{Cli, Command};
 use crate::exit_codes;

@@ -3,14 +3,15 @@
 //! record) → a line on stderr and an exit code. A failed publish after a run keeps the
 //! review's exit code unless `--publish-strict`.
 
-use super::emit::{cwd, named_run_dir};
+use super::emit::{cwd, named_run_dir, verdict_without};
 use crate::cli::{ForgeArg, PublishArgs, RunArgs};
+use crate::config::{ConfigSources, DismissBy, FailOn};
 use crate::errors::ExpectedError;
 use crate::exit_codes;
 use crate::output;
 use crate::publish::{
     code_after_failed_publish, describe, find_report, kept_note, process_env, publish_report,
-    settings, Forge,
+    settings, Forge, Published,
 };
 use crate::report::Report;
 use crate::store::RunStatus;
@@ -32,6 +33,13 @@ pub(crate) fn publish_command(args: &PublishArgs) -> Result<i32, ExpectedError> 
         named_run_dir(&cwd, &args.run, args.run_dir.as_deref())
     })?;
     let (root, _) = crate::resolve::discover_root(&cwd);
+    if let Some(p) = args.config.as_deref().filter(|p| !p.is_file()) {
+        return Err(ExpectedError::Usage(format!(
+            "--config {}: no such file",
+            p.display()
+        )));
+    }
+    let (config, _) = crate::config::load(&ConfigSources::discover(&root, args.config.clone()))?;
     match publish_report(
         forge,
         &report,
@@ -39,12 +47,17 @@ pub(crate) fn publish_command(args: &PublishArgs) -> Result<i32, ExpectedError> 
         &root,
         args.pr,
         args.dry_run,
+        config.publish.dismiss_by,
     ) {
         Ok((number, p)) => {
             if !args.dry_run {
                 output::note(&describe(forge, number, &p));
             }
-            Ok(exit_codes::OK)
+            // `--fail-on`: the review's findings gate, those dismissed on the PR excepted.
+            Ok(match args.fail_on {
+                Some(f) => gate(&report, f.into(), &p),
+                None => exit_codes::OK,
+            })
         }
         Err(e) if e.is_setting() => Err(ExpectedError::Usage(e.to_string())),
         Err(e) => Err(ExpectedError::Usage(format!(
@@ -83,6 +96,7 @@ pub(crate) fn after_run(
     run_dir: &Path,
     root: &Path,
     code: i32,
+    (fail_on, dismiss_by): (FailOn, DismissBy),
 ) -> i32 {
     let Some(f) = args.publish else {
         return code;
@@ -95,10 +109,15 @@ pub(crate) fn after_run(
         ));
         return code;
     }
-    match publish_report(forge, report, Some(run_dir), root, None, false) {
+    match publish_report(forge, report, Some(run_dir), root, None, false, dismiss_by) {
         Ok((number, p)) => {
             output::note(&describe(forge, number, &p));
-            code
+            // A finding dismissed on the pull request no longer gates.
+            if code == exit_codes::FINDINGS {
+                gate(report, fail_on, &p)
+            } else {
+                code
+            }
         }
         Err(e) => {
             output::error(&format!(
@@ -111,4 +130,18 @@ pub(crate) fn after_run(
             code_after_failed_publish(code, args.publish_strict)
         }
     }
+}
+
+/// The verdict of `report` at `fail_on` once published: the findings dismissed on the pull
+/// request do not count.
+fn gate(report: &Report, fail_on: FailOn, p: &Published) -> i32 {
+    let dismissed = p.dismissed.iter().map(|d| d.fingerprint.clone()).collect();
+    let code = verdict_without(report, fail_on, &dismissed);
+    if !p.dismissed.is_empty() {
+        output::note(&format!(
+            "{} finding(s) dismissed on the pull request do not gate",
+            p.dismissed.len()
+        ));
+    }
+    code
 }

@@ -148,6 +148,11 @@ fn deliver(
     // `--publish`: after the report is written, whatever the verdict (app/publish.rs).
     let code = exit_code(report, plan);
     Ok(super::publish::after_run(
-        args, report, run_dir, &plan.root, code,
+        args,
+        report,
+        run_dir,
+        &plan.root,
+        code,
+        (plan.fail_on, plan.config.publish.dismiss_by),
     ))
 }

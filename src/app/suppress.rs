@@ -15,8 +15,16 @@ use crate::store::write_atomic;
 use chrono::NaiveDate;
 
 pub(crate) fn suppress_command(args: &SuppressArgs) -> Result<i32, ExpectedError> {
+    if let Some(pr) = args.from_pr {
+        return super::suppress_pr::from_pr(args, pr);
+    }
     let cwd = cwd()?;
-    let reason = args.reason.trim();
+    let (Some(run), Some(finding), Some(reason)) = (&args.run, &args.finding, &args.reason) else {
+        return Err(ExpectedError::Usage(
+            "arev suppress needs RUN, FINDING_ID and --reason (or --from-pr N)".into(),
+        ));
+    };
+    let reason = reason.trim();
     if reason.is_empty() {
         return Err(ExpectedError::Usage(
             "--reason is empty: a suppression must say why".into(),
@@ -31,10 +39,8 @@ pub(crate) fn suppress_command(args: &SuppressArgs) -> Result<i32, ExpectedError
             })
         })
         .transpose()?;
-    let report = named_report(&cwd, &args.run, args.run_dir.as_deref())?;
-    let f = report
-        .find_finding(&args.finding)
-        .map_err(ExpectedError::Usage)?;
+    let report = named_report(&cwd, run, args.run_dir.as_deref())?;
+    let f = report.find_finding(finding).map_err(ExpectedError::Usage)?;
     let (root, _) = discover_root(&cwd);
     let path = suppressions_path(&root);
     let existing = match read_suppressions_file(&root)? {

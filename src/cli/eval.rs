@@ -32,6 +32,26 @@ pub enum EvalCommand {
     Run(EvalRunArgs),
     /// Put two evaluations (eval.json) side by side, per case and in total.
     Compare(EvalCompareArgs),
+    /// What became of arev's findings on pull requests, as the forge reports them: fixed,
+    /// dismissed (by kind), not raised again, open — per category and severity.
+    Dispositions(EvalDispositionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EvalDispositionsArgs {
+    /// The forge (its token and repository from the environment, as for `arev publish`).
+    #[arg(value_enum)]
+    pub forge: super::ForgeArg,
+    /// The pull requests / merge requests to count (at most 100).
+    #[arg(long = "pr", value_name = "N", required = true, num_args = 1..,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub prs: Vec<u64>,
+    /// One JSON array of rows instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// A trusted config file (`[publish] dismiss_by`).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 const EVAL_MINE_HELP: &str = "\

@@ -23,7 +23,14 @@ CI_MERGE_REQUEST_IID.
 A run dir keeps what it sends in publish/<forge>.json (retried as is by a later `arev
 publish`) and the outcome in publish/<forge>.result.json. --dry-run makes the reads, prints
 every request as a JSON line {method, path, body} on stdout and writes nothing.
-Exit code: 0 published; 2 a missing setting or a failed publish (the payload is kept).";
+Replies on arev's threads are read on every publish: a reply starting with `arev:
+false-positive <reason>`, `arev: wont-fix <reason>` or `arev: ack`, a 👎 on arev's comment,
+or resolving its thread, by someone with write access ([publish] dismiss_by), dismisses the
+finding: it is not posted again and does not gate while its code is unchanged. A fixed
+finding's thread gets one reply (\"Fixed in <sha>\") and is resolved.
+
+Exit code: 0 published (with --fail-on: 1 when a finding at or above it remains, dismissed
+ones excepted); 2 a missing setting or a failed publish (the payload is kept).";
 
 #[derive(Debug, Args)]
 pub struct PublishArgs {
@@ -45,6 +52,13 @@ pub struct PublishArgs {
     /// Runs base to look RUN_ID up in (default: <repo>/.arev/runs).
     #[arg(long, value_name = "DIR")]
     pub run_dir: Option<PathBuf>,
+    /// Exit 1 when a confirmed finding at or above this severity remains once published
+    /// (findings dismissed on the pull request do not count). Default: exit 0 once published.
+    #[arg(long, value_enum)]
+    pub fail_on: Option<super::FailOnArg>,
+    /// A trusted config file (e.g. `[publish] dismiss_by`), layered over your own.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 /// `--publish` / `arev publish` forges.

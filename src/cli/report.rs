@@ -56,6 +56,7 @@ pub struct MergeArgs {
 pub(super) const SUPPRESS_HELP: &str = "\
 Example:
   arev suppress 20261121-180000-a1b2c3-src-lib-rs F2 --reason \"validated by parse() above\"
+  arev suppress --from-pr 42      the PR's dismissals (GITHUB_TOKEN, GITHUB_REPOSITORY), to commit
 
 FINDING is a finding id of the report (`F2`; `2:F2` for round 2 when ids repeat across
 rounds) or its fingerprint. The entry matches the finding by fingerprint, so it survives
@@ -67,18 +68,31 @@ file with `git add -f .arev/suppressions.toml`.";
 #[derive(Debug, Args)]
 pub struct SuppressArgs {
     /// A run directory, a run id (or unique prefix), or a report.json file.
-    #[arg(value_name = "RUN|REPORT.json")]
-    pub run: String,
+    #[arg(value_name = "RUN|REPORT.json", required_unless_present = "from_pr")]
+    pub run: Option<String>,
     /// The finding: its id (`F2`, or `2:F2` with the round) or its fingerprint.
-    #[arg(value_name = "FINDING_ID")]
-    pub finding: String,
-    /// Why the finding does not need a fix (mandatory).
-    #[arg(long, value_name = "TEXT")]
-    pub reason: String,
+    #[arg(value_name = "FINDING_ID", required_unless_present = "from_pr")]
+    pub finding: Option<String>,
+    /// Why the finding does not need a fix (mandatory, except with --from-pr: the
+    /// dismissal's own reason).
+    #[arg(long, value_name = "TEXT", required_unless_present = "from_pr")]
+    pub reason: Option<String>,
     /// The last day the suppression applies (YYYY-MM-DD); after it the finding counts again.
     #[arg(long, value_name = "YYYY-MM-DD")]
     pub expires: Option<String>,
     /// Runs base to look RUN up in (default: <repo>/.arev/runs).
     #[arg(long, value_name = "DIR")]
     pub run_dir: Option<PathBuf>,
+    /// Export the dismissals on pull request / merge request N (maintainers' `arev:`
+    /// replies, 👎, resolved threads, read from the forge) as suppressions, with who and why.
+    #[arg(long, value_name = "N", conflicts_with_all = ["run", "finding"],
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub from_pr: Option<u64>,
+    /// With --from-pr: the forge (default: gitlab when CI_PROJECT_ID is set and
+    /// GITHUB_REPOSITORY is not, else github).
+    #[arg(long, value_enum, requires = "from_pr")]
+    pub forge: Option<super::ForgeArg>,
+    /// With --from-pr: a trusted config file (`[publish] dismiss_by`).
+    #[arg(long, value_name = "FILE", requires = "from_pr")]
+    pub config: Option<PathBuf>,
 }

@@ -38,6 +38,13 @@ pub enum ConfigError {
         key: String,
         what: String,
     },
+    /// A trusted-only key in the repository's layer.
+    #[error(
+        "{path}: `{key}` may be set only in trusted config (your ~/.config/arev/config.toml or \
+         --config), never in the repository's config, which a pull request can change \
+         (docs/trust.md: \"Who may dismiss a finding\")"
+    )]
+    TrustedOnly { path: PathBuf, key: String },
     #[error("unknown agent `{name}` (configured agents: {known})")]
     UnknownAgent { name: String, known: String },
 }

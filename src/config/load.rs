@@ -186,6 +186,7 @@ pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
         check_keys(&layer, &defaults, "", &path)?;
         if repo_layer == Some(i) {
             super::prove::check_repository_layer(&layer, &path)?;
+            check_trusted_only(&layer, &path)?;
         }
         if let Some(Value::Table(agents)) = layer.get("agents") {
             for (name, a) in agents {
@@ -223,6 +224,22 @@ pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
     }
     let digest = config.digest();
     Ok((config, digest))
+}
+
+/// Keys only trusted config (the user's file, `--config`) may set: who may dismiss findings
+/// on a pull request is never up to the repository the pull request changes.
+const TRUSTED_ONLY: &[(&str, &str)] = &[("publish", "dismiss_by")];
+
+fn check_trusted_only(layer: &Table, path: &Path) -> Result<(), ConfigError> {
+    for (table, key) in TRUSTED_ONLY {
+        if layer.get(*table).and_then(|t| t.get(*key)).is_some() {
+            return Err(ConfigError::TrustedOnly {
+                path: path.to_path_buf(),
+                key: format!("{table}.{key}"),
+            });
+        }
+    }
+    Ok(())
 }
 
 impl Config {

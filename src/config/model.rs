@@ -413,6 +413,28 @@ pub struct RolesConfig {
     pub judge: String,
 }
 
+/// `[publish] dismiss_by`: who may dismiss a finding on a pull request (a reply
+/// `arev: false-positive …`, a 👎, resolving arev's thread). Trusted config only: refused
+/// in the repository's config, which the pull request itself can change.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DismissBy {
+    /// People with write access (GitHub OWNER/MEMBER/COLLABORATOR or write permission;
+    /// GitLab access level ≥ Developer).
+    #[default]
+    Maintainers,
+    /// Anyone who can comment on the pull request.
+    Anyone,
+}
+
+/// `[publish]`: publishing to pull requests.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PublishConfig {
+    #[serde(default)]
+    pub dismiss_by: DismissBy,
+}
+
 /// The whole resolved configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -426,6 +448,7 @@ pub struct Config {
     pub cache: CacheConfig,
     #[serde(default)]
     pub prove: ProveConfig,
+    pub publish: PublishConfig,
     pub agents: BTreeMap<String, AgentConfig>,
     pub roles: RolesConfig,
     /// List prices by model string (`[prices."gpt-5.5"]`): the defaults cover the models

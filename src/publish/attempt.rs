@@ -62,7 +62,7 @@ pub fn line_text(root: &Path, path: &str, line: u32) -> Option<String> {
 }
 
 /// The time bound of a whole publish: `AREV_PUBLISH_TIMEOUT` seconds, else the default.
-fn policy() -> Result<RetryPolicy, PublishError> {
+pub fn policy() -> Result<RetryPolicy, PublishError> {
     let mut p = RetryPolicy::default();
     if let Some(v) = process_env("AREV_PUBLISH_TIMEOUT").filter(|v| !v.trim().is_empty()) {
         let s: u64 = v.trim().parse().ok().filter(|s| *s > 0).ok_or_else(|| {
@@ -89,6 +89,7 @@ pub fn publish_report(
     root: &Path,
     pr: Option<u64>,
     dry_run: bool,
+    dismiss_by: super::talk::DismissBy,
 ) -> Result<(u64, Published), PublishError> {
     let keep_in = run_dir.filter(|_| !dry_run);
     let mut head = None;
@@ -126,7 +127,7 @@ pub fn publish_report(
         if let Some(d) = keep_in {
             keep_payload(d, &payload)?;
         }
-        send(&payload, settings, policy, dry_run).map(|p| (number, p))
+        send(&payload, settings, policy, dry_run, dismiss_by).map(|p| (number, p))
     })();
     if let Some(d) = keep_in {
         record(
@@ -149,14 +150,24 @@ pub fn describe(forge: Forge, number: u64, p: &Published) -> String {
         Forge::Gitlab => "merge request",
     };
     format!(
-        "published to {what} #{number} at {}: summary {}, {} new inline comment(s), {} already commented, {} outside the diff (summary only), {} marked fixed, {} not raised again",
+        "published to {what} #{number} at {}: summary {}, {} new inline comment(s), {} already commented, {} outside the diff (summary only), {} marked fixed, {} not raised again{}",
         short_sha(&p.head_sha),
         p.summary,
         p.commented.len(),
         p.already_commented.len(),
         p.outside_diff.len(),
         p.marked_fixed.len(),
-        p.not_raised_again.len()
+        p.not_raised_again.len(),
+        if p.dismissed.is_empty() && p.replies == 0 && p.resolved.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", {} dismissed on the pull request, {} thread(s) resolved, {} repl(ies)",
+                p.dismissed.len(),
+                p.resolved.len(),
+                p.replies
+            )
+        }
     )
 }
 
@@ -185,6 +196,7 @@ mod tests {
             outside_diff: vec!["c".into()],
             marked_fixed: vec![],
             not_raised_again: vec![],
+            ..Published::default()
         };
         assert_eq!(
             describe(Forge::Gitlab, 4, &p),

@@ -5,6 +5,7 @@
 
 use super::error::PublishError;
 use super::model::{Forge, InlineComment, Payload, PrTarget, PAYLOAD_VERSION};
+use super::talk::Dismissal;
 use crate::report::{md_code, md_text, render_markdown, MdContext, Report, ReportFinding};
 use crate::store::RunStatus;
 
@@ -197,6 +198,33 @@ pub fn outside_diff_footer(outside: &[&InlineComment], unlocated: usize) -> Stri
     if unlocated > 0 {
         s.push_str(&format!(
             "{unlocated} confirmed finding(s) have no file and line, so they appear only in this summary.\n"
+        ));
+    }
+    s
+}
+
+/// The summary section listing the findings dismissed on the pull request ("dismissed by
+/// @who: reason"; the login escaped so that it never pings).
+pub fn dismissed_footer(dismissed: &[Dismissal], comments: &[InlineComment]) -> String {
+    if dismissed.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "\n---\n{} confirmed finding(s) were dismissed on this pull request: not posted again and not gated while their code is unchanged.\n\n",
+        dismissed.len()
+    );
+    for d in dismissed {
+        let place = comments
+            .iter()
+            .find(|c| c.fingerprint == d.fingerprint)
+            .map(|c| format!("{}:{}", c.path, c.line))
+            .unwrap_or_else(|| short_sha(&d.fingerprint));
+        s.push_str(&format!(
+            "- {} — dismissed by {}: {} ({})\n",
+            md_code(&place, MdContext::Inline),
+            md_text(&format!("@{}", d.by), MdContext::Inline),
+            md_text(&d.reason, MdContext::Inline),
+            d.kind.as_str()
         ));
     }
     s

@@ -8,10 +8,12 @@
 use super::build::{check_head, is_summary, short_sha};
 use super::diff::{right_lines, RightLines};
 use super::error::PublishError;
+use super::github_talk::{answer, read_talk, Gate};
 use super::http::{Api, Method, RetryPolicy, Secret};
 use super::model::Payload;
 use super::plan::{gone, plan, Existing, Plan, Published};
 use super::since::{changed_ids, no_diff, FileDiff, MAX_COMPARE_BYTES};
+use super::talk::DismissBy;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -91,14 +93,21 @@ fn by(c: &Value, me: &str) -> bool {
         .is_some_and(|l| l.eq_ignore_ascii_case(me))
 }
 
-/// Publish `payload` to its pull request, as `me` (the token's login).
-pub fn publish(api: &Api, payload: &Payload, me: &str) -> Result<Published, PublishError> {
+/// Publish `payload` to its pull request, as `me` (the token's login); `graphql` is the
+/// GraphQL endpoint (threads, resolution); `dismiss_by` who may dismiss a finding.
+pub fn publish(
+    api: &Api,
+    graphql: &str,
+    payload: &Payload,
+    me: &str,
+    dismiss_by: DismissBy,
+) -> Result<Published, PublishError> {
     let repo = &payload.target.repository;
     let n = payload.target.number;
     let head = head_sha(api, payload)?;
     check_head(payload, &head)?;
     let diff = pr_diff(api, repo, n)?;
-    let existing = earlier_comments(api, repo, n, me)?;
+    let existing = threads(api, graphql, repo, n, me, dismiss_by)?;
     let changed = changed_ids(&gone(payload, &existing), &head, |base| {
         compare(api, repo, base, &head)
     })?;
@@ -108,7 +117,11 @@ pub fn publish(api: &Api, payload: &Payload, me: &str) -> Result<Published, Publ
     if !plan.post.is_empty() {
         post_review(api, repo, n, &head, &plan)?;
     }
-    // 3. Earlier comments whose finding is gone: say so ("Fixed" or not raised again).
+    // 3. The conversation: one reply per event per thread ("Fixed in", dismissed), and the
+    // fixed findings' threads resolved.
+    answer(api, graphql, repo, n, &plan)?;
+    // 4. Earlier comments whose finding is gone: say so ("Fixed" or not raised again). The
+    // edit closes the comment, so it comes last (a retry still replies and resolves).
     for f in &plan.fixed {
         api.write(
             Method::PATCH,
@@ -117,6 +130,27 @@ pub fn publish(api: &Api, payload: &Payload, me: &str) -> Result<Published, Publ
         )?;
     }
     Ok(plan.published(&head, summary))
+}
+
+/// The PR's inline comments that open threads, with the conversation on arev's own.
+pub fn threads(
+    api: &Api,
+    graphql: &str,
+    repo: &str,
+    n: u64,
+    me: &str,
+    dismiss_by: DismissBy,
+) -> Result<Vec<Existing>, PublishError> {
+    let (mut existing, all) = earlier_comments(api, repo, n, me)?;
+    read_talk(
+        &mut Gate::new(api, repo, dismiss_by),
+        graphql,
+        n,
+        me,
+        &all,
+        &mut existing,
+    )?;
+    Ok(existing)
 }
 
 /// The PR's head commit: the payload's, or GitHub's.
@@ -205,22 +239,24 @@ fn compare(
 }
 
 /// Earlier inline comments that open their threads (arev's carry a fingerprint marker),
-/// with the commit each was made on and its line there.
+/// with the commit each was made on and its line there; and every review comment as listed
+/// (replies are read from them).
 fn earlier_comments(
     api: &Api,
     repo: &str,
     n: u64,
     me: &str,
-) -> Result<Vec<Existing>, PublishError> {
+) -> Result<(Vec<Existing>, Vec<Value>), PublishError> {
     let comments_path = format!("/repos/{repo}/pulls/{n}/comments?per_page=100");
     let mut existing = vec![];
-    for c in api.get_all(&comments_path)? {
+    let all = api.get_all(&comments_path)?;
+    for c in &all {
         // arev's comments are its own and open their threads: another author's (a copy of a
         // marker) or a reply (someone quoting one) is not arev's.
-        if !by(&c, me) || c.get("in_reply_to_id").is_some_and(|v| !v.is_null()) {
+        if !by(c, me) || c.get("in_reply_to_id").is_some_and(|v| !v.is_null()) {
             continue;
         }
-        let id = field(&c, "id", &comments_path)?.as_u64().unwrap_or(0);
+        let id = field(c, "id", &comments_path)?.as_u64().unwrap_or(0);
         let text = |k: &str| c.get(k).and_then(Value::as_str).map(String::from);
         let number = |k: &str| {
             c.get(k)
@@ -248,9 +284,10 @@ fn earlier_comments(
                 .to_string(),
             commit,
             line,
+            talk: Default::default(),
         });
     }
-    Ok(existing)
+    Ok((existing, all))
 }
 
 /// The sticky summary (step 1): the first issue comment that starts with the marker,

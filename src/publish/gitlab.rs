@@ -8,10 +8,12 @@
 use super::build::{check_head, is_summary};
 use super::diff::{right_lines, RightLine, RightLines};
 use super::error::PublishError;
+use super::gitlab_talk::{answer, read_talk, Gate};
 use super::http::{Api, Method, RetryPolicy, Secret};
 use super::model::Payload;
 use super::plan::{gone, plan, Existing, Plan, Published};
 use super::since::{changed_ids, no_diff, FileDiff, MAX_COMPARE_BYTES};
+use super::talk::DismissBy;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -66,8 +68,13 @@ fn by(note: &Value, me: u64) -> bool {
     note.pointer("/author/id").and_then(Value::as_u64) == Some(me)
 }
 
-/// Publish `payload` to its merge request, as user `me`.
-pub fn publish(api: &Api, payload: &Payload, me: u64) -> Result<Published, PublishError> {
+/// Publish `payload` to its merge request, as user `me`; `dismiss_by` who may dismiss.
+pub fn publish(
+    api: &Api,
+    payload: &Payload,
+    me: u64,
+    dismiss_by: DismissBy,
+) -> Result<Published, PublishError> {
     let mr = format!(
         "/projects/{}/merge_requests/{}",
         project_segment(&payload.target.repository),
@@ -76,16 +83,24 @@ pub fn publish(api: &Api, payload: &Payload, me: u64) -> Result<Published, Publi
     let version = latest_version(api, &mr)?;
     check_head(payload, &version.head)?;
     let (diff, old_paths) = mr_diff(api, &mr)?;
-    let existing = earlier_discussions(api, &mr, me)?;
     let project = format!("/projects/{}", project_segment(&payload.target.repository));
+    let existing = threads(
+        api,
+        &payload.target.repository,
+        payload.target.number,
+        me,
+        dismiss_by,
+    )?;
     let changed = changed_ids(&gone(payload, &existing), &version.head, |base| {
         compare(api, &project, base, &version.head)
     })?;
     let plan = plan(payload, &diff, &existing, &version.head, &changed);
     let summary = sticky_summary(api, &mr, &plan.summary_body(payload), me)?;
     post_discussions(api, &mr, &version, &old_paths, &plan)?;
-    // 3. Earlier discussions whose finding is gone: edit their first note ("Fixed" or not
-    // raised again).
+    // 3. The conversation: one reply per event per discussion, fixed ones resolved.
+    answer(api, &mr, &plan)?;
+    // 4. Earlier discussions whose finding is gone: edit their first note ("Fixed" or not
+    // raised again); the edit closes them, so it comes last.
     for f in &plan.fixed {
         let thread = f.existing.thread.as_deref().unwrap_or_default();
         api.write(
@@ -95,6 +110,28 @@ pub fn publish(api: &Api, payload: &Payload, me: u64) -> Result<Published, Publi
         )?;
     }
     Ok(plan.published(&version.head, summary))
+}
+
+/// The MR's diff discussions, with the conversation on arev's own.
+pub fn threads(
+    api: &Api,
+    project_id: &str,
+    iid: u64,
+    me: u64,
+    dismiss_by: DismissBy,
+) -> Result<Vec<Existing>, PublishError> {
+    let project = format!("/projects/{}", project_segment(project_id));
+    let mr = format!("{project}/merge_requests/{iid}");
+    let (mut existing, all) = earlier_discussions(api, &mr, me)?;
+    read_talk(
+        api,
+        &mr,
+        me,
+        &all,
+        &mut existing,
+        &mut Gate::new(api, &project, dismiss_by),
+    )?;
+    Ok(existing)
 }
 
 /// The shas of the MR's latest version, which every diff position must name.
@@ -179,12 +216,23 @@ fn compare(
     ))
 }
 
+/// A discussion id arev puts into a path: 1-64 letters and digits (GitLab's are hex).
+fn plain_id(id: &str) -> bool {
+    (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
 /// Earlier diff discussions: the first note of each carries arev's marker; its position
-/// names the commit it was made on (`head_sha`) and its line there.
-fn earlier_discussions(api: &Api, mr: &str, me: u64) -> Result<Vec<Existing>, PublishError> {
+/// names the commit it was made on (`head_sha`) and its line there. Also every discussion
+/// as listed (their later notes are the replies).
+fn earlier_discussions(
+    api: &Api,
+    mr: &str,
+    me: u64,
+) -> Result<(Vec<Existing>, Vec<Value>), PublishError> {
     let discussions_path = format!("{mr}/discussions?per_page=100");
     let mut existing = vec![];
-    for d in api.get_all(&discussions_path)? {
+    let all = api.get_all(&discussions_path)?;
+    for d in &all {
         let Some(note) = d.pointer("/notes/0").filter(|n| by(n, me)) else {
             continue;
         };
@@ -193,7 +241,7 @@ fn earlier_discussions(api: &Api, mr: &str, me: u64) -> Result<Vec<Existing>, Pu
         let (Some(path), Some(id), Some(thread)) = (
             path,
             note.get("id").and_then(Value::as_u64),
-            str_at(&d, "/id"),
+            str_at(d, "/id").filter(|id| plain_id(id)),
         ) else {
             continue;
         };
@@ -207,9 +255,10 @@ fn earlier_discussions(api: &Api, mr: &str, me: u64) -> Result<Vec<Existing>, Pu
                 .pointer("/position/new_line")
                 .and_then(Value::as_u64)
                 .and_then(|l| u32::try_from(l).ok()),
+            talk: Default::default(),
         });
     }
-    Ok(existing)
+    Ok((existing, all))
 }
 
 /// The sticky summary note (step 1), edited to `body` (or created); whether it was

@@ -313,6 +313,45 @@ impl Api {
             .map(|(v, _)| v)
     }
 
+    /// A write that is a POST to `url` on the API's own origin (a GraphQL mutation); in
+    /// dry-run mode only printed (→ null). Another origin is refused.
+    pub fn write_to(&self, url: &str, body: &Value) -> Result<Value, PublishError> {
+        if self.dry_run {
+            crate::output::report(&dry_run_line(
+                &Method::POST,
+                &self.display_path(url),
+                Some(body),
+            ));
+            return Ok(Value::Null);
+        }
+        self.post_to(url, body)
+    }
+
+    /// GET the first `pages` pages of a JSON array at most (a bound on what a busy pull
+    /// request costs; the rest is not read).
+    pub fn get_pages(&self, path: &str, pages: usize) -> Result<Vec<Value>, PublishError> {
+        let mut url = format!("{}{path}", self.base);
+        let mut out = vec![];
+        for _ in 0..pages {
+            let (page, next) = self.request(&Method::GET, &url, None, MAX_ANSWER_BYTES)?;
+            match page {
+                Value::Array(items) => out.extend(items),
+                _ => {
+                    return Err(PublishError::BadAnswer {
+                        method: Method::GET,
+                        path: self.display_path(&url),
+                        message: "expected a JSON array".into(),
+                    })
+                }
+            }
+            match next {
+                Some(n) if origin(&n) == self.origin => url = n,
+                _ => break,
+            }
+        }
+        Ok(out)
+    }
+
     /// A write (POST, PATCH, PUT) with a JSON body; in dry-run mode only printed (→ null).
     pub fn write(&self, method: Method, path: &str, body: &Value) -> Result<Value, PublishError> {
         if self.dry_run {

@@ -123,6 +123,9 @@ pub fn outcome_record(
             outside_diff: p.outside_diff.clone(),
             marked_fixed: p.marked_fixed.clone(),
             not_raised_again: p.not_raised_again.clone(),
+            dismissed: p.dismissed.iter().map(Into::into).collect(),
+            resolved: p.resolved.clone(),
+            replies: p.replies,
         },
         Err(e) => PublishRecord {
             forge,
@@ -136,6 +139,9 @@ pub fn outcome_record(
             outside_diff: vec![],
             marked_fixed: vec![],
             not_raised_again: vec![],
+            dismissed: vec![],
+            resolved: vec![],
+            replies: 0,
         },
     }
 }
@@ -261,6 +267,7 @@ mod tests {
             outside_diff: vec![],
             marked_fixed: vec!["c".into()],
             not_raised_again: vec!["d".into()],
+            ..Published::default()
         };
         let ok = outcome_record(Forge::Github, "t".into(), Some("x"), &Ok(published));
         assert_eq!(ok.status, PublishStatus::Published);

@@ -7,15 +7,19 @@ mod diff;
 mod env;
 mod error;
 mod github;
+mod github_talk;
 mod gitlab;
+mod gitlab_talk;
 mod http;
 mod keep;
 mod model;
 mod plan;
 mod send;
 mod since;
+mod talk;
+mod tally;
 
-pub use attempt::{code_after_failed_publish, describe, find_report, publish_report};
+pub use attempt::{code_after_failed_publish, describe, find_report, policy, publish_report};
 pub use build::{
     build_payload, fp_marker, parse_fp_marker, report_pointer, short_sha, SUMMARY_MARKER,
 };
@@ -23,6 +27,10 @@ pub use env::{process_env, settings, token_var, EnvLookup, Settings};
 pub use error::PublishError;
 pub use http::{dry_run_line, RetryPolicy};
 pub use keep::kept_note;
-pub use model::{Forge, InlineComment, Payload, PrTarget, PublishRecord, PublishStatus};
+pub use model::{
+    DismissalRecord, Forge, InlineComment, Payload, PrTarget, PublishRecord, PublishStatus,
+};
 pub use plan::Published;
-pub use send::send;
+pub use send::{dispositions, send, Disposition};
+pub use talk::{DismissBy, DismissKind, Dismissal};
+pub use tally::{render as render_tally, tally, Row as TallyRow};

@@ -123,4 +123,26 @@ pub struct PublishRecord {
     /// Fingerprints of earlier comments edited to say the finding was not raised again:
     /// gone from the report, but no diff of the forge shows its line changed.
     pub not_raised_again: Vec<String>,
+    /// Findings of this review dismissed on the pull request by someone allowed to (a
+    /// maintainer's `arev:` reply, 👎, or resolving the thread): not posted again, not gated.
+    #[serde(default)]
+    pub dismissed: Vec<DismissalRecord>,
+    /// Fingerprints whose thread this attempt resolved (fixed findings).
+    #[serde(default)]
+    pub resolved: Vec<String>,
+    /// Replies this attempt posted in arev's threads (one per event per thread).
+    #[serde(default)]
+    pub replies: usize,
+}
+
+/// A dismissal as recorded (from the forge, validated and cut to one line).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DismissalRecord {
+    pub fingerprint: String,
+    /// The login of who dismissed it.
+    pub by: String,
+    /// `false-positive`, `wont-fix`, `ack`, `thumbs-down` or `resolved`.
+    pub kind: String,
+    pub reason: String,
 }

@@ -102,6 +102,7 @@ mod tests {
             body: String::new(),
             commit: Some(commit.into()),
             line: Some(line),
+            talk: Default::default(),
         }
     }
 

@@ -70,6 +70,8 @@ pub struct GhState {
     pub issue_comments: Vec<Value>,
     pub review_comments: Vec<Value>,
     pub reviews: Vec<Value>,
+    /// Replies' reactions, resolution and permissions (`fake_talk`).
+    pub talk: crate::fake_talk::GhTalk,
     pub next_id: u64,
     pub faults: Vec<Fault>,
     pub requests: Vec<Request>,
@@ -202,6 +204,65 @@ impl FakeGithub {
             "body": body, "commit_id": sha, "original_commit_id": sha, "user": {"login": login}}),
         );
         id
+    }
+}
+
+impl FakeGithub {
+    /// A reply by `login` (with GitHub's `author_association` for them) in the thread of
+    /// comment `to`.
+    pub fn reply_as(&self, to: u64, login: &str, association: &str, body: &str) -> u64 {
+        let mut s = self.state.lock().unwrap();
+        let root = s
+            .review_comments
+            .iter()
+            .find(|c| c["id"] == to)
+            .map(|c| c["in_reply_to_id"].as_u64().unwrap_or(to))
+            .expect("a comment to reply to");
+        let first = s
+            .review_comments
+            .iter()
+            .find(|c| c["id"] == root)
+            .cloned()
+            .unwrap();
+        let id = s.id();
+        s.review_comments
+            .push(json!({"id": id, "in_reply_to_id": root,
+            "path": first["path"], "line": first["line"], "side": "RIGHT",
+            "commit_id": first["commit_id"], "body": body, "user": {"login": login},
+            "author_association": association}));
+        id
+    }
+
+    /// A reaction (`+1`, `-1`, …) by `login` on comment `id`.
+    pub fn react(&self, id: u64, login: &str, content: &str) {
+        let mut s = self.state.lock().unwrap();
+        s.talk.reactions.push((id, login.into(), content.into()));
+        let rollup = crate::fake_talk::rollup(&s.talk.reactions, id);
+        if let Some(c) = s.review_comments.iter_mut().find(|c| c["id"] == id) {
+            c["reactions"] = rollup;
+        }
+    }
+
+    /// `login` resolves the thread of first comment `root` (GitHub lets write access do it).
+    pub fn resolve_as(&self, root: u64, login: &str) {
+        let mut s = self.state.lock().unwrap();
+        s.talk.resolved.insert(root, login.into());
+    }
+
+    /// Whether the thread of first comment `root` is resolved, and by whom.
+    pub fn resolved_by(&self, root: u64) -> Option<String> {
+        self.state.lock().unwrap().talk.resolved.get(&root).cloned()
+    }
+
+    /// `login`'s permission on the repository (`admin`, `write`, `read`).
+    pub fn grant(&self, login: &str, permission: &str) {
+        let mut s = self.state.lock().unwrap();
+        s.talk.permissions.insert(login.into(), permission.into());
+    }
+
+    /// The GraphQL documents received (`{query, variables}`).
+    pub fn graphql_documents(&self) -> Vec<Value> {
+        self.state.lock().unwrap().talk.graphql.clone()
     }
 }
 
@@ -364,7 +425,15 @@ fn route(
         ("POST", "/api/graphql") => {
             let q = body.and_then(|b| b["query"].as_str()).unwrap_or("");
             if !q.contains("viewer") {
-                return reply(200, json!({"errors": [{"message": "unsupported query"}]}));
+                let s = &mut *s;
+                return crate::fake_talk::github_graphql(
+                    &mut s.talk,
+                    &s.review_comments,
+                    s.pr,
+                    REPO,
+                    body.unwrap_or(&Value::Null),
+                    login.trim_end_matches("[bot]"),
+                );
             }
             let viewer = if token == PAT {
                 json!({"__typename": "User", "login": PAT_LOGIN})
@@ -381,6 +450,19 @@ fn route(
     };
     let pr = s.pr;
     let seg: Vec<&str> = rest.trim_start_matches('/').split('/').collect();
+    if let Some(r) = crate::fake_talk::github_rest(
+        &mut s.talk,
+        &mut s.review_comments,
+        &mut s.next_id,
+        pr,
+        method,
+        &seg,
+        query,
+        body,
+        login,
+    ) {
+        return r;
+    }
     let body_str = |b: Option<&Value>| {
         b.and_then(|b| b.get("body"))
             .and_then(Value::as_str)

@@ -70,6 +70,8 @@ pub struct GlState {
     pub diffs: Vec<Value>,
     pub notes: Vec<Value>,
     pub discussions: Vec<Value>,
+    /// Award emoji and members (`fake_talk`).
+    pub talk: crate::fake_talk::GlTalk,
     pub next_id: u64,
     pub faults: Vec<Fault>,
     pub requests: Vec<Request>,
@@ -205,6 +207,43 @@ impl FakeGitlab {
         s.notes.push(note.clone());
         s.discussions
             .push(json!({"id": format!("{id:040x}"), "individual_note": true, "notes": [note]}));
+    }
+}
+
+impl FakeGitlab {
+    /// The user id the fake gives `username`.
+    pub fn user_id(username: &str) -> u64 {
+        author(username)["id"].as_u64().unwrap()
+    }
+
+    /// A reply by `username` in discussion `d`.
+    pub fn reply_as(&self, d: &str, username: &str, body: &str) {
+        let mut s = self.state.lock().unwrap();
+        s.next_id += 1;
+        let note = json!({"id": s.next_id, "body": body, "system": false, "type": "DiffNote",
+            "author": author(username), "resolvable": true, "resolved": false});
+        s.notes.push(note.clone());
+        let disc = s.discussions.iter_mut().find(|x| x["id"] == d).unwrap();
+        disc["notes"].as_array_mut().unwrap().push(note);
+    }
+
+    /// An award emoji (`thumbsdown`, …) by `username` on note `id`.
+    pub fn award(&self, id: u64, username: &str, name: &str) {
+        let mut s = self.state.lock().unwrap();
+        s.talk.awards.push((id, author(username), name.into()));
+    }
+
+    /// `username` resolves discussion `d`.
+    pub fn resolve_as(&self, d: &str, username: &str) {
+        let mut s = self.state.lock().unwrap();
+        let disc = s.discussions.iter_mut().find(|x| x["id"] == d).unwrap();
+        crate::fake_talk::set_resolved(disc, true, &author(username));
+    }
+
+    /// `username`'s access level in the project (30: Developer, 20: Reporter).
+    pub fn grant(&self, username: &str, level: u64) {
+        let mut s = self.state.lock().unwrap();
+        s.talk.access.insert(Self::user_id(username), level);
     }
 }
 
@@ -345,6 +384,23 @@ fn route(
         return compare(s, addr, query);
     }
     let mr = format!("{project}/merge_requests/{}", s.iid);
+    {
+        let s = &mut *s;
+        if let Some(r) = crate::fake_talk::gitlab_route(
+            &mut s.talk,
+            &mut s.discussions,
+            &mut s.notes,
+            &mut s.next_id,
+            &mr,
+            &project,
+            method,
+            path,
+            body,
+            author(BOT_USERNAME),
+        ) {
+            return r;
+        }
+    }
     let Some(rest) = path.strip_prefix(&mr) else {
         return reply(404, json!({"message": "404 Project Not Found"}));
     };
@@ -425,7 +481,8 @@ fn route(
                 _ => {}
             }
             let note = json!({"id": new_id, "body": text, "system": false, "type": "DiffNote",
-                "author": author(BOT_USERNAME), "position": pos});
+                "author": author(BOT_USERNAME), "position": pos, "resolvable": true,
+                "resolved": false, "resolved_by": null});
             s.notes.push(note.clone());
             let d =
                 json!({"id": format!("{new_id:040x}"), "individual_note": false, "notes": [note]});

@@ -87,10 +87,16 @@ mod attribution;
 mod iterate;
 // Loopback fake GitHub REST API (PR files, comments, reviews, pages, faults).
 mod fake_github;
+// Replies, reactions, resolution and permissions for the fake forges.
+mod fake_talk;
 // The fake forges' compare endpoints answer from the test's git repository.
 mod fake_git;
 // Request bodies checked against GitHub's OpenAPI description (npm @octokit/openapi).
 mod openapi;
+// GraphQL documents checked against GitHub's schema (npm @octokit/graphql-schema).
+mod graphql;
+// The conversation on a pull request: dismissals, fixes resolving threads, nothing twice.
+mod publish_talk;
 // `arev publish` / `run --publish` to GitHub: pushes, fixes, retries, failures, dry run.
 mod publish;
 // Untrusted run dirs in the publishing job, other authors' markers, redirects, bounds.

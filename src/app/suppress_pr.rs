@@ -1,0 +1,137 @@
+//! `arev eval dispositions` (counts over pull requests) and `arev suppress --from-pr N`:
+//! the dismissals on a pull request's arev threads (read from
+//! the forge like a publish reads them) appended to `.arev/suppressions.toml`, each with its
+//! reason and who dismissed it, for the user to review and commit.
+
+use super::emit::cwd;
+use crate::cli::{EvalDispositionsArgs, ForgeArg, SuppressArgs};
+use crate::config::ConfigSources;
+use crate::errors::ExpectedError;
+use crate::exit_codes;
+use crate::output;
+use crate::publish::{dispositions, policy, process_env, settings, Forge};
+use crate::resolve::discover_root;
+use crate::resolve::suppressions::{
+    parse_suppressions, read_suppressions_file, render_entry, suppressions_path, NewEntry,
+    SUPPRESSIONS_FILE,
+};
+use crate::store::write_atomic;
+use chrono::NaiveDate;
+
+/// The forge `--forge` names, else the one the environment is for.
+fn forge_of(arg: Option<ForgeArg>) -> Forge {
+    match arg {
+        Some(ForgeArg::Github) => Forge::Github,
+        Some(ForgeArg::Gitlab) => Forge::Gitlab,
+        None if process_env("CI_PROJECT_ID").is_some()
+            && process_env("GITHUB_REPOSITORY").is_none() =>
+        {
+            Forge::Gitlab
+        }
+        None => Forge::Github,
+    }
+}
+
+pub(crate) fn from_pr(args: &SuppressArgs, pr: u64) -> Result<i32, ExpectedError> {
+    let cwd = cwd()?;
+    let (root, _) = discover_root(&cwd);
+    if let Some(p) = args.config.as_deref().filter(|p| !p.is_file()) {
+        return Err(ExpectedError::Usage(format!(
+            "--config {}: no such file",
+            p.display()
+        )));
+    }
+    let (config, _) = crate::config::load(&ConfigSources::discover(&root, args.config.clone()))?;
+    let expires = args
+        .expires
+        .as_deref()
+        .map(|d| {
+            NaiveDate::parse_from_str(d.trim(), "%Y-%m-%d").map_err(|_| {
+                ExpectedError::Usage(format!("--expires {d}: not a date (YYYY-MM-DD)"))
+            })
+        })
+        .transpose()?;
+    let forge = forge_of(args.forge);
+    let usage = |e: crate::publish::PublishError| ExpectedError::Usage(e.to_string());
+    let s = settings(forge, &process_env, Some(pr), Some(&root)).map_err(usage)?;
+    let found = dispositions(s, policy().map_err(usage)?, config.publish.dismiss_by)
+        .map_err(|e| ExpectedError::Usage(format!("reading #{pr} on {}: {e}", forge.as_str())))?;
+    let path = suppressions_path(&root);
+    let mut text = match read_suppressions_file(&root)? {
+        Some((_, bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+        None => String::new(),
+    };
+    let known = parse_suppressions(SUPPRESSIONS_FILE, text.as_bytes(), NaiveDate::MIN)
+        .map_err(|e| ExpectedError::Usage(format!("{e} (fix the file first)")))?;
+    let mut added = 0;
+    for d in &found {
+        let x = &d.dismissal;
+        if known.external.contains_key(&x.fingerprint) {
+            output::note(&format!(
+                "{} is already suppressed in {SUPPRESSIONS_FILE}",
+                x.fingerprint
+            ));
+            continue;
+        }
+        let place = match d.line {
+            Some(l) => format!("{}:{l}", d.path),
+            None => d.path.clone(),
+        };
+        let entry = NewEntry {
+            fingerprint: x.fingerprint.clone(),
+            reason: format!(
+                "{}: {} (dismissed by @{} on #{pr})",
+                x.kind.as_str(),
+                x.reason,
+                x.by
+            ),
+            expires,
+            about: format!("{place} — dismissed on {} #{pr}", forge.as_str()),
+        };
+        let more = render_entry(&text, &entry);
+        text.push_str(&more);
+        added += 1;
+    }
+    if added > 0 {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| ExpectedError::write(dir, e))?;
+        }
+        write_atomic(&path, text.as_bytes()).map_err(|e| ExpectedError::write(&path, e))?;
+    }
+    output::progress(&format!(
+        "arev: {added} dismissal(s) of #{pr} exported to {}{}",
+        path.display(),
+        if added > 0 {
+            format!("; review and commit it with `git add -f {SUPPRESSIONS_FILE}`")
+        } else {
+            String::new()
+        }
+    ));
+    Ok(exit_codes::OK)
+}
+
+/// `arev eval dispositions github|gitlab --pr N…`: the table (or JSON) on stdout.
+pub(crate) fn dispositions_command(args: &EvalDispositionsArgs) -> Result<i32, ExpectedError> {
+    let cwd = cwd()?;
+    let (root, _) = discover_root(&cwd);
+    if args.prs.len() > 100 {
+        return Err(ExpectedError::Usage("at most 100 --pr".into()));
+    }
+    let (config, _) = crate::config::load(&ConfigSources::discover(&root, args.config.clone()))?;
+    let forge = forge_of(Some(args.forge));
+    let usage = |e: crate::publish::PublishError| ExpectedError::Usage(e.to_string());
+    let rows = crate::publish::tally(
+        forge,
+        &args.prs,
+        &root,
+        policy().map_err(usage)?,
+        config.publish.dismiss_by,
+    )
+    .map_err(usage)?;
+    if args.json {
+        output::report(&serde_json::to_string_pretty(&rows).unwrap_or_default());
+    } else {
+        output::report(crate::publish::render_tally(&rows).trim_end());
+    }
+    Ok(exit_codes::OK)
+}
