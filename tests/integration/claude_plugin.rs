@@ -619,25 +619,7 @@ fn slash_command_runs_arev_and_returns_the_markdown_report() {
         return;
     };
     let repo = repo_with_real_reviewers(&bin);
-    let script = Script::new()
-        .session(vec![Step::Text(
-            "Review done; see the report above.".into(),
-        )])
-        .answer(
-            "Enthusiast",
-            1,
-            json!({"findings": [finding("F1", "src/lib.rs", 2, "high", "error-handling")]}),
-        )
-        .answer("Adversary", 1, empty_map())
-        .answer(
-            "Judge",
-            1,
-            json!({"rulings": [ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
-                   "summary": "1 confirmed", "convergence": false, "next_round_model": null}),
-        )
-        .answer("Enthusiast", 2, json!({"findings": []}))
-        .answer("Adversary", 2, empty_map());
-    let fake = FakeAnthropic::start(script);
+    let fake = FakeAnthropic::start(one_confirmed_review());
     let (ok, events, dbg) = session(&bin, &repo, &fake, "/arev:adversarial-review src/lib.rs");
     assert!(ok, "{dbg}");
     let result = events
@@ -807,25 +789,7 @@ fn installed_plugin_runs_its_hooks_and_slash_command() {
         "no subagent is installed"
     );
 
-    let script = Script::new()
-        .session(vec![Step::Text(
-            "Review done; see the report above.".into(),
-        )])
-        .answer(
-            "Enthusiast",
-            1,
-            json!({"findings": [finding("F1", "src/lib.rs", 2, "high", "error-handling")]}),
-        )
-        .answer("Adversary", 1, empty_map())
-        .answer(
-            "Judge",
-            1,
-            json!({"rulings": [ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
-                   "summary": "1 confirmed", "convergence": false, "next_round_model": null}),
-        )
-        .answer("Enthusiast", 2, json!({"findings": []}))
-        .answer("Adversary", 2, empty_map());
-    let fake = FakeAnthropic::start(script);
+    let fake = FakeAnthropic::start(one_confirmed_review());
     // No --plugin-dir: the plugin comes from the user's installation.
     let (ok, events, dbg) = session_with(
         &bin,
@@ -860,4 +824,27 @@ fn installed_plugin_runs_its_hooks_and_slash_command() {
         sent.contains("(arev exit code 1)"),
         "exit code line: {sent}"
     );
+}
+
+/// The session answers once; the review confirms one high finding in round 1 and finds
+/// nothing new in round 2.
+fn one_confirmed_review() -> Script {
+    Script::new()
+        .session(vec![Step::Text(
+            "Review done; see the report above.".into(),
+        )])
+        .answer(
+            "Enthusiast",
+            1,
+            json!({"findings": [finding("F1", "src/lib.rs", 2, "high", "error-handling")]}),
+        )
+        .answer("Adversary", 1, empty_map())
+        .answer(
+            "Judge",
+            1,
+            json!({"rulings": [ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
+                   "summary": "1 confirmed", "convergence": false, "next_round_model": null}),
+        )
+        .answer("Enthusiast", 2, json!({"findings": []}))
+        .answer("Adversary", 2, empty_map())
 }
