@@ -279,8 +279,19 @@ fn spec_targets_use_spec_agents_and_sections() {
     );
     // A code target's Enthusiast gets the checklist after its role body, in the system
     // prompt every pass and round shares (the cacheable prefix), not in the per-round prompt.
+    // The Enthusiast finds something, so the Adversary is never cancelled for having
+    // nothing to judge before its (logged) dispatch started.
     let code_repo = TestRepo::new();
-    let code_run = code_repo.arev().args(&["run", "src/lib.rs"]).run();
+    let code_run = code_repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--max-rounds", "1"])
+        .script(json!({"steps": [
+            crate::harness::a_finding_to_judge(),
+            {"role": "judge", "answer": {"rulings": [ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
+                "summary": "s", "convergence": false, "next_round_model": null}}
+        ]}))
+        .run();
+    code_run.assert_code(1);
     let code =
         std::fs::read_to_string(code_run.run_dir().join("agents/r1/enthusiast-p1/prompt.md"))
             .unwrap();
