@@ -259,7 +259,7 @@ fn checklist() -> String {
 
 fn role_body(role: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("roles")
+        .join("agents")
         .join(format!("{}.md", role.to_ascii_lowercase()));
     let text = std::fs::read_to_string(path).unwrap();
     arev::round::strip_frontmatter(&text).to_owned()
