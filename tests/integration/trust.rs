@@ -661,12 +661,7 @@ fn claude_cli_refuses_reads_outside_the_repository() {
             .find(|b| b["type"] == "tool_use" && b["input"]["file_path"] == p.as_str())
             .and_then(|b| b["id"].as_str())
             .unwrap_or_else(|| panic!("no Read of {p}"));
-        let result = blocks
-            .iter()
-            .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == use_id)
-            .unwrap_or_else(|| panic!("no result for the Read of {p}"));
-        assert_eq!(result["is_error"], true, "{p}: {result}");
-        assert!(result.to_string().contains("denied"), "{p}: {result}");
+        assert_denied(&blocks, use_id, &p);
     }
 }
 
@@ -1289,13 +1284,7 @@ fn claude_cli_refuses_reads_of_git_metadata() {
     let uses: Vec<&&Value> = blocks.iter().filter(|b| b["type"] == "tool_use").collect();
     assert_eq!(uses.len(), 1 + reads.len() + 1, "{blocks:?}");
     for u in &uses[1..] {
-        let id = u["id"].as_str().unwrap();
-        let result = blocks
-            .iter()
-            .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
-            .unwrap_or_else(|| panic!("no result for {u}"));
-        assert_eq!(result["is_error"], true, "{u}: {result}");
-        assert!(result.to_string().contains("denied"), "{u}: {result}");
+        assert_denied(&blocks, u["id"].as_str().unwrap(), &u.to_string());
     }
 }
 
@@ -1560,4 +1549,14 @@ fn git_metadata_is_never_a_target() {
         );
         assert!(run.run_dirs().is_empty());
     }
+}
+
+/// The CLI answered tool use `id` with a permission denial (the model never got the content).
+fn assert_denied(blocks: &[&Value], id: &str, what: &str) {
+    let result = blocks
+        .iter()
+        .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
+        .unwrap_or_else(|| panic!("no result for {what}"));
+    assert_eq!(result["is_error"], true, "{what}: {result}");
+    assert!(result.to_string().contains("denied"), "{what}: {result}");
 }
