@@ -1,5 +1,7 @@
 //! Loopback fake of the OpenAI Responses API (`POST /v1/responses`, SSE) for driving the
-//! REAL Codex CLI in tests (docs/architecture.md §16.5).
+//! REAL Codex CLI in tests (docs/architecture.md §16.5); with `fake_chat.rs`, also an
+//! OpenAI-compatible Chat Completions server (`POST /v1/chat/completions`, `GET /v1/models`)
+//! for the REAL OpenCode CLI and as the self-hosted endpoint of docs/self-hosted.md.
 //!
 //! Point Codex at it with a custom model provider passed as `-c` arguments (see
 //! [`FakeOpenAi::codex_args`]) and export the provider's key variable
@@ -29,7 +31,7 @@ use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Value};
 
@@ -75,6 +77,8 @@ impl FakeOpenAi {
         let server = Server::start("fake-openai", script, |shared| {
             Router::new()
                 .route("/v1/responses", post(responses))
+                .route("/v1/chat/completions", post(crate::fake_chat::completions))
+                .route("/v1/models", get(crate::fake_chat::models))
                 .fallback(not_found)
                 .layer(DefaultBodyLimit::disable())
                 .with_state(shared)
@@ -310,7 +314,7 @@ async fn responses(
 
 /// The OpenAI API's error response for `status` (its `type` and `code` as the real API
 /// sends them), with a `retry-after` header when given.
-fn http_error(status: u16, message: &str, retry_after: Option<u64>) -> Response {
+pub fn http_error(status: u16, message: &str, retry_after: Option<u64>) -> Response {
     let (kind, code) = match status {
         401 => ("invalid_request_error", Some("invalid_api_key")),
         404 => ("invalid_request_error", Some("model_not_found")),

@@ -21,6 +21,8 @@ mod real_backend_faults;
 mod fake_llm;
 // Loopback fake OpenAI Responses API that the real `codex` CLI can be pointed at.
 mod fake_openai;
+// Its Chat Completions side (`/v1/chat/completions`, `/v1/models`), for OpenCode and self-hosted panels.
+mod fake_chat;
 // Loopback fake Gemini API that the real `gemini` CLI can be pointed at.
 mod fake_gemini;
 // Real Codex and Gemini CLIs through whole rounds, and the mixed three-vendor panel.
