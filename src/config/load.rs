@@ -20,6 +20,8 @@ extra_args = []
 timeout = ""
 pass_env = []
 fallback_model = ""
+base_url = ""
+api_key_env = ""
 [models]
 haiku = ""
 sonnet = ""
@@ -62,6 +64,9 @@ pub struct ConfigSources {
     pub repo_text: Option<(PathBuf, String)>,
     /// `--config FILE` (must exist).
     pub explicit_file: Option<PathBuf>,
+    /// The repository's layer comes from the merge-base (`--repo-config base`): it may not
+    /// name where reviewers send the code (`config/endpoint.rs`).
+    pub repo_from_base: bool,
     /// `AREV_*` variables (name, value).
     pub env: Vec<(String, String)>,
 }
@@ -83,6 +88,7 @@ impl ConfigSources {
             repo_file,
             repo_text: None,
             explicit_file: explicit,
+            repo_from_base: false,
             env: arev_env(),
         }
     }
@@ -187,6 +193,9 @@ pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
         if repo_layer == Some(i) {
             super::prove::check_repository_layer(&layer, &path)?;
             check_trusted_only(&layer, &path)?;
+            if sources.repo_from_base {
+                super::endpoint::check_repository_layer(&layer, &path)?;
+            }
         }
         if let Some(Value::Table(agents)) = layer.get("agents") {
             for (name, a) in agents {
@@ -275,6 +284,7 @@ impl Config {
                     })
                 }
             }
+            self.check_endpoint(name, a)?;
             if a.binary.trim().is_empty() {
                 return Err(ConfigError::Invalid {
                     key: format!("agents.{name}.binary"),
@@ -547,6 +557,7 @@ mod tests {
             repo_file: Some(repo),
             repo_text: None,
             explicit_file: None,
+            repo_from_base: false,
             env: vec![("AREV_AGENT_TIMEOUT".into(), "2s".into())],
         };
         let (c, _) = load(&src).unwrap();

@@ -1,4 +1,5 @@
 //! Configuration: layered `arev.toml` files, `AREV_*` variables and flags → one resolved `Config`.
+mod endpoint;
 mod error;
 pub mod floor;
 pub mod limits;
@@ -7,6 +8,7 @@ mod model;
 mod prove;
 mod template;
 
+pub use endpoint::codex_endpoint_arg;
 pub use error::ConfigError;
 pub use load::{agent_key_origins, arev_env, default_toml, load, ConfigSources, ENV_KEYS};
 pub use model::*;

@@ -348,6 +348,15 @@ pub struct AgentConfig {
     /// `--fallback-model`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback_model: Option<String>,
+    /// An OpenAI-compatible endpoint the user runs (Ollama, vLLM, llama.cpp's server):
+    /// every request of this agent goes there (docs/self-hosted.md). Trusted: refused in
+    /// the repository's config under `--repo-config base`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The environment variable holding the endpoint's API key (passed to this agent only);
+    /// none: the endpoint is called without a key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
 }
 
 fn default_max_turns() -> u32 {

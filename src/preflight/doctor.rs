@@ -113,6 +113,7 @@ pub fn doctor(cwd: &Path, cfg: DoctorConfig) -> Vec<Check> {
     let mut sources = ConfigSources::discover(&root, explicit_config);
     sources.repo_file = None;
     sources.repo_text = inputs.config();
+    sources.repo_from_base = inputs.source == RepoSource::Base;
     let config = match load(&sources) {
         Ok((c, _)) => c,
         Err(e) => {

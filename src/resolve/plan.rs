@@ -249,6 +249,7 @@ fn load_config(
     let mut sources = ConfigSources::discover(root, args.config.clone());
     sources.repo_file = None;
     sources.repo_text = repo_inputs.config();
+    sources.repo_from_base = repo_inputs.source == RepoSource::Base;
     if let Some(p) = &args.config {
         if !p.is_file() {
             return Err(ExpectedError::Usage(format!(

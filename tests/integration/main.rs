@@ -27,6 +27,8 @@ mod fake_chat;
 mod fake_gemini;
 // Real Codex and Gemini CLIs through whole rounds, and the mixed three-vendor panel.
 mod real_backends;
+// Reviewer panels on a self-hosted OpenAI-compatible endpoint, and what a repository may not set.
+mod self_hosted;
 // TestRepo / Arev builder, fake-agent wiring, run-dir readers.
 mod harness;
 // SARIF validation against the in-repo SARIF 2.1.0 schema (shared with the unit tests).
