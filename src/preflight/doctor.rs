@@ -233,7 +233,10 @@ fn agent_checks(
         Err(problem) => return vec![Check::new(Level::Fail, problem)],
     };
     let mut checks = vec![version_check(&who, agent.backend, &path)];
-    if let Some(c) = credentials_check(&who, agent) {
+    // A self-hosted endpoint: it answers (with its key), instead of the vendor's credentials.
+    if let Some((level, line)) = super::endpoint::endpoint_check(&who, agent) {
+        checks.push(Check::new(level, line));
+    } else if let Some(c) = credentials_check(&who, agent) {
         checks.push(c);
     }
     checks

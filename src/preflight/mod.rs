@@ -3,6 +3,7 @@
 //! CLI run, at the version arev is tested with, with credentials, under a config that loads.
 mod agents;
 mod doctor;
+mod endpoint;
 mod prove;
 
 pub use agents::{

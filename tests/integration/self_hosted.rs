@@ -101,3 +101,89 @@ fn a_repository_config_under_base_cannot_choose_the_endpoint() {
     assert!(host.requests().is_empty(), "{:?}", host.requests());
     assert!(host.stray_requests().is_empty());
 }
+
+/// A panel whose every role is agent `local` of `backend` on `base_url`, as a `--config` file
+/// (your own configuration: the endpoint is trusted there).
+pub fn panel_config(repo: &TestRepo, agent: &str) -> String {
+    let path = repo.scratch.join("panel.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "{agent}\n[roles]\nenthusiast = \"local\"\nadversary = \"local\"\njudge = \"local\"\n"
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+fn line_with<'a>(text: &'a str, needle: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{text}"))
+}
+
+/// `arev doctor` asks a self-hosted endpoint for its models (with the key `api_key_env`
+/// names): ok when it serves the tier models, a warning naming a model it does not list, a
+/// failure (exit 2) when the key is not set or the server does not answer.
+#[test]
+fn doctor_checks_that_the_endpoint_answers() {
+    let repo = TestRepo::new();
+    let fake = FakeOpenAi::start(Script::new());
+    let agent = |url: &str, model: &str| {
+        format!(
+            "[agents.local]\nbackend = \"codex\"\nbinary = \"/bin/true\"\nbase_url = {}\napi_key_env = \"LOCAL_KEY\"\n[agents.local.models]\nhaiku = \"m1\"\nsonnet = \"m1\"\nopus = {}\n",
+            toml_str(url),
+            toml_str(model)
+        )
+    };
+    let doctor = |cfg: &str, key: Option<&str>| {
+        let mut a = repo.arev().args(&["doctor", "--config", cfg]);
+        if let Some(k) = key {
+            a = a.env("LOCAL_KEY", k);
+        }
+        a.run()
+    };
+    let cfg = panel_config(&repo, &agent(&fake.base_url, "qwen3-coder"));
+    let run = doctor(&cfg, Some("sk-local"));
+    run.assert_code(0);
+    let ok = line_with(&run.stdout, "endpoint");
+    assert!(
+        ok.starts_with("ok ") && ok.contains(&format!("the endpoint {} answers", fake.base_url)),
+        "{ok}"
+    );
+    let asked: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.uri == "/v1/models")
+        .collect();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].header("authorization"), Some("Bearer sk-local"));
+
+    let cfg = panel_config(&repo, &agent(&fake.base_url, "llama-9000"));
+    let run = doctor(&cfg, Some("sk-local"));
+    run.assert_code(0);
+    let warn = line_with(&run.stdout, "endpoint");
+    assert!(
+        warn.starts_with("warn") && warn.contains("does not list llama-9000"),
+        "{warn}"
+    );
+
+    let run = doctor(&cfg, None);
+    run.assert_code(2);
+    assert!(line_with(&run.stdout, "FAIL").contains("LOCAL_KEY is not set"));
+
+    // Nothing listens on a port just released.
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/v1", l.local_addr().unwrap())
+    };
+    let cfg = panel_config(&repo, &agent(&dead, "m1"));
+    let run = doctor(&cfg, Some("sk-local"));
+    run.assert_code(2);
+    let fail = line_with(&run.stdout, "FAIL");
+    assert!(
+        fail.contains(&format!("the endpoint {dead}/models does not answer"))
+            && fail.contains("start the model server"),
+        "{fail}"
+    );
+}
