@@ -40,6 +40,8 @@
 mod background;
 #[path = "../tests/integration/fake_anthropic.rs"]
 mod fake_anthropic;
+#[path = "../tests/integration/fake_chat.rs"]
+mod fake_chat;
 #[path = "../tests/integration/fake_gemini.rs"]
 mod fake_gemini;
 #[path = "../tests/integration/fake_llm.rs"]

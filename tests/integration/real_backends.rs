@@ -57,9 +57,9 @@ pub fn gemini_agent(bin: &std::path::Path) -> String {
 
 /// A personal skill of the user's, planted in the scratch home: its description must never
 /// reach a reviewer's request (docs/contracts.md §19.1).
-const SKILL_MARKER: &str = "SKILL-MARKER-91c2";
+pub const SKILL_MARKER: &str = "SKILL-MARKER-91c2";
 
-fn plant_personal_skill(skills_dir: &std::path::Path) {
+pub fn plant_personal_skill(skills_dir: &std::path::Path) {
     let dir = skills_dir.join("haiku-skill");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
@@ -70,7 +70,7 @@ fn plant_personal_skill(skills_dir: &std::path::Path) {
 }
 
 /// The one-round-then-clean script of `real_claude::arev_round_with_real_claude_cli`.
-fn round_script() -> Script {
+pub fn round_script() -> Script {
     Script::new()
         .answer(
             "Enthusiast",
@@ -88,7 +88,7 @@ fn round_script() -> Script {
         .answer("Adversary", 2, json!({"heuristics": [], "safe_zones": []}))
 }
 
-fn assert_round_completed(run: &crate::harness::Run, agent: &str) -> Value {
+pub fn assert_round_completed(run: &crate::harness::Run, agent: &str) -> Value {
     run.assert_code(1);
     let report: Value = serde_json::from_str(&run.stdout).expect("json report");
     assert_eq!(report["status"], "complete", "{}", run.stderr);
@@ -111,7 +111,7 @@ fn assert_round_completed(run: &crate::harness::Run, agent: &str) -> Value {
 /// Every role of round 1 and the Enthusiast of round 2 read first (step 0) and answered
 /// second (step 1). Round 2 finds nothing new, so its Adversary may be cancelled once the
 /// Enthusiast has answered (docs/contracts.md §7): it is not required.
-fn assert_read_then_answer(reqs: &[crate::fake_llm::Recorded]) {
+pub fn assert_read_then_answer(reqs: &[crate::fake_llm::Recorded]) {
     for (role, round) in [
         ("Enthusiast", 1),
         ("Adversary", 1),
