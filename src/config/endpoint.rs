@@ -41,6 +41,23 @@ pub fn codex_endpoint_arg(args: &[String]) -> Option<String> {
     None
 }
 
+/// The provider Codex gets for an agent's `base_url`: `-c` arguments defining provider
+/// `arev` (the Responses API, the only one Codex 0.169.0 speaks; the key from `key_var`)
+/// and selecting it.
+pub fn codex_provider_args(base_url: &str, key_var: Option<&str>) -> Vec<String> {
+    let s = |v: &str| toml::Value::String(v.to_string()).to_string();
+    let key = key_var.map_or_else(String::new, |v| format!(",env_key={}", s(v)));
+    vec![
+        "-c".into(),
+        "model_provider=\"arev\"".into(),
+        "-c".into(),
+        format!(
+            "model_providers.arev={{name=\"arev\",base_url={}{key},wire_api=\"responses\"}}",
+            s(base_url)
+        ),
+    ]
+}
+
 /// Under `--repo-config base`, the repository's layer may not name an endpoint: an agent's
 /// `base_url` or `api_key_env`, or a Codex agent's provider in `extra_args`.
 pub(super) fn check_repository_layer(layer: &Table, path: &Path) -> Result<(), ConfigError> {

@@ -17,7 +17,7 @@ pub use context::{
 pub use intent::INTENT_MAX_BYTES;
 pub use memory::{cache_dir, MemoryPlan};
 pub use outputs::Outputs;
-pub use panel::{agent_spec, Panel};
+pub use panel::{agent_spec, price_for, Panel};
 pub(crate) use plan::discover_root;
 pub use plan::{resolve_repo_inputs, resolve_run, resolve_unpinned, AgentRef, RunPlan};
 pub use prove::{resolve_prove, ProvePlan};

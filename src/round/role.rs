@@ -407,10 +407,11 @@ async fn one_dispatch(
         grace: role_grace.unwrap_or(ctx.plan.grace),
         output_cap: ctx.plan.config.review.max_output_bytes,
         max_budget_usd: who.max_usd,
-        price: crate::dispatch::price_of(
+        price: crate::resolve::price_for(
+            &ctx.plan.config,
+            &spec.name,
             spec.format,
             spec.models.get(who.tier),
-            &ctx.plan.config.prices,
         ),
         search: ctx.target.kind != crate::target::TargetKind::File || view.relevant.is_some(),
     };

@@ -5,9 +5,11 @@
 use serde_json::json;
 
 use crate::fake_llm::Script;
-use crate::fake_openai::FakeOpenAi;
-use crate::harness::TestRepo;
-use crate::real_backends::toml_str;
+use crate::fake_openai::{FakeOpenAi, KEY_VAR};
+use crate::harness::{Run, TestRepo};
+use crate::real_backends::{
+    assert_read_then_answer, assert_round_completed, real_bin, round_script, toml_str,
+};
 
 /// The user's own provider key, which must never reach a host the repository chose.
 const USER_KEY: &str = "sk-user-secret-7f3a";
@@ -116,6 +118,23 @@ pub fn panel_config(repo: &TestRepo, agent: &str) -> String {
     path.display().to_string()
 }
 
+/// Runs `arev run src/lib.rs --format json` with the panel `agent` (in a `--config` file)
+/// and `extra` arguments, the fake's key set.
+fn run_panel(repo: &TestRepo, agent: &str, extra: &[&str], env: &[(&str, &str)]) -> Run {
+    let cfg = panel_config(repo, agent);
+    let mut args = vec!["run", "src/lib.rs", "--format", "json", "--config", &cfg];
+    args.extend_from_slice(extra);
+    let mut arev = repo
+        .arev()
+        .args(&args)
+        .env("AREV_AGENT_TIMEOUT", "180s")
+        .env(KEY_VAR, "sk-fake-openai-000");
+    for (k, v) in env {
+        arev = arev.env(k, v);
+    }
+    arev.run()
+}
+
 fn line_with<'a>(text: &'a str, needle: &str) -> &'a str {
     text.lines()
         .find(|l| l.contains(needle))
@@ -186,4 +205,56 @@ fn doctor_checks_that_the_endpoint_answers() {
             && fail.contains("start the model server"),
         "{fail}"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// The real Codex CLI on the fake as its endpoint (the Responses API)
+// ---------------------------------------------------------------------------------------
+
+/// A whole review on Codex with `base_url`: arev gives it provider `arev` (`wire_api =
+/// "responses"`, the key from `api_key_env`), every request goes to the endpoint with the
+/// configured model, and a USD budget runs (the model's price is $0, not unknown).
+#[test]
+fn arev_round_with_real_codex_cli_on_a_self_hosted_endpoint() {
+    let Some(bin) = real_bin(
+        "AREV_TEST_CODEX_BIN",
+        "arev_round_with_real_codex_cli_on_a_self_hosted_endpoint",
+    ) else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let fake = FakeOpenAi::start(round_script());
+    let agent = format!(
+        "[agents.local]\nbackend = \"codex\"\nbinary = {}\nbase_url = {}\napi_key_env = \"LOCAL_KEY\"\n[agents.local.models]\nhaiku = \"m1\"\nsonnet = \"m1\"\nopus = \"m1\"\n",
+        toml_str(&bin.display().to_string()),
+        toml_str(&fake.base_url)
+    );
+    let home = repo.scratch.join("home");
+    // Codex's scratch home and TMPDIR (see `FakeOpenAi::codex_env`), not its provider args.
+    let env: Vec<(&str, String)> = fake
+        .codex_env(&home)
+        .into_iter()
+        .filter(|(k, _)| *k != KEY_VAR)
+        .collect();
+    let env: Vec<(&str, &str)> = env
+        .iter()
+        .map(|(k, v)| (*k, v.as_str()))
+        .chain([("LOCAL_KEY", "sk-local-000"), ("OPENAI_API_KEY", USER_KEY)])
+        .collect();
+    let run = run_panel(&repo, &agent, &["--budget-usd", "1"], &env);
+    let report = assert_round_completed(&run, "local");
+    assert_eq!(
+        report["cost"]["usd"].as_f64(),
+        Some(0.0),
+        "{}",
+        report["cost"]
+    );
+    let reqs = fake.requests();
+    assert_read_then_answer(&reqs);
+    assert!(reqs
+        .iter()
+        .all(|r| r.uri.ends_with("/responses") && r.model == "m1"));
+    assert!(reqs
+        .iter()
+        .all(|r| r.header("authorization") == Some("Bearer sk-local-000")));
 }
