@@ -1,7 +1,6 @@
 //! Configuration: layered `arev.toml` files, `AREV_*` variables and flags → one resolved `Config`.
 mod endpoint;
 mod error;
-pub mod floor;
 pub mod limits;
 mod load;
 mod model;
