@@ -22,8 +22,10 @@
 //! at 0.25×): their tables print requests, tokens sent (≈ bytes / 4 of the model-visible
 //! request, what those fakes report as usage), cached tokens, billed-equivalent, cost and
 //! the ratio to the minimum. A marker planted in the scratch HOME's personal context files
-//! (`plant_personal_context`) is searched for in every request. A backend whose variable
-//! is unset is skipped.
+//! (`plant_personal_context`) is searched for in every request. The REAL OpenCode CLI
+//! (`AREV_TEST_OPENCODE_BIN`) runs it too, on the same fake's Chat Completions side as a
+//! self-hosted endpoint (`fake_chat.rs`, the same caching). A backend whose variable is
+//! unset is skipped.
 //!
 //! Run: `AREV_TEST_CLAUDE_BIN=…/claude cargo bench --features fake-agent --bench cost`.
 //! `AREV_COST_LATENCY_MS` sets the fake model's latency (default 800 ms);
@@ -340,7 +342,7 @@ fn main() {
     if let Some(bin) = real_bin("AREV_TEST_CLAUDE_BIN") {
         claude(&bin);
     }
-    for backend in [Backend::Codex, Backend::Gemini] {
+    for backend in [Backend::Codex, Backend::Gemini, Backend::OpenCode] {
         if let Some(bin) = real_bin(backend.var()) {
             other(backend, Path::new(&bin));
         }
@@ -484,6 +486,8 @@ fn claude_version(bin: &Path) -> String {
 enum Backend {
     Codex,
     Gemini,
+    /// OpenCode against the fake's Chat Completions side as a self-hosted endpoint.
+    OpenCode,
 }
 
 impl Backend {
@@ -491,18 +495,20 @@ impl Backend {
         match self {
             Backend::Codex => "AREV_TEST_CODEX_BIN",
             Backend::Gemini => "AREV_TEST_GEMINI_BIN",
+            Backend::OpenCode => "AREV_TEST_OPENCODE_BIN",
         }
     }
     fn name(self) -> &'static str {
         match self {
             Backend::Codex => "codex",
             Backend::Gemini => "gemini",
+            Backend::OpenCode => "opencode",
         }
     }
     /// What a cached input token costs relative to an uncached one on this API.
     fn cached_rate(self) -> f64 {
         match self {
-            Backend::Codex => fake_openai::CACHED_INPUT_RATE,
+            Backend::Codex | Backend::OpenCode => fake_openai::CACHED_INPUT_RATE,
             Backend::Gemini => fake_gemini::CACHED_INPUT_RATE,
         }
     }
@@ -547,10 +553,21 @@ fn other(backend: Backend, bin: &Path) {
     let home = tmp.path().join("home");
     let binary = toml::Value::String(bin.display().to_string());
     let (openai, gemini) = match backend {
-        Backend::Codex => (Some(FakeOpenAi::start(llm_script())), None),
+        Backend::Codex | Backend::OpenCode => (Some(FakeOpenAi::start(llm_script())), None),
         Backend::Gemini => (None, Some(FakeGemini::start(llm_script()))),
     };
     let (config, env) = match (&openai, &gemini) {
+        (Some(f), _) if matches!(backend, Backend::OpenCode) => (
+            format!(
+                "[agents.opencode]\nbackend = \"opencode\"\nbinary = {binary}\nbase_url = {}\napi_key_env = \"{}\"\n[agents.opencode.models]\nhaiku = \"m1\"\nsonnet = \"m1\"\nopus = \"m1\"\n",
+                toml::Value::String(f.base_url.clone()),
+                fake_openai::KEY_VAR
+            ),
+            vec![
+                ("HOME", home.display().to_string()),
+                (fake_openai::KEY_VAR, "sk-fake-openai-000".to_string()),
+            ],
+        ),
         (Some(f), _) => {
             let args = toml::Value::Array(
                 f.codex_args()
@@ -696,6 +713,7 @@ fn plant_personal_context(backend: Backend, home: &Path) {
     let files: &[&str] = match backend {
         Backend::Codex => &[".codex/AGENTS.md", ".codex/memories/memory_summary.md"],
         Backend::Gemini => &[".gemini/GEMINI.md"],
+        Backend::OpenCode => &[".config/opencode/AGENTS.md", ".claude/CLAUDE.md"],
     };
     for f in files {
         let path = home.join(f);

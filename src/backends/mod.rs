@@ -16,6 +16,7 @@ mod fold;
 mod gemini;
 mod home;
 mod lines;
+mod opencode;
 mod price;
 mod shell;
 mod spec;
@@ -111,6 +112,8 @@ registry! {
     Codex = "codex" => codex::Codex, "Codex `exec --json` JSONL.";
     /// Gemini CLI (`gemini -p <prompt> -o stream-json`), stream-json events.
     Gemini = "gemini" => gemini::Gemini, "Gemini CLI `-o stream-json`.";
+    /// OpenCode (`opencode run --format json`), prompt on stdin, JSONL events.
+    OpenCode = "opencode" => opencode::OpenCode, "OpenCode `run --format json`.";
 }
 
 impl BackendKind {
@@ -186,6 +189,8 @@ mod tests {
             timeout: None,
             pass_env: vec![],
             fallback_model: None,
+            base_url: None,
+            api_key_env: None,
         }
     }
 

@@ -111,6 +111,10 @@ pub struct AgentSpec {
     /// The model the CLI switches to when the tier's model is overloaded (Claude Code's
     /// `--fallback-model`).
     pub fallback_model: Option<String>,
+    /// A self-hosted OpenAI-compatible endpoint every request goes to (docs/self-hosted.md).
+    pub base_url: Option<String>,
+    /// The variable holding that endpoint's key.
+    pub api_key_env: Option<String>,
 }
 
 /// One dispatch of one agent.

@@ -169,7 +169,7 @@ impl Config {
 
 /// The backends that can send a reviewer's requests to a self-hosted endpoint.
 fn endpoint_backend(b: BackendKind) -> bool {
-    matches!(b, BackendKind::Codex)
+    matches!(b, BackendKind::Codex | BackendKind::OpenCode)
 }
 
 #[cfg(test)]

@@ -435,6 +435,8 @@ mod tests {
             timeout: None,
             pass_env: Vec::new(),
             fallback_model: None,
+            base_url: None,
+            api_key_env: None,
         }
     }
 
@@ -822,6 +824,8 @@ mod tests {
             format: EventFormat::Codex,
             pass_env: vec!["MY_PROVIDER_KEY".into()],
             fallback_model: None,
+            base_url: None,
+            api_key_env: None,
             ..spec(binary)
         }
     }

@@ -41,6 +41,8 @@ pub fn agent_spec(config: &Config, name: &str, cfg: &AgentConfig) -> Result<Agen
             .cloned()
             .collect(),
         fallback_model: cfg.fallback_model.clone(),
+        base_url: cfg.base_url.clone(),
+        api_key_env: cfg.api_key_env.clone(),
     })
 }
 

@@ -198,6 +198,8 @@ fn argv_is_read_only_and_prompt_free() {
         timeout: None,
         pass_env: vec![],
         fallback_model: None,
+        base_url: None,
+        api_key_env: None,
     };
     let req = DispatchRequest {
         role: Role::Adversary,
@@ -281,6 +283,8 @@ fn only_the_fixer_may_edit_the_prover_only_write_and_nobody_bypasses_permissions
         timeout: None,
         pass_env: vec![],
         fallback_model: None,
+        base_url: None,
+        api_key_env: None,
     };
     for role in [
         Role::Enthusiast,

@@ -479,6 +479,8 @@ mod tests {
             timeout: None,
             pass_env: vec![],
             fallback_model: None,
+            base_url: None,
+            api_key_env: None,
         };
         let req = DispatchRequest {
             role: Role::Adversary,
