@@ -235,6 +235,11 @@ fn agent_checks(
     let mut checks = vec![version_check(&who, agent.backend, &path)];
     // A self-hosted endpoint: it answers (with its key), instead of the vendor's credentials.
     if let Some((level, line)) = super::endpoint::endpoint_check(&who, agent) {
+        let level = match level {
+            super::endpoint::Level::Ok => Level::Ok,
+            super::endpoint::Level::Warn => Level::Warn,
+            super::endpoint::Level::Fail => Level::Fail,
+        };
         checks.push(Check::new(level, line));
     } else if let Some(c) = credentials_check(&who, agent) {
         checks.push(c);

@@ -2,7 +2,6 @@
 //! `GET <base_url>/models` answers (with the key `api_key_env` names), and that it lists the
 //! models the agent's tiers use.
 
-use super::Level;
 use crate::config::AgentConfig;
 use std::time::Duration;
 
@@ -10,6 +9,14 @@ use std::time::Duration;
 const TIMEOUT: Duration = Duration::from_secs(5);
 /// The most of its answer that is read.
 const MAX_ANSWER_BYTES: u64 = 1 << 20;
+
+/// How the endpoint check went (doctor's ok, warn and FAIL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Level {
+    Ok,
+    Warn,
+    Fail,
+}
 
 /// The endpoint line of agent `who`, or None when it has no `base_url`.
 pub(super) fn endpoint_check(who: &str, agent: &AgentConfig) -> Option<(Level, String)> {

@@ -6,6 +6,7 @@ mod memory;
 mod outputs;
 mod panel;
 mod plan;
+mod price;
 mod prove;
 mod repo_inputs;
 pub mod suppressions;
@@ -17,8 +18,9 @@ pub use context::{
 pub use intent::INTENT_MAX_BYTES;
 pub use memory::{cache_dir, MemoryPlan};
 pub use outputs::Outputs;
-pub use panel::{agent_spec, price_for, Panel};
+pub use panel::{agent_spec, Panel};
 pub(crate) use plan::discover_root;
 pub use plan::{resolve_repo_inputs, resolve_run, resolve_unpinned, AgentRef, RunPlan};
+pub use price::price_for;
 pub use prove::{resolve_prove, ProvePlan};
 pub use repo_inputs::{RepoInputs, CONFIG_FILES, OVERRIDE_DIRS};

@@ -46,29 +46,6 @@ pub fn agent_spec(config: &Config, name: &str, cfg: &AgentConfig) -> Result<Agen
     })
 }
 
-/// The price of `model` run by agent `name`: `[prices]` (and Claude's families), else $0 for
-/// an agent on a self-hosted endpoint (docs/self-hosted.md: its tokens are free unless a
-/// price is configured), else unknown.
-pub fn price_for(
-    config: &Config,
-    name: &str,
-    format: crate::config::EventFormat,
-    model: &str,
-) -> Option<crate::config::ModelPrice> {
-    crate::dispatch::price_of(format, model, &config.prices).or_else(|| {
-        config
-            .agents
-            .get(name)
-            .and_then(|a| a.base_url.as_ref())
-            .map(|_| crate::config::ModelPrice {
-                input: 0.0,
-                output: 0.0,
-                cache_read: None,
-                cache_write: None,
-            })
-    })
-}
-
 /// The agent's `extra_args`, after arev's provider settings for a Codex agent's `base_url`.
 fn own_args(cfg: &AgentConfig) -> Vec<String> {
     let mut args = match (&cfg.base_url, cfg.backend) {

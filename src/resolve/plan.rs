@@ -224,7 +224,7 @@ fn check_usd_prices(plan: &RunPlan) -> Result<(), String> {
         let models = cfg.tier_models();
         for tier in tiers.clone() {
             let model = models.get(tier);
-            if super::price_for(&plan.config, name, format, model).is_none() {
+            if super::price::price_for(&plan.config, name, format, model).is_none() {
                 return Err(format!(
                     "a USD budget (--budget-usd, [budget] usd) needs the price of every model \
                      the review may run, and agent `{name}` ({} backend) runs model `{model}` \

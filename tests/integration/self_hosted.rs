@@ -435,7 +435,7 @@ fn real_opencode_bad_key_is_a_permanent_fault() {
 
 /// A dead endpoint: OpenCode retries the connection by itself, then reports a retryable
 /// `APIError`; arev classifies it a transient `connection` fault (re-dispatched within
-/// `[timeouts] retry`, here none) and aborts naming the endpoint.
+/// `[timeouts] retry`, here 1 s) and aborts naming the endpoint.
 #[test]
 fn real_opencode_dead_endpoint_is_a_transient_connection_fault() {
     let Some(bin) = opencode_bin("real_opencode_dead_endpoint_is_a_transient_connection_fault")
@@ -452,7 +452,7 @@ fn real_opencode_dead_endpoint_is_a_transient_connection_fault() {
         toml_str(&bin.display().to_string()),
         toml_str(&dead)
     );
-    let run = run_panel(&repo, &agent, &[], &[("AREV_RETRY_WINDOW", "0s")]);
+    let run = run_panel(&repo, &agent, &[], &[("AREV_RETRY_WINDOW", "1s")]);
     assert_aborted_with(&run, "the API connection failed", Duration::from_secs(400));
     let outcome = read_json(&run, "agents/r1/enthusiast-p1/outcome.json");
     assert_eq!(outcome["fault"]["class"], "transient", "{outcome:#}");
