@@ -34,8 +34,7 @@ pub(crate) fn install_command(args: &InstallArgs) -> Result<(), ExpectedError> {
         crate::install::uninstall(&dir)
     } else {
         crate::install::install(&dir, "arev")
-    }
-    .map_err(ExpectedError::Usage)?;
+    }?;
     for left in &summary.left {
         output::warn(left);
     }

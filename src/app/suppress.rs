@@ -40,7 +40,7 @@ pub(crate) fn suppress_command(args: &SuppressArgs) -> Result<i32, ExpectedError
         })
         .transpose()?;
     let report = named_report(&cwd, run, args.run_dir.as_deref())?;
-    let f = report.find_finding(finding).map_err(ExpectedError::Usage)?;
+    let f = report.find_finding(finding)?;
     let (root, _) = discover_root(&cwd);
     let path = suppressions_path(&root);
     let existing = match read_suppressions_file(&root)? {

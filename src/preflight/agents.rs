@@ -40,7 +40,7 @@ pub enum PreflightError {
 
 impl From<PreflightError> for crate::errors::ExpectedError {
     fn from(e: PreflightError) -> Self {
-        Self::Preflight(e.to_string())
+        Self::Preflight(Box::new(e))
     }
 }
 

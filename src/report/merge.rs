@@ -19,7 +19,7 @@ use super::assemble::sort_confirmed;
 use super::*;
 use crate::round::StopReason;
 use crate::store::RunStatus;
-use crate::target::{ShardSpec, TargetKind};
+use crate::target::{ShardError, ShardSpec, TargetKind};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -50,7 +50,7 @@ pub enum MergeError {
         report: String,
         index: u32,
         count: u32,
-        why: String,
+        why: ShardError,
     },
 }
 
