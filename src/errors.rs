@@ -47,10 +47,13 @@ pub enum ExpectedError {
     /// A pull-request publication's settings or report (`publish::PublishError`, …).
     #[error(transparent)]
     Publish(Above),
+    /// `arev merge` (`report::MergeError`).
+    #[error("merge: {0}")]
+    Merge(#[source] Above),
     /// `arev eval` (`eval::EvalError`).
     #[error(transparent)]
     Eval(Above),
-    /// `arev cancel` (`watch::CancelError`).
+    /// `arev status|result|cancel` (`watch::SelectError`, `watch::CancelError`).
     #[error(transparent)]
     Watch(Above),
     /// A usage message arev composes itself (a flag's value, a missing `HOME`): no source.
@@ -88,6 +91,7 @@ impl ExpectedError {
             | Self::Preflight(_)
             | Self::Install(_)
             | Self::Publish(_)
+            | Self::Merge(_)
             | Self::Eval(_)
             | Self::Watch(_)
             | Self::Usage(_)

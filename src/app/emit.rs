@@ -204,7 +204,7 @@ pub(crate) fn named_run_dir(
         return Ok(direct);
     }
     let base = runs_base(cwd, run_dir)?;
-    crate::store::find_run(run, &base).map_err(|e| ExpectedError::Usage(e.to_string()))
+    Ok(crate::store::find_run(run, &base)?)
 }
 
 /// The report `run` names: a report.json file (e.g. one copied out of its run dir with
@@ -220,7 +220,7 @@ pub(crate) fn named_report(
     } else {
         crate::store::load_report(&named_run_dir(cwd, run, run_dir)?)
     };
-    loaded.map_err(|e| ExpectedError::Usage(e.to_string()))
+    Ok(loaded?)
 }
 
 #[cfg(test)]

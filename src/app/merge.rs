@@ -22,7 +22,7 @@ pub(crate) fn merge_command(args: &MergeArgs) -> Result<i32, ExpectedError> {
             report,
         });
     }
-    let merged = merge_reports(inputs).map_err(|e| ExpectedError::Usage(format!("merge: {e}")))?;
+    let merged = merge_reports(inputs)?;
     // `--fail-on`, else the strictest gate the shards recorded, else the trusted
     // configuration: never the working tree's repository config.
     let fail_on = match (args.fail_on, merged.fail_on) {

@@ -54,6 +54,12 @@ pub enum MergeError {
     },
 }
 
+impl From<MergeError> for crate::errors::ExpectedError {
+    fn from(e: MergeError) -> Self {
+        Self::Merge(Box::new(e))
+    }
+}
+
 /// One report to merge, with the name it is called by in errors (its file path).
 pub struct MergeInput {
     pub name: String,
