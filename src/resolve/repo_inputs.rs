@@ -25,6 +25,8 @@ const MAX_INPUT_BYTES: usize = 1 << 20;
 
 /// One input as found: its text, or why it cannot be used.
 type Found = BTreeMap<String, Result<String, InputProblem>>;
+/// Repo-relative path → text of the usable inputs.
+type Texts = BTreeMap<String, String>;
 
 /// The repository inputs of one run and where they came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,10 +147,7 @@ fn short(commit: Oid) -> String {
 }
 
 /// Every input usable, or the first that is not, named by `name`.
-fn usable(
-    found: Found,
-    name: impl Fn(&str) -> String,
-) -> Result<BTreeMap<String, String>, RepoInputError> {
+fn usable(found: Found, name: impl Fn(&str) -> String) -> Result<Texts, RepoInputError> {
     found
         .into_iter()
         .map(|(p, t)| match t {
