@@ -63,6 +63,7 @@ mod tests {
     fn rejects_bad_json_and_path_like_session_ids() {
         assert!(parse(b"not json")
             .unwrap_err()
+            .to_string()
             .contains("not the expected JSON"));
         assert!(parse(br#"{"cwd":"/x"}"#).is_err());
         for bad in ["", "..", "a/b", "x y", &"a".repeat(129)] {
@@ -104,7 +105,7 @@ mod tests {
                     prop_assert!(!session.contains('/') && session != "." && session != "..");
                     prop_assert!(!session.is_empty() && session.len() <= 128);
                 }
-                Err(e) => prop_assert!(!e.contains('\n'), "one line: {e}"),
+                Err(e) => prop_assert!(!e.to_string().contains('\n'), "one line: {e}"),
             }
         }
     }

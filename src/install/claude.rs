@@ -626,11 +626,11 @@ mod tests {
         let dir = d.path().join(".claude");
         std::fs::create_dir_all(dir.join("commands")).unwrap();
         std::fs::write(dir.join("commands/adversarial-review.md"), "mine").unwrap();
-        let e = install(&dir, "arev").unwrap_err();
+        let e = install(&dir, "arev").unwrap_err().to_string();
         assert!(e.contains("refusing to overwrite"), "{e}");
         std::fs::remove_file(dir.join("commands/adversarial-review.md")).unwrap();
         std::fs::write(dir.join("settings.json"), "{oops").unwrap();
-        let e = install(&dir, "arev").unwrap_err();
+        let e = install(&dir, "arev").unwrap_err().to_string();
         assert!(e.contains("not valid JSON"), "{e}");
         assert_eq!(
             std::fs::read_to_string(dir.join("settings.json")).unwrap(),

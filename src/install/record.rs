@@ -282,11 +282,11 @@ mod tests {
     fn a_record_past_its_cap_or_through_a_link_is_refused() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join(MANIFEST), vec![b' '; (64 << 10) + 1]).unwrap();
-        let e = read_record(d.path()).unwrap_err();
+        let e = read_record(d.path()).unwrap_err().to_string();
         assert!(e.contains("larger than 64 KiB"), "{e}");
         std::fs::remove_file(d.path().join(MANIFEST)).unwrap();
         std::os::unix::fs::symlink("/etc/hostname", d.path().join(MANIFEST)).unwrap();
-        let e = read_record(d.path()).unwrap_err();
+        let e = read_record(d.path()).unwrap_err().to_string();
         assert!(e.contains("not a regular file"), "{e}");
     }
 }

@@ -378,7 +378,7 @@ mod tests {
         // A symlinked input is refused in the working tree, and in a commit.
         std::fs::remove_file(root.join(".arev/agents/judge.md")).unwrap();
         std::os::unix::fs::symlink("/etc/hostname", root.join(".arev/agents/judge.md")).unwrap();
-        let err = RepoInputs::from_worktree(root).unwrap_err();
+        let err = RepoInputs::from_worktree(root).unwrap_err().to_string();
         assert!(
             err.contains(".arev/agents/judge.md: a symbolic link"),
             "{err}"
@@ -386,7 +386,9 @@ mod tests {
         git(root, &["add", "-A"]);
         git(root, &["commit", "-qm", "link"]);
         let head = repo.head().unwrap().peel_to_commit().unwrap().id();
-        let err = RepoInputs::from_commit(&repo, head, root).unwrap_err();
+        let err = RepoInputs::from_commit(&repo, head, root)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains(":.arev/agents/judge.md: a symbolic link"),
             "{err}"

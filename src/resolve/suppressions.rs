@@ -371,7 +371,11 @@ mod tests {
     #[test]
     fn bad_entries_name_the_file_and_the_entry() {
         let today = day("2026-01-01");
-        let err = |t: &str| parse_suppressions("s.toml", t.as_bytes(), today).unwrap_err();
+        let err = |t: &str| {
+            parse_suppressions("s.toml", t.as_bytes(), today)
+                .unwrap_err()
+                .to_string()
+        };
         let e = err(&format!("[[suppress]]\nfingerprint = \"{FP}\"\n"));
         assert!(
             e.starts_with("s.toml: [[suppress]] entry 1:") && e.contains("no reason"),

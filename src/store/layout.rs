@@ -209,13 +209,14 @@ mod tests {
         let base = root.join(".arev/runs");
         assert!(check_real_dirs(&root, &base).is_ok(), "nothing there yet");
         std::os::unix::fs::symlink(d.path(), root.join(".arev")).unwrap();
-        let e = check_real_dirs(&root, &base).unwrap_err();
+        let e = check_real_dirs(&root, &base).unwrap_err().to_string();
         assert!(e.contains(".arev is a symbolic link"), "{e}");
         std::fs::remove_file(root.join(".arev")).unwrap();
         std::fs::create_dir(root.join(".arev")).unwrap();
         std::os::unix::fs::symlink(d.path(), &base).unwrap();
         assert!(check_real_dirs(&root, &base)
             .unwrap_err()
+            .to_string()
             .contains("runs is a symbolic link"));
     }
 
