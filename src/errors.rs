@@ -59,6 +59,14 @@ pub enum ExpectedError {
     /// A usage message arev composes itself (a flag's value, a missing `HOME`): no source.
     #[error("{0}")]
     Usage(String),
+    /// An operating-system call arev needs failed (`what`: "cannot read the current
+    /// directory", "cannot start the runtime", …).
+    #[error("{what}: {source}")]
+    Os {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,
@@ -95,6 +103,7 @@ impl ExpectedError {
             | Self::Eval(_)
             | Self::Watch(_)
             | Self::Usage(_)
+            | Self::Os { .. }
             | Self::BadRun { .. }
             | Self::BadReport { .. } => exit_codes::USAGE,
             // A run dir that cannot be written means nothing was reviewed.
@@ -107,6 +116,12 @@ impl ExpectedError {
             path: path.into(),
             source,
         }
+    }
+
+    /// The failure of what `what` says arev was doing.
+    pub fn os(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
+        let what = what.into();
+        move |source| Self::Os { what, source }
     }
 
     /// A run dir's file that cannot be read or rendered.

@@ -157,8 +157,7 @@ pub(crate) fn verdict_without(
 
 /// The current directory (a usage error if it cannot be read).
 pub(crate) fn cwd() -> Result<PathBuf, ExpectedError> {
-    std::env::current_dir()
-        .map_err(|e| ExpectedError::Usage(format!("cannot read the current directory: {e}")))
+    std::env::current_dir().map_err(ExpectedError::os("cannot read the current directory"))
 }
 
 /// The layered config of the repo containing `cwd` (for the runs base and fail-on default).

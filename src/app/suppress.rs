@@ -47,7 +47,7 @@ pub(crate) fn suppress_command(args: &SuppressArgs) -> Result<i32, ExpectedError
         Some((_, bytes)) => {
             // Every entry, expired or not, must be sound before one is added.
             let set = parse_suppressions(SUPPRESSIONS_FILE, &bytes, NaiveDate::MIN)
-                .map_err(|e| ExpectedError::Usage(format!("{e} (fix the file first)")))?;
+                .map_err(crate::resolve::FixFirst)?;
             if let Some(e) = set.external.get(&f.fingerprint) {
                 return Err(ExpectedError::Usage(format!(
                     "{} is already suppressed in {}",

@@ -65,7 +65,7 @@ pub(crate) fn from_pr(args: &SuppressArgs, pr: u64) -> Result<i32, ExpectedError
         None => String::new(),
     };
     let known = parse_suppressions(SUPPRESSIONS_FILE, text.as_bytes(), NaiveDate::MIN)
-        .map_err(|e| ExpectedError::Usage(format!("{e} (fix the file first)")))?;
+        .map_err(crate::resolve::FixFirst)?;
     let mut added = 0;
     for d in &found {
         let x = &d.dismissal;

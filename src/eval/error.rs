@@ -37,6 +37,13 @@ pub enum EvalError {
         #[source]
         source: std::io::Error,
     },
+    /// An operating-system call `arev eval` needs failed (`what` says which).
+    #[error("{what}: {source}")]
+    Os {
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
     /// The configuration of the panel is invalid.
     #[error("{0}")]
     Config(#[from] crate::config::ConfigError),

@@ -139,10 +139,16 @@ impl Interrupt {
                     }
                 });
             })
-            .map_err(|e| EvalError::Usage(format!("cannot start the signal thread: {e}")))?;
+            .map_err(|source| EvalError::Os {
+                what: "cannot start the signal thread",
+                source,
+            })?;
         match ready_rx.recv() {
             Ok(Ok(())) => Ok(me),
-            Ok(Err(e)) => Err(EvalError::Usage(format!("cannot catch Ctrl-C: {e}"))),
+            Ok(Err(source)) => Err(EvalError::Os {
+                what: "cannot catch Ctrl-C",
+                source,
+            }),
             Err(_) => Err(EvalError::Usage("cannot catch Ctrl-C".into())),
         }
     }

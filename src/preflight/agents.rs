@@ -36,6 +36,16 @@ pub fn install_command(backend: BackendKind) -> Option<String> {
 pub enum PreflightError {
     #[error("{}", .0.join("\n"))]
     Agents(Vec<String>),
+    /// `--prove` outside a git repository with a commit (the path named).
+    #[error(
+        "--prove runs each reproducer in a checkout of the reviewed repository, and {} is \
+         not a git repository with a commit: review inside one, or drop --prove",
+        .0.display()
+    )]
+    ProveNeedsCommit(PathBuf),
+    /// The `--prove` sandbox cannot start here.
+    #[error(transparent)]
+    Sandbox(#[from] crate::prove::ProveError),
 }
 
 impl From<PreflightError> for crate::errors::ExpectedError {

@@ -92,6 +92,11 @@ pub enum SuppressionsError {
     },
 }
 
+/// The suppressions file `arev suppress` would append to is already invalid.
+#[derive(Debug, thiserror::Error)]
+#[error("{0} (fix the file first)")]
+pub struct FixFirst(#[source] pub SuppressionsError);
+
 /// A report destination (`--out`, `--sarif`, `--markdown`) that cannot be written.
 #[derive(Debug, thiserror::Error)]
 #[error("{flag} {}: {problem}", .path.display())]
@@ -148,4 +153,4 @@ macro_rules! into_expected {
         }
     )*};
 }
-into_expected!(RepoInputError, SuppressionsError, OutputError);
+into_expected!(RepoInputError, SuppressionsError, FixFirst, OutputError);

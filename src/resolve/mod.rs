@@ -16,7 +16,7 @@ pub use context::{
     RepoFiles, ReviewContext, RulesFile, Worktree, RULES_CAP,
 };
 pub use error::{
-    AgentSpecError, DestinationProblem, InputProblem, OutputError, RepoFileReadError,
+    AgentSpecError, DestinationProblem, FixFirst, InputProblem, OutputError, RepoFileReadError,
     RepoInputError, SuppressionsError,
 };
 pub use intent::INTENT_MAX_BYTES;
