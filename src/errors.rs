@@ -5,8 +5,8 @@
 //! A module above it (`resolve`, `preflight`, `install`, `publish`, `eval`, `watch`) cannot be
 //! named here (layers point down, docs/architecture.md §3.1): its `thiserror` enum converts
 //! itself at its boundary (`impl From<resolve::ContextError> for ExpectedError`) into the
-//! variant of its module, which keeps the error whole — its message is the one users see, and
-//! the typed value stays reachable (`std::error::Error::source`, `downcast_ref`).
+//! variant of its module, which keeps the error whole: its message is the one users see, its
+//! source chain is its own, and the typed value stays reachable (`downcast_ref` on the box).
 
 use crate::config::ConfigError;
 use crate::exit_codes;
@@ -144,5 +144,32 @@ impl ExpectedError {
 impl From<crate::store::RecordError> for ExpectedError {
     fn from(e: crate::store::RecordError) -> Self {
         Self::write(e.path, e.source)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::LoadRunError;
+
+    #[test]
+    fn a_wrapped_error_keeps_its_message_and_exits_2() {
+        let e = LoadRunError::NotFound {
+            id: "x".into(),
+            base: "/r".into(),
+        };
+        let top: ExpectedError = e.clone().into();
+        assert_eq!(top.to_string(), e.to_string());
+        assert_eq!(top.exit_code(), exit_codes::USAGE);
+        assert!(matches!(
+            top,
+            ExpectedError::Run(LoadRunError::NotFound { .. })
+        ));
+        let gone = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
+        let os = ExpectedError::os("cannot read the current directory")(gone);
+        assert_eq!(os.to_string(), "cannot read the current directory: gone");
+        assert_eq!(os.exit_code(), exit_codes::USAGE);
+        let bad = ExpectedError::bad_run("/r/x", "pruning: denied");
+        assert_eq!(bad.to_string(), "cannot read run /r/x: pruning: denied");
     }
 }

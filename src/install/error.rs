@@ -66,3 +66,29 @@ impl From<InstallError> for crate::errors::ExpectedError {
         Self::Install(Box::new(e))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::errors::ExpectedError;
+
+    #[test]
+    fn an_install_error_reaches_the_top_typed_with_its_line_and_exit_code() {
+        let e = InstallError::Foreign(PathBuf::from("/p/.claude/commands/a.md"));
+        let line = e.to_string();
+        assert_eq!(
+            line,
+            "refusing to overwrite /p/.claude/commands/a.md (not written by arev install); move it away first"
+        );
+        let top = ExpectedError::from(e);
+        assert_eq!(top.to_string(), line);
+        assert_eq!(top.exit_code(), crate::exit_codes::USAGE);
+        let ExpectedError::Install(inner) = &top else {
+            panic!("{top:?}")
+        };
+        assert!(matches!(
+            inner.downcast_ref::<InstallError>(),
+            Some(InstallError::Foreign(_))
+        ));
+    }
+}
