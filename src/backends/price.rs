@@ -7,9 +7,10 @@ use crate::records::Usage;
 use std::collections::BTreeMap;
 
 /// The price of `model`, run by an agent printing `format`: its `[prices]` entry (the
-/// model string as given, else ignoring ASCII case); else, for a Claude model, its
-/// family's (one of no known family as Opus, the dearest: a budget errs on the safe side).
-/// None: a Codex or Gemini model without an entry, whose spend cannot be priced.
+/// model string as given, else ignoring ASCII case); else its backend's built-in list price
+/// by family (Claude Code's: one of no known family as the first, the dearest, so that a
+/// budget errs on the safe side). None: a model of a backend without list prices (Codex,
+/// Gemini) and without an entry, whose spend cannot be priced.
 pub fn price_of(
     format: EventFormat,
     model: &str,
