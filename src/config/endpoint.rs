@@ -21,10 +21,10 @@ pub fn codex_endpoint_arg(args: &[String]) -> Option<String> {
             args.get(i).cloned()
         } else if let Some(v) = arg.strip_prefix("--config=") {
             Some(v.to_string())
-        } else if let Some(v) = arg.strip_prefix("-c").filter(|_| !arg.starts_with("--")) {
-            Some(v.trim_start_matches('=').to_string())
         } else {
-            None
+            arg.strip_prefix("-c")
+                .filter(|_| !arg.starts_with("--"))
+                .map(|v| v.trim_start_matches('=').to_string())
         };
         let Some(value) = value else { continue };
         let key = value.split('=').next().unwrap_or_default().trim();

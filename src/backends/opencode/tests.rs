@@ -256,7 +256,7 @@ fn the_private_home_keeps_the_users_config_out_and_links_the_login() {
     std::fs::create_dir_all(home.join(".config/opencode")).unwrap();
     std::fs::write(home.join(".config/opencode/AGENTS.md"), "personal").unwrap();
     let env: Vec<(OsString, OsString)> = vec![
-        ("HOME".into(), home.clone().into_os_string()),
+        ("HOME".into(), home.into_os_string()),
         (
             "XDG_CACHE_HOME".into(),
             d.path().join("cache").into_os_string(),
