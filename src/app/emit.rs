@@ -162,7 +162,7 @@ pub(crate) fn cwd() -> Result<PathBuf, ExpectedError> {
 }
 
 /// The layered config of the repo containing `cwd` (for the runs base and fail-on default).
-pub(crate) fn repo_config(cwd: &Path) -> Result<(PathBuf, crate::config::Config), ExpectedError> {
+pub(crate) fn repo_config(cwd: &Path) -> Result<(PathBuf, crate::config::Settings), ExpectedError> {
     let (root, _) = crate::resolve::discover_root(cwd);
     let (config, _) = load(&ConfigSources::discover(&root, None))?;
     Ok((root, config))

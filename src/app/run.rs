@@ -153,6 +153,6 @@ fn deliver(
         run_dir,
         &plan.root,
         code,
-        (plan.fail_on, plan.config.publish.dismiss_by),
+        (plan.fail_on, plan.settings.publish.dismiss_by),
     ))
 }

@@ -18,6 +18,17 @@ pub enum ConfigError {
     },
     #[error("{key}: {message}")]
     Invalid { key: String, message: String },
+    /// A value a flag sets too, out of the flag's bounds.
+    #[error("{key}: {source} (the same bounds as its flag)")]
+    Limit {
+        key: String,
+        source: super::limits::LimitError,
+    },
+    #[error("prices.\"{model}\": {source}")]
+    Price {
+        model: String,
+        source: super::limits::LimitError,
+    },
     #[error(
         "{path}: agents.{agent}.extra_args: `{arg}` is not allowed for a {backend} agent ({why}); \
          arev decides what reviewers may use (docs/trust.md: \"Running on untrusted pull requests\")"

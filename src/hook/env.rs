@@ -2,7 +2,7 @@
 //! working directory) and the layered configuration of the repository it runs in. Shared by
 //! `arev hook prompt` and `arev hook stop`.
 
-use crate::config::{load, Config, ConfigSources};
+use crate::config::{load, ConfigSources, Settings};
 use std::path::{Path, PathBuf};
 
 /// The process environment a hook depends on.
@@ -25,7 +25,7 @@ impl HookEnv {
 
 /// Load the layered config for `root` (hooks take no `--config`); the error is the one line
 /// the hook shows the user.
-pub(super) fn load_config(root: &Path) -> Result<Config, String> {
+pub(super) fn load_config(root: &Path) -> Result<Settings, String> {
     load(&ConfigSources::discover(root, None))
         .map(|(c, _)| c)
         .map_err(|e| format!("the arev configuration is invalid: {e}"))

@@ -231,7 +231,7 @@ impl Iteration<'_, '_> {
             base: s.base.clone(),
             base_tree: None,
             cwd: s.wt_cwd.clone(),
-            max_file_bytes: plan.config.review.max_file_bytes,
+            max_file_bytes: plan.settings.review.max_file_bytes,
             excludes: plan.excludes.clone(),
         })
         .map_err(|e| {
@@ -416,8 +416,8 @@ impl Iteration<'_, '_> {
                 s.wt.path.as_path()
             };
             let plan = s.plan;
-            let limit = plan.config.verify_timeout().unwrap_or(plan.timeout);
-            let out = match run_verify(cmd, dir, &log, limit, plan.grace, self.cancel).await {
+            let t = &plan.settings.timeouts;
+            let out = match run_verify(cmd, dir, &log, t.verify, t.grace, self.cancel).await {
                 Ok(out) => out,
                 Err(e) => {
                     return Step::Failed(End::aborted(

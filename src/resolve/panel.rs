@@ -2,7 +2,7 @@
 //! `AgentSpec` (binary found, models, per-agent timeout) once, at the start of the review.
 
 use super::RunPlan;
-use crate::config::{AgentConfig, Config};
+use crate::config::{AgentConfig, Settings};
 use crate::dispatch::{resolve_binary, AgentSpec};
 use crate::findings::Role;
 use std::collections::BTreeMap;
@@ -18,7 +18,7 @@ pub struct Panel {
 
 /// The dispatchable spec of agent `name`. A missing binary is an error here (at dispatch,
 /// so that it aborts the run with `agent_dispatch_unavailable`, exit 3).
-pub fn agent_spec(config: &Config, name: &str, cfg: &AgentConfig) -> Result<AgentSpec, String> {
+pub fn agent_spec(config: &Settings, name: &str, cfg: &AgentConfig) -> Result<AgentSpec, String> {
     let binary = resolve_binary(&cfg.binary)
         .map_err(|e| format!("agent `{name}` ({} backend): {e}", cfg.backend.as_str()))?;
     let format = cfg
@@ -32,7 +32,7 @@ pub fn agent_spec(config: &Config, name: &str, cfg: &AgentConfig) -> Result<Agen
         extra_args: cfg.extra_args.clone(),
         models: cfg.tier_models(),
         max_turns: cfg.max_turns,
-        timeout: config.agent_timeout_of(name).map_err(|e| e.to_string())?,
+        timeout: config.agent_timeout(name),
         pass_env: cfg.pass_env.clone(),
         fallback_model: cfg.fallback_model.clone(),
     })
@@ -59,10 +59,10 @@ impl Panel {
                 continue;
             }
             let spec = plan
-                .config
+                .settings
                 .agent(name)
                 .map_err(|e| e.to_string())
-                .and_then(|cfg| agent_spec(&plan.config, name, cfg))
+                .and_then(|cfg| agent_spec(&plan.settings, name, cfg))
                 .map_err(|e| (role, e))?;
             specs.insert(name.clone(), spec);
         }

@@ -4,7 +4,7 @@ use super::context::{resolve_context, CommitTree, NoFiles, RepoFiles, ReviewCont
 use super::outputs::{check_destinations, Outputs};
 use super::RepoInputs;
 use crate::cli::RunArgs;
-use crate::config::{load, Config, ConfigSources, FailOn, RepoSource};
+use crate::config::{load, ConfigSources, FailOn, RepoSource, Settings};
 use crate::errors::ExpectedError;
 use crate::findings::{Role, Tier};
 use crate::target::{
@@ -13,7 +13,6 @@ use crate::target::{
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// The agent assigned to a role (its binary is resolved at dispatch time: a missing
 /// binary is a dispatch failure, exit 3, not a usage error).
@@ -32,7 +31,9 @@ pub struct RunPlan {
     pub root: PathBuf,
     /// The git dir whose `info/exclude` gets `.arev/` (None outside a repo).
     pub git_common_dir: Option<PathBuf>,
-    pub config: Config,
+    /// The configuration in force, parsed and checked at load.
+    pub settings: Settings,
+    /// The digest of the merged configuration (part of the verdict cache's key).
     pub config_digest: String,
     /// The repository inputs in force (`--repo-config`): the config layer above came from
     /// them, and so do the prompt overrides.
@@ -45,8 +46,6 @@ pub struct RunPlan {
     pub agents: [AgentRef; 3],
     /// The Enthusiast agents, used round-robin across passes (`agents[0]` is the first).
     pub enthusiasts: Vec<String>,
-    pub timeout: Duration,
-    pub grace: Duration,
     /// Spend limits (None = unlimited).
     pub budget_usd: Option<f64>,
     pub budget_tokens: Option<u64>,
@@ -162,7 +161,7 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         .or((config.review.max_rounds > 0).then_some(config.review.max_rounds))
         .unwrap_or_else(|| mode.map_or(1, |m| m.max_rounds()));
     let (agents, enthusiasts) = agents_of(args, &config);
-    let prove = super::prove::resolve_prove(args, &config)?;
+    let prove = super::prove::resolve_prove(args, &config);
     let plan = RunPlan {
         prove,
         root,
@@ -174,14 +173,8 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         agents,
         enthusiasts,
         binary_origins,
-        timeout: config.agent_timeout()?,
-        grace: config.grace()?,
-        budget_usd: args
-            .budget_usd
-            .or((config.budget.usd > 0.0).then_some(config.budget.usd)),
-        budget_tokens: args
-            .budget_tokens
-            .or((config.budget.tokens > 0).then_some(config.budget.tokens)),
+        budget_usd: args.budget_usd.or(config.budget.usd),
+        budget_tokens: args.budget_tokens.or(config.budget.tokens),
         outputs,
         display: args.targets.join(" "),
         intent,
@@ -190,7 +183,7 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         context,
         memory,
         target,
-        config,
+        settings: config,
         config_digest,
         repo_inputs,
         runs_base,
@@ -215,7 +208,7 @@ fn check_usd_prices(plan: &RunPlan) -> Result<(), String> {
         .filter(|t| *t >= plan.tier_start);
     for name in names {
         // An unknown agent is reported where it is dispatched.
-        let Ok(cfg) = plan.config.agent(name) else {
+        let Ok(cfg) = plan.settings.agent(name) else {
             continue;
         };
         let Some(format) = cfg.event_format() else {
@@ -224,7 +217,7 @@ fn check_usd_prices(plan: &RunPlan) -> Result<(), String> {
         let models = cfg.tier_models();
         for tier in tiers.clone() {
             let model = models.get(tier);
-            if crate::dispatch::price_of(format, model, &plan.config.prices).is_none() {
+            if crate::dispatch::price_of(format, model, &plan.settings.prices).is_none() {
                 return Err(format!(
                     "a USD budget (--budget-usd, [budget] usd) needs the price of every model \
                      the review may run, and agent `{name}` ({} backend) runs model `{model}` \
@@ -245,7 +238,7 @@ fn load_config(
     args: &RunArgs,
     root: &Path,
     repo_inputs: &RepoInputs,
-) -> Result<(Config, String, BTreeMap<String, PathBuf>), ExpectedError> {
+) -> Result<(Settings, String, BTreeMap<String, PathBuf>), ExpectedError> {
     let mut sources = ConfigSources::discover(root, args.config.clone());
     sources.repo_file = None;
     sources.repo_text = repo_inputs.config();
@@ -288,7 +281,7 @@ fn intent_of(args: &RunArgs, cwd: &Path) -> Result<Option<String>, ExpectedError
 fn pin_target(
     args: &RunArgs,
     cwd: &Path,
-    config: &Config,
+    config: &Settings,
     excludes: &Excludes,
     runs_base: &Path,
     unpinned: Option<Mode>,
@@ -336,7 +329,7 @@ struct Where<'a> {
 /// suppressions with the in-source policy, incremental review, verdict cache).
 fn context_and_memory(
     w: &Where<'_>,
-    config: &Config,
+    config: &Settings,
     target: Option<&PinnedTarget>,
 ) -> Result<(ReviewContext, super::MemoryPlan), ExpectedError> {
     let (args, root, repo_inputs) = (w.args, w.root, w.repo_inputs);
@@ -378,7 +371,7 @@ fn context_and_memory(
 
 /// The agent of each role (`--agent` for all of them), and the Enthusiasts used
 /// round-robin across passes.
-fn agents_of(args: &RunArgs, config: &Config) -> ([AgentRef; 3], Vec<String>) {
+fn agents_of(args: &RunArgs, config: &Settings) -> ([AgentRef; 3], Vec<String>) {
     let pick = |role: Role, configured: &str| AgentRef {
         role,
         name: args.agent.clone().unwrap_or_else(|| configured.to_string()),

@@ -130,7 +130,7 @@ impl<'a> Ctx<'a> {
         // The repository inputs were read once, when the plan was resolved (for iterate mode
         // from the user's repository, not the worktree the target was pinned in).
         let assets = Assets::new(&plan.repo_inputs);
-        let loc = &plan.config.localization;
+        let loc = &plan.settings.localization;
         let localization = [Role::Enthusiast, Role::Adversary, Role::Judge, Role::Fixer]
             .into_iter()
             .map(|r| {
