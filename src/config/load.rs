@@ -197,16 +197,10 @@ pub fn load(sources: &ConfigSources) -> Result<(Settings, String), ConfigError> 
         }
         merge(&mut merged, layer);
         // Type errors are attributed to the layer that introduced them.
-        Config::deserialize_table(&merged).map_err(|message| ConfigError::Parse {
-            path: path.clone(),
-            message,
-        })?;
+        Config::deserialize_table(&merged, &path)?;
     }
     apply_env(&mut merged, &sources.env)?;
-    let config = Config::deserialize_table(&merged).map_err(|message| ConfigError::Parse {
-        path: PathBuf::from("<environment>"),
-        message,
-    })?;
+    let config = Config::deserialize_table(&merged, Path::new("<environment>"))?;
     for (name, a) in &config.agents {
         if let Err(v) = super::floor::check(a.backend, &a.extra_args) {
             return Err(ConfigError::Floor {
@@ -242,10 +236,15 @@ fn check_trusted_only(layer: &Table, path: &Path) -> Result<(), ConfigError> {
 }
 
 impl Config {
-    fn deserialize_table(t: &Table) -> Result<Config, String> {
+    /// The merged table as a `Config`; a type error is toml's, on one line, attributed to
+    /// `layer` (the one that introduced it).
+    fn deserialize_table(t: &Table, layer: &Path) -> Result<Config, ConfigError> {
         Value::Table(t.clone())
             .try_into()
-            .map_err(|e: toml::de::Error| one_line(&e.to_string()))
+            .map_err(|e: toml::de::Error| ConfigError::Parse {
+                path: layer.to_path_buf(),
+                message: one_line(&e.to_string()),
+            })
     }
 
     /// sha256 of the canonical JSON of the resolved config.

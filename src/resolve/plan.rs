@@ -22,6 +22,43 @@ pub struct AgentRef {
     pub name: String,
 }
 
+/// What makes a plan impossible, beyond the config's and the target's own errors (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("--config {}: no such file", .0.display())]
+    NoConfigFile(PathBuf),
+    #[error(
+        "a USD budget (--budget-usd, [budget] usd) needs the price of every model the review \
+         may run, and agent `{agent}` ({backend} backend) runs model `{model}` (tier {tier}) \
+         whose price is not known: add [prices.\"{model}\"] (input, output, cache_read, \
+         cache_write in USD per million tokens) to your config, or bound the run with \
+         --budget-tokens instead"
+    )]
+    Unpriced {
+        agent: String,
+        backend: &'static str,
+        model: String,
+        tier: Tier,
+    },
+    #[error("cannot open the repository: {0}")]
+    Repository(git2::Error),
+    #[error("bad merge-base id {id}: {source}")]
+    MergeBase { id: String, source: git2::Error },
+    #[error("AREV_REPO_CONFIG={0}: expected one of worktree, base, ignore")]
+    RepoConfigVar(String),
+    #[error(
+        "--repo-config base needs --base REV (the commit whose arev.toml and .arev/ the review \
+         trusts)"
+    )]
+    BaseNeedsRev,
+}
+
+impl From<PlanError> for ExpectedError {
+    fn from(e: PlanError) -> Self {
+        Self::Usage(e.to_string())
+    }
+}
+
 /// Everything a run needs, resolved once.
 #[derive(Debug, Clone)]
 pub struct RunPlan {
@@ -189,7 +226,7 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         runs_base,
     };
     // Before any run dir: a USD budget needs every model's price.
-    check_usd_prices(&plan).map_err(ExpectedError::Usage)?;
+    check_usd_prices(&plan)?;
     Ok(plan)
 }
 
@@ -197,7 +234,7 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
 /// plan's agents may run — each tier from the first round's up, as escalation only climbs —
 /// must have a price, or the budget could never trip. The first that has none, named with
 /// the way out (`--budget-tokens`). Nothing to check without a USD budget.
-fn check_usd_prices(plan: &RunPlan) -> Result<(), String> {
+fn check_usd_prices(plan: &RunPlan) -> Result<(), PlanError> {
     if plan.budget_usd.is_none() {
         return Ok(());
     }
@@ -218,14 +255,12 @@ fn check_usd_prices(plan: &RunPlan) -> Result<(), String> {
         for tier in tiers.clone() {
             let model = models.get(tier);
             if crate::dispatch::price_of(format, model, &plan.settings.prices).is_none() {
-                return Err(format!(
-                    "a USD budget (--budget-usd, [budget] usd) needs the price of every model \
-                     the review may run, and agent `{name}` ({} backend) runs model `{model}` \
-                     (tier {tier}) whose price is not known: add [prices.\"{model}\"] \
-                     (input, output, cache_read, cache_write in USD per million tokens) to \
-                     your config, or bound the run with --budget-tokens instead",
-                    cfg.backend.as_str()
-                ));
+                return Err(PlanError::Unpriced {
+                    agent: name.to_string(),
+                    backend: cfg.backend.as_str(),
+                    model: model.to_string(),
+                    tier,
+                });
             }
         }
     }
@@ -244,10 +279,7 @@ fn load_config(
     sources.repo_text = repo_inputs.config();
     if let Some(p) = &args.config {
         if !p.is_file() {
-            return Err(ExpectedError::Usage(format!(
-                "--config {}: no such file",
-                p.display()
-            )));
+            return Err(PlanError::NoConfigFile(p.clone()).into());
         }
     }
     let (config, config_digest) = load(&sources)?;
@@ -338,10 +370,11 @@ fn context_and_memory(
     let focus = args.focus.as_deref().or(Some(config.review.focus.as_str()));
     let base_repo = match (&repo_inputs.commit, repo_inputs.source) {
         (Some(c), RepoSource::Base) => {
-            let repo = git2::Repository::discover(root)
-                .map_err(|e| ExpectedError::Usage(format!("cannot open the repository: {e}")))?;
-            let oid = git2::Oid::from_str(c)
-                .map_err(|e| ExpectedError::Usage(format!("bad merge-base id {c}: {e}")))?;
+            let repo = git2::Repository::discover(root).map_err(PlanError::Repository)?;
+            let oid = git2::Oid::from_str(c).map_err(|source| PlanError::MergeBase {
+                id: c.clone(),
+                source,
+            })?;
             Some((repo, oid))
         }
         _ => None,
@@ -390,17 +423,13 @@ fn agents_of(args: &RunArgs, config: &Settings) -> ([AgentRef; 3], Vec<String>) 
 
 /// `--repo-config`, else `AREV_REPO_CONFIG`, else `base` with `--base` and `worktree`
 /// without.
-fn repo_source(flag: Option<RepoSource>, base: Option<&str>) -> Result<RepoSource, ExpectedError> {
+fn repo_source(flag: Option<RepoSource>, base: Option<&str>) -> Result<RepoSource, PlanError> {
     if let Some(a) = flag {
         return Ok(a);
     }
     if let Some(v) = std::env::var_os("AREV_REPO_CONFIG") {
         let v = v.to_string_lossy();
-        return RepoSource::parse(&v).ok_or_else(|| {
-            ExpectedError::Usage(format!(
-                "AREV_REPO_CONFIG={v}: expected one of worktree, base, ignore"
-            ))
-        });
+        return RepoSource::parse(&v).ok_or_else(|| PlanError::RepoConfigVar(v.into_owned()));
     }
     Ok(if base.is_some() {
         RepoSource::Base
@@ -435,11 +464,7 @@ pub fn resolve_repo_inputs(
         RepoSource::Worktree => RepoInputs::from_worktree(root).map_err(ExpectedError::Usage),
         RepoSource::Base => {
             let Some(rev) = base else {
-                return Err(ExpectedError::Usage(
-                    "--repo-config base needs --base REV (the commit whose arev.toml and .arev/ \
-                     the review trusts)"
-                        .into(),
-                ));
+                return Err(PlanError::BaseNeedsRev.into());
             };
             let bad = |message: String| TargetError::BadBase {
                 rev: rev.to_string(),

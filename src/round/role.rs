@@ -85,7 +85,7 @@ pub(super) async fn run_role<T: AnswerSchema>(
     ctx: &Ctx<'_>,
     view: &RoundView,
     who: Who<'_>,
-    prompt: Result<String, String>,
+    prompt: Result<String, super::prompt::PromptError>,
     cancel: &CancellationToken,
     progress: &ProgressLog,
     checks: Checks<'_, T>,
