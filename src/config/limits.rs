@@ -2,6 +2,7 @@
 //! each: the flag's clap value parser and config validation call the same check, so a value
 //! the flag refuses is refused in `arev.toml` too (validation parity, docs/architecture.md).
 
+pub use super::error::LimitError;
 use super::{Config, ConfigError};
 use std::ops::RangeInclusive;
 use std::time::Duration;
@@ -10,23 +11,6 @@ use std::time::Duration;
 pub const PASSES: RangeInclusive<u32> = 1..=16;
 /// `--max-rounds` / `[review] max_rounds`.
 pub const MAX_ROUNDS: RangeInclusive<u32> = 1..=50;
-
-/// A value out of its bounds (the message a flag's value parser and config validation show).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum LimitError {
-    #[error("{value} is not in {min}..={max}")]
-    OutOfRange { value: u32, min: u32, max: u32 },
-    #[error("{0} is not a positive number")]
-    NotPositive(f64),
-    #[error("0 is not positive")]
-    Zero,
-    #[error("`{0}` is not a number")]
-    NotANumber(String),
-    #[error("{key} = {value} is not a price in USD per million tokens (0 to {MAX_PRICE})")]
-    Rate { key: &'static str, value: f64 },
-    #[error("input and output are both 0: such a price never counts against a budget")]
-    Free,
-}
 
 fn in_range(v: u32, range: &RangeInclusive<u32>) -> Result<u32, LimitError> {
     if range.contains(&v) {
@@ -134,7 +118,11 @@ pub fn check_price(p: &super::ModelPrice) -> Result<(), LimitError> {
     ];
     for (key, v) in named {
         if let Some(v) = v.filter(|v| !(0.0..=MAX_PRICE).contains(v)) {
-            return Err(LimitError::Rate { key, value: v });
+            return Err(LimitError::Rate {
+                key,
+                value: v,
+                max: MAX_PRICE,
+            });
         }
     }
     if p.input <= 0.0 && p.output <= 0.0 {
