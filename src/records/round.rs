@@ -369,6 +369,47 @@ mod tests {
     use super::*;
     use crate::records::outcome::{FileAccess, ResultEvent, ToolUse, Usage};
 
+    /// The codes are a contract: recorded as they always were, and read back.
+    #[test]
+    fn round_error_codes_keep_their_strings() {
+        let all = [
+            (
+                RoundError::EnthusiastMalformedJson,
+                "enthusiast_malformed_json",
+            ),
+            (
+                RoundError::AdversaryMalformedJson,
+                "adversary_malformed_json",
+            ),
+            (RoundError::JudgeMalformedJson, "judge_malformed_json"),
+            (RoundError::AnchorInvalid, "anchor_invalid"),
+            (RoundError::RulesFileFinding, "rules_file_finding"),
+            (RoundError::JudgeInvalidCites, "judge_invalid_cites"),
+            (
+                RoundError::JudgeRulingCountMismatch,
+                "judge_ruling_count_mismatch",
+            ),
+            (RoundError::Round2Skipped, "round2_skipped"),
+        ];
+        for (code, text) in all {
+            assert_eq!(serde_json::to_value(code).unwrap(), text);
+            assert_eq!(code.as_str(), text);
+            assert_eq!(
+                serde_json::from_value::<RoundError>(text.into()).unwrap(),
+                code
+            );
+        }
+        // The schema lists every code (one `const` each).
+        let schema = serde_json::to_value(schemars::schema_for!(RoundError)).unwrap();
+        let listed: Vec<&str> = schema["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v["const"].as_str())
+            .collect();
+        assert_eq!(listed, all.map(|(_, t)| t));
+    }
+
     #[test]
     fn a_round_record_keeps_a_summary_of_each_outcome_not_its_payload() {
         let answer = format!("{{\"findings\": [{}]}}", "x".repeat(10_000));
