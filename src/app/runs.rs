@@ -117,9 +117,7 @@ fn prune(
             message: format!("pruning: {e}"),
         })?;
     if args.json {
-        output::report(&output::inert_json(
-            &serde_json::to_string_pretty(&pruned).unwrap_or_default(),
-        ));
+        output::report(&output::json_string(&pruned, true).unwrap_or_default());
     } else if !pruned.is_empty() {
         let verb = if args.dry_run {
             "would remove"
@@ -166,9 +164,7 @@ pub(crate) fn runs_command(args: &RunsArgs) -> Result<(), ExpectedError> {
         message: e.to_string(),
     })?;
     if args.json {
-        output::report(&output::inert_json(
-            &serde_json::to_string_pretty(&runs).unwrap_or_default(),
-        ));
+        output::report(&output::json_string(&runs, true).unwrap_or_default());
     } else if runs.is_empty() {
         output::progress(&format!("arev: no runs under {}", base.display()));
     } else {

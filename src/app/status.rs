@@ -39,12 +39,10 @@ pub(crate) fn status_command(args: &StatusArgs) -> Result<i32, ExpectedError> {
     let (dir, base) = selected(&args.select)?;
     if args.json {
         let v = live_status(&read_run(&dir), chrono::Utc::now());
-        let mut text = serde_json::to_string_pretty(&v).map_err(|e| ExpectedError::BadRun {
+        output::report_json(&v).map_err(|e| ExpectedError::BadRun {
             path: dir.clone(),
             message: e.to_string(),
         })?;
-        text.push('\n');
-        output::report(&output::inert_json(&text));
         return Ok(exit_codes::OK);
     }
     output::report(&screen(&dir, base.as_deref()));

@@ -129,7 +129,7 @@ pub(crate) fn dispositions_command(args: &EvalDispositionsArgs) -> Result<i32, E
     )
     .map_err(usage)?;
     if args.json {
-        output::report(&serde_json::to_string_pretty(&rows).unwrap_or_default());
+        output::report(&output::json_string(&rows, true).unwrap_or_default());
     } else {
         output::report(crate::publish::render_tally(&rows).trim_end());
     }
