@@ -138,7 +138,10 @@ fn json_on_stdout_escapes_del_and_c1_controls_from_agent_text() {
     let raw = |s: &str| s.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c));
     let check = |what: &str, stdout: &str| {
         assert!(!raw(stdout), "{what}: a raw DEL/C1 control on stdout");
-        assert!(stdout.contains("bad\\u009b2J\\u007f\\u0085\\u009fend"), "{what}: {stdout}");
+        assert!(
+            stdout.contains("bad\\u009b2J\\u007f\\u0085\\u009fend"),
+            "{what}: {stdout}"
+        );
         serde_json::from_str::<serde_json::Value>(stdout).expect("JSON")
     };
     let v = check("run --format json", &run.stdout);
@@ -158,9 +161,14 @@ fn json_on_stdout_escapes_del_and_c1_controls_from_agent_text() {
     }
     // A report.json that holds them raw (an older arev's, someone else's run dir) is printed
     // escaped all the same.
-    let raw_file = file.replace("\\u009b", "\u{9b}").replace("\\u0085", "\u{85}");
+    let raw_file = file
+        .replace("\\u009b", "\u{9b}")
+        .replace("\\u0085", "\u{85}");
     assert!(raw(&raw_file));
     std::fs::write(run.run_dir().join("report.json"), raw_file).unwrap();
-    let out = repo.arev().args(&["report", &dir, "--format", "json"]).run();
+    let out = repo
+        .arev()
+        .args(&["report", &dir, "--format", "json"])
+        .run();
     check("report of a raw report.json", &out.stdout);
 }
