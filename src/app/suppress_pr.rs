@@ -4,12 +4,14 @@
 //! reason and who dismissed it, for the user to review and commit.
 
 use super::emit::cwd;
-use crate::cli::{EvalDispositionsArgs, ForgeArg, SuppressArgs};
+use crate::cli::{EvalDispositionsArgs, ForgeArg, PrStateArg, SuppressArgs};
 use crate::config::ConfigSources;
 use crate::errors::ExpectedError;
 use crate::exit_codes;
 use crate::output;
-use crate::publish::{dispositions, policy, process_env, settings, Forge};
+use crate::publish::{
+    dispositions, policy, process_env, settings, Forge, ListState, Which, MAX_LISTED,
+};
 use crate::resolve::discover_root;
 use crate::resolve::suppressions::{
     parse_suppressions, read_suppressions_file, render_entry, suppressions_path, NewEntry,
@@ -110,7 +112,8 @@ pub(crate) fn from_pr(args: &SuppressArgs, pr: u64) -> Result<i32, ExpectedError
     Ok(exit_codes::OK)
 }
 
-/// `arev eval dispositions github|gitlab --pr N…`: the table (or JSON) on stdout.
+/// `arev eval dispositions github|gitlab [--pr N…]`: the table (or JSON) on stdout; the
+/// pull requests counted on stderr.
 pub(crate) fn dispositions_command(args: &EvalDispositionsArgs) -> Result<i32, ExpectedError> {
     let cwd = cwd()?;
     let (root, _) = discover_root(&cwd);
@@ -119,19 +122,43 @@ pub(crate) fn dispositions_command(args: &EvalDispositionsArgs) -> Result<i32, E
     }
     let (config, _) = crate::config::load(&ConfigSources::discover(&root, args.config.clone()))?;
     let forge = forge_of(Some(args.forge));
+    let which = if args.prs.is_empty() {
+        Which::Listed {
+            state: match args.state {
+                PrStateArg::All => ListState::All,
+                PrStateArg::Open => ListState::Open,
+                PrStateArg::Closed => ListState::Closed,
+                PrStateArg::Merged => ListState::Merged,
+            },
+            limit: usize::try_from(args.limit).unwrap_or(MAX_LISTED),
+        }
+    } else {
+        Which::Named(args.prs.clone())
+    };
     let usage = |e: crate::publish::PublishError| ExpectedError::Usage(e.to_string());
-    let rows = crate::publish::tally(
+    let t = crate::publish::tally(
         forge,
-        &args.prs,
+        &which,
         &root,
         policy().map_err(usage)?,
         config.publish.dismiss_by,
     )
     .map_err(usage)?;
+    let listed: Vec<String> = t.prs.iter().map(|n| format!("#{n}")).collect();
+    output::progress(&format!(
+        "arev: {} {} counted{}{}",
+        t.prs.len(),
+        match forge {
+            Forge::Github => "pull request(s)",
+            Forge::Gitlab => "merge request(s)",
+        },
+        if listed.is_empty() { "" } else { ": " },
+        listed.join(" ")
+    ));
     if args.json {
-        output::report(&output::json_string(&rows, true).unwrap_or_default());
+        output::report_json(&t.rows).map_err(|e| ExpectedError::Usage(e.to_string()))?;
     } else {
-        output::report(crate::publish::render_tally(&rows).trim_end());
+        output::report(crate::publish::render_tally(&t.rows).trim_end());
     }
     Ok(exit_codes::OK)
 }
