@@ -615,7 +615,7 @@ mod tests {
             Some(("abc", Some("p")))
         );
         assert_eq!(m("<!-- arev:fp=abc panel=a<b -->"), Some(("abc", None)));
-        let many = format!("<!-- arev:fp=abc panel={} -->", vec!["a"; 9].join("+"));
+        let many = format!("<!-- arev:fp=abc panel={} -->", ["a"; 9].join("+"));
         assert_eq!(m(&many), Some(("abc", None)));
         assert_eq!(m("<!-- arev:fp=abc panel=a++b -->"), Some(("abc", None)));
         assert_eq!(m("<!-- arev:fp=abc panel -->"), None);

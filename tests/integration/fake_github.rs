@@ -625,7 +625,7 @@ fn pull_list(s: &GhState, addr: SocketAddr, query: &HashMap<String, String>) -> 
     let want = query.get("state").map_or("open", String::as_str);
     let mut prs: Vec<(u64, &str, bool)> = vec![(s.pr, "open", false)];
     prs.extend(s.other_prs.iter().copied());
-    prs.sort_by(|a, b| b.0.cmp(&a.0));
+    prs.sort_by_key(|p| std::cmp::Reverse(p.0));
     let api = format!("http://{addr}{PREFIX}/repos/{REPO}");
     prs.into_iter()
         .filter(|(_, state, _)| want == "all" || want == *state)
@@ -636,7 +636,7 @@ fn pull_list(s: &GhState, addr: SocketAddr, query: &HashMap<String, String>) -> 
             v["url"] = json!(format!("{api}/pulls/{n}"));
             v["state"] = json!(state);
             v["created_at"] = json!(format!("2026-11-{:02}T10:00:00Z", n.min(28)));
-            let closed = (state == "closed").then(|| "2026-11-28T10:00:00Z");
+            let closed = (state == "closed").then_some("2026-11-28T10:00:00Z");
             v["closed_at"] = json!(closed);
             v["merged_at"] = json!(closed.filter(|_| merged));
             if n == s.pr {

@@ -369,7 +369,7 @@ fn mr_list(s: &GlState, query: &HashMap<String, String>) -> Vec<Value> {
     let want = query.get("state").map_or("all", String::as_str);
     let mut mrs: Vec<(u64, &str)> = vec![(s.iid, "opened")];
     mrs.extend(s.other_mrs.iter().copied());
-    mrs.sort_by(|a, b| b.0.cmp(&a.0));
+    mrs.sort_by_key(|m| std::cmp::Reverse(m.0));
     mrs.into_iter()
         .filter(|(_, state)| want == "all" || want == *state)
         .map(|(iid, state)| {
