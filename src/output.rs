@@ -205,14 +205,45 @@ pub fn report(text: &str) {
 /// string, so the value is the same). Err only when the file cannot be read; a closed pipe
 /// is not an error.
 pub fn report_file(path: &std::path::Path) -> std::io::Result<()> {
-    let text = std::fs::read(path)?;
-    let text = String::from_utf8_lossy(&text);
+    let file = std::fs::File::open(path)?;
     let mut out = std::io::stdout().lock();
     let _ = out.flush();
-    use serde_json::ser::Formatter as _;
-    let _ = InertJson(serde_json::ser::CompactFormatter).write_string_fragment(&mut out, &text);
+    let _ = copy_escaping_c1(file, &mut out);
     let _ = out.flush();
     Ok(())
+}
+
+/// Copy UTF-8 JSON text from `input` to `out` in bounded chunks, DEL (0x7F) and the C1
+/// controls (UTF-8 `C2 80`–`C2 9F`; `C2` is only ever a lead byte) written as `\u00XX`.
+fn copy_escaping_c1(mut input: impl std::io::Read, out: &mut impl Write) -> std::io::Result<()> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut escaped = Vec::with_capacity(buf.len() + 64);
+    let mut held_c2 = false;
+    loop {
+        let n = input.read(&mut buf)?;
+        if n == 0 {
+            if held_c2 {
+                out.write_all(&[0xc2])?;
+            }
+            return Ok(());
+        }
+        escaped.clear();
+        for &b in &buf[..n] {
+            if std::mem::take(&mut held_c2) {
+                if (0x80..=0x9f).contains(&b) {
+                    write!(escaped, "\\u{b:04x}")?;
+                    continue;
+                }
+                escaped.push(0xc2);
+            }
+            match b {
+                0x7f => escaped.extend_from_slice(b"\\u007f"),
+                0xc2 => held_c2 = true,
+                _ => escaped.push(b),
+            }
+        }
+        out.write_all(&escaped)?;
+    }
 }
 
 /// An error on stderr: one line, or one prefixed line per problem when `msg` lists several
@@ -286,6 +317,29 @@ mod inert_tests {
         let t = inert("a\u{1b}]0;x\u{7}b\r\n  ::error::forged\u{9d}");
         assert_eq!(t, "a\\u{1b}]0;x\\u{7}b\\u{d}\n\\  ::error::forged\\u{9d}");
         assert_eq!(inert_line("one\ntwo"), "one\\u{a}two");
+    }
+
+    #[test]
+    fn a_json_file_is_copied_with_del_and_c1_escaped_across_chunks() {
+        let text = format!(
+            "{{\"t\":\"{}{}\"}}",
+            "a".repeat(64 * 1024 - 7),
+            "\u{9b}x\u{7f}\u{a0}é\u{85}"
+        );
+        // U+009B's two bytes straddle the first 64 KiB chunk.
+        assert_eq!(text.as_bytes()[64 * 1024 - 1], 0xc2);
+        let mut out = vec![];
+        super::copy_escaping_c1(text.as_bytes(), &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(
+            out.ends_with("\\u009bx\\u007f\u{a0}é\\u0085\"}"),
+            "{}",
+            &out[out.len() - 40..]
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&out).unwrap(),
+            serde_json::from_str::<serde_json::Value>(&text).unwrap()
+        );
     }
 
     #[test]

@@ -195,7 +195,8 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
             .push(format!("unchanged {}", settings_path.display()));
     }
     let mp = claude_dir.join(MANIFEST);
-    let mut bytes = serde_json::to_vec_pretty(&rec).map_err(|e| err(&mp, e))?;
+    let mut bytes = vec![];
+    crate::output::write_json(&mut bytes, &rec, true).map_err(|e| err(&mp, e))?;
     bytes.push(b'\n');
     write_atomic(&mp, &bytes).map_err(|e| err(&mp, e))?;
     Ok(summary)
