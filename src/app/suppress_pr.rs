@@ -10,7 +10,7 @@ use crate::errors::ExpectedError;
 use crate::exit_codes;
 use crate::output;
 use crate::publish::{
-    dispositions, policy, process_env, settings, Forge, ListState, Which, MAX_LISTED,
+    dispositions, policy, process_env, settings, Forge, ListState, PublishFailed, Which, MAX_LISTED,
 };
 use crate::resolve::discover_root;
 use crate::resolve::suppressions::{
@@ -54,17 +54,20 @@ pub(crate) fn from_pr(args: &SuppressArgs, pr: u64) -> Result<i32, ExpectedError
         })
         .transpose()?;
     let forge = forge_of(args.forge);
-    let usage = |e: crate::publish::PublishError| ExpectedError::Usage(e.to_string());
-    let s = settings(forge, &process_env, Some(pr), Some(&root)).map_err(usage)?;
-    let found = dispositions(s, policy().map_err(usage)?, config.publish.dismiss_by)
-        .map_err(|e| ExpectedError::Usage(format!("reading #{pr} on {}: {e}", forge.as_str())))?;
+    let s = settings(forge, &process_env, Some(pr), Some(&root))?;
+    let found =
+        dispositions(s, policy()?, config.publish.dismiss_by).map_err(|source| PublishFailed {
+            what: format!("reading #{pr} on {}", forge.as_str()),
+            source,
+            kept: String::new(),
+        })?;
     let path = suppressions_path(&root);
     let mut text = match read_suppressions_file(&root)? {
         Some((_, bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
         None => String::new(),
     };
     let known = parse_suppressions(SUPPRESSIONS_FILE, text.as_bytes(), NaiveDate::MIN)
-        .map_err(|e| ExpectedError::Usage(format!("{e} (fix the file first)")))?;
+        .map_err(crate::resolve::FixFirst)?;
     let mut added = 0;
     for d in &found {
         let x = &d.dismissal;
@@ -135,15 +138,7 @@ pub(crate) fn dispositions_command(args: &EvalDispositionsArgs) -> Result<i32, E
     } else {
         Which::Named(args.prs.clone())
     };
-    let usage = |e: crate::publish::PublishError| ExpectedError::Usage(e.to_string());
-    let t = crate::publish::tally(
-        forge,
-        &which,
-        &root,
-        policy().map_err(usage)?,
-        config.publish.dismiss_by,
-    )
-    .map_err(usage)?;
+    let t = crate::publish::tally(forge, &which, &root, policy()?, config.publish.dismiss_by)?;
     let listed: Vec<String> = t.prs.iter().map(|n| format!("#{n}")).collect();
     output::progress(&format!(
         "arev: {} {} counted{}{}",
@@ -156,7 +151,7 @@ pub(crate) fn dispositions_command(args: &EvalDispositionsArgs) -> Result<i32, E
         listed.join(" ")
     ));
     if args.json {
-        output::report_json(&t.rows).map_err(|e| ExpectedError::Usage(e.to_string()))?;
+        output::report(&output::json_string(&t.rows, true).unwrap_or_default());
     } else {
         output::report(crate::publish::render_tally(&t.rows).trim_end());
     }
