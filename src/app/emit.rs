@@ -40,7 +40,9 @@ impl<'a> From<&'a crate::cli::OutputArgs> for Emit<'a> {
 pub(crate) fn render(report: &Report, format: Format) -> String {
     match format {
         Format::Text => render_text(report),
-        Format::Json => report.to_json().unwrap_or_else(|_| "\n".into()),
+        Format::Json => {
+            output::json_string(report, true).map_or_else(|_| "\n".into(), |j| j + "\n")
+        }
         Format::Markdown => render_markdown(report),
         Format::Sarif => render_sarif(report),
         Format::Github => render_github(report),

@@ -107,6 +107,8 @@ mod fake_gitlab;
 mod publish_gitlab;
 // "Fixed" only when the forge's compare diff changes the line; else "not raised again".
 mod publish_fixed;
+// `arev eval dispositions` over the pull requests the forge lists (pages, --limit, --state).
+mod dispositions;
 // The composite GitHub Action (action.yml) run step by step as the runner would.
 mod action;
 // `arev eval mine|run|compare`: scripted histories, exact scores, resumption, jobs, Ctrl-C.
