@@ -7,12 +7,12 @@
 //! mirrors; so it is under the temp dir when `XDG_CACHE_HOME` or `HOME` is (a CI job or a
 //! container with `HOME=/tmp`).
 
-use crate::config::Config;
+use crate::config::Settings;
 use crate::dispatch::BackendKind;
 use std::path::{Path, PathBuf};
 
 /// Whether a role dispatches a Codex agent (the Fixer is the first Enthusiast).
-fn codex_in_use(config: &Config) -> bool {
+fn codex_in_use(config: &Settings) -> bool {
     let mut used = config.roles.enthusiast.names();
     used.push(config.roles.adversary.clone());
     used.push(config.roles.judge.clone());
@@ -78,7 +78,7 @@ pub fn temp_home_problem(
 }
 
 /// The doctor's line (a FAIL) when this environment hits the refusal under `config`.
-pub fn codex_temp_home(config: &Config) -> Option<String> {
+pub fn codex_temp_home(config: &Settings) -> Option<String> {
     let used = codex_in_use(config);
     if !used {
         return None;
