@@ -130,3 +130,5 @@ mod budget;
 mod prove_sandbox;
 // `arev run --prove`: Provers write reproducers, arev runs them: every status, rejections.
 mod prove;
+// `arev run --iterate --prove`: a fix counts only when its reproducer passes on the fix commit.
+mod prove_iterate;
