@@ -515,6 +515,46 @@ fn a_hanging_reproducer_is_inconclusive_within_the_limit_and_nothing_is_left_run
     );
 }
 
+/// The Prover agent's own dispatch has its own limit, `[timeouts.prover] agent`, apart from
+/// the reproducer's `[timeouts] prove`: a Prover that hangs is killed there, its proof is
+/// `inconclusive` and the review's verdict stands.
+#[test]
+fn a_hanging_prover_is_stopped_at_its_own_dispatch_timeout() {
+    let repo = python_repo();
+    let config = user_config(
+        &repo,
+        "[timeouts]\nprove = \"5m\"\n[timeouts.prover]\nagent = \"2s\"\ngrace = \"1s\"\n",
+    );
+    let script = steps(vec![
+        review_confirming(&[("F1", 2, "high")]),
+        vec![json!({"role": "prover", "finding": "F1", "hang": true})],
+    ]);
+    let started = std::time::Instant::now();
+    let run = prove_run(
+        &repo,
+        &[
+            "run", "diff", "--base", "main", "--prove", "--config", &config, "--format", "json",
+        ],
+        script,
+    );
+    let elapsed = started.elapsed();
+    run.assert_code(1);
+    let report = run.report();
+    let f1 = proof(&report, "F1");
+    assert_eq!(f1["status"], "inconclusive", "{f1:#}\n{}", run.stderr);
+    assert!(f1["head"].is_null(), "nothing ran: {f1:#}");
+    let reason = f1["reason"].as_str().unwrap();
+    assert!(reason.starts_with("agent_dispatch_unavailable"), "{reason}");
+    // Well under [timeouts] agent (10m) and [timeouts] prove (5m): the Prover's own 2 s
+    // (one retry of a failed dispatch included).
+    assert!(
+        elapsed < std::time::Duration::from_secs(60),
+        "{elapsed:?}\n{}",
+        run.stderr
+    );
+    assert_eq!(report["confirmed"].as_array().unwrap().len(), 1);
+}
+
 /// The same proofs in a second ecosystem: a Rust crate whose Prover adds an integration test
 /// run with `cargo test --offline`, the toolchain bound read-only through the user's
 /// `[prove] bind_ro` and found through `[prove] env`.
