@@ -9,7 +9,7 @@ mod memory;
 mod prove;
 
 pub use memory::{cache_key, complete, prepare, replayed, Prepared};
-pub use prove::{prove_findings, rerun_at, sandbox_spec, RerunError};
+pub use prove::{proof_key, prove_findings, rerun_at, sandbox_spec, RerunError};
 
 use crate::cli::Format;
 use crate::findings::Role;

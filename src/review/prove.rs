@@ -152,7 +152,7 @@ fn select<'a>(
                     .final_severity
                     .severity()
                     .unwrap_or(j.finding.finding.severity),
-                key: format!("r{}-{}", j.round, safe_key(&j.finding.finding.id)),
+                key: proof_key(j.round, &j.finding.finding.id),
             })
         })
         .collect();
@@ -175,6 +175,12 @@ fn select<'a>(
         }
     }
     (chosen, skipped)
+}
+
+/// The key of a finding's proof in the run dir (`r1-F3`: `proofs/<key>/`,
+/// `agents/p/<key>/`).
+pub fn proof_key(round: u32, id: &str) -> String {
+    format!("r{round}-{}", safe_key(id))
 }
 
 /// A finding id as a directory name: `[A-Za-z0-9_-]` kept, anything else `_`.

@@ -132,3 +132,5 @@ mod prove_sandbox;
 mod prove;
 // `arev run --iterate --prove`: a fix counts only when its reproducer passes on the fix commit.
 mod prove_iterate;
+// `arev eval run --prove`: reproducers scored against the real fix commit.
+mod eval_prove;
