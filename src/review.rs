@@ -77,8 +77,7 @@ pub async fn rounds_and_proofs(
     let mut result = run_review(plan, target, rec, cancel, progress).await;
     if matches!(result.end, ReviewEnd::Stopped(_)) && !cancel.is_cancelled() {
         let (run, live) = (rec.run().clone(), rec.progress().clone());
-        result.proof =
-            prove_findings(plan, target, &run, &live, &result, cancel, progress).await;
+        result.proof = prove_findings(plan, target, &run, &live, &result, cancel, progress).await;
     }
     result
 }

@@ -769,7 +769,11 @@ mod role_timeout_tests {
         // The Prover's dispatch has its own table, apart from `[timeouts] prove` (its
         // reproducer's runs).
         assert_eq!(c.role_timeouts(Role::Prover).unwrap(), (None, None));
-        std::fs::write(&f, "[timeouts]\nprove = \"7s\"\n[timeouts.prover]\nagent = \"3m\"\n").unwrap();
+        std::fs::write(
+            &f,
+            "[timeouts]\nprove = \"7s\"\n[timeouts.prover]\nagent = \"3m\"\n",
+        )
+        .unwrap();
         let (c, _) = load(&ConfigSources {
             repo_file: Some(f.clone()),
             ..Default::default()

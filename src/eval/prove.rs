@@ -37,7 +37,10 @@ pub fn at_fix(
         confirmed_by_fix: false,
         reason: None,
     };
-    if !matches!(ev.status, ProofStatus::Reproduced | ProofStatus::Preexisting) {
+    if !matches!(
+        ev.status,
+        ProofStatus::Reproduced | ProofStatus::Preexisting
+    ) {
         p.reason = Some(format!(
             "{} at the buggy revision: nothing to check at the fix",
             ev.status.as_str()
@@ -189,9 +192,18 @@ mod tests {
             dir: d.path(),
             key: "r1-F1".into(),
         };
-        let p = at_fix(&prove, d.path(), Some("HEAD"), kept(ProofStatus::NotReproduced), &none);
+        let p = at_fix(
+            &prove,
+            d.path(),
+            Some("HEAD"),
+            kept(ProofStatus::NotReproduced),
+            &none,
+        );
         assert!(p.at_fix.is_none() && !p.confirmed_by_fix);
         let p = at_fix(&prove, d.path(), None, kept(ProofStatus::Reproduced), &none);
-        assert_eq!(p.reason.as_deref(), Some("the case has no fix commit (origin.commit)"));
+        assert_eq!(
+            p.reason.as_deref(),
+            Some("the case has no fix commit (origin.commit)")
+        );
     }
 }

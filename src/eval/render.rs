@@ -62,7 +62,12 @@ pub fn cost_per_found_line(t: &Totals, use_cache: bool) -> String {
 /// fix commit (proofs: 2 reproduced, 1 not_reproduced)`.
 pub fn confirmed_by_fix_line(p: &super::model::ProofTotals) -> String {
     let rate = match p.confirmed_by_fix_rate {
-        Some(r) => format!("{}/{} = {}", p.confirmed_by_fix, p.failed_before_fix, pct(r)),
+        Some(r) => format!(
+            "{}/{} = {}",
+            p.confirmed_by_fix,
+            p.failed_before_fix,
+            pct(r)
+        ),
         None => "n/a".into(),
     };
     format!(
@@ -330,9 +335,18 @@ fn total_rows(c: &Comparison) -> Vec<(&'static str, String, String)> {
         (
             "confirmed by fix",
             both(|t| {
-                match t.proofs.as_ref().and_then(|p| Some((p, p.confirmed_by_fix_rate?))) {
+                match t
+                    .proofs
+                    .as_ref()
+                    .and_then(|p| Some((p, p.confirmed_by_fix_rate?)))
+                {
                     Some((p, r)) => {
-                        format!("{}/{} = {}", p.confirmed_by_fix, p.failed_before_fix, pct(r))
+                        format!(
+                            "{}/{} = {}",
+                            p.confirmed_by_fix,
+                            p.failed_before_fix,
+                            pct(r)
+                        )
                     }
                     None => "n/a".into(),
                 }

@@ -466,7 +466,13 @@ fn prove_at_fix(
             dir: Path::new(&run_dir),
             key,
         };
-        f.proof = Some(super::prove::at_fix(prove, &opts.user_root, fix, kept, &cancel));
+        f.proof = Some(super::prove::at_fix(
+            prove,
+            &opts.user_root,
+            fix,
+            kept,
+            &cancel,
+        ));
     }
     result.proved = true;
 }

@@ -319,8 +319,7 @@ mod tests {
             (1, None, 1, true, Some(FixUnproven)),
             (1, Some(true), 2, false, Some(FixUnproven)),
         ];
-        for (i, (changed, verify_ok, unproven, budget_left, want)) in
-            table.into_iter().enumerate()
+        for (i, (changed, verify_ok, unproven, budget_left, want)) in table.into_iter().enumerate()
         {
             let (stop, why) = after_fix(FixFacts {
                 changed,

@@ -472,7 +472,10 @@ impl Iteration<'_, '_> {
                         "Iteration {i} · {} · {}{}",
                         p.id,
                         p.status.as_str(),
-                        p.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default()
+                        p.reason
+                            .as_deref()
+                            .map(|r| format!(" ({r})"))
+                            .unwrap_or_default()
                     ));
                 }
                 unproven = done

@@ -278,8 +278,13 @@ fn inconclusive(c: &Candidate<'_>, prove: &ProvePlan, why: String) -> FindingPro
 /// to `proofs/<key>.json`; the Prover's dispatches are returned for the cost.
 async fn prove_one(ph: &Phase<'_>, c: &Candidate<'_>) -> (FindingProof, Vec<DispatchRecord>) {
     let (proof, records) = attempt(ph, c).await;
-    let path = ph.run.path.join("proofs").join(format!("{}.json", c.key));
-    if let Err(e) = write_json_record(&path, &proof) {
+    let dir = ph.run.path.join("proofs");
+    let path = dir.join(format!("{}.json", c.key));
+    // A proof rejected before its files were kept has no `proofs/` dir yet.
+    if let Err(e) = std::fs::create_dir_all(&dir)
+        .map_err(|e| e.to_string())
+        .and_then(|()| write_json_record(&path, &proof).map_err(|e| e.to_string()))
+    {
         tracing::warn!("cannot write {}: {e}", path.display());
     }
     ph.progress.line(&format!(
@@ -427,7 +432,9 @@ async fn reproduce(
         }
     });
     let head_spec = sandbox_spec(prove, head.tree(), &r.command);
-    let base_spec = base.as_ref().map(|b| sandbox_spec(prove, b.tree(), &r.command));
+    let base_spec = base
+        .as_ref()
+        .map(|b| sandbox_spec(prove, b.tree(), &r.command));
     let (head_run, base_run) = futures::join!(sandboxed(ph, &head_spec), async {
         match &base_spec {
             Some(s) => Some(sandboxed(ph, s).await),

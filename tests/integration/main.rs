@@ -134,3 +134,5 @@ mod prove;
 mod prove_iterate;
 // `arev eval run --prove`: reproducers scored against the real fix commit.
 mod eval_prove;
+// The real Codex and Gemini CLIs as the Prover.
+mod real_prover;

@@ -398,8 +398,17 @@ fn a_prover_still_running_when_the_budget_runs_out_is_stopped_and_not_attempted(
     let run = prove_run(
         &repo,
         &[
-            "run", "diff", "--base", "main", "--prove", "--max-rounds", "1", "--budget-usd",
-            "0.035", "--format", "json",
+            "run",
+            "diff",
+            "--base",
+            "main",
+            "--prove",
+            "--max-rounds",
+            "1",
+            "--budget-usd",
+            "0.035",
+            "--format",
+            "json",
         ],
         script,
     );

@@ -113,7 +113,10 @@ fn a_fix_whose_reproducer_still_fails_is_fix_unproven() {
     let fp = &its[0]["fix"]["proofs"][0];
     assert_eq!(fp["status"], "fix_unproven", "{fp:#}");
     assert_eq!(fp["run"]["exit"], 1);
-    assert!(fp["reason"].as_str().unwrap().contains("still fails"), "{fp:#}");
+    assert!(
+        fp["reason"].as_str().unwrap().contains("still fails"),
+        "{fp:#}"
+    );
     assert!(fp["run"]["output_tail"]
         .as_str()
         .unwrap()
@@ -134,5 +137,9 @@ fn a_fix_whose_reproducer_still_fails_is_fix_unproven() {
         repo.git(&["rev-parse", branch]).trim(),
         its[0]["fix"]["commit"].as_str().unwrap()
     );
-    assert!(run.stderr.contains("iterate stopped: fix-unproven"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("iterate stopped: fix-unproven"),
+        "{}",
+        run.stderr
+    );
 }
