@@ -305,6 +305,7 @@ impl Config {
             crate::records::Role::Adversary,
             crate::records::Role::Judge,
             crate::records::Role::Fixer,
+            crate::records::Role::Prover,
         ] {
             self.role_timeouts(role)?;
         }
@@ -765,6 +766,31 @@ mod role_timeout_tests {
             (Some(Duration::from_secs(120)), Some(Duration::from_secs(1)))
         );
         assert_eq!(c.role_timeouts(Role::Enthusiast).unwrap(), (None, None));
+        // The Prover's dispatch has its own table, apart from `[timeouts] prove` (its
+        // reproducer's runs).
+        assert_eq!(c.role_timeouts(Role::Prover).unwrap(), (None, None));
+        std::fs::write(
+            &f,
+            "[timeouts]\nprove = \"7s\"\n[timeouts.prover]\nagent = \"3m\"\n",
+        )
+        .unwrap();
+        let (c, _) = load(&ConfigSources {
+            repo_file: Some(f.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(
+            c.role_timeouts(Role::Prover).unwrap(),
+            (Some(Duration::from_secs(180)), None)
+        );
+        assert_eq!(c.prove_timeout().unwrap(), Duration::from_secs(7));
+        std::fs::write(&f, "[timeouts.prover]\ngrace = \"never\"\n").unwrap();
+        let err = load(&ConfigSources {
+            repo_file: Some(f.clone()),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("timeouts.prover.grace"), "{err}");
         std::fs::write(&f, "[timeouts.judge]\nagent = \"later\"\n").unwrap();
         let err = load(&ConfigSources {
             repo_file: Some(f.clone()),
