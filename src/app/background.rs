@@ -22,8 +22,7 @@ pub(super) fn background_command(args: &RunArgs) -> Result<i32, ExpectedError> {
                 .into(),
         ));
     }
-    let spawned = spawn_detached()
-        .map_err(|e| ExpectedError::Usage(format!("cannot start the background run: {e}")))?;
+    let spawned = spawn_detached().map_err(ExpectedError::os("cannot start the background run"))?;
     let mut run = match spawned {
         Spawned::Failed(code) => return Ok(code),
         Spawned::Started(s) => s,
@@ -42,8 +41,10 @@ pub(super) fn background_command(args: &RunArgs) -> Result<i32, ExpectedError> {
         ));
         return Ok(exit_codes::OK);
     };
-    let ended = wait_for(&mut run.child, wait)
-        .map_err(|e| ExpectedError::Usage(format!("cannot wait for run {}: {e}", run.run_id)))?;
+    let ended = wait_for(&mut run.child, wait).map_err(ExpectedError::os(format!(
+        "cannot wait for run {}",
+        run.run_id
+    )))?;
     match ended {
         Some(status) => Ok(finished(&run, status, args)),
         None => {

@@ -24,7 +24,7 @@ pub(crate) fn cancel_command(args: &CancelArgs) -> Result<i32, ExpectedError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    match cancel(&dir, STOP_WITHIN).map_err(|e| ExpectedError::Usage(e.to_string()))? {
+    match cancel(&dir, STOP_WITHIN)? {
         Cancelled::Stopped(v) => output::report(&format!(
             "arev: cancelled {id}: its agents are stopped; status {}",
             status(&v)

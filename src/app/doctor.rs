@@ -7,8 +7,8 @@ use crate::output;
 use crate::preflight::{doctor, DoctorConfig, Level};
 
 pub(crate) fn doctor_command(args: &DoctorArgs) -> Result<i32, ExpectedError> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| ExpectedError::Usage(format!("cannot read the current directory: {e}")))?;
+    let cwd =
+        std::env::current_dir().map_err(ExpectedError::os("cannot read the current directory"))?;
     let checks = doctor(
         &cwd,
         DoctorConfig {

@@ -157,8 +157,7 @@ pub(crate) fn verdict_without(
 
 /// The current directory (a usage error if it cannot be read).
 pub(crate) fn cwd() -> Result<PathBuf, ExpectedError> {
-    std::env::current_dir()
-        .map_err(|e| ExpectedError::Usage(format!("cannot read the current directory: {e}")))
+    std::env::current_dir().map_err(ExpectedError::os("cannot read the current directory"))
 }
 
 /// The layered config of the repo containing `cwd` (for the runs base and fail-on default).
@@ -204,7 +203,7 @@ pub(crate) fn named_run_dir(
         return Ok(direct);
     }
     let base = runs_base(cwd, run_dir)?;
-    crate::store::find_run(run, &base).map_err(|e| ExpectedError::Usage(e.to_string()))
+    Ok(crate::store::find_run(run, &base)?)
 }
 
 /// The report `run` names: a report.json file (e.g. one copied out of its run dir with
@@ -220,7 +219,7 @@ pub(crate) fn named_report(
     } else {
         crate::store::load_report(&named_run_dir(cwd, run, run_dir)?)
     };
-    loaded.map_err(|e| ExpectedError::Usage(e.to_string()))
+    Ok(loaded?)
 }
 
 #[cfg(test)]

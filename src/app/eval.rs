@@ -20,11 +20,7 @@ pub(crate) fn eval_command(args: &EvalArgs) -> Result<i32, ExpectedError> {
         // Counts read from a forge (the publishing client): no eval stage.
         EvalCommand::Dispositions(a) => return super::suppress_pr::dispositions_command(a),
     };
-    r.map_err(|e| match e {
-        EvalError::Write { path, source } => ExpectedError::Write { path, source },
-        EvalError::Config(c) => ExpectedError::Config(c),
-        other => ExpectedError::Usage(other.to_string()),
-    })
+    Ok(r?)
 }
 
 fn io_cwd() -> Result<PathBuf, EvalError> {
@@ -70,8 +66,7 @@ fn compare_command(a: &EvalCompareArgs) -> Result<i32, EvalError> {
         &rb,
         &a.b.display().to_string(),
         a.tolerance,
-    )
-    .map_err(EvalError::Usage)?;
+    )?;
     output::report(&comparison_in(&c, a.format));
     Ok(exit_codes::OK)
 }

@@ -17,8 +17,8 @@ fn repo_root(cwd: &Path) -> PathBuf {
 }
 
 pub(crate) fn init_command(args: &InitArgs) -> Result<(), ExpectedError> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| ExpectedError::Usage(format!("cannot read the current directory: {e}")))?;
+    let cwd =
+        std::env::current_dir().map_err(ExpectedError::os("cannot read the current directory"))?;
     let root = repo_root(&cwd);
     let path = root.join("arev.toml");
     for existing in [path.clone(), root.join(".arev").join("config.toml")] {

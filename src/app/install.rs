@@ -11,9 +11,8 @@ pub(crate) fn install_command(args: &InstallArgs) -> Result<(), ExpectedError> {
             .map(|h| PathBuf::from(h).join(".claude"))
             .ok_or_else(|| ExpectedError::Usage("--scope user: HOME is not set".into()))?,
         Scope::Project => {
-            let cwd = std::env::current_dir().map_err(|e| {
-                ExpectedError::Usage(format!("cannot read the current directory: {e}"))
-            })?;
+            let cwd = std::env::current_dir()
+                .map_err(ExpectedError::os("cannot read the current directory"))?;
             let dir = crate::hook::find_root(&cwd).unwrap_or(cwd).join(".claude");
             // A committed `.claude` symlink would point the install (and its removals)
             // outside the repository.
@@ -34,8 +33,7 @@ pub(crate) fn install_command(args: &InstallArgs) -> Result<(), ExpectedError> {
         crate::install::uninstall(&dir)
     } else {
         crate::install::install(&dir, "arev")
-    }
-    .map_err(ExpectedError::Usage)?;
+    }?;
     for left in &summary.left {
         output::warn(left);
     }

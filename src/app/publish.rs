@@ -11,7 +11,7 @@ use crate::exit_codes;
 use crate::output;
 use crate::publish::{
     code_after_failed_publish, describe, find_report, kept_note, process_env, publish_report,
-    settings, Forge, Published,
+    settings, Forge, PublishFailed, Published,
 };
 use crate::report::Report;
 use crate::store::RunStatus;
@@ -59,12 +59,13 @@ pub(crate) fn publish_command(args: &PublishArgs) -> Result<i32, ExpectedError> 
                 None => exit_codes::OK,
             })
         }
-        Err(e) if e.is_setting() => Err(ExpectedError::Usage(e.to_string())),
-        Err(e) => Err(ExpectedError::Usage(format!(
-            "publishing to {} failed: {e}{}",
-            forge.as_str(),
-            kept_note(run_dir.as_deref().filter(|_| !args.dry_run), forge)
-        ))),
+        Err(e) if e.is_setting() => Err(e.into()),
+        Err(source) => Err(PublishFailed {
+            what: format!("publishing to {} failed", forge.as_str()),
+            source,
+            kept: kept_note(run_dir.as_deref().filter(|_| !args.dry_run), forge),
+        }
+        .into()),
     }
 }
 
@@ -82,7 +83,14 @@ pub(crate) fn preflight(args: &RunArgs) -> Result<(), ExpectedError> {
                 .as_deref(),
         )
         .map(|_| ())
-        .map_err(|e| ExpectedError::Usage(format!("--publish {}: {e}", forge_of(f).as_str()))),
+        .map_err(|source| {
+            PublishFailed {
+                what: format!("--publish {}", forge_of(f).as_str()),
+                source,
+                kept: String::new(),
+            }
+            .into()
+        }),
         None => Ok(()),
     }
 }

@@ -28,7 +28,7 @@ pub(crate) fn result_command(args: &ResultArgs) -> Result<i32, ExpectedError> {
         }
         _ => {}
     }
-    let report = load_report(&dir).map_err(|e| ExpectedError::Usage(e.to_string()))?;
+    let report = load_report(&dir)?;
     emit(&report, &Emit::from(&args.output))?;
     // `--fail-on`, else the gate the run recorded, else the trusted configuration: never
     // the working tree's repository config, which the reviewed change controls.

@@ -25,7 +25,7 @@ pub(super) fn runtime() -> Result<(tokio::runtime::Runtime, CancellationToken), 
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| ExpectedError::Usage(format!("cannot start the runtime: {e}")))?;
+        .map_err(ExpectedError::os("cannot start the runtime"))?;
     let cancel = CancellationToken::new();
     let c = cancel.clone();
     if let Err(e) = crate::process::become_subreaper() {
@@ -35,7 +35,7 @@ pub(super) fn runtime() -> Result<(tokio::runtime::Runtime, CancellationToken), 
         let _runtime = rt.enter();
         crate::process::shutdown_signal()
     }
-    .map_err(|e| ExpectedError::Usage(format!("cannot listen for signals: {e}")))?;
+    .map_err(ExpectedError::os("cannot listen for signals"))?;
     rt.spawn(async move {
         if let Some(s) = signal.await {
             // First: a warning to a closed stderr must not keep the agents running.

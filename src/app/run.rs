@@ -21,8 +21,8 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
         return super::background::background_command(args);
     }
     let started = Instant::now();
-    let cwd = std::env::current_dir()
-        .map_err(|e| ExpectedError::Usage(format!("cannot read the current directory: {e}")))?;
+    let cwd =
+        std::env::current_dir().map_err(ExpectedError::os("cannot read the current directory"))?;
     let plan = resolve_run(args, &cwd)?;
     if args.iterate && plan.target.as_ref().is_some_and(|t| !t.files.is_empty()) {
         crate::preflight::check_plan(&plan)?;

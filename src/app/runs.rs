@@ -103,6 +103,11 @@ fn table(runs: &[RunSummary], now: DateTime<Utc>) -> String {
     output::inert(&s).into_owned()
 }
 
+/// Removing old runs failed.
+#[derive(Debug, thiserror::Error)]
+#[error("pruning: {0}")]
+struct Pruning(#[source] std::io::Error);
+
 /// `--prune-older-than`: the runs removed (or, with `--dry-run`, that would be) on stdout,
 /// one line each, and a count on stderr.
 fn prune(
@@ -111,11 +116,8 @@ fn prune(
     args: &RunsArgs,
 ) -> Result<(), ExpectedError> {
     let now = Utc::now();
-    let pruned =
-        prune_runs(base, older_than, now, args.dry_run).map_err(|e| ExpectedError::BadRun {
-            path: base.to_path_buf(),
-            message: format!("pruning: {e}"),
-        })?;
+    let pruned = prune_runs(base, older_than, now, args.dry_run)
+        .map_err(|e| ExpectedError::bad_run(base, Pruning(e)))?;
     if args.json {
         output::report(&output::inert_json(
             &serde_json::to_string_pretty(&pruned).unwrap_or_default(),
@@ -161,10 +163,7 @@ pub(crate) fn runs_command(args: &RunsArgs) -> Result<(), ExpectedError> {
     if let Some(older_than) = args.prune_older_than {
         return prune(&base, older_than, args);
     }
-    let runs = list_runs(&base).map_err(|e| ExpectedError::BadRun {
-        path: base.clone(),
-        message: e.to_string(),
-    })?;
+    let runs = list_runs(&base).map_err(|e| ExpectedError::bad_run(&base, e))?;
     if args.json {
         output::report(&output::inert_json(
             &serde_json::to_string_pretty(&runs).unwrap_or_default(),

@@ -14,8 +14,7 @@ use std::path::{Path, PathBuf};
 pub(super) fn selected(select: &RunSelector) -> Result<(PathBuf, Option<PathBuf>), ExpectedError> {
     let cwd = cwd()?;
     let base = runs_base(&cwd, select.run_dir.as_deref())?;
-    let dir = select_run(select.run.as_deref(), &base)
-        .map_err(|e| ExpectedError::Usage(e.to_string()))?;
+    let dir = select_run(select.run.as_deref(), &base)?;
     let parent = dir.parent().map(Path::to_path_buf);
     let named = match parent {
         Some(p) if select.run_dir.is_some() || p != base => Some(p),
@@ -39,10 +38,8 @@ pub(crate) fn status_command(args: &StatusArgs) -> Result<i32, ExpectedError> {
     let (dir, base) = selected(&args.select)?;
     if args.json {
         let v = live_status(&read_run(&dir), chrono::Utc::now());
-        let mut text = serde_json::to_string_pretty(&v).map_err(|e| ExpectedError::BadRun {
-            path: dir.clone(),
-            message: e.to_string(),
-        })?;
+        let mut text =
+            serde_json::to_string_pretty(&v).map_err(|e| ExpectedError::bad_run(&dir, e))?;
         text.push('\n');
         output::report(&output::inert_json(&text));
         return Ok(exit_codes::OK);

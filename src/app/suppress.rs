@@ -40,14 +40,14 @@ pub(crate) fn suppress_command(args: &SuppressArgs) -> Result<i32, ExpectedError
         })
         .transpose()?;
     let report = named_report(&cwd, run, args.run_dir.as_deref())?;
-    let f = report.find_finding(finding).map_err(ExpectedError::Usage)?;
+    let f = report.find_finding(finding)?;
     let (root, _) = discover_root(&cwd);
     let path = suppressions_path(&root);
     let existing = match read_suppressions_file(&root)? {
         Some((_, bytes)) => {
             // Every entry, expired or not, must be sound before one is added.
             let set = parse_suppressions(SUPPRESSIONS_FILE, &bytes, NaiveDate::MIN)
-                .map_err(|e| ExpectedError::Usage(format!("{e} (fix the file first)")))?;
+                .map_err(crate::resolve::FixFirst)?;
             if let Some(e) = set.external.get(&f.fingerprint) {
                 return Err(ExpectedError::Usage(format!(
                     "{} is already suppressed in {}",

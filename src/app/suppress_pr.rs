@@ -9,7 +9,7 @@ use crate::config::ConfigSources;
 use crate::errors::ExpectedError;
 use crate::exit_codes;
 use crate::output;
-use crate::publish::{dispositions, policy, process_env, settings, Forge};
+use crate::publish::{dispositions, policy, process_env, settings, Forge, PublishFailed};
 use crate::resolve::discover_root;
 use crate::resolve::suppressions::{
     parse_suppressions, read_suppressions_file, render_entry, suppressions_path, NewEntry,
@@ -52,17 +52,20 @@ pub(crate) fn from_pr(args: &SuppressArgs, pr: u64) -> Result<i32, ExpectedError
         })
         .transpose()?;
     let forge = forge_of(args.forge);
-    let usage = |e: crate::publish::PublishError| ExpectedError::Usage(e.to_string());
-    let s = settings(forge, &process_env, Some(pr), Some(&root)).map_err(usage)?;
-    let found = dispositions(s, policy().map_err(usage)?, config.publish.dismiss_by)
-        .map_err(|e| ExpectedError::Usage(format!("reading #{pr} on {}: {e}", forge.as_str())))?;
+    let s = settings(forge, &process_env, Some(pr), Some(&root))?;
+    let found =
+        dispositions(s, policy()?, config.publish.dismiss_by).map_err(|source| PublishFailed {
+            what: format!("reading #{pr} on {}", forge.as_str()),
+            source,
+            kept: String::new(),
+        })?;
     let path = suppressions_path(&root);
     let mut text = match read_suppressions_file(&root)? {
         Some((_, bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
         None => String::new(),
     };
     let known = parse_suppressions(SUPPRESSIONS_FILE, text.as_bytes(), NaiveDate::MIN)
-        .map_err(|e| ExpectedError::Usage(format!("{e} (fix the file first)")))?;
+        .map_err(crate::resolve::FixFirst)?;
     let mut added = 0;
     for d in &found {
         let x = &d.dismissal;
@@ -119,15 +122,13 @@ pub(crate) fn dispositions_command(args: &EvalDispositionsArgs) -> Result<i32, E
     }
     let (config, _) = crate::config::load(&ConfigSources::discover(&root, args.config.clone()))?;
     let forge = forge_of(Some(args.forge));
-    let usage = |e: crate::publish::PublishError| ExpectedError::Usage(e.to_string());
     let rows = crate::publish::tally(
         forge,
         &args.prs,
         &root,
-        policy().map_err(usage)?,
+        policy()?,
         config.publish.dismiss_by,
-    )
-    .map_err(usage)?;
+    )?;
     if args.json {
         output::report(&serde_json::to_string_pretty(&rows).unwrap_or_default());
     } else {

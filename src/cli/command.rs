@@ -100,8 +100,8 @@ pub struct RunsArgs {
 }
 
 /// `--prune-older-than`: a duration such as 30d or 12h.
-fn parse_age(s: &str) -> Result<std::time::Duration, String> {
-    humantime::parse_duration(s).map_err(|e| format!("{e} (e.g. 30d, 12h)"))
+fn parse_age(s: &str) -> Result<std::time::Duration, super::watch::DurationArgError> {
+    super::watch::parse_duration(s, "30d, 12h")
 }
 
 #[derive(Debug, Args)]

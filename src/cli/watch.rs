@@ -6,9 +6,23 @@ use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// A duration flag's value that is not a humantime duration; `example` shows good ones.
+#[derive(Debug, thiserror::Error)]
+#[error("{source} (e.g. {example})")]
+pub struct DurationArgError {
+    #[source]
+    pub source: humantime::DurationError,
+    pub example: &'static str,
+}
+
+/// A humantime duration, or the error that shows `example`.
+pub(super) fn parse_duration(s: &str, example: &'static str) -> Result<Duration, DurationArgError> {
+    humantime::parse_duration(s).map_err(|source| DurationArgError { source, example })
+}
+
 /// `--wait` values: a humantime duration (`100s`, `5m`, `1h 30m`).
-pub fn parse_wait(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s).map_err(|e| format!("{e} (e.g. 100s, 5m)"))
+pub fn parse_wait(s: &str) -> Result<Duration, DurationArgError> {
+    parse_duration(s, "100s, 5m")
 }
 
 pub(super) const STATUS_HELP: &str = "\

@@ -1,7 +1,7 @@
 //! A cases directory: read every `<id>.json`, validate it (the shape here, pure; the
 //! revision and files against the repository in `check_in_repo`), and the case digest.
 
-use super::error::EvalError;
+use super::error::{CaseRule, EvalError};
 use super::mine::line_count;
 use super::model::{EvalCase, EVAL_SCHEMA_VERSION};
 use git2::{ObjectType, Repository};
@@ -57,19 +57,22 @@ pub fn load_cases(dir: &Path) -> Result<Vec<LoadedCase>, EvalError> {
                 ))
             })?;
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-            validate(&case, stem).map_err(case_err)?;
+            validate(&case, stem).map_err(|rule| EvalError::InvalidCase {
+                path: path.clone(),
+                rule,
+            })?;
             Ok(LoadedCase { path, case })
         })
         .collect()
 }
 
 /// Shape rules a case must keep, with the first one it breaks.
-pub fn validate(case: &EvalCase, stem: &str) -> Result<(), String> {
+pub fn validate(case: &EvalCase, stem: &str) -> Result<(), CaseRule> {
     if case.schema_version != EVAL_SCHEMA_VERSION {
-        return Err(format!(
-            "schema_version {} is not supported (expected {EVAL_SCHEMA_VERSION})",
-            case.schema_version
-        ));
+        return Err(CaseRule::SchemaVersion {
+            found: case.schema_version,
+            expected: EVAL_SCHEMA_VERSION,
+        });
     }
     if case.id.is_empty()
         || case.id.len() > 100
@@ -79,45 +82,43 @@ pub fn validate(case: &EvalCase, stem: &str) -> Result<(), String> {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
         || case.id.starts_with('.')
     {
-        return Err(format!(
-            "id `{}` must be 1–100 characters of [A-Za-z0-9._-], not starting with a dot",
-            case.id
-        ));
+        return Err(CaseRule::BadId(case.id.clone()));
     }
     if case.id != stem {
-        return Err(format!(
-            "id `{}` differs from the file name: name the file `{}.json`",
-            case.id, case.id
-        ));
+        return Err(CaseRule::IdNotFileName(case.id.clone()));
     }
     if case.revision.trim().is_empty() {
-        return Err("revision is empty".into());
+        return Err(CaseRule::NoRevision);
     }
     if case.targets.is_empty() {
-        return Err("targets is empty: name at least one file to review".into());
+        return Err(CaseRule::NoTargets);
     }
     let mut seen = BTreeSet::new();
     for t in &case.targets {
-        check_path(t).map_err(|m| format!("target `{t}`: {m}"))?;
+        check_path(t).map_err(|problem| CaseRule::TargetPath {
+            target: t.clone(),
+            problem,
+        })?;
         if !seen.insert(t.as_str()) {
-            return Err(format!("target `{t}` is listed twice"));
+            return Err(CaseRule::TargetTwice(t.clone()));
         }
     }
     if case.expected.is_empty() {
-        return Err("expected is empty: give at least one location of the defect".into());
+        return Err(CaseRule::NoExpected);
     }
     for (i, e) in case.expected.iter().enumerate() {
         if !seen.contains(e.file.as_str()) {
-            return Err(format!(
-                "expected[{i}]: file `{}` is not one of the targets",
-                e.file
-            ));
+            return Err(CaseRule::ExpectedNotTarget {
+                index: i,
+                file: e.file.clone(),
+            });
         }
         if e.start == 0 || e.end < e.start {
-            return Err(format!(
-                "expected[{i}]: lines {}..{} — start must be ≥ 1 and end ≥ start",
-                e.start, e.end
-            ));
+            return Err(CaseRule::ExpectedLines {
+                index: i,
+                start: e.start,
+                end: e.end,
+            });
         }
     }
     Ok(())
@@ -232,7 +233,7 @@ mod tests {
         let check = |f: &dyn Fn(&mut EvalCase), stem: &str, needle: &str| {
             let mut c = case();
             f(&mut c);
-            let err = validate(&c, stem).unwrap_err();
+            let err = validate(&c, stem).unwrap_err().to_string();
             assert!(err.contains(needle), "{err:?} lacks {needle:?}");
         };
         check(&|c| c.schema_version = 2, "seeded-1", "schema_version 2");

@@ -9,6 +9,7 @@
 //! `.arev/config.toml` and `.arev/{agents,prompts,heuristics}/` copied in, so every case is
 //! reviewed by the same configuration — the one whose digest the results record.
 
+use super::error::CheckoutError;
 use git2::{build::CheckoutBuilder, Oid, Repository};
 use std::path::{Path, PathBuf};
 
@@ -33,23 +34,29 @@ impl Checkout {
 
 /// Check `commit` of the repository whose common git dir is `git_dir` out into a new
 /// temporary directory, with `user_root`'s arev configuration.
-pub fn create(git_dir: &Path, commit: Oid, user_root: &Path) -> Result<Checkout, String> {
+pub fn create(git_dir: &Path, commit: Oid, user_root: &Path) -> Result<Checkout, CheckoutError> {
     let dir = tempfile::Builder::new()
         .prefix("arev-eval-")
         .tempdir()
-        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+        .map_err(CheckoutError::TempDir)?;
     let root = dir
         .path()
         .canonicalize()
         .unwrap_or_else(|_| dir.path().to_path_buf());
-    let g = |what: &str, e: git2::Error| format!("checkout: {what}: {}", e.message());
+    let g = |what: &str, source: git2::Error| CheckoutError::Git {
+        what: what.to_string(),
+        source,
+    };
     let repo = Repository::init(&root).map_err(|e| g("init", e))?;
     let objects = git_dir.join("objects");
     let objects = objects.canonicalize().unwrap_or(objects);
     let alternates = repo.path().join("objects").join("info").join("alternates");
     std::fs::create_dir_all(alternates.parent().unwrap_or(&root))
         .and_then(|()| std::fs::write(&alternates, format!("{}\n", objects.display())))
-        .map_err(|e| format!("checkout: cannot write {}: {e}", alternates.display()))?;
+        .map_err(|source| CheckoutError::Alternates {
+            path: alternates.clone(),
+            source,
+        })?;
     drop(repo);
     // Reopen so that the object database reads the alternates.
     let repo = Repository::open(&root).map_err(|e| g("open", e))?;
@@ -57,13 +64,16 @@ pub fn create(git_dir: &Path, commit: Oid, user_root: &Path) -> Result<Checkout,
         .map_err(|e| g(&format!("detach HEAD at {commit}"), e))?;
     repo.checkout_head(Some(CheckoutBuilder::new().force()))
         .map_err(|e| g(&format!("check out {commit}"), e))?;
-    replace_config(&root, user_root).map_err(|e| format!("checkout: {e}"))?;
+    replace_config(&root, user_root)?;
     Ok(Checkout { dir, root })
 }
 
 /// Swap the checkout's arev configuration for the user's.
-fn replace_config(root: &Path, user_root: &Path) -> Result<(), String> {
-    let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+fn replace_config(root: &Path, user_root: &Path) -> Result<(), CheckoutError> {
+    let io = |p: &Path, source: std::io::Error| CheckoutError::Config {
+        path: p.to_path_buf(),
+        source,
+    };
     let historical = [root.join("arev.toml"), root.join(".arev")];
     for p in &historical {
         match std::fs::symlink_metadata(p) {
@@ -72,7 +82,7 @@ fn replace_config(root: &Path, user_root: &Path) -> Result<(), String> {
             Err(_) => {}
         }
     }
-    let copy = |rel: &str| -> Result<(), String> {
+    let copy = |rel: &str| -> Result<(), CheckoutError> {
         let from = user_root.join(rel);
         // Regular files only: a symlink in the user's tree is not followed.
         if !std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_file()) {

@@ -1,6 +1,7 @@
 //! `arev eval compare A.json B.json` (pure): both evaluations rescored at one tolerance,
 //! case by case and in total, with what makes them less than like-for-like.
 
+use super::error::EvalError;
 use super::model::{
     Agreement, CaseResult, CaseStatus, CompareCell, ComparePanel, CompareRow, Comparison,
     EvalReport, EVAL_SCHEMA_VERSION,
@@ -39,16 +40,15 @@ pub fn compare(
     b: &EvalReport,
     b_path: &str,
     tolerance: Option<u32>,
-) -> Result<Comparison, String> {
+) -> Result<Comparison, EvalError> {
     let tol = match tolerance {
         Some(t) => t,
         None if a.tolerance == b.tolerance => a.tolerance,
         None => {
-            return Err(format!(
-                "the two evaluations were scored at different tolerances (±{} and ±{}): pass \
-                 --tolerance N to rescore both",
-                a.tolerance, b.tolerance
-            ))
+            return Err(EvalError::Tolerances {
+                a: a.tolerance,
+                b: b.tolerance,
+            })
         }
     };
     let (ca, ta) = rescored(a, tol);
@@ -277,7 +277,7 @@ pub(crate) mod tests {
     fn tolerances_must_agree_or_be_given() {
         let a = report("A", 3, vec![complete("c1", 14)]);
         let b = report("B", 4, vec![complete("c1", 14)]);
-        let err = compare(&a, "a", &b, "b", None).unwrap_err();
+        let err = compare(&a, "a", &b, "b", None).unwrap_err().to_string();
         assert!(err.contains("±3 and ±4"), "{err}");
         // Rescored at ±4, A's miss at line 14 becomes a find; at ±3 B's find is a miss.
         let c4 = compare(&a, "a", &b, "b", Some(4)).unwrap();

@@ -28,7 +28,7 @@ pub use checkout::{create as create_checkout, Checkout};
 pub use code::{code_lines, measure, syntax_of, CodeLines, Syntax};
 pub use compare::compare;
 pub use console::{comparison_in, ending, mined_listing, progress_line, report_in, start_line};
-pub use error::EvalError;
+pub use error::{CaseRule, CheckoutError, EvalError};
 pub use mine::{line_count, mine, write_cases, Considered, MineOptions, Mined};
 pub use model::*;
 pub use render::{

@@ -102,7 +102,7 @@ impl Interrupt {
     fn install() -> Result<Arc<Self>, EvalError> {
         let me = Arc::new(Self::default());
         let watcher = Arc::clone(&me);
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<std::io::Result<()>>();
         std::thread::Builder::new()
             .name("arev-eval-signals".into())
             .spawn(move || {
@@ -113,7 +113,7 @@ impl Interrupt {
                 {
                     Ok(rt) => rt,
                     Err(e) => {
-                        let _ = ready_tx.send(Err(e.to_string()));
+                        let _ = ready_tx.send(Err(e));
                         return;
                     }
                 };
@@ -124,7 +124,7 @@ impl Interrupt {
                     ) {
                         (Ok(i), Ok(t)) => (i, t),
                         (Err(e), _) | (_, Err(e)) => {
-                            let _ = ready_tx.send(Err(e.to_string()));
+                            let _ = ready_tx.send(Err(e));
                             return;
                         }
                     };
@@ -139,10 +139,16 @@ impl Interrupt {
                     }
                 });
             })
-            .map_err(|e| EvalError::Usage(format!("cannot start the signal thread: {e}")))?;
+            .map_err(|source| EvalError::Os {
+                what: "cannot start the signal thread",
+                source,
+            })?;
         match ready_rx.recv() {
             Ok(Ok(())) => Ok(me),
-            Ok(Err(e)) => Err(EvalError::Usage(format!("cannot catch Ctrl-C: {e}"))),
+            Ok(Err(source)) => Err(EvalError::Os {
+                what: "cannot catch Ctrl-C",
+                source,
+            }),
             Err(_) => Err(EvalError::Usage("cannot catch Ctrl-C".into())),
         }
     }
@@ -414,7 +420,7 @@ fn run_case(opts: &RunOptions, case: &ResolvedCase, interrupt: &Interrupt) -> Op
             }
             review
         }
-        Err(e) => Review::Failed(e),
+        Err(e) => Review::Failed(e.to_string()),
     };
     match review {
         Review::Interrupted => return None,

@@ -138,8 +138,10 @@ pub fn prepare_run(
         crate::store::add_git_exclude(&git_dir)
             .map_err(|e| EvalError::write(git_dir.join("info/exclude"), e))?;
     }
-    let exe = std::env::current_exe()
-        .map_err(|e| EvalError::Usage(format!("cannot find the arev executable: {e}")))?;
+    let exe = std::env::current_exe().map_err(|source| EvalError::Os {
+        what: "cannot find the arev executable",
+        source,
+    })?;
     let opts = RunOptions {
         cases_dir,
         out_dir,

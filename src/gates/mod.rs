@@ -12,7 +12,7 @@ pub use anchor::anchor_ok;
 pub use cites::bad_cites;
 pub use membership::{check_place, normalize_finding_file, repo_relative, FileCheck, Place};
 pub use reads::{ReadScope, ReadViolation};
-pub use schema::{parse_answer, AnswerSchema};
+pub use schema::{parse_answer, AnswerError, AnswerSchema, SchemaError};
 pub use sections::{Heading, Outline, Section};
 pub use tools::forbidden_tool;
 
@@ -96,10 +96,36 @@ impl Abort {
     }
 }
 
+/// Why a dispatch is not authentic (recorded as its `gates.authenticity`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unauthentic {
+    #[error(
+        "its output ({bytes} bytes) exceeded the {cap} output cap (`review.max_output_bytes`); \
+         the rest, where its result event would have been, was discarded"
+    )]
+    OutputCap { bytes: u64, cap: String },
+    #[error("could not start: {0}")]
+    NotStarted(String),
+    #[error("timed out after {0} ms")]
+    TimedOut(u64),
+    #[error("cancelled")]
+    Cancelled,
+    #[error("killed by signal {0} without a result")]
+    Killed(i32),
+    #[error("exited with code {0} without a result event")]
+    Exited(i32),
+    #[error("reported is_error ({subtype}): {first_line}")]
+    IsError { subtype: String, first_line: String },
+    #[error("result event without a result text")]
+    NoResultText,
+    #[error("no result event")]
+    NoResult,
+}
+
 /// Dispatch authenticity: Ok when the agent ran to a non-error `result` event.
 /// `output_cap` is the byte cap its stdout was read with (`review.max_output_bytes`): a
 /// result lost beyond it is reported as the cap, not as a missing result.
-pub fn authentic(outcome: &AgentOutcome, output_cap: u64) -> Result<(), String> {
+pub fn authentic(outcome: &AgentOutcome, output_cap: u64) -> Result<(), Unauthentic> {
     if outcome.result.is_none()
         && outcome.stdout_truncated
         && matches!(
@@ -107,47 +133,48 @@ pub fn authentic(outcome: &AgentOutcome, output_cap: u64) -> Result<(), String> 
             ProcessEnd::Exited { .. } | ProcessEnd::Signaled { .. }
         )
     {
-        return Err(format!(
-            "its output ({} bytes) exceeded the {} output cap (`review.max_output_bytes`); \
-             the rest, where its result event would have been, was discarded",
-            outcome.stdout_bytes,
-            size(output_cap)
-        ));
+        return Err(Unauthentic::OutputCap {
+            bytes: outcome.stdout_bytes,
+            cap: size(output_cap),
+        });
     }
     match &outcome.end {
-        ProcessEnd::SpawnFailed { message } => return Err(format!("could not start: {message}")),
-        ProcessEnd::TimedOut { .. } => {
-            return Err(format!("timed out after {} ms", outcome.duration_ms))
+        ProcessEnd::SpawnFailed { message } => {
+            return Err(Unauthentic::NotStarted(message.clone()))
         }
+        ProcessEnd::TimedOut { .. } => return Err(Unauthentic::TimedOut(outcome.duration_ms)),
         // Stopped after its result event had arrived (a budget its own result passed
         // cancels the round while the CLI is still exiting): the answer it gave is kept.
-        ProcessEnd::Cancelled { .. } if outcome.result.is_none() => return Err("cancelled".into()),
+        ProcessEnd::Cancelled { .. } if outcome.result.is_none() => {
+            return Err(Unauthentic::Cancelled)
+        }
         ProcessEnd::Cancelled { .. } => {}
         ProcessEnd::Signaled { signal } => {
             if outcome.result.is_none() {
-                return Err(format!("killed by signal {signal} without a result"));
+                return Err(Unauthentic::Killed(*signal));
             }
         }
         ProcessEnd::Exited { code } => {
             if outcome.result.is_none() {
-                return Err(format!("exited with code {code} without a result event"));
+                return Err(Unauthentic::Exited(*code));
             }
         }
     }
     match &outcome.result {
-        Some(r) if r.is_error => Err(format!(
-            "reported is_error ({}): {}",
-            r.subtype,
-            r.text
+        Some(r) if r.is_error => Err(Unauthentic::IsError {
+            subtype: r.subtype.clone(),
+            first_line: r
+                .text
                 .as_deref()
                 .unwrap_or("no message")
                 .lines()
                 .next()
                 .unwrap_or("")
-        )),
-        Some(r) if r.text.is_none() => Err("result event without a result text".into()),
+                .to_string(),
+        }),
+        Some(r) if r.text.is_none() => Err(Unauthentic::NoResultText),
         Some(_) => Ok(()),
-        None => Err("no result event".into()),
+        None => Err(Unauthentic::NoResult),
     }
 }
 

@@ -39,7 +39,7 @@ fn outcome(end: ProcessEnd, result: Option<(bool, Option<&str>)>) -> AgentOutcom
 const CAP: u64 = 16 * 1024 * 1024;
 
 fn authentic_(o: &AgentOutcome) -> Result<(), String> {
-    authentic(o, CAP)
+    authentic(o, CAP).map_err(|e| e.to_string())
 }
 
 #[test]
@@ -96,9 +96,11 @@ fn output_cap_is_named() {
     assert!(!e.contains("without a result"), "{e}");
     assert!(authentic(&flooded, 1000)
         .unwrap_err()
+        .to_string()
         .contains("1000 bytes output cap"));
     assert!(authentic(&flooded, 64 * 1024)
         .unwrap_err()
+        .to_string()
         .contains("64 KiB output cap"));
     // A timeout stays a timeout; a result that arrived before the cap still counts.
     flooded.end = ProcessEnd::TimedOut { killed: true };
@@ -536,6 +538,7 @@ fn schema_gate() {
       {"id":"F1","severity":"low","target_type":"code","file":null,"line":null,"category":"x","description":"d","evidence":"e","source":"enthusiast"}]}"#;
     assert!(parse_answer::<EnthusiastOutput>(dup)
         .unwrap_err()
+        .to_string()
         .contains("twice"));
     let bad_enum = r#"{"rulings":[{"finding_id":"F1","file":null,"line":null,"target_type":"code","final_severity":"huge","winner":"split","resolution":"r"}],"summary":"s"}"#;
     assert!(parse_answer::<JudgeOutput>(bad_enum).is_err());

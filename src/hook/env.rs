@@ -2,6 +2,7 @@
 //! working directory) and the layered configuration of the repository it runs in. Shared by
 //! `arev hook prompt` and `arev hook stop`.
 
+use super::error::HookError;
 use crate::config::{load, Config, ConfigSources};
 use std::path::{Path, PathBuf};
 
@@ -25,8 +26,8 @@ impl HookEnv {
 
 /// Load the layered config for `root` (hooks take no `--config`); the error is the one line
 /// the hook shows the user.
-pub(super) fn load_config(root: &Path) -> Result<Config, String> {
+pub(super) fn load_config(root: &Path) -> Result<Config, HookError> {
     load(&ConfigSources::discover(root, None))
         .map(|(c, _)| c)
-        .map_err(|e| format!("the arev configuration is invalid: {e}"))
+        .map_err(HookError::BadConfig)
 }

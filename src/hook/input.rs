@@ -1,6 +1,7 @@
 //! The hook's stdin JSON (docs/architecture.md §16.2): only the fields arev reads; the
 //! rest (transcript_path, permission_mode, effort, …) is ignored.
 
+use super::error::HookError;
 use serde::Deserialize;
 use std::path::PathBuf;
 
@@ -20,15 +21,14 @@ pub struct HookInput {
 }
 
 /// Parse the hook input, or say in one line what is wrong with it.
-pub fn parse(bytes: &[u8]) -> Result<HookInput, String> {
-    let input: HookInput = serde_json::from_slice(bytes)
-        .map_err(|e| format!("the hook input on stdin is not the expected JSON ({e})"))?;
+pub fn parse(bytes: &[u8]) -> Result<HookInput, HookError> {
+    let input: HookInput = serde_json::from_slice(bytes).map_err(HookError::Input)?;
     check_session_id(&input.session_id)?;
     Ok(input)
 }
 
 /// A session id becomes a directory name: only `[A-Za-z0-9._-]`, 1–128 chars, not `.`/`..`.
-pub fn check_session_id(id: &str) -> Result<(), String> {
+pub fn check_session_id(id: &str) -> Result<(), HookError> {
     let ok = !id.is_empty()
         && id.len() <= 128
         && id != "."
@@ -39,9 +39,7 @@ pub fn check_session_id(id: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "the hook input has an unusable session_id {id:?} (expected letters, digits, `-`, `_`, `.`)"
-        ))
+        Err(HookError::SessionId(id.to_string()))
     }
 }
 
@@ -65,6 +63,7 @@ mod tests {
     fn rejects_bad_json_and_path_like_session_ids() {
         assert!(parse(b"not json")
             .unwrap_err()
+            .to_string()
             .contains("not the expected JSON"));
         assert!(parse(br#"{"cwd":"/x"}"#).is_err());
         for bad in ["", "..", "a/b", "x y", &"a".repeat(129)] {
@@ -106,7 +105,7 @@ mod tests {
                     prop_assert!(!session.contains('/') && session != "." && session != "..");
                     prop_assert!(!session.is_empty() && session.len() <= 128);
                 }
-                Err(e) => prop_assert!(!e.contains('\n'), "one line: {e}"),
+                Err(e) => prop_assert!(!e.to_string().contains('\n'), "one line: {e}"),
             }
         }
     }

@@ -4,6 +4,7 @@
 //! internal error fails open with a visible `systemMessage`.
 mod decide;
 mod env;
+mod error;
 mod input;
 mod intent;
 mod lock;
@@ -18,6 +19,7 @@ pub use decide::{
     StopFacts, Verdict,
 };
 pub use env::HookEnv;
+pub use error::HookError;
 pub use message::{stop_output, system_message, SessionAsides};
 pub use prompt::{is_generated, parse_prompt, prompt, PromptCommand};
 pub use review::{outcome_of, verdict_of};

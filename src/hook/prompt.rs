@@ -7,6 +7,7 @@
 //! nothing. Fails open with a `systemMessage`.
 
 use super::env::{load_config, HookEnv};
+use super::error::HookError;
 use super::input;
 use super::intent::PROMPT_MAX_BYTES;
 use super::message::system_message;
@@ -73,13 +74,10 @@ pub fn is_generated(prompt: &str) -> bool {
 }
 
 /// HEAD (None on an unborn branch) and a snapshot of the working tree of `root`.
-pub fn baseline(root: &Path) -> Result<Baseline, String> {
-    let repo = git2::Repository::open(root).map_err(|e| {
-        format!(
-            "cannot open the repository at {}: {}",
-            root.display(),
-            e.message()
-        )
+pub fn baseline(root: &Path) -> Result<Baseline, HookError> {
+    let repo = git2::Repository::open(root).map_err(|source| HookError::OpenRepo {
+        root: root.to_path_buf(),
+        source,
     })?;
     let head = repo
         .head()
@@ -87,9 +85,7 @@ pub fn baseline(root: &Path) -> Result<Baseline, String> {
         .and_then(|h| h.peel_to_commit().ok())
         .map(|c| c.id().to_string());
     // First: `.arev/` (the session dir, run dirs) is never part of a snapshot or a diff.
-    if let Err(e) = crate::store::add_git_exclude(repo.commondir()) {
-        return Err(format!("cannot add .arev/ to .git/info/exclude: {e}"));
-    }
+    crate::store::add_git_exclude(repo.commondir()).map_err(HookError::GitExclude)?;
     // No diff yet: neither the size cap nor the excludes play a part in a bare snapshot.
     let snapshot = crate::target::snapshot_diff(
         root,
@@ -97,7 +93,7 @@ pub fn baseline(root: &Path) -> Result<Baseline, String> {
         crate::target::DEFAULT_MAX_FILE_BYTES,
         &crate::target::Excludes::none(),
     )
-    .map_err(|e| format!("cannot snapshot the working tree: {e}"))?;
+    .map_err(HookError::Snapshot)?;
     Ok(Baseline { head, snapshot })
 }
 

@@ -6,6 +6,7 @@
 
 use super::decide::{advance, decide, BlockerWhy, Decision, ReviewOutcome, SilentWhy, StopFacts};
 use super::env::{load_config, HookEnv};
+use super::error::HookError;
 use super::input::{self, HookInput};
 use super::message::{stop_output, SessionAsides};
 use super::review::{cached_verdict, review_shared, ReviewRequest};
@@ -31,8 +32,8 @@ fn cheap_facts(mode: HookMode, enabled: bool, error: Option<String>) -> StopFact
     }
 }
 
-fn fail_open(why: String) -> (Decision, Option<Value>) {
-    let d = Decision::FailOpen(why);
+fn fail_open(why: impl std::fmt::Display) -> (Decision, Option<Value>) {
+    let d = Decision::FailOpen(why.to_string());
     let out = stop_output(&d, None, false, 0, 0, &SessionAsides::default());
     (d, out)
 }
@@ -114,7 +115,7 @@ impl Session<'_> {
         &self,
         mut state: SessionState,
         enabled: bool,
-    ) -> Result<(Decision, Option<Value>), String> {
+    ) -> Result<(Decision, Option<Value>), HookError> {
         let config = self.config;
         // The same excludes and size cap as the review it may run, so the verdict cache (keyed
         // by the pinned target's identity) and the baseline compare like for like. Keyed first
@@ -131,12 +132,9 @@ impl Session<'_> {
             &excludes,
             &self.store.diff_key_path(),
         )
-        .map_err(|e| {
-            format!(
-                "cannot compute the session's changes since its baseline snapshot ({e}); a \
-                 prompt starting with {} records a new baseline",
-                config.hook.prefix
-            )
+        .map_err(|source| HookError::Changes {
+            source,
+            prefix: config.hook.prefix.clone(),
         })?;
         let snap = &cached.snapshot;
         let sha = snap.sha.clone();
@@ -169,13 +167,11 @@ impl Session<'_> {
             }
             _ => false,
         };
-        if let Err(e) = self.store.save(&state) {
-            // Without the chain on disk the circuit breakers cannot count: never block blind.
-            return Err(format!(
-                "cannot write {}: {e}",
-                self.store.state_path().display()
-            ));
-        }
+        // Without the chain on disk the circuit breakers cannot count: never block blind.
+        self.store.save(&state).map_err(|source| HookError::Write {
+            path: self.store.state_path(),
+            source,
+        })?;
         let logged = Logged {
             sha: &sha,
             keyed: cached.hit,
@@ -208,7 +204,7 @@ impl Session<'_> {
         state: &SessionState,
         snap: &crate::target::Snapshot,
         mut facts: StopFacts,
-    ) -> Result<(Decision, StopFacts, bool), String> {
+    ) -> Result<(Decision, StopFacts, bool), HookError> {
         let mut decision = decide(&facts);
         let needs_verdict = matches!(
             decision,
@@ -335,17 +331,20 @@ fn review_request(
     state: &SessionState,
     store: &SessionStore,
     config: &Config,
-) -> Result<ReviewRequest, String> {
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot locate the arev executable ({e})"))?;
+) -> Result<ReviewRequest, HookError> {
+    let exe = std::env::current_exe().map_err(HookError::CurrentExe)?;
     // The user's prompts since review was enabled are what the changes are meant to do.
     let intent = match super::intent::compose(&store.prompts(), crate::resolve::INTENT_MAX_BYTES) {
         Some(text) => {
             let p = store.intent_path();
             // Rewritten (and fsynced) only when it changed: most stops find it as it was.
             if std::fs::read(&p).ok().as_deref() != Some(text.as_bytes()) {
-                crate::store::write_atomic(&p, text.as_bytes())
-                    .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+                crate::store::write_atomic(&p, text.as_bytes()).map_err(|source| {
+                    HookError::Write {
+                        path: p.clone(),
+                        source,
+                    }
+                })?;
             }
             Some(p)
         }
@@ -356,7 +355,7 @@ fn review_request(
         root: root.to_path_buf(),
         base_tree: state.baseline_tree.clone(),
         intent,
-        timeout: config.hook_timeout().map_err(|e| e.to_string())?,
-        grace: config.grace().map_err(|e| e.to_string())?,
+        timeout: config.hook_timeout()?,
+        grace: config.grace()?,
     })
 }

@@ -6,6 +6,7 @@
 //! removes exactly that. Idempotent: a second install on the same files changes no byte and
 //! says so.
 
+use super::error::InstallError;
 use super::ordered_json::OJson;
 use super::record::{
     owned_dir, read_record, sha256_hex, shown, InstallRecord, Owned, Summary, MANIFEST,
@@ -60,10 +61,6 @@ fn bodies_of(rec: &InstallRecord) -> Vec<String> {
         .collect()
 }
 
-fn err(path: &Path, e: impl std::fmt::Display) -> String {
-    format!("{}: {e}", path.display())
-}
-
 /// The command line token for `program` (quoted when it has spaces).
 fn program_token(program: &str) -> String {
     if program.contains(char::is_whitespace) {
@@ -96,19 +93,22 @@ fn files_for(program: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn read_settings(path: &Path) -> Result<Option<OJson>, String> {
+fn read_settings(path: &Path) -> Result<Option<OJson>, InstallError> {
     match std::fs::read_to_string(path) {
         Ok(t) if t.trim().is_empty() => Ok(Some(OJson::Obj(vec![]))),
         Ok(t) => {
-            let v: OJson = serde_json::from_str(&t)
-                .map_err(|e| err(path, format!("not valid JSON ({e}); nothing was changed")))?;
+            let v: OJson =
+                serde_json::from_str(&t).map_err(|source| InstallError::SettingsJson {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
             if !matches!(v, OJson::Obj(_)) {
-                return Err(err(path, "is not a JSON object; nothing was changed"));
+                return Err(InstallError::shape(path, "is not a JSON object"));
             }
             Ok(Some(v))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(err(path, e)),
+        Err(e) => Err(InstallError::io(path)(e)),
     }
 }
 
@@ -142,7 +142,7 @@ fn commands_mut(groups: &mut OJson) -> Vec<&mut OJson> {
 }
 
 /// Install into `claude_dir` (`<repo>/.claude` or `~/.claude`) calling `program`.
-pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
+pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, InstallError> {
     let mut summary = Summary::default();
     let old = read_record(claude_dir)?;
     let mut rec = InstallRecord {
@@ -168,18 +168,20 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
         rec.created_hooks_key = true;
     }
     let before = settings.clone();
-    let hooks = settings.get_mut("hooks").ok_or("unreachable")?;
-    if !matches!(hooks, OJson::Obj(_)) {
-        return Err(err(
-            &settings_path,
-            "`hooks` is not an object; nothing was changed",
-        ));
-    }
+    let hooks = match settings.get_mut("hooks") {
+        Some(h @ OJson::Obj(_)) => h,
+        _ => {
+            return Err(InstallError::shape(
+                &settings_path,
+                "`hooks` is not an object",
+            ))
+        }
+    };
     merge_hooks(hooks, &token, &mut rec, &settings_path)?;
     let text = settings.to_pretty();
     let on_disk = std::fs::read(&settings_path).ok();
     if on_disk.as_deref() != Some(text.as_bytes()) && (settings != before || on_disk.is_none()) {
-        write_atomic(&settings_path, text.as_bytes()).map_err(|e| err(&settings_path, e))?;
+        write_atomic(&settings_path, text.as_bytes()).map_err(InstallError::io(&settings_path))?;
         let verb = if on_disk.is_none() {
             "wrote    "
         } else {
@@ -195,9 +197,13 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, String> {
             .push(format!("unchanged {}", settings_path.display()));
     }
     let mp = claude_dir.join(MANIFEST);
-    let mut bytes = serde_json::to_vec_pretty(&rec).map_err(|e| err(&mp, e))?;
+    let mut bytes =
+        serde_json::to_vec_pretty(&rec).map_err(|source| InstallError::RecordEncode {
+            path: mp.clone(),
+            source,
+        })?;
     bytes.push(b'\n');
-    write_atomic(&mp, &bytes).map_err(|e| err(&mp, e))?;
+    write_atomic(&mp, &bytes).map_err(InstallError::io(&mp))?;
     Ok(summary)
 }
 
@@ -206,7 +212,7 @@ fn refuse_foreign_files(
     claude_dir: &Path,
     old: Option<&InstallRecord>,
     files: &[(String, String)],
-) -> Result<(), String> {
+) -> Result<(), InstallError> {
     for (rel, body) in files {
         let p = claude_dir.join(rel);
         let on_disk = crate::store::read_capped(&p, 1 << 20, "an installed file").ok();
@@ -218,17 +224,14 @@ fn refuse_foreign_files(
                     .is_none_or(|h| on_disk.as_deref().is_some_and(|b| *h == sha256_hex(b)))
         });
         if !ours && p.exists() && on_disk.as_deref() != Some(body.as_bytes()) {
-            return Err(format!(
-                "refusing to overwrite {} (not written by arev install); move it away first",
-                p.display()
-            ));
+            return Err(InstallError::Foreign(p));
         }
     }
     Ok(())
 }
 
 /// An existing `hooks` key must be an object of arrays (nothing is changed otherwise).
-fn check_hooks_shape(settings_path: &Path, existing: Option<&OJson>) -> Result<(), String> {
+fn check_hooks_shape(settings_path: &Path, existing: Option<&OJson>) -> Result<(), InstallError> {
     if let Some(hooks) = existing.and_then(|s| s.get("hooks")) {
         let bad = !matches!(hooks, OJson::Obj(_))
             || HOOKS.iter().any(|(event, _, _, _)| {
@@ -237,9 +240,9 @@ fn check_hooks_shape(settings_path: &Path, existing: Option<&OJson>) -> Result<(
                     .is_some_and(|g| !matches!(g, OJson::Arr(_)))
             });
         if bad {
-            return Err(err(
+            return Err(InstallError::shape(
                 settings_path,
-                "`hooks` is not an object of arrays; nothing was changed",
+                "`hooks` is not an object of arrays",
             ));
         }
     }
@@ -247,7 +250,7 @@ fn check_hooks_shape(settings_path: &Path, existing: Option<&OJson>) -> Result<(
 }
 
 /// `claude_dir` and its `commands` directory, the ones created recorded.
-fn make_dirs(claude_dir: &Path, rec: &mut InstallRecord) -> Result<(), String> {
+fn make_dirs(claude_dir: &Path, rec: &mut InstallRecord) -> Result<(), InstallError> {
     for sub in ["", "commands"] {
         let d = if sub.is_empty() {
             claude_dir.to_path_buf()
@@ -255,7 +258,7 @@ fn make_dirs(claude_dir: &Path, rec: &mut InstallRecord) -> Result<(), String> {
             claude_dir.join(sub)
         };
         if !d.exists() {
-            std::fs::create_dir_all(&d).map_err(|e| err(&d, e))?;
+            std::fs::create_dir_all(&d).map_err(InstallError::io(&d))?;
             let rel = if sub.is_empty() {
                 ".".to_string()
             } else {
@@ -275,7 +278,7 @@ fn write_files(
     files: &[(String, String)],
     rec: &mut InstallRecord,
     summary: &mut Summary,
-) -> Result<(), String> {
+) -> Result<(), InstallError> {
     // Files an earlier install wrote that this one no longer ships (the role subagents of
     // arev ≤ 0.1.0): removed, so the wiring is exactly what this version uses.
     remove_stale(claude_dir, files, rec, summary)?;
@@ -284,7 +287,7 @@ fn write_files(
         if std::fs::read_to_string(&p).ok().as_deref() == Some(body.as_str()) {
             summary.lines.push(format!("unchanged {}", p.display()));
         } else {
-            write_atomic(&p, body.as_bytes()).map_err(|e| err(&p, e))?;
+            write_atomic(&p, body.as_bytes()).map_err(InstallError::io(&p))?;
             summary.lines.push(format!("wrote     {}", p.display()));
         }
         if !rec.files.contains(rel) {
@@ -303,7 +306,7 @@ fn remove_stale(
     files: &[(String, String)],
     rec: &mut InstallRecord,
     summary: &mut Summary,
-) -> Result<(), String> {
+) -> Result<(), InstallError> {
     let stale: Vec<String> = rec
         .files
         .iter()
@@ -333,7 +336,7 @@ fn merge_hooks(
     token: &str,
     rec: &mut InstallRecord,
     settings_path: &Path,
-) -> Result<(), String> {
+) -> Result<(), InstallError> {
     for (event, sub, timeout, status) in HOOKS {
         let command = format!("{token} hook {sub}");
         if hooks.get(event).is_none() {
@@ -342,13 +345,15 @@ fn merge_hooks(
                 rec.created_events.push(event.to_string());
             }
         }
-        let groups = hooks.get_mut(event).ok_or("unreachable")?;
-        if !matches!(groups, OJson::Arr(_)) {
-            return Err(err(
-                settings_path,
-                format!("`hooks.{event}` is not an array; nothing was changed"),
-            ));
-        }
+        let groups = match hooks.get_mut(event) {
+            Some(g @ OJson::Arr(_)) => g,
+            _ => {
+                return Err(InstallError::shape(
+                    settings_path,
+                    format!("`hooks.{event}` is not an array"),
+                ))
+            }
+        };
         let mut found = false;
         for c in commands_mut(groups) {
             if c.as_str().is_some_and(|s| is_arev_hook(s, sub)) {
@@ -366,7 +371,7 @@ fn merge_hooks(
 }
 
 /// Remove exactly what `install` recorded in `claude_dir`.
-pub fn uninstall(claude_dir: &Path) -> Result<Summary, String> {
+pub fn uninstall(claude_dir: &Path) -> Result<Summary, InstallError> {
     let mut summary = Summary::default();
     let Some(rec) = read_record(claude_dir)? else {
         summary.lines.push(format!(
@@ -403,13 +408,13 @@ pub fn uninstall(claude_dir: &Path) -> Result<Summary, String> {
             }
         }
         if settings.is_empty_container() && rec.created_settings {
-            std::fs::remove_file(&settings_path).map_err(|e| err(&settings_path, e))?;
+            std::fs::remove_file(&settings_path).map_err(InstallError::io(&settings_path))?;
             summary
                 .lines
                 .push(format!("removed   {}", settings_path.display()));
         } else {
             write_atomic(&settings_path, settings.to_pretty().as_bytes())
-                .map_err(|e| err(&settings_path, e))?;
+                .map_err(InstallError::io(&settings_path))?;
             summary.lines.push(format!(
                 "cleaned   {} (arev hooks removed)",
                 settings_path.display()
@@ -420,7 +425,7 @@ pub fn uninstall(claude_dir: &Path) -> Result<Summary, String> {
         summary.remove_owned(claude_dir, rel, &rec, &bodies_of(&rec));
     }
     let mp = claude_dir.join(MANIFEST);
-    std::fs::remove_file(&mp).map_err(|e| err(&mp, e))?;
+    std::fs::remove_file(&mp).map_err(InstallError::io(&mp))?;
     // Directories arev created inside `.claude/`, deepest first, only when empty.
     let mut dirs: Vec<PathBuf> = vec![];
     for d in &rec.dirs {
@@ -621,11 +626,11 @@ mod tests {
         let dir = d.path().join(".claude");
         std::fs::create_dir_all(dir.join("commands")).unwrap();
         std::fs::write(dir.join("commands/adversarial-review.md"), "mine").unwrap();
-        let e = install(&dir, "arev").unwrap_err();
+        let e = install(&dir, "arev").unwrap_err().to_string();
         assert!(e.contains("refusing to overwrite"), "{e}");
         std::fs::remove_file(dir.join("commands/adversarial-review.md")).unwrap();
         std::fs::write(dir.join("settings.json"), "{oops").unwrap();
-        let e = install(&dir, "arev").unwrap_err();
+        let e = install(&dir, "arev").unwrap_err().to_string();
         assert!(e.contains("not valid JSON"), "{e}");
         assert_eq!(
             std::fs::read_to_string(dir.join("settings.json")).unwrap(),

@@ -4,6 +4,7 @@
 //! regular file, and still holds what arev wrote (its sha256 as recorded at install);
 //! anything else is left alone and reported (docs/trust.md).
 
+use super::error::InstallError;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -85,10 +86,6 @@ pub(super) fn shown(claude_dir: &Path, rel: &str) -> String {
     crate::output::inert_line(&claude_dir.join(rel).display().to_string()).into_owned()
 }
 
-fn err(path: &Path, e: impl std::fmt::Display) -> String {
-    format!("{}: {e}", path.display())
-}
-
 /// sha256 of `bytes`, in hex.
 pub(super) fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
@@ -98,24 +95,19 @@ pub(super) fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// The record in `dir`, if there is one: a regular file under the cap that parses.
-pub(super) fn read_record(dir: &Path) -> Result<Option<InstallRecord>, String> {
+pub(super) fn read_record(dir: &Path) -> Result<Option<InstallRecord>, InstallError> {
     let p = dir.join(MANIFEST);
     match std::fs::symlink_metadata(&p) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(err(&p, e)),
-        Ok(m) if !m.is_file() => {
-            return Err(err(
-                &p,
-                "not a regular file (a symbolic link?); not an arev install record, nothing was changed",
-            ))
-        }
+        Err(e) => return Err(InstallError::io(&p)(e)),
+        Ok(m) if !m.is_file() => return Err(InstallError::RecordNotAFile(p)),
         Ok(_) => {}
     }
     let bytes = crate::store::read_capped(&p, MAX_RECORD_BYTES, "an install record")
-        .map_err(|e| format!("{e}; nothing was changed"))?;
+        .map_err(InstallError::RecordUnreadable)?;
     serde_json::from_slice(&bytes)
         .map(Some)
-        .map_err(|e| err(&p, format!("not an arev install record ({e})")))
+        .map_err(|source| InstallError::RecordJson { path: p, source })
 }
 
 /// Whether arev may remove a path the record names.
@@ -290,11 +282,11 @@ mod tests {
     fn a_record_past_its_cap_or_through_a_link_is_refused() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join(MANIFEST), vec![b' '; (64 << 10) + 1]).unwrap();
-        let e = read_record(d.path()).unwrap_err();
+        let e = read_record(d.path()).unwrap_err().to_string();
         assert!(e.contains("larger than 64 KiB"), "{e}");
         std::fs::remove_file(d.path().join(MANIFEST)).unwrap();
         std::os::unix::fs::symlink("/etc/hostname", d.path().join(MANIFEST)).unwrap();
-        let e = read_record(d.path()).unwrap_err();
+        let e = read_record(d.path()).unwrap_err().to_string();
         assert!(e.contains("not a regular file"), "{e}");
     }
 }

@@ -26,11 +26,21 @@ pub fn install_command(backend: BackendKind) -> Option<String> {
 pub enum PreflightError {
     #[error("{}", .0.join("\n"))]
     Agents(Vec<String>),
+    /// `--prove` outside a git repository with a commit (the path named).
+    #[error(
+        "--prove runs each reproducer in a checkout of the reviewed repository, and {} is \
+         not a git repository with a commit: review inside one, or drop --prove",
+        .0.display()
+    )]
+    ProveNeedsCommit(PathBuf),
+    /// The `--prove` sandbox cannot start here.
+    #[error(transparent)]
+    Sandbox(#[from] crate::prove::ProveError),
 }
 
 impl From<PreflightError> for crate::errors::ExpectedError {
     fn from(e: PreflightError) -> Self {
-        Self::Preflight(e.to_string())
+        Self::Preflight(Box::new(e))
     }
 }
 
@@ -65,7 +75,7 @@ pub fn check_agents<'a>(
             continue;
         };
         if let Err(p) = binary_of(name, agent, origins.get(name).map(PathBuf::as_path)) {
-            problems.push(p);
+            problems.push(p.to_string());
         }
     }
     if problems.is_empty() {
@@ -75,12 +85,24 @@ pub fn check_agents<'a>(
     }
 }
 
-/// The CLI's path, or the problem line: what is wrong and how to fix it.
+/// An agent whose CLI cannot run: the problem line, saying what is wrong and how to fix it.
+#[derive(Debug, thiserror::Error)]
+#[error("agent `{name}` ({backend} backend): {why} — {fix}")]
+pub struct MissingCli {
+    pub name: String,
+    pub backend: &'static str,
+    /// Not executable, does not exist, not on PATH.
+    pub why: String,
+    /// The install command, or the config key to fix (with the file that set it).
+    pub fix: String,
+}
+
+/// The CLI's path, or what is wrong with it.
 pub(super) fn binary_of(
     name: &str,
     agent: &AgentConfig,
     origin: Option<&Path>,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, MissingCli> {
     let why = match resolve_binary(&agent.binary) {
         Ok(p) => return Ok(p),
         Err(DispatchError::NotExecutable(p)) => format!("{} is not executable", p.display()),
@@ -99,8 +121,10 @@ pub(super) fn binary_of(
         }
         (None, _) => format!("point {set_in} at an executable"),
     };
-    Err(format!(
-        "agent `{name}` ({} backend): {why} — {fix}",
-        agent.backend.as_str()
-    ))
+    Err(MissingCli {
+        name: name.to_string(),
+        backend: agent.backend.as_str(),
+        why,
+        fix,
+    })
 }

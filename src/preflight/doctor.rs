@@ -229,7 +229,7 @@ fn agent_checks(
     );
     let path = match binary_of(name, agent, origin) {
         Ok(p) => p,
-        Err(problem) => return vec![Check::new(Level::Fail, problem)],
+        Err(problem) => return vec![Check::new(Level::Fail, problem.to_string())],
     };
     let mut checks = vec![version_check(&who, agent.backend, &path)];
     if let Some(c) = credentials_check(&who, agent) {
@@ -281,15 +281,31 @@ fn version_check(who: &str, backend: BackendKind, path: &Path) -> Check {
     }
 }
 
+/// Why `<cli> --version` did not work.
+#[derive(Debug, thiserror::Error)]
+enum VersionError {
+    #[error("cannot start: {0}")]
+    Start(#[source] std::io::Error),
+    #[error("did not answer within {0} s")]
+    Timeout(u64),
+    #[error("cannot be waited for: {0}")]
+    Wait(#[source] std::io::Error),
+    #[error("cannot be read: {0}")]
+    Read(#[source] std::io::Error),
+    /// It exited unsuccessfully: how, and the first line of its stderr (`: …` or empty).
+    #[error("failed ({status}{first_line})")]
+    Failed { status: String, first_line: String },
+}
+
 /// What `<path> --version` printed, or why it did not work (within [`VERSION_TIMEOUT`]).
-fn run_version(path: &Path) -> Result<String, String> {
+fn run_version(path: &Path) -> Result<String, VersionError> {
     let mut child = Command::new(path)
         .arg("--version")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot start: {e}"))?;
+        .map_err(VersionError::Start)?;
     let started = Instant::now();
     loop {
         match child.try_wait() {
@@ -297,34 +313,29 @@ fn run_version(path: &Path) -> Result<String, String> {
             Ok(None) if started.elapsed() > VERSION_TIMEOUT => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "did not answer within {} s",
-                    VERSION_TIMEOUT.as_secs()
-                ));
+                return Err(VersionError::Timeout(VERSION_TIMEOUT.as_secs()));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("cannot be waited for: {e}")),
+            Err(e) => return Err(VersionError::Wait(e)),
         }
     }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("cannot be read: {e}"))?;
+    let out = child.wait_with_output().map_err(VersionError::Read)?;
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
     let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    Err(format!(
-        "failed ({}{})",
-        out.status
+    Err(VersionError::Failed {
+        status: out
+            .status
             .code()
             .map_or("killed by a signal".into(), |c| format!("exit {c}")),
-        if first.is_empty() {
+        first_line: if first.is_empty() {
             String::new()
         } else {
             format!(": {}", first.trim())
-        }
-    ))
+        },
+    })
 }
 
 /// The first `N.N.N` token of a `--version` line (`2.1.330 (Claude Code)`,

@@ -15,11 +15,7 @@ pub fn check_prove(plan: &RunPlan) -> Result<(), PreflightError> {
         .ok()
         .is_some_and(|r| r.head().and_then(|h| h.peel_to_commit()).is_ok());
     if !in_repo || !head {
-        return Err(PreflightError::Agents(vec![format!(
-            "--prove runs each reproducer in a checkout of the reviewed repository, and {} is \
-             not a git repository with a commit: review inside one, or drop --prove",
-            plan.root.display()
-        )]));
+        return Err(PreflightError::ProveNeedsCommit(plan.root.clone()));
     }
-    crate::prove::preflight(prove.sandbox).map_err(|e| PreflightError::Agents(vec![e.to_string()]))
+    Ok(crate::prove::preflight(prove.sandbox)?)
 }

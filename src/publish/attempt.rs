@@ -28,7 +28,7 @@ pub fn find_report(
 ) -> Result<(Report, Option<PathBuf>), ExpectedError> {
     let direct = cwd.join(run);
     let (report, run_dir) = if direct.is_file() {
-        let r = load_report_file(&direct).map_err(|e| ExpectedError::Usage(e.to_string()))?;
+        let r = load_report_file(&direct)?;
         // A report.json, in its run dir or copied out of it (`--out arev.json`), publishes
         // from (and keeps its payload in) that run dir when it is there and is the same run.
         let dir = PathBuf::from(&r.run_dir);
@@ -36,7 +36,7 @@ pub fn find_report(
         (r, same_run.then_some(dir))
     } else {
         let dir = dir_of()?;
-        let r = load_report(&dir).map_err(|e| ExpectedError::Usage(e.to_string()))?;
+        let r = load_report(&dir)?;
         (r, Some(dir))
     };
     if report.status == RunStatus::Interrupted || report.status == RunStatus::Running {
@@ -94,8 +94,9 @@ pub fn publish_report(
     let keep_in = run_dir.filter(|_| !dry_run);
     let mut head = None;
     let outcome = (|| {
-        validate_report(report).map_err(|e| {
-            PublishError::BadSetting(format!("report of run {}: {e}", inert_line(&report.run_id)))
+        validate_report(report).map_err(|check| PublishError::BadReport {
+            run_id: inert_line(&report.run_id).into_owned(),
+            check,
         })?;
         let policy = policy()?;
         let settings = settings(forge, &process_env, pr, Some(root))?;
@@ -130,15 +131,7 @@ pub fn publish_report(
         send(&payload, settings, policy, dry_run, dismiss_by).map(|p| (number, p))
     })();
     if let Some(d) = keep_in {
-        record(
-            d,
-            forge,
-            head.as_deref(),
-            &outcome
-                .as_ref()
-                .map(|(_, p)| p.clone())
-                .map_err(|e| e.to_string()),
-        );
+        record(d, forge, head.as_deref(), outcome.as_ref().map(|(_, p)| p));
     }
     outcome
 }

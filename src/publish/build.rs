@@ -3,7 +3,7 @@
 //! replacement), the hidden fingerprint markers, the "fixed" and "not raised again" edits
 //! and the summary cut.
 
-use super::error::PublishError;
+use super::error::{PublishError, ReportCheck};
 use super::model::{Forge, InlineComment, Payload, PrTarget, PAYLOAD_VERSION};
 use super::talk::Dismissal;
 use crate::report::{md_code, md_text, render_markdown, MdContext, Report, ReportFinding};
@@ -280,34 +280,30 @@ fn plain_path(p: &str) -> bool {
 /// untrusted side): a known schema version, a verdict, and fingerprints, paths and lines
 /// that go into requests as they are. Every text is escaped when rendered; these are the
 /// fields that are not.
-pub fn validate_report(report: &Report) -> Result<(), String> {
+pub fn validate_report(report: &Report) -> Result<(), ReportCheck> {
     if report.schema_version != crate::report::SCHEMA_VERSION {
-        return Err(format!(
-            "schema_version {} is not {} (this arev's report version)",
-            report.schema_version,
-            crate::report::SCHEMA_VERSION
-        ));
+        return Err(ReportCheck::SchemaVersion {
+            found: report.schema_version,
+            expected: crate::report::SCHEMA_VERSION,
+        });
     }
     let open = report.confirmed.iter().chain(&report.unresolved);
     for f in open.chain(&report.debunked).chain(&report.absent) {
         if !plain_fingerprint(&f.fingerprint) {
-            return Err(format!(
-                "finding {}: fingerprint `{}` is not 1-128 ASCII letters and digits",
-                crate::output::inert_line(&f.id),
-                crate::output::inert_line(&f.fingerprint)
-            ));
+            return Err(ReportCheck::Fingerprint {
+                id: crate::output::inert_line(&f.id).into_owned(),
+                fingerprint: crate::output::inert_line(&f.fingerprint).into_owned(),
+            });
         }
         if let Some(p) = f.file.as_deref().filter(|p| !plain_path(p)) {
-            return Err(format!(
-                "finding {}: file `{}` is not a repository-relative path",
-                crate::output::inert_line(&f.id),
-                crate::output::inert_line(p)
-            ));
+            return Err(ReportCheck::File {
+                id: crate::output::inert_line(&f.id).into_owned(),
+                file: crate::output::inert_line(p).into_owned(),
+            });
         }
         if f.line == Some(0) {
-            return Err(format!(
-                "finding {}: line 0",
-                crate::output::inert_line(&f.id)
+            return Err(ReportCheck::LineZero(
+                crate::output::inert_line(&f.id).into_owned(),
             ));
         }
     }
@@ -318,9 +314,8 @@ pub fn validate_report(report: &Report) -> Result<(), String> {
         .map(|f| f.path.as_str())
         .find(|p| !plain_path(p))
     {
-        return Err(format!(
-            "coverage: `{}` is not a repository-relative path",
-            crate::output::inert_line(p)
+        return Err(ReportCheck::Coverage(
+            crate::output::inert_line(p).into_owned(),
         ));
     }
     Ok(())

@@ -63,6 +63,13 @@ pub enum PublishError {
         path: String,
         limit_mib: u64,
     },
+    /// The report does not pass the checks before anything is built from it.
+    #[error("report of run {run_id}: {check}")]
+    BadReport {
+        run_id: String,
+        #[source]
+        check: ReportCheck,
+    },
     #[error("cannot read {path}: {message}")]
     Read { path: PathBuf, message: String },
     #[error("cannot write {path}: {source}")]
@@ -73,6 +80,22 @@ pub enum PublishError {
     },
 }
 
+/// A field of a report that goes into requests as it is, and is not plain (the texts shown
+/// are already made inert).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReportCheck {
+    #[error("schema_version {found} is not {expected} (this arev's report version)")]
+    SchemaVersion { found: u32, expected: u32 },
+    #[error("finding {id}: fingerprint `{fingerprint}` is not 1-128 ASCII letters and digits")]
+    Fingerprint { id: String, fingerprint: String },
+    #[error("finding {id}: file `{file}` is not a repository-relative path")]
+    File { id: String, file: String },
+    #[error("finding {0}: line 0")]
+    LineZero(String),
+    #[error("coverage: `{0}` is not a repository-relative path")]
+    Coverage(String),
+}
+
 impl PublishError {
     /// Whether the error happened before any request (a setting), i.e. a usage error.
     pub fn is_setting(&self) -> bool {
@@ -80,8 +103,34 @@ impl PublishError {
             self,
             Self::MissingEnv { .. }
                 | Self::BadSetting(_)
+                | Self::BadReport { .. }
                 | Self::Read { .. }
                 | Self::WrongTarget(_)
         )
+    }
+}
+
+/// A publish that failed after its settings were good: which forge, why, and where the
+/// payload is kept for a retry.
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {source}{kept}")]
+pub struct PublishFailed {
+    /// `publishing to github failed`, `reading #12 on gitlab`, `--publish github`.
+    pub what: String,
+    #[source]
+    pub source: PublishError,
+    /// `; the payload is kept in …`, or empty.
+    pub kept: String,
+}
+
+impl From<PublishError> for crate::errors::ExpectedError {
+    fn from(e: PublishError) -> Self {
+        Self::Publish(Box::new(e))
+    }
+}
+
+impl From<PublishFailed> for crate::errors::ExpectedError {
+    fn from(e: PublishFailed) -> Self {
+        Self::Publish(Box::new(e))
     }
 }

@@ -108,7 +108,7 @@ pub fn outcome_record(
     forge: Forge,
     attempted_at: String,
     head: Option<&str>,
-    outcome: &Result<Published, String>,
+    outcome: Result<&Published, &PublishError>,
 ) -> PublishRecord {
     match outcome {
         Ok(p) => PublishRecord {
@@ -131,7 +131,7 @@ pub fn outcome_record(
             forge,
             status: PublishStatus::Failed,
             attempted_at,
-            error: Some(e.clone()),
+            error: Some(e.to_string()),
             head_sha: head.map(String::from),
             summary: None,
             commented: vec![],
@@ -151,7 +151,7 @@ pub fn record(
     run_dir: &Path,
     forge: Forge,
     head: Option<&str>,
-    outcome: &Result<Published, String>,
+    outcome: Result<&Published, &PublishError>,
 ) {
     let at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let rec = outcome_record(forge, at, head, outcome);
@@ -269,7 +269,7 @@ mod tests {
             not_raised_again: vec!["d".into()],
             ..Published::default()
         };
-        let ok = outcome_record(Forge::Github, "t".into(), Some("x"), &Ok(published));
+        let ok = outcome_record(Forge::Github, "t".into(), Some("x"), Ok(&published));
         assert_eq!(ok.status, PublishStatus::Published);
         assert_eq!(ok.head_sha.as_deref(), Some("0123456789abcdef"));
         assert_eq!(ok.summary.as_deref(), Some("created"));
@@ -282,7 +282,7 @@ mod tests {
             Forge::Gitlab,
             "t".into(),
             Some("x"),
-            &Err("HTTP 500".into()),
+            Err(&PublishError::BadSetting("HTTP 500".into())),
         );
         assert_eq!(failed.status, PublishStatus::Failed);
         assert_eq!(failed.error.as_deref(), Some("HTTP 500"));
@@ -291,7 +291,12 @@ mod tests {
 
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(d.path().join("publish")).unwrap();
-        record(d.path(), Forge::Gitlab, None, &Err("boom".into()));
+        record(
+            d.path(),
+            Forge::Gitlab,
+            None,
+            Err(&PublishError::BadSetting("boom".into())),
+        );
         let text = std::fs::read_to_string(record_path(d.path(), Forge::Gitlab)).unwrap();
         let back: PublishRecord = serde_json::from_str(&text).unwrap();
         assert_eq!(back.error.as_deref(), Some("boom"));

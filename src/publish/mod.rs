@@ -24,7 +24,7 @@ pub use build::{
     build_payload, fp_marker, parse_fp_marker, report_pointer, short_sha, SUMMARY_MARKER,
 };
 pub use env::{process_env, settings, token_var, EnvLookup, Settings};
-pub use error::PublishError;
+pub use error::{PublishError, PublishFailed, ReportCheck};
 pub use http::{dry_run_line, RetryPolicy};
 pub use keep::kept_note;
 pub use model::{

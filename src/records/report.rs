@@ -217,7 +217,7 @@ impl Report {
 
     /// The finding named `id` (confirmed, unresolved or debunked): its id (`F2`), its round
     /// and id (`2:F2`, when ids repeat across rounds) or its fingerprint.
-    pub fn find_finding(&self, id: &str) -> Result<&ReportFinding, String> {
+    pub fn find_finding(&self, id: &str) -> Result<&ReportFinding, FindFindingError> {
         let all = || {
             self.confirmed
                 .iter()
@@ -239,19 +239,18 @@ impl Report {
         });
         match (by_id.as_slice(), with_round.as_deref()) {
             ([f], _) | ([], Some([f])) => Ok(f),
-            ([], _) => Err(format!(
-                "no finding `{id}` in run {} (give an id such as F2, round:id such as 2:F2, or a fingerprint)",
-                self.run_id
-            )),
-            (many, _) => Err(format!(
-                "`{id}` names {} findings of run {} (one per round): give one of {}",
-                many.len(),
-                self.run_id,
-                many.iter()
+            ([], _) => Err(FindFindingError::NoSuch {
+                id: id.to_string(),
+                run_id: self.run_id.clone(),
+            }),
+            (many, _) => Err(FindFindingError::Ambiguous {
+                id: id.to_string(),
+                run_id: self.run_id.clone(),
+                candidates: many
+                    .iter()
                     .map(|f| format!("{}:{}", f.round, f.id))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
+                    .collect(),
+            }),
         }
     }
 
@@ -260,6 +259,25 @@ impl Report {
     pub fn gating(&self) -> impl Iterator<Item = &ReportFinding> {
         self.confirmed.iter().filter(|f| self.gates(f))
     }
+}
+
+/// A finding id that names no finding of a report, or several.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FindFindingError {
+    #[error(
+        "no finding `{id}` in run {run_id} (give an id such as F2, round:id such as 2:F2, or a fingerprint)"
+    )]
+    NoSuch { id: String, run_id: String },
+    #[error(
+        "`{id}` names {} findings of run {run_id} (one per round): give one of {}",
+        .candidates.len(),
+        .candidates.join(", ")
+    )]
+    Ambiguous {
+        id: String,
+        run_id: String,
+        candidates: Vec<String>,
+    },
 }
 
 impl BySeverity {

@@ -239,14 +239,19 @@ impl fmt::Display for AbortReason {
     }
 }
 
-impl std::str::FromStr for AbortReason {
-    type Err = String;
+/// A string that names no [`AbortReason`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown abort reason `{0}`")]
+pub struct UnknownAbortReason(pub String);
 
-    fn from_str(s: &str) -> Result<Self, String> {
+impl std::str::FromStr for AbortReason {
+    type Err = UnknownAbortReason;
+
+    fn from_str(s: &str) -> Result<Self, UnknownAbortReason> {
         Self::all()
             .into_iter()
             .find(|r| r.to_string() == s)
-            .ok_or_else(|| format!("unknown abort reason `{s}`"))
+            .ok_or_else(|| UnknownAbortReason(s.to_string()))
     }
 }
 

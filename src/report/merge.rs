@@ -19,7 +19,7 @@ use super::assemble::sort_confirmed;
 use super::*;
 use crate::round::StopReason;
 use crate::store::RunStatus;
-use crate::target::{ShardSpec, TargetKind};
+use crate::target::{ShardError, ShardSpec, TargetKind};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -50,8 +50,14 @@ pub enum MergeError {
         report: String,
         index: u32,
         count: u32,
-        why: String,
+        why: ShardError,
     },
+}
+
+impl From<MergeError> for crate::errors::ExpectedError {
+    fn from(e: MergeError) -> Self {
+        Self::Merge(Box::new(e))
+    }
 }
 
 /// One report to merge, with the name it is called by in errors (its file path).

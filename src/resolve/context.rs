@@ -3,6 +3,7 @@
 //! all), the `[[review.paths]]` instructions (validated here, matched per target) and the
 //! focus.
 
+use super::error::RepoFileReadError;
 use crate::config::PathInstruction;
 use globset::{GlobBuilder, GlobMatcher};
 use std::path::{Path, PathBuf};
@@ -28,8 +29,12 @@ pub enum ContextError {
     },
     #[error("[review] rules: {path}: no such file")]
     RulesMissing { path: String },
-    #[error("project rules {path}: {message}")]
-    RulesUnreadable { path: String, message: String },
+    #[error("project rules {path}: {source}")]
+    RulesUnreadable {
+        path: String,
+        #[source]
+        source: RepoFileReadError,
+    },
     #[error("project rules {0}: not UTF-8 text")]
     RulesNotUtf8(String),
     #[error("[[review.paths]] glob `{glob}`: {message}")]
@@ -40,7 +45,7 @@ pub enum ContextError {
 
 impl From<ContextError> for crate::errors::ExpectedError {
     fn from(e: ContextError) -> Self {
-        Self::Context(e.to_string())
+        Self::Resolve(Box::new(e))
     }
 }
 
@@ -49,7 +54,7 @@ impl From<ContextError> for crate::errors::ExpectedError {
 /// merge-base commit, so that a change cannot rewrite the rules it is reviewed by.
 pub trait RepoFiles {
     /// The bytes of the repository-relative file `rel`; None when it does not exist.
-    fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, String>;
+    fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, RepoFileReadError>;
 }
 
 /// Repository inputs as checked out under `root` (never through a symlink).
@@ -58,9 +63,13 @@ pub struct Worktree<'a> {
 }
 
 impl RepoFiles for Worktree<'_> {
-    fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, String> {
+    fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, RepoFileReadError> {
         // A file far over the cap is refused by size, never loaded.
-        crate::target::read_repo_file(self.root, rel, 16 * RULES_CAP as u64)
+        Ok(crate::target::read_repo_file(
+            self.root,
+            rel,
+            16 * RULES_CAP as u64,
+        )?)
     }
 }
 
@@ -72,32 +81,40 @@ pub struct CommitTree<'a> {
 }
 
 impl RepoFiles for CommitTree<'_> {
-    fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, String> {
+    fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, RepoFileReadError> {
         let tree = self
             .repo
             .find_commit(self.commit)
             .and_then(|c| c.tree())
-            .map_err(|e| format!("cannot read commit {}: {}", self.commit, e.message()))?;
+            .map_err(|source| RepoFileReadError::Commit {
+                commit: self.commit,
+                source,
+            })?;
+        let entry_error = |source| RepoFileReadError::Entry {
+            rel: rel.to_string(),
+            source,
+        };
         let entry = match tree.get_path(Path::new(rel)) {
             Ok(e) => e,
             Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{rel}: {}", e.message())),
+            Err(e) => return Err(entry_error(e)),
         };
         if entry.filemode() == 0o120000 {
-            return Err(format!(
-                "{rel} is a symbolic link in commit {}: arev never follows symlinks",
-                self.commit
-            ));
+            return Err(RepoFileReadError::Symlink {
+                rel: rel.to_string(),
+                commit: self.commit,
+            });
         }
         let blob = entry
             .to_object(self.repo)
             .and_then(|o| o.peel_to_blob())
-            .map_err(|e| format!("{rel}: {}", e.message()))?;
+            .map_err(entry_error)?;
         if blob.size() > 16 * RULES_CAP {
-            return Err(format!(
-                "{rel} is {} bytes, over the {RULES_CAP}-byte cap",
-                blob.size()
-            ));
+            return Err(RepoFileReadError::TooLarge {
+                rel: rel.to_string(),
+                size: blob.size(),
+                cap: RULES_CAP,
+            });
         }
         Ok(Some(blob.content().to_vec()))
     }
@@ -107,7 +124,7 @@ impl RepoFiles for CommitTree<'_> {
 pub struct NoFiles;
 
 impl RepoFiles for NoFiles {
-    fn read(&self, _rel: &str) -> Result<Option<Vec<u8>>, String> {
+    fn read(&self, _rel: &str) -> Result<Option<Vec<u8>>, RepoFileReadError> {
         Ok(None)
     }
 }
@@ -201,7 +218,7 @@ pub fn load_rules(
             Ok(Some(b)) => b,
             Ok(None) if explicit => return Err(ContextError::RulesMissing { path }),
             Ok(None) => continue,
-            Err(message) => return Err(ContextError::RulesUnreadable { path, message }),
+            Err(source) => return Err(ContextError::RulesUnreadable { path, source }),
         };
         let text =
             String::from_utf8(bytes).map_err(|_| ContextError::RulesNotUtf8(path.clone()))?;
@@ -284,7 +301,7 @@ mod tests {
     struct Mem(BTreeMap<&'static str, Vec<u8>>);
 
     impl RepoFiles for Mem {
-        fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, String> {
+        fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, RepoFileReadError> {
             Ok(self.0.get(rel).cloned())
         }
     }

@@ -1,6 +1,7 @@
 //! Resolve: arguments + config + pinned target → one immutable `RunPlan`; its agents → a `Panel`.
 mod baseline;
 mod context;
+mod error;
 mod intent;
 mod memory;
 mod outputs;
@@ -13,6 +14,10 @@ pub mod suppressions;
 pub use context::{
     load_rules, match_paths, resolve_context, CommitTree, ContextError, MatchedPaths, NoFiles,
     RepoFiles, ReviewContext, RulesFile, Worktree, RULES_CAP,
+};
+pub use error::{
+    AgentSpecError, DestinationProblem, FixFirst, InputProblem, OutputError, RepoFileReadError,
+    RepoInputError, SuppressionsError,
 };
 pub use intent::INTENT_MAX_BYTES;
 pub use memory::{cache_dir, MemoryPlan};

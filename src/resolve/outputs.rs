@@ -4,6 +4,7 @@
 //! written: the check creates and removes a temporary file in the destination's directory,
 //! exactly the step the final atomic write takes first.
 
+use super::error::{DestinationProblem, OutputError};
 use crate::cli::Format;
 use crate::errors::ExpectedError;
 use std::path::{Path, PathBuf};
@@ -26,21 +27,24 @@ pub(crate) fn check_destinations(outputs: &Outputs) -> Result<(), ExpectedError>
         ("--markdown", &outputs.markdown),
     ] {
         if let Some(p) = path {
-            check(p)
-                .map_err(|why| ExpectedError::Usage(format!("{flag} {}: {why}", p.display())))?;
+            check(p).map_err(|problem| OutputError {
+                flag,
+                path: p.clone(),
+                problem,
+            })?;
         }
     }
     Ok(())
 }
 
 /// Why `path` cannot receive a report, if it cannot.
-fn check(path: &Path) -> Result<(), String> {
+fn check(path: &Path) -> Result<(), DestinationProblem> {
     if path.file_name().is_none() {
-        return Err("not a file name".into());
+        return Err(DestinationProblem::NotAFileName);
     }
     match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => return Err("is a directory".into()),
-        Ok(m) if !m.is_file() => return Err("is not a regular file".into()),
+        Ok(m) if m.is_dir() => return Err(DestinationProblem::Directory),
+        Ok(m) if !m.is_file() => return Err(DestinationProblem::NotARegularFile),
         _ => {}
     }
     let dir = match path.parent() {
@@ -49,14 +53,17 @@ fn check(path: &Path) -> Result<(), String> {
     };
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
-        Ok(_) => return Err(format!("{} is not a directory", dir.display())),
-        Err(_) => return Err(format!("directory {} does not exist", dir.display())),
+        Ok(_) => return Err(DestinationProblem::ParentNotADirectory(dir.to_path_buf())),
+        Err(_) => return Err(DestinationProblem::NoParent(dir.to_path_buf())),
     }
     tempfile::Builder::new()
         .prefix(".tmp-")
         .tempfile_in(dir)
         .map(drop)
-        .map_err(|e| format!("cannot write in {}: {e}", dir.display()))
+        .map_err(|source| DestinationProblem::CannotWrite {
+            dir: dir.to_path_buf(),
+            source,
+        })
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The reviewer panel of one run: every agent a role or pass uses, resolved to an
 //! `AgentSpec` (binary found, models, per-agent timeout) once, at the start of the review.
 
+use super::error::AgentSpecError;
 use super::RunPlan;
 use crate::config::{AgentConfig, Config};
 use crate::dispatch::{resolve_binary, AgentSpec};
@@ -18,12 +19,19 @@ pub struct Panel {
 
 /// The dispatchable spec of agent `name`. A missing binary is an error here (at dispatch,
 /// so that it aborts the run with `agent_dispatch_unavailable`, exit 3).
-pub fn agent_spec(config: &Config, name: &str, cfg: &AgentConfig) -> Result<AgentSpec, String> {
-    let binary = resolve_binary(&cfg.binary)
-        .map_err(|e| format!("agent `{name}` ({} backend): {e}", cfg.backend.as_str()))?;
+pub fn agent_spec(
+    config: &Config,
+    name: &str,
+    cfg: &AgentConfig,
+) -> Result<AgentSpec, AgentSpecError> {
+    let binary = resolve_binary(&cfg.binary).map_err(|source| AgentSpecError::Binary {
+        name: name.to_string(),
+        backend: cfg.backend.as_str(),
+        source,
+    })?;
     let format = cfg
         .event_format()
-        .ok_or_else(|| format!("agent `{name}`: a command agent needs `format`"))?;
+        .ok_or_else(|| AgentSpecError::NoFormat(name.to_string()))?;
     Ok(AgentSpec {
         name: name.to_string(),
         backend: cfg.backend,
@@ -32,7 +40,7 @@ pub fn agent_spec(config: &Config, name: &str, cfg: &AgentConfig) -> Result<Agen
         extra_args: cfg.extra_args.clone(),
         models: cfg.tier_models(),
         max_turns: cfg.max_turns,
-        timeout: config.agent_timeout_of(name).map_err(|e| e.to_string())?,
+        timeout: config.agent_timeout_of(name)?,
         pass_env: cfg.pass_env.clone(),
         fallback_model: cfg.fallback_model.clone(),
     })
@@ -61,9 +69,10 @@ impl Panel {
             let spec = plan
                 .config
                 .agent(name)
-                .map_err(|e| e.to_string())
+                .map_err(AgentSpecError::from)
                 .and_then(|cfg| agent_spec(&plan.config, name, cfg))
-                .map_err(|e| (role, e))?;
+                // The round names the role it could not dispatch.
+                .map_err(|e| (role, e.to_string()))?;
             specs.insert(name.clone(), spec);
         }
         Ok(Panel {

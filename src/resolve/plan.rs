@@ -132,7 +132,7 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         (None, "") => crate::store::default_runs_base(&root),
         (None, d) => absolutize(&root, Path::new(d)),
     };
-    crate::store::check_real_dirs(&root, &runs_base).map_err(ExpectedError::Usage)?;
+    crate::store::check_real_dirs(&root, &runs_base)?;
     let mut exclude = config.review.exclude.clone();
     exclude.extend(args.exclude.iter().cloned());
     let mut excludes = Excludes::new(exclude, config.review.skip_lockfiles);
@@ -439,7 +439,7 @@ pub fn resolve_repo_inputs(
     let source = repo_source(flag, base)?;
     match source {
         RepoSource::Ignore => Ok(RepoInputs::none(source, root)),
-        RepoSource::Worktree => RepoInputs::from_worktree(root).map_err(ExpectedError::Usage),
+        RepoSource::Worktree => RepoInputs::from_worktree(root).map_err(ExpectedError::from),
         RepoSource::Base => {
             let Some(rev) = base else {
                 return Err(ExpectedError::Usage(
@@ -465,7 +465,7 @@ pub fn resolve_repo_inputs(
             let mb = repo
                 .merge_base(base.id(), head.id())
                 .map_err(|e| bad(format!("no merge base with HEAD: {}", e.message())))?;
-            let inputs = RepoInputs::from_commit(&repo, mb, root).map_err(ExpectedError::Usage)?;
+            let inputs = RepoInputs::from_commit(&repo, mb, root)?;
             let differ = inputs.differing_worktree(root);
             if !differ.is_empty() {
                 crate::output::warn(&format!(

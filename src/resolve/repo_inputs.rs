@@ -5,6 +5,7 @@
 //! cannot alter its own review), or not at all. Symbolic links and non-UTF-8 files are
 //! refused: a repository input is never a way to read something outside the repository.
 
+use super::error::{InputProblem, RepoInputError};
 use crate::config::RepoSource;
 use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
 use sha2::{Digest, Sha256};
@@ -23,7 +24,9 @@ pub const OVERRIDE_DIRS: [&str; 3] = [".arev/agents", ".arev/prompts", ".arev/he
 const MAX_INPUT_BYTES: usize = 1 << 20;
 
 /// One input as found: its text, or why it cannot be used.
-type Found = BTreeMap<String, Result<String, String>>;
+type Found = BTreeMap<String, Result<String, InputProblem>>;
+/// Repo-relative path → text of the usable inputs.
+type Texts = BTreeMap<String, String>;
 
 /// The repository inputs of one run and where they came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +53,7 @@ impl RepoInputs {
     }
 
     /// Read them from the working tree at `root`.
-    pub fn from_worktree(root: &Path) -> Result<Self, String> {
+    pub fn from_worktree(root: &Path) -> Result<Self, RepoInputError> {
         Ok(Self {
             source: RepoSource::Worktree,
             commit: None,
@@ -61,7 +64,11 @@ impl RepoInputs {
 
     /// Read them from the tree of `commit` in `repo` (the working tree at `root` is only
     /// named in messages).
-    pub fn from_commit(repo: &Repository, commit: Oid, root: &Path) -> Result<Self, String> {
+    pub fn from_commit(
+        repo: &Repository,
+        commit: Oid,
+        root: &Path,
+    ) -> Result<Self, RepoInputError> {
         let short = short(commit);
         let found = scan_commit(repo, commit)?;
         Ok(Self {
@@ -140,45 +147,45 @@ fn short(commit: Oid) -> String {
 }
 
 /// Every input usable, or the first that is not, named by `name`.
-fn usable(found: Found, name: impl Fn(&str) -> String) -> Result<BTreeMap<String, String>, String> {
+fn usable(found: Found, name: impl Fn(&str) -> String) -> Result<Texts, RepoInputError> {
     found
         .into_iter()
         .map(|(p, t)| match t {
             Ok(text) => Ok((p, text)),
-            Err(why) => Err(format!(
-                "{}: {why}; a repository input must be a regular UTF-8 file of at most \
-                 {MAX_INPUT_BYTES} bytes",
-                name(&p)
-            )),
+            Err(problem) => Err(RepoInputError::Unusable {
+                name: name(&p),
+                problem,
+                max: MAX_INPUT_BYTES,
+            }),
         })
         .collect()
 }
 
-fn text_of(bytes: Vec<u8>) -> Result<String, String> {
+fn text_of(bytes: Vec<u8>) -> Result<String, InputProblem> {
     if bytes.len() > MAX_INPUT_BYTES {
-        return Err(format!("{} bytes", bytes.len()));
+        return Err(InputProblem::TooLarge(bytes.len() as u64));
     }
-    String::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())
+    String::from_utf8(bytes).map_err(|_| InputProblem::NotUtf8)
 }
 
 /// The inputs in the working tree: never following a symbolic link.
 fn scan_worktree(root: &Path) -> Found {
     let mut found = Found::new();
-    let read = |rel: &str| -> Option<Result<String, String>> {
+    let read = |rel: &str| -> Option<Result<String, InputProblem>> {
         let p = root.join(rel);
         let meta = std::fs::symlink_metadata(&p).ok()?;
         if meta.file_type().is_symlink() {
-            return Some(Err("a symbolic link".into()));
+            return Some(Err(InputProblem::Symlink));
         }
         if !meta.is_file() {
             return None;
         }
         if meta.len() > MAX_INPUT_BYTES as u64 {
-            return Some(Err(format!("{} bytes", meta.len())));
+            return Some(Err(InputProblem::TooLarge(meta.len())));
         }
         Some(
             std::fs::read(&p)
-                .map_err(|e| e.to_string())
+                .map_err(InputProblem::Io)
                 .and_then(text_of),
         )
     };
@@ -191,7 +198,7 @@ fn scan_worktree(root: &Path) -> Found {
         let p = root.join(dir);
         match std::fs::symlink_metadata(&p) {
             Ok(m) if m.file_type().is_symlink() => {
-                found.insert(dir.to_string(), Err("a symbolic link".into()));
+                found.insert(dir.to_string(), Err(InputProblem::Symlink));
                 continue;
             }
             Ok(m) if m.is_dir() => {}
@@ -216,21 +223,21 @@ fn scan_worktree(root: &Path) -> Found {
 }
 
 /// The inputs in `commit`'s tree (a symlink entry is unusable; submodules are skipped).
-fn scan_commit(repo: &Repository, commit: Oid) -> Result<Found, String> {
+fn scan_commit(repo: &Repository, commit: Oid) -> Result<Found, RepoInputError> {
     let tree = repo
         .find_commit(commit)
         .and_then(|c| c.tree())
-        .map_err(|e| e.message().to_string())?;
+        .map_err(RepoInputError::Commit)?;
     let mut found = Found::new();
-    let blob = |entry: &git2::TreeEntry<'_>| -> Option<Result<String, String>> {
+    let blob = |entry: &git2::TreeEntry<'_>| -> Option<Result<String, InputProblem>> {
         if entry.kind() != Some(ObjectType::Blob) {
             return None;
         }
         Some(if entry.filemode() == 0o120000 {
-            Err("a symbolic link".to_string())
+            Err(InputProblem::Symlink)
         } else {
             repo.find_blob(entry.id())
-                .map_err(|e| e.message().to_string())
+                .map_err(InputProblem::Git)
                 .and_then(|b| text_of(b.content().to_vec()))
         })
     };
@@ -244,7 +251,7 @@ fn scan_commit(repo: &Repository, commit: Oid) -> Result<Found, String> {
             continue;
         };
         if entry.filemode() == 0o120000 {
-            found.insert(dir.to_string(), Err("a symbolic link".into()));
+            found.insert(dir.to_string(), Err(InputProblem::Symlink));
             continue;
         }
         let Ok(sub) = repo.find_tree(entry.id()) else {
@@ -265,7 +272,7 @@ fn scan_commit(repo: &Repository, commit: Oid) -> Result<Found, String> {
             }
             TreeWalkResult::Ok
         })
-        .map_err(|e| e.message().to_string())?;
+        .map_err(RepoInputError::Commit)?;
         for (rel, e) in entries {
             if let Some(t) = blob(&e) {
                 found.insert(rel, t);
@@ -371,7 +378,7 @@ mod tests {
         // A symlinked input is refused in the working tree, and in a commit.
         std::fs::remove_file(root.join(".arev/agents/judge.md")).unwrap();
         std::os::unix::fs::symlink("/etc/hostname", root.join(".arev/agents/judge.md")).unwrap();
-        let err = RepoInputs::from_worktree(root).unwrap_err();
+        let err = RepoInputs::from_worktree(root).unwrap_err().to_string();
         assert!(
             err.contains(".arev/agents/judge.md: a symbolic link"),
             "{err}"
@@ -379,7 +386,9 @@ mod tests {
         git(root, &["add", "-A"]);
         git(root, &["commit", "-qm", "link"]);
         let head = repo.head().unwrap().peel_to_commit().unwrap().id();
-        let err = RepoInputs::from_commit(&repo, head, root).unwrap_err();
+        let err = RepoInputs::from_commit(&repo, head, root)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains(":.arev/agents/judge.md: a symbolic link"),
             "{err}"

@@ -17,6 +17,7 @@
 //! `arev suppress`, which edits the working tree's file, reads it from disk
 //! ([`read_suppressions_file`]).
 
+use super::error::SuppressionsError;
 use crate::config::RepoSource;
 use crate::errors::ExpectedError;
 use crate::findings::suppress::{ExternalEntry, InSource, SuppressionSet};
@@ -35,21 +36,21 @@ pub fn suppressions_path(root: &Path) -> PathBuf {
 /// The bytes of the working tree's suppressions file, None when there is none (for `arev
 /// suppress`, which appends to it; a review reads it through [`load_suppressions`]). A link
 /// is refused: a repository input is never followed through one.
-pub fn read_suppressions_file(root: &Path) -> Result<Option<(PathBuf, Vec<u8>)>, ExpectedError> {
+pub fn read_suppressions_file(
+    root: &Path,
+) -> Result<Option<(PathBuf, Vec<u8>)>, SuppressionsError> {
     let path = suppressions_path(root);
+    let io = |source| SuppressionsError::Io {
+        path: path.clone(),
+        source,
+    };
     match std::fs::symlink_metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(ExpectedError::Usage(format!("{}: {e}", path.display()))),
-        Ok(m) if m.file_type().is_symlink() => {
-            return Err(ExpectedError::Usage(format!(
-                "{}: is a symbolic link; arev does not follow links in repository inputs",
-                path.display()
-            )))
-        }
+        Err(e) => return Err(io(e)),
+        Ok(m) if m.file_type().is_symlink() => return Err(SuppressionsError::Symlink(path)),
         Ok(_) => {}
     }
-    let bytes = std::fs::read(&path)
-        .map_err(|e| ExpectedError::Usage(format!("{}: {e}", path.display())))?;
+    let bytes = std::fs::read(&path).map_err(io)?;
     Ok(Some((path, bytes)))
 }
 
@@ -66,7 +67,7 @@ pub fn load_suppressions(
                 Some(_) => origin.display().to_string(),
                 None => SUPPRESSIONS_FILE.to_string(),
             };
-            parse_suppressions(&shown, text.as_bytes(), today).map_err(ExpectedError::Usage)
+            Ok(parse_suppressions(&shown, text.as_bytes(), today)?)
         }
     }
 }
@@ -207,30 +208,39 @@ pub fn parse_suppressions(
     shown: &str,
     bytes: &[u8],
     today: NaiveDate,
-) -> Result<SuppressionSet, String> {
-    let text = std::str::from_utf8(bytes).map_err(|_| format!("{shown}: not UTF-8"))?;
-    let table: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| format!("{shown}: {}", one_line(&e.to_string())))?;
+) -> Result<SuppressionSet, SuppressionsError> {
+    let text =
+        std::str::from_utf8(bytes).map_err(|_| SuppressionsError::NotUtf8(shown.to_string()))?;
+    let table: toml::Table =
+        text.parse()
+            .map_err(|e: toml::de::Error| SuppressionsError::Toml {
+                shown: shown.to_string(),
+                message: one_line(&e.to_string()),
+            })?;
     let mut set = SuppressionSet {
         file_sha256: hex::encode(Sha256::digest(bytes)),
         ..SuppressionSet::default()
     };
     for key in table.keys() {
         if key != "suppress" {
-            return Err(format!(
-                "{shown}: unknown key `{key}` (only [[suppress]] entries)"
-            ));
+            return Err(SuppressionsError::UnknownKey {
+                shown: shown.to_string(),
+                key: key.clone(),
+            });
         }
     }
     let entries = match table.get("suppress") {
         None => return Ok(set),
         Some(toml::Value::Array(a)) => a,
-        Some(_) => return Err(format!("{shown}: `suppress` must be [[suppress]] tables")),
+        Some(_) => return Err(SuppressionsError::NotTables(shown.to_string())),
     };
     for (i, entry) in entries.iter().enumerate() {
         let n = i + 1;
-        let at = |what: String| format!("{shown}: [[suppress]] entry {n}: {what}");
+        let at = |problem: String| SuppressionsError::Entry {
+            shown: shown.to_string(),
+            n,
+            problem,
+        };
         let toml::Value::Table(t) = entry else {
             return Err(at("not a table".into()));
         };
@@ -361,7 +371,11 @@ mod tests {
     #[test]
     fn bad_entries_name_the_file_and_the_entry() {
         let today = day("2026-01-01");
-        let err = |t: &str| parse_suppressions("s.toml", t.as_bytes(), today).unwrap_err();
+        let err = |t: &str| {
+            parse_suppressions("s.toml", t.as_bytes(), today)
+                .unwrap_err()
+                .to_string()
+        };
         let e = err(&format!("[[suppress]]\nfingerprint = \"{FP}\"\n"));
         assert!(
             e.starts_with("s.toml: [[suppress]] entry 1:") && e.contains("no reason"),

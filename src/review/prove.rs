@@ -8,7 +8,7 @@
 //! at a time), so the phase takes about one Prover call plus the slowest reproducer.
 
 use crate::findings::{ProverOutput, Reproducer, Severity};
-use crate::prove::{classify, copy_files, Rejected, SandboxSpec, Scratch};
+use crate::prove::{classify, copy_files, Rejected, SandboxSpec, Scratch, ScratchError};
 use crate::records::{
     DispatchRecord, Evidence, FindingProof, ProofCounts, ProofPhase, ProofStatus, ProveSummary,
     RunRecord,
@@ -294,7 +294,7 @@ async fn attempt(ph: &Phase<'_>, c: &Candidate<'_>) -> (FindingProof, Vec<Dispat
     let prove = ph.prove;
     let (head, base) = match scratch_trees(ph).await {
         Ok(t) => t,
-        Err(e) => return (inconclusive(c, prove, e), vec![]),
+        Err(e) => return (inconclusive(c, prove, e.to_string()), vec![]),
     };
     if ph.token.is_cancelled() {
         return (not_attempted(c, prove, stop_reason(ph)), vec![]);
@@ -358,21 +358,40 @@ fn base_note(ph: &Phase<'_>) -> String {
     }
 }
 
+/// A scratch tree that could not be made: the proof is inconclusive.
+#[derive(Debug, thiserror::Error)]
+enum ScratchSetup {
+    #[error("cannot prepare the scratch tree: {0}")]
+    Scratch(#[from] ScratchError),
+    #[error("cannot prepare the scratch tree: {0}")]
+    Join(#[from] tokio::task::JoinError),
+}
+
+/// Why the Prover's tree is refused (`prover_modified_code`).
+#[derive(Debug, thiserror::Error)]
+enum ModifiedCode {
+    #[error("{0}")]
+    Rejected(String),
+    #[error("{0}")]
+    Scratch(#[from] ScratchError),
+    #[error("it created no file")]
+    NoFile,
+    #[error("its answer lists {0}, which it did not create")]
+    Unlisted(String),
+}
+
 /// The scratch tree of the reviewed content, and of the base when there is one (made side by
 /// side, off the runtime's thread).
-async fn scratch_trees(ph: &Phase<'_>) -> Result<(Scratch, Option<Scratch>), String> {
+async fn scratch_trees(ph: &Phase<'_>) -> Result<(Scratch, Option<Scratch>), ScratchSetup> {
     let root = ph.plan.root.clone();
     let head = tokio::task::spawn_blocking(move || Scratch::of_working_tree(&root));
     let base = ph.base.clone().map(|rev| {
         let root = ph.plan.root.clone();
         tokio::task::spawn_blocking(move || Scratch::at(&root, &rev))
     });
-    let joined =
-        |r: Result<Result<Scratch, crate::prove::ScratchError>, tokio::task::JoinError>| {
-            r.map_err(|e| e.to_string())
-                .and_then(|s| s.map_err(|e| e.to_string()))
-                .map_err(|e| format!("cannot prepare the scratch tree: {e}"))
-        };
+    let joined = |r: Result<Result<Scratch, ScratchError>, tokio::task::JoinError>| {
+        Ok::<_, ScratchSetup>(r??)
+    };
     let head = joined(head.await)?;
     let base = match base {
         Some(b) => Some(joined(b.await)?),
@@ -451,19 +470,16 @@ async fn reproduce(
 }
 
 /// The new files the Prover made, checked; every file its answer lists must be among them.
-fn checked_files(head: &Scratch, r: &Reproducer) -> Result<Vec<String>, String> {
-    let files = match head.new_files() {
-        Ok(Ok(f)) => f,
-        Ok(Err(Rejected(why))) => return Err(why),
-        Err(e) => return Err(e.to_string()),
+fn checked_files(head: &Scratch, r: &Reproducer) -> Result<Vec<String>, ModifiedCode> {
+    let files = match head.new_files()? {
+        Ok(f) => f,
+        Err(Rejected(why)) => return Err(ModifiedCode::Rejected(why)),
     };
     if files.is_empty() {
-        return Err("it created no file".into());
+        return Err(ModifiedCode::NoFile);
     }
     if let Some(missing) = r.files.iter().find(|f| !files.contains(f)) {
-        return Err(format!(
-            "its answer lists {missing}, which it did not create"
-        ));
+        return Err(ModifiedCode::Unlisted(missing.clone()));
     }
     Ok(files)
 }

@@ -334,7 +334,7 @@ fn on_answer<T: AnswerSchema>(
             rec.outcome.fault = Some(f);
             return TRUNCATED_NOTE.to_string();
         }
-        e
+        e.to_string()
     });
     if let Some(rec) = records.last_mut() {
         rec.gates.schema = Some(match &parsed {
@@ -488,7 +488,7 @@ fn gate(
     (out_dir, output_cap): (&std::path::Path, u64),
 ) -> Step {
     let label = rec.label.as_str();
-    let auth = authentic(outcome, output_cap);
+    let auth = authentic(outcome, output_cap).map_err(|e| e.to_string());
     // The first call the role may not make (a forbidden tool, or an access outside the read
     // scope) decides the abort; the run dir keeps nothing the agent saw or said after it.
     let first_bad = outcome.tool_uses.iter().enumerate().find_map(|(i, t)| {

@@ -120,11 +120,23 @@ pub fn default_runs_base(root: &Path) -> PathBuf {
     root.join(".arev").join("runs")
 }
 
+/// `.arev` or a run-dir base that arev will not keep run dirs in.
+#[derive(Debug, thiserror::Error)]
+pub enum RunDirsError {
+    #[error(
+        "{} is a symbolic link; arev keeps its run dirs only in real directories (remove the link, or pass --run-dir)",
+        .0.display()
+    )]
+    Symlink(PathBuf),
+    #[error("{} is not a directory", .0.display())]
+    NotADirectory(PathBuf),
+}
+
 /// `.arev` under `root` and the run-dir base `base` (and every directory between them and
 /// the root) must be real directories where they exist: a symbolic link (a repository can
 /// commit one) would send run dirs, prompts, patches and reports elsewhere. Err names the
 /// link.
-pub fn check_real_dirs(root: &Path, base: &Path) -> Result<(), String> {
+pub fn check_real_dirs(root: &Path, base: &Path) -> Result<(), RunDirsError> {
     let mut check: Vec<PathBuf> = vec![root.join(".arev")];
     // The base and its ancestors down to the root (or all of them, for a base outside it).
     let mut p = Some(base);
@@ -137,15 +149,8 @@ pub fn check_real_dirs(root: &Path, base: &Path) -> Result<(), String> {
     }
     for dir in check {
         match std::fs::symlink_metadata(&dir) {
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(format!(
-                    "{} is a symbolic link; arev keeps its run dirs only in real directories (remove the link, or pass --run-dir)",
-                    dir.display()
-                ))
-            }
-            Ok(m) if !m.is_dir() => {
-                return Err(format!("{} is not a directory", dir.display()))
-            }
+            Ok(m) if m.file_type().is_symlink() => return Err(RunDirsError::Symlink(dir)),
+            Ok(m) if !m.is_dir() => return Err(RunDirsError::NotADirectory(dir)),
             _ => {}
         }
     }
@@ -204,13 +209,14 @@ mod tests {
         let base = root.join(".arev/runs");
         assert!(check_real_dirs(&root, &base).is_ok(), "nothing there yet");
         std::os::unix::fs::symlink(d.path(), root.join(".arev")).unwrap();
-        let e = check_real_dirs(&root, &base).unwrap_err();
+        let e = check_real_dirs(&root, &base).unwrap_err().to_string();
         assert!(e.contains(".arev is a symbolic link"), "{e}");
         std::fs::remove_file(root.join(".arev")).unwrap();
         std::fs::create_dir(root.join(".arev")).unwrap();
         std::os::unix::fs::symlink(d.path(), &base).unwrap();
         assert!(check_real_dirs(&root, &base)
             .unwrap_err()
+            .to_string()
             .contains("runs is a symbolic link"));
     }
 

@@ -154,7 +154,7 @@ pub fn list_runs(base: &Path) -> std::io::Result<Vec<RunSummary>> {
                 s.finished_at = m.finished_at;
                 s.cached_from = m.cached_from;
             }
-            Err(e) => s.error = Some(e),
+            Err(e) => s.error = Some(e.to_string()),
         }
         out.push(s);
     }

@@ -30,8 +30,8 @@ pub use capped::{
 };
 pub use exit::record_exit_code;
 pub use layout::{
-    add_git_exclude, check_real_dirs, create_run_dir, default_runs_base, RunDir, RunId,
-    SUMMARY_FILE,
+    add_git_exclude, check_real_dirs, create_run_dir, default_runs_base, RunDir, RunDirsError,
+    RunId, SUMMARY_FILE,
 };
 pub use list::{find_run, list_runs, load_report, load_report_file, LoadRunError, RunSummary};
 pub use live::{
@@ -41,4 +41,4 @@ pub use process::Liveness;
 pub use progress::{read_progress, ProgressLog};
 pub use prune::{age, prune_runs};
 pub use recorder::{Ending, Finished, RecordError, Recorder, Rendered, Start, Written};
-pub use state::{liveness, read_run, RunState, RunView};
+pub use state::{liveness, read_run, MetaReadError, RunState, RunView};

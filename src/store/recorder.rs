@@ -291,7 +291,7 @@ impl Recorder {
 
     /// Re-pin `target` at the end of the run: records `sha256_final` and `drift`. A target
     /// that can no longer be read counts as drift; its error is returned.
-    pub fn repin(&mut self, target: &PinnedTarget) -> Result<(), String> {
+    pub fn repin(&mut self, target: &PinnedTarget) -> Result<(), crate::target::TargetError> {
         match crate::target::repin(target) {
             Ok(sha) => {
                 self.meta.target.drift = sha != target.sha256;
@@ -300,7 +300,7 @@ impl Recorder {
             }
             Err(e) => {
                 self.meta.target.drift = true;
-                Err(e.to_string())
+                Err(e)
             }
         }
     }

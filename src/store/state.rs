@@ -10,6 +10,7 @@ use crate::records::RunProgress;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A run's status as shown by `arev runs` and `arev report`: meta.json's, or `abandoned` —
 /// meta.json says `running` but the arev process that ran the review is gone (killed, machine
@@ -66,7 +67,7 @@ impl std::fmt::Display for RunState {
 pub struct RunView {
     pub dir: PathBuf,
     /// meta.json, or why it cannot be read.
-    pub meta: Result<Meta, String>,
+    pub meta: Result<Meta, MetaReadError>,
     /// The recorded process of a `running` run (`Unknown` for any other, or when nothing
     /// was recorded).
     pub liveness: Liveness,
@@ -76,14 +77,28 @@ pub struct RunView {
     pub progress: Option<RunProgress>,
 }
 
-pub(super) fn read_meta(dir: &Path) -> Result<Meta, String> {
+/// Why a run's meta.json cannot be read (shared, so that a `RunView` can be cloned).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum MetaReadError {
+    #[error("meta.json: {0}")]
+    Io(Arc<std::io::Error>),
+    /// Over the size cap, or not UTF-8.
+    #[error("{0}")]
+    Capped(Arc<super::capped::CappedReadError>),
+    #[error("meta.json: {0}")]
+    Json(Arc<serde_json::Error>),
+}
+
+pub(super) fn read_meta(dir: &Path) -> Result<Meta, MetaReadError> {
     let p = dir.join("meta.json");
     let text = super::capped::read_capped(&p, super::capped::MAX_RECORD_BYTES, "a run record")
         .map_err(|e| match e {
-            super::capped::CappedReadError::Io { source, .. } => format!("meta.json: {source}"),
-            e => e.to_string(),
+            super::capped::CappedReadError::Io { source, .. } => {
+                MetaReadError::Io(Arc::new(source))
+            }
+            e => MetaReadError::Capped(Arc::new(e)),
         })?;
-    serde_json::from_slice(&text).map_err(|e| format!("meta.json: {e}"))
+    serde_json::from_slice(&text).map_err(|e| MetaReadError::Json(Arc::new(e)))
 }
 
 /// The liveness of the process that runs `meta`'s run, when meta.json says `running`.

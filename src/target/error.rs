@@ -66,3 +66,45 @@ pub enum TargetError {
     #[error("{0}: a file name with a newline or another control character cannot be reviewed")]
     ControlChars(String),
 }
+
+/// Why a repository file (`read_repo_file`: project rules, suppressed files) cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RepoFileError {
+    #[error("not a path inside the repository")]
+    NotInside,
+    #[error("VCS metadata (.git) is never read as a repository input")]
+    VcsMetadata,
+    #[error("over {0} bytes")]
+    TooLarge(u64),
+    #[error("a symbolic link (never followed)")]
+    Symlink,
+    /// Skipped for another reason: the scan's message, or the reason's name.
+    #[error("{}", if .message.is_empty() { .reason.as_str().replace('_', " ") } else { .message.clone() })]
+    Skipped {
+        reason: super::SkipReason,
+        message: String,
+    },
+}
+
+/// A `--shard i/n` value (or a shard a report records) that is not a shard.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    #[error("`{0}` is not of the form i/n (e.g. 3/8)")]
+    NotAFraction(String),
+    #[error("`{spec}`: {what} `{text}` is not a positive integer")]
+    NotANumber {
+        spec: String,
+        what: &'static str,
+        text: String,
+    },
+    #[error("`{spec}`: {source}")]
+    Spec {
+        spec: String,
+        #[source]
+        source: Box<ShardError>,
+    },
+    #[error("the shard count must be 1..={max} (got {count})")]
+    Count { count: u32, max: u32 },
+    #[error("the shard index must be 1..={count} (got {index})")]
+    Index { index: u32, count: u32 },
+}

@@ -16,7 +16,7 @@ mod spool;
 mod statkey;
 mod treekey;
 
-pub use error::TargetError;
+pub use error::{RepoFileError, ShardError, TargetError};
 pub use exclude::{is_lockfile, AttributeSource, Excludes, LOCKFILES};
 pub use incremental::{
     patch_sections, restrict, split_incremental, BaselineFile, IncrementalSplit,

@@ -553,24 +553,28 @@ pub fn repin(target: &PinnedTarget) -> Result<String, TargetError> {
 /// The bytes of the repository file `rel` (root-relative, `/`-separated), read like a target
 /// file — never through a symlink, at most `cap` bytes — or None when it does not exist.
 /// Used for repository inputs such as project rules (docs/architecture.md §19.1).
-pub fn read_repo_file(root: &Path, rel: &str, cap: u64) -> Result<Option<Vec<u8>>, String> {
+pub fn read_repo_file(
+    root: &Path,
+    rel: &str,
+    cap: u64,
+) -> Result<Option<Vec<u8>>, super::RepoFileError> {
+    use super::RepoFileError;
     let Some(norm) = scan::normalize_rel(rel).filter(|n| !n.is_empty()) else {
-        return Err("not a path inside the repository".into());
+        return Err(RepoFileError::NotInside);
     };
     if Path::new(rel).is_absolute() {
-        return Err("not a path inside the repository".into());
+        return Err(RepoFileError::NotInside);
     }
     if norm.split('/').any(|c| c == ".git") {
-        return Err("VCS metadata (.git) is never read as a repository input".into());
+        return Err(RepoFileError::VcsMetadata);
     }
     match scan::read_regular(root, &norm, cap) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(scan::ScanError::Missing) => Ok(None),
         Err(scan::ScanError::Skip(reason, message)) => Err(match reason {
-            super::SkipReason::TooLarge => format!("over {cap} bytes"),
-            super::SkipReason::Symlink => "a symbolic link (never followed)".into(),
-            _ if message.is_empty() => reason.as_str().replace('_', " "),
-            _ => message,
+            super::SkipReason::TooLarge => RepoFileError::TooLarge(cap),
+            super::SkipReason::Symlink => RepoFileError::Symlink,
+            reason => RepoFileError::Skipped { reason, message },
         }),
     }
 }

@@ -10,7 +10,7 @@
 
 use super::brief::{self, BRIEF_FILES};
 use super::scan::{manifest_digest, read_regular, REPIN_MAX_FILE_BYTES};
-use super::{Artefact, PinnedTarget, TargetError, TargetKind};
+use super::{Artefact, PinnedTarget, ShardError, TargetError, TargetKind};
 pub use crate::records::target::ShardInfo;
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -27,18 +27,23 @@ pub struct ShardSpec {
 pub const MAX_SHARDS: u32 = 1024;
 
 impl FromStr for ShardSpec {
-    type Err = String;
+    type Err = ShardError;
 
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, ShardError> {
         let (i, n) = s
             .split_once('/')
-            .ok_or_else(|| format!("`{s}` is not of the form i/n (e.g. 3/8)"))?;
-        let parse = |x: &str, what: &str| {
-            x.trim()
-                .parse::<u32>()
-                .map_err(|_| format!("`{s}`: {what} `{x}` is not a positive integer"))
+            .ok_or_else(|| ShardError::NotAFraction(s.to_string()))?;
+        let parse = |x: &str, what: &'static str| {
+            x.trim().parse::<u32>().map_err(|_| ShardError::NotANumber {
+                spec: s.to_string(),
+                what,
+                text: x.to_string(),
+            })
         };
-        Self::new(parse(i, "index")?, parse(n, "count")?).map_err(|e| format!("`{s}`: {e}"))
+        Self::new(parse(i, "index")?, parse(n, "count")?).map_err(|e| ShardError::Spec {
+            spec: s.to_string(),
+            source: Box::new(e),
+        })
     }
 }
 
@@ -46,14 +51,15 @@ impl ShardSpec {
     /// Shard `index` of `count`, checked: 1 ≤ count ≤ [`MAX_SHARDS`], 1 ≤ index ≤ count.
     /// Every place a shard comes from (the flag, a report read by `arev merge`) goes
     /// through here.
-    pub fn new(index: u32, count: u32) -> Result<Self, String> {
+    pub fn new(index: u32, count: u32) -> Result<Self, ShardError> {
         if count == 0 || count > MAX_SHARDS {
-            return Err(format!(
-                "the shard count must be 1..={MAX_SHARDS} (got {count})"
-            ));
+            return Err(ShardError::Count {
+                count,
+                max: MAX_SHARDS,
+            });
         }
         if index == 0 || index > count {
-            return Err(format!("the shard index must be 1..={count} (got {index})"));
+            return Err(ShardError::Index { index, count });
         }
         Ok(Self { index, count })
     }

@@ -38,6 +38,12 @@ pub enum CancelError {
     StillRunning { dir: String, pid: u32, waited: u64 },
 }
 
+impl From<CancelError> for crate::errors::ExpectedError {
+    fn from(e: CancelError) -> Self {
+        Self::Watch(Box::new(e))
+    }
+}
+
 /// SIGTERM the process of the run in `dir` if it is running, and wait up to `within` for it
 /// to be gone.
 pub fn cancel(dir: &Path, within: Duration) -> Result<Cancelled, CancelError> {

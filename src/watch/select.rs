@@ -15,6 +15,12 @@ pub enum SelectError {
     Find(#[from] LoadRunError),
 }
 
+impl From<SelectError> for crate::errors::ExpectedError {
+    fn from(e: SelectError) -> Self {
+        Self::Watch(Box::new(e))
+    }
+}
+
 /// The run dir named by `arg`, or the newest run under `base`.
 pub fn select_run(arg: Option<&str>, base: &Path) -> Result<PathBuf, SelectError> {
     if let Some(a) = arg {

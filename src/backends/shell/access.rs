@@ -2,6 +2,7 @@
 //! each command's redirections and variable assignments read, the rest left to the
 //! program's rules (`programs`).
 
+use super::error::Underivable;
 use super::programs::{program_access, program_name};
 use super::tokenize::{tokenize, Tok};
 use super::words::join;
@@ -12,7 +13,7 @@ pub fn shell_access(command: &str) -> FileAccess {
     let inner = strip_wrapper(command);
     let tokens = match tokenize(&inner) {
         Ok(t) => t,
-        Err(reason) => return FileAccess::unknown(reason),
+        Err(reason) => return FileAccess::unknown(reason.to_string()),
     };
     let mut access = FileAccess::default();
     let mut cwd = String::new();
@@ -29,7 +30,7 @@ pub fn shell_access(command: &str) -> FileAccess {
         match end {
             Some(pipe_out) => {
                 if let Err(reason) = command_access(&seg, &mut cwd, piped_in, &mut access) {
-                    return FileAccess::unknown(reason);
+                    return FileAccess::unknown(reason.to_string());
                 }
                 seg.clear();
                 piped_in = pipe_out;
@@ -77,16 +78,14 @@ fn command_access(
     cwd: &mut String,
     piped_in: bool,
     access: &mut FileAccess,
-) -> Result<(), String> {
+) -> Result<(), Underivable> {
     let (words, stdin_redirected) = words_and_redirections(seg, cwd, access)?;
     let words = without_assignments(&words)?;
     let Some(first) = words.first() else {
         return Ok(());
     };
     let Some(prog) = program_name(first) else {
-        return Err(format!(
-            "`{first}` is not a system program (a path outside the system bin directories)"
-        ));
+        return Err(Underivable::NotSystemProgram(first.clone()));
     };
     let reads_pipe = piped_in || stdin_redirected;
     program_access(prog, &words[1..], cwd, reads_pipe, access)
@@ -98,7 +97,7 @@ fn words_and_redirections(
     seg: &[Tok],
     cwd: &str,
     access: &mut FileAccess,
-) -> Result<(Vec<String>, bool), String> {
+) -> Result<(Vec<String>, bool), Underivable> {
     let mut words: Vec<String> = Vec::new();
     let mut it = seg.iter();
     let mut stdin_redirected = false;
@@ -108,7 +107,7 @@ fn words_and_redirections(
             Tok::FdDup | Tok::Sep { .. } => {}
             Tok::Redirect { write } => {
                 let Some(Tok::Word(target)) = it.next() else {
-                    return Err("redirection without a target".into());
+                    return Err(Underivable::RedirectionTarget);
                 };
                 if target == "/dev/null" {
                     continue;
@@ -127,11 +126,11 @@ fn words_and_redirections(
 
 /// The words after the leading `VAR=value` assignments, which may only set variables that
 /// cannot change what runs or what is read.
-fn without_assignments(words: &[String]) -> Result<&[String], String> {
+fn without_assignments(words: &[String]) -> Result<&[String], Underivable> {
     let mut start = 0;
     while let Some((name, _)) = words.get(start).and_then(|w| assignment(w)) {
         if !harmless_assignment(name) {
-            return Err(format!("the assignment `{name}=…` can change what runs"));
+            return Err(Underivable::Assignment(name.to_string()));
         }
         start += 1;
     }

@@ -37,6 +37,7 @@
 //! directories of preceding `cd`s; the gates resolve it (`..`, symlinks) themselves.
 
 mod access;
+mod error;
 mod programs;
 mod sed;
 #[cfg(test)]

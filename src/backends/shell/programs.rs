@@ -1,6 +1,7 @@
 //! The programs whose file accesses are derived, and how: readers, searchers, `ls`, `cd`
 //! and the programs that touch no file (`sed` has a file of its own).
 
+use super::error::Underivable;
 use super::sed::sed_access;
 use super::words::{join, split_args};
 use crate::records::FileAccess;
@@ -28,12 +29,12 @@ pub(super) fn program_access(
     cwd: &mut String,
     reads_pipe: bool,
     access: &mut FileAccess,
-) -> Result<(), String> {
+) -> Result<(), Underivable> {
     match prog {
         "cd" => {
             let dir = args.first().map_or("", String::as_str);
             if dir.is_empty() || dir == "-" {
-                return Err("`cd` without a directory".into());
+                return Err(Underivable::CdWithoutDirectory);
             }
             *cwd = join(cwd, dir);
         }
@@ -49,11 +50,7 @@ pub(super) fn program_access(
                 access.search.extend(operands.iter().map(|p| join(cwd, p)));
             }
         }
-        other => {
-            return Err(format!(
-                "`{other}` is not a command whose file accesses arev can derive"
-            ))
-        }
+        other => return Err(Underivable::UnknownProgram(other.to_string())),
     }
     Ok(())
 }
@@ -64,12 +61,13 @@ fn reader_access(
     args: &[String],
     cwd: &str,
     access: &mut FileAccess,
-) -> Result<(), String> {
+) -> Result<(), Underivable> {
     let (opts, operands) = split_args(prog, args);
     if let Some((k, _)) = opts.iter().find(|(k, _)| k == "--files0-from") {
-        return Err(format!(
-            "`{prog} {k}` reads a list of files arev cannot see"
-        ));
+        return Err(Underivable::FileList {
+            prog: prog.to_string(),
+            opt: k.clone(),
+        });
     }
     access.read.extend(
         operands
@@ -89,7 +87,7 @@ fn search_access(
     cwd: &str,
     reads_pipe: bool,
     access: &mut FileAccess,
-) -> Result<(), String> {
+) -> Result<(), Underivable> {
     let (opts, operands) = split_args(prog, args);
     let mut pattern_given = false;
     let mut recursive = prog == "rg";
@@ -106,10 +104,13 @@ fn search_access(
             "--files" => pattern_given = true,
             "-r" | "-R" | "--recursive" | "--dereference-recursive" => recursive = true,
             "--pre" | "--pre-glob" | "--hostname-bin" | "--search-zip" => {
-                return Err(format!("`{prog} {k}` runs other programs"));
+                return Err(Underivable::RunsPrograms {
+                    prog: prog.to_string(),
+                    opt: k.clone(),
+                });
             }
             "-z" if prog == "rg" => {
-                return Err("`rg -z` runs decompression programs".into());
+                return Err(Underivable::Decompression);
             }
             _ => {}
         }

@@ -1,5 +1,6 @@
 //! `sed`: its file operands, and whether its script is provably inert.
 
+use super::error::{SedProblem, Underivable};
 use super::words::{join, split_args};
 use crate::records::FileAccess;
 
@@ -9,7 +10,7 @@ pub(super) fn sed_access(
     args: &[String],
     cwd: &str,
     access: &mut FileAccess,
-) -> Result<(), String> {
+) -> Result<(), Underivable> {
     let (opts, operands) = split_args("sed", args);
     let mut scripts: Vec<&str> = vec![];
     let mut in_place = false;
@@ -17,7 +18,7 @@ pub(super) fn sed_access(
         match k.as_str() {
             "-e" | "--expression" => scripts.push(v.unwrap_or("")),
             "-f" | "--file" => {
-                return Err("`sed -f`: a script file arev cannot see".into());
+                return Err(Underivable::SedFile);
             }
             "-i" | "--in-place" => in_place = true,
             _ => {}
@@ -45,8 +46,13 @@ pub(super) fn sed_access(
 /// `w`/`W` (write), `r`/`R` (read), `e` (run), no `s` flag `w` or `e`, no labels or
 /// comments. Parsed as GNU sed does: a regex or `s` part ends at the first unescaped
 /// delimiter.
-fn sed_script_is_inert(script: &str) -> Result<(), String> {
-    let refuse = |what: &str| Err(format!("the sed script `{script}` {what}"));
+fn sed_script_is_inert(script: &str) -> Result<(), Underivable> {
+    let refuse = |problem: SedProblem| {
+        Err(Underivable::SedScript {
+            script: script.to_string(),
+            problem,
+        })
+    };
     let mut chars = script.chars().peekable();
     // Up to the next unescaped `delim`; false when the script ends first.
     let skip_to = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>, delim: char| {
@@ -66,7 +72,7 @@ fn sed_script_is_inert(script: &str) -> Result<(), String> {
             | 'x' | 'z' | 'F' => {}
             '/' => {
                 if !skip_to(&mut chars, '/') {
-                    return refuse("has an unterminated address");
+                    return refuse(SedProblem::UnterminatedAddress);
                 }
                 // Address flags.
                 while chars.peek().is_some_and(|f| matches!(f, 'I' | 'M')) {
@@ -75,26 +81,26 @@ fn sed_script_is_inert(script: &str) -> Result<(), String> {
             }
             's' => {
                 let Some(delim) = chars.next() else {
-                    return refuse("has an unterminated `s`");
+                    return refuse(SedProblem::UnterminatedS);
                 };
                 if matches!(delim, '\\' | '\n') {
-                    return refuse("uses an unusual `s` delimiter");
+                    return refuse(SedProblem::UnusualDelimiter);
                 }
                 if !skip_to(&mut chars, delim) || !skip_to(&mut chars, delim) {
-                    return refuse("has an unterminated `s`");
+                    return refuse(SedProblem::UnterminatedS);
                 }
                 while let Some(f) = chars.peek() {
                     match f {
                         'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => {
                             chars.next();
                         }
-                        'w' | 'W' | 'e' => return refuse("writes a file or runs a command"),
+                        'w' | 'W' | 'e' => return refuse(SedProblem::SubstitutionFlag),
                         _ => break,
                     }
                 }
             }
-            'w' | 'W' | 'r' | 'R' | 'e' => return refuse("writes, reads or runs something"),
-            other => return refuse(&format!("uses `{other}`, which arev does not derive")),
+            'w' | 'W' | 'r' | 'R' | 'e' => return refuse(SedProblem::Command),
+            other => return refuse(SedProblem::Other(other)),
         }
     }
     Ok(())

@@ -1,6 +1,7 @@
 //! A shell command line split into words and operators with POSIX-ish quoting; anything
 //! whose meaning depends on expansion is refused with the reason.
 
+use super::error::Underivable;
 use std::iter::Peekable;
 use std::str::Chars;
 
@@ -21,7 +22,7 @@ pub(super) enum Tok {
 
 /// Split `s` into words and operators. Anything whose meaning depends on expansion is
 /// refused with the reason.
-pub(super) fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
+pub(super) fn tokenize(s: &str) -> Result<Vec<Tok>, Underivable> {
     let mut lx = Lexer {
         chars: s.chars().peekable(),
         out: Vec::new(),
@@ -52,14 +53,14 @@ pub(super) fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
 }
 
 /// The characters whose meaning outside quotes depends on an expansion.
-fn refuse_expansion(c: char, in_word: bool) -> Result<(), String> {
+fn refuse_expansion(c: char, in_word: bool) -> Result<(), Underivable> {
     Err(match c {
-        '$' => "variable or command substitution (`$`)".into(),
-        '`' => "command substitution (backticks)".into(),
-        '(' | ')' => "subshell".into(),
-        '{' => "brace expansion or group `{`".into(),
-        '*' | '?' | '[' => format!("unquoted glob `{c}`"),
-        '~' if !in_word => "`~` expansion".into(),
+        '$' => Underivable::Substitution,
+        '`' => Underivable::Backticks,
+        '(' | ')' => Underivable::Subshell,
+        '{' => Underivable::Brace,
+        '*' | '?' | '[' => Underivable::Glob(c),
+        '~' if !in_word => Underivable::Tilde,
         _ => return Ok(()),
     })
 }
@@ -93,19 +94,19 @@ impl Lexer<'_> {
     }
 
     /// `'…'`: every character literal.
-    fn single_quoted(&mut self) -> Result<(), String> {
+    fn single_quoted(&mut self) -> Result<(), Underivable> {
         self.in_word = true;
         loop {
             match self.chars.next() {
                 Some('\'') => return Ok(()),
                 Some(x) => self.word.push(x),
-                None => return Err("unterminated quote".into()),
+                None => return Err(Underivable::UnterminatedQuote),
             }
         }
     }
 
     /// `"…"`: `\` escapes `"`, `\`, `$`, `` ` `` and a newline; an expansion is refused.
-    fn double_quoted(&mut self) -> Result<(), String> {
+    fn double_quoted(&mut self) -> Result<(), Underivable> {
         self.in_word = true;
         loop {
             match self.chars.next() {
@@ -117,11 +118,11 @@ impl Lexer<'_> {
                         self.word.push('\\');
                         self.word.push(x);
                     }
-                    None => return Err("unterminated quote".into()),
+                    None => return Err(Underivable::UnterminatedQuote),
                 },
-                Some('$' | '`') => return Err("expansion inside double quotes".into()),
+                Some('$' | '`') => return Err(Underivable::QuotedExpansion),
                 Some(x) => self.word.push(x),
-                None => return Err("unterminated quote".into()),
+                None => return Err(Underivable::UnterminatedQuote),
             }
         }
     }
@@ -170,11 +171,11 @@ impl Lexer<'_> {
     }
 
     /// `<`: a read; `<<` (here-document) and `<(` (process substitution) are refused.
-    fn input_redirection(&mut self) -> Result<(), String> {
+    fn input_redirection(&mut self) -> Result<(), Underivable> {
         self.end_word_before_redirection();
         match self.chars.peek() {
-            Some('<') => return Err("here-document".into()),
-            Some('(') => return Err("process substitution".into()),
+            Some('<') => return Err(Underivable::HereDocument),
+            Some('(') => return Err(Underivable::ProcessSubstitution),
             _ => {}
         }
         self.out.push(Tok::Redirect { write: false });
@@ -182,14 +183,14 @@ impl Lexer<'_> {
     }
 
     /// `>`, `>>`: a write; `>&…` see [`Self::descriptor_duplication`]; `>(` is refused.
-    fn output_redirection(&mut self) -> Result<(), String> {
+    fn output_redirection(&mut self) -> Result<(), Underivable> {
         self.end_word_before_redirection();
         self.eat('>');
         if self.eat('&') {
             return self.descriptor_duplication();
         }
         if self.chars.peek() == Some(&'(') {
-            return Err("process substitution".into());
+            return Err(Underivable::ProcessSubstitution);
         }
         self.out.push(Tok::Redirect { write: true });
         Ok(())
@@ -197,7 +198,7 @@ impl Lexer<'_> {
 
     /// After `>&`: `>&2`, `2>&1`, `>&-` duplicate or close a descriptor (no file);
     /// `>&file` sends stdout and stderr to a file: a write.
-    fn descriptor_duplication(&mut self) -> Result<(), String> {
+    fn descriptor_duplication(&mut self) -> Result<(), Underivable> {
         let mut fd = false;
         while self
             .chars
@@ -212,7 +213,7 @@ impl Lexer<'_> {
             .is_none_or(|d| matches!(d, ' ' | '\t' | '\n' | ';' | '|' | '&'));
         match (fd, ends) {
             (true, true) => self.out.push(Tok::FdDup),
-            (true, false) => return Err("descriptor duplication followed by a word".into()),
+            (true, false) => return Err(Underivable::DuplicationWord),
             (false, _) => self.out.push(Tok::Redirect { write: true }),
         }
         Ok(())
@@ -292,7 +293,7 @@ mod tests {
             ("cat 'a", "unterminated quote"),
             ("cat a >&2x", "descriptor duplication followed by a word"),
         ] {
-            assert_eq!(tokenize(line).unwrap_err(), reason, "{line}");
+            assert_eq!(tokenize(line).unwrap_err().to_string(), reason, "{line}");
         }
     }
 }
