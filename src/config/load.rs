@@ -209,7 +209,7 @@ pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
     })?;
     config.validate()?;
     for (name, a) in &config.agents {
-        if let Err(v) = super::floor::check(a.backend, &a.extra_args) {
+        if let Err(v) = crate::backends::check_floor(a.backend, &a.extra_args) {
             return Err(ConfigError::Floor {
                 path: args_origin
                     .get(name)
@@ -255,8 +255,8 @@ impl Config {
         self.agent_timeout()?;
         self.grace()?;
         for (name, a) in &self.agents {
-            match (a.backend, a.format) {
-                (super::BackendKind::Command, None) => {
+            match (a.backend.native_format(), a.format) {
+                (None, None) => {
                     return Err(ConfigError::Invalid {
                         key: format!("agents.{name}.format"),
                         message: "a `command` agent must declare the event format it prints: \
@@ -264,13 +264,13 @@ impl Config {
                             .into(),
                     })
                 }
-                (super::BackendKind::Command, Some(_)) | (_, None) => {}
-                (b, Some(_)) => {
+                (None, Some(_)) | (_, None) => {}
+                (Some(_), Some(_)) => {
                     return Err(ConfigError::Invalid {
                         key: format!("agents.{name}.format"),
                         message: format!(
                             "only for backend = \"command\" (backend `{}` prints its own format)",
-                            b.as_str()
+                            a.backend.as_str()
                         ),
                     })
                 }
@@ -807,6 +807,67 @@ mod role_timeout_tests {
         assert!(
             err.to_string().ends_with("unknown key `timeouts.auditor`"),
             "{err}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod price_tests {
+    use super::*;
+    use crate::backends::{cost_usd, price_of, EventFormat, ModelPrice};
+    use crate::records::Usage;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn a_prices_table_prices_any_model_and_wins_over_the_family() {
+        let (config, _) = load(&ConfigSources::default()).unwrap();
+        let prices = &config.prices;
+        let u = Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 1_000_000,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 1_000_000,
+        };
+        // The default tier maps' Codex and Gemini models have a default price.
+        for backend in [
+            crate::backends::BackendKind::Codex,
+            crate::backends::BackendKind::Gemini,
+        ] {
+            let models = crate::backends::default_models(backend);
+            let format = backend.native_format().unwrap();
+            for tier in [
+                crate::records::Tier::Haiku,
+                crate::records::Tier::Sonnet,
+                crate::records::Tier::Opus,
+            ] {
+                let m = models.get(tier);
+                let p = price_of(format, m, prices).unwrap_or_else(|| panic!("{m}: no price"));
+                assert!(cost_usd(Some(&p), &u) > 0.0, "{m}");
+            }
+        }
+        let gpt = price_of(EventFormat::Codex, "GPT-5.5", prices).unwrap();
+        assert!((cost_usd(Some(&gpt), &u) - (5.0 + 30.0 + 0.5)).abs() < 1e-9);
+        assert_eq!(
+            price_of(EventFormat::Gemini, "gemini-9-ultra", prices),
+            None
+        );
+        assert_eq!(cost_usd(None, &u), 0.0);
+        // An entry wins, for a Claude model too; its cache prices default to input.
+        let mut mine = BTreeMap::new();
+        let cheap = ModelPrice {
+            input: 1.0,
+            output: 2.0,
+            cache_read: None,
+            cache_write: None,
+        };
+        mine.insert("opus".to_string(), cheap);
+        mine.insert("local-coder".to_string(), cheap);
+        let opus = price_of(EventFormat::Claude, "opus", &mine).unwrap();
+        assert!((cost_usd(Some(&opus), &u) - (1.0 + 2.0 + 1.0)).abs() < 1e-9);
+        assert!(price_of(EventFormat::Codex, "local-coder", &mine).is_some());
+        assert!(
+            price_of(EventFormat::Claude, "sonnet", &mine).is_some(),
+            "by family"
         );
     }
 }

@@ -116,7 +116,9 @@ fn codex_item(kind: &str, extra: serde_json::Value) -> ToolUse {
         item[k] = v.clone();
     }
     let line = json!({"type": "item.completed", "item": item}).to_string();
-    let (mut uses, _, _) = crate::dispatch::parse_codex_jsonl(line.as_bytes());
+    let mut uses =
+        crate::backends::decode_all(crate::dispatch::EventFormat::Codex, line.as_bytes(), "m")
+            .tool_uses;
     uses.pop().unwrap()
 }
 
