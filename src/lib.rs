@@ -11,6 +11,7 @@
 //! The design, module by module, is docs/architecture.md.
 
 mod app;
+pub mod backends;
 pub mod cli;
 pub mod config;
 pub mod dispatch;

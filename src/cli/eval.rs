@@ -186,6 +186,14 @@ pub struct EvalRunArgs {
     /// cost of the review that produced its verdict). Default: every case is reviewed afresh.
     #[arg(long)]
     pub use_cache: bool,
+    /// Each review proves its confirmed findings (`arev run --prove`, docs/prove.md); every
+    /// reproducer that failed at the buggy revision runs again at the case's fix commit:
+    /// failing before and passing after is `confirmed_by_fix` (docs/eval.md "Proofs").
+    #[arg(long)]
+    pub prove: bool,
+    /// With --prove: where reproducers run (`bwrap` or `none`), as `arev run --prove-sandbox`.
+    #[arg(long, value_enum, value_name = "MODE", requires = "prove")]
+    pub prove_sandbox: Option<super::ProveSandboxArg>,
 }
 
 #[derive(Debug, Args)]

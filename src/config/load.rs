@@ -202,7 +202,7 @@ pub fn load(sources: &ConfigSources) -> Result<(Settings, String), ConfigError> 
     apply_env(&mut merged, &sources.env)?;
     let config = Config::deserialize_table(&merged, Path::new("<environment>"))?;
     for (name, a) in &config.agents {
-        if let Err(v) = super::floor::check(a.backend, &a.extra_args) {
+        if let Err(v) = crate::backends::check_floor(a.backend, &a.extra_args) {
             return Err(ConfigError::Floor {
                 path: args_origin
                     .get(name)
@@ -596,6 +596,34 @@ mod role_timeout_tests {
             }
         );
         assert_eq!(c.timeouts.of(Role::Enthusiast), Default::default());
+        // The Prover's dispatch has its own table, apart from `[timeouts] prove` (its
+        // reproducer's runs).
+        assert_eq!(c.timeouts.of(Role::Prover), Default::default());
+        std::fs::write(
+            &f,
+            "[timeouts]\nprove = \"7s\"\n[timeouts.prover]\nagent = \"3m\"\n",
+        )
+        .unwrap();
+        let (c, _) = load(&ConfigSources {
+            repo_file: Some(f.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(
+            c.timeouts.of(Role::Prover),
+            crate::config::RoleLimits {
+                agent: Some(Duration::from_secs(180)),
+                grace: None
+            }
+        );
+        assert_eq!(c.timeouts.prove, Duration::from_secs(7));
+        std::fs::write(&f, "[timeouts.prover]\ngrace = \"never\"\n").unwrap();
+        let err = load(&ConfigSources {
+            repo_file: Some(f.clone()),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("timeouts.prover.grace"), "{err}");
         std::fs::write(&f, "[timeouts.judge]\nagent = \"later\"\n").unwrap();
         let err = load(&ConfigSources {
             repo_file: Some(f.clone()),
@@ -612,6 +640,67 @@ mod role_timeout_tests {
         assert!(
             err.to_string().ends_with("unknown key `timeouts.auditor`"),
             "{err}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod price_tests {
+    use super::*;
+    use crate::backends::{cost_usd, price_of, EventFormat, ModelPrice};
+    use crate::records::Usage;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn a_prices_table_prices_any_model_and_wins_over_the_family() {
+        let (config, _) = load(&ConfigSources::default()).unwrap();
+        let prices = &config.prices;
+        let u = Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 1_000_000,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 1_000_000,
+        };
+        // The default tier maps' Codex and Gemini models have a default price.
+        for backend in [
+            crate::backends::BackendKind::Codex,
+            crate::backends::BackendKind::Gemini,
+        ] {
+            let models = crate::backends::default_models(backend);
+            let format = backend.native_format().unwrap();
+            for tier in [
+                crate::records::Tier::Haiku,
+                crate::records::Tier::Sonnet,
+                crate::records::Tier::Opus,
+            ] {
+                let m = models.get(tier);
+                let p = price_of(format, m, prices).unwrap_or_else(|| panic!("{m}: no price"));
+                assert!(cost_usd(Some(&p), &u) > 0.0, "{m}");
+            }
+        }
+        let gpt = price_of(EventFormat::Codex, "GPT-5.5", prices).unwrap();
+        assert!((cost_usd(Some(&gpt), &u) - (5.0 + 30.0 + 0.5)).abs() < 1e-9);
+        assert_eq!(
+            price_of(EventFormat::Gemini, "gemini-9-ultra", prices),
+            None
+        );
+        assert_eq!(cost_usd(None, &u), 0.0);
+        // An entry wins, for a Claude model too; its cache prices default to input.
+        let mut mine = BTreeMap::new();
+        let cheap = ModelPrice {
+            input: 1.0,
+            output: 2.0,
+            cache_read: None,
+            cache_write: None,
+        };
+        mine.insert("opus".to_string(), cheap);
+        mine.insert("local-coder".to_string(), cheap);
+        let opus = price_of(EventFormat::Claude, "opus", &mine).unwrap();
+        assert!((cost_usd(Some(&opus), &u) - (1.0 + 2.0 + 1.0)).abs() < 1e-9);
+        assert!(price_of(EventFormat::Codex, "local-coder", &mine).is_some());
+        assert!(
+            price_of(EventFormat::Claude, "sonnet", &mine).is_some(),
+            "by family"
         );
     }
 }

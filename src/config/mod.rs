@@ -1,6 +1,5 @@
 //! Configuration: layered `arev.toml` files, `AREV_*` variables and flags → one `Config`, checked into `Settings`.
 mod error;
-pub mod floor;
 pub mod limits;
 mod load;
 mod model;

@@ -7,80 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Which CLI an agent is: decides the argv, how the prompt is delivered and the event format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum BackendKind {
-    /// Claude Code (`claude -p`), prompt on stdin, stream-json events.
-    Claude,
-    /// OpenAI Codex (`codex exec --json`), prompt as the last argument, JSONL events.
-    Codex,
-    /// Gemini CLI (`gemini -p <prompt> -o stream-json`), stream-json events.
-    Gemini,
-    /// Any executable: `extra_args` only, prompt on stdin, events in the declared `format`.
-    Command,
-}
-
-/// The event format an agent prints on stdout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum EventFormat {
-    /// Claude Code `--output-format stream-json --verbose`.
-    Claude,
-    /// Codex `exec --json` JSONL.
-    Codex,
-    /// Gemini CLI `-o stream-json`.
-    Gemini,
-}
-
-impl BackendKind {
-    /// The event format of a built-in backend (`None` for `command`, which declares one).
-    pub fn native_format(self) -> Option<EventFormat> {
-        match self {
-            Self::Claude => Some(EventFormat::Claude),
-            Self::Codex => Some(EventFormat::Codex),
-            Self::Gemini => Some(EventFormat::Gemini),
-            Self::Command => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Claude => "claude",
-            Self::Codex => "codex",
-            Self::Gemini => "gemini",
-            Self::Command => "command",
-        }
-    }
-}
-
-/// Model string per tier.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct TierModels {
-    pub haiku: String,
-    pub sonnet: String,
-    pub opus: String,
-}
-
-impl TierModels {
-    pub fn get(&self, tier: Tier) -> &str {
-        match tier {
-            Tier::Haiku => &self.haiku,
-            Tier::Sonnet => &self.sonnet,
-            Tier::Opus => &self.opus,
-        }
-    }
-}
-
-impl Default for TierModels {
-    fn default() -> Self {
-        Self {
-            haiku: "haiku".into(),
-            sonnet: "sonnet".into(),
-            opus: "opus".into(),
-        }
-    }
-}
+pub use crate::backends::{default_models, BackendKind, EventFormat, ModelPrice, TierModels};
 
 /// `[review]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -149,6 +76,9 @@ pub struct TimeoutsConfig {
     pub adversary: RoleTimeouts,
     pub judge: RoleTimeouts,
     pub fixer: RoleTimeouts,
+    /// The Prover's dispatch (`--prove`); its reproducer's runs are `prove` above.
+    #[serde(default)]
+    pub prover: RoleTimeouts,
 }
 
 fn retry_default() -> String {
@@ -170,19 +100,15 @@ pub struct RoleTimeouts {
 }
 
 impl TimeoutsConfig {
-    /// The override table of `role` (the Prover has none: `[timeouts] agent` applies).
+    /// The override table of `role`.
     pub fn of(&self, role: crate::records::Role) -> &RoleTimeouts {
         use crate::records::Role;
-        static NONE: RoleTimeouts = RoleTimeouts {
-            agent: String::new(),
-            grace: String::new(),
-        };
         match role {
             Role::Enthusiast => &self.enthusiast,
             Role::Adversary => &self.adversary,
             Role::Judge => &self.judge,
             Role::Fixer => &self.fixer,
-            Role::Prover => &NONE,
+            Role::Prover => &self.prover,
         }
     }
 }
@@ -193,36 +119,6 @@ impl TimeoutsConfig {
 pub struct BudgetConfig {
     pub usd: f64,
     pub tokens: u64,
-}
-
-/// `[prices."<model>"]`: one model's list prices in USD per million tokens, what a USD
-/// budget prices its tokens with (docs/configuration.md). `cache_read` and `cache_write`
-/// left out are priced as `input`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ModelPrice {
-    /// Input tokens not read from a cache.
-    pub input: f64,
-    /// Output tokens (reasoning included).
-    pub output: f64,
-    /// Input tokens read back from the prompt cache.
-    #[serde(default)]
-    pub cache_read: Option<f64>,
-    /// Input tokens written to the prompt cache.
-    #[serde(default)]
-    pub cache_write: Option<f64>,
-}
-
-impl ModelPrice {
-    /// (input, output, cache read, cache write), the cache prices defaulting to `input`.
-    pub fn rates(&self) -> [f64; 4] {
-        [
-            self.input,
-            self.output,
-            self.cache_read.unwrap_or(self.input),
-            self.cache_write.unwrap_or(self.input),
-        ]
-    }
 }
 
 /// `[prove]`: proving confirmed findings with reproducers run in a sandbox (docs/prove.md).
@@ -365,24 +261,6 @@ impl AgentConfig {
         self.models
             .clone()
             .unwrap_or_else(|| default_models(self.backend))
-    }
-}
-
-/// The default tier → model map of each backend.
-pub fn default_models(backend: BackendKind) -> TierModels {
-    let (h, s, o) = match backend {
-        BackendKind::Claude | BackendKind::Command => ("haiku", "sonnet", "opus"),
-        BackendKind::Codex => ("gpt-5.4", "gpt-5.5", "gpt-5.5"),
-        BackendKind::Gemini => (
-            "gemini-2.5-flash-lite",
-            "gemini-2.5-flash",
-            "gemini-2.5-pro",
-        ),
-    };
-    TierModels {
-        haiku: h.into(),
-        sonnet: s.into(),
-        opus: o.into(),
     }
 }
 

@@ -57,6 +57,8 @@ pub struct Timeouts {
     pub adversary: RoleLimits,
     pub judge: RoleLimits,
     pub fixer: RoleLimits,
+    /// The Prover's dispatch (its reproducer's runs are `prove` above).
+    pub prover: RoleLimits,
 }
 
 /// `[timeouts.<role>]`: `None` = not overridden.
@@ -67,14 +69,14 @@ pub struct RoleLimits {
 }
 
 impl Timeouts {
-    /// The overrides of `role` (the Prover has none: `[timeouts] agent` applies).
+    /// The overrides of `role`.
     pub fn of(&self, role: Role) -> RoleLimits {
         match role {
             Role::Enthusiast => self.enthusiast,
             Role::Adversary => self.adversary,
             Role::Judge => self.judge,
             Role::Fixer => self.fixer,
-            Role::Prover => RoleLimits::default(),
+            Role::Prover => self.prover,
         }
     }
 }
@@ -172,8 +174,8 @@ fn agent<'a>(
 /// Each agent's backend/format pair and binary; every role names a configured agent.
 fn check_agents(config: &Config) -> Result<(), ConfigError> {
     for (name, a) in &config.agents {
-        match (a.backend, a.format) {
-            (super::BackendKind::Command, None) => {
+        match (a.backend.native_format(), a.format) {
+            (None, None) => {
                 return Err(ConfigError::Invalid {
                     key: format!("agents.{name}.format"),
                     message: "a `command` agent must declare the event format it prints: \
@@ -181,13 +183,13 @@ fn check_agents(config: &Config) -> Result<(), ConfigError> {
                         .into(),
                 })
             }
-            (super::BackendKind::Command, Some(_)) | (_, None) => {}
-            (b, Some(_)) => {
+            (None, Some(_)) | (_, None) => {}
+            (Some(_), Some(_)) => {
                 return Err(ConfigError::Invalid {
                     key: format!("agents.{name}.format"),
                     message: format!(
                         "only for backend = \"command\" (backend `{}` prints its own format)",
-                        b.as_str()
+                        a.backend.as_str()
                     ),
                 })
             }
@@ -242,6 +244,7 @@ fn timeouts(t: &TimeoutsConfig) -> Result<Timeouts, ConfigError> {
         adversary: role(Role::Adversary)?,
         judge: role(Role::Judge)?,
         fixer: role(Role::Fixer)?,
+        prover: role(Role::Prover)?,
     })
 }
 
@@ -332,7 +335,13 @@ mod tests {
         assert_eq!(t.verify, Duration::from_secs(1800));
         assert_eq!(t.retry, Duration::from_secs(120));
         assert_eq!(t.prove, Duration::from_secs(300));
-        for role in [Role::Enthusiast, Role::Adversary, Role::Judge, Role::Fixer] {
+        for role in [
+            Role::Enthusiast,
+            Role::Adversary,
+            Role::Judge,
+            Role::Fixer,
+            Role::Prover,
+        ] {
             assert_eq!(t.of(role), RoleLimits::default());
         }
         assert_eq!(s.hook.timeout, Duration::from_secs(3000));
@@ -378,7 +387,7 @@ mod tests {
                 .to_string();
             assert_eq!(err, format!("timeouts.{key}: must be greater than zero"));
         }
-        for role in ["enthusiast", "adversary", "judge", "fixer"] {
+        for role in ["enthusiast", "adversary", "judge", "fixer", "prover"] {
             for key in ["agent", "grace"] {
                 let err = load_text(&format!("[timeouts.{role}]\n{key} = \"x\"\n"))
                     .unwrap_err()

@@ -1,26 +1,17 @@
-//! Dispatch: running agent CLIs as subprocesses (process groups, caps, timeouts, cancellation)
-//! and parsing their event streams into an `AgentOutcome`.
-mod backend;
-mod claude;
-mod codex;
-mod events;
-mod fault;
-mod gemini;
-mod home;
-mod model;
+//! Dispatch: running agent CLIs as subprocesses (process groups, caps, timeouts,
+//! cancellation), their event streams folded as they arrive (`backends::Fold`) into an
+//! `AgentOutcome`, and what one dispatch leaves in its run dir. What each CLI is — its argv,
+//! environment and event format — is its module of `backends`.
+mod error;
 mod process;
-mod shell;
-mod usage;
 mod withhold;
 
+pub use crate::backends::{
+    claude_access, cost_usd, cut_answer, gemini_access, list_price_usd, price_of, shell_access,
+    tool_permitted, truncated_recovered, AgentSpec, BackendKind, DispatchRequest, EventFormat,
+    Invocation, TierModels,
+};
 pub use crate::records::outcome::*;
-pub use backend::{interpret_exit, invocation, parse_events, tool_permitted, Invocation};
-pub use claude::{claude_access, claude_args, parse_stream_json};
-pub use codex::{codex_args, parse_codex_jsonl};
-pub use fault::{classify, continued_answer, cut_answer, permanent_retry, truncated_recovered};
-pub use gemini::{gemini_access, gemini_args, parse_gemini_stream};
-pub use model::*;
+pub use error::DispatchError;
 pub use process::{dispatch, dispatch_metered, resolve_binary, SpendMeter};
-pub use shell::shell_access;
-pub use usage::{cost_usd, list_price_usd, price_of, UsageTally};
 pub use withhold::withhold_after;

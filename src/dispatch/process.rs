@@ -2,10 +2,8 @@
 //! supervised process (`crate::process`: own group, capped pipes, timeout and cancellation
 //! with SIGTERM → grace → SIGKILL), and the outcome files it leaves in its dispatch dir.
 
-use super::{
-    interpret_exit, invocation, parse_events, AgentOutcome, AgentSpec, DispatchError,
-    DispatchRequest, EventFormat, Invocation, ProcessEnd,
-};
+use super::{AgentOutcome, AgentSpec, DispatchError, DispatchRequest, Invocation, ProcessEnd};
+use crate::backends::{Fold, Folded};
 use crate::process::{supervise, Ended, Env, Input, Limits, Sink, Spec};
 use crate::store::{write_json_record, write_record};
 use nix::sys::signal::Signal;
@@ -37,85 +35,16 @@ const ENV_EXACT: &[&str] = &[
 const ENV_PREFIXES: &[&str] = &["LC_", "XDG_", "AREV_", "DISABLE_"];
 /// Passed in any letter case.
 const ENV_ANY_CASE: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"];
-/// Provider prefixes, by the event format (= the vendor) of the agent: an agent only gets
-/// its own vendor's credentials and settings.
-const CLAUDE_PREFIXES: &[&str] = &["ANTHROPIC_", "CLAUDE_"];
-/// Claude Code on Amazon Bedrock (`CLAUDE_CODE_USE_BEDROCK`): AWS credentials and region.
-const BEDROCK_PREFIXES: &[&str] = &["AWS_"];
-/// Claude Code on Google Vertex AI (`CLAUDE_CODE_USE_VERTEX`): Google credentials, project
-/// and region (`CLOUD_ML_REGION`, `VERTEX_REGION_*`).
-const VERTEX_PREFIXES: &[&str] = &["GOOGLE_", "CLOUD_ML_", "VERTEX_"];
-const CODEX_PREFIXES: &[&str] = &["OPENAI_", "CODEX_", "AZURE_OPENAI_"];
-const GEMINI_PREFIXES: &[&str] = &["GEMINI_", "GOOGLE_", "CLOUD_ML_", "VERTEX_"];
-
-/// Which cloud routes of Claude Code arev's own environment switches on. Cloud credentials
-/// reach a Claude agent only with their route enabled, never just because they are set.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct CloudRoutes {
-    pub bedrock: bool,
-    pub vertex: bool,
-}
-
-impl CloudRoutes {
-    /// From an environment: `CLAUDE_CODE_USE_BEDROCK` / `CLAUDE_CODE_USE_VERTEX` set to a
-    /// true value (anything but empty, `0` or `false`).
-    pub(crate) fn from_env(env: &[(OsString, OsString)]) -> Self {
-        let on = |name: &str| {
-            env.iter().any(|(k, v)| {
-                k == name && {
-                    let v = v.to_string_lossy();
-                    let v = v.trim();
-                    !(v.is_empty() || v == "0" || v.eq_ignore_ascii_case("false"))
-                }
-            })
-        };
-        Self {
-            bedrock: on("CLAUDE_CODE_USE_BEDROCK"),
-            vertex: on("CLAUDE_CODE_USE_VERTEX"),
-        }
-    }
-}
-
-fn provider_prefixes(format: EventFormat, routes: CloudRoutes) -> Vec<&'static str> {
-    match format {
-        EventFormat::Claude => {
-            let mut p = CLAUDE_PREFIXES.to_vec();
-            if routes.bedrock {
-                p.extend_from_slice(BEDROCK_PREFIXES);
-            }
-            if routes.vertex {
-                p.extend_from_slice(VERTEX_PREFIXES);
-            }
-            p
-        }
-        EventFormat::Codex => CODEX_PREFIXES.to_vec(),
-        EventFormat::Gemini => GEMINI_PREFIXES.to_vec(),
-    }
-}
-
-/// Whether an environment variable of arev's may be passed to a Claude agent (no cloud
-/// route enabled; see [`env_allowed_for`]).
-#[cfg(test)]
-pub(crate) fn env_allowed(name: &str) -> bool {
-    env_allowed_for(EventFormat::Claude, CloudRoutes::default(), &[], name)
-}
-
-/// Whether an environment variable of arev's may be passed to an agent of `format` (an
-/// allowlist: secrets unrelated to the agent's own provider never reach it). `routes`: the
-/// cloud routes enabled in arev's environment. `pass_env` names further variables by exact
-/// name (the agent's `pass_env` config key).
-pub(crate) fn env_allowed_for(
-    format: EventFormat,
-    routes: CloudRoutes,
-    pass_env: &[String],
-    name: &str,
-) -> bool {
+/// Whether an environment variable of arev's may be passed to an agent (an allowlist:
+/// secrets unrelated to the agent's own provider never reach it). `provider`: the prefixes
+/// of the agent's vendor (its event format's backend, given arev's environment:
+/// `Backend::env_prefixes`). `pass_env` names further variables by exact name (the agent's
+/// `pass_env` config key).
+pub(crate) fn env_allowed_for(provider: &[&str], pass_env: &[String], name: &str) -> bool {
     ENV_EXACT.contains(&name)
         || ENV_PREFIXES.iter().any(|p| name.starts_with(p))
         || ENV_ANY_CASE.iter().any(|v| name.eq_ignore_ascii_case(v))
-        || provider_prefixes(format, routes)
-            .iter()
-            .any(|p| name.starts_with(p))
+        || provider.iter().any(|p| name.starts_with(p))
         || pass_env.iter().any(|v| v == name)
 }
 
@@ -152,76 +81,11 @@ pub fn resolve_binary(name_or_path: &str) -> Result<PathBuf, DispatchError> {
     Err(DispatchError::BinaryNotFound(name_or_path.to_string()))
 }
 
-/// How often the spooled stream is looked at (the running spend, a retried permanent error).
-const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
-
 /// Told an agent's running spend while its events stream (docs/contracts.md §19.3, §19.4): the usage
-/// so far and its cost at the model's list price. Called from the dispatch's watcher task
-/// whenever the spend grew.
+/// so far and its cost at the model's list price. Called as the events arrive, whenever the
+/// spend grew.
 pub trait SpendMeter: Send + Sync {
     fn spending(&self, usage: &super::Usage, cost_usd: f64);
-}
-
-/// What the watcher of one agent's stream reports to.
-struct Watch {
-    format: EventFormat,
-    /// The model's price (None: not known, its spend reported as $0).
-    price: Option<crate::config::ModelPrice>,
-    meter: Option<std::sync::Arc<dyn SpendMeter>>,
-}
-
-/// Reads the spool at `path` as it grows: each complete line goes to the usage tally (a
-/// grown spend is reported to the meter), and for Claude Code and Codex `stop` is
-/// cancelled at the first line that is a retry of a permanent API error
-/// ([`super::permanent_retry`]).
-async fn watch_stream(path: PathBuf, watch: Watch, stop: CancellationToken) {
-    use std::io::Read;
-    // Opened once it exists; each read takes what was appended since the last.
-    let mut spool: Option<std::fs::File> = None;
-    let mut partial: Vec<u8> = Vec::new();
-    let mut tally = super::UsageTally::new(watch.format);
-    let mut reported = super::Usage::default();
-    loop {
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(WATCH_EVERY) => {}
-        }
-        if spool.is_none() {
-            spool = std::fs::File::open(&path).ok();
-        }
-        let Some(f) = spool.as_mut() else {
-            continue;
-        };
-        let mut fresh = Vec::new();
-        if f.read_to_end(&mut fresh).is_err() {
-            continue;
-        }
-        tally.feed(&fresh);
-        if let Some(meter) = &watch.meter {
-            let usage = tally.usage();
-            if usage != reported {
-                let usd = super::cost_usd(watch.price.as_ref(), &usage);
-                meter.spending(&usage, usd);
-                reported = usage;
-            }
-        }
-        if watch.format == EventFormat::Gemini {
-            continue;
-        }
-        partial.extend_from_slice(&fresh);
-        let Some(end) = partial.iter().rposition(|b| *b == b'\n') else {
-            continue;
-        };
-        let hit = partial[..end]
-            .split(|b| *b == b'\n')
-            .any(super::permanent_retry);
-        partial.drain(..=end);
-        if hit {
-            debug!(path = %path.display(), "a permanent API error is being retried; stopping the agent");
-            stop.cancel();
-            return;
-        }
-    }
 }
 
 /// Run one agent to completion (or timeout/cancel). Writes prompt.md, events.jsonl,
@@ -281,12 +145,13 @@ async fn run_agent(
     parent_env: Vec<(OsString, OsString)>,
     meter: Option<std::sync::Arc<dyn SpendMeter>>,
 ) -> Result<AgentOutcome, DispatchError> {
-    let inv = invocation(agent, req);
+    let backend = agent.backend.backend();
+    let inv = backend.invocation(agent, req);
     let out = &req.out_dir;
     std::fs::create_dir_all(out).map_err(io_err(out))?;
-    // A Codex or Gemini reviewer's own home: the user's login, not their memory files
-    // (`dispatch::home`); kept until the agent has ended.
-    let home = super::home::reviewer_home(agent.backend, &parent_env).map_err(io_err(out))?;
+    // A reviewer's own home where its CLI needs one to keep the user's personal context
+    // out (Codex, Gemini: `Backend::private_home`); kept until the agent has ended.
+    let home = backend.private_home(&parent_env).map_err(io_err(out))?;
     let mut backend_env = inv.env.clone();
     backend_env.extend(home.iter().flat_map(|h| h.env.iter().cloned()));
     let env = agent_env(agent, &backend_env, parent_env);
@@ -295,41 +160,38 @@ async fn run_agent(
     for (path, bytes) in &inv.files {
         write_record(path, bytes).map_err(io_err(path))?;
     }
-    // The event stream is spooled to a temp file beside events.jsonl as it arrives (no
-    // buffer growing in arev), renamed over it when the agent has ended, and read back once
-    // to be parsed. Dropped unrenamed (an error below), the temp file is removed.
+    // The event stream is spooled verbatim to a temp file beside events.jsonl as it
+    // arrives (no buffer growing in arev), renamed over it when the agent has ended; the
+    // same bytes come over a channel to the fold. Dropped unrenamed (an error below), the
+    // temp file is removed.
     let events = out.join("events.jsonl");
     let spool = tempfile::Builder::new()
         .prefix(".tmp-")
         .tempfile_in(out)
         .map_err(io_err(out))?;
     let spool_file = spool.as_file().try_clone().map_err(io_err(spool.path()))?;
+    let (tee, chunks) = tokio::sync::mpsc::unbounded_channel();
 
     let started = Instant::now();
     let mut outcome = AgentOutcome::starting(agent, req);
-    let spec = agent_spec(agent, req, inv, env, spool_file);
+    let spec = agent_spec(agent, req, inv, env, spool_file, tee);
     let limits = Limits {
         timeout: req.timeout,
         grace: req.grace,
     };
-    // The stream is watched as it arrives: its running spend goes to the meter (docs/contracts.md
-    // §19.3), and as the CLIs retry even a 401 (Claude Code for minutes), the first retry
-    // of a permanent error stops a Claude Code or Codex agent (docs/contracts.md §19.2).
+    // The stream is folded as it arrives: its running spend goes to the meter
+    // (docs/contracts.md §19.3), and as the CLIs retry even a 401 (Claude Code for minutes),
+    // the first retry of a permanent error stops the agent (docs/contracts.md §19.2).
     let stop = cancel.child_token();
-    let watch = Watch {
-        format: agent.format,
-        price: req.price,
-        meter,
-    };
-    let watcher = tokio::spawn(watch_stream(
-        spool.path().to_path_buf(),
-        watch,
-        stop.clone(),
-    ));
-    let supervised = supervise(spec, limits, &stop).await;
-    // Awaited once aborted: no spend of this agent is reported after it has ended.
-    watcher.abort();
-    let _ = watcher.await;
+    let mut fold = Fold::new(agent.format, &outcome.model, req.price);
+    let supervised = watch(
+        supervise(spec, limits, &stop),
+        chunks,
+        &mut fold,
+        meter.as_deref(),
+        &stop,
+    )
+    .await;
     spool
         .persist(&events)
         .map_err(|e| io_err(&events)(e.error))?;
@@ -345,22 +207,8 @@ async fn run_agent(
     };
     outcome.end = process_end(finished.ended);
     let (stdout, stderr) = (finished.stdout, finished.stderr);
-    let events_read = std::fs::read(&events).map_err(io_err(&events))?;
-    let (tool_uses, mut result, malformed) = parse_events(agent.format, &events_read);
-    interpret_exit(agent.format, &outcome.end, &mut result, &stderr.kept);
-    outcome.fault = fault_of(agent.format, &events_read, &mut result, &outcome.model);
-    match result.as_mut() {
-        // Claude Code reports its own cost; Codex and Gemini none: their usage is priced.
-        Some(r) if agent.format != EventFormat::Claude => {
-            r.total_cost_usd = super::cost_usd(req.price.as_ref(), &r.usage);
-        }
-        Some(_) => {}
-        None => outcome.streamed = streamed_spend(agent.format, req.price, &events_read),
-    }
-    drop(events_read);
-    outcome.tool_uses = tool_uses;
-    outcome.result = result;
-    outcome.malformed_lines = malformed;
+    let folded = fold.finish(&outcome.end, &stderr.kept);
+    outcome.record(folded);
     outcome.stdout_bytes = stdout.total;
     outcome.stdout_truncated = stdout.truncated;
     outcome.stderr_truncated = stderr.truncated;
@@ -369,41 +217,53 @@ async fn run_agent(
     Ok(outcome)
 }
 
-/// What the events of a dispatch without a result show it spent (docs/contracts.md §19.1): their
-/// per-message usage at the model's list price; None when they show nothing.
-fn streamed_spend(
-    format: EventFormat,
-    price: Option<crate::config::ModelPrice>,
-    events: &[u8],
-) -> Option<super::StreamedSpend> {
-    let usage = super::UsageTally::of(format, events);
-    (usage.total() > 0).then(|| super::StreamedSpend {
-        cost_usd: super::cost_usd(price.as_ref(), &usage),
-        usage,
-    })
+/// Runs `supervised` to its end while folding the chunks of stdout that arrive: a grown
+/// spend is told to `meter`, and `stop` is cancelled at the first retry of a permanent API
+/// error. What is left in the channel once the agent has ended (its pipe drained) is
+/// folded too, no longer metered: the outcome records it.
+async fn watch<T>(
+    supervised: impl std::future::Future<Output = T>,
+    mut chunks: tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
+    fold: &mut Fold,
+    meter: Option<&dyn SpendMeter>,
+    stop: &CancellationToken,
+) -> T {
+    let mut supervised = std::pin::pin!(supervised);
+    let mut reported = super::Usage::default();
+    let ended = loop {
+        tokio::select! {
+            ended = &mut supervised => break ended,
+            Some(chunk) = chunks.recv() => {
+                fold.feed(&chunk);
+                if let Some(meter) = meter {
+                    if *fold.usage() != reported {
+                        reported = fold.usage().clone();
+                        meter.spending(&reported, fold.spend_usd());
+                    }
+                }
+                if fold.permanent_retry().is_some() && !stop.is_cancelled() {
+                    debug!("a permanent API error is being retried; stopping the agent");
+                    stop.cancel();
+                }
+            }
+        }
+    };
+    chunks.close();
+    while let Some(chunk) = chunks.recv().await {
+        fold.feed(&chunk);
+    }
+    ended
 }
 
-/// The fault the events name (docs/contracts.md §19.2). An answer the CLI continued after the output
-/// token limit is joined from the events into `result` (which held only the continuation).
-fn fault_of(
-    format: EventFormat,
-    events: &[u8],
-    result: &mut Option<super::ResultEvent>,
-    model: &str,
-) -> Option<super::Fault> {
-    let fault = super::classify(format, events, result.as_ref(), model);
-    if format != EventFormat::Claude {
-        return fault;
-    }
-    match (
-        result.as_mut().filter(|r| !r.is_error),
-        super::continued_answer(events),
-    ) {
-        (Some(r), Some(full)) => {
-            r.text = Some(full);
-            Some(super::truncated_recovered())
-        }
-        _ => fault,
+impl AgentOutcome {
+    /// What the fold of its events says: tool uses, result, fault, non-JSON lines and,
+    /// without a result, what the events show it spent (docs/contracts.md §19.1).
+    fn record(&mut self, folded: Folded) {
+        self.tool_uses = folded.tool_uses;
+        self.result = folded.result;
+        self.fault = folded.fault;
+        self.malformed_lines = folded.malformed;
+        self.streamed = folded.streamed;
     }
 }
 
@@ -414,12 +274,12 @@ fn agent_env(
     backend_env: &[(String, String)],
     parent_env: Vec<(OsString, OsString)>,
 ) -> Vec<(OsString, OsString)> {
-    let routes = CloudRoutes::from_env(&parent_env);
+    let provider = agent.format.backend().env_prefixes(&parent_env);
     parent_env
         .into_iter()
         .filter(|(k, _)| {
             k.to_str().is_some_and(|k| {
-                env_allowed_for(agent.format, routes, &agent.pass_env, k)
+                env_allowed_for(&provider, &agent.pass_env, k)
                     && !backend_env.iter().any(|(n, _)| n == k)
             })
         })
@@ -436,6 +296,7 @@ fn agent_spec(
     inv: Invocation,
     env: Vec<(OsString, OsString)>,
     spool: std::fs::File,
+    tee: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
 ) -> Spec {
     Spec {
         label: req.label.clone(),
@@ -447,6 +308,7 @@ fn agent_spec(
         stdout: Sink::Spool {
             file: spool,
             cap: req.output_cap,
+            tee: Some(tee),
         },
         stderr: Sink::Capture {
             cap: req.output_cap,
@@ -546,7 +408,7 @@ impl AnswerRef {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dispatch::{claude_args, BackendKind, TierModels};
+    use crate::dispatch::{BackendKind, EventFormat, TierModels};
     use crate::findings::{Role, Tier};
     use crate::process::DRAIN_TIMEOUT;
     use nix::unistd::Pid;
@@ -702,7 +564,7 @@ mod tests {
         );
         let argv = std::fs::read_to_string(dir.path().join("argv.txt")).unwrap();
         let argv: Vec<&str> = argv.lines().collect();
-        assert_eq!(argv, claude_args(&agent, &req));
+        assert_eq!(argv, agent.backend.backend().invocation(&agent, &req).args);
         let saved: serde_json::Value =
             serde_json::from_slice(&std::fs::read(out.join("outcome.json")).unwrap()).unwrap();
         // Everything but the answer text, which events.jsonl holds: its size and sha256.
@@ -1060,9 +922,23 @@ mod tests {
         assert!(stdin.contains("<role_instructions>\nYou are an Enthusiast."));
     }
 
+    /// Whether `name` reaches an agent of `format` started with `env`.
+    fn allowed(
+        format: EventFormat,
+        env: &[(OsString, OsString)],
+        pass_env: &[String],
+        name: &str,
+    ) -> bool {
+        env_allowed_for(&format.backend().env_prefixes(env), pass_env, name)
+    }
+
+    /// Whether `name` reaches a Claude agent (no cloud route switched on).
+    fn env_allowed(name: &str) -> bool {
+        allowed(EventFormat::Claude, &[], &[], name)
+    }
+
     #[test]
     fn env_allowlist_rules() {
-        let none = CloudRoutes::default();
         for ok in [
             "HOME",
             "PATH",
@@ -1081,27 +957,17 @@ mod tests {
         ] {
             assert!(env_allowed(ok), "{ok}");
         }
-        assert!(env_allowed_for(
-            EventFormat::Codex,
-            none,
-            &[],
-            "OPENAI_BASE_URL"
-        ));
-        assert!(env_allowed_for(
+        assert!(allowed(EventFormat::Codex, &[], &[], "OPENAI_BASE_URL"));
+        assert!(allowed(
             EventFormat::Gemini,
-            none,
+            &[],
             &[],
             "GOOGLE_GEMINI_BASE_URL"
         ));
-        assert!(!env_allowed_for(
-            EventFormat::Gemini,
-            none,
-            &[],
-            "ANTHROPIC_API_KEY"
-        ));
-        assert!(env_allowed_for(
+        assert!(!allowed(EventFormat::Gemini, &[], &[], "ANTHROPIC_API_KEY"));
+        assert!(allowed(
             EventFormat::Claude,
-            none,
+            &[],
             &["X_KEY".into()],
             "X_KEY"
         ));
@@ -1132,39 +998,21 @@ mod tests {
                 .map(|(k, v)| (OsString::from(k), OsString::from(v)))
                 .collect()
         };
-        assert_eq!(CloudRoutes::from_env(&env(&[])), CloudRoutes::default());
+        let claude = |e: &[(OsString, OsString)], n| allowed(EventFormat::Claude, e, &[], n);
         for off in ["", "0", "false", "FALSE"] {
-            let r = CloudRoutes::from_env(&env(&[("CLAUDE_CODE_USE_BEDROCK", off)]));
-            assert!(!r.bedrock, "{off:?}");
+            let e = env(&[("CLAUDE_CODE_USE_BEDROCK", off)]);
+            assert!(!claude(&e, "AWS_REGION"), "{off:?}");
         }
-        let bedrock = CloudRoutes::from_env(&env(&[("CLAUDE_CODE_USE_BEDROCK", "1")]));
-        assert_eq!(
-            bedrock,
-            CloudRoutes {
-                bedrock: true,
-                vertex: false
-            }
-        );
-        let claude = |r, n| env_allowed_for(EventFormat::Claude, r, &[], n);
-        assert!(claude(bedrock, "AWS_SECRET_ACCESS_KEY") && claude(bedrock, "AWS_REGION"));
-        assert!(!claude(bedrock, "GOOGLE_APPLICATION_CREDENTIALS"));
-        let vertex = CloudRoutes::from_env(&env(&[("CLAUDE_CODE_USE_VERTEX", "true")]));
-        assert!(claude(vertex, "GOOGLE_APPLICATION_CREDENTIALS"));
-        assert!(claude(vertex, "CLOUD_ML_REGION") && claude(vertex, "VERTEX_REGION_X"));
-        assert!(!claude(vertex, "AWS_ACCESS_KEY_ID"));
+        let bedrock = env(&[("CLAUDE_CODE_USE_BEDROCK", "1")]);
+        assert!(claude(&bedrock, "AWS_SECRET_ACCESS_KEY") && claude(&bedrock, "AWS_REGION"));
+        assert!(!claude(&bedrock, "GOOGLE_APPLICATION_CREDENTIALS"));
+        let vertex = env(&[("CLAUDE_CODE_USE_VERTEX", "true")]);
+        assert!(claude(&vertex, "GOOGLE_APPLICATION_CREDENTIALS"));
+        assert!(claude(&vertex, "CLOUD_ML_REGION") && claude(&vertex, "VERTEX_REGION_X"));
+        assert!(!claude(&vertex, "AWS_ACCESS_KEY_ID"));
         // Other vendors never get AWS credentials, whatever the routes.
-        assert!(!env_allowed_for(
-            EventFormat::Gemini,
-            bedrock,
-            &[],
-            "AWS_REGION"
-        ));
-        assert!(!env_allowed_for(
-            EventFormat::Codex,
-            vertex,
-            &[],
-            "GOOGLE_API_KEY"
-        ));
+        assert!(!allowed(EventFormat::Gemini, &bedrock, &[], "AWS_REGION"));
+        assert!(!allowed(EventFormat::Codex, &vertex, &[], "GOOGLE_API_KEY"));
     }
 
     #[test]

@@ -55,7 +55,7 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dispatch::parse_codex_jsonl;
+    use crate::backends::{parse_events, EventFormat};
 
     #[test]
     fn events_after_the_offending_call_are_withheld() {
@@ -70,7 +70,7 @@ mod tests {
         ];
         let raw = lines.join("\n") + "\n";
         std::fs::write(d.path().join("events.jsonl"), &raw).unwrap();
-        let (tool_uses, result, _) = parse_codex_jsonl(raw.as_bytes());
+        let (tool_uses, result, _) = parse_events(EventFormat::Codex, raw.as_bytes());
         let mut outcome: AgentOutcome = serde_json::from_value(serde_json::json!({
             "label": "enthusiast-p1", "agent": "codex", "role": "enthusiast", "tier": "opus",
             "model": "m", "end": {"kind": "exited", "code": 0}, "tool_uses": tool_uses,

@@ -8,22 +8,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The npm package of a built-in backend's CLI and the version arev is tested with (the
-/// versions `.ci/run` installs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Tested {
-    pub package: &'static str,
-    pub version: &'static str,
-}
+/// versions `.ci/run` installs): its profile's.
+pub use crate::backends::Npm as Tested;
 
 /// The tested CLI of `backend` (None for `command`, which is whatever the user points at).
 pub fn tested_version(backend: BackendKind) -> Option<Tested> {
-    let (package, version) = match backend {
-        BackendKind::Claude => ("@anthropic-ai/claude-code", "2.1.330"),
-        BackendKind::Codex => ("@openai/codex", "0.169.0"),
-        BackendKind::Gemini => ("@google/gemini-cli", "0.61.0"),
-        BackendKind::Command => return None,
-    };
-    Some(Tested { package, version })
+    backend.profile().npm
 }
 
 /// `npm install -g <package>@<tested version>` for a built-in backend.

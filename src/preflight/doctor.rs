@@ -358,48 +358,12 @@ fn env_set(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME").map(PathBuf::from)
-}
-
 /// Credentials of a built-in backend: environment variables the CLI reads, or its login
 /// file. `None` for a `command` agent (arev cannot know what it needs).
 fn credentials_check(who: &str, agent: &AgentConfig) -> Option<Check> {
-    let (vars, file, fix): (&[&str], Option<PathBuf>, &str) = match agent.backend {
-        BackendKind::Claude => (
-            &[
-                "ANTHROPIC_API_KEY",
-                "ANTHROPIC_AUTH_TOKEN",
-                "CLAUDE_CODE_OAUTH_TOKEN",
-                "CLAUDE_CODE_USE_BEDROCK",
-                "CLAUDE_CODE_USE_VERTEX",
-            ],
-            std::env::var_os("CLAUDE_CONFIG_DIR")
-                .map(PathBuf::from)
-                .or_else(|| home().map(|h| h.join(".claude")))
-                .map(|d| d.join(".credentials.json")),
-            "set ANTHROPIC_API_KEY, or run `claude` once and log in",
-        ),
-        BackendKind::Codex => (
-            &["CODEX_API_KEY", "OPENAI_API_KEY", "CODEX_ACCESS_TOKEN"],
-            std::env::var_os("CODEX_HOME")
-                .map(PathBuf::from)
-                .or_else(|| home().map(|h| h.join(".codex")))
-                .map(|d| d.join("auth.json")),
-            "set OPENAI_API_KEY (or CODEX_API_KEY), or run `codex login`",
-        ),
-        BackendKind::Gemini => (
-            &[
-                "GEMINI_API_KEY",
-                "GOOGLE_API_KEY",
-                "GOOGLE_GENAI_USE_VERTEXAI",
-                "GOOGLE_APPLICATION_CREDENTIALS",
-            ],
-            home().map(|h| h.join(".gemini").join("oauth_creds.json")),
-            "set GEMINI_API_KEY, or run `gemini` once and log in with Google",
-        ),
-        BackendKind::Command => return None,
-    };
+    let creds = agent.backend.profile().credentials?;
+    let (vars, fix) = (creds.vars, creds.fix);
+    let file = creds.login_file(|k| std::env::var_os(k));
     // A custom provider's key is named in the agent's `pass_env`.
     let named = agent.pass_env.iter().map(String::as_str);
     if let Some(v) = vars.iter().copied().chain(named).find(|v| env_set(v)) {
@@ -415,7 +379,7 @@ fn credentials_check(who: &str, agent: &AgentConfig) -> Option<Check> {
         ));
     }
     // Claude Code keeps a login on macOS in the keychain, which arev does not read.
-    if agent.backend == BackendKind::Claude && cfg!(target_os = "macos") {
+    if creds.keychain_on_macos && cfg!(target_os = "macos") {
         return Some(Check::new(
             Level::Warn,
             format!(

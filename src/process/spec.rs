@@ -52,8 +52,14 @@ pub enum Sink {
     Capture { cap: u64 },
     /// Read concurrently and appended to this file as it arrives, at most `cap` bytes
     /// (everything is counted); nothing is held in memory. An agent's event stream: the
-    /// file grows while the agent works, and a long stream costs no buffer growth.
-    Spool { file: std::fs::File, cap: u64 },
+    /// file grows while the agent works, and a long stream costs no buffer growth. Each
+    /// chunk written is also sent to `tee`, if given (the agent's event fold), which sees
+    /// exactly the bytes the file keeps.
+    Spool {
+        file: std::fs::File,
+        cap: u64,
+        tee: Option<tokio::sync::mpsc::UnboundedSender<Vec<u8>>>,
+    },
     /// Written straight to this file.
     File(std::fs::File),
 }

@@ -199,11 +199,11 @@ where
 {
     // Where the kept bytes go: the shared buffer, or the spool file (written as they come;
     // the page cache, not this process, holds them).
-    let (Some(mut pipe), (cap, mut spool)) = (
+    let (Some(mut pipe), (cap, mut spool, tee)) = (
         pipe,
         match sink {
-            Sink::Capture { cap } => (cap, None),
-            Sink::Spool { file, cap } => (cap, Some(file)),
+            Sink::Capture { cap } => (cap, None, None),
+            Sink::Spool { file, cap, tee } => (cap, Some(file), tee),
             Sink::File(_) => return None,
         },
     ) else {
@@ -235,6 +235,10 @@ where
                 c.truncated = true;
             } else {
                 room -= take as u64;
+                if let (Some(tee), 1..) = (&tee, take) {
+                    // A closed receiver wants no more: nothing to do.
+                    let _ = tee.send(buf[..take].to_vec());
+                }
             }
             if take < n {
                 c.truncated = true;
@@ -395,6 +399,7 @@ mod tests {
         spec.stdout = Sink::Spool {
             file: std::fs::File::create(&spool).unwrap(),
             cap: 250_000,
+            tee: None,
         };
         let f = supervise_blocking(spec, limits(10_000, 200)).unwrap();
         assert_eq!(f.ended.exit_code(), Some(0));
@@ -410,10 +415,39 @@ mod tests {
         spec.stdout = Sink::Spool {
             file: std::fs::File::create(&spool).unwrap(),
             cap: 250_000,
+            tee: None,
         };
         let f = supervise_blocking(spec, limits(10_000, 200)).unwrap();
         assert_eq!((f.stdout.total, f.stdout.truncated), (4, false));
         assert_eq!(std::fs::read(&spool).unwrap(), b"a\nb\n");
+    }
+
+    #[test]
+    fn a_spools_tee_gets_exactly_the_bytes_the_file_keeps_as_they_come() {
+        let d = tempfile::tempdir().unwrap();
+        let spool = d.path().join("events.jsonl");
+        let mut spec = sh(
+            "for i in 1 2 3; do head -c 100000 /dev/zero | tr '\\0' x; done",
+            d.path(),
+        );
+        let (tee, mut chunks) = tokio::sync::mpsc::unbounded_channel();
+        spec.stdout = Sink::Spool {
+            file: std::fs::File::create(&spool).unwrap(),
+            cap: 250_000,
+            tee: Some(tee),
+        };
+        let f = supervise_blocking(spec, limits(10_000, 200)).unwrap();
+        assert_eq!(f.stdout.total, 300_000);
+        let mut teed = Vec::new();
+        let mut n = 0;
+        while let Ok(chunk) = chunks.try_recv() {
+            assert!(!chunk.is_empty());
+            teed.extend_from_slice(&chunk);
+            n += 1;
+        }
+        assert!(n > 1, "sent as it came, in {n} chunk(s)");
+        assert_eq!(teed, std::fs::read(&spool).unwrap(), "what the file keeps");
+        assert_eq!(teed.len(), 250_000);
     }
 
     #[tokio::test]

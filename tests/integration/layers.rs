@@ -379,7 +379,7 @@ fn the_guard_reads_paths_and_groups() {
         "round",
         "target",
         "target/diff",
-        "dispatch/shell",
+        "backends/shell",
     ] {
         assert!(dirs.iter().any(|x| x == d), "{d} is checked ({dirs:?})");
     }

@@ -132,3 +132,9 @@ mod budget;
 mod prove_sandbox;
 // `arev run --prove`: Provers write reproducers, arev runs them: every status, rejections.
 mod prove;
+// `arev run --iterate --prove`: a fix counts only when its reproducer passes on the fix commit.
+mod prove_iterate;
+// `arev eval run --prove`: reproducers scored against the real fix commit.
+mod eval_prove;
+// The real Codex and Gemini CLIs as the Prover.
+mod real_prover;

@@ -263,12 +263,12 @@ fn the_readme_lists_every_refused_flag() {
         .expect("docs/trust.md section");
     let section = &doc[start..];
     let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
-    for (backend, table) in [
-        ("claude", arev::config::floor::CLAUDE),
-        ("codex", arev::config::floor::CODEX),
-        ("gemini", arev::config::floor::GEMINI),
-    ] {
-        for r in table {
+    for kind in arev::config::BackendKind::ALL {
+        let Some(floor) = kind.profile().floor else {
+            continue;
+        };
+        let backend = kind.as_str();
+        for r in floor.refused {
             for flag in r.long {
                 assert!(
                     section.contains(&format!("`{flag}`")),
@@ -282,9 +282,9 @@ fn the_readme_lists_every_refused_flag() {
                 );
             }
         }
-    }
-    for key in arev::config::floor::CODEX_CONFIG_KEYS {
-        assert!(section.contains(&format!("`{key}`")), "{key}");
+        for key in floor.config_keys.unwrap_or_default() {
+            assert!(section.contains(&format!("`{key}`")), "{backend}: {key}");
+        }
     }
 }
 

@@ -20,180 +20,11 @@ pub struct Refused {
     pub why: &'static str,
 }
 
-/// Claude Code (`claude -p`, docs/architecture.md §16.1).
-pub const CLAUDE: &[Refused] = &[
-    Refused {
-        long: &[
-            "--permission-mode",
-            "--permission-prompts",
-            "--allowedTools",
-            "--allowed-tools",
-            "--dangerously-skip-permissions",
-            "--allow-dangerously-skip-permissions",
-        ],
-        short: &[],
-        why: "grants permissions",
-    },
-    Refused {
-        long: &[
-            "--tools", "--agent", "--agents", "--brief", "--chrome", "--ide",
-        ],
-        short: &[],
-        why: "grants tools",
-    },
-    Refused {
-        long: &["--add-dir", "--file", "--debug-file", "--worktree"],
-        short: &['w'],
-        why: "grants directories or files",
-    },
-    Refused {
-        long: &["--settings", "--setting-sources", "--bare"],
-        short: &[],
-        why: "changes which settings and hooks load",
-    },
-    Refused {
-        long: &["--mcp-config"],
-        short: &[],
-        why: "adds MCP servers",
-    },
-    Refused {
-        long: &["--plugin-dir", "--plugin-url"],
-        short: &[],
-        why: "loads plugins",
-    },
-    Refused {
-        long: &[
-            "--resume",
-            "--continue",
-            "--fork-session",
-            "--from-pr",
-            "--teleport",
-            "--cloud",
-            "--environment",
-            "--remote-control",
-            "--desktop",
-            "--tmux",
-            "--background",
-            "--bg",
-        ],
-        short: &['r', 'c'],
-        why: "runs another session",
-    },
-];
-
-/// Codex (`codex exec`, docs/architecture.md §16.3). `-c`/`--config` is checked by key:
-/// only model and provider settings ([`CODEX_CONFIG_KEYS`]) may be set.
-pub const CODEX: &[Refused] = &[
-    Refused {
-        long: &[
-            "--sandbox",
-            "--full-auto",
-            "--approve-for-me",
-            "--dangerously-bypass-approvals-and-sandbox",
-            "--dangerously-bypass-hook-trust",
-            "--profile",
-            "--ignore-rules",
-            "--enable",
-            "--cyber-access-program",
-        ],
-        short: &['s', 'p'],
-        why: "changes the sandbox or approvals",
-    },
-    Refused {
-        long: &["--trust"],
-        short: &[],
-        why: "loads the project's own config, MCP servers and hooks",
-    },
-    Refused {
-        long: &[
-            "--add-dir",
-            "--cd",
-            "--worktree",
-            "--image",
-            "--output-last-message",
-        ],
-        short: &['C', 'i', 'o'],
-        why: "grants directories or files",
-    },
-];
-
-/// Gemini CLI (docs/architecture.md §16.4).
-pub const GEMINI: &[Refused] = &[
-    Refused {
-        long: &[
-            "--yolo",
-            "--approval-mode",
-            "--allowed-tools",
-            "--policy",
-            "--admin-policy",
-        ],
-        short: &['y'],
-        why: "grants tools or approvals",
-    },
-    Refused {
-        long: &["--sandbox"],
-        short: &['s'],
-        why: "changes the sandbox",
-    },
-    Refused {
-        long: &["--skip-trust"],
-        short: &[],
-        why: "changes which settings load",
-    },
-    Refused {
-        long: &["--allowed-mcp-server-names", "--extensions"],
-        short: &['e'],
-        why: "adds MCP servers or extensions",
-    },
-    Refused {
-        long: &[
-            "--include-directories",
-            "--worktree",
-            "--session-file",
-            "--delete-session",
-        ],
-        short: &['w'],
-        why: "grants directories or files",
-    },
-    Refused {
-        long: &["--resume", "--acp", "--experimental-acp"],
-        short: &['r'],
-        why: "runs another session",
-    },
-];
-
-/// The only `codex -c` keys (first dotted segment) allowed in `extra_args`: the model and
-/// its provider. Anything else (sandbox, approvals, MCP servers, shell environment, hooks,
-/// notify, projects/trust, profiles, features, instructions) is refused.
-pub const CODEX_CONFIG_KEYS: &[&str] = &[
-    "model",
-    "model_provider",
-    "model_providers",
-    "model_reasoning_effort",
-    "model_reasoning_summary",
-    "model_verbosity",
-    "model_context_window",
-    "model_auto_compact_token_limit",
-    "openai_base_url",
-    "hide_agent_reasoning",
-    "show_raw_agent_reasoning",
-];
-
 /// A refused argument: the argument as written and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FloorViolation {
     pub arg: String,
     pub why: String,
-}
-
-/// The refused flags of a backend (empty for `command`).
-pub fn refused(backend: BackendKind) -> &'static [Refused] {
-    match backend {
-        BackendKind::Claude => CLAUDE,
-        BackendKind::Codex => CODEX,
-        BackendKind::Gemini => GEMINI,
-        BackendKind::Command => &[],
-    }
 }
 
 /// `--allowed_Tools=x` → `allowedtools`: the spelling-independent name of a long flag.
@@ -210,10 +41,10 @@ fn normalize(long: &str) -> String {
 
 /// The first argument of `args` that the floor of `backend` refuses.
 pub fn check(backend: BackendKind, args: &[String]) -> Result<(), FloorViolation> {
-    let table = refused(backend);
-    if table.is_empty() {
+    let Some(floor) = backend.profile().floor else {
         return Ok(());
-    }
+    };
+    let table = floor.refused;
     let deny = |arg: &str, why: &str| {
         Err(FloorViolation {
             arg: arg.to_string(),
@@ -232,12 +63,12 @@ pub fn check(backend: BackendKind, args: &[String]) -> Result<(), FloorViolation
             if name.contains("dangerously") || name == "yolo" {
                 return deny(arg, "bypasses permissions");
             }
-            if backend == BackendKind::Codex && name == "config" {
+            if let (Some(keys), "config") = (floor.config_keys, name.as_str()) {
                 let value = match rest.split_once('=') {
                     Some((_, v)) => Some(v.to_string()),
                     None => args.get(i).cloned(),
                 };
-                codex_config("--config", value.as_deref())?;
+                config_key(keys, "--config", value.as_deref())?;
                 continue;
             }
             let bare = name.strip_prefix("no").unwrap_or(&name);
@@ -254,15 +85,15 @@ pub fn check(backend: BackendKind, args: &[String]) -> Result<(), FloorViolation
             let Some(&first) = letters.first() else {
                 continue;
             };
-            if backend == BackendKind::Codex {
-                // clap: every codex short flag takes a value, so only the first letter is one.
-                if first == 'c' {
+            if floor.short_flags_take_values {
+                // clap: every short flag takes a value, so only the first letter is one.
+                if let (Some(keys), 'c') = (floor.config_keys, first) {
                     let value = if rest.len() > 1 {
                         Some(rest[1..].trim_start_matches('=').to_string())
                     } else {
                         args.get(i).cloned()
                     };
-                    codex_config("-c", value.as_deref())?;
+                    config_key(keys, "-c", value.as_deref())?;
                     continue;
                 }
                 if let Some(r) = table.iter().find(|r| r.short.contains(&first)) {
@@ -280,8 +111,8 @@ pub fn check(backend: BackendKind, args: &[String]) -> Result<(), FloorViolation
     Ok(())
 }
 
-/// A codex `-c key=value`: only the keys of [`CODEX_CONFIG_KEYS`].
-fn codex_config(flag: &str, value: Option<&str>) -> Result<(), FloorViolation> {
+/// A `-c key=value` (Codex): only the `keys` of its floor.
+fn config_key(keys: &[&str], flag: &str, value: Option<&str>) -> Result<(), FloorViolation> {
     let Some(value) = value else {
         return Err(FloorViolation {
             arg: flag.to_string(),
@@ -295,7 +126,7 @@ fn codex_config(flag: &str, value: Option<&str>) -> Result<(), FloorViolation> {
         .unwrap_or_default()
         .trim()
         .trim_matches('"');
-    if CODEX_CONFIG_KEYS.contains(&first) {
+    if keys.contains(&first) {
         return Ok(());
     }
     Err(FloorViolation {

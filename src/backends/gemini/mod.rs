@@ -1,11 +1,12 @@
-//! The `gemini` backend: read-only Gemini CLI argv (docs/architecture.md §9.1, §16.4), its
-//! `-o stream-json` parser and its exit codes.
+//! The `gemini` backend, Gemini CLI (`gemini -p … -o stream-json`): its profile, its
+//! read-only argv (docs/architecture.md §9.1, §16.4), its private home, its stream-json
+//! decoder and its exit codes.
 //!
 //! Events: `tool_use` (`tool_name`, `tool_id`, `parameters`) become tool uses, deduplicated
 //! by `tool_id`, with file accesses: `read_file` reads `file_path`; `read_many_files` reads
 //! its `include` entries (patterns never match a target file, so they fail the read gate);
 //! `grep_search`, `glob` and `list_directory` search `dir_path` (the working directory when
-//! absent); `run_shell_command` is derived like a Codex command (`dispatch::shell`);
+//! absent); `run_shell_command` is derived like a Codex command (`backends::shell`);
 //! `write_file`/`replace` write `file_path`; other tools (`update_topic`, `google_web_search`,
 //! `enter_plan_mode`, …) touch no file. In `--approval-mode default` only the read tools are
 //! registered at all; a call of any tool outside `gemini_permits` aborts the review.
@@ -20,13 +21,19 @@
 //! not use are not offered (`--policy`, a deny rule). Measured with benches/cost.rs
 //! (docs/performance.md).
 
-use super::events::{lax, lax_object, EventLines};
+mod decode;
+
+pub use decode::exit_meaning;
+
+use super::backend::{Backend, Credentials, Floor, LoginFile, Npm, Profile};
+use super::event::Decoder;
+use super::floor::Refused;
+use super::home::{homes_base, is_markdown, mirror, private_dir, ReviewerHome};
 use super::shell::shell_access;
-use super::{AgentSpec, DispatchRequest, FileAccess, ResultEvent, ToolUse, Usage};
-use crate::findings::Role;
-use serde::Deserialize;
+use super::spec::{AgentSpec, DispatchRequest, Invocation, MAX_ARG_PROMPT};
+use crate::records::{FileAccess, Role, ToolUse};
 use serde_json::Value;
-use std::collections::HashSet;
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -44,6 +51,9 @@ const UNUSED_TOOLS: [&str; 4] = [
     "enter_plan_mode",
     "invoke_agent",
 ];
+/// Tools `--approval-mode auto_edit` registers that the Prover (new files with `write_file`
+/// only) never uses.
+const PROVER_DENIED: [&str; 4] = ["replace", "run_shell_command", "web_fetch", "write_todos"];
 /// The search tools, not offered to a reviewer of one file (it reads that file whole).
 const SEARCH_TOOLS: [&str; 3] = ["list_directory", "glob", "grep_search"];
 
@@ -58,6 +68,10 @@ fn policy(req: &DispatchRequest) -> String {
     let mut denied: Vec<&str> = UNUSED_TOOLS.to_vec();
     if !req.search && !matches!(req.role, Role::Fixer | Role::Prover) {
         denied.extend(SEARCH_TOOLS);
+    }
+    if req.role == Role::Prover {
+        // `auto_edit` registers the edit and shell tools: the Prover keeps `write_file`.
+        denied.extend(PROVER_DENIED);
     }
     let names: Vec<String> = denied.iter().map(|n| format!("\"{n}\"")).collect();
     format!(
@@ -83,18 +97,6 @@ pub fn gemini_files(req: &DispatchRequest) -> Vec<(PathBuf, Arc<[u8]>)> {
     files
 }
 
-/// The prompt text with the role body appended (for backends without a system-prompt flag).
-pub fn prompt_with_role(prompt: &str, system_prompt: &str) -> String {
-    if system_prompt.trim().is_empty() {
-        return prompt.to_string();
-    }
-    format!(
-        "{}\n\n<role_instructions>\n{}\n</role_instructions>\n",
-        prompt.trim_end(),
-        system_prompt.trim()
-    )
-}
-
 /// Environment set for every Gemini worker (over the inherited one).
 ///
 /// `GEMINI_CLI_TRUST_WORKSPACE=false`: the reviewed repository is an untrusted workspace
@@ -107,7 +109,7 @@ pub fn prompt_with_role(prompt: &str, system_prompt: &str) -> String {
 /// `GEMINI_SYSTEM_MD`: the role body's file (see the module doc). The user's
 /// `~/.gemini/GEMINI.md` (and private project memory), which Gemini CLI 0.61.0 appends to
 /// any system prompt (`context.fileName` only adds names), is kept out by the private
-/// `GEMINI_CLI_HOME` the dispatch sets (`dispatch::home`): links to the user's own files,
+/// `GEMINI_CLI_HOME` the dispatch sets (`backends::home`): links to the user's own files,
 /// credentials included, but not the memory files.
 pub fn gemini_env(req: &DispatchRequest) -> Vec<(String, String)> {
     let mut env = vec![("GEMINI_CLI_TRUST_WORKSPACE".into(), "false".into())];
@@ -122,7 +124,7 @@ pub fn gemini_env(req: &DispatchRequest) -> Vec<(String, String)> {
 
 /// The argv (without the program) for a read-only Gemini worker; stdin must be `/dev/null`
 /// (`-p` text is appended to any stdin input). A prompt too long for one argument goes on
-/// stdin instead (`dispatch::invocation`).
+/// stdin instead (`Backend::invocation`).
 ///
 /// In `--approval-mode default` only read tools exist, and `read_file` refuses any path
 /// that resolves outside the workspace (symlinks included); the run's target artefacts are
@@ -134,7 +136,13 @@ pub fn gemini_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
         "-o".into(),
         "stream-json".into(),
         "--approval-mode".into(),
-        "default".into(),
+        // The Prover creates its reproducer with `write_file`, which `default` does not
+        // register; `auto_edit` does (the policy denies the rest it adds).
+        if req.role == Role::Prover {
+            "auto_edit".into()
+        } else {
+            "default".into()
+        },
         "--skip-trust".into(),
         "--policy".into(),
         out_path(req, POLICY_FILE).display().to_string(),
@@ -147,223 +155,6 @@ pub fn gemini_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     }
     args.extend(agent.extra_args.iter().cloned());
     args
-}
-
-/// What a Gemini CLI exit code means (its FatalError subclasses), for codes with a meaning.
-pub fn exit_meaning(code: i32) -> Option<&'static str> {
-    Some(match code {
-        41 => "authentication failed (exit 41): log in with `gemini` once, or set GEMINI_API_KEY",
-        42 => "invalid input (exit 42)",
-        44 => "sandbox error (exit 44)",
-        52 => "configuration error (exit 52): check ~/.gemini/settings.json",
-        53 => "turn limit reached (exit 53)",
-        54 => "tool execution failed (exit 54)",
-        55 => "untrusted workspace (exit 55)",
-        130 => "cancelled (exit 130)",
-        _ => return None,
-    })
-}
-
-/// Turn a known Gemini exit code into an error result with a clear message (keeping the
-/// CLI's own message, when it printed one, after ours).
-pub fn apply_exit_code(code: i32, result: &mut Option<ResultEvent>, stderr: &[u8]) {
-    let Some(meaning) = exit_meaning(code) else {
-        return;
-    };
-    let detail = result
-        .as_ref()
-        .filter(|r| r.is_error)
-        .and_then(|r| r.text.clone())
-        .or_else(|| {
-            String::from_utf8_lossy(stderr)
-                .lines()
-                .map(str::trim)
-                .rfind(|l| !l.is_empty())
-                .map(str::to_string)
-        });
-    let text = match detail {
-        Some(d) => format!("Gemini CLI: {meaning}: {d}"),
-        None => format!("Gemini CLI: {meaning}"),
-    };
-    let usage = result.as_ref().map(|r| r.usage.clone()).unwrap_or_default();
-    *result = Some(ResultEvent {
-        is_error: true,
-        subtype: format!("exit_{code}"),
-        text: Some(text),
-        total_cost_usd: 0.0,
-        usage,
-        permission_denials: vec![],
-        num_turns: None,
-    });
-}
-
-/// Gemini CLI stream-json events arev reads; every other `type` (`init`, `tool_result`, …)
-/// is `Other`.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum GeminiEvent {
-    Message {
-        #[serde(default, deserialize_with = "lax")]
-        role: Option<String>,
-        #[serde(default, deserialize_with = "lax")]
-        content: Option<String>,
-        #[serde(default, deserialize_with = "lax")]
-        delta: Option<bool>,
-    },
-    ToolUse {
-        #[serde(default, deserialize_with = "lax")]
-        tool_id: Option<String>,
-        #[serde(default, deserialize_with = "lax")]
-        tool_name: Option<String>,
-        /// Verbatim.
-        #[serde(default)]
-        parameters: Value,
-    },
-    Error {
-        #[serde(default, deserialize_with = "lax")]
-        severity: Option<String>,
-        #[serde(default, deserialize_with = "lax")]
-        message: Option<String>,
-    },
-    Result {
-        #[serde(default, deserialize_with = "lax")]
-        status: Option<String>,
-        #[serde(default, deserialize_with = "lax_object")]
-        error: Option<GeminiError>,
-        #[serde(default, deserialize_with = "lax_object")]
-        stats: Option<GeminiStats>,
-    },
-    #[serde(other)]
-    Other,
-}
-
-#[derive(Debug, Deserialize)]
-struct GeminiError {
-    #[serde(default, rename = "type", deserialize_with = "lax")]
-    kind: Option<String>,
-    #[serde(default, deserialize_with = "lax")]
-    message: Option<String>,
-}
-
-/// Token and tool-call counts; a missing or unreadable one is absent.
-#[derive(Debug, Default, Deserialize)]
-struct GeminiStats {
-    #[serde(default, deserialize_with = "lax")]
-    input_tokens: Option<u64>,
-    #[serde(default, deserialize_with = "lax")]
-    output_tokens: Option<u64>,
-    #[serde(default, deserialize_with = "lax")]
-    cached: Option<u64>,
-    #[serde(default, deserialize_with = "lax")]
-    tool_calls: Option<u64>,
-}
-
-/// Parsed `-o stream-json` output: tool uses, the result, non-JSON lines.
-pub fn parse_gemini_stream(stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>, u64) {
-    let mut tool_uses = Vec::new();
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut turn = Turn::default();
-    let mut result = None;
-
-    let mut events = EventLines::<GeminiEvent>::new(stdout);
-    for event in events.by_ref() {
-        match event {
-            GeminiEvent::Message {
-                role,
-                content,
-                delta,
-            } if role.as_deref() == Some("assistant") => {
-                if delta != Some(true) {
-                    turn.text.clear();
-                }
-                turn.text.push_str(content.as_deref().unwrap_or_default());
-            }
-            GeminiEvent::ToolUse {
-                tool_id,
-                tool_name,
-                parameters,
-            } => {
-                turn.tool_calls += 1;
-                turn.text.clear();
-                let id = tool_id.unwrap_or_default();
-                if id.is_empty() || !seen.insert(id.clone()) {
-                    continue;
-                }
-                let name = tool_name.unwrap_or_default();
-                tool_uses.push(ToolUse {
-                    id,
-                    access: gemini_access(&name, &parameters),
-                    name,
-                    input: parameters,
-                });
-            }
-            GeminiEvent::Error { severity, message } if severity.as_deref() != Some("warning") => {
-                turn.last_error = Some(message.unwrap_or_default());
-            }
-            GeminiEvent::Result {
-                status,
-                error,
-                stats,
-            } => result = Some(turn.result(status.as_deref() == Some("success"), error, stats)),
-            GeminiEvent::Message { .. } | GeminiEvent::Error { .. } | GeminiEvent::Other => {}
-        }
-    }
-    (tool_uses, result, events.malformed())
-}
-
-/// The usage one line reports, when it is a `result` (the live tally's reading).
-pub(super) fn result_usage(line: &[u8]) -> Option<Usage> {
-    match EventLines::<GeminiEvent>::new(line).next()? {
-        GeminiEvent::Result { stats, .. } => Some(Turn::default().result(true, None, stats).usage),
-        _ => None,
-    }
-}
-
-/// What the events so far said: the assistant text since the last tool use, the last
-/// error event's message, the tool calls.
-#[derive(Default)]
-struct Turn {
-    text: String,
-    last_error: Option<String>,
-    tool_calls: u64,
-}
-
-impl Turn {
-    /// The result of a `result` event: on success the answer is the text after the last
-    /// tool use; on error the message is the result's own, or the last error event's.
-    fn result(
-        &self,
-        ok: bool,
-        error: Option<GeminiError>,
-        stats: Option<GeminiStats>,
-    ) -> ResultEvent {
-        let stats = stats.unwrap_or_default();
-        let cached = stats.cached.unwrap_or(0);
-        let (subtype, text) = if ok {
-            let answer = (!self.text.trim().is_empty()).then(|| self.text.clone());
-            ("success".to_string(), answer)
-        } else {
-            let (kind, message) = error.map_or((None, None), |e| (e.kind, e.message));
-            let message = message
-                .or_else(|| self.last_error.clone())
-                .unwrap_or_else(|| "the Gemini CLI reported an error".into());
-            (kind.unwrap_or_else(|| "error".into()), Some(message))
-        };
-        ResultEvent {
-            is_error: !ok,
-            subtype,
-            text,
-            total_cost_usd: 0.0,
-            usage: Usage {
-                input_tokens: stats.input_tokens.unwrap_or(0).saturating_sub(cached),
-                output_tokens: stats.output_tokens.unwrap_or(0),
-                cache_creation_input_tokens: 0,
-                cache_read_input_tokens: cached,
-            },
-            permission_denials: vec![],
-            num_turns: Some(stats.tool_calls.unwrap_or(self.tool_calls) + 1),
-        }
-    }
 }
 
 /// Whether `role` may call the Gemini CLI tool `name`: the read-only tools of
@@ -423,11 +214,161 @@ pub fn gemini_access(name: &str, input: &Value) -> FileAccess {
     }
 }
 
+/// Gemini CLI (docs/architecture.md §16.4).
+const FLOOR: &[Refused] = &[
+    Refused {
+        long: &[
+            "--yolo",
+            "--approval-mode",
+            "--allowed-tools",
+            "--policy",
+            "--admin-policy",
+        ],
+        short: &['y'],
+        why: "grants tools or approvals",
+    },
+    Refused {
+        long: &["--sandbox"],
+        short: &['s'],
+        why: "changes the sandbox",
+    },
+    Refused {
+        long: &["--skip-trust"],
+        short: &[],
+        why: "changes which settings load",
+    },
+    Refused {
+        long: &["--allowed-mcp-server-names", "--extensions"],
+        short: &['e'],
+        why: "adds MCP servers or extensions",
+    },
+    Refused {
+        long: &[
+            "--include-directories",
+            "--worktree",
+            "--session-file",
+            "--delete-session",
+        ],
+        short: &['w'],
+        why: "grants directories or files",
+    },
+    Refused {
+        long: &["--resume", "--acp", "--experimental-acp"],
+        short: &['r'],
+        why: "runs another session",
+    },
+];
+
+/// Entries of `~/.gemini` a reviewer does not see, besides every top-level `*.md` (the
+/// memory files: `GEMINI.md` and the names `context.fileName` adds): private project memory,
+/// chats and checkpoints (`tmp`), and extensions (each with its own context files).
+const PERSONAL: [&str; 2] = ["tmp", "extensions"];
+
+/// Gemini CLI's profile.
+static PROFILE: Profile = Profile {
+    name: "gemini",
+    npm: Some(Npm {
+        package: "@google/gemini-cli",
+        version: "0.61.0",
+    }),
+    credentials: Some(Credentials {
+        vars: &[
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "GOOGLE_GENAI_USE_VERTEXAI",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+        ],
+        login: Some(LoginFile {
+            env_dir: None,
+            home_dir: ".gemini",
+            file: "oauth_creds.json",
+        }),
+        fix: "set GEMINI_API_KEY, or run `gemini` once and log in with Google",
+        keychain_on_macos: false,
+    }),
+    env_prefixes: &["GEMINI_", "GOOGLE_", "CLOUD_ML_", "VERTEX_"],
+    default_models: [
+        "gemini-2.5-flash-lite",
+        "gemini-2.5-flash",
+        "gemini-2.5-pro",
+    ],
+    list_prices: &[],
+    reports_cost: false,
+    floor: Some(Floor {
+        refused: FLOOR,
+        config_keys: None,
+        short_flags_take_values: false,
+    }),
+    personal_context: "a private GEMINI_CLI_HOME of links to the user's own, without \
+                       GEMINI.md, other memory files, tmp and extensions; an untrusted \
+                       workspace; the role body replaces the system prompt",
+};
+
+/// Gemini CLI (`gemini -p <prompt> -o stream-json`).
+pub struct Gemini;
+
+impl Backend for Gemini {
+    fn profile(&self) -> &'static Profile {
+        &PROFILE
+    }
+
+    /// Gemini appends the `-p` text to its stdin input: a prompt too long for one argument
+    /// goes on stdin and `-p` is a blank (the role body is the system prompt), so the
+    /// header stays the first line.
+    fn invocation(&self, agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
+        let mut args = gemini_args(agent, req);
+        let mut stdin = None;
+        if req.prompt.len() > MAX_ARG_PROMPT {
+            args[1] = " ".into();
+            stdin = Some(Arc::<[u8]>::from(Arc::clone(&req.prompt)));
+        }
+        Invocation {
+            args,
+            stdin,
+            env: gemini_env(req),
+            files: gemini_files(req),
+        }
+    }
+
+    fn decoder(&self, model: &str) -> Box<dyn Decoder> {
+        Box::new(decode::GeminiDecoder::new(model))
+    }
+
+    fn permits(&self, role: Role, t: &ToolUse) -> bool {
+        gemini_permits(role, &t.name)
+    }
+
+    /// The user's `~/.gemini` seen through links, without its personal context.
+    fn private_home(
+        &self,
+        parent_env: &[(OsString, OsString)],
+    ) -> std::io::Result<Option<ReviewerHome>> {
+        let dir = private_dir(&homes_base(parent_env), "gemini-")?;
+        let own = dir.path().join(".gemini");
+        std::fs::create_dir(&own)?;
+        let real = super::home::var(parent_env, "GEMINI_CLI_HOME")
+            .or_else(|| super::home::var(parent_env, "HOME"));
+        if let Some(real) = real {
+            mirror(&real.join(".gemini"), &own, |name| {
+                !PERSONAL.contains(&name) && !is_markdown(name)
+            })?;
+            // The CLI's last place for its environment file.
+            let env_file = real.join(".env");
+            if env_file.exists() {
+                std::os::unix::fs::symlink(&env_file, dir.path().join(".env"))?;
+            }
+        }
+        let env = vec![("GEMINI_CLI_HOME".into(), dir.path().display().to_string())];
+        Ok(Some(ReviewerHome { _dir: dir, env }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::decode::apply_exit_code;
     use super::*;
-    use crate::dispatch::{BackendKind, EventFormat, TierModels};
-    use crate::findings::{Role, Tier};
+    use crate::backends::{parse_events, BackendKind, EventFormat, TierModels};
+    use crate::records::{Role, Tier};
     use std::path::PathBuf;
     use std::time::Duration;
 
@@ -451,9 +392,10 @@ mod tests {
 
     #[test]
     fn parses_a_normal_run() {
-        let (tools, r, bad) = parse_gemini_stream(&lines(&[
-            INIT, USER, SAY, READ, READ, READ_RES, ANS1, ANS2, RESULT,
-        ]));
+        let (tools, r, bad) = parse_events(
+            EventFormat::Gemini,
+            &lines(&[INIT, USER, SAY, READ, READ, READ_RES, ANS1, ANS2, RESULT]),
+        );
         assert_eq!(bad, 0);
         assert_eq!(tools.len(), 1);
         assert_eq!(tools[0].name, "read_file");
@@ -477,16 +419,16 @@ mod tests {
             r#"{"type":"error","timestamp":"t","severity":"error","message":"quota exceeded"}"#;
         let warn = r#"{"type":"error","severity":"warning","message":"slow"}"#;
         let res = r#"{"type":"result","status":"error","stats":{}}"#;
-        let (_, r, _) = parse_gemini_stream(&lines(&[INIT, warn, err, res]));
+        let (_, r, _) = parse_events(EventFormat::Gemini, &lines(&[INIT, warn, err, res]));
         let r = r.unwrap();
         assert!(r.is_error);
         assert_eq!(r.text.as_deref(), Some("quota exceeded"));
         let res2 = r#"{"type":"result","status":"error","error":{"type":"FatalTurnLimitedError","message":"Reached max turns"},"stats":{}}"#;
-        let (_, r, _) = parse_gemini_stream(&lines(&[INIT, res2]));
+        let (_, r, _) = parse_events(EventFormat::Gemini, &lines(&[INIT, res2]));
         let r = r.unwrap();
         assert_eq!(r.subtype, "FatalTurnLimitedError");
         assert_eq!(r.text.as_deref(), Some("Reached max turns"));
-        let (_, r, _) = parse_gemini_stream(&lines(&[INIT, SAY]));
+        let (_, r, _) = parse_events(EventFormat::Gemini, &lines(&[INIT, SAY]));
         assert!(r.is_none(), "no result event, no result");
     }
 

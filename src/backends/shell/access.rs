@@ -6,7 +6,7 @@ use super::error::Underivable;
 use super::programs::{program_access, program_name};
 use super::tokenize::{tokenize, Tok};
 use super::words::join;
-use crate::dispatch::FileAccess;
+use crate::records::FileAccess;
 
 /// The file accesses of one shell command line.
 pub fn shell_access(command: &str) -> FileAccess {

@@ -1,10 +1,92 @@
-//! Dispatch inputs (`AgentSpec`, `DispatchRequest`) and the errors that prevent one; the
-//! parsed `AgentOutcome` is a record (`records::outcome`).
+//! What one dispatch is made of (`AgentSpec`, `DispatchRequest`), what a backend makes of
+//! it (`Invocation`), and the configuration types a backend's profile names (`TierModels`,
+//! `ModelPrice`; `config` re-exports them).
 
-pub use crate::config::{BackendKind, EventFormat, TierModels};
-use crate::findings::{Role, Tier};
+use super::{BackendKind, EventFormat};
+use crate::records::{Role, Tier};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+
+/// Prompts longer than this go on stdin even for backends that take the prompt as an
+/// argument: Linux caps one argument at 128 KiB (`MAX_ARG_STRLEN`), and a Judge prompt
+/// carrying many findings can approach that.
+pub const MAX_ARG_PROMPT: usize = 100 * 1024;
+
+/// How to start one agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    /// Arguments after the program.
+    pub args: Vec<String>,
+    /// Bytes written to stdin before closing it; `None` = stdin is `/dev/null` (the prompt
+    /// is an argument).
+    pub stdin: Option<Arc<[u8]>>,
+    /// Variables set on top of the inherited (allowlisted) environment.
+    pub env: Vec<(String, String)>,
+    /// Files the argv or environment names, written (into the agent's `out_dir`) before the
+    /// agent starts: Codex's model instructions, Gemini's system prompt and tool policy.
+    pub files: Vec<(PathBuf, Arc<[u8]>)>,
+}
+
+/// Model string per tier.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TierModels {
+    pub haiku: String,
+    pub sonnet: String,
+    pub opus: String,
+}
+
+impl TierModels {
+    pub fn get(&self, tier: Tier) -> &str {
+        match tier {
+            Tier::Haiku => &self.haiku,
+            Tier::Sonnet => &self.sonnet,
+            Tier::Opus => &self.opus,
+        }
+    }
+}
+
+impl Default for TierModels {
+    fn default() -> Self {
+        Self {
+            haiku: "haiku".into(),
+            sonnet: "sonnet".into(),
+            opus: "opus".into(),
+        }
+    }
+}
+
+/// `[prices."<model>"]`: one model's list prices in USD per million tokens, what a USD
+/// budget prices its tokens with (docs/configuration.md). `cache_read` and `cache_write`
+/// left out are priced as `input`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPrice {
+    /// Input tokens not read from a cache.
+    pub input: f64,
+    /// Output tokens (reasoning included).
+    pub output: f64,
+    /// Input tokens read back from the prompt cache.
+    #[serde(default)]
+    pub cache_read: Option<f64>,
+    /// Input tokens written to the prompt cache.
+    #[serde(default)]
+    pub cache_write: Option<f64>,
+}
+
+impl ModelPrice {
+    /// (input, output, cache read, cache write), the cache prices defaulting to `input`.
+    pub fn rates(&self) -> [f64; 4] {
+        [
+            self.input,
+            self.output,
+            self.cache_read.unwrap_or(self.input),
+            self.cache_write.unwrap_or(self.input),
+        ]
+    }
+}
 
 /// A configured agent: backend, binary and tier → model map.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,28 +144,13 @@ pub struct DispatchRequest {
     /// `--max-budget-usd`, so the CLI itself stops spending past it. None without a budget
     /// (and for backends without such a cap).
     pub max_budget_usd: Option<f64>,
-    /// The list price of this dispatch's model (`dispatch::price_of`): its running spend
+    /// The list price of this dispatch's model (`backends::price_of`): its running spend
     /// and, for a CLI that reports no cost (Codex, Gemini), the cost recorded. None: not
     /// known, its tokens are counted and its spend is $0 (a USD budget refuses such a panel
     /// before the run).
-    pub price: Option<crate::config::ModelPrice>,
+    pub price: Option<ModelPrice>,
     /// Whether a reviewer is offered a search tool (Grep): for a target of several files.
     /// A one-file target is Read whole, and every tool schema offered is resent (and
     /// billed) with every request.
     pub search: bool,
-}
-
-/// Dispatch errors that prevent running at all.
-#[derive(Debug, thiserror::Error)]
-pub enum DispatchError {
-    #[error("agent binary `{0}` not found on PATH")]
-    BinaryNotFound(String),
-    #[error("agent binary {0} is not executable")]
-    NotExecutable(PathBuf),
-    #[error("cannot write {path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
 }

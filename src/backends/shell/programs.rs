@@ -4,7 +4,7 @@
 use super::error::Underivable;
 use super::sed::sed_access;
 use super::words::{join, split_args};
-use crate::dispatch::FileAccess;
+use crate::records::FileAccess;
 
 /// Directories whose programs are the system's, not the reviewed repository's.
 const SYSTEM_BIN_DIRS: &[&str] = &["/bin/", "/usr/bin/", "/usr/local/bin/"];

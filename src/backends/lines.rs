@@ -15,57 +15,32 @@
 use serde::de::{DeserializeOwned, Deserializer};
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use std::marker::PhantomData;
 
-/// The events of one agent's stdout, in order; `malformed()` counts the non-object lines
-/// seen so far.
-pub struct EventLines<'a, E> {
-    lines: std::slice::Split<'a, u8, fn(&u8) -> bool>,
-    malformed: u64,
-    _event: PhantomData<E>,
+/// One line of an agent's stdout.
+pub(super) enum Line {
+    /// Empty or only whitespace: skipped.
+    Blank,
+    /// Not a JSON object.
+    Malformed,
+    /// A JSON object (of duplicate keys the last).
+    Object(Value),
 }
 
-impl<'a, E: DeserializeOwned> EventLines<'a, E> {
-    /// The `\n`-separated lines of `stdout` (the text after the last newline is a line too).
-    pub fn new(stdout: &'a [u8]) -> Self {
-        Self {
-            lines: stdout.split(|b| *b == b'\n'),
-            malformed: 0,
-            _event: PhantomData,
-        }
+/// What `raw` (one `\n`-separated line, `\r` and blanks around it ignored) is.
+pub(super) fn line(raw: &[u8]) -> Line {
+    let line = raw.trim_ascii();
+    if line.is_empty() {
+        return Line::Blank;
     }
-
-    /// Lines that were not a JSON object.
-    pub fn malformed(&self) -> u64 {
-        self.malformed
-    }
-}
-
-impl<E: DeserializeOwned> Iterator for EventLines<'_, E> {
-    type Item = E;
-
-    fn next(&mut self) -> Option<E> {
-        for raw in self.lines.by_ref() {
-            let line = raw.trim_ascii();
-            if line.is_empty() {
-                continue;
-            }
-            match serde_json::from_slice::<Map<String, Value>>(line) {
-                Ok(object) => {
-                    if let Some(event) = tagged(Value::Object(object)) {
-                        return Some(event);
-                    }
-                }
-                Err(_) => self.malformed += 1,
-            }
-        }
-        None
+    match serde_json::from_slice::<Map<String, Value>>(line) {
+        Ok(object) => Line::Object(Value::Object(object)),
+        Err(_) => Line::Malformed,
     }
 }
 
 /// `value` as the `type`-tagged enum `T`: `None` unless it is an object with a string
 /// `type` (a numeric one is no variant index) that reads as a `T`.
-fn tagged<T: DeserializeOwned>(value: Value) -> Option<T> {
+pub(super) fn tagged<T: DeserializeOwned>(value: Value) -> Option<T> {
     if !value.get("type").is_some_and(Value::is_string) {
         return None;
     }
@@ -97,17 +72,6 @@ pub fn lax_tagged<'de, D: Deserializer<'de>, T: DeserializeOwned>(
     Ok(tagged(Value::deserialize(d)?))
 }
 
-/// An array of `type`-tagged objects (content blocks): empty unless it is an array; an
-/// element that is no tagged object is left out.
-pub fn lax_tagged_list<'de, D: Deserializer<'de>, T: DeserializeOwned>(
-    d: D,
-) -> Result<Vec<T>, D::Error> {
-    Ok(match Value::deserialize(d)? {
-        Value::Array(items) => items.into_iter().filter_map(tagged).collect(),
-        _ => vec![],
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,8 +84,6 @@ mod tests {
             n: Option<u64>,
             #[serde(default, deserialize_with = "lax_object")]
             inner: Option<Inner>,
-            #[serde(default, deserialize_with = "lax_tagged_list")]
-            list: Vec<Ev>,
         },
         #[serde(other)]
         Other,
@@ -134,17 +96,19 @@ mod tests {
     }
 
     fn read(input: &str) -> (Vec<Ev>, u64) {
-        let mut it = EventLines::<Ev>::new(input.as_bytes());
-        let evs: Vec<Ev> = it.by_ref().collect();
-        (evs, it.malformed())
+        let (mut evs, mut bad) = (vec![], 0);
+        for raw in input.as_bytes().split(|b| *b == b'\n') {
+            match line(raw) {
+                Line::Blank => {}
+                Line::Malformed => bad += 1,
+                Line::Object(v) => evs.extend(tagged::<Ev>(v)),
+            }
+        }
+        (evs, bad)
     }
 
     fn ping(n: Option<u64>, inner: Option<Inner>) -> Ev {
-        Ev::Ping {
-            n,
-            inner,
-            list: vec![],
-        }
+        Ev::Ping { n, inner }
     }
 
     #[test]
@@ -182,24 +146,7 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_list_keeps_only_its_tagged_objects() {
-        let (evs, _) =
-            read("{\"type\":\"ping\",\"list\":[{\"type\":\"ping\",\"n\":1},7,{\"n\":2},{\"type\":1},{\"type\":\"x\"}]}\n{\"type\":\"ping\",\"list\":{}}");
-        assert_eq!(
-            evs,
-            [
-                Ev::Ping {
-                    n: None,
-                    inner: None,
-                    list: vec![ping(Some(1), None), Ev::Other],
-                },
-                ping(None, None),
-            ]
-        );
-    }
-
-    use crate::dispatch::{parse_events, EventFormat};
+    use crate::backends::{decode_all, EventFormat};
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -293,7 +240,8 @@ mod tests {
     }
 
     fn check(format: EventFormat, stdout: &[u8]) -> Result<(), TestCaseError> {
-        let (uses, _, malformed) = parse_events(format, stdout);
+        let folded = decode_all(format, stdout, "m");
+        let (uses, malformed) = (folded.tool_uses, folded.malformed);
         let lines = stdout.split(|b| *b == b'\n').count() as u64;
         prop_assert!(malformed <= lines);
         let ids: std::collections::HashSet<&str> = uses.iter().map(|t| t.id.as_str()).collect();

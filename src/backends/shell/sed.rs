@@ -2,7 +2,7 @@
 
 use super::error::{SedProblem, Underivable};
 use super::words::{join, split_args};
-use crate::dispatch::FileAccess;
+use crate::records::FileAccess;
 
 /// The accesses of `sed ARGS`: its files are read, or written with `-i`; every script must
 /// be inert, and a script file (`-f`) cannot be seen.

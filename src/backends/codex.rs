@@ -1,10 +1,10 @@
-//! The `codex` backend: read-only `codex exec` argv (docs/architecture.md §9.1, §16.3) and
-//! the `--json` JSONL parser.
+//! The `codex` backend, OpenAI Codex (`codex exec --json`): its profile, its read-only argv
+//! (docs/architecture.md §9.1, §16.3), its private home, and its JSONL decoder.
 //!
 //! Events (one JSON object per line): `command_execution` items become tool uses (deduplicated
 //! by item id; `item.started` already carries the command, so a command that was still
 //! running when the agent was killed is counted too) whose file accesses are derived from the
-//! command line by `dispatch::shell` (what cannot be derived is documented there);
+//! command line by `backends::shell` (what cannot be derived is documented there);
 //! `file_change` items are writes; `mcp_tool_call` and `collab_tool_call` (sub-agent) items
 //! have underivable accesses; `web_search` items touch no file. Only a shell command proven
 //! read-only is a reviewer's tool (`codex_permits`); any other tool call aborts the review.
@@ -18,13 +18,18 @@
 //! which are reported as `cache_read_input_tokens` instead, so that `Usage::total` counts each
 //! token once.
 
-use super::events::{lax, lax_object, lax_tagged, EventLines};
+use super::backend::{Backend, Credentials, Floor, LoginFile, Npm, Profile};
+use super::event::{AgentEvent, Decoder};
+use super::fault::{from_api, refusal, transient, truncated, ApiError};
+use super::floor::Refused;
+use super::home::{homes_base, mirror, private_dir, ReviewerHome};
+use super::lines::{lax, lax_object, lax_tagged, tagged};
 use super::shell::shell_access;
-use super::{AgentSpec, DispatchRequest, FileAccess, ResultEvent, ToolUse, Usage};
-use crate::findings::Role;
+use super::spec::{AgentSpec, DispatchRequest, Invocation, MAX_ARG_PROMPT};
+use crate::records::{Fault, FileAccess, ProcessEnd, ResultEvent, Role, ToolUse, Usage};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use std::collections::HashSet;
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -73,14 +78,14 @@ fn instructions_path(req: &DispatchRequest) -> PathBuf {
 /// argument, after `--` (a prompt equal to a subcommand name would otherwise be parsed as
 /// one); stdin must be `/dev/null` (a piped stdin is appended to the prompt). A prompt too
 /// long for one argument is passed as `-` with the text on stdin instead
-/// (`dispatch::invocation`).
+/// (`Backend::invocation`).
 ///
 /// The role body REPLACES Codex's own base instructions (`model_instructions_file`, written
 /// by [`codex_files`]; ~5,400 tokens on every request about editing, planning and AGENTS.md,
 /// measured with benches/cost.rs), and the tools a reviewer does not use are not offered
 /// ([`UNUSED`]). The user's global `$CODEX_HOME/AGENTS.md`, which Codex 0.169.0 sends whatever
 /// the config says (`project_doc_max_bytes = 0` covers project docs only), is kept out by
-/// the private `CODEX_HOME` the dispatch sets (`dispatch::home`): links to the user's own
+/// the private `CODEX_HOME` the dispatch sets (`backends::home`): links to the user's own
 /// files, credentials included, but not that one.
 ///
 /// Nothing of the reviewed repository configures the session: the working directory is
@@ -92,11 +97,20 @@ fn instructions_path(req: &DispatchRequest) -> PathBuf {
 /// repository: those are caught by the read gate (the agent's run is then aborted and its
 /// events after the off-target command are not kept).
 pub fn codex_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
+    // The Prover creates its reproducer with `apply_patch`, which the read-only sandbox
+    // rejects without a trace: it gets `workspace-write` (its cwd is a scratch worktree; a
+    // shell command that writes is still a forbidden tool, a file change outside the
+    // worktree still fails the write gate).
+    let sandbox = if req.role == Role::Prover {
+        "workspace-write"
+    } else {
+        "read-only"
+    };
     let mut args: Vec<String> = [
         "exec",
         "--json",
         "--sandbox",
-        "read-only",
+        sandbox,
         "--skip-git-repo-check",
         "--ephemeral",
         "-C",
@@ -242,68 +256,90 @@ struct CodexError {
     message: Option<String>,
 }
 
-/// Parsed `codex exec --json` output: tool uses, the synthesised result, non-JSON lines.
-pub fn parse_codex_jsonl(stdout: &[u8]) -> (Vec<ToolUse>, Option<ResultEvent>, u64) {
-    let mut tool_uses = Vec::new();
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut last_message: Option<String> = None;
-    let mut usage = Usage::default();
-    let mut turns = 0u64;
-    let mut failed: Option<String> = None;
-    let mut pending_error: Option<String> = None;
+/// The decoder's state: what the stream said so far.
+struct CodexDecoder {
+    model: String,
+    last_message: Option<String>,
+    usage: Usage,
+    turns: u64,
+    /// The last `turn.failed` message.
+    failed: Option<String>,
+    /// The last `error` message since the last completed turn.
+    pending_error: Option<String>,
+}
 
-    let mut events = EventLines::<CodexEvent>::new(stdout);
-    for event in events.by_ref() {
+impl Decoder for CodexDecoder {
+    fn event(&mut self, v: Value, out: &mut Vec<AgentEvent>) {
+        let Some(event) = tagged::<CodexEvent>(v) else {
+            return;
+        };
         match event {
             CodexEvent::ItemCompleted {
                 item: Some(CodexItem::AgentMessage { text }),
             } => {
                 if let Some(t) = text {
-                    last_message = Some(t);
+                    out.push(AgentEvent::Text(t.clone()));
+                    self.last_message = Some(t);
                 }
             }
             CodexEvent::ItemStarted { item }
             | CodexEvent::ItemUpdated { item }
             | CodexEvent::ItemCompleted { item } => {
                 if let Some(t) = item.and_then(item_tool_use) {
-                    if seen.insert(t.id.clone()) {
-                        tool_uses.push(t);
-                    }
+                    out.push(AgentEvent::ToolUse(t));
                 }
             }
             CodexEvent::TurnCompleted { usage: u } => {
-                turns += 1;
-                pending_error = None;
-                add_usage(&mut usage, u.unwrap_or_default());
+                self.turns += 1;
+                self.pending_error = None;
+                add_usage(&mut self.usage, u.unwrap_or_default());
+                out.push(AgentEvent::Usage(self.usage.clone()));
             }
             CodexEvent::TurnFailed { error } => {
                 let msg = error.and_then(|e| e.message);
-                failed = Some(msg.unwrap_or_else(|| "turn failed".into()));
+                self.failed = Some(msg.unwrap_or_else(|| "turn failed".into()));
             }
             CodexEvent::Error { message } => {
-                pending_error = Some(message.unwrap_or_else(|| "error".into()));
+                let message = message.unwrap_or_else(|| "error".into());
+                // `Reconnecting... 2/5 (<cause>)`: the CLI retries.
+                if let Some(f) = codex_retrying(&message).and_then(|m| codex_fault(m, &self.model))
+                {
+                    out.push(AgentEvent::Retry(f));
+                }
+                self.pending_error = Some(message);
             }
             CodexEvent::Other => {}
         }
     }
-    let result = if let Some(msg) = failed {
-        Some(error_result("turn_failed", msg, usage, turns))
-    } else if let Some(msg) = pending_error {
-        Some(error_result("error", msg, usage, turns))
-    } else if turns > 0 {
-        Some(ResultEvent {
-            is_error: false,
-            subtype: "success".into(),
-            text: last_message,
-            total_cost_usd: 0.0,
-            usage,
-            permission_denials: vec![],
-            num_turns: Some(turns),
-        })
-    } else {
-        None
-    };
-    (tool_uses, result, events.malformed())
+
+    /// The result: a failed turn, else an error no turn completed after, else the last
+    /// agent message; its fault is the failure's (stopped mid-retry: the retried cause).
+    fn end(&mut self, _end: &ProcessEnd, _stderr: &[u8], out: &mut Vec<AgentEvent>) {
+        let (usage, turns) = (std::mem::take(&mut self.usage), self.turns);
+        let fault = self
+            .failed
+            .as_deref()
+            .or(self.pending_error.as_deref())
+            .and_then(|m| codex_fault(codex_retrying(m).unwrap_or(m), &self.model));
+        let result = if let Some(msg) = self.failed.take() {
+            error_result("turn_failed", msg, usage, turns)
+        } else if let Some(msg) = self.pending_error.take() {
+            error_result("error", msg, usage, turns)
+        } else if turns > 0 {
+            ResultEvent {
+                is_error: false,
+                subtype: "success".into(),
+                text: self.last_message.take(),
+                total_cost_usd: 0.0,
+                usage,
+                permission_denials: vec![],
+                num_turns: Some(turns),
+            }
+        } else {
+            return;
+        };
+        out.push(AgentEvent::Result { result, fault });
+    }
 }
 
 fn error_result(subtype: &str, msg: String, usage: Usage, turns: u64) -> ResultEvent {
@@ -315,18 +351,6 @@ fn error_result(subtype: &str, msg: String, usage: Usage, turns: u64) -> ResultE
         usage,
         permission_denials: vec![],
         num_turns: Some(turns),
-    }
-}
-
-/// The usage one line reports, when it is a `turn.completed` (the live tally's reading).
-pub(super) fn turn_usage(line: &[u8]) -> Option<Usage> {
-    match EventLines::<CodexEvent>::new(line).next()? {
-        CodexEvent::TurnCompleted { usage } => {
-            let mut total = Usage::default();
-            add_usage(&mut total, usage.unwrap_or_default());
-            Some(total)
-        }
-        _ => None,
     }
 }
 
@@ -408,7 +432,7 @@ fn item_tool_use(item: CodexItem) -> Option<ToolUse> {
 }
 
 /// Whether `role` may make the Codex tool call `t`: a shell command only when
-/// `dispatch::shell` proves it read-only (every access derived, no write); `file_change`
+/// `backends::shell` proves it read-only (every access derived, no write); `file_change`
 /// only the Fixer (its edits) and the Prover (its new files; arev rejects a change to an
 /// existing one before running anything); MCP tools, sub-agents and web searches nobody.
 pub fn codex_permits(role: Role, t: &ToolUse) -> bool {
@@ -419,11 +443,244 @@ pub fn codex_permits(role: Role, t: &ToolUse) -> bool {
     }
 }
 
+/// An OpenAI error body (`{"error":{"message","type","code"}}`), which Codex 0.169.0 prints
+/// verbatim for a 400.
+#[derive(Debug, Deserialize)]
+struct OpenAiBody {
+    error: OpenAiError,
+}
+
+#[derive(Debug, Deserialize)]
+struct OpenAiError {
+    #[serde(default)]
+    message: String,
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    code: Option<String>,
+}
+
+/// The cause inside Codex's `Reconnecting... 2/5 (<cause>)`, if `message` is one.
+fn codex_retrying(message: &str) -> Option<&str> {
+    let (_, cause) = message.strip_prefix("Reconnecting... ")?.split_once(" (")?;
+    cause.strip_suffix(')')
+}
+
+/// The fault one Codex error message names, `None` when it names none arev knows.
+fn codex_fault(message: &str, model: &str) -> Option<Fault> {
+    let key = KEY;
+    let message = message.trim();
+    let cut = message.strip_prefix("stream disconnected before completion: ");
+    let message = cut.unwrap_or(message);
+    // `Incomplete response returned, reason: max_output_tokens | content_filter`.
+    if let Some(reason) = message.strip_prefix("Incomplete response returned, reason: ") {
+        return Some(match reason.trim() {
+            "max_output_tokens" => truncated(),
+            "content_filter" => refusal("the API's content filter stopped the answer"),
+            other => transient(
+                "connection",
+                &ApiError::default(),
+                &format!("the answer was left incomplete ({other})"),
+            ),
+        });
+    }
+    let mut e = ApiError::default();
+    if let Some(rest) = message.strip_prefix("unexpected status ") {
+        // `unexpected status 401 Unauthorized: <text>, url: <url>`
+        let (status, text) = rest.split_once(": ").unwrap_or((rest, ""));
+        e.status = status.split(' ').next().and_then(|s| s.parse().ok());
+        e.text = text.rsplit_once(", url: ").map_or(text, |(t, _)| t).into();
+    } else if let Some(rest) = message.strip_prefix("exceeded retry limit, last status: ") {
+        e.status = rest.split(' ').next().and_then(|s| s.parse().ok());
+    } else if let Ok(body) = serde_json::from_str::<OpenAiBody>(message) {
+        // A 400's body, printed verbatim.
+        e.kind = openai_kind(&body.error);
+        e.text = body.error.message;
+        if e.kind.is_empty() {
+            e.kind = "invalid_request_error".into();
+        }
+    } else {
+        let lower = message.to_ascii_lowercase();
+        e.text = message.into();
+        if lower.contains("model") && lower.contains("does not exist") {
+            e.kind = "not_found_error".into();
+        } else if lower.contains("quota exceeded") || lower.contains("billing") {
+            e.kind = "billing".into();
+        } else if cut.is_none() {
+            return None;
+        }
+    }
+    Some(from_api(&e, model, key))
+}
+
+/// The normalised error type of an OpenAI error body.
+fn openai_kind(e: &OpenAiError) -> String {
+    let code = e.code.as_deref().unwrap_or_default();
+    let kind = e.kind.as_deref().unwrap_or_default();
+    match (code, kind) {
+        ("invalid_api_key", _) | (_, "authentication_error") => "authentication_error",
+        ("model_not_found", _) => "not_found_error",
+        ("insufficient_quota", _) | (_, "insufficient_quota") => "billing",
+        ("rate_limit_exceeded", _) => "rate_limit_error",
+        (_, "server_error") => "api_error",
+        (_, k) => k,
+    }
+    .into()
+}
+
+/// Codex (`codex exec`, docs/architecture.md §16.3). `-c`/`--config` is checked by key:
+/// only model and provider settings ([`CONFIG_KEYS`]) may be set.
+const FLOOR: &[Refused] = &[
+    Refused {
+        long: &[
+            "--sandbox",
+            "--full-auto",
+            "--approve-for-me",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "--dangerously-bypass-hook-trust",
+            "--profile",
+            "--ignore-rules",
+            "--enable",
+            "--cyber-access-program",
+        ],
+        short: &['s', 'p'],
+        why: "changes the sandbox or approvals",
+    },
+    Refused {
+        long: &["--trust"],
+        short: &[],
+        why: "loads the project's own config, MCP servers and hooks",
+    },
+    Refused {
+        long: &[
+            "--add-dir",
+            "--cd",
+            "--worktree",
+            "--image",
+            "--output-last-message",
+        ],
+        short: &['C', 'i', 'o'],
+        why: "grants directories or files",
+    },
+];
+
+/// The only `codex -c` keys (first dotted segment) allowed in `extra_args`: the model and
+/// its provider. Anything else (sandbox, approvals, MCP servers, shell environment, hooks,
+/// notify, projects/trust, profiles, features, instructions) is refused.
+const CONFIG_KEYS: &[&str] = &[
+    "model",
+    "model_provider",
+    "model_providers",
+    "model_reasoning_effort",
+    "model_reasoning_summary",
+    "model_verbosity",
+    "model_context_window",
+    "model_auto_compact_token_limit",
+    "openai_base_url",
+    "hide_agent_reasoning",
+    "show_raw_agent_reasoning",
+];
+
+/// The credentials variable an authentication failure names.
+const KEY: &str = "OPENAI_API_KEY";
+
+/// Entries of `$CODEX_HOME` a reviewer does not see: the global instructions and the
+/// memories.
+const PERSONAL: [&str; 3] = ["AGENTS.md", "AGENTS.override.md", "memories"];
+
+/// Codex's profile.
+static PROFILE: Profile = Profile {
+    name: "codex",
+    npm: Some(Npm {
+        package: "@openai/codex",
+        version: "0.169.0",
+    }),
+    credentials: Some(Credentials {
+        vars: &["CODEX_API_KEY", "OPENAI_API_KEY", "CODEX_ACCESS_TOKEN"],
+        login: Some(LoginFile {
+            env_dir: Some("CODEX_HOME"),
+            home_dir: ".codex",
+            file: "auth.json",
+        }),
+        fix: "set OPENAI_API_KEY (or CODEX_API_KEY), or run `codex login`",
+        keychain_on_macos: false,
+    }),
+    env_prefixes: &["OPENAI_", "CODEX_", "AZURE_OPENAI_"],
+    default_models: ["gpt-5.4", "gpt-5.5", "gpt-5.5"],
+    list_prices: &[],
+    reports_cost: false,
+    floor: Some(Floor {
+        refused: FLOOR,
+        config_keys: Some(CONFIG_KEYS),
+        short_flags_take_values: true,
+    }),
+    personal_context: "a private CODEX_HOME of links to the user's own, without AGENTS.md \
+                       and memories; the role body replaces the base instructions",
+};
+
+/// OpenAI Codex (`codex exec --json`).
+pub struct Codex;
+
+impl Backend for Codex {
+    fn profile(&self) -> &'static Profile {
+        &PROFILE
+    }
+
+    /// The prompt is the last argument, or (too long for one) `-` with the text on stdin.
+    fn invocation(&self, agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
+        let mut args = codex_args(agent, req);
+        let mut stdin = None;
+        // `codex exec … -- -` reads the prompt from stdin.
+        if req.prompt.len() > MAX_ARG_PROMPT {
+            if let Some(last) = args.last_mut() {
+                *last = "-".into();
+            }
+            stdin = Some(Arc::<[u8]>::from(Arc::clone(&req.prompt)));
+        }
+        Invocation {
+            args,
+            stdin,
+            env: vec![],
+            files: codex_files(req),
+        }
+    }
+
+    fn decoder(&self, model: &str) -> Box<dyn Decoder> {
+        Box::new(CodexDecoder {
+            model: model.to_string(),
+            last_message: None,
+            usage: Usage::default(),
+            turns: 0,
+            failed: None,
+            pending_error: None,
+        })
+    }
+
+    fn permits(&self, role: Role, t: &ToolUse) -> bool {
+        codex_permits(role, t)
+    }
+
+    /// The user's `CODEX_HOME` seen through links, without its personal context.
+    fn private_home(
+        &self,
+        parent_env: &[(OsString, OsString)],
+    ) -> std::io::Result<Option<ReviewerHome>> {
+        let dir = private_dir(&homes_base(parent_env), "codex-")?;
+        let real = super::home::var(parent_env, "CODEX_HOME")
+            .or_else(|| super::home::var(parent_env, "HOME").map(|h| h.join(".codex")));
+        if let Some(real) = real {
+            mirror(&real, dir.path(), |name| !PERSONAL.contains(&name))?;
+        }
+        let env = vec![("CODEX_HOME".into(), dir.path().display().to_string())];
+        Ok(Some(ReviewerHome { _dir: dir, env }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dispatch::{BackendKind, EventFormat, TierModels};
-    use crate::findings::{Role, Tier};
+    use crate::backends::{parse_events, BackendKind, EventFormat, TierModels};
+    use crate::records::{Role, Tier};
     use std::path::PathBuf;
     use std::time::Duration;
 
@@ -448,7 +705,7 @@ mod tests {
         let out = lines(&[
             STARTED, TURN, REASONING, CMD_START, CMD_DONE, WARN, MSG1, MSG2, DONE,
         ]);
-        let (tools, result, bad) = parse_codex_jsonl(&out);
+        let (tools, result, bad) = parse_events(EventFormat::Codex, &out);
         assert_eq!(bad, 0);
         assert_eq!(tools.len(), 1, "{tools:?}");
         assert_eq!(tools[0].id, "item_1");
@@ -471,19 +728,22 @@ mod tests {
             r#"{"type":"error","message":"unexpected status 400 Bad Request: {\"error\":\"no\"}"}"#;
         let failed =
             r#"{"type":"turn.failed","error":{"message":"unexpected status 400 Bad Request"}}"#;
-        let (_, r, _) = parse_codex_jsonl(&lines(&[STARTED, TURN, err, failed]));
+        let (_, r, _) = parse_events(EventFormat::Codex, &lines(&[STARTED, TURN, err, failed]));
         let r = r.unwrap();
         assert!(r.is_error);
         assert_eq!(r.subtype, "turn_failed");
         assert_eq!(r.text.as_deref(), Some("unexpected status 400 Bad Request"));
 
-        let (_, r, _) = parse_codex_jsonl(&lines(&[STARTED, TURN, err]));
+        let (_, r, _) = parse_events(EventFormat::Codex, &lines(&[STARTED, TURN, err]));
         let r = r.unwrap();
         assert!(r.is_error);
         assert_eq!(r.subtype, "error");
 
         let reconnect = r#"{"type":"error","message":"Reconnecting... 1/5 (stream disconnected)"}"#;
-        let (_, r, _) = parse_codex_jsonl(&lines(&[STARTED, TURN, reconnect, MSG2, DONE]));
+        let (_, r, _) = parse_events(
+            EventFormat::Codex,
+            &lines(&[STARTED, TURN, reconnect, MSG2, DONE]),
+        );
         let r = r.unwrap();
         assert!(!r.is_error, "{r:?}");
         assert_eq!(r.text.as_deref(), Some("{\"findings\":[]}"));
@@ -493,7 +753,7 @@ mod tests {
     fn no_turn_completed_is_no_result_and_garbage_is_counted() {
         let mut out = lines(&[STARTED, TURN, CMD_START, "not json", "[1]"]);
         out.extend_from_slice(&DONE.as_bytes()[..20]);
-        let (tools, r, bad) = parse_codex_jsonl(&out);
+        let (tools, r, bad) = parse_events(EventFormat::Codex, &out);
         assert!(r.is_none());
         assert_eq!(bad, 3);
         assert_eq!(tools.len(), 1, "a started command counts");
@@ -506,7 +766,7 @@ mod tests {
         let web =
             r#"{"type":"item.completed","item":{"id":"i7","type":"web_search","query":"rust"}}"#;
         let find = r#"{"type":"item.completed","item":{"id":"i8","type":"command_execution","command":"/bin/bash -lc 'find . -name x'","exit_code":0,"status":"completed"}}"#;
-        let (tools, _, _) = parse_codex_jsonl(&lines(&[fc, mcp, web, find, DONE]));
+        let (tools, _, _) = parse_events(EventFormat::Codex, &lines(&[fc, mcp, web, find, DONE]));
         assert_eq!(tools[0].access.write, ["/abs/p"]);
         assert!(tools[1].access.unknown.is_some());
         assert_eq!(tools[1].name, "mcp:fs/read");

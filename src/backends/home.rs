@@ -11,77 +11,35 @@
 //! path; Gemini writes `oauth_creds.json` and `gemini-credentials.json` in place), so a
 //! rotated refresh token is never left behind in a copy.
 
-use super::BackendKind;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-
-/// Entries of `$CODEX_HOME` a reviewer does not see: the global instructions and the
-/// memories.
-const CODEX_PERSONAL: [&str; 3] = ["AGENTS.md", "AGENTS.override.md", "memories"];
-/// Entries of `~/.gemini` a reviewer does not see, besides every top-level `*.md` (the
-/// memory files: `GEMINI.md` and the names `context.fileName` adds): private project memory,
-/// chats and checkpoints (`tmp`), and extensions (each with its own context files).
-const GEMINI_PERSONAL: [&str; 2] = ["tmp", "extensions"];
 
 /// The private home of one dispatch; removed (the links, never their targets) when dropped.
 #[derive(Debug)]
 pub struct ReviewerHome {
-    _dir: tempfile::TempDir,
+    pub(super) _dir: tempfile::TempDir,
     /// What points the CLI at it (`CODEX_HOME`, `GEMINI_CLI_HOME`).
     pub env: Vec<(String, String)>,
 }
 
-/// The private home for an agent of `backend` started with `parent_env`; None for the
-/// backends that need none (Claude Code keeps memory files out with its own switches;
-/// `command` agents are arbitrary programs).
-pub fn reviewer_home(
-    backend: BackendKind,
-    parent_env: &[(OsString, OsString)],
-) -> std::io::Result<Option<ReviewerHome>> {
-    let var = |k: &str| {
-        parent_env
-            .iter()
-            .find(|(n, _)| n == k)
-            .map(|(_, v)| PathBuf::from(v))
-            .filter(|p| p.is_absolute())
-    };
-    let home = var("HOME");
-    let base = var("XDG_CACHE_HOME")
-        .or_else(|| home.as_ref().map(|h| h.join(".cache")))
+/// The absolute path in the variable `k` of `env`.
+pub(super) fn var(env: &[(OsString, OsString)], k: &str) -> Option<PathBuf> {
+    env.iter()
+        .find(|(n, _)| n == k)
+        .map(|(_, v)| PathBuf::from(v))
+        .filter(|p| p.is_absolute())
+}
+
+/// Where the private homes of an agent started with `env` go: `arev/homes` in its cache.
+pub(super) fn homes_base(env: &[(OsString, OsString)]) -> PathBuf {
+    var(env, "XDG_CACHE_HOME")
+        .or_else(|| var(env, "HOME").map(|h| h.join(".cache")))
         .unwrap_or_else(std::env::temp_dir)
-        .join("arev/homes");
-    match backend {
-        BackendKind::Codex => {
-            let dir = private_dir(&base, "codex-")?;
-            if let Some(real) = var("CODEX_HOME").or_else(|| home.map(|h| h.join(".codex"))) {
-                mirror(&real, dir.path(), |name| !CODEX_PERSONAL.contains(&name))?;
-            }
-            let env = vec![("CODEX_HOME".into(), dir.path().display().to_string())];
-            Ok(Some(ReviewerHome { _dir: dir, env }))
-        }
-        BackendKind::Gemini => {
-            let dir = private_dir(&base, "gemini-")?;
-            let own = dir.path().join(".gemini");
-            std::fs::create_dir(&own)?;
-            if let Some(real) = var("GEMINI_CLI_HOME").or(home) {
-                mirror(&real.join(".gemini"), &own, |name| {
-                    !GEMINI_PERSONAL.contains(&name) && !is_markdown(name)
-                })?;
-                // The CLI's last place for its environment file.
-                let env_file = real.join(".env");
-                if env_file.exists() {
-                    std::os::unix::fs::symlink(&env_file, dir.path().join(".env"))?;
-                }
-            }
-            let env = vec![("GEMINI_CLI_HOME".into(), dir.path().display().to_string())];
-            Ok(Some(ReviewerHome { _dir: dir, env }))
-        }
-        BackendKind::Claude | BackendKind::Command => Ok(None),
-    }
+        .join("arev/homes")
 }
 
 /// A new directory (0700) under `base`.
-fn private_dir(base: &Path, prefix: &str) -> std::io::Result<tempfile::TempDir> {
+pub(super) fn private_dir(base: &Path, prefix: &str) -> std::io::Result<tempfile::TempDir> {
     std::fs::create_dir_all(base)?;
     let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(base)?;
     std::fs::set_permissions(
@@ -91,7 +49,7 @@ fn private_dir(base: &Path, prefix: &str) -> std::io::Result<tempfile::TempDir> 
     Ok(dir)
 }
 
-fn is_markdown(name: &str) -> bool {
+pub(super) fn is_markdown(name: &str) -> bool {
     Path::new(name)
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("md"))
@@ -99,7 +57,7 @@ fn is_markdown(name: &str) -> bool {
 
 /// A link in `dst` to every entry of the directory `src` whose name `keep` accepts (a name
 /// that is not UTF-8 names no personal file: linked). Nothing when `src` is no directory.
-fn mirror(src: &Path, dst: &Path, keep: impl Fn(&str) -> bool) -> std::io::Result<()> {
+pub(super) fn mirror(src: &Path, dst: &Path, keep: impl Fn(&str) -> bool) -> std::io::Result<()> {
     let Ok(entries) = std::fs::read_dir(src) else {
         return Ok(());
     };
@@ -115,6 +73,14 @@ fn mirror(src: &Path, dst: &Path, keep: impl Fn(&str) -> bool) -> std::io::Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backends::BackendKind;
+
+    fn reviewer_home(
+        kind: BackendKind,
+        env: &[(OsString, OsString)],
+    ) -> std::io::Result<Option<ReviewerHome>> {
+        kind.backend().private_home(env)
+    }
 
     fn env(pairs: &[(&str, &Path)]) -> Vec<(OsString, OsString)> {
         pairs

@@ -1,0 +1,268 @@
+//! The agent CLIs arev drives, one module each (docs/architecture.md "Adding a backend"):
+//! its static profile (npm package and tested version, credentials, the environment it may
+//! receive, default models and prices, the argv floor, how personal context is kept out),
+//! the invocation of one dispatch, and one streaming decoder from its output lines to
+//! [`AgentEvent`]s, which [`Fold`] folds into what a dispatch records.
+//!
+//! This file is the ONE registry: a backend is its module and one line of `registry!`.
+mod backend;
+mod claude;
+mod codex;
+mod command;
+mod event;
+mod fault;
+mod floor;
+mod fold;
+mod gemini;
+mod home;
+mod lines;
+mod price;
+mod shell;
+mod spec;
+
+pub use backend::{Backend, Credentials, Floor, LoginFile, Npm, Profile};
+pub use claude::claude_access;
+pub use command::prompt_with_role;
+pub use event::{AgentEvent, Decoder};
+pub use fault::{cut_answer, truncated_recovered};
+pub use floor::{check as check_floor, FloorViolation, Refused};
+#[cfg(test)]
+pub(crate) use fold::parse_events;
+pub use fold::{decode_all, decode_ended, Fold, Folded};
+pub use gemini::{exit_meaning, gemini_access};
+pub use home::ReviewerHome;
+pub use price::{cost_usd, list_price_usd, price_of};
+pub use shell::shell_access;
+pub use spec::{AgentSpec, DispatchRequest, Invocation, ModelPrice, TierModels, MAX_ARG_PROMPT};
+
+use crate::records::{Role, ToolUse};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Generates [`BackendKind`] (every backend, and `command`), [`EventFormat`] (the backends
+/// with an event format of their own) and their lookups from one line per backend:
+/// `/// <doc of the backend kind>` then `Variant = "config name" => module::Type, "<doc of
+/// its event format>";`.
+macro_rules! registry {
+    ($(
+        $(#[doc = $doc:literal])*
+        $variant:ident = $name:literal => $imp:path, $format_doc:literal;
+    )*) => {
+        /// Which CLI an agent is: decides the argv, how the prompt is delivered and the event format.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+        pub enum BackendKind {
+            $(
+                $(#[doc = $doc])*
+                #[serde(rename = $name)]
+                $variant,
+            )*
+            /// Any executable: `extra_args` only, prompt on stdin, events in the declared `format`.
+            #[serde(rename = "command")]
+            Command,
+        }
+
+        /// The event format an agent prints on stdout.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+        pub enum EventFormat {
+            $(
+                #[doc = $format_doc]
+                #[serde(rename = $name)]
+                $variant,
+            )*
+        }
+
+        impl BackendKind {
+            /// Every backend, `command` last.
+            pub const ALL: &'static [Self] = &[$(Self::$variant,)* Self::Command];
+
+            /// The backend's module.
+            pub fn backend(self) -> &'static dyn Backend {
+                match self {
+                    $(Self::$variant => &$imp,)*
+                    Self::Command => &command::Command,
+                }
+            }
+
+            /// The event format of a built-in backend (`None` for `command`, which
+            /// declares one).
+            pub fn native_format(self) -> Option<EventFormat> {
+                match self {
+                    $(Self::$variant => Some(EventFormat::$variant),)*
+                    Self::Command => None,
+                }
+            }
+        }
+
+        impl EventFormat {
+            /// The backend whose stream this is (its decoder, tools and vendor).
+            pub fn backend(self) -> &'static dyn Backend {
+                match self {
+                    $(Self::$variant => &$imp,)*
+                }
+            }
+        }
+    };
+}
+
+registry! {
+    /// Claude Code (`claude -p`), prompt on stdin, stream-json events.
+    Claude = "claude" => claude::Claude, "Claude Code `--output-format stream-json --verbose`.";
+    /// OpenAI Codex (`codex exec --json`), prompt as the last argument, JSONL events.
+    Codex = "codex" => codex::Codex, "Codex `exec --json` JSONL.";
+    /// Gemini CLI (`gemini -p <prompt> -o stream-json`), stream-json events.
+    Gemini = "gemini" => gemini::Gemini, "Gemini CLI `-o stream-json`.";
+}
+
+impl BackendKind {
+    /// Its name in the configuration (`backend = "…"`).
+    pub fn as_str(self) -> &'static str {
+        self.profile().name
+    }
+
+    /// Its static profile.
+    pub fn profile(self) -> &'static Profile {
+        self.backend().profile()
+    }
+
+    /// The backend of this configuration name.
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|k| k.as_str() == name)
+    }
+}
+
+impl EventFormat {
+    /// The backend kind that prints this format.
+    pub fn kind(self) -> BackendKind {
+        BackendKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.native_format() == Some(self))
+            .unwrap_or(BackendKind::Command)
+    }
+
+    /// The profile of the backend printing it.
+    pub fn profile(self) -> &'static Profile {
+        self.backend().profile()
+    }
+}
+
+/// Whether `role` may make the tool call `t` (decoded from events in `format`): for a
+/// reviewer only the format's read-only tools, for the Fixer also its write tools. The tool
+/// gate aborts on any other call, whether or not the CLI ran it.
+pub fn tool_permitted(format: EventFormat, role: Role, t: &ToolUse) -> bool {
+    format.backend().permits(role, t)
+}
+
+/// The default tier → model map of `backend`.
+pub fn default_models(backend: BackendKind) -> TierModels {
+    let [haiku, sonnet, opus] = backend.profile().default_models;
+    TierModels {
+        haiku: haiku.into(),
+        sonnet: sonnet.into(),
+        opus: opus.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::Tier;
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    fn invocation(agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
+        agent.backend.backend().invocation(agent, req)
+    }
+
+    fn agent(backend: BackendKind) -> AgentSpec {
+        AgentSpec {
+            name: backend.as_str().into(),
+            backend,
+            format: backend.native_format().unwrap_or(EventFormat::Claude),
+            binary: PathBuf::from("/bin/true"),
+            extra_args: vec![],
+            models: TierModels::default(),
+            max_turns: 4,
+            timeout: None,
+            pass_env: vec![],
+            fallback_model: None,
+        }
+    }
+
+    fn req(prompt: String) -> DispatchRequest {
+        DispatchRequest {
+            role: Role::Judge,
+            label: "judge".into(),
+            prompt: prompt.into(),
+            system_prompt: "You are the Judge.".into(),
+            tier: Tier::Opus,
+            cwd: PathBuf::from("/repo"),
+            read_dirs: vec![PathBuf::from("/repo")],
+            out_dir: PathBuf::from("/tmp/x"),
+            timeout: Duration::from_secs(1),
+            grace: Duration::from_secs(1),
+            output_cap: 1,
+            max_budget_usd: None,
+            price: None,
+            search: true,
+        }
+    }
+
+    #[test]
+    fn prompt_delivery_per_backend() {
+        let small = req("[AR Round 1 — FULL] Judge\nx".into());
+        let i = invocation(&agent(BackendKind::Claude), &small);
+        assert_eq!(i.stdin.as_deref(), Some(small.prompt.as_bytes()));
+        for b in [BackendKind::Codex, BackendKind::Gemini] {
+            let i = invocation(&agent(b), &small);
+            assert_eq!(i.stdin, None, "{b:?}: stdin /dev/null");
+            assert!(
+                i.args.iter().any(|a| a.starts_with(&*small.prompt)),
+                "{b:?}"
+            );
+        }
+        let big = req(format!(
+            "[AR Round 1 — FULL] Judge\n{}",
+            "x".repeat(MAX_ARG_PROMPT)
+        ));
+        let i = invocation(&agent(BackendKind::Codex), &big);
+        assert_eq!(i.args.last().map(String::as_str), Some("-"));
+        assert_eq!(i.args[i.args.len() - 2], "--");
+        assert_eq!(i.stdin.as_deref(), Some(big.prompt.as_bytes()));
+        let i = invocation(&agent(BackendKind::Gemini), &big);
+        assert_eq!(i.stdin.as_deref(), Some(big.prompt.as_bytes()));
+        assert!(i.args.iter().all(|a| a.len() < MAX_ARG_PROMPT));
+        assert_eq!(i.args[1], " ", "the role body is the system prompt");
+        // Gemini's workspace is untrusted while it loads settings and its system prompt is
+        // the role body; Claude Code loads no CLAUDE.md and no memory; the others set
+        // nothing.
+        for b in [BackendKind::Codex, BackendKind::Command] {
+            assert!(invocation(&agent(b), &small).env.is_empty(), "{b:?}");
+        }
+        let claude = invocation(&agent(BackendKind::Claude), &small).env;
+        for var in [
+            "CLAUDE_CODE_DISABLE_CLAUDE_MDS",
+            "CLAUDE_CODE_DISABLE_AUTO_MEMORY",
+        ] {
+            assert!(
+                claude.contains(&(var.to_string(), "1".to_string())),
+                "{claude:?}"
+            );
+        }
+        for p in [&small, &big] {
+            assert_eq!(
+                invocation(&agent(BackendKind::Gemini), p).env,
+                [
+                    (
+                        "GEMINI_CLI_TRUST_WORKSPACE".to_string(),
+                        "false".to_string()
+                    ),
+                    (
+                        "GEMINI_SYSTEM_MD".to_string(),
+                        "/tmp/x/system.md".to_string()
+                    )
+                ]
+            );
+        }
+    }
+}
