@@ -15,6 +15,12 @@
 //! requests per read-only agent. A marker planted in the scratch HOME's `~/.claude/CLAUDE.md`
 //! must never reach the API (personal context).
 //!
+//! With `--prove` (docs/prove.md), the confirmed finding then gets a Prover: the same real
+//! CLI reads the target, writes a reproducer into its scratch worktree and answers; its row
+//! (`r1 Prover (finding F1)`) is priced like the others and counted in the review's total,
+//! and arev's own record must show the `prover` role in its cost. Its minimum adds the file
+//! it writes to its answer.
+//!
 //! The same review then runs with the REAL Codex (`AREV_TEST_CODEX_BIN`) and Gemini
 //! (`AREV_TEST_GEMINI_BIN`) CLIs against their fakes (`fake_openai.rs`, `fake_gemini.rs`),
 //! which bill automatic prompt caching like the real APIs (OpenAI: prefixes ≥ 1,024 tokens
@@ -51,7 +57,7 @@ mod fake_llm;
 #[path = "../tests/integration/fake_openai.rs"]
 mod fake_openai;
 
-use fake_anthropic::{tokens, FakeAnthropic, RecordedRequest, Script};
+use fake_anthropic::{tokens, FakeAnthropic, RecordedRequest, Script, Step};
 use fake_gemini::FakeGemini;
 use fake_openai::FakeOpenAi;
 use serde_json::{json, Value};
@@ -134,6 +140,17 @@ fn answer(role: &str, round: u32) -> Value {
     }
 }
 
+/// The Prover's dispatch as the fake API sees it (the prompt's first line).
+const PROVER: &str = "Prover (finding F1)";
+/// The reproducer the Prover writes, and the argv that runs it.
+const REPRO_FILE: &str = "repro_f1.sh";
+const REPRO: &str = "#!/bin/sh\n# A line without '=' must be rejected, not panic.\nexit 1\n";
+
+fn prover_answer() -> Value {
+    json!({"finding_id": "F1", "files": [REPRO_FILE], "command": ["sh", REPRO_FILE],
+           "claim": "Config::parse panics on a line without '='"})
+}
+
 fn script() -> Script {
     let mut s = Script::new();
     for (role, round) in [
@@ -146,7 +163,18 @@ fn script() -> Script {
     ] {
         s = s.answer(role, round, answer(role, round));
     }
-    s
+    s.answer(PROVER, 1, prover_answer()).steps(
+        PROVER,
+        1,
+        vec![
+            Step::ReadTarget,
+            Step::WriteInWorktree {
+                rel: REPRO_FILE.into(),
+                content: REPRO.into(),
+            },
+            Step::Answer,
+        ],
+    )
 }
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -262,9 +290,11 @@ fn checklist() -> String {
 }
 
 fn role_body(role: &str) -> String {
+    // `Prover (finding F1)` → agents/prover.md.
+    let name = role.split(' ').next().unwrap_or(role);
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("agents")
-        .join(format!("{}.md", role.to_ascii_lowercase()));
+        .join(format!("{}.md", name.to_ascii_lowercase()));
     let text = std::fs::read_to_string(path).unwrap();
     arev::round::strip_frontmatter(&text).to_owned()
 }
@@ -382,7 +412,10 @@ fn claude(bin: &std::ffi::OsStr) {
     let fake = FakeAnthropic::start(script().latency(latency).min_cacheable(min_cacheable));
     let started = Instant::now();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_arev"));
+    // `--prove`: the Prover's dispatch is priced too. Its reproducer runs unsandboxed here
+    // (it is this bench's own `exit 1`; tokens are what is measured, not the sandbox).
     cmd.args(["run", "src/lib.rs", "--format", "json", "--no-cache"])
+        .args(["--prove", "--prove-sandbox", "none"])
         .current_dir(&root)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -419,8 +452,13 @@ fn claude(bin: &std::ffi::OsStr) {
             .entry((round, role.to_owned(), r.pass().unwrap_or(0)))
             .or_default();
         if a.requests == 0 {
-            // The first request of the agent: arev's prompt as sent.
-            let answer = tokens(&answer(role, round).to_string());
+            // The first request of the agent: arev's prompt as sent (a Prover's answer is
+            // its reproducer and its JSON).
+            let answer = if role == PROVER {
+                tokens(REPRO) + tokens(&prover_answer().to_string())
+            } else {
+                tokens(&answer(role, round).to_string())
+            };
             // The Enthusiast's escape checklist is role text too, wherever arev puts it
             // (the per-round prompt, or the system prompt after the role body).
             let prompt = prompt_text(r);
@@ -454,15 +492,39 @@ fn claude(bin: &std::ffi::OsStr) {
         latency.as_millis(),
         wall.as_secs_f64()
     );
-    let (total, max_req, ratio) = print_table(&agents, false);
+    let (total, _, _) = print_table(&agents, false);
+    // The goals are the review's and its read-only agents': the Prover (which also writes
+    // its reproducer, one request more) is measured beside them.
+    let (mut billed, mut minimum, mut max_req) = (0.0, 0u64, 0usize);
+    for (_, a) in agents.iter().filter(|((_, r, _), _)| r != PROVER) {
+        billed += a.billed();
+        minimum += a.minimum;
+        max_req = max_req.max(a.requests);
+    }
+    let ratio = billed / minimum as f64;
     println!(
         "arev's own record: {} tokens (the API billed {} with the output), ${:.4} (the CLI's list-price estimate)",
         report["cost"]["tokens"],
         total.sent + total.output,
         report["cost"]["usd"].as_f64().unwrap_or(0.0)
     );
+    let prover = &report["cost"]["by_role"]["prover"];
+    let proof = &report["confirmed"][0]["proof"];
     println!(
-        "goals: billed ≤ 1.3x minimum: {} ({ratio:.2}x); ≤ 2 requests per agent: {} (max {max_req}); \
+        "the Prover in arev's record: {} dispatch(es), {} tokens, ${:.4}; its proof: {} (exit {})",
+        prover["dispatches"],
+        prover["tokens"],
+        prover["usd"].as_f64().unwrap_or(0.0),
+        proof["status"],
+        proof["head"]["exit"]
+    );
+    assert!(
+        prover["dispatches"].as_u64() >= Some(1) && proof["status"] == "reproduced",
+        "the Prover was not dispatched, priced and run: {:#}\n{proof:#}",
+        report["cost"]
+    );
+    println!(
+        "goals (the review without the Prover): billed ≤ 1.3x minimum: {} ({ratio:.2}x); ≤ 2 requests per agent: {} (max {max_req}); \
          personal context kept out: {}",
         if ratio <= 1.3 { "met" } else { "NOT met" },
         if max_req <= 2 { "met" } else { "NOT met" },

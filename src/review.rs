@@ -9,7 +9,7 @@ mod memory;
 mod prove;
 
 pub use memory::{cache_key, complete, prepare, replayed, Prepared};
-pub use prove::prove_findings;
+pub use prove::{proof_key, prove_findings, rerun_at, sandbox_spec, RerunError};
 
 use crate::cli::Format;
 use crate::findings::Role;
@@ -61,9 +61,25 @@ pub async fn review(
     progress: Progress,
     started: Instant,
 ) -> Result<(Finished, ReviewResult), RecordError> {
-    let result = run_review(plan, target, &mut rec, cancel, progress).await;
+    let result = rounds_and_proofs(plan, target, &mut rec, cancel, progress).await;
     let finished = finish(plan, target, rec, &result, started)?;
     Ok((finished, result))
+}
+
+/// The rounds, then (`--prove`, a review that stopped with a verdict) the proof phase.
+pub async fn rounds_and_proofs(
+    plan: &RunPlan,
+    target: &PinnedTarget,
+    rec: &mut Recorder,
+    cancel: &CancellationToken,
+    progress: Progress,
+) -> ReviewResult {
+    let mut result = run_review(plan, target, rec, cancel, progress).await;
+    if matches!(result.end, ReviewEnd::Stopped(_)) && !cancel.is_cancelled() {
+        let (run, live) = (rec.run().clone(), rec.progress().clone());
+        result.proof = prove_findings(plan, target, &run, &live, &result, cancel, progress).await;
+    }
+    result
 }
 
 /// How meta.json records the end of a review.

@@ -5,7 +5,7 @@ use schemars::schema_for;
 /// (file stem, pretty JSON) of every published schema.
 pub fn schemas() -> Vec<(&'static str, String)> {
     let render = |v: schemars::Schema| {
-        let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+        let mut s = crate::output::json_string(&v, true).unwrap_or_default();
         s.push('\n');
         s
     };

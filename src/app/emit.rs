@@ -40,7 +40,9 @@ impl<'a> From<&'a crate::cli::OutputArgs> for Emit<'a> {
 pub(crate) fn render(report: &Report, format: Format) -> String {
     match format {
         Format::Text => render_text(report),
-        Format::Json => report.to_json().unwrap_or_else(|_| "\n".into()),
+        Format::Json => {
+            output::json_string(report, true).map_or_else(|_| "\n".into(), |j| j + "\n")
+        }
         Format::Markdown => render_markdown(report),
         Format::Sarif => render_sarif(report),
         Format::Github => render_github(report),
@@ -161,7 +163,7 @@ pub(crate) fn cwd() -> Result<PathBuf, ExpectedError> {
 }
 
 /// The layered config of the repo containing `cwd` (for the runs base and fail-on default).
-pub(crate) fn repo_config(cwd: &Path) -> Result<(PathBuf, crate::config::Config), ExpectedError> {
+pub(crate) fn repo_config(cwd: &Path) -> Result<(PathBuf, crate::config::Settings), ExpectedError> {
     let (root, _) = crate::resolve::discover_root(cwd);
     let (config, _) = load(&ConfigSources::discover(&root, None))?;
     Ok((root, config))

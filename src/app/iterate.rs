@@ -74,7 +74,7 @@ fn deliver(
     Ok(match end {
         End::Aborted { .. } => exit_codes::ABORTED,
         End::Interrupted => exit_codes::INTERRUPTED,
-        End::Stopped(IterateStop::VerifyFailed) => exit_codes::FINDINGS,
+        End::Stopped(IterateStop::VerifyFailed | IterateStop::FixUnproven) => exit_codes::FINDINGS,
         End::Stopped(_) => exit_code(report, plan),
     })
 }

@@ -9,7 +9,7 @@ use crate::errors::ExpectedError;
 use crate::output;
 use crate::resolve::{resolve_run, RunPlan};
 use crate::review::{begin, empty_target, finish_with, prepare, replay};
-use crate::round::{run_review, Progress, ReviewEnd, ReviewResult};
+use crate::round::{Progress, ReviewEnd, ReviewResult};
 use crate::store::{add_git_exclude, create_run_dir, Finished};
 use std::path::Path;
 use std::time::Instant;
@@ -26,6 +26,8 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
     let plan = resolve_run(args, &cwd)?;
     if args.iterate && plan.target.as_ref().is_some_and(|t| !t.files.is_empty()) {
         crate::preflight::check_plan(&plan)?;
+        // `--prove`: the sandbox starts here (or exit 2 naming the fix), before anything.
+        crate::preflight::check_prove(&plan)?;
         return super::iterate::iterate_command(args, &plan, &cwd, started);
     }
     // An allowed empty diff, or a shard whose slice of the manifest has no files.
@@ -85,7 +87,7 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
         (replay(&plan, &prepared, rec, hit, started)?, None)
     } else {
         let result = if let Some((rt, cancel)) = runtime {
-            rt.block_on(review_and_prove(
+            rt.block_on(crate::review::rounds_and_proofs(
                 &plan,
                 prepared.target(),
                 &mut rec,
@@ -106,24 +108,6 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<i32, ExpectedError> {
     let code = deliver(args, &plan, &finished, end, &run_dir);
     record_exit(&run_dir, finished.meta, &code);
     code
-}
-
-/// The rounds, then (`--prove`, a review with a verdict) the proof phase.
-async fn review_and_prove(
-    plan: &RunPlan,
-    target: &crate::target::PinnedTarget,
-    rec: &mut crate::store::Recorder,
-    cancel: &tokio_util::sync::CancellationToken,
-    progress: Progress,
-) -> ReviewResult {
-    let mut result = run_review(plan, target, rec, cancel, progress).await;
-    if matches!(result.end, ReviewEnd::Stopped(_)) && !cancel.is_cancelled() {
-        let (run, live) = (rec.run().clone(), rec.progress().clone());
-        result.proof =
-            crate::review::prove_findings(plan, target, &run, &live, &result, cancel, progress)
-                .await;
-    }
-    result
 }
 
 /// The report on stdout and into the files asked for, `--publish`, and the exit code.
@@ -153,6 +137,6 @@ fn deliver(
         run_dir,
         &plan.root,
         code,
-        (plan.fail_on, plan.config.publish.dismiss_by),
+        (plan.fail_on, plan.settings.publish.dismiss_by),
     ))
 }

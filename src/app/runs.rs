@@ -119,9 +119,7 @@ fn prune(
     let pruned = prune_runs(base, older_than, now, args.dry_run)
         .map_err(|e| ExpectedError::bad_run(base, Pruning(e)))?;
     if args.json {
-        output::report(&output::inert_json(
-            &serde_json::to_string_pretty(&pruned).unwrap_or_default(),
-        ));
+        output::report(&output::json_string(&pruned, true).unwrap_or_default());
     } else if !pruned.is_empty() {
         let verb = if args.dry_run {
             "would remove"
@@ -165,9 +163,7 @@ pub(crate) fn runs_command(args: &RunsArgs) -> Result<(), ExpectedError> {
     }
     let runs = list_runs(&base).map_err(|e| ExpectedError::bad_run(&base, e))?;
     if args.json {
-        output::report(&output::inert_json(
-            &serde_json::to_string_pretty(&runs).unwrap_or_default(),
-        ));
+        output::report(&output::json_string(&runs, true).unwrap_or_default());
     } else if runs.is_empty() {
         output::progress(&format!("arev: no runs under {}", base.display()));
     } else {

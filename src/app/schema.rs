@@ -20,7 +20,7 @@ pub(crate) fn schema_command(args: &SchemaArgs) -> Result<(), ExpectedError> {
                 .into_iter()
                 .map(|(n, t)| (n.to_string(), serde_json::from_str(&t).unwrap_or_default()))
                 .collect();
-            output::report(&serde_json::to_string_pretty(&joined).unwrap_or_default());
+            output::report(&output::json_string(&joined, true).unwrap_or_default());
         }
     }
     Ok(())

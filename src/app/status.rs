@@ -38,10 +38,7 @@ pub(crate) fn status_command(args: &StatusArgs) -> Result<i32, ExpectedError> {
     let (dir, base) = selected(&args.select)?;
     if args.json {
         let v = live_status(&read_run(&dir), chrono::Utc::now());
-        let mut text =
-            serde_json::to_string_pretty(&v).map_err(|e| ExpectedError::bad_run(&dir, e))?;
-        text.push('\n');
-        output::report(&output::inert_json(&text));
+        output::report_json(&v).map_err(|e| ExpectedError::bad_run(&dir, e))?;
         return Ok(exit_codes::OK);
     }
     output::report(&screen(&dir, base.as_deref()));

@@ -4,12 +4,14 @@
 //! reason and who dismissed it, for the user to review and commit.
 
 use super::emit::cwd;
-use crate::cli::{EvalDispositionsArgs, ForgeArg, SuppressArgs};
+use crate::cli::{EvalDispositionsArgs, ForgeArg, PrStateArg, SuppressArgs};
 use crate::config::ConfigSources;
 use crate::errors::ExpectedError;
 use crate::exit_codes;
 use crate::output;
-use crate::publish::{dispositions, policy, process_env, settings, Forge, PublishFailed};
+use crate::publish::{
+    dispositions, policy, process_env, settings, Forge, ListState, PublishFailed, Which, MAX_LISTED,
+};
 use crate::resolve::discover_root;
 use crate::resolve::suppressions::{
     parse_suppressions, read_suppressions_file, render_entry, suppressions_path, NewEntry,
@@ -113,7 +115,8 @@ pub(crate) fn from_pr(args: &SuppressArgs, pr: u64) -> Result<i32, ExpectedError
     Ok(exit_codes::OK)
 }
 
-/// `arev eval dispositions github|gitlab --pr N…`: the table (or JSON) on stdout.
+/// `arev eval dispositions github|gitlab [--pr N…]`: the table (or JSON) on stdout; the
+/// pull requests counted on stderr.
 pub(crate) fn dispositions_command(args: &EvalDispositionsArgs) -> Result<i32, ExpectedError> {
     let cwd = cwd()?;
     let (root, _) = discover_root(&cwd);
@@ -122,17 +125,35 @@ pub(crate) fn dispositions_command(args: &EvalDispositionsArgs) -> Result<i32, E
     }
     let (config, _) = crate::config::load(&ConfigSources::discover(&root, args.config.clone()))?;
     let forge = forge_of(Some(args.forge));
-    let rows = crate::publish::tally(
-        forge,
-        &args.prs,
-        &root,
-        policy()?,
-        config.publish.dismiss_by,
-    )?;
-    if args.json {
-        output::report(&serde_json::to_string_pretty(&rows).unwrap_or_default());
+    let which = if args.prs.is_empty() {
+        Which::Listed {
+            state: match args.state {
+                PrStateArg::All => ListState::All,
+                PrStateArg::Open => ListState::Open,
+                PrStateArg::Closed => ListState::Closed,
+                PrStateArg::Merged => ListState::Merged,
+            },
+            limit: usize::try_from(args.limit).unwrap_or(MAX_LISTED),
+        }
     } else {
-        output::report(crate::publish::render_tally(&rows).trim_end());
+        Which::Named(args.prs.clone())
+    };
+    let t = crate::publish::tally(forge, &which, &root, policy()?, config.publish.dismiss_by)?;
+    let listed: Vec<String> = t.prs.iter().map(|n| format!("#{n}")).collect();
+    output::progress(&format!(
+        "arev: {} {} counted{}{}",
+        t.prs.len(),
+        match forge {
+            Forge::Github => "pull request(s)",
+            Forge::Gitlab => "merge request(s)",
+        },
+        if listed.is_empty() { "" } else { ": " },
+        listed.join(" ")
+    ));
+    if args.json {
+        output::report(&output::json_string(&t.rows, true).unwrap_or_default());
+    } else {
+        output::report(crate::publish::render_tally(&t.rows).trim_end());
     }
     Ok(exit_codes::OK)
 }

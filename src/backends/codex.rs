@@ -97,11 +97,20 @@ fn instructions_path(req: &DispatchRequest) -> PathBuf {
 /// repository: those are caught by the read gate (the agent's run is then aborted and its
 /// events after the off-target command are not kept).
 pub fn codex_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
+    // The Prover creates its reproducer with `apply_patch`, which the read-only sandbox
+    // rejects without a trace: it gets `workspace-write` (its cwd is a scratch worktree; a
+    // shell command that writes is still a forbidden tool, a file change outside the
+    // worktree still fails the write gate).
+    let sandbox = if req.role == Role::Prover {
+        "workspace-write"
+    } else {
+        "read-only"
+    };
     let mut args: Vec<String> = [
         "exec",
         "--json",
         "--sandbox",
-        "read-only",
+        sandbox,
         "--skip-git-repo-check",
         "--ephemeral",
         "-C",

@@ -148,7 +148,7 @@ pub struct DispatchRequest {
     /// `--max-budget-usd`, so the CLI itself stops spending past it. None without a budget
     /// (and for backends without such a cap).
     pub max_budget_usd: Option<f64>,
-    /// The list price of this dispatch's model (`dispatch::price_of`): its running spend
+    /// The list price of this dispatch's model (`backends::price_of`): its running spend
     /// and, for a CLI that reports no cost (Codex, Gemini), the cost recorded. None: not
     /// known, its tokens are counted and its spend is $0 (a USD budget refuses such a panel
     /// before the run).

@@ -33,7 +33,8 @@ pub enum EvalCommand {
     /// Put two evaluations (eval.json) side by side, per case and in total.
     Compare(EvalCompareArgs),
     /// What became of arev's findings on pull requests, as the forge reports them: fixed,
-    /// dismissed (by kind), not raised again, open — per category and severity.
+    /// dismissed (by kind), not raised again, open — per panel, category and severity.
+    #[command(after_help = EVAL_DISPOSITIONS_HELP)]
     Dispositions(EvalDispositionsArgs),
 }
 
@@ -42,10 +43,24 @@ pub struct EvalDispositionsArgs {
     /// The forge (its token and repository from the environment, as for `arev publish`).
     #[arg(value_enum)]
     pub forge: super::ForgeArg,
-    /// The pull requests / merge requests to count (at most 100).
-    #[arg(long = "pr", value_name = "N", required = true, num_args = 1..,
+    /// Count these pull requests / merge requests (at most 100) instead of listing the
+    /// repository's.
+    #[arg(long = "pr", value_name = "N", num_args = 1..,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub prs: Vec<u64>,
+    /// Without --pr: count the newest N pull requests the forge lists (at most 200).
+    #[arg(long, value_name = "N", default_value_t = 30, conflicts_with = "prs",
+          value_parser = clap::value_parser!(u64).range(1..=200))]
+    pub limit: u64,
+    /// Without --pr: which pull requests to list.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "STATE",
+        default_value = "all",
+        conflicts_with = "prs"
+    )]
+    pub state: PrStateArg,
     /// One JSON array of rows instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -53,6 +68,28 @@ pub struct EvalDispositionsArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }
+
+/// `--state` of `arev eval dispositions`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PrStateArg {
+    All,
+    Open,
+    /// Closed, merged included.
+    Closed,
+    Merged,
+}
+
+const EVAL_DISPOSITIONS_HELP: &str = "\
+Example:
+  arev eval dispositions github                      the newest 30 pull requests
+  arev eval dispositions github --state merged --limit 100 --json
+  arev eval dispositions gitlab --pr 12 --pr 14
+
+Counts arev's own inline comments: fixed (arev marked the thread fixed), dismissed (by kind:
+false-positive, wont-fix, ack, thumbs-down, resolved — by people allowed to dismiss), not
+raised again, open. The panel is the configured agents that raised a finding, from the
+comment's hidden marker; comments from an arev that did not write it count under `unknown`.
+docs/ci-and-publishing.md explains each.";
 
 const EVAL_MINE_HELP: &str = "\
 A commit is mined when its subject (first line) matches --grep (default: the words fix, bug,
@@ -149,6 +186,14 @@ pub struct EvalRunArgs {
     /// cost of the review that produced its verdict). Default: every case is reviewed afresh.
     #[arg(long)]
     pub use_cache: bool,
+    /// Each review proves its confirmed findings (`arev run --prove`, docs/prove.md); every
+    /// reproducer that failed at the buggy revision runs again at the case's fix commit:
+    /// failing before and passing after is `confirmed_by_fix` (docs/eval.md "Proofs").
+    #[arg(long)]
+    pub prove: bool,
+    /// With --prove: where reproducers run (`bwrap` or `none`), as `arev run --prove-sandbox`.
+    #[arg(long, value_enum, value_name = "MODE", requires = "prove")]
+    pub prove_sandbox: Option<super::ProveSandboxArg>,
 }
 
 #[derive(Debug, Args)]

@@ -158,8 +158,9 @@ pub struct RunArgs {
     /// above `[prove] min_severity` (at most `[prove] max_findings`), and arev runs it itself
     /// in a sandbox: `reproduced`, `preexisting`, `not_reproduced`, `inconclusive` or
     /// `not_attempted` per finding (docs/prove.md). Needs bubblewrap (`bwrap`) unless
-    /// `--prove-sandbox none`. (Not yet with --iterate.)
-    #[arg(long, conflicts_with = "iterate")]
+    /// `--prove-sandbox none`. With --iterate, a fix of a finding whose reproducer failed
+    /// counts only when the reproducer passes on the fix commit (else fix-unproven).
+    #[arg(long)]
     pub prove: bool,
     /// With --prove: only `reproduced` findings count for --fail-on (the others are
     /// reported, not gated).

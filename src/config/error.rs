@@ -18,6 +18,11 @@ pub enum ConfigError {
     },
     #[error("{key}: {message}")]
     Invalid { key: String, message: String },
+    /// A value a flag sets too, out of the flag's bounds.
+    #[error("{key}: {source} (the same bounds as its flag)")]
+    Limit { key: String, source: LimitError },
+    #[error("prices.\"{model}\": {source}")]
+    Price { model: String, source: LimitError },
     #[error(
         "{path}: agents.{agent}.extra_args: `{arg}` is not allowed for a {backend} agent ({why}); \
          arev decides what reviewers may use (docs/trust.md: \"Running on untrusted pull requests\")"
@@ -47,4 +52,25 @@ pub enum ConfigError {
     TrustedOnly { path: PathBuf, key: String },
     #[error("unknown agent `{name}` (configured agents: {known})")]
     UnknownAgent { name: String, known: String },
+}
+
+/// A value out of its bounds (the message a flag's value parser and config validation show).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LimitError {
+    #[error("{value} is not in {min}..={max}")]
+    OutOfRange { value: u32, min: u32, max: u32 },
+    #[error("{0} is not a positive number")]
+    NotPositive(f64),
+    #[error("0 is not positive")]
+    Zero,
+    #[error("`{0}` is not a number")]
+    NotANumber(String),
+    #[error("{key} = {value} is not a price in USD per million tokens (0 to {max})")]
+    Rate {
+        key: &'static str,
+        value: f64,
+        max: f64,
+    },
+    #[error("input and output are both 0: such a price never counts against a budget")]
+    Free,
 }

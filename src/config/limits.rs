@@ -2,6 +2,7 @@
 //! each: the flag's clap value parser and config validation call the same check, so a value
 //! the flag refuses is refused in `arev.toml` too (validation parity, docs/architecture.md).
 
+pub use super::error::LimitError;
 use super::{Config, ConfigError};
 use std::ops::RangeInclusive;
 use std::time::Duration;
@@ -11,73 +12,77 @@ pub const PASSES: RangeInclusive<u32> = 1..=16;
 /// `--max-rounds` / `[review] max_rounds`.
 pub const MAX_ROUNDS: RangeInclusive<u32> = 1..=50;
 
-fn in_range(v: u32, range: &RangeInclusive<u32>) -> Result<u32, String> {
+fn in_range(v: u32, range: &RangeInclusive<u32>) -> Result<u32, LimitError> {
     if range.contains(&v) {
         Ok(v)
     } else {
-        Err(format!("{v} is not in {}..={}", range.start(), range.end()))
+        Err(LimitError::OutOfRange {
+            value: v,
+            min: *range.start(),
+            max: *range.end(),
+        })
     }
 }
 
 /// Enthusiast passes per round.
-pub fn check_passes(v: u32) -> Result<u32, String> {
+pub fn check_passes(v: u32) -> Result<u32, LimitError> {
     in_range(v, &PASSES)
 }
 
 /// Round ceiling.
-pub fn check_max_rounds(v: u32) -> Result<u32, String> {
+pub fn check_max_rounds(v: u32) -> Result<u32, LimitError> {
     in_range(v, &MAX_ROUNDS)
 }
 
 /// A spend limit in USD: a positive, finite number.
-pub fn check_budget_usd(v: f64) -> Result<f64, String> {
+pub fn check_budget_usd(v: f64) -> Result<f64, LimitError> {
     if v > 0.0 && v.is_finite() {
         Ok(v)
     } else {
-        Err(format!("{v} is not a positive number"))
+        Err(LimitError::NotPositive(v))
     }
 }
 
 /// A spend limit in tokens: positive.
-pub fn check_budget_tokens(v: u64) -> Result<u64, String> {
+pub fn check_budget_tokens(v: u64) -> Result<u64, LimitError> {
     if v > 0 {
         Ok(v)
     } else {
-        Err("0 is not positive".into())
+        Err(LimitError::Zero)
     }
 }
 
-fn parse<T: std::str::FromStr>(s: &str) -> Result<T, String> {
+fn parse<T: std::str::FromStr>(s: &str) -> Result<T, LimitError> {
     s.trim()
         .parse::<T>()
-        .map_err(|_| format!("`{s}` is not a number"))
+        .map_err(|_| LimitError::NotANumber(s.to_string()))
 }
 
 /// clap value parser of `--passes`.
-pub fn parse_passes(s: &str) -> Result<u32, String> {
+pub fn parse_passes(s: &str) -> Result<u32, LimitError> {
     check_passes(parse(s)?)
 }
 
 /// clap value parser of `--max-rounds`.
-pub fn parse_max_rounds(s: &str) -> Result<u32, String> {
+pub fn parse_max_rounds(s: &str) -> Result<u32, LimitError> {
     check_max_rounds(parse(s)?)
 }
 
 /// clap value parser of `--budget-usd`.
-pub fn parse_budget_usd(s: &str) -> Result<f64, String> {
+pub fn parse_budget_usd(s: &str) -> Result<f64, LimitError> {
     check_budget_usd(parse(s)?)
 }
 
 /// clap value parser of `--budget-tokens`.
-pub fn parse_budget_tokens(s: &str) -> Result<u64, String> {
+pub fn parse_budget_tokens(s: &str) -> Result<u64, LimitError> {
     check_budget_tokens(parse(s)?)
 }
 
 /// The same checks on the config's values (0 there means "not set": by mode / no limit).
 pub(crate) fn check(config: &Config) -> Result<(), ConfigError> {
-    let invalid = |key: &str, message: String| ConfigError::Invalid {
+    let invalid = |key: &str, source: LimitError| ConfigError::Limit {
         key: key.into(),
-        message: format!("{message} (the same bounds as its flag)"),
+        source,
     };
     let r = &config.review;
     if r.passes != 0 {
@@ -91,9 +96,9 @@ pub(crate) fn check(config: &Config) -> Result<(), ConfigError> {
         check_budget_usd(b.usd).map_err(|m| invalid("budget.usd", m))?;
     }
     for (model, price) in &config.prices {
-        check_price(price).map_err(|message| ConfigError::Invalid {
-            key: format!("prices.\"{model}\""),
-            message,
+        check_price(price).map_err(|source| ConfigError::Price {
+            model: model.clone(),
+            source,
         })?;
     }
     Ok(())
@@ -104,7 +109,7 @@ pub const MAX_PRICE: f64 = 10_000.0;
 
 /// A `[prices]` entry: every rate a finite number of USD per million tokens in
 /// 0..=`MAX_PRICE`, input or output above 0.
-pub fn check_price(p: &super::ModelPrice) -> Result<(), String> {
+pub fn check_price(p: &super::ModelPrice) -> Result<(), LimitError> {
     let named = [
         ("input", Some(p.input)),
         ("output", Some(p.output)),
@@ -113,15 +118,15 @@ pub fn check_price(p: &super::ModelPrice) -> Result<(), String> {
     ];
     for (key, v) in named {
         if let Some(v) = v.filter(|v| !(0.0..=MAX_PRICE).contains(v)) {
-            return Err(format!(
-                "{key} = {v} is not a price in USD per million tokens (0 to {MAX_PRICE})"
-            ));
+            return Err(LimitError::Rate {
+                key,
+                value: v,
+                max: MAX_PRICE,
+            });
         }
     }
     if p.input <= 0.0 && p.output <= 0.0 {
-        return Err(
-            "input and output are both 0: such a price never counts against a budget".into(),
-        );
+        return Err(LimitError::Free);
     }
     Ok(())
 }

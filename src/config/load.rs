@@ -1,11 +1,10 @@
 //! Layering: embedded defaults ← user file ← repo file ← --config ← AREV_* ← flags; unknown keys rejected.
 
 use super::limits::parse_duration;
-use super::{Config, ConfigError};
+use super::{Config, ConfigError, Settings};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 use toml::{Table, Value};
 
 const DEFAULTS: &str = include_str!("default.toml");
@@ -137,8 +136,9 @@ pub fn agent_key_origins(sources: &ConfigSources, key: &str) -> BTreeMap<String,
     origins
 }
 
-/// Load and merge every layer into one `Config`, with the digest of the result.
-pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
+/// Load and merge every layer into one `Config`, parsed and checked into `Settings`, with
+/// the digest of the merged `Config`.
+pub fn load(sources: &ConfigSources) -> Result<(Settings, String), ConfigError> {
     let defaults: Table = DEFAULTS
         .parse()
         .map_err(|e: toml::de::Error| ConfigError::Parse {
@@ -206,17 +206,10 @@ pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
         }
         merge(&mut merged, layer);
         // Type errors are attributed to the layer that introduced them.
-        Config::deserialize_table(&merged).map_err(|message| ConfigError::Parse {
-            path: path.clone(),
-            message,
-        })?;
+        Config::deserialize_table(&merged, &path)?;
     }
     apply_env(&mut merged, &sources.env)?;
-    let config = Config::deserialize_table(&merged).map_err(|message| ConfigError::Parse {
-        path: PathBuf::from("<environment>"),
-        message,
-    })?;
-    config.validate()?;
+    let config = Config::deserialize_table(&merged, Path::new("<environment>"))?;
     for (name, a) in &config.agents {
         if let Err(v) = crate::backends::check_floor(a.backend, &a.extra_args) {
             return Err(ConfigError::Floor {
@@ -232,7 +225,7 @@ pub fn load(sources: &ConfigSources) -> Result<(Config, String), ConfigError> {
         }
     }
     let digest = config.digest();
-    Ok((config, digest))
+    Ok((Settings::new(config)?, digest))
 }
 
 /// Keys only trusted config (the user's file, `--config`) may set: who may dismiss findings
@@ -252,182 +245,14 @@ fn check_trusted_only(layer: &Table, path: &Path) -> Result<(), ConfigError> {
 }
 
 impl Config {
-    fn deserialize_table(t: &Table) -> Result<Config, String> {
+    /// The merged table as a `Config`; a type error is toml's, on one line, attributed to
+    /// `layer` (the one that introduced it).
+    fn deserialize_table(t: &Table, layer: &Path) -> Result<Config, ConfigError> {
         Value::Table(t.clone())
             .try_into()
-            .map_err(|e: toml::de::Error| one_line(&e.to_string()))
-    }
-
-    /// Checks that cannot be expressed in the types.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        super::limits::check(self)?;
-        self.agent_timeout()?;
-        self.grace()?;
-        for (name, a) in &self.agents {
-            match (a.backend.native_format(), a.format) {
-                (None, None) => {
-                    return Err(ConfigError::Invalid {
-                        key: format!("agents.{name}.format"),
-                        message: "a `command` agent must declare the event format it prints: \
-                                  \"claude\", \"codex\" or \"gemini\""
-                            .into(),
-                    })
-                }
-                (None, Some(_)) | (_, None) => {}
-                (Some(_), Some(_)) => {
-                    return Err(ConfigError::Invalid {
-                        key: format!("agents.{name}.format"),
-                        message: format!(
-                            "only for backend = \"command\" (backend `{}` prints its own format)",
-                            a.backend.as_str()
-                        ),
-                    })
-                }
-            }
-            self.check_endpoint(name, a)?;
-            if a.binary.trim().is_empty() {
-                return Err(ConfigError::Invalid {
-                    key: format!("agents.{name}.binary"),
-                    message: "must name an executable (on PATH or a path)".into(),
-                });
-            }
-            self.agent_timeout_of(name)?;
-        }
-        let enthusiasts = self.roles.enthusiast.names();
-        if enthusiasts.is_empty() {
-            return Err(ConfigError::Invalid {
-                key: "roles.enthusiast".into(),
-                message: "must name at least one agent".into(),
-            });
-        }
-        for role in enthusiasts
-            .iter()
-            .chain([&self.roles.adversary, &self.roles.judge])
-        {
-            self.agent(role)?;
-        }
-        self.check_hook_timeout()?;
-        self.validate_prove()?;
-        self.verify_timeout()?;
-        self.retry_window()?;
-        for role in [
-            crate::records::Role::Enthusiast,
-            crate::records::Role::Adversary,
-            crate::records::Role::Judge,
-            crate::records::Role::Fixer,
-        ] {
-            self.role_timeouts(role)?;
-        }
-        for (key, v) in [
-            ("hook.max_nudges", self.hook.max_nudges),
-            ("hook.max_blocks", self.hook.max_blocks),
-        ] {
-            if v == 0 {
-                return Err(ConfigError::Invalid {
-                    key: key.into(),
-                    message: "must be at least 1".into(),
-                });
-            }
-        }
-        if self.hook.prefix.trim().is_empty() || self.hook.prefix.contains(char::is_whitespace) {
-            return Err(ConfigError::Invalid {
-                key: "hook.prefix".into(),
-                message: "must be one word, e.g. \"#arev\"".into(),
-            });
-        }
-        if self.review.max_output_bytes == 0 {
-            return Err(ConfigError::Invalid {
-                key: "review.max_output_bytes".into(),
-                message: "must be greater than 0".into(),
-            });
-        }
-        Ok(())
-    }
-
-    /// `[timeouts] agent` as a Duration.
-    pub fn agent_timeout(&self) -> Result<Duration, ConfigError> {
-        parse_duration("timeouts.agent", &self.timeouts.agent)
-    }
-
-    /// The per-dispatch timeout of agent `name`, when it sets its own.
-    pub fn agent_timeout_of(&self, name: &str) -> Result<Option<Duration>, ConfigError> {
-        match self.agents.get(name).and_then(|a| a.timeout.as_deref()) {
-            Some(t) => parse_duration(&format!("agents.{name}.timeout"), t).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    /// `[timeouts] grace` as a Duration.
-    pub fn grace(&self) -> Result<Duration, ConfigError> {
-        parse_duration("timeouts.grace", &self.timeouts.grace)
-    }
-
-    /// `[timeouts] verify` as a Duration.
-    pub fn verify_timeout(&self) -> Result<Duration, ConfigError> {
-        parse_duration("timeouts.verify", &self.timeouts.verify)
-    }
-
-    /// `[timeouts] retry`: how long transient faults are retried.
-    pub fn retry_window(&self) -> Result<Duration, ConfigError> {
-        parse_duration("timeouts.retry", &self.timeouts.retry)
-    }
-
-    /// `[timeouts.<role>] agent` and `grace`, when set.
-    pub fn role_timeouts(
-        &self,
-        role: crate::records::Role,
-    ) -> Result<(Option<Duration>, Option<Duration>), ConfigError> {
-        let t = self.timeouts.of(role);
-        let parse = |key: &str, v: &str| -> Result<Option<Duration>, ConfigError> {
-            if v.trim().is_empty() {
-                Ok(None)
-            } else {
-                parse_duration(&format!("timeouts.{}.{key}", role.as_str()), v).map(Some)
-            }
-        };
-        Ok((parse("agent", &t.agent)?, parse("grace", &t.grace)?))
-    }
-
-    /// `[hook] timeout` must end the review (and its grace) before Claude Code's own Stop-hook
-    /// timeout ends the hook, with a margin: a review out of time is then recorded
-    /// `interrupted` and reported, never cut off silently.
-    fn check_hook_timeout(&self) -> Result<(), ConfigError> {
-        let hook = self.hook_timeout()?;
-        let grace = self.grace()?;
-        let room =
-            Duration::from_secs(super::STOP_HOOK_TIMEOUT_SECS - super::STOP_HOOK_MARGIN_SECS);
-        if hook.saturating_add(grace) > room {
-            let max = room.saturating_sub(grace);
-            return Err(ConfigError::Invalid {
-                key: "hook.timeout".into(),
-                message: format!(
-                    "\"{}\" plus timeouts.grace ({}) must stay within {} of the Stop hook's \
-                     {} s timeout in hooks/hooks.json (a {} s margin to record and report an \
-                     unfinished review); at most \"{}\"",
-                    self.hook.timeout,
-                    humantime::format_duration(grace),
-                    humantime::format_duration(room),
-                    super::STOP_HOOK_TIMEOUT_SECS,
-                    super::STOP_HOOK_MARGIN_SECS,
-                    humantime::format_duration(max),
-                ),
-            });
-        }
-        Ok(())
-    }
-
-    /// `[hook] timeout` as a Duration.
-    pub fn hook_timeout(&self) -> Result<Duration, ConfigError> {
-        parse_duration("hook.timeout", &self.hook.timeout)
-    }
-
-    /// The agent named `name`, or an error listing the configured ones.
-    pub fn agent(&self, name: &str) -> Result<&super::AgentConfig, ConfigError> {
-        self.agents
-            .get(name)
-            .ok_or_else(|| ConfigError::UnknownAgent {
-                name: name.to_string(),
-                known: self.agents.keys().cloned().collect::<Vec<_>>().join(", "),
+            .map_err(|e: toml::de::Error| ConfigError::Parse {
+                path: layer.to_path_buf(),
+                message: one_line(&e.to_string()),
             })
     }
 
@@ -528,6 +353,7 @@ fn apply_env(merged: &mut Table, env: &[(String, String)]) -> Result<(), ConfigE
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
         let p = dir.join(name);
@@ -539,7 +365,7 @@ mod tests {
     fn defaults_load() {
         let (c, digest) = load(&ConfigSources::default()).unwrap();
         assert_eq!(c.review.fail_on, super::super::FailOn::High);
-        assert_eq!(c.agent_timeout().unwrap(), Duration::from_secs(600));
+        assert_eq!(c.timeouts.agent, Duration::from_secs(600));
         assert_eq!(digest.len(), 64);
     }
 
@@ -563,7 +389,7 @@ mod tests {
         let (c, _) = load(&src).unwrap();
         assert_eq!(c.review.passes, 4);
         assert_eq!(c.review.fail_on, super::super::FailOn::Low);
-        assert_eq!(c.agent_timeout().unwrap(), Duration::from_secs(2));
+        assert_eq!(c.timeouts.agent, Duration::from_secs(2));
     }
 
     #[test]
@@ -579,7 +405,7 @@ mod tests {
         // The default and the largest allowed value load.
         let (c, _) = load(&ConfigSources::default()).unwrap();
         assert!(
-            c.hook_timeout().unwrap() + c.grace().unwrap()
+            c.hook.timeout + c.timeouts.grace
                 <= Duration::from_secs(super::super::STOP_HOOK_TIMEOUT_SECS - 120)
         );
         load_with("[hook]\ntimeout = \"57m 50s\"\n").unwrap();
@@ -760,6 +586,7 @@ mod example_tests {
 mod role_timeout_tests {
     use super::*;
     use crate::records::Role;
+    use std::time::Duration;
 
     #[test]
     fn role_tables_override_and_are_validated() {
@@ -772,10 +599,41 @@ mod role_timeout_tests {
         })
         .unwrap();
         assert_eq!(
-            c.role_timeouts(Role::Judge).unwrap(),
-            (Some(Duration::from_secs(120)), Some(Duration::from_secs(1)))
+            c.timeouts.of(Role::Judge),
+            crate::config::RoleLimits {
+                agent: Some(Duration::from_secs(120)),
+                grace: Some(Duration::from_secs(1))
+            }
         );
-        assert_eq!(c.role_timeouts(Role::Enthusiast).unwrap(), (None, None));
+        assert_eq!(c.timeouts.of(Role::Enthusiast), Default::default());
+        // The Prover's dispatch has its own table, apart from `[timeouts] prove` (its
+        // reproducer's runs).
+        assert_eq!(c.timeouts.of(Role::Prover), Default::default());
+        std::fs::write(
+            &f,
+            "[timeouts]\nprove = \"7s\"\n[timeouts.prover]\nagent = \"3m\"\n",
+        )
+        .unwrap();
+        let (c, _) = load(&ConfigSources {
+            repo_file: Some(f.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(
+            c.timeouts.of(Role::Prover),
+            crate::config::RoleLimits {
+                agent: Some(Duration::from_secs(180)),
+                grace: None
+            }
+        );
+        assert_eq!(c.timeouts.prove, Duration::from_secs(7));
+        std::fs::write(&f, "[timeouts.prover]\ngrace = \"never\"\n").unwrap();
+        let err = load(&ConfigSources {
+            repo_file: Some(f.clone()),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("timeouts.prover.grace"), "{err}");
         std::fs::write(&f, "[timeouts.judge]\nagent = \"later\"\n").unwrap();
         let err = load(&ConfigSources {
             repo_file: Some(f.clone()),

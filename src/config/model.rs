@@ -76,6 +76,9 @@ pub struct TimeoutsConfig {
     pub adversary: RoleTimeouts,
     pub judge: RoleTimeouts,
     pub fixer: RoleTimeouts,
+    /// The Prover's dispatch (`--prove`); its reproducer's runs are `prove` above.
+    #[serde(default)]
+    pub prover: RoleTimeouts,
 }
 
 fn retry_default() -> String {
@@ -97,19 +100,15 @@ pub struct RoleTimeouts {
 }
 
 impl TimeoutsConfig {
-    /// The override table of `role` (the Prover has none: `[timeouts] agent` applies).
+    /// The override table of `role`.
     pub fn of(&self, role: crate::records::Role) -> &RoleTimeouts {
         use crate::records::Role;
-        static NONE: RoleTimeouts = RoleTimeouts {
-            agent: String::new(),
-            grace: String::new(),
-        };
         match role {
             Role::Enthusiast => &self.enthusiast,
             Role::Adversary => &self.adversary,
             Role::Judge => &self.judge,
             Role::Fixer => &self.fixer,
-            Role::Prover => &NONE,
+            Role::Prover => &self.prover,
         }
     }
 }

@@ -1,10 +1,9 @@
-//! `[prove]` and `[timeouts] prove` (docs/prove.md "Configuration"): their checks at load,
-//! the values a proof runs with (time limit, memory in bytes, `bind_ro` paths with `~`
-//! expanded), and the trusted keys a repository's config may not set.
+//! `[prove]` (docs/prove.md "Configuration"): its checks at load, the values a proof runs
+//! with (memory in bytes, `bind_ro` paths with `~` expanded), and the trusted keys a
+//! repository's config may not set.
 
-use super::{Config, ConfigError};
+use super::{ConfigError, ProveConfig};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 use toml::{Table, Value};
 
 /// The smallest `[prove] memory`: below it not even a shell starts.
@@ -12,14 +11,19 @@ const MIN_MEMORY: u64 = 16 << 20;
 /// `[prove] max_findings`.
 const MAX_FINDINGS: std::ops::RangeInclusive<u32> = 1..=50;
 
+/// A size `parse_bytes` cannot read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a size; use e.g. \"4GiB\" or \"512MiB\"")]
+pub struct NotASize(pub String);
+
 /// Parse a size: a whole number of bytes, optionally with a unit — `KiB`, `MiB`, `GiB`,
 /// `TiB` (or `K`, `M`, `G`, `T`: the same powers of 1024) or `KB`, `MB`, `GB`, `TB` (powers
 /// of 1000).
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
+pub fn parse_bytes(s: &str) -> Result<u64, NotASize> {
     let t = s.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let bad = || format!("`{s}` is not a size; use e.g. \"4GiB\" or \"512MiB\"");
+    let bad = || NotASize(s.to_string());
     let n: u64 = num.parse().map_err(|_| bad())?;
     let mult: u64 = match unit.trim() {
         "" | "B" => 1,
@@ -61,70 +65,60 @@ fn bind_path(entry: &str, home: Option<&Path>) -> Option<PathBuf> {
     (p.is_absolute() && normal && p.parent().is_some()).then_some(p)
 }
 
-impl Config {
-    /// `[timeouts] prove` as a Duration.
-    pub fn prove_timeout(&self) -> Result<Duration, ConfigError> {
-        super::limits::parse_duration("timeouts.prove", &self.timeouts.prove)
-    }
+/// What `check` derives from `[prove]`.
+pub(super) struct Checked {
+    /// `memory` in bytes.
+    pub memory: u64,
+    /// `bind_ro` as paths, `~/` expanded against `home`.
+    pub bind_ro: Vec<PathBuf>,
+}
 
-    /// `[prove] memory` in bytes.
-    pub fn prove_memory(&self) -> Result<u64, ConfigError> {
-        let invalid = |message: String| ConfigError::Invalid {
-            key: "prove.memory".into(),
-            message,
-        };
-        let n = parse_bytes(&self.prove.memory).map_err(invalid)?;
-        if n < MIN_MEMORY {
-            return Err(invalid(format!(
-                "\"{}\" is below the minimum of 16MiB",
-                self.prove.memory
-            )));
-        }
-        Ok(n)
+/// The checks of `[prove]`, and the values derived from it (`home`: `$HOME`, for `~/`).
+pub(super) fn check(p: &ProveConfig, home: Option<&Path>) -> Result<Checked, ConfigError> {
+    let invalid = |key: &str, message: String| ConfigError::Invalid {
+        key: key.into(),
+        message,
+    };
+    let memory = parse_bytes(&p.memory).map_err(|e| invalid("prove.memory", e.to_string()))?;
+    if memory < MIN_MEMORY {
+        return Err(invalid(
+            "prove.memory",
+            format!("\"{}\" is below the minimum of 16MiB", p.memory),
+        ));
     }
-
-    /// `[prove] bind_ro` as paths, `~/` expanded against `$HOME`.
-    pub fn prove_bind_ro(&self) -> Result<Vec<PathBuf>, ConfigError> {
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        self.prove
-            .bind_ro
-            .iter()
-            .map(|e| {
-                bind_path(e, home.as_deref()).ok_or_else(|| ConfigError::Invalid {
-                    key: "prove.bind_ro".into(),
-                    message: format!(
+    let bind_ro = p
+        .bind_ro
+        .iter()
+        .map(|e| {
+            bind_path(e, home).ok_or_else(|| {
+                invalid(
+                    "prove.bind_ro",
+                    format!(
                         "`{e}` is not an absolute path (or `~/…` with $HOME set) without `.` \
                          or `..`, other than `/`"
                     ),
-                })
+                )
             })
-            .collect()
+        })
+        .collect::<Result<_, _>>()?;
+    if let Some(bad) = p.env.iter().find(|n| !is_env_name(n)) {
+        return Err(invalid(
+            "prove.env",
+            format!("`{bad}` is not the name of an environment variable"),
+        ));
     }
-
-    /// The checks of `[prove]` and `[timeouts] prove`.
-    pub(super) fn validate_prove(&self) -> Result<(), ConfigError> {
-        self.prove_timeout()?;
-        self.prove_memory()?;
-        self.prove_bind_ro()?;
-        if let Some(bad) = self.prove.env.iter().find(|n| !is_env_name(n)) {
-            return Err(ConfigError::Invalid {
-                key: "prove.env".into(),
-                message: format!("`{bad}` is not the name of an environment variable"),
-            });
-        }
-        if !MAX_FINDINGS.contains(&self.prove.max_findings) {
-            return Err(ConfigError::Invalid {
-                key: "prove.max_findings".into(),
-                message: format!(
-                    "{} is not in {}..={}",
-                    self.prove.max_findings,
-                    MAX_FINDINGS.start(),
-                    MAX_FINDINGS.end()
-                ),
-            });
-        }
-        Ok(())
+    if !MAX_FINDINGS.contains(&p.max_findings) {
+        return Err(invalid(
+            "prove.max_findings",
+            format!(
+                "{} is not in {}..={}",
+                p.max_findings,
+                MAX_FINDINGS.start(),
+                MAX_FINDINGS.end()
+            ),
+        ));
     }
+    Ok(Checked { memory, bind_ro })
 }
 
 /// A repository's config layer (`arev.toml`, `.arev/config.toml`, or the base commit's) may
@@ -220,14 +214,11 @@ mod load_tests {
     fn the_defaults_and_their_values() {
         let (c, _) = load(&ConfigSources::default()).unwrap();
         assert_eq!(c.prove.sandbox, SandboxMode::Bwrap);
-        assert_eq!(
-            c.prove_timeout().unwrap(),
-            std::time::Duration::from_secs(300)
-        );
-        assert_eq!(c.prove_memory().unwrap(), 4 << 30);
+        assert_eq!(c.timeouts.prove, std::time::Duration::from_secs(300));
+        assert_eq!(c.prove.memory, 4 << 30);
         assert_eq!(c.prove.max_findings, 5);
         assert_eq!(c.prove.min_severity, crate::records::Severity::High);
-        assert!(c.prove_bind_ro().unwrap().is_empty() && c.prove.env.is_empty());
+        assert!(c.prove.bind_ro.is_empty() && c.prove.env.is_empty());
     }
 
     #[test]
@@ -282,7 +273,7 @@ mod load_tests {
             let (c, _) = load(&sources).unwrap();
             assert_eq!(c.prove.sandbox, SandboxMode::None);
             assert_eq!(c.prove.env, ["CARGO_HOME"]);
-            assert_eq!(c.prove_bind_ro().unwrap(), [PathBuf::from("/opt")]);
+            assert_eq!(c.prove.bind_ro, [PathBuf::from("/opt")]);
         }
         // What does not weaken it is fine from the repository (empty lists: the defaults).
         let (c, _) = load(&repo(
@@ -290,12 +281,9 @@ mod load_tests {
              max_findings = 2\n[timeouts]\nprove = \"90s\"\n",
         ))
         .unwrap();
-        assert_eq!(c.prove_memory().unwrap(), 1 << 30);
+        assert_eq!(c.prove.memory, 1 << 30);
         assert_eq!(c.prove.max_findings, 2);
-        assert_eq!(
-            c.prove_timeout().unwrap(),
-            std::time::Duration::from_secs(90)
-        );
+        assert_eq!(c.timeouts.prove, std::time::Duration::from_secs(90));
     }
 
     #[test]

@@ -69,7 +69,7 @@ mod tests {
 
     fn load_text(
         text: &str,
-    ) -> Result<(crate::config::Config, String), crate::config::ConfigError> {
+    ) -> Result<(crate::config::Settings, String), crate::config::ConfigError> {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("arev.toml");
         std::fs::write(&p, text).unwrap();

@@ -200,6 +200,7 @@ pub(crate) mod tests {
             cases_dir: "cases".into(),
             out_dir: "out".into(),
             use_cache: false,
+            prove: false,
             status: EvalStatus::Complete,
             started_at: String::new(),
             finished_at: String::new(),

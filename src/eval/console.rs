@@ -108,7 +108,7 @@ pub fn ending(ev: &Evaluation, out_dir: &Path) -> (i32, Option<String>) {
 }
 
 fn json(value: &impl serde::Serialize) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_default()
+    crate::output::json_string(value, true).unwrap_or_default()
 }
 
 /// The evaluation report in `format`.

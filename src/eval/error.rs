@@ -47,6 +47,9 @@ pub enum EvalError {
     /// The configuration of the panel is invalid.
     #[error("{0}")]
     Config(#[from] crate::config::ConfigError),
+    /// `--prove`: the sandbox cannot run reproducers here (the message names the fix).
+    #[error("{0}")]
+    Sandbox(#[from] crate::prove::ProveError),
 }
 
 /// The first shape rule a case breaks.

@@ -3,7 +3,7 @@
 //! defect was, `code` tells code from comments per language), `cases` reads and validates a case set, `checkout` gives each case a
 //! detached checkout of its buggy revision, `run` reviews every case with the real
 //! `arev run` and records each result, `score` matches confirmed findings to the expected
-//! locations and aggregates, `compare` sets two evaluations side by side, `render` prints;
+//! locations and aggregates, `prove` runs `--prove`'s reproducers at the fix commit, `compare` sets two evaluations side by side, `render` prints;
 //! `setup` turns the flags into the stages' inputs, `console` says what `arev eval` prints,
 //! and `write` writes its files atomically.
 mod cases;
@@ -14,6 +14,7 @@ mod console;
 mod error;
 mod mine;
 mod model;
+mod prove;
 mod render;
 mod run;
 mod score;

@@ -135,6 +135,30 @@ pub struct ScoredFinding {
     /// Index into the case's `expected` of the first location this finding lies within the
     /// tolerance of; null for an unmatched finding.
     pub matches: Option<usize>,
+    /// `--prove`: the finding's proof at the buggy revision and its reproducer run again at
+    /// the fix commit. Absent without `--prove`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<EvalProof>,
+}
+
+/// `arev eval run --prove`: what a finding's reproducer did before and after the real fix
+/// (docs/eval.md "Proofs").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EvalProof {
+    /// The proof's status in the review of the buggy revision (`reproduced`: its
+    /// reproducer failed there).
+    pub status: crate::records::ProofStatus,
+    /// The reproducer's argv and files (kept in the review's run dir, `proofs/<finding>/`).
+    pub command: Vec<String>,
+    pub files: Vec<String>,
+    /// The run at the fix commit (null when it did not run: the reproducer did not fail at
+    /// the buggy revision, or the case has no fix commit).
+    pub at_fix: Option<crate::records::RunRecord>,
+    /// It failed at the buggy revision and passes at the fix commit.
+    pub confirmed_by_fix: bool,
+    /// Why it was not run at the fix commit, or why its run there says nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// One case's result: what the review produced and how it scored. Written to
@@ -188,6 +212,10 @@ pub struct CaseResult {
     /// verdict cache): `cost_usd` and `tokens` are 0 and unknown.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cost_unknown: bool,
+    /// `--prove`: the review proved its confirmed findings and their reproducers ran at the
+    /// fix commit (a result without it is re-run by an evaluation with `--prove`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub proved: bool,
 }
 
 /// Whether every case of the set has a result.
@@ -242,6 +270,23 @@ pub struct Totals {
     /// Cached cases whose original cost is unknown.
     #[serde(default)]
     pub cost_unknown: u32,
+    /// `--prove`: the proofs over every case (absent without `--prove`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proofs: Option<ProofTotals>,
+}
+
+/// `--prove`: the panel's reproducers against the real fixes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProofTotals {
+    /// Confirmed findings per proof status at the buggy revision.
+    pub counts: crate::records::ProofCounts,
+    /// Reproducers that failed at the buggy revision (`reproduced` or `preexisting`): the
+    /// rate's denominator.
+    pub failed_before_fix: u32,
+    /// Of them, those that pass at the fix commit.
+    pub confirmed_by_fix: u32,
+    /// confirmed_by_fix / failed_before_fix; null when no reproducer failed.
+    pub confirmed_by_fix_rate: Option<f64>,
 }
 
 /// One evaluation of a panel on a case set (`<out>/eval.json`; `--format json`).
@@ -258,6 +303,10 @@ pub struct EvalReport {
     /// case was reviewed afresh, `arev run --no-cache`).
     #[serde(default)]
     pub use_cache: bool,
+    /// `--prove`: each confirmed finding got a reproducer, run at the buggy revision and at
+    /// the fix commit.
+    #[serde(default)]
+    pub prove: bool,
     pub status: EvalStatus,
     pub started_at: String,
     pub finished_at: String,

@@ -58,6 +58,24 @@ pub fn cost_per_found_line(t: &Totals, use_cache: bool) -> String {
     }
 }
 
+/// `--prove`: `1/2 = 50.0 % of the reproducers that failed at the buggy revision pass at the
+/// fix commit (proofs: 2 reproduced, 1 not_reproduced)`.
+pub fn confirmed_by_fix_line(p: &super::model::ProofTotals) -> String {
+    let rate = match p.confirmed_by_fix_rate {
+        Some(r) => format!(
+            "{}/{} = {}",
+            p.confirmed_by_fix,
+            p.failed_before_fix,
+            pct(r)
+        ),
+        None => "n/a".into(),
+    };
+    format!(
+        "{rate} of the reproducers that failed at the buggy revision pass at the fix commit (proofs: {})",
+        p.counts.line()
+    )
+}
+
 /// The aggregate measures as (name, value) rows.
 fn measures(t: &Totals, use_cache: bool) -> Vec<(&'static str, String)> {
     let mut v = vec![
@@ -105,6 +123,9 @@ fn measures(t: &Totals, use_cache: bool) -> Vec<(&'static str, String)> {
         ),
         ("cost per found defect", cost_per_found_line(t, use_cache)),
     ];
+    if let Some(p) = &t.proofs {
+        v.push(("confirmed by fix", confirmed_by_fix_line(p)));
+    }
     if t.scored < t.cases {
         v.push((
             "note",
@@ -311,6 +332,26 @@ fn total_rows(c: &Comparison) -> Vec<(&'static str, String, String)> {
             }),
         ),
         ("debunk rate", both(|t| opt(t.debunk_rate, pct))),
+        (
+            "confirmed by fix",
+            both(|t| {
+                match t
+                    .proofs
+                    .as_ref()
+                    .and_then(|p| Some((p, p.confirmed_by_fix_rate?)))
+                {
+                    Some((p, r)) => {
+                        format!(
+                            "{}/{} = {}",
+                            p.confirmed_by_fix,
+                            p.failed_before_fix,
+                            pct(r)
+                        )
+                    }
+                    None => "n/a".into(),
+                }
+            }),
+        ),
         ("cost", both(|t| usd(t.cost_usd))),
         ("tokens", both(|t| t.tokens.to_string())),
         ("review time", both(|t| secs(t.wall_ms))),

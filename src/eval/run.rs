@@ -54,6 +54,9 @@ pub struct RunOptions {
     pub use_cache: bool,
     /// The verdict cache's directory (where a cached case's original cost is looked up).
     pub cache_dir: Option<PathBuf>,
+    /// `--prove`: each review proves its confirmed findings (`arev run --prove`), and every
+    /// reproducer that failed at the buggy revision runs again at the fix commit.
+    pub prove: Option<crate::resolve::ProvePlan>,
 }
 
 /// One case's progress event.
@@ -218,6 +221,7 @@ impl Board<'_> {
             cases_dir: self.opts.cases_dir.display().to_string(),
             out_dir: self.opts.out_dir.display().to_string(),
             use_cache: self.opts.use_cache,
+            prove: self.opts.prove.is_some(),
             status,
             started_at: self.started_at.clone(),
             finished_at: now(),
@@ -256,7 +260,8 @@ fn resumable(opts: &RunOptions, case: &ResolvedCase) -> Option<CaseResult> {
     let mut r: CaseResult = serde_json::from_str(&text).ok()?;
     let same = r.case_digest == case.digest
         && r.config_digest == opts.config_digest
-        && r.outcome != ReviewOutcome::Failed;
+        && r.outcome != ReviewOutcome::Failed
+        && r.proved == opts.prove.is_some();
     if !same {
         return None;
     }
@@ -359,10 +364,17 @@ struct ReportView {
 
 #[derive(Debug, Deserialize)]
 struct FindingView {
+    #[serde(default)]
+    id: String,
+    #[serde(default)]
+    round: u32,
     file: Option<String>,
     line: Option<u32>,
     severity: Severity,
     category: String,
+    /// `--prove`: the finding's proof at the buggy revision.
+    #[serde(default)]
+    proof: Option<crate::records::Evidence>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -408,6 +420,7 @@ fn run_case(opts: &RunOptions, case: &ResolvedCase, interrupt: &Interrupt) -> Op
         resumed: false,
         cached_from: None,
         cost_unknown: false,
+        proved: false,
     };
     let review = match checkout::create(&opts.git_dir, case.commit, &opts.user_root) {
         Ok(co) => {
@@ -425,7 +438,10 @@ fn run_case(opts: &RunOptions, case: &ResolvedCase, interrupt: &Interrupt) -> Op
     match review {
         Review::Interrupted => return None,
         Review::Failed(msg) => result.detail = Some(msg),
-        Review::Report(v) => fill(&mut result, *v, opts),
+        Review::Report(v) => {
+            let proofs = fill(&mut result, *v, opts);
+            prove_at_fix(&mut result, proofs, opts, case);
+        }
     }
     result.wall_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
     result.finished_at = now();
@@ -433,8 +449,47 @@ fn run_case(opts: &RunOptions, case: &ResolvedCase, interrupt: &Interrupt) -> Op
     Some(result)
 }
 
-/// Copy a child's report into the result.
-fn fill(result: &mut CaseResult, v: ReportView, opts: &RunOptions) {
+/// `--prove`: each confirmed finding's proof (`proofs`, in `result.confirmed`'s order), its
+/// reproducer run again at the case's fix commit.
+fn prove_at_fix(
+    result: &mut CaseResult,
+    proofs: Vec<Option<(String, crate::records::Evidence)>>,
+    opts: &RunOptions,
+    case: &ResolvedCase,
+) {
+    let (Some(prove), Some(run_dir)) = (&opts.prove, result.run_dir.clone()) else {
+        return;
+    };
+    if result.outcome != ReviewOutcome::Complete {
+        return;
+    }
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let fix = case.case.origin.commit.as_deref();
+    for (f, p) in result.confirmed.iter_mut().zip(proofs) {
+        let Some((key, evidence)) = p else { continue };
+        let kept = super::prove::Kept {
+            evidence,
+            dir: Path::new(&run_dir),
+            key,
+        };
+        f.proof = Some(super::prove::at_fix(
+            prove,
+            &opts.user_root,
+            fix,
+            kept,
+            &cancel,
+        ));
+    }
+    result.proved = true;
+}
+
+/// Copy a child's report into the result; returns each confirmed finding's proof key and
+/// evidence (`--prove`).
+fn fill(
+    result: &mut CaseResult,
+    v: ReportView,
+    opts: &RunOptions,
+) -> Vec<Option<(String, crate::records::Evidence)>> {
     result.run_dir = Some(v.run_dir.clone());
     result.cost_usd = v.cost.usd;
     result.tokens = v.cost.tokens;
@@ -468,7 +523,7 @@ fn fill(result: &mut CaseResult, v: ReportView, opts: &RunOptions) {
         }
         other => {
             result.detail = Some(format!("the review ended with status {other}"));
-            return;
+            return vec![];
         }
     }
     // The review must have run with the panel the results are filed under.
@@ -484,21 +539,30 @@ fn fill(result: &mut CaseResult, v: ReportView, opts: &RunOptions) {
             digest.as_deref().unwrap_or("(unreadable)"),
             opts.config_digest
         ));
-        return;
+        return vec![];
     }
     result.debunked = u32::try_from(v.debunked.len()).unwrap_or(u32::MAX);
     result.unresolved = u32::try_from(v.unresolved.len()).unwrap_or(u32::MAX);
+    let mut proofs = vec![];
     result.confirmed = v
         .confirmed
         .into_iter()
-        .map(|f| ScoredFinding {
-            file: f.file,
-            line: f.line,
-            severity: f.severity,
-            category: f.category,
-            matches: None,
+        .map(|f| {
+            proofs.push(
+                f.proof
+                    .map(|p| (crate::review::proof_key(f.round, &f.id), p)),
+            );
+            ScoredFinding {
+                file: f.file,
+                line: f.line,
+                severity: f.severity,
+                category: f.category,
+                matches: None,
+                proof: None,
+            }
         })
         .collect();
+    proofs
 }
 
 /// The cost (USD, tokens) of the run `run_id`, as the verdict-cache entry it stored
@@ -562,6 +626,9 @@ fn review(opts: &RunOptions, case: &ResolvedCase, root: &Path, interrupt: &Inter
     }
     if !opts.use_cache {
         cmd.arg("--no-cache");
+    }
+    if let Some(p) = &opts.prove {
+        cmd.args(["--prove", "--prove-sandbox", p.sandbox.as_str()]);
     }
     cmd.arg("--")
         .args(&case.case.targets)

@@ -128,6 +128,7 @@ pub fn totals(results: &[CaseResult], cases: u32, not_run: u32) -> Totals {
         },
         cached: count(results.iter().filter(|r| r.cached_from.is_some()).count()),
         cost_unknown,
+        proofs: super::prove::totals(results),
     }
 }
 
@@ -152,6 +153,7 @@ pub(crate) mod tests {
             severity: Severity::High,
             category: "logic".into(),
             matches: None,
+            proof: None,
         }
     }
 
@@ -187,6 +189,7 @@ pub(crate) mod tests {
             resumed: false,
             cached_from: None,
             cost_unknown: false,
+            proved: false,
         }
     }
 

@@ -154,8 +154,33 @@ pub fn prepare_run(
         config_digest,
         use_cache: a.use_cache,
         cache_dir,
+        prove: prove_plan(a, &resolved)?,
     };
     Ok((opts, cases))
+}
+
+/// `--prove`: the reproducers' sandbox and limits from the panel's configuration (the
+/// reviews resolve the same), the sandbox checked here once, before any case runs.
+fn prove_plan(
+    a: &EvalRunArgs,
+    config: &crate::config::Settings,
+) -> Result<Option<crate::resolve::ProvePlan>, EvalError> {
+    if !a.prove {
+        return Ok(None);
+    }
+    let p = &config.prove;
+    let plan = crate::resolve::ProvePlan {
+        sandbox: a.prove_sandbox.map_or(p.sandbox, Into::into),
+        min_severity: p.min_severity,
+        max_findings: p.max_findings,
+        timeout: config.timeouts.prove,
+        memory_bytes: p.memory,
+        env: p.env.clone(),
+        bind_ro: p.bind_ro.clone(),
+        require_proof: false,
+    };
+    crate::prove::preflight(plan.sandbox)?;
+    Ok(Some(plan))
 }
 
 /// An `eval.json` for `arev eval compare`.

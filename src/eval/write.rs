@@ -10,7 +10,8 @@ pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), Eval
     let w = |e: std::io::Error| EvalError::write(path, e);
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(dir).map_err(w)?;
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| w(std::io::Error::other(e)))?;
+    let mut bytes = vec![];
+    crate::output::write_json(&mut bytes, value, true).map_err(|e| w(std::io::Error::other(e)))?;
     bytes.push(b'\n');
     write_bytes(path, &bytes)
 }

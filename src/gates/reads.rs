@@ -101,6 +101,11 @@ impl ReadScope {
             || (p.starts_with(&self.root) && (self.whole_tree || self.allowed.contains(p)))
     }
 
+    /// Whether the resolved `p` lies below the root, outside VCS metadata.
+    fn in_tree(&self, p: &Path) -> bool {
+        p.starts_with(&self.root) && !is_vcs_metadata(p.strip_prefix(&self.root).unwrap_or(p))
+    }
+
     /// The first tool use that touched (or may have touched) something outside the scope.
     pub fn violation(&self, uses: &[ToolUse]) -> Option<ReadViolation> {
         uses.iter().find_map(|t| {
@@ -116,7 +121,14 @@ impl ReadScope {
                     path: format!("{what} (unverifiable: {reason})"),
                 });
             }
-            if let Some(w) = a.write.first() {
+            // The Prover's scope (a scratch worktree) takes its new files: a write inside it
+            // is the write gate's and the pre-run check's to judge, not a read. Any other
+            // write fails here.
+            if let Some(w) = a
+                .write
+                .iter()
+                .find(|w| !(self.whole_tree && self.in_tree(&self.resolve(w))))
+            {
                 return Some(ReadViolation {
                     tool: t.name.clone(),
                     path: format!("{} (a write)", self.resolve(w).display()),

@@ -580,6 +580,29 @@ fn the_prover_may_read_its_whole_worktree_and_nothing_outside() {
     // A reviewer's scope over the same tree is still ALLOWED_FILES only.
     let narrow = ReadScope::new(&root, std::iter::empty(), &artefact, &[]);
     assert!(narrow.violation(&ok[..1]).is_some());
+    // A file tool's write (Codex's file_change, Gemini's write_file) inside the worktree is
+    // the write gate's to judge; outside it, or into VCS metadata, it is a violation here —
+    // and any write still is for a reviewer.
+    let write = |p: &std::path::Path| ToolUse {
+        id: format!("w-{}", p.display()),
+        name: "write_file".into(),
+        input: json!({"file_path": p}),
+        access: crate::records::FileAccess {
+            write: vec![p.display().to_string()],
+            ..Default::default()
+        },
+    };
+    assert_eq!(scope.violation(&[write(&root.join("test_x.py"))]), None);
+    for bad in [
+        base.join("outside.py"),
+        root.join("../outside.py"),
+        root.join(".git/hooks/pre-commit"),
+    ] {
+        assert!(scope.violation(&[write(&bad)]).is_some(), "{bad:?}");
+    }
+    assert!(narrow
+        .violation(&[write(&root.join("test_x.py"))])
+        .is_some());
 }
 
 #[test]

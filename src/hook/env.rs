@@ -3,7 +3,7 @@
 //! `arev hook prompt` and `arev hook stop`.
 
 use super::error::HookError;
-use crate::config::{load, Config, ConfigSources};
+use crate::config::{load, ConfigSources, Settings};
 use std::path::{Path, PathBuf};
 
 /// The process environment a hook depends on.
@@ -26,7 +26,7 @@ impl HookEnv {
 
 /// Load the layered config for `root` (hooks take no `--config`); the error is the one line
 /// the hook shows the user.
-pub(super) fn load_config(root: &Path) -> Result<Config, HookError> {
+pub(super) fn load_config(root: &Path) -> Result<Settings, HookError> {
     load(&ConfigSources::discover(root, None))
         .map(|(c, _)| c)
         .map_err(HookError::BadConfig)

@@ -12,7 +12,7 @@ use super::input;
 use super::intent::PROMPT_MAX_BYTES;
 use super::message::system_message;
 use super::state::{find_root, now, SessionState, SessionStore};
-use crate::config::{Config, HookMode};
+use crate::config::{HookMode, Settings};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -179,7 +179,7 @@ pub fn prompt(stdin: &[u8], env: &HookEnv) -> Option<Value> {
 struct Prompted<'a> {
     text: &'a str,
     session_id: &'a str,
-    config: &'a Config,
+    config: &'a Settings,
     store: &'a SessionStore,
 }
 

@@ -190,7 +190,7 @@ impl SessionStore {
             at: now(),
             prompt: super::intent::cut(prompt.trim(), cap),
         };
-        let mut text = serde_json::to_string(&line).map_err(std::io::Error::other)?;
+        let mut text = crate::output::json_string(&line, false).map_err(std::io::Error::other)?;
         text.push('\n');
         std::fs::OpenOptions::new()
             .create(true)

@@ -11,7 +11,7 @@ use super::input::{self, HookInput};
 use super::message::{stop_output, SessionAsides};
 use super::review::{cached_verdict, review_shared, ReviewRequest};
 use super::state::{find_root, now, SessionState, SessionStore};
-use crate::config::{Config, HookMode};
+use crate::config::{HookMode, Settings};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -102,7 +102,7 @@ pub fn stop(stdin: &[u8], env: &HookEnv) -> (Decision, Option<Value>) {
 /// An enabled session with a baseline, at a Stop.
 struct Session<'a> {
     input: &'a HookInput,
-    config: &'a Config,
+    config: &'a Settings,
     store: &'a SessionStore,
     root: &'a Path,
 }
@@ -330,7 +330,7 @@ fn review_request(
     root: &std::path::Path,
     state: &SessionState,
     store: &SessionStore,
-    config: &Config,
+    config: &Settings,
 ) -> Result<ReviewRequest, HookError> {
     let exe = std::env::current_exe().map_err(HookError::CurrentExe)?;
     // The user's prompts since review was enabled are what the changes are meant to do.
@@ -355,7 +355,7 @@ fn review_request(
         root: root.to_path_buf(),
         base_tree: state.baseline_tree.clone(),
         intent,
-        timeout: config.hook_timeout()?,
-        grace: config.grace()?,
+        timeout: config.hook.timeout,
+        grace: config.timeouts.grace,
     })
 }

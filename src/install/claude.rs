@@ -197,11 +197,13 @@ pub fn install(claude_dir: &Path, program: &str) -> Result<Summary, InstallError
             .push(format!("unchanged {}", settings_path.display()));
     }
     let mp = claude_dir.join(MANIFEST);
-    let mut bytes =
-        serde_json::to_vec_pretty(&rec).map_err(|source| InstallError::RecordEncode {
+    let mut bytes = vec![];
+    crate::output::write_json(&mut bytes, &rec, true).map_err(|source| {
+        InstallError::RecordEncode {
             path: mp.clone(),
             source,
-        })?;
+        }
+    })?;
     bytes.push(b'\n');
     write_atomic(&mp, &bytes).map_err(InstallError::io(&mp))?;
     Ok(summary)

@@ -68,7 +68,7 @@ impl OJson {
 
     /// Pretty JSON (2 spaces) with a trailing newline.
     pub fn to_pretty(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        let mut s = crate::output::json_string(self, true).unwrap_or_default();
         s.push('\n');
         s
     }

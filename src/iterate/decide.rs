@@ -119,12 +119,15 @@ pub struct FixFacts {
     pub changed: usize,
     /// The verify command's verdict (None without `--verify`).
     pub verify_ok: Option<bool>,
+    /// `--prove`: applied findings whose reproducer does not pass on the fix commit.
+    pub unproven: usize,
     /// Whether any budget is left for the next review.
     pub budget_left: bool,
 }
 
-/// After the fix: no change → no-progress; verify failed → verify-failed; no budget left
-/// for the next review → budget-exhausted; otherwise review again.
+/// After the fix: no change → no-progress; verify failed → verify-failed; a fixed finding's
+/// reproducer still fails → fix-unproven; no budget left for the next review →
+/// budget-exhausted; otherwise review again.
 pub fn after_fix(f: FixFacts) -> (Option<IterateStop>, String) {
     if f.changed == 0 {
         return (
@@ -136,6 +139,15 @@ pub fn after_fix(f: FixFacts) -> (Option<IterateStop>, String) {
         return (
             Some(IterateStop::VerifyFailed),
             "verify-failed: the verify command exited non-zero".into(),
+        );
+    }
+    if f.unproven > 0 {
+        return (
+            Some(IterateStop::FixUnproven),
+            format!(
+                "fix-unproven: the reproducer of {} finding(s) the Fixer applied does not pass on the fix commit",
+                f.unproven
+            ),
         );
     }
     if !f.budget_left {
@@ -296,18 +308,23 @@ mod tests {
     fn after_fix_table() {
         use IterateStop::*;
         let table = [
-            (0, None, true, Some(NoProgress)),
-            (0, Some(false), true, Some(NoProgress)),
-            (2, Some(false), true, Some(VerifyFailed)),
-            (2, Some(false), false, Some(VerifyFailed)),
-            (1, Some(true), false, Some(BudgetExhausted)),
-            (1, None, true, None),
-            (1, Some(true), true, None),
+            (0, None, 0, true, Some(NoProgress)),
+            (0, Some(false), 1, true, Some(NoProgress)),
+            (2, Some(false), 0, true, Some(VerifyFailed)),
+            (2, Some(false), 1, false, Some(VerifyFailed)),
+            (1, Some(true), 0, false, Some(BudgetExhausted)),
+            (1, None, 0, true, None),
+            (1, Some(true), 0, true, None),
+            // `--prove`: a fix whose reproducer still fails stops before the budget check.
+            (1, None, 1, true, Some(FixUnproven)),
+            (1, Some(true), 2, false, Some(FixUnproven)),
         ];
-        for (i, (changed, verify_ok, budget_left, want)) in table.into_iter().enumerate() {
+        for (i, (changed, verify_ok, unproven, budget_left, want)) in table.into_iter().enumerate()
+        {
             let (stop, why) = after_fix(FixFacts {
                 changed,
                 verify_ok,
+                unproven,
                 budget_left,
             });
             assert_eq!(stop, want, "row {i}: {why}");

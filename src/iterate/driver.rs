@@ -106,6 +106,8 @@ struct Reviewed {
     run: RunDir,
     report: Report,
     end: ReviewEnd,
+    /// `--prove`: the review's proofs (their files under `<run>/proofs/<finding>/`).
+    proofs: Vec<crate::records::FindingProof>,
 }
 
 impl Iteration<'_, '_> {
@@ -231,7 +233,7 @@ impl Iteration<'_, '_> {
             base: s.base.clone(),
             base_tree: None,
             cwd: s.wt_cwd.clone(),
-            max_file_bytes: plan.config.review.max_file_bytes,
+            max_file_bytes: plan.settings.review.max_file_bytes,
             excludes: plan.excludes.clone(),
         })
         .map_err(|e| {
@@ -270,6 +272,7 @@ impl Iteration<'_, '_> {
             run,
             report: finished.report,
             end: result.end,
+            proofs: result.proof.map(|p| p.proofs).unwrap_or_default(),
         })
     }
 
@@ -416,8 +419,8 @@ impl Iteration<'_, '_> {
                 s.wt.path.as_path()
             };
             let plan = s.plan;
-            let limit = plan.config.verify_timeout().unwrap_or(plan.timeout);
-            let out = match run_verify(cmd, dir, &log, limit, plan.grace, self.cancel).await {
+            let t = &plan.settings.timeouts;
+            let out = match run_verify(cmd, dir, &log, t.verify, t.grace, self.cancel).await {
                 Ok(out) => out,
                 Err(e) => {
                     return Step::Failed(End::aborted(
@@ -442,12 +445,72 @@ impl Iteration<'_, '_> {
             }
             verify_ok = Some(out.ok());
         }
+        // `--prove`: each applied finding's failing reproducer, again on the fix commit.
+        let unproven = match self.prove_fixes(r, fix, rec, verify_ok).await {
+            Some(n) => n,
+            None => {
+                rec.decision = Action::Interrupted;
+                return Step::End(End::Interrupted);
+            }
+        };
         let (stop, why) = after_fix(FixFacts {
             changed: fix.changed.len(),
             verify_ok,
+            unproven,
             budget_left,
         });
         Step::Decided(stop, why)
+    }
+
+    /// `--prove`: run each applied finding's failing reproducer on the fix commit (not after
+    /// a failed `--verify`), record them in `fix.proofs`; how many are unproven. None on
+    /// Ctrl-C.
+    async fn prove_fixes(
+        &self,
+        r: &Reviewed,
+        fix: &mut FixReport,
+        rec: &IterationReport,
+        verify_ok: Option<bool>,
+    ) -> Option<usize> {
+        let (s, i, rel_dir) = (self.s, self.i, &self.rel_dir);
+        let (Some(prove), Some(commit), false) =
+            (&s.plan.prove, &fix.commit, verify_ok == Some(false))
+        else {
+            return Some(0);
+        };
+        let todo = super::prove::to_check(&rec.to_fix, &fix.applied, &r.proofs);
+        if todo.is_empty() {
+            return Some(0);
+        }
+        s.progress.line(&format!(
+            "Iteration {i} · the reproducers of {} fixed finding(s) on the fix commit",
+            todo.len()
+        ));
+        let check = super::prove::FixCheck {
+            prove,
+            worktree: &s.wt.path,
+            commit,
+            run: &r.run,
+            rel_dir,
+        };
+        let done = super::prove::check_fixes(&check, &todo, self.cancel).await?;
+        for p in &done {
+            s.progress.line(&format!(
+                "Iteration {i} · {} · {}{}",
+                p.id,
+                p.status.as_str(),
+                p.reason
+                    .as_deref()
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default()
+            ));
+        }
+        let unproven = done
+            .iter()
+            .filter(|p| p.status == super::FixProofStatus::FixUnproven)
+            .count();
+        fix.proofs = done;
+        Some(unproven)
     }
 }
 

@@ -5,6 +5,7 @@ mod decide;
 mod driver;
 mod finish;
 mod fix;
+mod prove;
 mod scope;
 mod setup;
 mod verify;

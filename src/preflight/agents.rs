@@ -2,7 +2,7 @@
 //! executable. A problem is one line naming the agent, the CLI, its install command and the
 //! config key (with the file that set it), so that `arev run` can stop before any run dir.
 
-use crate::config::{AgentConfig, Config};
+use crate::config::AgentConfig;
 use crate::dispatch::{resolve_binary, BackendKind, DispatchError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -52,14 +52,14 @@ pub fn check_plan(plan: &crate::resolve::RunPlan) -> Result<(), PreflightError> 
         .iter()
         .chain(plan.agents.iter().map(|a| &a.name))
         .map(String::as_str);
-    check_agents(&plan.config, names, &plan.binary_origins)
+    check_agents(&plan.settings.agents, names, &plan.binary_origins)
 }
 
 /// Check that every agent named in `names` (each once) has its CLI: exit 2 material when one
 /// is missing or not executable. `origins`: the config file that set each agent's `binary`
 /// (absent: the embedded default).
 pub fn check_agents<'a>(
-    config: &Config,
+    agents: &BTreeMap<String, AgentConfig>,
     names: impl IntoIterator<Item = &'a str>,
     origins: &BTreeMap<String, PathBuf>,
 ) -> Result<(), PreflightError> {
@@ -71,7 +71,7 @@ pub fn check_agents<'a>(
         }
         seen.push(name);
         // An unknown agent name is a config error, reported by `resolve` already.
-        let Some(agent) = config.agents.get(name) else {
+        let Some(agent) = agents.get(name) else {
             continue;
         };
         if let Err(p) = binary_of(name, agent, origins.get(name).map(PathBuf::as_path)) {

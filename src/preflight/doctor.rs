@@ -3,7 +3,7 @@
 //! [`Check`] per line; a `Fail` carries its fix.
 
 use super::agents::{binary_of, install_command, tested_version};
-use crate::config::{agent_key_origins, load, AgentConfig, Config, ConfigSources, RepoSource};
+use crate::config::{agent_key_origins, load, AgentConfig, ConfigSources, RepoSource, Settings};
 use crate::dispatch::BackendKind;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -156,6 +156,7 @@ pub fn doctor(cwd: &Path, cfg: DoctorConfig) -> Vec<Check> {
             origins.get(name).map(PathBuf::as_path),
         ));
     }
+    checks.extend(super::codex_home::codex_temp_home(&config).map(|l| Check::new(Level::Fail, l)));
     checks
 }
 
@@ -198,7 +199,7 @@ fn git_check() -> Check {
 }
 
 /// The roles that dispatch agent `name`.
-fn roles_of(config: &Config, name: &str) -> Vec<&'static str> {
+fn roles_of(config: &Settings, name: &str) -> Vec<&'static str> {
     let mut roles = vec![];
     let enthusiasts = config.roles.enthusiast.names();
     if enthusiasts.iter().any(|n| n == name) {

@@ -422,6 +422,34 @@ mod tests {
         assert_eq!(std::fs::read(&spool).unwrap(), b"a\nb\n");
     }
 
+    #[test]
+    fn a_spools_tee_gets_exactly_the_bytes_the_file_keeps_as_they_come() {
+        let d = tempfile::tempdir().unwrap();
+        let spool = d.path().join("events.jsonl");
+        let mut spec = sh(
+            "for i in 1 2 3; do head -c 100000 /dev/zero | tr '\\0' x; done",
+            d.path(),
+        );
+        let (tee, mut chunks) = tokio::sync::mpsc::unbounded_channel();
+        spec.stdout = Sink::Spool {
+            file: std::fs::File::create(&spool).unwrap(),
+            cap: 250_000,
+            tee: Some(tee),
+        };
+        let f = supervise_blocking(spec, limits(10_000, 200)).unwrap();
+        assert_eq!(f.stdout.total, 300_000);
+        let mut teed = Vec::new();
+        let mut n = 0;
+        while let Ok(chunk) = chunks.try_recv() {
+            assert!(!chunk.is_empty());
+            teed.extend_from_slice(&chunk);
+            n += 1;
+        }
+        assert!(n > 1, "sent as it came, in {n} chunk(s)");
+        assert_eq!(teed, std::fs::read(&spool).unwrap(), "what the file keeps");
+        assert_eq!(teed.len(), 250_000);
+    }
+
     #[tokio::test]
     async fn file_sinks_share_one_log_and_a_stubborn_group_is_killed_in_bounded_time() {
         let d = tempfile::tempdir().unwrap();

@@ -332,7 +332,7 @@ pub(super) fn environment(
 }
 
 /// `bwrap` on arev's PATH.
-pub(super) fn find_bwrap() -> Option<PathBuf> {
+pub fn find_bwrap() -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)

@@ -25,13 +25,89 @@ pub fn fp_marker(fingerprint: &str) -> String {
     format!("{FP_OPEN}{fingerprint}{FP_CLOSE}")
 }
 
-/// The fingerprint in an arev inline comment's marker, if the body has one.
-pub fn parse_fp_marker(body: &str) -> Option<&str> {
+/// `<!-- arev:fp=<fingerprint> panel=<panel> -->`: the marker with the panel that raised the
+/// finding (what `arev eval dispositions` counts by); without a panel, [`fp_marker`].
+pub fn marker(fingerprint: &str, panel: Option<&str>) -> String {
+    match panel.filter(|p| plain_panel(p)) {
+        Some(p) => format!("{FP_OPEN}{fingerprint} panel={p}{FP_CLOSE}"),
+        None => fp_marker(fingerprint),
+    }
+}
+
+/// What an arev inline comment's marker says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Marker<'a> {
+    pub fingerprint: &'a str,
+    /// None in a marker written before arev named the panel (or a field it cannot read).
+    pub panel: Option<&'a str>,
+}
+
+/// The marker of an arev inline comment, if the body has one: the fingerprint, then
+/// `key=value` fields (an unknown key is skipped, for a later arev's markers).
+pub fn parse_marker(body: &str) -> Option<Marker<'_>> {
     let start = body.find(FP_OPEN)? + FP_OPEN.len();
     let rest = &body[start..];
-    let end = rest.find(FP_CLOSE)?;
-    let fp = &rest[..end];
-    (!fp.is_empty() && fp.chars().all(|c| c.is_ascii_alphanumeric())).then_some(fp)
+    let inner = &rest[..rest.find(FP_CLOSE)?];
+    let mut fields = inner.split(' ');
+    let fp = fields.next()?;
+    if fp.is_empty() || !fp.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    let mut panel = None;
+    for f in fields {
+        let (k, v) = f.split_once('=')?;
+        if k == "panel" && plain_panel(v) {
+            panel = Some(v);
+        }
+    }
+    Some(Marker {
+        fingerprint: fp,
+        panel,
+    })
+}
+
+/// The fingerprint in an arev inline comment's marker, if the body has one.
+pub fn parse_fp_marker(body: &str) -> Option<&str> {
+    parse_marker(body).map(|m| m.fingerprint)
+}
+
+/// A panel as a marker holds it: configured agent names (`[A-Za-z0-9_.-]`, at most 40
+/// characters each) joined by `+`, at most 8 of them.
+pub fn plain_panel(p: &str) -> bool {
+    let names: Vec<&str> = p.split('+').collect();
+    names.len() <= 8
+        && names.iter().all(|n| {
+            (1..=40).contains(&n.len())
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+        })
+}
+
+/// The panel of a review: the configured agents that took part (their dispatches in the
+/// report's cost; else those that found or ruled on its findings, for a review replayed
+/// from the verdict cache), sorted and joined by `+` (`claude+codex`). None when the report
+/// names none a marker can hold.
+pub fn panel_of(report: &Report) -> Option<String> {
+    let mut names: std::collections::BTreeSet<&str> = report
+        .cost
+        .by_agent
+        .iter()
+        .filter(|(_, c)| c.dispatches > 0)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    if names.is_empty() {
+        for f in report
+            .confirmed
+            .iter()
+            .chain(&report.debunked)
+            .chain(&report.unresolved)
+        {
+            names.extend(f.found_by.iter().map(String::as_str));
+            names.extend(f.ruled_by.as_deref());
+        }
+    }
+    let panel = names.into_iter().collect::<Vec<_>>().join("+");
+    plain_panel(&panel).then_some(panel)
 }
 
 /// Whether an inline comment was already edited to say its finding was fixed.
@@ -110,8 +186,14 @@ fn prose(s: &str) -> String {
 }
 
 /// The body of the inline comment for `f` at its line, whose current text is `line_text`
-/// (None when the file cannot be read: then no suggestion, only the instruction).
-pub fn comment_body(forge: Forge, f: &ReportFinding, line_text: Option<&str>) -> String {
+/// (None when the file cannot be read: then no suggestion, only the instruction), raised by
+/// `panel` (in the hidden marker).
+pub fn comment_body(
+    forge: Forge,
+    f: &ReportFinding,
+    line_text: Option<&str>,
+    panel: Option<&str>,
+) -> String {
     let mut s = format!(
         "**arev · {} · {}**\n\n{}\n",
         f.severity,
@@ -133,7 +215,7 @@ pub fn comment_body(forge: Forge, f: &ReportFinding, line_text: Option<&str>) ->
         }
         None => {}
     }
-    s.push_str(&format!("\n{}", fp_marker(&f.fingerprint)));
+    s.push_str(&format!("\n{}", marker(&f.fingerprint, panel)));
     s
 }
 
@@ -335,6 +417,7 @@ pub fn build_payload(
 ) -> Payload {
     let commit = report.target.commit.clone();
     let verdict = report.status == RunStatus::Complete;
+    let panel = panel_of(report);
     let (comments, fingerprints, covered_files) = if verdict {
         let comments = report
             .confirmed
@@ -346,7 +429,7 @@ pub fn build_payload(
                     fingerprint: f.fingerprint.clone(),
                     path: path.to_string(),
                     line,
-                    body: comment_body(forge, f, text.as_deref()),
+                    body: comment_body(forge, f, text.as_deref(), panel.as_deref()),
                 })
             })
             .collect();
@@ -440,34 +523,48 @@ mod tests {
         let mut f = finding(Severity::High, "src/lib.rs", 2);
         f.edit_instruction =
             Some("src/lib.rs:2 — replace \"unwrap()\" with \"unwrap_or(0)\"".into());
-        let body = comment_body(Forge::Github, &f, Some("    s.parse().unwrap()"));
+        let body = comment_body(Forge::Github, &f, Some("    s.parse().unwrap()"), None);
         assert!(
             body.contains("```suggestion\n    s.parse().unwrap_or(0)\n```"),
             "{body}"
         );
         assert!(body.ends_with(&fp_marker(&f.fingerprint)));
         assert_eq!(parse_fp_marker(&body), Some(f.fingerprint.as_str()));
-        let gl = comment_body(Forge::Gitlab, &f, Some("    s.parse().unwrap()"));
+        let gl = comment_body(
+            Forge::Gitlab,
+            &f,
+            Some("    s.parse().unwrap()"),
+            Some("claude"),
+        );
         assert!(
             gl.contains("```suggestion:-0+0\n    s.parse().unwrap_or(0)\n```"),
             "{gl}"
+        );
+        assert!(gl.ends_with(&format!("<!-- arev:fp={} panel=claude -->", f.fingerprint)));
+        assert_eq!(
+            parse_marker(&gl),
+            Some(Marker {
+                fingerprint: &f.fingerprint,
+                panel: Some("claude")
+            })
         );
         // The line changed since the review: no suggestion, the instruction as text.
         let stale = comment_body(
             Forge::Github,
             &f,
             Some("    s.trim().parse().unwrap().unwrap()"),
+            None,
         );
         assert!(!stale.contains("```suggestion"));
         assert!(stale.contains("**Fix:** src/lib.rs:2 — replace"));
         // An instruction for another line never becomes a suggestion on this one.
         f.edit_instruction = Some("src/lib.rs:3 — replace \"unwrap()\" with \"x\"".into());
         assert!(
-            !comment_body(Forge::Github, &f, Some("    s.parse().unwrap()"))
+            !comment_body(Forge::Github, &f, Some("    s.parse().unwrap()"), None)
                 .contains("```suggestion")
         );
         f.edit_instruction = None;
-        let plain = comment_body(Forge::Github, &f, None);
+        let plain = comment_body(Forge::Github, &f, None, None);
         assert!(!plain.contains("**Fix:**"));
         assert!(plain.starts_with("**arev · high · "));
     }
@@ -500,6 +597,28 @@ mod tests {
         assert!(fixed_body("x", &"é".repeat(20)).contains(&"é".repeat(12)));
         assert_eq!(short_sha("abc"), "abc");
         assert!(is_summary("<!-- arev-report -->\n## arev"));
+        // The panel: read when valid; a marker without one (older arev) has none; unknown
+        // fields are skipped, a field that is not `key=value` is no marker.
+        let m = |b| parse_marker(b).map(|m| (m.fingerprint, m.panel));
+        assert_eq!(
+            m("x <!-- arev:fp=abc panel=claude+codex -->"),
+            Some(("abc", Some("claude+codex")))
+        );
+        assert_eq!(m("<!-- arev:fp=abc -->"), Some(("abc", None)));
+        assert_eq!(
+            m("<!-- arev:fp=abc later=1 panel=p -->"),
+            Some(("abc", Some("p")))
+        );
+        assert_eq!(m("<!-- arev:fp=abc panel=a<b -->"), Some(("abc", None)));
+        let many = format!("<!-- arev:fp=abc panel={} -->", ["a"; 9].join("+"));
+        assert_eq!(m(&many), Some(("abc", None)));
+        assert_eq!(m("<!-- arev:fp=abc panel=a++b -->"), Some(("abc", None)));
+        assert_eq!(m("<!-- arev:fp=abc panel -->"), None);
+        assert_eq!(marker("abc", Some("bad name")), fp_marker("abc"));
+        assert_eq!(
+            parse_fp_marker(&fixed_body(&marker("abc", Some("p")), "s")),
+            Some("abc")
+        );
         assert!(!is_summary("see <!-- arev-report -->"));
     }
 
@@ -533,6 +652,33 @@ mod tests {
         assert_eq!(p.comments.len(), 1);
         assert_eq!(p.comments[0].line, 2);
         assert_eq!(p.fingerprints.len(), 2);
+        // The panel in the marker: the agents that were dispatched, sorted.
+        let panel = panel_of(&r);
+        assert_eq!(
+            parse_marker(&p.comments[0].body).and_then(|m| m.panel),
+            panel.as_deref()
+        );
+        let mut two = r.clone();
+        two.cost.by_agent.clear();
+        for (name, n) in [("codex", 2), ("claude", 3), ("idle", 0)] {
+            two.cost.by_agent.insert(
+                name.into(),
+                crate::report::CostLine {
+                    dispatches: n,
+                    ..Default::default()
+                },
+            );
+        }
+        assert_eq!(panel_of(&two).as_deref(), Some("claude+codex"));
+        // Replayed from the cache (no dispatch): who found and ruled.
+        two.cost.by_agent.clear();
+        two.confirmed[0].found_by = vec!["gem".into()];
+        two.confirmed[0].ruled_by = Some("claude".into());
+        two.confirmed[1].found_by = vec![];
+        two.confirmed[1].ruled_by = None;
+        assert_eq!(panel_of(&two).as_deref(), Some("claude+gem"));
+        two.confirmed[0].ruled_by = Some("not a name".into());
+        assert_eq!(panel_of(&two), None);
         assert!(p.summary.starts_with(SUMMARY_MARKER));
         // An aborted run: the summary says "no verdict"; nothing inline, nothing "fixed".
         r.status = RunStatus::Aborted;

@@ -37,6 +37,31 @@ pub struct Settings {
     pub graphql_url: Option<String>,
 }
 
+/// Where and as whom to read a repository, no pull request named (`arev eval
+/// dispositions`, which lists them).
+#[derive(Debug)]
+pub struct RepoAccess {
+    /// API base URL, without a trailing slash.
+    pub api_url: String,
+    pub token: String,
+    /// GitHub `owner/name`; GitLab the project id or path.
+    pub repository: String,
+    /// GitHub's GraphQL endpoint when the environment names it.
+    pub graphql_url: Option<String>,
+}
+
+/// The repository of `forge` the environment (or the `origin` remote of `root`) names.
+pub fn repo_access(
+    forge: Forge,
+    env: EnvLookup<'_>,
+    root: Option<&Path>,
+) -> Result<RepoAccess, PublishError> {
+    match forge {
+        Forge::Github => github_repo(env, root),
+        Forge::Gitlab => gitlab_repo(env, root),
+    }
+}
+
 /// The token variable and its hint, per forge (also used by the pre-flight check).
 pub fn token_var(forge: Forge) -> (&'static str, &'static str) {
     match forge {
@@ -119,28 +144,13 @@ pub fn github(
     pr: Option<u64>,
     root: Option<&Path>,
 ) -> Result<Settings, PublishError> {
-    let (var, why) = token_var(Forge::Github);
-    let token = get(env, var).ok_or(PublishError::MissingEnv { var, why })?;
-    let api_url = get(env, "GITHUB_API_URL")
-        .unwrap_or_else(|| "https://api.github.com".into())
-        .trim_end_matches('/')
-        .to_string();
-    let repository = match get(env, "GITHUB_REPOSITORY") {
-        Some(r) => r,
-        None => root
-            .and_then(origin_url)
-            .and_then(|u| remote_path(&u))
-            .filter(|p| p.split('/').count() == 2)
-            .ok_or(PublishError::MissingEnv {
-                var: "GITHUB_REPOSITORY",
-                why: "the `owner/name` of the repository whose pull request to comment on (or a checkout whose `origin` remote names it)",
-            })?,
-    };
-    if repository.split('/').count() != 2 || repository.split('/').any(str::is_empty) {
-        return Err(PublishError::BadSetting(format!(
-            "GITHUB_REPOSITORY must be `owner/name`, not `{repository}`"
-        )));
-    }
+    let RepoAccess {
+        api_url,
+        token,
+        repository,
+        graphql_url,
+        ..
+    } = github_repo(env, root)?;
     let (known_number, known_head) = match get(env, "GITHUB_EVENT_PATH") {
         None => (None, None),
         Some(p) => github_event(Path::new(&p))?,
@@ -173,6 +183,39 @@ pub fn github(
             head_sha,
         },
         ci_url,
+        graphql_url,
+    })
+}
+
+/// The repository a GitHub token reads (`GITHUB_TOKEN`, `GITHUB_API_URL`,
+/// `GITHUB_REPOSITORY` else the `origin` remote of `root`, `GITHUB_GRAPHQL_URL`).
+fn github_repo(env: EnvLookup<'_>, root: Option<&Path>) -> Result<RepoAccess, PublishError> {
+    let (var, why) = token_var(Forge::Github);
+    let token = get(env, var).ok_or(PublishError::MissingEnv { var, why })?;
+    let api_url = get(env, "GITHUB_API_URL")
+        .unwrap_or_else(|| "https://api.github.com".into())
+        .trim_end_matches('/')
+        .to_string();
+    let repository = match get(env, "GITHUB_REPOSITORY") {
+        Some(r) => r,
+        None => root
+            .and_then(origin_url)
+            .and_then(|u| remote_path(&u))
+            .filter(|p| p.split('/').count() == 2)
+            .ok_or(PublishError::MissingEnv {
+                var: "GITHUB_REPOSITORY",
+                why: "the `owner/name` of the repository whose pull request to comment on (or a checkout whose `origin` remote names it)",
+            })?,
+    };
+    if repository.split('/').count() != 2 || repository.split('/').any(str::is_empty) {
+        return Err(PublishError::BadSetting(format!(
+            "GITHUB_REPOSITORY must be `owner/name`, not `{repository}`"
+        )));
+    }
+    Ok(RepoAccess {
+        api_url,
+        token,
+        repository,
         graphql_url: get(env, "GITHUB_GRAPHQL_URL"),
     })
 }
@@ -186,22 +229,12 @@ pub fn gitlab(
     pr: Option<u64>,
     root: Option<&Path>,
 ) -> Result<Settings, PublishError> {
-    let (var, why) = token_var(Forge::Gitlab);
-    let token = get(env, var).ok_or(PublishError::MissingEnv { var, why })?;
-    let api_url = get(env, "CI_API_V4_URL")
-        .unwrap_or_else(|| "https://gitlab.com/api/v4".into())
-        .trim_end_matches('/')
-        .to_string();
-    let repository = match get(env, "CI_PROJECT_ID") {
-        Some(r) => r,
-        None => root
-            .and_then(origin_url)
-            .and_then(|u| remote_path(&u))
-            .ok_or(PublishError::MissingEnv {
-                var: "CI_PROJECT_ID",
-                why: "the id of the project whose merge request to comment on (or a checkout whose `origin` remote names it)",
-            })?,
-    };
+    let RepoAccess {
+        api_url,
+        token,
+        repository,
+        ..
+    } = gitlab_repo(env, root)?;
     let env_iid = match get(env, "CI_MERGE_REQUEST_IID") {
         Some(v) => Some(v.parse::<u64>().map_err(|_| {
             PublishError::BadSetting(format!("CI_MERGE_REQUEST_IID is not a number: `{v}`"))
@@ -225,6 +258,33 @@ pub fn gitlab(
             head_sha: None,
         },
         ci_url: get(env, "CI_JOB_URL"),
+        graphql_url: None,
+    })
+}
+
+/// The project a GitLab token reads (`GITLAB_TOKEN`, `CI_API_V4_URL`, `CI_PROJECT_ID` else
+/// the project path of the `origin` remote of `root`).
+fn gitlab_repo(env: EnvLookup<'_>, root: Option<&Path>) -> Result<RepoAccess, PublishError> {
+    let (var, why) = token_var(Forge::Gitlab);
+    let token = get(env, var).ok_or(PublishError::MissingEnv { var, why })?;
+    let api_url = get(env, "CI_API_V4_URL")
+        .unwrap_or_else(|| "https://gitlab.com/api/v4".into())
+        .trim_end_matches('/')
+        .to_string();
+    let repository = match get(env, "CI_PROJECT_ID") {
+        Some(r) => r,
+        None => root
+            .and_then(origin_url)
+            .and_then(|u| remote_path(&u))
+            .ok_or(PublishError::MissingEnv {
+                var: "CI_PROJECT_ID",
+                why: "the id of the project whose merge request to comment on (or a checkout whose `origin` remote names it)",
+            })?,
+    };
+    Ok(RepoAccess {
+        api_url,
+        token,
+        repository,
         graphql_url: None,
     })
 }

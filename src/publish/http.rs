@@ -94,7 +94,8 @@ pub struct Api {
 
 /// What a request printed in dry-run mode looks like: one JSON line.
 pub fn dry_run_line(method: &Method, path: &str, body: Option<&Value>) -> String {
-    json!({"method": method.as_str(), "path": path, "body": body}).to_string()
+    let line = json!({"method": method.as_str(), "path": path, "body": body});
+    crate::output::json_string(&line, false).unwrap_or_default()
 }
 
 /// `scheme://host[:port]` of a URL.

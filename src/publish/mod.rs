@@ -12,6 +12,7 @@ mod gitlab;
 mod gitlab_talk;
 mod http;
 mod keep;
+mod listing;
 mod model;
 mod plan;
 mod send;
@@ -27,10 +28,11 @@ pub use env::{process_env, settings, token_var, EnvLookup, Settings};
 pub use error::{PublishError, PublishFailed, ReportCheck};
 pub use http::{dry_run_line, RetryPolicy};
 pub use keep::kept_note;
+pub use listing::{ListState, MAX_LISTED};
 pub use model::{
     DismissalRecord, Forge, InlineComment, Payload, PrTarget, PublishRecord, PublishStatus,
 };
 pub use plan::Published;
 pub use send::{dispositions, send, Disposition};
 pub use talk::{DismissBy, DismissKind, Dismissal};
-pub use tally::{render as render_tally, tally, Row as TallyRow};
+pub use tally::{render as render_tally, tally, Row as TallyRow, Tally, Which, UNKNOWN_PANEL};

@@ -1,13 +1,16 @@
 //! `arev eval dispositions`: what became of arev's inline findings on pull requests, as the
 //! forge reports it — fixed (the comment marked fixed on the forge's diff), dismissed (by
-//! kind, by people allowed to dismiss), not raised again, or left open — per category and
-//! severity (read from each comment's heading). The precision figure that mining fix commits
-//! cannot give: what maintainers did with the findings.
+//! kind, by people allowed to dismiss), not raised again, or left open — per panel (from
+//! each comment's hidden marker; `unknown` for a comment arev wrote before it named the
+//! panel), category and severity (from its heading). The pull requests are the ones named,
+//! else the repository's newest as the forge lists them. The precision figure that mining
+//! fix commits cannot give: what maintainers did with the findings.
 
-use super::build::{is_closed, is_marked_fixed, parse_fp_marker};
-use super::env::{process_env, settings};
+use super::build::{is_closed, is_marked_fixed, parse_marker};
+use super::env::{process_env, repo_access};
 use super::error::PublishError;
 use super::http::RetryPolicy;
+use super::listing::{pull_requests, ListState};
 use super::model::Forge;
 use super::plan::Existing;
 use super::talk::{one_line, DismissBy};
@@ -16,9 +19,30 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The counts of one category and severity.
+/// The panel of a comment whose marker names none.
+pub const UNKNOWN_PANEL: &str = "unknown";
+
+/// Which pull requests to count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Which {
+    /// These (`--pr`).
+    Named(Vec<u64>),
+    /// The newest `limit` in `state`, as the forge lists them.
+    Listed { state: ListState, limit: usize },
+}
+
+/// The counts, and the pull requests they are over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tally {
+    pub prs: Vec<u64>,
+    pub rows: Vec<Row>,
+}
+
+/// The counts of one panel, category and severity.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Row {
+    /// The configured agents that raised the findings (`claude+codex`), or `unknown`.
+    pub panel: String,
     pub category: String,
     pub severity: String,
     pub fixed: usize,
@@ -44,16 +68,20 @@ fn heading(body: &str) -> (String, String) {
     )
 }
 
+type Key = (String, String, String);
+
 /// Add arev's comments of one pull request to `rows`.
-fn add(rows: &mut BTreeMap<(String, String), Row>, existing: &[Existing]) {
+fn add(rows: &mut BTreeMap<Key, Row>, existing: &[Existing]) {
     for e in existing {
-        let Some(fp) = parse_fp_marker(&e.body) else {
+        let Some(m) = parse_marker(&e.body) else {
             continue;
         };
         let (severity, category) = heading(&e.body);
+        let panel = m.panel.unwrap_or(UNKNOWN_PANEL).to_string();
         let r = rows
-            .entry((category.clone(), severity.clone()))
+            .entry((panel.clone(), category.clone(), severity.clone()))
             .or_insert_with(|| Row {
+                panel,
                 category,
                 severity,
                 ..Row::default()
@@ -62,7 +90,7 @@ fn add(rows: &mut BTreeMap<(String, String), Row>, existing: &[Existing]) {
             r.fixed += 1;
         } else if is_closed(&e.body) {
             r.not_raised_again += 1;
-        } else if let Some(d) = e.talk.dismissal(fp) {
+        } else if let Some(d) = e.talk.dismissal(m.fingerprint) {
             *r.dismissed.entry(d.kind.as_str().to_string()).or_default() += 1;
         } else {
             r.open += 1;
@@ -70,43 +98,67 @@ fn add(rows: &mut BTreeMap<(String, String), Row>, existing: &[Existing]) {
     }
 }
 
-/// The dispositions of arev's findings on pull requests `prs` of the repository the
-/// environment names (reads only), per category and severity.
+/// The dispositions of arev's findings on the pull requests `which` names of the
+/// repository the environment names (reads only), per panel, category and severity. One
+/// client: the whole count is within `policy`'s time bound.
 pub fn tally(
     forge: Forge,
-    prs: &[u64],
+    which: &Which,
     root: &Path,
     policy: RetryPolicy,
     dismiss_by: DismissBy,
-) -> Result<Vec<Row>, PublishError> {
+) -> Result<Tally, PublishError> {
+    let access = repo_access(forge, &process_env, Some(root))?;
+    let repo = access.repository.clone();
     let mut rows = BTreeMap::new();
-    for &n in prs {
-        let s = settings(forge, &process_env, Some(n), Some(root))?;
-        let repo = s.target.repository.clone();
-        let existing = match forge {
-            Forge::Github => {
-                let graphql = s
-                    .graphql_url
-                    .clone()
-                    .unwrap_or_else(|| github::graphql_url(&s.api_url));
-                let api = github::client(&s.api_url, s.token, policy, false);
-                let me = github::identity(&api, &graphql)?;
-                github::threads(&api, &graphql, &repo, n, &me, dismiss_by)?
+    let prs = match forge {
+        Forge::Github => {
+            let graphql = access
+                .graphql_url
+                .clone()
+                .unwrap_or_else(|| github::graphql_url(&access.api_url));
+            let api = github::client(&access.api_url, access.token, policy, false);
+            let prs = listed(which, |s, l| pull_requests(&api, forge, &repo, s, l))?;
+            let me = github::identity(&api, &graphql)?;
+            for &n in &prs {
+                add(
+                    &mut rows,
+                    &github::threads(&api, &graphql, &repo, n, &me, dismiss_by)?,
+                );
             }
-            Forge::Gitlab => {
-                let api = gitlab::client(&s.api_url, s.token, policy, false);
-                let me = gitlab::identity(&api)?;
-                gitlab::threads(&api, &repo, n, me, dismiss_by)?
+            prs
+        }
+        Forge::Gitlab => {
+            let api = gitlab::client(&access.api_url, access.token, policy, false);
+            let prs = listed(which, |s, l| pull_requests(&api, forge, &repo, s, l))?;
+            let me = gitlab::identity(&api)?;
+            for &n in &prs {
+                add(&mut rows, &gitlab::threads(&api, &repo, n, me, dismiss_by)?);
             }
-        };
-        add(&mut rows, &existing);
+            prs
+        }
+    };
+    Ok(Tally {
+        prs,
+        rows: rows.into_values().collect(),
+    })
+}
+
+/// The pull requests `which` names, listing them through `list` when it names none.
+fn listed(
+    which: &Which,
+    list: impl FnOnce(ListState, usize) -> Result<Vec<u64>, PublishError>,
+) -> Result<Vec<u64>, PublishError> {
+    match which {
+        Which::Named(prs) => Ok(prs.clone()),
+        Which::Listed { state, limit } => list(*state, *limit),
     }
-    Ok(rows.into_values().collect())
 }
 
 /// The rows as a plain table.
 pub fn render(rows: &[Row]) -> String {
-    let mut s = String::from("category  severity  fixed  dismissed  not-raised-again  open\n");
+    let mut s =
+        String::from("panel  category  severity  fixed  dismissed  not-raised-again  open\n");
     for r in rows {
         let dismissed: usize = r.dismissed.values().sum();
         let kinds: Vec<String> = r
@@ -115,7 +167,8 @@ pub fn render(rows: &[Row]) -> String {
             .map(|(k, n)| format!("{k} {n}"))
             .collect();
         s.push_str(&format!(
-            "{}  {}  {}  {}{}  {}  {}\n",
+            "{}  {}  {}  {}  {}{}  {}  {}\n",
+            r.panel,
             r.category,
             r.severity,
             r.fixed,
@@ -134,7 +187,7 @@ pub fn render(rows: &[Row]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::build::{fixed_body, fp_marker, not_raised_body};
+    use super::super::build::{fixed_body, fp_marker, marker, not_raised_body};
     use super::super::talk::{Reply, Talk, Voice};
     use super::*;
 
@@ -177,11 +230,43 @@ mod tests {
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
         assert_eq!(
-            (r.category.as_str(), r.severity.as_str()),
-            ("error-handling", "high")
+            (r.panel.as_str(), r.category.as_str(), r.severity.as_str()),
+            ("unknown", "error-handling", "high")
         );
         assert_eq!((r.fixed, r.not_raised_again, r.open), (1, 1, 1));
         assert_eq!(r.dismissed.get("false-positive"), Some(&1));
-        assert!(render(&rows).contains("error-handling  high  1  1 (false-positive 1)  1  1"));
+        assert!(
+            render(&rows).contains("unknown  error-handling  high  1  1 (false-positive 1)  1  1")
+        );
+    }
+
+    #[test]
+    fn each_panel_counts_apart() {
+        let b = |fp: &str, panel: Option<&str>| {
+            format!("**arev · low · naming**\n\nx\n{}", marker(fp, panel))
+        };
+        let ex = vec![
+            comment(b("a", Some("claude")), Talk::default()),
+            comment(
+                fixed_body(&b("b", Some("claude+codex")), "s"),
+                Talk::default(),
+            ),
+            comment(b("c", Some("claude+codex")), Talk::default()),
+            comment(b("d", None), Talk::default()),
+        ];
+        let mut rows = BTreeMap::new();
+        add(&mut rows, &ex);
+        let got: Vec<(String, usize, usize)> = rows
+            .into_values()
+            .map(|r| (r.panel, r.fixed, r.open))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("claude".into(), 0, 1),
+                ("claude+codex".into(), 1, 1),
+                ("unknown".into(), 0, 1)
+            ]
+        );
     }
 }

@@ -3,6 +3,7 @@
 
 use super::agent::SkippedFix;
 use super::config::FailOn;
+use super::evidence::{RunRecord, SandboxMode};
 use super::finding::ReportFinding;
 use super::round::Action;
 use super::stop::{AbortReason, IterateStop, RunStatus, StopReason};
@@ -103,6 +104,57 @@ pub struct FixReport {
     pub dir: String,
     pub cost_usd: f64,
     pub tokens: u64,
+    /// `--prove`: each applied finding whose reproducer failed before the fix, run again on
+    /// the fix commit (docs/prove.md "Iterate"). Absent without `--prove`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub proofs: Vec<FixProof>,
+}
+
+/// `--prove`: a fixed finding's reproducer, run again on the fix commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FixProof {
+    /// The id the Fixer saw (`F1`…).
+    pub id: String,
+    /// The review round and the finding's id in it.
+    pub round: u32,
+    pub round_finding_id: String,
+    /// `fixed`: the reproducer passes on the fix commit; `fix_unproven`: it still fails, or
+    /// the run says nothing (timed out, killed, a sandbox or command error).
+    pub status: FixProofStatus,
+    /// What the reproducer showed in the review (`reproduced` or `preexisting`).
+    pub proof_status: super::evidence::ProofStatus,
+    /// The Prover's argv and files, as in the review's proof.
+    pub command: Vec<String>,
+    pub files: Vec<String>,
+    /// Where the files are kept, relative to the iterate run dir
+    /// (`iterations/<i>/proofs/<finding>/`).
+    pub kept_in: String,
+    /// The fix commit it ran on.
+    pub commit: String,
+    /// The run on the fix commit (null when it could not be prepared).
+    pub run: Option<RunRecord>,
+    pub sandbox: SandboxMode,
+    /// Why it is unproven when the run does not say it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// What a reproducer says about a fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FixProofStatus {
+    Fixed,
+    FixUnproven,
+}
+
+impl FixProofStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Fixed => "fixed",
+            Self::FixUnproven => "fix_unproven",
+        }
+    }
 }
 
 /// A change outside ALLOWED_FILES, or outside the lines of the Fixer's rulings, and how it

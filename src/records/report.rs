@@ -176,15 +176,6 @@ pub struct BySeverity {
 }
 
 impl Report {
-    /// The report as report.json holds it and `--format json` prints it: pretty JSON and a
-    /// newline.
-    pub fn to_json(&self) -> serde_json::Result<String> {
-        // A run streams report.json into its file; this is for the other renderings.
-        let mut out = serde_json::to_string_pretty(self)?;
-        out.push('\n');
-        Ok(out)
-    }
-
     /// Whether more than one agent took part (a mixed panel): then renderings name who
     /// found and who ruled on each finding.
     pub fn mixed_panel(&self) -> bool {

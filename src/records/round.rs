@@ -7,6 +7,59 @@ use super::stop::{AbortReason, StopReason};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// An error code of a round record (`errors`; the report copies them). The strings are a
+/// contract: scripts count them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundError {
+    /// An Enthusiast pass answered with output its schema refuses (once per such pass).
+    EnthusiastMalformedJson,
+    /// The Adversary answered with output its schema refuses.
+    AdversaryMalformedJson,
+    /// The Judge answered with output its schema refuses (the run aborts).
+    JudgeMalformedJson,
+    /// A finding's line is past its file's end, or outside every hunk of a diff's file
+    /// (once per finding dropped).
+    AnchorInvalid,
+    /// A finding named a project rules file (once per finding dropped).
+    RulesFileFinding,
+    /// A ruling whose cites still did not hold after a re-prompt (once per ruling).
+    JudgeInvalidCites,
+    /// The Judge ruled on an unknown finding, or left findings without a ruling.
+    JudgeRulingCountMismatch,
+    /// Round 2 was skipped: round 1's findings were all self-reference or none.
+    #[serde(rename = "round2_skipped")]
+    Round2Skipped,
+}
+
+impl RoundError {
+    /// The code as recorded.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::EnthusiastMalformedJson => "enthusiast_malformed_json",
+            Self::AdversaryMalformedJson => "adversary_malformed_json",
+            Self::JudgeMalformedJson => "judge_malformed_json",
+            Self::AnchorInvalid => "anchor_invalid",
+            Self::RulesFileFinding => "rules_file_finding",
+            Self::JudgeInvalidCites => "judge_invalid_cites",
+            Self::JudgeRulingCountMismatch => "judge_ruling_count_mismatch",
+            Self::Round2Skipped => "round2_skipped",
+        }
+    }
+}
+
+impl std::fmt::Display for RoundError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for RoundError {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// Gate verdicts for one dispatch.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct GateResults {
@@ -299,8 +352,8 @@ pub struct RoundRecord {
     pub debunked_before: Vec<RepeatedDebunk>,
     pub adversary: Option<AdversaryOutput>,
     pub judge: Option<JudgeOutput>,
-    /// Error codes: `enthusiast_malformed_json`, `anchor_invalid`, …
-    pub errors: Vec<String>,
+    /// Error codes, one per event (e.g. one `anchor_invalid` per finding dropped).
+    pub errors: Vec<RoundError>,
     /// Enthusiast passes lost to faults; the round went on without them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub degraded: Vec<DegradedPass>,
@@ -315,6 +368,47 @@ pub struct RoundRecord {
 mod tests {
     use super::*;
     use crate::records::outcome::{FileAccess, ResultEvent, ToolUse, Usage};
+
+    /// The codes are a contract: recorded as they always were, and read back.
+    #[test]
+    fn round_error_codes_keep_their_strings() {
+        let all = [
+            (
+                RoundError::EnthusiastMalformedJson,
+                "enthusiast_malformed_json",
+            ),
+            (
+                RoundError::AdversaryMalformedJson,
+                "adversary_malformed_json",
+            ),
+            (RoundError::JudgeMalformedJson, "judge_malformed_json"),
+            (RoundError::AnchorInvalid, "anchor_invalid"),
+            (RoundError::RulesFileFinding, "rules_file_finding"),
+            (RoundError::JudgeInvalidCites, "judge_invalid_cites"),
+            (
+                RoundError::JudgeRulingCountMismatch,
+                "judge_ruling_count_mismatch",
+            ),
+            (RoundError::Round2Skipped, "round2_skipped"),
+        ];
+        for (code, text) in all {
+            assert_eq!(serde_json::to_value(code).unwrap(), text);
+            assert_eq!(code.as_str(), text);
+            assert_eq!(
+                serde_json::from_value::<RoundError>(text.into()).unwrap(),
+                code
+            );
+        }
+        // The schema lists every code (one `const` each).
+        let schema = serde_json::to_value(schemars::schema_for!(RoundError)).unwrap();
+        let listed: Vec<&str> = schema["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v["const"].as_str())
+            .collect();
+        assert_eq!(listed, all.map(|(_, t)| t));
+    }
 
     #[test]
     fn a_round_record_keeps_a_summary_of_each_outcome_not_its_payload() {

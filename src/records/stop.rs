@@ -69,6 +69,9 @@ pub enum IterateStop {
     VerifyFailed,
     /// `--budget-usd` / `--budget-tokens` spent (reviews and fixes together).
     BudgetExhausted,
+    /// `--prove`: a finding the Fixer said it fixed still fails its reproducer (which failed
+    /// before the fix) on the fix commit, or the run says nothing (`fix_unproven`).
+    FixUnproven,
 }
 
 impl IterateStop {
@@ -80,6 +83,7 @@ impl IterateStop {
             Self::MaxIterations => "max-iterations",
             Self::VerifyFailed => "verify-failed",
             Self::BudgetExhausted => "budget-exhausted",
+            Self::FixUnproven => "fix-unproven",
         }
     }
 }
@@ -104,6 +108,7 @@ pub enum RunStopReason {
     NoProgress,
     MaxIterations,
     VerifyFailed,
+    FixUnproven,
 }
 
 impl RunStopReason {
@@ -118,6 +123,7 @@ impl RunStopReason {
             Self::NoProgress => "no-progress",
             Self::MaxIterations => "max-iterations",
             Self::VerifyFailed => "verify-failed",
+            Self::FixUnproven => "fix-unproven",
         }
     }
 }
@@ -149,6 +155,7 @@ impl From<IterateStop> for RunStopReason {
             IterateStop::MaxIterations => Self::MaxIterations,
             IterateStop::VerifyFailed => Self::VerifyFailed,
             IterateStop::BudgetExhausted => Self::BudgetExhausted,
+            IterateStop::FixUnproven => Self::FixUnproven,
         }
     }
 }

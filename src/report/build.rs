@@ -498,7 +498,7 @@ fn report_round(r: &crate::round::RoundRecord) -> ReportRound {
         confirmed: r.counts.confirmed,
         debunked: r.counts.debunked,
         unresolved: r.counts.unresolved,
-        errors: r.errors.clone(),
+        errors: r.errors.iter().map(ToString::to_string).collect(),
         duration_ms: r.duration_ms,
         cost_usd: r.cost_usd,
         tokens: r.tokens,

@@ -204,7 +204,7 @@ pub fn render_sarif(r: &Report) -> String {
             "properties": props,
         }]
     });
-    let mut s = serde_json::to_string_pretty(&log).unwrap_or_default();
+    let mut s = crate::output::json_string(&log, true).unwrap_or_default();
     s.push('\n');
     s
 }

@@ -6,7 +6,7 @@ use super::baseline::load_baseline;
 use super::suppressions::load_suppressions;
 use super::RepoInputs;
 use crate::cli::RunArgs;
-use crate::config::Config;
+use crate::config::Settings;
 use crate::errors::ExpectedError;
 use crate::findings::suppress::SuppressionSet;
 use crate::records::Report;
@@ -34,7 +34,7 @@ pub struct MemoryPlan {
 /// from its repository inputs (`--repo-config`).
 pub fn resolve_memory(
     args: &RunArgs,
-    config: &Config,
+    config: &Settings,
     root: &Path,
     cwd: &Path,
     runs_base: &Path,

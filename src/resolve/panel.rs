@@ -3,7 +3,7 @@
 
 use super::error::AgentSpecError;
 use super::RunPlan;
-use crate::config::{AgentConfig, Config};
+use crate::config::{AgentConfig, Settings};
 use crate::dispatch::{resolve_binary, AgentSpec};
 use crate::findings::Role;
 use std::collections::BTreeMap;
@@ -20,7 +20,7 @@ pub struct Panel {
 /// The dispatchable spec of agent `name`. A missing binary is an error here (at dispatch,
 /// so that it aborts the run with `agent_dispatch_unavailable`, exit 3).
 pub fn agent_spec(
-    config: &Config,
+    config: &Settings,
     name: &str,
     cfg: &AgentConfig,
 ) -> Result<AgentSpec, AgentSpecError> {
@@ -40,7 +40,7 @@ pub fn agent_spec(
         extra_args: own_args(cfg),
         models: cfg.tier_models(),
         max_turns: cfg.max_turns,
-        timeout: config.agent_timeout_of(name)?,
+        timeout: config.agent_timeout(name),
         // A self-hosted endpoint's key reaches this agent only.
         pass_env: cfg
             .pass_env
@@ -87,10 +87,10 @@ impl Panel {
                 continue;
             }
             let spec = plan
-                .config
+                .settings
                 .agent(name)
                 .map_err(AgentSpecError::from)
-                .and_then(|cfg| agent_spec(&plan.config, name, cfg))
+                .and_then(|cfg| agent_spec(&plan.settings, name, cfg))
                 // The round names the role it could not dispatch.
                 .map_err(|e| (role, e.to_string()))?;
             specs.insert(name.clone(), spec);

@@ -4,7 +4,7 @@ use super::context::{resolve_context, CommitTree, NoFiles, RepoFiles, ReviewCont
 use super::outputs::{check_destinations, Outputs};
 use super::RepoInputs;
 use crate::cli::RunArgs;
-use crate::config::{load, Config, ConfigSources, FailOn, RepoSource};
+use crate::config::{load, ConfigSources, FailOn, RepoSource, Settings};
 use crate::errors::ExpectedError;
 use crate::findings::{Role, Tier};
 use crate::target::{
@@ -13,7 +13,6 @@ use crate::target::{
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// The agent assigned to a role (its binary is resolved at dispatch time: a missing
 /// binary is a dispatch failure, exit 3, not a usage error).
@@ -21,6 +20,43 @@ use std::time::Duration;
 pub struct AgentRef {
     pub role: Role,
     pub name: String,
+}
+
+/// What makes a plan impossible, beyond the config's and the target's own errors (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("--config {}: no such file", .0.display())]
+    NoConfigFile(PathBuf),
+    #[error(
+        "a USD budget (--budget-usd, [budget] usd) needs the price of every model the review \
+         may run, and agent `{agent}` ({backend} backend) runs model `{model}` (tier {tier}) \
+         whose price is not known: add [prices.\"{model}\"] (input, output, cache_read, \
+         cache_write in USD per million tokens) to your config, or bound the run with \
+         --budget-tokens instead"
+    )]
+    Unpriced {
+        agent: String,
+        backend: &'static str,
+        model: String,
+        tier: Tier,
+    },
+    #[error("cannot open the repository: {0}")]
+    Repository(git2::Error),
+    #[error("bad merge-base id {id}: {source}")]
+    MergeBase { id: String, source: git2::Error },
+    #[error("AREV_REPO_CONFIG={0}: expected one of worktree, base, ignore")]
+    RepoConfigVar(String),
+    #[error(
+        "--repo-config base needs --base REV (the commit whose arev.toml and .arev/ the review \
+         trusts)"
+    )]
+    BaseNeedsRev,
+}
+
+impl From<PlanError> for ExpectedError {
+    fn from(e: PlanError) -> Self {
+        Self::Resolve(Box::new(e))
+    }
 }
 
 /// Everything a run needs, resolved once.
@@ -32,7 +68,9 @@ pub struct RunPlan {
     pub root: PathBuf,
     /// The git dir whose `info/exclude` gets `.arev/` (None outside a repo).
     pub git_common_dir: Option<PathBuf>,
-    pub config: Config,
+    /// The configuration in force, parsed and checked at load.
+    pub settings: Settings,
+    /// The digest of the merged configuration (part of the verdict cache's key).
     pub config_digest: String,
     /// The repository inputs in force (`--repo-config`): the config layer above came from
     /// them, and so do the prompt overrides.
@@ -45,8 +83,6 @@ pub struct RunPlan {
     pub agents: [AgentRef; 3],
     /// The Enthusiast agents, used round-robin across passes (`agents[0]` is the first).
     pub enthusiasts: Vec<String>,
-    pub timeout: Duration,
-    pub grace: Duration,
     /// Spend limits (None = unlimited).
     pub budget_usd: Option<f64>,
     pub budget_tokens: Option<u64>,
@@ -162,7 +198,7 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         .or((config.review.max_rounds > 0).then_some(config.review.max_rounds))
         .unwrap_or_else(|| mode.map_or(1, |m| m.max_rounds()));
     let (agents, enthusiasts) = agents_of(args, &config);
-    let prove = super::prove::resolve_prove(args, &config)?;
+    let prove = super::prove::resolve_prove(args, &config);
     let plan = RunPlan {
         prove,
         root,
@@ -174,14 +210,8 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         agents,
         enthusiasts,
         binary_origins,
-        timeout: config.agent_timeout()?,
-        grace: config.grace()?,
-        budget_usd: args
-            .budget_usd
-            .or((config.budget.usd > 0.0).then_some(config.budget.usd)),
-        budget_tokens: args
-            .budget_tokens
-            .or((config.budget.tokens > 0).then_some(config.budget.tokens)),
+        budget_usd: args.budget_usd.or(config.budget.usd),
+        budget_tokens: args.budget_tokens.or(config.budget.tokens),
         outputs,
         display: args.targets.join(" "),
         intent,
@@ -190,13 +220,13 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
         context,
         memory,
         target,
-        config,
+        settings: config,
         config_digest,
         repo_inputs,
         runs_base,
     };
     // Before any run dir: a USD budget needs every model's price.
-    check_usd_prices(&plan).map_err(ExpectedError::Usage)?;
+    check_usd_prices(&plan)?;
     Ok(plan)
 }
 
@@ -204,7 +234,7 @@ fn resolve(args: &RunArgs, cwd: &Path, unpinned: Option<Mode>) -> Result<RunPlan
 /// plan's agents may run — each tier from the first round's up, as escalation only climbs —
 /// must have a price, or the budget could never trip. The first that has none, named with
 /// the way out (`--budget-tokens`). Nothing to check without a USD budget.
-fn check_usd_prices(plan: &RunPlan) -> Result<(), String> {
+fn check_usd_prices(plan: &RunPlan) -> Result<(), PlanError> {
     if plan.budget_usd.is_none() {
         return Ok(());
     }
@@ -215,7 +245,7 @@ fn check_usd_prices(plan: &RunPlan) -> Result<(), String> {
         .filter(|t| *t >= plan.tier_start);
     for name in names {
         // An unknown agent is reported where it is dispatched.
-        let Ok(cfg) = plan.config.agent(name) else {
+        let Ok(cfg) = plan.settings.agent(name) else {
             continue;
         };
         let Some(format) = cfg.event_format() else {
@@ -224,15 +254,13 @@ fn check_usd_prices(plan: &RunPlan) -> Result<(), String> {
         let models = cfg.tier_models();
         for tier in tiers.clone() {
             let model = models.get(tier);
-            if super::price::price_for(&plan.config, name, format, model).is_none() {
-                return Err(format!(
-                    "a USD budget (--budget-usd, [budget] usd) needs the price of every model \
-                     the review may run, and agent `{name}` ({} backend) runs model `{model}` \
-                     (tier {tier}) whose price is not known: add [prices.\"{model}\"] \
-                     (input, output, cache_read, cache_write in USD per million tokens) to \
-                     your config, or bound the run with --budget-tokens instead",
-                    cfg.backend.as_str()
-                ));
+            if super::price::price_for(&plan.settings, name, format, model).is_none() {
+                return Err(PlanError::Unpriced {
+                    agent: name.to_string(),
+                    backend: cfg.backend.as_str(),
+                    model: model.to_string(),
+                    tier,
+                });
             }
         }
     }
@@ -245,17 +273,14 @@ fn load_config(
     args: &RunArgs,
     root: &Path,
     repo_inputs: &RepoInputs,
-) -> Result<(Config, String, BTreeMap<String, PathBuf>), ExpectedError> {
+) -> Result<(Settings, String, BTreeMap<String, PathBuf>), ExpectedError> {
     let mut sources = ConfigSources::discover(root, args.config.clone());
     sources.repo_file = None;
     sources.repo_text = repo_inputs.config();
     sources.repo_from_base = repo_inputs.source == RepoSource::Base;
     if let Some(p) = &args.config {
         if !p.is_file() {
-            return Err(ExpectedError::Usage(format!(
-                "--config {}: no such file",
-                p.display()
-            )));
+            return Err(PlanError::NoConfigFile(p.clone()).into());
         }
     }
     let (config, config_digest) = load(&sources)?;
@@ -289,7 +314,7 @@ fn intent_of(args: &RunArgs, cwd: &Path) -> Result<Option<String>, ExpectedError
 fn pin_target(
     args: &RunArgs,
     cwd: &Path,
-    config: &Config,
+    config: &Settings,
     excludes: &Excludes,
     runs_base: &Path,
     unpinned: Option<Mode>,
@@ -337,7 +362,7 @@ struct Where<'a> {
 /// suppressions with the in-source policy, incremental review, verdict cache).
 fn context_and_memory(
     w: &Where<'_>,
-    config: &Config,
+    config: &Settings,
     target: Option<&PinnedTarget>,
 ) -> Result<(ReviewContext, super::MemoryPlan), ExpectedError> {
     let (args, root, repo_inputs) = (w.args, w.root, w.repo_inputs);
@@ -346,10 +371,11 @@ fn context_and_memory(
     let focus = args.focus.as_deref().or(Some(config.review.focus.as_str()));
     let base_repo = match (&repo_inputs.commit, repo_inputs.source) {
         (Some(c), RepoSource::Base) => {
-            let repo = git2::Repository::discover(root)
-                .map_err(|e| ExpectedError::Usage(format!("cannot open the repository: {e}")))?;
-            let oid = git2::Oid::from_str(c)
-                .map_err(|e| ExpectedError::Usage(format!("bad merge-base id {c}: {e}")))?;
+            let repo = git2::Repository::discover(root).map_err(PlanError::Repository)?;
+            let oid = git2::Oid::from_str(c).map_err(|source| PlanError::MergeBase {
+                id: c.clone(),
+                source,
+            })?;
             Some((repo, oid))
         }
         _ => None,
@@ -379,7 +405,7 @@ fn context_and_memory(
 
 /// The agent of each role (`--agent` for all of them), and the Enthusiasts used
 /// round-robin across passes.
-fn agents_of(args: &RunArgs, config: &Config) -> ([AgentRef; 3], Vec<String>) {
+fn agents_of(args: &RunArgs, config: &Settings) -> ([AgentRef; 3], Vec<String>) {
     let pick = |role: Role, configured: &str| AgentRef {
         role,
         name: args.agent.clone().unwrap_or_else(|| configured.to_string()),
@@ -398,17 +424,13 @@ fn agents_of(args: &RunArgs, config: &Config) -> ([AgentRef; 3], Vec<String>) {
 
 /// `--repo-config`, else `AREV_REPO_CONFIG`, else `base` with `--base` and `worktree`
 /// without.
-fn repo_source(flag: Option<RepoSource>, base: Option<&str>) -> Result<RepoSource, ExpectedError> {
+fn repo_source(flag: Option<RepoSource>, base: Option<&str>) -> Result<RepoSource, PlanError> {
     if let Some(a) = flag {
         return Ok(a);
     }
     if let Some(v) = std::env::var_os("AREV_REPO_CONFIG") {
         let v = v.to_string_lossy();
-        return RepoSource::parse(&v).ok_or_else(|| {
-            ExpectedError::Usage(format!(
-                "AREV_REPO_CONFIG={v}: expected one of worktree, base, ignore"
-            ))
-        });
+        return RepoSource::parse(&v).ok_or_else(|| PlanError::RepoConfigVar(v.into_owned()));
     }
     Ok(if base.is_some() {
         RepoSource::Base
@@ -443,11 +465,7 @@ pub fn resolve_repo_inputs(
         RepoSource::Worktree => RepoInputs::from_worktree(root).map_err(ExpectedError::from),
         RepoSource::Base => {
             let Some(rev) = base else {
-                return Err(ExpectedError::Usage(
-                    "--repo-config base needs --base REV (the commit whose arev.toml and .arev/ \
-                     the review trusts)"
-                        .into(),
-                ));
+                return Err(PlanError::BaseNeedsRev.into());
             };
             let bad = |message: String| TargetError::BadBase {
                 rev: rev.to_string(),

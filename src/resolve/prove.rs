@@ -2,8 +2,7 @@
 //! reproducers run and within which limits, and whether only reproduced findings gate.
 
 use crate::cli::RunArgs;
-use crate::config::Config;
-use crate::errors::ExpectedError;
+use crate::config::Settings;
 use crate::findings::Severity;
 use crate::records::SandboxMode;
 use std::path::PathBuf;
@@ -40,19 +39,19 @@ impl ProvePlan {
 /// The plan of `--prove` (None without it): `--prove-sandbox` over `[prove] sandbox` (which
 /// config loading already refused from a repository's config), the rest from `[prove]` and
 /// `[timeouts] prove`.
-pub fn resolve_prove(args: &RunArgs, config: &Config) -> Result<Option<ProvePlan>, ExpectedError> {
+pub fn resolve_prove(args: &RunArgs, config: &Settings) -> Option<ProvePlan> {
     if !args.prove {
-        return Ok(None);
+        return None;
     }
     let p = &config.prove;
-    Ok(Some(ProvePlan {
+    Some(ProvePlan {
         sandbox: args.prove_sandbox.map_or(p.sandbox, Into::into),
         min_severity: p.min_severity,
         max_findings: p.max_findings,
-        timeout: config.prove_timeout()?,
-        memory_bytes: config.prove_memory()?,
+        timeout: config.timeouts.prove,
+        memory_bytes: p.memory,
         env: p.env.clone(),
-        bind_ro: config.prove_bind_ro()?,
+        bind_ro: p.bind_ro.clone(),
         require_proof: args.require_proof,
-    }))
+    })
 }

@@ -314,7 +314,7 @@ pub fn cache_key(plan: &RunPlan, target: &TargetIdentity) -> Option<CacheKey> {
             (Role::Judge, plan.agent_for(Role::Judge).name.as_str()),
         ]);
     for (role, name) in roles {
-        let a = plan.config.agent(name).ok()?;
+        let a = plan.settings.agent(name).ok()?;
         let m = a.tier_models();
         agents.push(format!(
             "{} {name} {:?} {} haiku={} sonnet={} opus={}",

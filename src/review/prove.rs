@@ -91,7 +91,7 @@ pub async fn prove_findings(
         token,
         interrupt: cancel.clone(),
         cores: Arc::new(Semaphore::new(cores())),
-        base: base_revision(plan, target),
+        base: base_revision(target),
         max_usd: left_usd.map(|u| u / chosen.len().max(1) as f64),
     };
     let mut dispatches = vec![];
@@ -152,7 +152,7 @@ fn select<'a>(
                     .final_severity
                     .severity()
                     .unwrap_or(j.finding.finding.severity),
-                key: format!("r{}-{}", j.round, safe_key(&j.finding.finding.id)),
+                key: proof_key(j.round, &j.finding.finding.id),
             })
         })
         .collect();
@@ -175,6 +175,12 @@ fn select<'a>(
         }
     }
     (chosen, skipped)
+}
+
+/// The key of a finding's proof in the run dir (`r1-F3`: `proofs/<key>/`,
+/// `agents/p/<key>/`).
+pub fn proof_key(round: u32, id: &str) -> String {
+    format!("r{round}-{}", safe_key(id))
 }
 
 /// A finding id as a directory name: `[A-Za-z0-9_-]` kept, anything else `_`.
@@ -214,7 +220,7 @@ fn cores() -> usize {
 
 /// The revision of the base run: for a diff, what it was taken against — the snapshot tree
 /// (`--base-tree`), the merge-base of `--base` and HEAD, or HEAD. None for files and globs.
-fn base_revision(plan: &RunPlan, target: &PinnedTarget) -> Option<String> {
+fn base_revision(target: &PinnedTarget) -> Option<String> {
     if target.kind != TargetKind::Diff {
         return None;
     }
@@ -224,7 +230,7 @@ fn base_revision(plan: &RunPlan, target: &PinnedTarget) -> Option<String> {
     let Some(rev) = &target.base else {
         return Some("HEAD".into());
     };
-    let repo = git2::Repository::open(&plan.root).ok()?;
+    let repo = git2::Repository::open(&target.root).ok()?;
     let head = repo.head().ok()?.peel_to_commit().ok()?.id();
     let other = repo.revparse_single(rev).ok()?.peel_to_commit().ok()?.id();
     repo.merge_base(head, other).ok().map(|id| id.to_string())
@@ -272,8 +278,12 @@ fn inconclusive(c: &Candidate<'_>, prove: &ProvePlan, why: String) -> FindingPro
 /// to `proofs/<key>.json`; the Prover's dispatches are returned for the cost.
 async fn prove_one(ph: &Phase<'_>, c: &Candidate<'_>) -> (FindingProof, Vec<DispatchRecord>) {
     let (proof, records) = attempt(ph, c).await;
-    let path = ph.run.path.join("proofs").join(format!("{}.json", c.key));
-    if let Err(e) = write_json_record(&path, &proof) {
+    let dir = ph.run.path.join("proofs");
+    let path = dir.join(format!("{}.json", c.key));
+    // A proof rejected before its files were kept has no `proofs/` dir yet.
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        tracing::warn!("cannot create {}: {e}", dir.display());
+    } else if let Err(e) = write_json_record(&path, &proof) {
         tracing::warn!("cannot write {}: {e}", path.display());
     }
     ph.progress.line(&format!(
@@ -381,12 +391,13 @@ enum ModifiedCode {
 }
 
 /// The scratch tree of the reviewed content, and of the base when there is one (made side by
-/// side, off the runtime's thread).
+/// side, off the runtime's thread). The repository is the target's: the user's, or in
+/// iterate mode the worktree.
 async fn scratch_trees(ph: &Phase<'_>) -> Result<(Scratch, Option<Scratch>), ScratchSetup> {
-    let root = ph.plan.root.clone();
+    let root = ph.target.root.clone();
     let head = tokio::task::spawn_blocking(move || Scratch::of_working_tree(&root));
     let base = ph.base.clone().map(|rev| {
-        let root = ph.plan.root.clone();
+        let root = ph.target.root.clone();
         tokio::task::spawn_blocking(move || Scratch::at(&root, &rev))
     });
     let joined = |r: Result<Result<Scratch, ScratchError>, tokio::task::JoinError>| {
@@ -438,8 +449,10 @@ async fn reproduce(
             None
         }
     });
-    let head_spec = spec(prove, head.tree(), &r.command);
-    let base_spec = base.as_ref().map(|b| spec(prove, b.tree(), &r.command));
+    let head_spec = sandbox_spec(prove, head.tree(), &r.command);
+    let base_spec = base
+        .as_ref()
+        .map(|b| sandbox_spec(prove, b.tree(), &r.command));
     let (head_run, base_run) = futures::join!(sandboxed(ph, &head_spec), async {
         match &base_spec {
             Some(s) => Some(sandboxed(ph, s).await),
@@ -484,7 +497,8 @@ fn checked_files(head: &Scratch, r: &Reproducer) -> Result<Vec<String>, Modified
     Ok(files)
 }
 
-fn spec(prove: &ProvePlan, workdir: PathBuf, argv: &[String]) -> SandboxSpec {
+/// The sandbox of a run of `argv` in `workdir` under `prove`'s limits.
+pub fn sandbox_spec(prove: &ProvePlan, workdir: PathBuf, argv: &[String]) -> SandboxSpec {
     SandboxSpec {
         workdir,
         argv: argv.to_vec(),
@@ -511,6 +525,54 @@ async fn sandboxed(ph: &Phase<'_>, spec: &SandboxSpec) -> Option<RunRecord> {
             ..RunRecord::default()
         }),
     }
+}
+
+/// Why a kept reproducer could not be run again.
+#[derive(Debug, thiserror::Error)]
+pub enum RerunError {
+    #[error("cannot prepare the scratch tree of {rev}: {source}")]
+    Scratch {
+        rev: String,
+        #[source]
+        source: crate::prove::ScratchError,
+    },
+    #[error("cannot place the reproducer's files: {0}")]
+    Files(#[source] crate::prove::ScratchError),
+    #[error("the scratch tree's task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+/// Run a kept reproducer again — its `files` (under `kept`, as `proofs/<finding>/` holds
+/// them) and `command` — on the tree of `rev` in the repository at `root`, in a scratch tree
+/// of its own, under `prove`'s sandbox and limits. Iterate runs it on the fix commit, eval
+/// on a case's buggy and fixed revisions. `Ok(None)` when `cancel` fired; a run that could
+/// not start is a record with its `sandbox_error`.
+pub async fn rerun_at(
+    prove: &ProvePlan,
+    root: &std::path::Path,
+    rev: &str,
+    kept: &std::path::Path,
+    files: &[String],
+    command: &[String],
+    cancel: &CancellationToken,
+) -> Result<Option<RunRecord>, RerunError> {
+    let (root, owned_rev) = (root.to_path_buf(), rev.to_string());
+    let scratch = tokio::task::spawn_blocking(move || Scratch::at(&root, &owned_rev))
+        .await?
+        .map_err(|source| RerunError::Scratch {
+            rev: rev.to_string(),
+            source,
+        })?;
+    copy_files(kept, files, &scratch.tree()).map_err(RerunError::Files)?;
+    let spec = sandbox_spec(prove, scratch.tree(), command);
+    Ok(match crate::prove::run(&spec, cancel).await {
+        Ok(r) => Some(r),
+        Err(crate::prove::ProveError::Cancelled) => None,
+        Err(e) => Some(RunRecord {
+            sandbox_error: Some(e.to_string()),
+            ..RunRecord::default()
+        }),
+    })
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! target (tag, guide, read scope, RELEVANT_FILES budget), plus prompt building.
 
 use super::prompt::{
-    embed_json, escape_text, first_line, intent_block, render, target_guide, target_tag, PromptVars,
+    embed_json, escape_text, first_line, intent_block, render, target_guide, target_tag,
+    PromptError, PromptVars,
 };
 use super::{blocks, Assets, RoundFinding};
 use crate::dispatch::AgentSpec;
@@ -130,7 +131,7 @@ impl<'a> Ctx<'a> {
         // The repository inputs were read once, when the plan was resolved (for iterate mode
         // from the user's repository, not the worktree the target was pinned in).
         let assets = Assets::new(&plan.repo_inputs);
-        let loc = &plan.config.localization;
+        let loc = &plan.settings.localization;
         let localization = [Role::Enthusiast, Role::Adversary, Role::Judge, Role::Fixer]
             .into_iter()
             .map(|r| {
@@ -303,7 +304,7 @@ impl<'a> Ctx<'a> {
         round: u32,
         pass: u32,
         history: &History,
-    ) -> Result<String, String> {
+    ) -> Result<String, PromptError> {
         let mut v = self.base_vars(view, round, Role::Enthusiast);
         v.set("pass", pass.to_string())
             .set("passes", self.plan.passes.to_string())
@@ -320,7 +321,7 @@ impl<'a> Ctx<'a> {
         render(&header, self.assets.template(Role::Enthusiast), &v)
     }
 
-    pub fn adversary_prompt(&self, view: &RoundView, round: u32) -> Result<String, String> {
+    pub fn adversary_prompt(&self, view: &RoundView, round: u32) -> Result<String, PromptError> {
         let v = self.base_vars(view, round, Role::Adversary);
         let header = first_line(round, self.mode(), Role::Adversary, None);
         render(&header, self.assets.template(Role::Adversary), &v)
@@ -333,7 +334,7 @@ impl<'a> Ctx<'a> {
         findings: &[RoundFinding],
         map: &AdversaryOutput,
         history: &History,
-    ) -> Result<String, String> {
+    ) -> Result<String, PromptError> {
         let mut v = self.base_vars(view, round, Role::Judge);
         let list: Vec<_> = findings.iter().map(|f| &f.finding).collect();
         v.set("findings", embed_json(&list))
@@ -353,7 +354,7 @@ impl Ctx<'_> {
         iteration: u32,
         rulings: &T,
         fix_files: &[String],
-    ) -> Result<String, String> {
+    ) -> Result<String, PromptError> {
         let mut v = self.base_vars(view, iteration, Role::Fixer);
         let files = if fix_files.is_empty() {
             "(none named)".to_string()

@@ -8,18 +8,21 @@ use super::debunked::{dismissed_in, drop_debunked};
 use super::finders::dispatch_finders;
 pub use super::progress::Progress;
 use super::role::{run_role, Checks, RoleOutput, RoleRun, Who};
+use super::state::{Event, Reporter, RoundState};
 use super::step::{
     attach_rulings, cite_problems, cites_note, dedup, degrade, fold_adversary, fold_passes,
     gate_findings, judge_offtarget, spend, suppress, State,
 };
-use super::{decide, Action, DecideInput, RoundFacts, RoundFinding, RoundRecord, StopReason};
+use super::{
+    decide, Action, DecideInput, RoundError, RoundFacts, RoundFinding, RoundRecord, StopReason,
+};
 use crate::findings::Texts;
 use crate::findings::{
     union_passes, AdversaryOutput, JudgeOutput, PassFinding, Role, Ruling, SymbolIndex, UnionRules,
 };
 use crate::gates::Abort;
 use crate::resolve::RunPlan;
-use crate::store::{Heartbeat, ProgressLog, Recorder};
+use crate::store::{Heartbeat, Recorder};
 use crate::target::{PinnedTarget, TargetType};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -100,20 +103,18 @@ pub async fn run_review(
     let _heartbeat = progress
         .heartbeat
         .map(|every| Heartbeat::start(live.clone(), every));
+    let mut out = Reporter::new(progress);
     let mut round = 1;
     loop {
         let started = Instant::now();
-        let mut record = RoundRecord::new(round, st.tier, target.mode.as_str(), plan.passes);
-        let mut judged: Option<Vec<Option<Ruling>>> = None;
-        let end = round_body(
-            &ctx,
-            &mut st,
-            &mut result,
-            (&mut record, &mut judged),
-            cancel,
-            (progress, &live),
-        )
-        .await;
+        let record = RoundRecord::new(round, st.tier, target.mode.as_str(), plan.passes);
+        let mut this = RoundState::new(record, &mut out, &live);
+        let end = round_body(&ctx, &mut st, &mut result, &mut this, cancel).await;
+        let RoundState {
+            rec: mut record,
+            judged,
+            ..
+        } = this;
         if let Some(end) = &end {
             close_record(&mut record, end);
         }
@@ -147,6 +148,7 @@ pub async fn run_review(
         match end {
             Some(end) => {
                 result.end = end;
+                result.warnings = out.take_warnings();
                 return result;
             }
             None => round += 1,
@@ -159,14 +161,12 @@ pub async fn run_review(
 fn degraded(
     ctx: &Ctx<'_>,
     lost: Vec<(u32, String)>,
-    rec: &mut RoundRecord,
-    result: &mut ReviewResult,
-    progress: Progress,
+    this: &mut RoundState<'_>,
 ) -> Result<(), Abort> {
-    let require_all = ctx.plan.config.review.require_all_passes;
+    let require_all = ctx.plan.settings.review.require_all_passes;
+    let rec = &mut this.rec;
     for w in degrade(rec.round, ctx.plan.passes, lost, require_all, rec)? {
-        progress.line(&format!("warning: {w}"));
-        result.warnings.push(w);
+        this.out.emit(Event::Degraded(w));
     }
     Ok(())
 }
@@ -190,25 +190,24 @@ fn close_record(rec: &mut RoundRecord, end: &ReviewEnd) {
 /// The round itself: `Some(end)` when the run ends with it (stop, abort, Ctrl-C), `None` to
 /// continue (the run state is then advanced for the next round). Only the dispatches are
 /// awaited here; every step between them is a plain function of `super::step`. When the
-/// Judge answered, `judged` gets each of `rec.findings`' rulings (None: unresolved), in
-/// their order: the caller pairs them once the record is written.
+/// Judge answered, `this.judged` gets each of `this.rec.findings`' rulings (None:
+/// unresolved), in their order: the caller pairs them once the record is written.
 async fn round_body(
     ctx: &Ctx<'_>,
     st: &mut State,
     result: &mut ReviewResult,
-    (rec, judged): (&mut RoundRecord, &mut Option<Vec<Option<Ruling>>>),
+    this: &mut RoundState<'_>,
     cancel: &CancellationToken,
-    (progress, live): (Progress, &ProgressLog),
 ) -> Option<ReviewEnd> {
-    let (round, tier) = (rec.round, st.tier);
+    let (round, tier) = (this.rec.round, st.tier);
     let round_cancel = cancel.child_token();
     // Agents in flight are stopped once their spend passes a budget (docs/contracts.md §19.3).
     ctx.meter.arm(&round_cancel);
-    let view = match round_view(ctx, st, rec) {
+    let view = match round_view(ctx, st, &mut this.rec) {
         Ok(v) => v,
         Err(a) => return Some(ReviewEnd::Aborted(a)),
     };
-    progress.line(&format!(
+    this.line(format!(
         "Round {round} · {tier} · {} Enthusiast pass(es) ∥ Adversary",
         ctx.plan.passes
     ));
@@ -222,13 +221,13 @@ async fn round_body(
         st,
         round,
         (&round_cancel, &adv_cancel),
-        (progress, live),
+        (this.out.progress(), this.live),
     )
     .await;
-    let mut folded = fold_passes(round, enth_runs, rec);
+    let mut folded = fold_passes(round, enth_runs, &mut this.rec);
     // Passes lost to faults after their retries degrade the round, or abort it (docs/contracts.md §19.2).
     let lost = std::mem::take(&mut folded.lost);
-    if let Err(a) = degraded(ctx, lost, rec, result, progress) {
+    if let Err(a) = degraded(ctx, lost, this) {
         folded.abort.get_or_insert(a);
     }
     let novel = match (cancel.is_cancelled(), folded.abort.take()) {
@@ -236,22 +235,22 @@ async fn round_body(
         (false, Some(a)) => Err(ReviewEnd::Aborted(a)),
         (false, None) => {
             let findings = std::mem::take(&mut folded.findings);
-            novel_findings(ctx, st, result, rec, findings).map_err(ReviewEnd::Aborted)
+            novel_findings(ctx, st, result, this, findings).map_err(ReviewEnd::Aborted)
         }
     };
     if matches!(&novel, Ok(n) if n.is_empty()) && adversary.running() && !ctx.meter.tripped() {
         adv_cancel.cancel();
-        rec.decision.reasons.push(
+        this.rec.decision.reasons.push(
             "the Adversary was cancelled: every Enthusiast pass answered with nothing new to judge"
                 .into(),
         );
-        progress.line(&format!(
+        this.line(format!(
             "Round {round} · Adversary cancelled (nothing new to judge)"
         ));
     } else if novel.is_err() {
         adv_cancel.cancel();
     }
-    fold_adversary(round, adversary.finish().await, &mut folded, rec);
+    fold_adversary(round, adversary.finish().await, &mut folded, &mut this.rec);
     if cancel.is_cancelled() {
         return Some(ReviewEnd::Interrupted);
     }
@@ -268,12 +267,12 @@ async fn round_body(
     // unresolved, and the run has no verdict. Only a round whose every pass answered with
     // nothing new to judge needs no Judge: it concludes as it would have anyway.
     if ctx.meter.tripped() && !(novel.is_empty() && folded.cancelled == 0) {
-        let end = budget_stop(ctx, (rec, judged), novel.len(), "while the finders ran");
-        rec.findings = novel;
+        let end = budget_stop(ctx, this, novel.len(), "while the finders ran");
+        this.rec.findings = novel;
         return Some(end);
     }
     let adversary_map = folded.adversary.clone().unwrap_or_default();
-    rec.adversary = folded.adversary;
+    this.rec.adversary = folded.adversary;
     // The round record takes the findings once the Judge and the decision are done with them.
     let judging = Judging {
         view: &view,
@@ -282,7 +281,7 @@ async fn round_body(
         cancel: &round_cancel,
         texts: &result.texts,
     };
-    let end = match judge(ctx, st, (rec, judged), judging, (progress, live)).await {
+    let end = match judge(ctx, st, this, judging).await {
         Err(end) => Some(end),
         Ok((rulings, judge_out)) => {
             // What 3D needs of the Judge's answer; the answer itself goes to the record.
@@ -291,22 +290,19 @@ async fn round_body(
                 convergence: j.convergence,
                 summary: j.summary.clone(),
             });
-            rec.judge = judge_out;
+            this.rec.judge = judge_out;
 
             // 3D
-            conclude(
-                ctx,
-                st,
-                result,
-                rec,
-                &novel,
+            let ruled = Ruled {
+                novel: &novel,
                 rulings,
                 judge,
-                (folded.malformed_any, folded.malformed_passes),
-            )
+                malformed: (folded.malformed_any, folded.malformed_passes),
+            };
+            conclude(ctx, st, result, this, ruled)
         }
     };
-    rec.findings = novel;
+    this.rec.findings = novel;
     end
 }
 
@@ -346,10 +342,11 @@ fn novel_findings(
     ctx: &Ctx<'_>,
     st: &mut State,
     result: &mut ReviewResult,
-    rec: &mut RoundRecord,
+    this: &mut RoundState<'_>,
     mut pass_findings: Vec<PassFinding>,
 ) -> Result<Vec<RoundFinding>, Abort> {
-    let (plan, target, round) = (ctx.plan, ctx.target, rec.round);
+    let (plan, target, round) = (ctx.plan, ctx.target, this.rec.round);
+    let rec = &mut this.rec;
     let places = ctx.places();
     gate_findings(&mut pass_findings, target, places, rec)?;
     // Enclosing symbols (union rule a) of the files findings point at, read now: a large
@@ -379,12 +376,6 @@ fn novel_findings(
         |f| texts.get(&target.root, f),
         rec,
     );
-    for w in not_applied {
-        if !result.warnings.contains(&w) {
-            crate::output::warn(&w);
-            result.warnings.push(w);
-        }
-    }
     let unioned = drop_debunked(
         round,
         unioned,
@@ -401,6 +392,9 @@ fn novel_findings(
         }
     }
     result.suppressed.extend(rec.suppressed.iter().cloned());
+    for w in not_applied {
+        this.warn(w);
+    }
     Ok(novel)
 }
 
@@ -421,31 +415,26 @@ struct Judging<'a> {
 async fn judge(
     ctx: &Ctx<'_>,
     st: &mut State,
-    (rec, judged): (&mut RoundRecord, &mut Option<Vec<Option<Ruling>>>),
+    this: &mut RoundState<'_>,
     j: Judging<'_>,
-    (progress, live): (Progress, &ProgressLog),
 ) -> Result<(Vec<Ruling>, Option<JudgeOutput>), ReviewEnd> {
-    let (target, round, tier) = (ctx.target, rec.round, st.tier);
+    let (target, round, tier) = (ctx.target, this.rec.round, st.tier);
     let (view, novel, adversary_map, texts) = (j.view, j.novel, j.adversary_map, j.texts);
     let places = ctx.places();
     if novel.is_empty() {
-        rec.decision
+        this.rec
+            .decision
             .reasons
             .push("no findings: the Judge is skipped".into());
         return Ok((vec![], None));
     }
     // Hard budgets (docs/contracts.md §19.3): the Judge gets all that is left, and is not started when
     // the finders spent it; its findings then stay unresolved.
-    let (max_usd, exhausted) = st.budget_left(ctx.plan, spend(rec));
+    let (max_usd, exhausted) = st.budget_left(ctx.plan, spend(&this.rec));
     if exhausted || ctx.meter.tripped() {
-        return Err(budget_stop(
-            ctx,
-            (rec, judged),
-            novel.len(),
-            "before the Judge",
-        ));
+        return Err(budget_stop(ctx, this, novel.len(), "before the Judge"));
     }
-    progress.line(&format!(
+    this.line(format!(
         "Round {round} · Judge ({} finding(s))",
         novel.len()
     ));
@@ -464,14 +453,14 @@ async fn judge(
     let checks = Checks {
         content: Some(&check_cites),
     };
-    let jr: RoleRun<JudgeOutput> = run_role(ctx, view, who, prompt, j.cancel, live, checks).await;
-    rec.dispatches.extend(jr.records);
+    let jr: RoleRun<JudgeOutput> =
+        run_role(ctx, view, who, prompt, j.cancel, this.live, checks).await;
+    this.rec.dispatches.extend(jr.records);
     let j = match jr.output {
         RoleOutput::Valid(j) => j,
         RoleOutput::Malformed(e) => {
-            rec.errors.push("judge_malformed_json".into());
-            *judged = Some(vec![None; novel.len()]);
-            rec.counts.unresolved = novel.len() as u32;
+            this.rec.errors.push(RoundError::JudgeMalformedJson);
+            this.unresolved(novel.len());
             return Err(ReviewEnd::Aborted(Abort::JudgeMalformed { detail: e }));
         }
         RoleOutput::Abort(a) => return Err(ReviewEnd::Aborted(a)),
@@ -485,12 +474,7 @@ async fn judge(
         }
         // Stopped when its spend passed the budget: its findings stay unresolved.
         RoleOutput::Cancelled if ctx.meter.tripped() => {
-            return Err(budget_stop(
-                ctx,
-                (rec, judged),
-                novel.len(),
-                "while the Judge ran",
-            ));
+            return Err(budget_stop(ctx, this, novel.len(), "while the Judge ran"));
         }
         RoleOutput::Cancelled => return Err(ReviewEnd::Interrupted),
     };
@@ -498,6 +482,7 @@ async fn judge(
         return Err(ReviewEnd::Aborted(a));
     }
     let bad = cite_problems(&j, novel, adversary_map, target, places);
+    let rec = &mut this.rec;
     for (id, why) in &bad {
         rec.decision.reasons.push(format!(
             "the Judge's ruling on {id} is unresolved: its cites do not hold after a re-prompt ({})",
@@ -508,11 +493,13 @@ async fn judge(
     // Debunked once: a later repeat of a dismissal is kept from the Judge.
     let dismissed = dismissed_in(round, novel, &each, |f| texts.get(&target.root, f));
     st.history.debunked.extend(dismissed);
-    *judged = Some(each);
-    progress.line(&format!(
+    this.judged = Some(each);
+    let counts = &this.rec.counts;
+    let line = format!(
         "Round {round} · Judge ({} confirmed, {} debunked)",
-        rec.counts.confirmed, rec.counts.debunked
-    ));
+        counts.confirmed, counts.debunked
+    );
+    this.line(line);
     Ok((valid, Some(j)))
 }
 
@@ -520,20 +507,14 @@ async fn judge(
 /// run aborts `budget_exhausted_before_verdict` (exit 3, never green), the round's `novel`
 /// findings unresolved. A budget that runs out once the Judge has ruled stops the run
 /// `budget-exhausted` instead ([`conclude`]): a verdict exists.
-fn budget_stop(
-    ctx: &Ctx<'_>,
-    (rec, judged): (&mut RoundRecord, &mut Option<Vec<Option<Ruling>>>),
-    novel: usize,
-    when: &str,
-) -> ReviewEnd {
+fn budget_stop(ctx: &Ctx<'_>, this: &mut RoundState<'_>, novel: usize, when: &str) -> ReviewEnd {
     // Every dispatch of the review has ended: the meter's total is what they recorded.
     let spent = ctx.meter.total();
     let detail = format!(
         "budget exhausted {when} ({}): {novel} finding(s) stay unresolved",
         budget_note(ctx.plan, spent.cost_usd, spent.tokens),
     );
-    *judged = Some(vec![None; novel]);
-    rec.counts.unresolved = novel as u32;
+    this.unresolved(novel);
     ReviewEnd::Aborted(Abort::BudgetExhaustedBeforeVerdict { detail })
 }
 
@@ -544,24 +525,36 @@ struct JudgeGist {
     summary: String,
 }
 
+/// What the round's finders and Judge produced, for 3D.
+struct Ruled<'a> {
+    novel: &'a [RoundFinding],
+    /// The Judge's valid rulings (none when it was skipped).
+    rulings: Vec<Ruling>,
+    judge: Option<JudgeGist>,
+    /// Whether any pass answered malformed, and how many did.
+    malformed: (bool, u32),
+}
+
 /// 3D: decide on the round's facts, record the decision with its reasons, and either end the
 /// run (`Some`) or advance the state for the next round. Synchronous: nothing is dispatched.
-#[allow(clippy::too_many_arguments)]
 fn conclude(
     ctx: &Ctx<'_>,
     st: &mut State,
     result: &mut ReviewResult,
-    rec: &mut RoundRecord,
-    novel: &[RoundFinding],
-    rulings: Vec<Ruling>,
-    judge: Option<JudgeGist>,
-    (malformed_any, malformed_passes): (bool, u32),
+    this: &mut RoundState<'_>,
+    ruled: Ruled<'_>,
 ) -> Option<ReviewEnd> {
-    let (plan, target, round, tier) = (ctx.plan, ctx.target, rec.round, st.tier);
+    let Ruled {
+        novel,
+        rulings,
+        judge,
+        malformed: (malformed_any, malformed_passes),
+    } = ruled;
+    let (plan, target, round, tier) = (ctx.plan, ctx.target, this.rec.round, st.tier);
     let locations = st.history.locations();
     // The meter also counts what agents in flight spent (and prices a dispatch without a
     // result at list price): either passing the budget stops the run.
-    let budget_exhausted = st.spend(rec, plan) | ctx.meter.tripped();
+    let budget_exhausted = st.spend(&this.rec, plan) | ctx.meter.tripped();
     let facts = RoundFacts {
         rulings,
         with_prior_id: novel
@@ -591,10 +584,10 @@ fn conclude(
         budget_note: budget_note(plan, st.spent_usd, st.spent_tokens),
     };
     let d = decide(&input, &facts);
-    rec.counts.substantive = d.substantive;
-    rec.counts.self_reference = d.self_reference;
+    this.rec.counts.substantive = d.substantive;
+    this.rec.counts.self_reference = d.self_reference;
     if d.round2_skipped {
-        rec.errors.push("round2_skipped".into());
+        this.rec.errors.push(RoundError::Round2Skipped);
     }
     if d.escalated {
         result
@@ -602,10 +595,11 @@ fn conclude(
             .push(format!("round {round}: {tier} → {}", d.next_tier));
     }
     if d.cost_warning {
-        let w = format!("cost warning: three sub-opus rounds in a row (through round {round})");
-        crate::output::warn(&w);
-        result.warnings.push(w);
+        this.warn(format!(
+            "cost warning: three sub-opus rounds in a row (through round {round})"
+        ));
     }
+    let rec = &mut this.rec;
     rec.decision.reasons.extend(d.reasons.clone());
     if let Some(stop) = d.stop {
         if plan.passes > 0 && malformed_passes == plan.passes {

@@ -13,6 +13,7 @@ mod prompt;
 mod prover;
 mod retry;
 mod role;
+mod state;
 mod step;
 
 pub use crate::records::round::*;

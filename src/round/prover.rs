@@ -218,7 +218,7 @@ fn prover_prompt<T: serde::Serialize>(
     ctx: &Ctx<'_>,
     view: &RoundView,
     job: &ProverJob<T>,
-) -> Result<String, String> {
+) -> Result<String, super::prompt::PromptError> {
     let mut v = ctx.base_vars(view, job.round, Role::Prover);
     v.set("finding_id", escape_text(&job.finding_id))
         .set("finding", embed_json(&job.finding))

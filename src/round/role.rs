@@ -85,7 +85,7 @@ pub(super) async fn run_role<T: AnswerSchema>(
     ctx: &Ctx<'_>,
     view: &RoundView,
     who: Who<'_>,
-    prompt: Result<String, String>,
+    prompt: Result<String, super::prompt::PromptError>,
     cancel: &CancellationToken,
     progress: &ProgressLog,
     checks: Checks<'_, T>,
@@ -145,7 +145,7 @@ pub(super) async fn run_role<T: AnswerSchema>(
                     role,
                     label: &label,
                     next: retry_label(&base, attempt),
-                    window: ctx.plan.config.retry_window().unwrap_or(DEFAULT_WINDOW),
+                    window: ctx.plan.settings.timeouts.retry,
                 };
                 let wait = match on_failure(ctx, &records, failed, detail, &mut tried) {
                     Ok(wait) => wait,
@@ -189,9 +189,6 @@ struct Tried {
     transient: u32,
     first_fault: Option<std::time::Instant>,
 }
-
-/// `[timeouts] retry` when it cannot be read (it is validated when the config loads).
-const DEFAULT_WINDOW: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// A dispatch that failed: whose, its label, the label a re-dispatch gets, and how long
 /// transient faults may be retried.
@@ -388,8 +385,9 @@ async fn one_dispatch(
         (Role::Prover, Some(f)) => ctx.run.prover_dir(f, label),
         _ => ctx.run.agent_dir(who.round, label),
     };
-    // `[timeouts.<role>]` > the agent's own timeout > `[timeouts] agent` (validated at load).
-    let (role_timeout, role_grace) = ctx.plan.config.role_timeouts(role).unwrap_or_default();
+    // `[timeouts.<role>]` > the agent's own timeout > `[timeouts] agent`.
+    let timeouts = &ctx.plan.settings.timeouts;
+    let limits = timeouts.of(role);
     let req = crate::dispatch::DispatchRequest {
         role,
         label: label.to_string(),
@@ -403,12 +401,12 @@ async fn one_dispatch(
             .map(|d| d.canonicalize().unwrap_or(d))
             .collect(),
         out_dir: out_dir.clone(),
-        timeout: role_timeout.or(spec.timeout).unwrap_or(ctx.plan.timeout),
-        grace: role_grace.unwrap_or(ctx.plan.grace),
-        output_cap: ctx.plan.config.review.max_output_bytes,
+        timeout: limits.agent.or(spec.timeout).unwrap_or(timeouts.agent),
+        grace: limits.grace.unwrap_or(timeouts.grace),
+        output_cap: ctx.plan.settings.review.max_output_bytes,
         max_budget_usd: who.max_usd,
         price: crate::resolve::price_for(
-            &ctx.plan.config,
+            &ctx.plan.settings,
             &spec.name,
             spec.format,
             spec.models.get(who.tier),

@@ -7,7 +7,8 @@ use super::context::{History, Places};
 use super::decide::confirmed_locations;
 use super::role::{RoleOutput, RoleRun};
 use super::{
-    Action, Decision, DecisionRecord, RoundCounts, RoundFinding, RoundRecord, SuppressedFinding,
+    Action, Decision, DecisionRecord, RoundCounts, RoundError, RoundFinding, RoundRecord,
+    SuppressedFinding,
 };
 use crate::findings::suppress::{reasonless_warning, SuppressionSet};
 use crate::findings::{fingerprint_with, FileLines};
@@ -248,7 +249,7 @@ pub(super) fn fold_passes(
                 rec.counts.per_pass.push(0);
                 f.malformed_passes += 1;
                 f.malformed_any = true;
-                rec.errors.push("enthusiast_malformed_json".into());
+                rec.errors.push(RoundError::EnthusiastMalformedJson);
                 tracing::warn!("round {round} pass {pass}: enthusiast_malformed_json: {e}");
             }
             RoleOutput::Abort(a) => {
@@ -278,7 +279,7 @@ pub(super) fn fold_adversary(
         RoleOutput::Valid(m) => f.adversary = Some(m),
         RoleOutput::Malformed(e) => {
             f.malformed_any = true;
-            rec.errors.push("adversary_malformed_json".into());
+            rec.errors.push(RoundError::AdversaryMalformedJson);
             tracing::warn!("round {round}: adversary_malformed_json: {e}");
         }
         RoleOutput::Abort(a) => {
@@ -375,14 +376,14 @@ pub(super) fn gate_findings(
         });
     }
     rec.errors.extend(std::iter::repeat_n(
-        "rules_file_finding".to_string(),
+        RoundError::RulesFileFinding,
         on_context,
     ));
     let before = findings.len();
     findings.retain(|pf| anchor_ok(&pf.finding, target));
     rec.counts.anchor_invalid = (before - findings.len()) as u32;
     rec.errors.extend(std::iter::repeat_n(
-        "anchor_invalid".to_string(),
+        RoundError::AnchorInvalid,
         rec.counts.anchor_invalid as usize,
     ));
     Ok(())
@@ -641,11 +642,11 @@ pub(super) fn attach_rulings(
         .filter(|r| !ids.contains_key(r.finding_id.as_str()))
         .count();
     rec.errors.extend(std::iter::repeat_n(
-        "judge_invalid_cites".to_string(),
+        RoundError::JudgeInvalidCites,
         invalid_cites as usize,
     ));
     if unknown > 0 || rec.counts.unresolved > invalid_cites {
-        rec.errors.push("judge_ruling_count_mismatch".into());
+        rec.errors.push(RoundError::JudgeRulingCountMismatch);
     }
     (rulings, judged)
 }

@@ -36,12 +36,9 @@ fn write_json_with<T: Serialize + ?Sized>(
 ) -> std::io::Result<()> {
     let tmp = temp_in(path)?;
     let mut w = std::io::BufWriter::with_capacity(64 * 1024, tmp);
-    if pretty {
-        serde_json::to_writer_pretty(&mut w, value)
-    } else {
-        serde_json::to_writer(&mut w, value)
-    }
-    .map_err(std::io::Error::other)?;
+    // DEL and C1 controls escaped (`output::write_json`): a record `cat` to a terminal, or
+    // copied to stdout (`--format json`), carries none raw.
+    crate::output::write_json(&mut w, value, pretty).map_err(std::io::Error::other)?;
     w.write_all(b"\n")?;
     let tmp = w.into_inner().map_err(|e| e.into_error())?;
     if durable {

@@ -62,7 +62,8 @@ impl std::fmt::Debug for ProgressLog {
 fn write_quick(path: &Path, value: &RunProgress) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
+    let mut bytes = vec![];
+    crate::output::write_json(&mut bytes, value, true).map_err(std::io::Error::other)?;
     bytes.push(b'\n');
     tmp.write_all(&bytes)?;
     tmp.persist(path).map_err(|e| e.error)?;

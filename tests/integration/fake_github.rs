@@ -77,6 +77,9 @@ pub struct GhState {
     pub requests: Vec<Request>,
     /// The repository the compare endpoint answers from.
     pub repo: Option<PathBuf>,
+    /// Other pull requests of the repository (no comments): `(number, state, merged)`,
+    /// listed with `#pr` by `GET /repos/{o}/{r}/pulls`.
+    pub other_prs: Vec<(u64, &'static str, bool)>,
 }
 
 impl GhState {
@@ -261,6 +264,15 @@ impl FakeGithub {
     }
 
     /// The GraphQL documents received (`{query, variables}`).
+    /// Another pull request of the repository, without comments (`state` open or closed).
+    pub fn add_pull_request(&self, number: u64, state: &'static str, merged: bool) {
+        self.state
+            .lock()
+            .unwrap()
+            .other_prs
+            .push((number, state, merged));
+    }
+
     pub fn graphql_documents(&self) -> Vec<Value> {
         self.state.lock().unwrap().talk.graphql.clone()
     }
@@ -298,7 +310,15 @@ fn page_of(
         .take(per_page)
         .cloned()
         .collect();
-    let url = |p: usize| format!("http://{addr}{PREFIX}{path}?per_page={per_page}&page={p}");
+    // The other parameters stay in the links, as GitHub keeps them.
+    let mut kept: Vec<String> = query
+        .iter()
+        .filter(|(k, _)| *k != "per_page" && *k != "page")
+        .map(|(k, v)| format!("{k}={v}&"))
+        .collect();
+    kept.sort();
+    let kept = kept.concat();
+    let url = |p: usize| format!("http://{addr}{PREFIX}{path}?{kept}per_page={per_page}&page={p}");
     let mut links = vec![];
     if page < last {
         links.push(format!("<{}>; rel=\"next\"", url(page + 1)));
@@ -469,6 +489,15 @@ fn route(
             .map(String::from)
     };
     match (method.as_str(), seg.as_slice()) {
+        ("GET", ["pulls"]) => {
+            let items = pull_list(s, addr, query);
+            page_of(&items, query, addr, path)
+        }
+        ("GET", ["pulls", n, "comments"])
+            if s.other_prs.iter().any(|(o, _, _)| o.to_string() == *n) =>
+        {
+            page_of(&[], query, addr, path)
+        }
         ("GET", ["pulls", n]) if *n == pr.to_string() => reply(
             200,
             json!({"number": pr, "state": "open", "head": {"sha": s.head_sha, "ref": "feature"}}),
@@ -585,6 +614,37 @@ fn route(
             json!({"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}),
         ),
     }
+}
+
+/// `GET /repos/{o}/{r}/pulls`: `#pr` and the other pull requests in `state` (GitHub's
+/// default `open`; `closed` includes merged ones), newest (highest number) first, each a
+/// `pull-request-simple` as GitHub's OpenAPI description gives it (its example, renumbered).
+fn pull_list(s: &GhState, addr: SocketAddr, query: &HashMap<String, String>) -> Vec<Value> {
+    let template: Value =
+        serde_json::from_str(include_str!("../fixtures/github/pull-request-simple.json")).unwrap();
+    let want = query.get("state").map_or("open", String::as_str);
+    let mut prs: Vec<(u64, &str, bool)> = vec![(s.pr, "open", false)];
+    prs.extend(s.other_prs.iter().copied());
+    prs.sort_by_key(|p| std::cmp::Reverse(p.0));
+    let api = format!("http://{addr}{PREFIX}/repos/{REPO}");
+    prs.into_iter()
+        .filter(|(_, state, _)| want == "all" || want == *state)
+        .map(|(n, state, merged)| {
+            let mut v = template.clone();
+            v["number"] = json!(n);
+            v["id"] = json!(5000 + n);
+            v["url"] = json!(format!("{api}/pulls/{n}"));
+            v["state"] = json!(state);
+            v["created_at"] = json!(format!("2026-11-{:02}T10:00:00Z", n.min(28)));
+            let closed = (state == "closed").then_some("2026-11-28T10:00:00Z");
+            v["closed_at"] = json!(closed);
+            v["merged_at"] = json!(closed.filter(|_| merged));
+            if n == s.pr {
+                v["head"]["sha"] = json!(s.head_sha);
+            }
+            v
+        })
+        .collect()
 }
 
 /// GitHub's `commit` object for `sha` of the served repository.

@@ -77,6 +77,9 @@ pub struct GlState {
     pub requests: Vec<Request>,
     /// The repository the compare endpoint answers from.
     pub repo: Option<PathBuf>,
+    /// Other merge requests of the project (no discussions): `(iid, state)` with GitLab's
+    /// states (`opened`, `closed`, `merged`), listed with `!iid`.
+    pub other_mrs: Vec<(u64, &'static str)>,
 }
 
 pub struct FakeGitlab {
@@ -157,6 +160,11 @@ impl FakeGitlab {
     }
 
     /// Answer the compare endpoint from the git repository at `root`.
+    /// Another merge request of the project, without discussions (GitLab's `state`).
+    pub fn add_merge_request(&self, iid: u64, state: &'static str) {
+        self.state.lock().unwrap().other_mrs.push((iid, state));
+    }
+
     pub fn serve_repo(&self, root: &std::path::Path) {
         self.state.lock().unwrap().repo = Some(root.to_path_buf());
     }
@@ -281,7 +289,16 @@ fn page_of(
         .collect();
     let mut r = reply(200, Value::Array(chunk));
     if page < last {
-        let url = |p: usize| format!("http://{addr}{PREFIX}{path}?page={p}&per_page={per_page}");
+        // The other parameters stay in the links, as GitLab keeps them.
+        let mut kept: Vec<String> = query
+            .iter()
+            .filter(|(k, _)| *k != "per_page" && *k != "page")
+            .map(|(k, v)| format!("&{k}={v}"))
+            .collect();
+        kept.sort();
+        let kept = kept.concat();
+        let url =
+            |p: usize| format!("http://{addr}{PREFIX}{path}?page={p}&per_page={per_page}{kept}");
         let link = format!(
             "<{}>; rel=\"next\", <{}>; rel=\"first\", <{}>; rel=\"last\"",
             url(page + 1),
@@ -345,6 +362,30 @@ async fn handle(
     resp
 }
 
+/// `GET /projects/:id/merge_requests`: `!iid` (opened) and the other merge requests in
+/// `state` (GitLab's default `all`), newest (highest iid) first, in the shape of GitLab's
+/// `MergeRequestBasic` entity (the fields arev reads and their neighbours).
+fn mr_list(s: &GlState, query: &HashMap<String, String>) -> Vec<Value> {
+    let want = query.get("state").map_or("all", String::as_str);
+    let mut mrs: Vec<(u64, &str)> = vec![(s.iid, "opened")];
+    mrs.extend(s.other_mrs.iter().copied());
+    mrs.sort_by_key(|m| std::cmp::Reverse(m.0));
+    mrs.into_iter()
+        .filter(|(_, state)| want == "all" || want == *state)
+        .map(|(iid, state)| {
+            json!({"id": 7000 + iid, "iid": iid, "project_id": 42, "title": format!("MR {iid}"),
+                "description": "", "state": state,
+                "created_at": format!("2026-11-{:02}T10:00:00.000Z", iid.min(28)),
+                "updated_at": "2026-11-28T10:00:00.000Z",
+                "merged_at": (state == "merged").then_some("2026-11-28T10:00:00.000Z"),
+                "closed_at": (state == "closed").then_some("2026-11-28T10:00:00.000Z"),
+                "target_branch": "main", "source_branch": format!("feature-{iid}"),
+                "author": author("dev"), "draft": false, "merge_status": "can_be_merged",
+                "web_url": format!("https://gitlab.example/{PROJECT}/-/merge_requests/{iid}")})
+        })
+        .collect()
+}
+
 fn bad_position(why: &str) -> Response {
     reply(
         400,
@@ -382,6 +423,18 @@ fn route(
     let project = format!("/projects/{}", PROJECT.replace('/', "%2F"));
     if *method == Method::GET && path == format!("{project}/repository/compare") {
         return compare(s, addr, query);
+    }
+    if *method == Method::GET && path == format!("{project}/merge_requests") {
+        let items = mr_list(s, query);
+        return page_of(&items, query, addr, path);
+    }
+    if let Some(n) = path
+        .strip_prefix(&format!("{project}/merge_requests/"))
+        .and_then(|r| r.strip_suffix("/discussions"))
+    {
+        if *method == Method::GET && s.other_mrs.iter().any(|(o, _)| o.to_string() == n) {
+            return page_of(&[], query, addr, path);
+        }
     }
     let mr = format!("{project}/merge_requests/{}", s.iid);
     {

@@ -158,10 +158,17 @@ pub fn turn_from_texts<'a>(texts: impl IntoIterator<Item = &'a str>) -> Option<T
     found
 }
 
-/// Replace `{target}` in every string of `v`.
+/// `v` with `{target}` replaced by the target path and `{target_dir}` by its directory (a
+/// Prover's scratch worktree, for a file target at its root).
 pub fn fill_target(v: &Value, target: &str) -> Value {
     match v {
-        Value::String(s) => Value::String(s.replace("{target}", target)),
+        Value::String(s) => {
+            let dir = std::path::Path::new(target)
+                .parent()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            Value::String(s.replace("{target_dir}", &dir).replace("{target}", target))
+        }
         Value::Array(a) => Value::Array(a.iter().map(|x| fill_target(x, target)).collect()),
         Value::Object(o) => Value::Object(
             o.iter()

@@ -263,6 +263,13 @@ async fn responses(
             "exec_command",
             json!({"cmd": format!("nl -ba {target}")}),
         ),
+        // `custom:<name>`: a freeform custom tool call (Codex's `apply_patch`), its input the
+        // string `args`.
+        Step::Tool { name, args } if name.starts_with("custom:") => {
+            let input = fill_target(&args, &target);
+            json!({"type": "custom_tool_call", "id": format!("ctc_fake_{n}"), "call_id": format!("call_fake_{n}"),
+                   "name": &name["custom:".len()..], "input": input.as_str().unwrap_or_default(), "status": "completed"})
+        }
         Step::Tool { name, args } => function_call(n, &name, fill_target(&args, &target)),
         Step::Answer => message(
             n,

@@ -129,3 +129,40 @@ fn usage_errors_exit_two() {
     help.assert_code(0);
     assert!(help.stdout.contains("130"), "exit codes in --help");
 }
+
+/// Every setting a run reads is parsed when the config loads: a value that used to be read
+/// (with a silent fallback) only where it was used — the retry window, `--verify`'s limit, a
+/// role's timeouts — is refused before anything runs, naming its key, exit 2.
+#[test]
+fn settings_are_checked_at_load() {
+    let repo = TestRepo::new();
+    for (text, needle) in [
+        (
+            "[timeouts]\nretry = \"soon\"\n",
+            "timeouts.retry: `soon` is not a duration",
+        ),
+        (
+            "[timeouts]\nverify = \"0s\"\n",
+            "timeouts.verify: must be greater than zero",
+        ),
+        (
+            "[timeouts.judge]\ngrace = \"x\"\n",
+            "timeouts.judge.grace: `x` is not a duration",
+        ),
+        (
+            "[timeouts.fixer]\nagent = \"later\"\n",
+            "timeouts.fixer.agent: `later` is not a duration",
+        ),
+        (
+            "[prove]\nmemory = \"lots\"\n",
+            "prove.memory: `lots` is not a size",
+        ),
+        (
+            "[review]\npasses = 17\n",
+            "review.passes: 17 is not in 1..=16 (the same bounds as its flag)",
+        ),
+    ] {
+        repo.write("arev.toml", text);
+        assert_usage(&repo.arev().args(&["run", "src/lib.rs"]).run(), needle);
+    }
+}

@@ -111,6 +111,8 @@ mod fake_gitlab;
 mod publish_gitlab;
 // "Fixed" only when the forge's compare diff changes the line; else "not raised again".
 mod publish_fixed;
+// `arev eval dispositions` over the pull requests the forge lists (pages, --limit, --state).
+mod dispositions;
 // The composite GitHub Action (action.yml) run step by step as the runner would.
 mod action;
 // `arev eval mine|run|compare`: scripted histories, exact scores, resumption, jobs, Ctrl-C.
@@ -134,3 +136,9 @@ mod budget;
 mod prove_sandbox;
 // `arev run --prove`: Provers write reproducers, arev runs them: every status, rejections.
 mod prove;
+// `arev run --iterate --prove`: a fix counts only when its reproducer passes on the fix commit.
+mod prove_iterate;
+// `arev eval run --prove`: reproducers scored against the real fix commit.
+mod eval_prove;
+// The real Codex and Gemini CLIs as the Prover.
+mod real_prover;

@@ -60,7 +60,18 @@ fn prepare(spec: &Value, v: &Value, depth: u32) -> Value {
                 ) {
                     continue;
                 }
-                out.insert(k.clone(), prepare(spec, x, depth + 1));
+                // The keys of `properties` are property names (`description` is one), each
+                // a schema.
+                let x = match (k.as_str(), x) {
+                    ("properties", Value::Object(props)) => Value::Object(
+                        props
+                            .iter()
+                            .map(|(name, p)| (name.clone(), prepare(spec, p, depth + 1)))
+                            .collect(),
+                    ),
+                    _ => prepare(spec, x, depth + 1),
+                };
+                out.insert(k.clone(), x);
             }
             if m.get("nullable") == Some(&Value::Bool(true)) {
                 if let Some(Value::String(t)) = out.get("type").cloned() {

@@ -379,6 +379,63 @@ fn below_the_threshold_or_without_budget_a_proof_is_not_attempted() {
     );
 }
 
+/// The Provers share what the review left of the budget: once their spend passes it, the
+/// ones still running are stopped and every proof not yet answered — the one whose spend
+/// passed it included — is `not_attempted`: a proof never goes on without budget for it.
+#[test]
+fn a_prover_still_running_when_the_budget_runs_out_is_stopped_and_not_attempted() {
+    let repo = python_repo();
+    let script = steps(vec![
+        review_confirming(&[("F1", 2, "high"), ("F2", 13, "high")]),
+        vec![
+            python_prover("F1", "calc.add(2, 3)", "5"),
+            json!({"role": "prover", "finding": "F2", "hang": true}),
+        ],
+    ]);
+    let started = std::time::Instant::now();
+    // One round: its three dispatches spend $0.03 of $0.035, and F1's Prover ($0.01) passes
+    // what is left.
+    let run = prove_run(
+        &repo,
+        &[
+            "run",
+            "diff",
+            "--base",
+            "main",
+            "--prove",
+            "--max-rounds",
+            "1",
+            "--budget-usd",
+            "0.035",
+            "--format",
+            "json",
+        ],
+        script,
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(120),
+        "the hanging Prover was stopped"
+    );
+    let report = run.report();
+    for id in ["F1", "F2"] {
+        let p = proof(&report, id);
+        assert_eq!(p["status"], "not_attempted", "{p:#}\n{}", run.stderr);
+        assert_eq!(p["reason"], "the budget ran out during the proof phase");
+        assert!(p["head"].is_null(), "nothing ran: {p:#}");
+    }
+    // Both Provers are priced in the report's cost.
+    assert!(
+        report["cost"]["by_role"]["prover"]["dispatches"].as_u64() >= Some(1),
+        "{:#}",
+        report["cost"]
+    );
+    assert!(
+        report["cost"]["usd"].as_f64().unwrap() <= 0.05 + 1e-9,
+        "{:#}",
+        report["cost"]
+    );
+}
+
 /// `--require-proof`: only reproduced findings gate `--fail-on`.
 #[test]
 fn require_proof_gates_only_reproduced_findings() {
@@ -513,6 +570,46 @@ fn a_hanging_reproducer_is_inconclusive_within_the_limit_and_nothing_is_left_run
         "{:?}",
         processes_with("repro_hang.py")
     );
+}
+
+/// The Prover agent's own dispatch has its own limit, `[timeouts.prover] agent`, apart from
+/// the reproducer's `[timeouts] prove`: a Prover that hangs is killed there, its proof is
+/// `inconclusive` and the review's verdict stands.
+#[test]
+fn a_hanging_prover_is_stopped_at_its_own_dispatch_timeout() {
+    let repo = python_repo();
+    let config = user_config(
+        &repo,
+        "[timeouts]\nprove = \"5m\"\n[timeouts.prover]\nagent = \"2s\"\ngrace = \"1s\"\n",
+    );
+    let script = steps(vec![
+        review_confirming(&[("F1", 2, "high")]),
+        vec![json!({"role": "prover", "finding": "F1", "hang": true})],
+    ]);
+    let started = std::time::Instant::now();
+    let run = prove_run(
+        &repo,
+        &[
+            "run", "diff", "--base", "main", "--prove", "--config", &config, "--format", "json",
+        ],
+        script,
+    );
+    let elapsed = started.elapsed();
+    run.assert_code(1);
+    let report = run.report();
+    let f1 = proof(&report, "F1");
+    assert_eq!(f1["status"], "inconclusive", "{f1:#}\n{}", run.stderr);
+    assert!(f1["head"].is_null(), "nothing ran: {f1:#}");
+    let reason = f1["reason"].as_str().unwrap();
+    assert!(reason.starts_with("agent_dispatch_unavailable"), "{reason}");
+    // Well under [timeouts] agent (10m) and [timeouts] prove (5m): the Prover's own 2 s
+    // (one retry of a failed dispatch included).
+    assert!(
+        elapsed < std::time::Duration::from_secs(60),
+        "{elapsed:?}\n{}",
+        run.stderr
+    );
+    assert_eq!(report["confirmed"].as_array().unwrap().len(), 1);
 }
 
 /// The same proofs in a second ecosystem: a Rust crate whose Prover adds an integration test

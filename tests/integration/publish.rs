@@ -248,10 +248,10 @@ fn first_push_second_push_and_a_fixed_finding_past_the_first_page() {
     );
     // Line 1 does not hold "unwrap()": the instruction stays text, no suggestion.
     assert!(!line1["body"].as_str().unwrap().contains("```suggestion"));
-    assert!(line2["body"]
-        .as_str()
-        .unwrap()
-        .contains(&format!("<!-- arev:fp={} -->", fp_of(&report, 2))));
+    assert!(line2["body"].as_str().unwrap().contains(&format!(
+        "<!-- arev:fp={} panel=claude -->",
+        fp_of(&report, 2)
+    )));
     assert_eq!(
         fake.review_comments().len(),
         103,

@@ -52,7 +52,8 @@ fn fp_on(dir: &std::path::Path, line: u64) -> String {
 
 /// arev's review comments carrying fingerprint `fp`, oldest first.
 fn gh_comments(fake: &FakeGithub, fp: &str) -> Vec<Value> {
-    let marker = format!("<!-- arev:fp={fp} -->");
+    // The marker, with or without the panel after the fingerprint.
+    let marker = format!("<!-- arev:fp={fp} ");
     fake.review_comments()
         .into_iter()
         .filter(|c| body(c).contains(&marker))
@@ -294,7 +295,8 @@ fn github_marks_fixed_only_where_the_compare_diff_changes_the_line() {
 
 /// arev's one diff-discussion note carrying fingerprint `fp`.
 fn gl_note(fake: &FakeGitlab, fp: &str) -> String {
-    let marker = format!("<!-- arev:fp={fp} -->");
+    // The marker, with or without the panel after the fingerprint.
+    let marker = format!("<!-- arev:fp={fp} ");
     let found: Vec<Value> = fake
         .diff_discussions()
         .into_iter()

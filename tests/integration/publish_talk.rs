@@ -89,7 +89,8 @@ fn body(v: &Value) -> &str {
 
 /// arev's first comment of `fp` (GitHub), exactly one.
 fn gh_root(fake: &FakeGithub, fp: &str) -> Value {
-    let marker = format!("<!-- arev:fp={fp} -->");
+    // The marker, with or without the panel after the fingerprint.
+    let marker = format!("<!-- arev:fp={fp} ");
     let found: Vec<Value> = fake
         .review_comments()
         .into_iter()
@@ -335,14 +336,97 @@ fn github_dismissals_stick_fixes_resolve_and_nothing_is_said_twice() {
         (json!("high"), json!(1))
     );
     assert_eq!(eh["dismissed"], json!({"false-positive": 1}));
+    // Every comment names the panel that raised it: the one agent of the fake's config.
+    assert!(rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["panel"] == "claude"));
 
-    assert_valid_github_requests("github_dismissals…", &fake.requests());
+    // Without --pr: the repository's pull requests as GitHub lists them, newest first; a
+    // comment from an arev that did not name the panel counts under `unknown`.
+    fake.add_pull_request(3, "closed", true);
+    fake.add_pull_request(5, "closed", false);
+    fake.add_pull_request(9, "open", false);
+    fake.add_review_comment(
+        fake_github::BOT_LOGIN,
+        "src/lib.rs",
+        4,
+        "**arev · low · docs**\n\nold\n<!-- arev:fp=0ld1 -->",
+    );
+    let dispositions = |extra: &[&str]| {
+        let mut args = vec!["eval", "dispositions", "github", "--json"];
+        args.extend_from_slice(extra);
+        let run = gh(
+            repo.arev().args(&args),
+            &fake,
+            &event(&repo, &sha5),
+            fake_github::TOKEN,
+        )
+        .run();
+        run.assert_code(0);
+        let rows: Value = serde_json::from_str(&run.stdout).unwrap();
+        (run.stderr, rows)
+    };
+    let (said, all) = dispositions(&[]);
+    assert!(
+        said.contains("4 pull request(s) counted: #9 #7 #5 #3"),
+        "{said}"
+    );
+    let unknown: Vec<&Value> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["panel"] == "unknown")
+        .collect();
+    assert_eq!(unknown.len(), 1, "{all:#}");
+    assert_eq!(
+        (&unknown[0]["category"], &unknown[0]["open"]),
+        (&json!("docs"), &json!(1))
+    );
+    assert_eq!(
+        all.as_array().unwrap().len(),
+        rows.as_array().unwrap().len() + 1
+    );
+    let (said, none) = dispositions(&["--state", "merged", "--limit", "5"]);
+    assert!(said.contains("1 pull request(s) counted: #3"), "{said}");
+    assert_eq!(none, json!([]));
+    let (said, _) = dispositions(&["--state", "closed"]);
+    assert!(said.contains("2 pull request(s) counted: #5 #3"), "{said}");
+    let (said, _) = dispositions(&["--limit", "2"]);
+    assert!(said.contains("2 pull request(s) counted: #9 #7"), "{said}");
+    let lists: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == format!("/repos/{}/pulls", fake_github::REPO))
+        .collect();
+    assert_eq!(lists.len(), 4);
+    assert_eq!(lists[3].query["per_page"], "2");
+    assert_eq!(lists[1].query["state"], "closed");
+    // The fake lists pull requests in GitHub's own shape (asked directly: not one of arev's
+    // requests).
+    let requests = fake.requests();
+    let auth = format!("Bearer {}", fake_github::TOKEN);
+    let path = format!("/repos/{}/pulls", fake_github::REPO);
+    let (status, answer) = fake_github::raw_request(
+        fake.addr,
+        "GET",
+        &format!("{}{path}?state=all&per_page=3", fake_github::PREFIX),
+        &[("authorization", &auth)],
+        &Value::Null,
+    );
+    assert_eq!(status, 200);
+    assert_eq!(answer.as_array().unwrap().len(), 3);
+    crate::openapi::assert_valid_github_answer("github_dismissals…", &path, &answer);
+
+    assert_valid_github_requests("github_dismissals…", &requests);
     assert_valid_github_graphql("github_dismissals…", &fake.graphql_documents());
 }
 
 /// arev's discussion of `fp` (GitLab), exactly one.
 fn gl_discussion(fake: &FakeGitlab, fp: &str) -> Value {
-    let marker = format!("<!-- arev:fp={fp} -->");
+    // The marker, with or without the panel after the fingerprint.
+    let marker = format!("<!-- arev:fp={fp} ");
     let found: Vec<Value> = fake
         .diff_discussions()
         .into_iter()

@@ -326,3 +326,64 @@ fn doctor_honours_repo_config_and_runs_no_binary_the_change_names() {
     assert!(line_with(&run.stdout, "2.1.330").contains("evil-claude"));
     assert!(marker.exists());
 }
+
+/// A Codex panel whose private home would be under the temp dir while `bwrap` is installed
+/// (Codex 0.169.0 then refuses its sandbox helper and every shell command fails): doctor
+/// says so with the fix; with the temp dir elsewhere (`TMPDIR`) it does not.
+#[test]
+fn doctor_flags_a_codex_home_under_the_temp_dir_when_bwrap_exists() {
+    let repo = TestRepo::new();
+    let codex = script(&repo, "codex", "echo 'codex-cli 0.169.0'");
+    repo.write(
+        "arev.toml",
+        &format!(
+            "[agents.codex]\nbinary = \"{}\"\n[roles]\nadversary = \"codex\"\n",
+            codex.display()
+        ),
+    );
+    repo.commit("config");
+    // arev keeps Codex's private home under $XDG_CACHE_HOME/arev/homes; the test's scratch
+    // dir is under the test's temp dir.
+    let cache = repo.scratch.join("cache");
+    let temp = std::env::temp_dir();
+    assert!(repo.scratch.starts_with(temp.canonicalize().unwrap()));
+    let doctor = |tmpdir: &Path| {
+        repo.arev()
+            .args(&["doctor"])
+            .env("ANTHROPIC_API_KEY", "k")
+            .env("OPENAI_API_KEY", "k")
+            .env("XDG_CACHE_HOME", cache.to_str().unwrap())
+            .env("TMPDIR", tmpdir.to_str().unwrap())
+            .run()
+    };
+    let bwrap =
+        std::env::split_paths("/usr/local/bin:/usr/bin:/bin").any(|d| d.join("bwrap").is_file());
+    let run = doctor(&temp);
+    if bwrap {
+        run.assert_code(2);
+        let fail = line_with(&run.stdout, "FAIL");
+        assert!(
+            fail.contains("codex: its home would be under the temp dir")
+                && fail.contains(&format!(
+                    "{}/arev/homes is under {}",
+                    cache.display(),
+                    temp.display()
+                ))
+                && fail.contains("bwrap exists")
+                && fail.contains(&format!(
+                    "set XDG_CACHE_HOME to a directory outside {}",
+                    temp.display()
+                )),
+            "{fail}"
+        );
+    } else {
+        run.assert_code(0);
+        assert!(!run.stdout.contains("codex: its home"), "{}", run.stdout);
+    }
+    // The temp dir elsewhere: the home is not under it.
+    let elsewhere = repo.scratch.join("tmp");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let run = doctor(&elsewhere);
+    run.assert_code(0);
+    assert!(!run.stdout.contains("codex: its home"), "{}", run.stdout);
+}

@@ -110,3 +110,65 @@ fn warnings_carry_no_escape_codes_into_a_redirected_stderr() {
     assert!(run.stderr.contains("WARN"), "{}", run.stderr);
     assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
 }
+
+/// Agent text with DEL and C1 controls (U+009B is a one-character CSI, U+0085 NEL) reaches
+/// every JSON document arev prints — `run`, `report` and `result --format json`, SARIF — as
+/// JSON escapes (`\u009b`), never raw; a JSON reader reads the same text back.
+#[test]
+fn json_on_stdout_escapes_del_and_c1_controls_from_agent_text() {
+    let hostile = "bad\u{9b}2J\u{7f}\u{85}\u{9f}end";
+    let mut f = finding("F1", "src/lib.rs", 2, "high", "error-handling");
+    f["description"] = json!(hostile);
+    let mut r = ruling("F1", "src/lib.rs", 2, "high", "enthusiast");
+    r["resolution"] = json!(format!("judge {hostile}"));
+    let script = json!({"steps": [
+        {"role": "enthusiast", "round": 1, "answer": {"findings": [f]}},
+        {"role": "judge", "round": 1, "answer": {"rulings": [r],
+            "summary": "1 confirmed", "convergence": false, "next_round_model": null}},
+        {"role": "adversary", "round": 2, "hang": true}
+    ]});
+    let repo = TestRepo::new();
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "-q", "--format", "json"])
+        .script(script)
+        .run();
+    run.assert_code(1);
+    let dir = run.run_dir().display().to_string();
+    let raw = |s: &str| s.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c));
+    let check = |what: &str, stdout: &str| {
+        assert!(!raw(stdout), "{what}: a raw DEL/C1 control on stdout");
+        assert!(
+            stdout.contains("bad\\u009b2J\\u007f\\u0085\\u009fend"),
+            "{what}: {stdout}"
+        );
+        serde_json::from_str::<serde_json::Value>(stdout).expect("JSON")
+    };
+    let v = check("run --format json", &run.stdout);
+    assert_eq!(v["confirmed"][0]["description"], hostile);
+    assert_eq!(v["confirmed"][0]["resolution"], format!("judge {hostile}"));
+    // The run dir's records hold the escapes too.
+    let file = std::fs::read_to_string(run.run_dir().join("report.json")).unwrap();
+    assert!(!raw(&file), "report.json holds a raw control");
+    for args in [
+        ["report", dir.as_str(), "--format", "json"],
+        ["result", dir.as_str(), "--format", "json"],
+        ["report", dir.as_str(), "--format", "sarif"],
+    ] {
+        let out = repo.arev().args(&args).run();
+        assert!(out.code == 1 || out.code == 0, "{args:?}: {}", out.stderr);
+        check(&args.join(" "), &out.stdout);
+    }
+    // A report.json that holds them raw (an older arev's, someone else's run dir) is printed
+    // escaped all the same.
+    let raw_file = file
+        .replace("\\u009b", "\u{9b}")
+        .replace("\\u0085", "\u{85}");
+    assert!(raw(&raw_file));
+    std::fs::write(run.run_dir().join("report.json"), raw_file).unwrap();
+    let out = repo
+        .arev()
+        .args(&["report", &dir, "--format", "json"])
+        .run();
+    check("report of a raw report.json", &out.stdout);
+}

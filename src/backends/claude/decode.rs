@@ -260,15 +260,13 @@ impl ClaudeDecoder {
     }
 
     fn user(&mut self, v: &Value, out: &mut Vec<AgentEvent>) {
-        let Some(message) = v.get("message").filter(|m| m.is_object()) else {
-            return;
-        };
-        if self.last.is_some() {
-            *self.pending.get_or_insert(0) += size(message.get("content"));
+        let message = v.get("message").filter(|m| m.is_object());
+        if let (Some(m), Some(_)) = (message, &self.last) {
+            *self.pending.get_or_insert(0) += size(m.get("content"));
             out.push(AgentEvent::Usage(self.usage()));
         }
         let blocks: Vec<&Value> = message
-            .get("content")
+            .and_then(|m| m.get("content"))
             .and_then(Value::as_array)
             .into_iter()
             .flatten()

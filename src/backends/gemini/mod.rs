@@ -51,6 +51,9 @@ const UNUSED_TOOLS: [&str; 4] = [
     "enter_plan_mode",
     "invoke_agent",
 ];
+/// Tools `--approval-mode auto_edit` registers that the Prover (new files with `write_file`
+/// only) never uses.
+const PROVER_DENIED: [&str; 4] = ["replace", "run_shell_command", "web_fetch", "write_todos"];
 /// The search tools, not offered to a reviewer of one file (it reads that file whole).
 const SEARCH_TOOLS: [&str; 3] = ["list_directory", "glob", "grep_search"];
 
@@ -65,6 +68,10 @@ fn policy(req: &DispatchRequest) -> String {
     let mut denied: Vec<&str> = UNUSED_TOOLS.to_vec();
     if !req.search && !matches!(req.role, Role::Fixer | Role::Prover) {
         denied.extend(SEARCH_TOOLS);
+    }
+    if req.role == Role::Prover {
+        // `auto_edit` registers the edit and shell tools: the Prover keeps `write_file`.
+        denied.extend(PROVER_DENIED);
     }
     let names: Vec<String> = denied.iter().map(|n| format!("\"{n}\"")).collect();
     format!(
@@ -129,7 +136,13 @@ pub fn gemini_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
         "-o".into(),
         "stream-json".into(),
         "--approval-mode".into(),
-        "default".into(),
+        // The Prover creates its reproducer with `write_file`, which `default` does not
+        // register; `auto_edit` does (the policy denies the rest it adds).
+        if req.role == Role::Prover {
+            "auto_edit".into()
+        } else {
+            "default".into()
+        },
         "--skip-trust".into(),
         "--policy".into(),
         out_path(req, POLICY_FILE).display().to_string(),
