@@ -160,8 +160,14 @@ fn doctor_checks_that_the_endpoint_answers() {
             toml_str(model)
         )
     };
+    // A temp dir apart from the harness's caches: doctor would otherwise (rightly) flag a
+    // Codex home under the temp dir while bwrap exists (preflight/codex_home.rs).
+    let tmp = tempfile::tempdir().unwrap();
     let doctor = |cfg: &str, key: Option<&str>| {
-        let mut a = repo.arev().args(&["doctor", "--config", cfg]);
+        let mut a = repo
+            .arev()
+            .args(&["doctor", "--config", cfg])
+            .env("TMPDIR", tmp.path().to_str().unwrap());
         if let Some(k) = key {
             a = a.env("LOCAL_KEY", k);
         }
