@@ -95,6 +95,24 @@ pub trait Backend: Send + Sync + 'static {
         self.profile().env_prefixes.to_vec()
     }
 
+    /// The arguments that point it at a self-hosted endpoint `base_url`, its key in the
+    /// variable `key_var` (docs/self-hosted.md); `None`: it cannot use one.
+    fn endpoint_args(&self, _base_url: &str, _key_var: Option<&str>) -> Option<Vec<String>> {
+        None
+    }
+
+    /// The first of `args` (an agent's `extra_args`) that chooses the host it sends
+    /// requests to, which only trusted config may do (docs/trust.md).
+    fn endpoint_in_args(&self, _args: &[String]) -> Option<String> {
+        None
+    }
+
+    /// Whether it fails when its home is under the temp dir while a system `bwrap` exists
+    /// (`arev doctor` says so before a review would abort).
+    fn fails_with_home_under_temp_dir(&self) -> bool {
+        false
+    }
+
     /// A private home for one dispatch that keeps the user's personal context out (None:
     /// the CLI needs none).
     fn private_home(

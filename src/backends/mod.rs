@@ -23,6 +23,8 @@ mod spec;
 
 pub use backend::{Backend, Credentials, Floor, LoginFile, Npm, Profile};
 pub use claude::claude_access;
+#[cfg(test)]
+pub(crate) use codex::codex_endpoint_arg;
 pub use command::prompt_with_role;
 pub use event::{AgentEvent, Decoder};
 pub use fault::{cut_answer, truncated_recovered};

@@ -8,54 +8,46 @@ use super::{AgentConfig, BackendKind, Config, ConfigError};
 use std::path::Path;
 use toml::{Table, Value};
 
-/// The `codex -c` keys (first dotted segment) that choose the host Codex sends requests to.
-const CODEX_ENDPOINT_KEYS: &[&str] = &["model_provider", "model_providers", "openai_base_url"];
-
-/// The first `-c`/`--config` value of `args` that sets a Codex endpoint key.
-pub fn codex_endpoint_arg(args: &[String]) -> Option<String> {
-    let mut i = 0;
-    while i < args.len() {
-        let arg = args[i].as_str();
-        i += 1;
-        let value = if arg == "-c" || arg == "--config" {
-            args.get(i).cloned()
-        } else if let Some(v) = arg.strip_prefix("--config=") {
-            Some(v.to_string())
-        } else {
-            arg.strip_prefix("-c")
-                .filter(|_| !arg.starts_with("--"))
-                .map(|v| v.trim_start_matches('=').to_string())
-        };
-        let Some(value) = value else { continue };
-        let key = value.split('=').next().unwrap_or_default().trim();
-        let first = key
-            .split('.')
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .trim_matches('"');
-        if CODEX_ENDPOINT_KEYS.contains(&first) {
-            return Some(value);
+impl Config {
+    /// An agent's endpoint: a well-formed `base_url` on a backend that can use one (for
+    /// Codex, arev's own provider settings: not also a provider in `extra_args`), and a
+    /// variable name as `api_key_env`, which needs a `base_url`.
+    pub(super) fn check_endpoint(&self, name: &str, a: &AgentConfig) -> Result<(), ConfigError> {
+        let key = |k: &str| format!("agents.{name}.{k}");
+        if let Some(var) = &a.api_key_env {
+            check_key_var(&key("api_key_env"), var)?;
+            if a.base_url.is_none() {
+                return Err(ConfigError::Invalid {
+                    key: key("api_key_env"),
+                    message: "names the key of a `base_url`; set that too".into(),
+                });
+            }
         }
+        let Some(url) = &a.base_url else {
+            return Ok(());
+        };
+        check_base_url(&key("base_url"), url)?;
+        let backend = a.backend.backend();
+        if backend
+            .endpoint_args(url, a.api_key_env.as_deref())
+            .is_none()
+        {
+            return Err(ConfigError::Invalid {
+                key: key("base_url"),
+                message: format!(
+                    "backend `{}` cannot use a self-hosted endpoint (docs/self-hosted.md)",
+                    a.backend.as_str()
+                ),
+            });
+        }
+        if let Some(v) = backend.endpoint_in_args(&a.extra_args) {
+            return Err(ConfigError::Invalid {
+                key: key("extra_args"),
+                message: format!("`{v}` sets a provider besides `base_url`; keep one of them"),
+            });
+        }
+        Ok(())
     }
-    None
-}
-
-/// The provider Codex gets for an agent's `base_url`: `-c` arguments defining provider
-/// `arev` (the Responses API, the only one Codex 0.169.0 speaks; the key from `key_var`)
-/// and selecting it.
-pub fn codex_provider_args(base_url: &str, key_var: Option<&str>) -> Vec<String> {
-    let s = |v: &str| toml::Value::String(v.to_string()).to_string();
-    let key = key_var.map_or_else(String::new, |v| format!(",env_key={}", s(v)));
-    vec![
-        "-c".into(),
-        "model_provider=\"arev\"".into(),
-        "-c".into(),
-        format!(
-            "model_providers.arev={{name=\"arev\",base_url={}{key},wire_api=\"responses\"}}",
-            s(base_url)
-        ),
-    ]
 }
 
 /// Under `--repo-config base`, the repository's layer may not name an endpoint: an agent's
@@ -84,7 +76,10 @@ pub(super) fn check_repository_layer(layer: &Table, path: &Path) -> Result<(), C
             .flatten()
             .filter_map(|v| v.as_str().map(str::to_owned))
             .collect();
-        if let Some(v) = codex_endpoint_arg(&args) {
+        if let Some(v) = BackendKind::ALL
+            .iter()
+            .find_map(|b| b.backend().endpoint_in_args(&args))
+        {
             return Err(refuse(format!("agents.{name}.extra_args ({v})")));
         }
     }
@@ -127,54 +122,10 @@ pub(super) fn check_key_var(key: &str, var: &str) -> Result<(), ConfigError> {
     })
 }
 
-impl Config {
-    /// An agent's endpoint: a well-formed `base_url` on a backend that can use one (for
-    /// Codex, arev's own provider settings: not also a provider in `extra_args`), and a
-    /// variable name as `api_key_env`, which needs a `base_url`.
-    pub(super) fn check_endpoint(&self, name: &str, a: &AgentConfig) -> Result<(), ConfigError> {
-        let key = |k: &str| format!("agents.{name}.{k}");
-        if let Some(var) = &a.api_key_env {
-            check_key_var(&key("api_key_env"), var)?;
-            if a.base_url.is_none() {
-                return Err(ConfigError::Invalid {
-                    key: key("api_key_env"),
-                    message: "names the key of a `base_url`; set that too".into(),
-                });
-            }
-        }
-        let Some(url) = &a.base_url else {
-            return Ok(());
-        };
-        check_base_url(&key("base_url"), url)?;
-        if !endpoint_backend(a.backend) {
-            return Err(ConfigError::Invalid {
-                key: key("base_url"),
-                message: format!(
-                    "backend `{}` cannot use a self-hosted endpoint (docs/self-hosted.md)",
-                    a.backend.as_str()
-                ),
-            });
-        }
-        if a.backend == BackendKind::Codex {
-            if let Some(v) = codex_endpoint_arg(&a.extra_args) {
-                return Err(ConfigError::Invalid {
-                    key: key("extra_args"),
-                    message: format!("`{v}` sets a provider besides `base_url`; keep one of them"),
-                });
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The backends that can send a reviewer's requests to a self-hosted endpoint.
-fn endpoint_backend(b: BackendKind) -> bool {
-    matches!(b, BackendKind::Codex | BackendKind::OpenCode)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backends::codex_endpoint_arg;
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| (*x).to_string()).collect()

@@ -8,7 +8,6 @@ mod prove;
 mod settings;
 mod template;
 
-pub use endpoint::{codex_endpoint_arg, codex_provider_args};
 pub use error::ConfigError;
 pub use load::{agent_key_origins, arev_env, default_toml, load, ConfigSources, ENV_KEYS};
 pub use model::*;

@@ -8,7 +8,6 @@
 //! container with `HOME=/tmp`).
 
 use crate::config::Settings;
-use crate::dispatch::BackendKind;
 use std::path::{Path, PathBuf};
 
 /// Whether a role dispatches a Codex agent (the Fixer is the first Enthusiast).
@@ -16,10 +15,9 @@ fn codex_in_use(config: &Settings) -> bool {
     let mut used = config.roles.enthusiast.names();
     used.push(config.roles.adversary.clone());
     used.push(config.roles.judge.clone());
-    config
-        .agents
-        .iter()
-        .any(|(name, a)| a.backend == BackendKind::Codex && used.contains(name))
+    config.agents.iter().any(|(name, a)| {
+        a.backend.backend().fails_with_home_under_temp_dir() && used.contains(name)
+    })
 }
 
 /// Where arev puts a Codex reviewer's private home (as `dispatch::home` computes it).

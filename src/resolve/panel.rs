@@ -54,14 +54,17 @@ pub fn agent_spec(
     })
 }
 
-/// The agent's `extra_args`, after arev's provider settings for a Codex agent's `base_url`.
+/// The agent's `extra_args`, after the arguments its backend takes for its `base_url`.
 fn own_args(cfg: &AgentConfig) -> Vec<String> {
-    let mut args = match (&cfg.base_url, cfg.backend) {
-        (Some(url), crate::config::BackendKind::Codex) => {
-            crate::config::codex_provider_args(url, cfg.api_key_env.as_deref())
-        }
-        _ => vec![],
-    };
+    let mut args = cfg
+        .base_url
+        .as_deref()
+        .and_then(|url| {
+            cfg.backend
+                .backend()
+                .endpoint_args(url, cfg.api_key_env.as_deref())
+        })
+        .unwrap_or_default();
     args.extend(cfg.extra_args.iter().cloned());
     args
 }

@@ -131,6 +131,11 @@ impl Backend for OpenCode {
         &PROFILE
     }
 
+    /// None on the command line: the per-dispatch `opencode.json` names the provider.
+    fn endpoint_args(&self, _base_url: &str, _key_var: Option<&str>) -> Option<Vec<String>> {
+        Some(vec![])
+    }
+
     /// `run --format json --agent arev -m <model>`, the prompt on stdin (verbatim: a
     /// positional message is re-quoted by OpenCode), the config in the dispatch's
     /// directory. `--title` spares the request that would name the session.

@@ -27,6 +27,10 @@ use super::lines::{lax, lax_object, lax_tagged, tagged};
 use super::shell::shell_access;
 use super::spec::{AgentSpec, DispatchRequest, Invocation, MAX_ARG_PROMPT};
 use crate::records::{Fault, FileAccess, ProcessEnd, ResultEvent, Role, ToolUse, Usage};
+mod endpoint;
+
+pub(crate) use endpoint::codex_endpoint_arg;
+use endpoint::codex_provider_args;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::ffi::OsString;
@@ -624,6 +628,22 @@ pub struct Codex;
 impl Backend for Codex {
     fn profile(&self) -> &'static Profile {
         &PROFILE
+    }
+
+    /// Provider `arev`, defined and selected by `-c` arguments.
+    fn endpoint_args(&self, base_url: &str, key_var: Option<&str>) -> Option<Vec<String>> {
+        Some(codex_provider_args(base_url, key_var))
+    }
+
+    fn endpoint_in_args(&self, args: &[String]) -> Option<String> {
+        codex_endpoint_arg(args)
+    }
+
+    /// Codex 0.169.0 refuses to create its sandbox helper under the temp dir when a system
+    /// `bwrap` exists ("Refusing to create helper binaries under temporary dir"), and every
+    /// shell command it runs then fails.
+    fn fails_with_home_under_temp_dir(&self) -> bool {
+        true
     }
 
     /// The prompt is the last argument, or (too long for one) `-` with the text on stdin.
