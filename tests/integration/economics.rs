@@ -441,11 +441,17 @@ fn a_budget_passed_mid_dispatch_stops_the_agents_in_flight() {
         .iter()
         .find(|d| d["role"] == "enthusiast")
         .unwrap();
-    // The Read's 200k cache-write tokens at $5 per million and its output, then the
-    // request sent with its result (waiting for the answer): the 200k read back at $0.20
-    // per million, the Read and its result written.
+    // The Read's 200k cache-write tokens at $5 per million and its output; then, when the
+    // fake printed its next line before the stop reached it (events are folded as they
+    // arrive, so under load the stop can land first), the request sent with its result
+    // (waiting for the answer): the 200k read back at $0.20 per million, the Read and its
+    // result written.
     let answer = enth["outcome"]["cost_usd"].as_f64().unwrap();
-    assert!((1.04..1.045).contains(&answer), "{enth}");
+    let sent_again = answer >= 1.04;
+    assert!(
+        (1.0..1.001).contains(&answer) || (1.04..1.045).contains(&answer),
+        "{enth}"
+    );
     let cost = &run.report()["cost"];
     let total = cost["usd"].as_f64().unwrap();
     assert!(total > 0.5 && total <= 0.5 + answer, "{cost}");
@@ -456,9 +462,10 @@ fn a_budget_passed_mid_dispatch_stops_the_agents_in_flight() {
     )
     .unwrap();
     let usage = &o["streamed"]["usage"];
-    assert_eq!(usage["cache_read_input_tokens"], 200_000, "{o}");
+    let read_back = if sent_again { 200_000 } else { 0 };
+    assert_eq!(usage["cache_read_input_tokens"], read_back, "{o}");
     assert!(
-        usage["cache_creation_input_tokens"].as_u64().unwrap() > 200_000,
+        usage["cache_creation_input_tokens"].as_u64().unwrap() >= 200_000,
         "{o}"
     );
 }

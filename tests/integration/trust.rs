@@ -1469,7 +1469,8 @@ fn codex_reviewers_get_no_personal_context_and_keep_the_users_login() {
     let run = arev.run();
     run.assert_code(0);
     let reqs = fake.requests();
-    assert!(reqs.len() >= 4, "{} requests", reqs.len());
+    // Enthusiast and Judge at least (under load the Adversary may be cancelled first).
+    assert!(reqs.len() >= 3, "{} requests", reqs.len());
     for r in &reqs {
         assert!(
             !r.body.to_string().contains(PERSONAL_MARKER),
@@ -1523,7 +1524,8 @@ fn gemini_reviewers_get_no_personal_context_and_keep_the_users_login() {
     let run = arev.run();
     run.assert_code(0);
     let reqs = fake.requests();
-    assert!(reqs.len() >= 4, "{} requests", reqs.len());
+    // Enthusiast and Judge at least (under load the Adversary may be cancelled first).
+    assert!(reqs.len() >= 3, "{} requests", reqs.len());
     for r in &reqs {
         assert!(
             !r.body.to_string().contains(PERSONAL_MARKER),
