@@ -14,7 +14,7 @@ use crate::real_backends::{
     assert_read_then_answer, assert_round_completed, plant_personal_skill, real_bin, round_script,
     toml_str, SKILL_MARKER,
 };
-use crate::real_faults::{assert_aborted_with, debug, read_json};
+use crate::real_faults::{assert_aborted_with, debug};
 
 /// The user's own provider key, which must never reach a host the repository chose.
 const USER_KEY: &str = "sk-user-secret-7f3a";
