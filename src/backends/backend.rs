@@ -3,7 +3,8 @@
 use super::event::Decoder;
 use super::floor::Refused;
 use super::home::ReviewerHome;
-use super::spec::{AgentSpec, DispatchRequest, Invocation, ModelPrice};
+use super::spec::{AgentSpec, DispatchRequest, Invocation, ModelPrice, Wrap};
+use super::view::ViewError;
 use crate::records::{Role, ToolUse};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -82,6 +83,19 @@ pub trait Backend: Send + Sync + 'static {
 
     /// The argv, stdin, environment and files of one dispatch of `req` by `agent`.
     fn invocation(&self, agent: &AgentSpec, req: &DispatchRequest) -> Invocation;
+
+    /// The program the CLI is started under for `req` (None: started itself). OpenCode: a
+    /// filesystem view without the repository's plugins (`backends/view.rs`). An error: the
+    /// dispatch does not start.
+    fn wrap(&self, _agent: &AgentSpec, _req: &DispatchRequest) -> Result<Option<Wrap>, ViewError> {
+        Ok(None)
+    }
+
+    /// Whether the program of `wrap` can be made and started here (checked before a run,
+    /// and by `arev doctor`); the error names the fix.
+    fn check_wrap(&self) -> Result<(), ViewError> {
+        Ok(())
+    }
 
     /// A fresh decoder of its event stream; `model` completes fault messages.
     fn decoder(&self, model: &str) -> Box<dyn Decoder>;

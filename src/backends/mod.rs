@@ -20,6 +20,7 @@ mod opencode;
 mod price;
 mod shell;
 mod spec;
+mod view;
 
 pub use backend::{Backend, Credentials, Floor, LoginFile, Npm, Profile};
 pub use claude::claude_access;
@@ -36,7 +37,10 @@ pub use gemini::{exit_meaning, gemini_access};
 pub use home::ReviewerHome;
 pub use price::{cost_usd, list_price_usd, price_of};
 pub use shell::shell_access;
-pub use spec::{AgentSpec, DispatchRequest, Invocation, ModelPrice, TierModels, MAX_ARG_PROMPT};
+pub use spec::{
+    AgentSpec, DispatchRequest, Invocation, ModelPrice, TierModels, Wrap, MAX_ARG_PROMPT,
+};
+pub use view::ViewError;
 
 use crate::records::{Role, ToolUse};
 use schemars::JsonSchema;
@@ -215,6 +219,58 @@ mod tests {
         }
     }
 
+    /// Every value arev places in an argv — models, the fallback model, the role body, the
+    /// prompt, paths — is one word no CLI reads as an option (docs/trust.md "Round five"):
+    /// `--flag=<value>`, or after `--`. Each value here starts with `-` and names a flag the
+    /// CLI has; none may stand as a word of its own, nor follow a flag that takes a value.
+    #[test]
+    fn no_value_in_any_backends_argv_reads_as_an_option() {
+        const EVIL: &str = "EVIL";
+        for b in [
+            BackendKind::Claude,
+            BackendKind::Codex,
+            BackendKind::Gemini,
+            BackendKind::OpenCode,
+        ] {
+            let mut a = agent(b);
+            a.models = TierModels {
+                haiku: "--attach=EVIL".into(),
+                sonnet: "--yolo=EVIL".into(),
+                opus: "-sEVIL".into(),
+            };
+            a.fallback_model = Some("--setting-sources=EVIL".into());
+            for tier in [Tier::Haiku, Tier::Sonnet, Tier::Opus] {
+                let mut r = req("--yolo EVIL prompt".into());
+                r.system_prompt = "--setting-sources=project EVIL".into();
+                r.tier = tier;
+                r.cwd = PathBuf::from("/-EVIL/repo");
+                r.read_dirs = vec![r.cwd.clone(), PathBuf::from("/-EVIL/runs/target")];
+                r.out_dir = PathBuf::from("/-EVIL/runs/r1/judge");
+                let args = invocation(&a, &r).args;
+                let end = args.iter().position(|x| x == "--").unwrap_or(args.len());
+                for (i, x) in args[..end].iter().enumerate() {
+                    if !x.contains(EVIL) {
+                        continue;
+                    }
+                    let ok = match x.split_once('=') {
+                        // `--flag=value`: the flag is arev's, the value one word with it.
+                        Some((flag, _)) if x.starts_with("--") => !flag.contains(EVIL),
+                        // A word of its own that cannot be an option, after a flag arev chose.
+                        _ => !x.starts_with('-') && i > 0 && !args[i - 1].contains(EVIL),
+                    };
+                    assert!(ok, "{b:?} {tier:?}: {x:?} in {args:?}");
+                }
+                let model = a.models.get(tier);
+                assert!(
+                    args[..end]
+                        .iter()
+                        .any(|x| x.starts_with("--model=") && x.ends_with(model)),
+                    "{b:?}: {args:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn prompt_delivery_per_backend() {
         let small = req("[AR Round 1 — FULL] Judge\nx".into());
@@ -224,7 +280,9 @@ mod tests {
             let i = invocation(&agent(b), &small);
             assert_eq!(i.stdin, None, "{b:?}: stdin /dev/null");
             assert!(
-                i.args.iter().any(|a| a.starts_with(&*small.prompt)),
+                i.args.iter().any(|a| a
+                    .trim_start_matches("--prompt=")
+                    .starts_with(&*small.prompt)),
                 "{b:?}"
             );
         }
@@ -239,7 +297,10 @@ mod tests {
         let i = invocation(&agent(BackendKind::Gemini), &big);
         assert_eq!(i.stdin.as_deref(), Some(big.prompt.as_bytes()));
         assert!(i.args.iter().all(|a| a.len() < MAX_ARG_PROMPT));
-        assert_eq!(i.args[1], " ", "the role body is the system prompt");
+        assert_eq!(
+            i.args[0], "--prompt= ",
+            "the role body is the system prompt"
+        );
         // Gemini's workspace is untrusted while it loads settings and its system prompt is
         // the role body; Claude Code loads no CLAUDE.md and no memory; the others set
         // nothing.

@@ -30,6 +30,14 @@ pub struct Invocation {
     pub files: Vec<(PathBuf, Arc<[u8]>)>,
 }
 
+/// A program an agent's CLI is started under: `program <args…> <binary> <invocation args…>`
+/// (OpenCode's filesystem view, `backends/view.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wrap {
+    pub program: PathBuf,
+    pub args: Vec<std::ffi::OsString>,
+}
+
 /// Model string per tier.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TierModels {

@@ -50,6 +50,16 @@ pub enum ConfigError {
          (docs/trust.md: \"Who may dismiss a finding\")"
     )]
     TrustedOnly { path: PathBuf, key: String },
+    /// A value arev places in an agent's argv that a CLI would read as an option.
+    #[error(
+        "{path}: {key} = {value:?} starts with `-`, which a CLI would read as an option: \
+         a model name never does (docs/trust.md: \"Round five\")"
+    )]
+    OptionLike {
+        path: PathBuf,
+        key: String,
+        value: String,
+    },
     #[error("unknown agent `{name}` (configured agents: {known})")]
     UnknownAgent { name: String, known: String },
 }

@@ -190,6 +190,7 @@ pub fn load(sources: &ConfigSources) -> Result<(Settings, String), ConfigError> 
                 message: one_line(&e.to_string()),
             })?;
         check_keys(&layer, &defaults, "", &path)?;
+        check_argv_values(&layer, &path)?;
         if repo_layer == Some(i) {
             super::prove::check_repository_layer(&layer, &path)?;
             check_trusted_only(&layer, &path)?;
@@ -226,6 +227,45 @@ pub fn load(sources: &ConfigSources) -> Result<(Settings, String), ConfigError> 
     }
     let digest = config.digest();
     Ok((Settings::new(config)?, digest))
+}
+
+/// The values of a layer arev places in an agent's argv as they are — the tier models
+/// (`[agents.<a>.models]`, and the `{model}` of a `command` agent's `extra_args`) and
+/// `fallback_model` —, refused when they start with `-`: no CLI may read one as an option
+/// (a model `--attach=<host>` would send an OpenCode session elsewhere). Checked in every
+/// layer, so the error names the file that set it.
+fn check_argv_values(layer: &Table, path: &Path) -> Result<(), ConfigError> {
+    let Some(Value::Table(agents)) = layer.get("agents") else {
+        return Ok(());
+    };
+    for (name, agent) in agents {
+        let Value::Table(agent) = agent else {
+            continue;
+        };
+        let mut values: Vec<(String, &Value)> = vec![];
+        if let Some(Value::Table(models)) = agent.get("models") {
+            values.extend(
+                models
+                    .iter()
+                    .map(|(tier, v)| (format!("[agents.{name}.models] {tier}"), v)),
+            );
+        }
+        if let Some(v) = agent.get("fallback_model") {
+            values.push((format!("[agents.{name}] fallback_model"), v));
+        }
+        for (key, v) in values {
+            if let Value::String(s) = v {
+                if s.starts_with('-') {
+                    return Err(ConfigError::OptionLike {
+                        path: path.to_path_buf(),
+                        key,
+                        value: s.clone(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Keys only trusted config (the user's file, `--config`) may set: who may dismiss findings
@@ -561,6 +601,72 @@ mod floor_tests {
             )),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_model_that_reads_as_an_option_is_refused_naming_the_key_and_the_file() {
+        for (backend, table, line, key) in [
+            (
+                "opencode",
+                "[agents.x.models]",
+                "haiku = \"--attach=http://evil:4096\"",
+                "[agents.x.models] haiku",
+            ),
+            (
+                "claude",
+                "",
+                "fallback_model = \"--settings={}\"",
+                "[agents.x] fallback_model",
+            ),
+            (
+                "codex",
+                "[agents.x.models]",
+                "opus = \"-c\"",
+                "[agents.x.models] opus",
+            ),
+            (
+                "gemini",
+                "[agents.x.models]",
+                "sonnet = \"--yolo\"",
+                "[agents.x.models] sonnet",
+            ),
+            (
+                "command",
+                "[agents.x.models]",
+                "haiku = \"-x\"",
+                "[agents.x.models] haiku",
+            ),
+        ] {
+            let base = (
+                PathBuf::from("abc123:arev.toml"),
+                format!("[agents.x]\nbackend = \"{backend}\"\nbinary = \"b\"\n{table}\n{line}\n"),
+            );
+            let err = load(&ConfigSources {
+                repo_text: Some(base),
+                repo_from_base: true,
+                ..Default::default()
+            })
+            .unwrap_err();
+            assert!(
+                matches!(err, ConfigError::OptionLike { .. }),
+                "{backend}: {err}"
+            );
+            assert!(
+                err.to_string()
+                    .starts_with(&format!("abc123:arev.toml: {key} = \"-")),
+                "{err}"
+            );
+        }
+        // A name with a dash inside, as models have, loads.
+        let ok = (
+            PathBuf::from("arev.toml"),
+            "[agents.x]\nbackend = \"opencode\"\nbinary = \"b\"\nfallback_model = \"m-1\"\n[agents.x.models]\nhaiku = \"a/claude-haiku-4-5\"\nsonnet = \"s\"\nopus = \"o\"\n".to_string(),
+        );
+        let loaded = load(&ConfigSources {
+            repo_text: Some(ok),
+            ..Default::default()
+        });
+        assert!(loaded.is_ok(), "{loaded:?}");
     }
 }
 

@@ -3,7 +3,7 @@
 //! with SIGTERM → grace → SIGKILL), and the outcome files it leaves in its dispatch dir.
 
 use super::{AgentOutcome, AgentSpec, DispatchError, DispatchRequest, Invocation, ProcessEnd};
-use crate::backends::{Fold, Folded};
+use crate::backends::{Fold, Folded, Wrap};
 use crate::process::{supervise, Ended, Env, Input, Limits, Sink, Spec};
 use crate::store::{write_json_record, write_record};
 use nix::sys::signal::Signal;
@@ -174,7 +174,22 @@ async fn run_agent(
 
     let started = Instant::now();
     let mut outcome = AgentOutcome::starting(agent, req);
-    let spec = agent_spec(agent, req, inv, env, spool_file, tee);
+    // The program the CLI starts under (OpenCode's filesystem view); when it cannot be made,
+    // the CLI does not start at all.
+    let wrap = match backend.wrap(agent, req) {
+        Ok(w) => w,
+        Err(e) => {
+            spool
+                .persist(&events)
+                .map_err(|e| io_err(&events)(e.error))?;
+            let message = format!("cannot start {}: {e}", agent.binary.display());
+            debug!(label = %req.label, %message, "agent not started");
+            outcome.end = ProcessEnd::SpawnFailed { message };
+            write_outputs(out, &[], &mut outcome, started)?;
+            return Ok(outcome);
+        }
+    };
+    let spec = agent_spec(agent, req, inv, wrap, env, spool_file, tee);
     let limits = Limits {
         timeout: req.timeout,
         grace: req.grace,
@@ -294,14 +309,25 @@ fn agent_spec(
     agent: &AgentSpec,
     req: &DispatchRequest,
     inv: Invocation,
+    wrap: Option<Wrap>,
     env: Vec<(OsString, OsString)>,
     spool: std::fs::File,
     tee: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
 ) -> Spec {
+    let args = inv.args.into_iter().map(OsString::from);
+    let (program, args) = match wrap {
+        Some(w) => {
+            let mut a = w.args;
+            a.push(agent.binary.clone().into_os_string());
+            a.extend(args);
+            (w.program, a)
+        }
+        None => (agent.binary.clone(), args.collect()),
+    };
     Spec {
         label: req.label.clone(),
-        program: agent.binary.clone(),
-        args: inv.args.into_iter().map(OsString::from).collect(),
+        program,
+        args,
         cwd: req.cwd.clone(),
         env: Env::Only(env),
         stdin: inv.stdin.map_or(Input::Null, Input::Bytes),

@@ -590,11 +590,17 @@ fn main() {
         record_cpu();
         return;
     }
+    // `--model=<m>` (as arev passes it) or `--model <m>`.
     let model = args
         .iter()
-        .position(|a| a == "--model")
-        .and_then(|i| args.get(i + 1))
-        .cloned()
+        .find_map(|a| a.strip_prefix("--model="))
+        .map(str::to_string)
+        .or_else(|| {
+            args.iter()
+                .position(|a| a == "--model")
+                .and_then(|i| args.get(i + 1))
+                .cloned()
+        })
         .unwrap_or_else(|| "claude-opus-5-5".into());
 
     let mut prompt = String::new();

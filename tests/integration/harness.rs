@@ -5,6 +5,17 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+/// The value of `flag` in `argv`: `--flag=<v>` (how arev passes values) or `--flag <v>`.
+pub fn flag_value<S: AsRef<str>>(argv: &[S], flag: &str) -> Option<String> {
+    let prefix = format!("{flag}=");
+    argv.iter()
+        .find_map(|a| a.as_ref().strip_prefix(&prefix).map(str::to_string))
+        .or_else(|| {
+            let i = argv.iter().position(|a| a.as_ref() == flag)?;
+            argv.get(i + 1).map(|v| v.as_ref().to_string())
+        })
+}
+
 /// A temporary git repository with one commit.
 pub struct TestRepo {
     _dir: tempfile::TempDir,

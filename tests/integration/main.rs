@@ -29,6 +29,8 @@ mod fake_gemini;
 mod real_backends;
 // Reviewer panels on a self-hosted OpenAI-compatible endpoint, and what a repository may not set.
 mod self_hosted;
+// The real OpenCode CLI in its filesystem view: no plugin of a hostile repository runs.
+mod opencode_view;
 // TestRepo / Arev builder, fake-agent wiring, run-dir readers.
 mod harness;
 // SARIF validation against the in-repo SARIF 2.1.0 schema (shared with the unit tests).

@@ -38,8 +38,7 @@ fn tiers(run: &Run, round: u64) -> Vec<String> {
         .filter(|l| l["round"] == round)
         .map(|l| {
             let argv: Vec<String> = serde_json::from_value(l["argv"].clone()).unwrap();
-            let i = argv.iter().position(|a| a == "--model").unwrap();
-            argv[i + 1].clone()
+            crate::harness::flag_value(&argv, "--model").unwrap()
         })
         .collect()
 }
@@ -269,7 +268,7 @@ fn spec_targets_use_spec_agents_and_sections() {
     assert_eq!(report["confirmed"][0]["section"], "## Design");
     let first = &run.fake_log()[0];
     let argv: Vec<String> = serde_json::from_value(first["argv"].clone()).unwrap();
-    let sys = &argv[argv.iter().position(|a| a == "--system-prompt").unwrap() + 1];
+    let sys = &crate::harness::flag_value(&argv, "--system-prompt").unwrap();
     assert!(sys.to_lowercase().contains("section"), "spec body expected");
     let p =
         std::fs::read_to_string(run.run_dir().join("agents/r1/enthusiast-p1/prompt.md")).unwrap();
@@ -299,14 +298,14 @@ fn spec_targets_use_spec_agents_and_sections() {
     let log = code_run.fake_log();
     let enthusiast = log.iter().find(|l| l["role"] == "enthusiast").unwrap();
     let argv: Vec<String> = serde_json::from_value(enthusiast["argv"].clone()).unwrap();
-    let sys = &argv[argv.iter().position(|a| a == "--system-prompt").unwrap() + 1];
+    let sys = &crate::harness::flag_value(&argv, "--system-prompt").unwrap();
     assert!(
         sys.starts_with("# Role: Enthusiast") && sys.contains("## Escape checklist (code targets)"),
         "code targets get the checklist"
     );
     let adversary = log.iter().find(|l| l["role"] == "adversary").unwrap();
     let argv: Vec<String> = serde_json::from_value(adversary["argv"].clone()).unwrap();
-    let sys = &argv[argv.iter().position(|a| a == "--system-prompt").unwrap() + 1];
+    let sys = &crate::harness::flag_value(&argv, "--system-prompt").unwrap();
     assert!(
         !sys.contains("## Escape checklist"),
         "only the Enthusiast's"

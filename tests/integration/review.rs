@@ -174,11 +174,8 @@ fn prompts_meet_the_dispatch_contract() {
         ] {
             assert!(argv.contains(&flag), "missing {flag} in {argv:?}");
         }
-        let model = argv
-            .iter()
-            .position(|a| *a == "--model")
-            .map(|i| argv[i + 1]);
-        assert_eq!(model, Some("opus"));
+        let model = crate::harness::flag_value(&argv, "--model");
+        assert_eq!(model.as_deref(), Some("opus"));
         assert!(!argv.iter().any(|a| a.contains("bypassPermissions")
             || a.contains("dangerously")
             || *a == "acceptEdits"));
@@ -195,8 +192,10 @@ fn model_flag_sets_the_tier_the_cli_receives() {
     run.assert_code(0);
     for l in run.fake_log() {
         let argv: Vec<String> = serde_json::from_value(l["argv"].clone()).unwrap();
-        let i = argv.iter().position(|a| a == "--model").unwrap();
-        assert_eq!(argv[i + 1], "sonnet");
+        assert_eq!(
+            crate::harness::flag_value(&argv, "--model").as_deref(),
+            Some("sonnet")
+        );
     }
 }
 

@@ -66,8 +66,7 @@ fn judge_body(run: &Run) -> String {
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    let i = argv.iter().position(|a| *a == "--system-prompt").unwrap();
-    argv[i + 1].to_string()
+    crate::harness::flag_value(&argv, "--system-prompt").unwrap()
 }
 
 #[test]

@@ -127,17 +127,18 @@ pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     args.push(agent.max_turns.to_string());
     args.push("--settings".into());
     args.push(session_settings(req));
-    args.push("--model".into());
-    args.push(agent.models.get(req.tier).to_string());
+    // A value from configuration or a role body goes in the `--flag=value` form (docs/trust.md
+    // "Round five"): one that starts with `-` is never read as a flag, neither by the option
+    // parser nor by the CLI's early scan of its argv for `--settings` and
+    // `--setting-sources` (which takes a `-…` word after any flag for a flag of its own).
+    args.push(format!("--model={}", agent.models.get(req.tier)));
     if let Some(m) = &agent.fallback_model {
-        args.push("--fallback-model".into());
-        args.push(m.clone());
+        args.push(format!("--fallback-model={m}"));
     }
     // The role body REPLACES Claude Code's own system prompt (~1,750 tokens on every
     // request, most of it about tools and memory files a reviewer does not have): measured
     // with benches/cost.rs.
-    args.push("--system-prompt".into());
-    args.push(req.system_prompt.clone());
+    args.push(format!("--system-prompt={}", req.system_prompt));
     if let Some(usd) = req.max_budget_usd {
         // The CLI stops this session once it has spent its share of the run's budget.
         args.push("--max-budget-usd".into());

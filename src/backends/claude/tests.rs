@@ -252,10 +252,8 @@ fn argv_is_read_only_and_prompt_free() {
         "8",
         "--settings",
         &settings,
-        "--model",
-        "sonnet",
-        "--system-prompt",
-        "You are the Adversary.",
+        "--model=sonnet",
+        "--system-prompt=You are the Adversary.",
         "--effort",
         "high",
     ];

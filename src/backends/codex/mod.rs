@@ -117,14 +117,14 @@ pub fn codex_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
         sandbox,
         "--skip-git-repo-check",
         "--ephemeral",
-        "-C",
     ]
     .iter()
     .map(|s| (*s).to_string())
     .collect();
-    args.push(req.cwd.display().to_string());
-    args.push("-m".into());
-    args.push(agent.models.get(req.tier).to_string());
+    // Values in the `--flag=value` form, the prompt after `--` (docs/trust.md "Round five"):
+    // none is read as a flag, whatever it starts with.
+    args.push(format!("--cd={}", req.cwd.display()));
+    args.push(format!("--model={}", agent.models.get(req.tier)));
     args.push("-c".into());
     args.push(format!(
         "projects={{{}={{trust_level=\"untrusted\"}}}}",
@@ -840,10 +840,8 @@ mod tests {
                 "read-only",
                 "--skip-git-repo-check",
                 "--ephemeral",
-                "-C",
-                "/repo",
-                "-m",
-                "m-mid",
+                "--cd=/repo",
+                "--model=m-mid",
                 "-c",
                 "projects={\"/repo\"={trust_level=\"untrusted\"}}",
                 "-c",
@@ -885,7 +883,7 @@ mod tests {
         assert!(!args
             .iter()
             .any(|a| a.contains("danger") || a == "--full-auto"));
-        let (_, v) = args[11].split_once('=').unwrap();
+        let (_, v) = args[9].split_once('=').unwrap();
         let t: toml::Table = format!("x = {v}").parse().unwrap();
         assert_eq!(t["x"]["/repo"]["trust_level"].as_str(), Some("untrusted"));
         let odd = "tab\there \u{7f} ünï \\ \"q\" \u{1}";

@@ -130,9 +130,10 @@ pub fn gemini_env(req: &DispatchRequest) -> Vec<(String, String)> {
 /// that resolves outside the workspace (symlinks included); the run's target artefacts are
 /// added with `--include-directories` when they lie outside the repository.
 pub fn gemini_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
+    // Values in the `--flag=value` form (docs/trust.md "Round five"): a prompt, a model or a
+    // path is never read as a flag, whatever it starts with.
     let mut args = vec![
-        "-p".to_string(),
-        req.prompt.to_string(),
+        format!("--prompt={}", req.prompt),
         "-o".into(),
         "stream-json".into(),
         "--approval-mode".into(),
@@ -144,14 +145,11 @@ pub fn gemini_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
             "default".into()
         },
         "--skip-trust".into(),
-        "--policy".into(),
-        out_path(req, POLICY_FILE).display().to_string(),
-        "-m".into(),
-        agent.models.get(req.tier).to_string(),
+        format!("--policy={}", out_path(req, POLICY_FILE).display()),
+        format!("--model={}", agent.models.get(req.tier)),
     ];
     for dir in req.read_dirs.iter().filter(|d| !d.starts_with(&req.cwd)) {
-        args.push("--include-directories".into());
-        args.push(dir.display().to_string());
+        args.push(format!("--include-directories={}", dir.display()));
     }
     args.extend(agent.extra_args.iter().cloned());
     args
@@ -319,7 +317,7 @@ impl Backend for Gemini {
         let mut args = gemini_args(agent, req);
         let mut stdin = None;
         if req.prompt.len() > MAX_ARG_PROMPT {
-            args[1] = " ".into();
+            args[0] = "--prompt= ".into();
             stdin = Some(Arc::<[u8]>::from(Arc::clone(&req.prompt)));
         }
         Invocation {
@@ -512,22 +510,18 @@ mod tests {
             search: true,
         };
         let args = gemini_args(&agent, &req);
-        assert_eq!(args[0], "-p");
-        assert_eq!(args[1], "[AR Round 1 — FULL] Adversary\nbody");
+        assert_eq!(args[0], "--prompt=[AR Round 1 — FULL] Adversary\nbody");
         assert_eq!(
-            &args[2..],
+            &args[1..],
             [
                 "-o",
                 "stream-json",
                 "--approval-mode",
                 "default",
                 "--skip-trust",
-                "--policy",
-                "/tmp/x/policy.toml",
-                "-m",
-                "haiku",
-                "--include-directories",
-                "/runs/r/target",
+                "--policy=/tmp/x/policy.toml",
+                "--model=haiku",
+                "--include-directories=/runs/r/target",
                 "--debug"
             ]
         );

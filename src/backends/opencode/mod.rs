@@ -19,7 +19,8 @@ use super::fault::{from_api, truncated, ApiError};
 use super::floor::Refused;
 use super::home::{homes_base, private_dir, var, ReviewerHome};
 use super::lines::{lax, lax_object, tagged};
-use super::spec::{AgentSpec, DispatchRequest, Invocation};
+use super::spec::{AgentSpec, DispatchRequest, Invocation, Wrap};
+use super::view::{Hidden, Keep, ViewError};
 use crate::records::{Fault, FileAccess, ProcessEnd, ResultEvent, Role, ToolUse, Usage};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -35,6 +36,18 @@ pub const PROVIDER: &str = "arev";
 pub const CONFIG_FILE: &str = "opencode.json";
 /// Stands for the key's `{env:…}` until the config text is written.
 const KEY_SLOT: &str = "\u{0}arev-api-key\u{0}";
+
+/// What OpenCode's view hides in its working directory and each ancestor (docs/trust.md
+/// "Round five"). OpenCode 1.18.33 loads `{plugin,plugins}/*.{ts,js}` of every `.opencode`
+/// directory and the `plugin` list of every `opencode.json(c)` (and of `.opencode/
+/// opencode.json(c)`) from its working directory up to the project's root — or `/` outside
+/// git —, whatever `OPENCODE_PURE` and `OPENCODE_DISABLE_PROJECT_CONFIG` say (its v2
+/// config reads them unconditionally); its themes are looked up to `/`.
+const HIDDEN: Hidden = Hidden {
+    cli: "OpenCode",
+    what: "plugins and configuration (`.opencode/`, `opencode.json`, `opencode.jsonc`)",
+    names: &[".opencode", "opencode.json", "opencode.jsonc"],
+};
 
 /// The environment of every OpenCode agent: nothing of the repository's or the user's
 /// configuration but arev's, nothing fetched from the network.
@@ -136,7 +149,7 @@ impl Backend for OpenCode {
         Some(vec![])
     }
 
-    /// `run --format json --agent arev -m <model>`, the prompt on stdin (verbatim: a
+    /// `run --format json --agent arev --model=<model>`, the prompt on stdin (verbatim: a
     /// positional message is re-quoted by OpenCode), the config in the dispatch's
     /// directory. `--title` spares the request that would name the session.
     fn invocation(&self, agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
@@ -149,7 +162,9 @@ impl Backend for OpenCode {
             .iter()
             .map(|s| (*s).to_string())
             .collect();
-        args.extend(["arev review".into(), "-m".into(), model]);
+        // The model in the `--model=value` form (docs/trust.md "Round five"): never read as a
+        // flag (`--attach=<host>` would send the session elsewhere).
+        args.extend(["arev review".into(), format!("--model={model}")]);
         args.extend(agent.extra_args.iter().cloned());
         let path = config_path(req);
         let mut env: Vec<(String, String)> = OPENCODE_ENV
@@ -164,6 +179,24 @@ impl Backend for OpenCode {
             env,
             files: vec![(path, Arc::from(text.into_bytes()))],
         }
+    }
+
+    /// Its filesystem view: the working directory and every ancestor without `.opencode/`,
+    /// `opencode.json` and `opencode.jsonc`; what it needs is kept (its working directory,
+    /// the dispatch's directory with arev's config, the other read directories, its binary).
+    fn wrap(&self, agent: &AgentSpec, req: &DispatchRequest) -> Result<Option<Wrap>, ViewError> {
+        let keep = |path: &Path, writable: bool| Keep {
+            path: path.to_path_buf(),
+            writable,
+        };
+        let mut kept = vec![keep(&req.cwd, true), keep(&req.out_dir, true)];
+        kept.extend(req.read_dirs.iter().map(|d| keep(d, false)));
+        kept.push(keep(&agent.binary, false));
+        super::view::wrap(&req.cwd, &kept, &HIDDEN).map(Some)
+    }
+
+    fn check_wrap(&self) -> Result<(), ViewError> {
+        super::view::probe(&HIDDEN)
     }
 
     fn decoder(&self, model: &str) -> Box<dyn Decoder> {

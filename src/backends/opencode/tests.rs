@@ -187,8 +187,7 @@ fn the_invocation_writes_a_config_no_brace_of_which_opencode_substitutes() {
             "arev",
             "--title",
             "arev review",
-            "-m",
-            "arev/m1"
+            "--model=arev/m1"
         ]
     );
     // The prompt goes on stdin verbatim (a positional message is re-quoted).
@@ -237,7 +236,7 @@ fn the_invocation_writes_a_config_no_brace_of_which_opencode_substitutes() {
 
     // Without an endpoint: the model as given, no provider, no key.
     let i = OpenCode.invocation(&agent(None), &req(Role::Fixer, "fix"));
-    assert_eq!(i.args.last().map(String::as_str), Some("m1"));
+    assert_eq!(i.args.last().map(String::as_str), Some("--model=m1"));
     let c: Value = serde_json::from_slice(&i.files[0].1).unwrap();
     assert!(c.get("provider").is_none());
     assert_eq!(

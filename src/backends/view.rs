@@ -1,0 +1,292 @@
+//! A filesystem view for a CLI that loads code from the directories it starts in (OpenCode's
+//! plugins, docs/trust.md "Round five"): the host's filesystem as it is, but for the named
+//! entries of the working directory and of each of its ancestors, which are masked — a
+//! directory by an empty read-only tmpfs, anything else by `/dev/null` — under bubblewrap.
+//! Only a mount namespace is new (and the user namespace bwrap needs for it): the network,
+//! the processes and the user stay the host's, so the CLI still reaches its model API.
+//!
+//! What the CLI needs and finds under a masked directory (its own binary, its working
+//! directory, the run's files) is bound back at the same place. A symbolic link at a masked
+//! name inside the working directory is refused (masking its target would let the reviewed
+//! tree pick what to hide, or hide nothing when it points back into the tree); one above it
+//! is the machine's own, masked where it leads.
+
+use super::spec::Wrap;
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+
+/// One masked entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mask {
+    /// A directory: an empty tmpfs, read-only once what is kept under it is bound.
+    Dir(PathBuf),
+    /// Anything else: `/dev/null` (reads as empty).
+    File(PathBuf),
+}
+
+impl Mask {
+    fn path(&self) -> &Path {
+        match self {
+            Self::Dir(p) | Self::File(p) => p,
+        }
+    }
+}
+
+/// A path the CLI needs, bound back where a mask covers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keep {
+    pub path: PathBuf,
+    pub writable: bool,
+}
+
+/// Why a view cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ViewError {
+    #[error(
+        "{cli} runs in a filesystem view without the reviewed repository's {what}, made \
+         with bubblewrap, and `bwrap` is not on PATH — install it (`apt-get install \
+         bubblewrap`, `dnf install bubblewrap`)"
+    )]
+    BwrapMissing {
+        cli: &'static str,
+        what: &'static str,
+    },
+    #[error(
+        "{} is a symbolic link: {cli} would load what it points to, and arev cannot hide \
+         it — refused (replace the link with the directory or file itself)",
+        .path.display()
+    )]
+    Link { cli: &'static str, path: PathBuf },
+    #[error(
+        "{} leads to {}, which holds what {cli} needs: arev cannot hide it — refused",
+        .path.display(),
+        .target.display()
+    )]
+    Covers {
+        cli: &'static str,
+        path: PathBuf,
+        target: PathBuf,
+    },
+    #[error("cannot inspect {}: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{cli} runs in a filesystem view made with bubblewrap ({}), and a trial view failed \
+         here: {detail} — allow unprivileged user namespaces (`sysctl -w \
+         kernel.unprivileged_userns_clone=1`; on Ubuntu 24.04 the `bwrap` AppArmor profile, \
+         `apt-get install apparmor-profiles`), or run as a user who may create them",
+        .bwrap.display()
+    )]
+    Broken {
+        cli: &'static str,
+        bwrap: PathBuf,
+        detail: String,
+    },
+}
+
+/// What a view hides, for messages: the CLI and what of the repository it must not load.
+#[derive(Debug, Clone, Copy)]
+pub struct Hidden {
+    pub cli: &'static str,
+    pub what: &'static str,
+    /// The entry names masked in the working directory and each ancestor.
+    pub names: &'static [&'static str],
+}
+
+/// The masks for `cwd` (absolute and canonical, as the CLI sees its working directory): each
+/// of `hidden.names` that exists in `cwd` or one of its ancestors, up to `/`. An entry that is
+/// itself an ancestor of `cwd` is masked too (what is kept is bound back).
+pub fn masks(cwd: &Path, hidden: &Hidden) -> Result<Vec<Mask>, ViewError> {
+    let mut out = vec![];
+    for level in cwd.ancestors() {
+        for name in hidden.names {
+            let path = level.join(name);
+            let meta = match std::fs::symlink_metadata(&path) {
+                Ok(m) => m,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(source) => return Err(ViewError::Io { path, source }),
+            };
+            if !meta.file_type().is_symlink() {
+                out.push(mask_of(path, meta.is_dir()));
+                continue;
+            }
+            if level == cwd {
+                return Err(ViewError::Link {
+                    cli: hidden.cli,
+                    path,
+                });
+            }
+            // The machine's own link: masked where it leads; dangling, it loads nothing.
+            if let Ok(target) = std::fs::canonicalize(&path) {
+                let is_dir = target.is_dir();
+                out.push(mask_of(target, is_dir));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn mask_of(path: PathBuf, is_dir: bool) -> Mask {
+    if is_dir {
+        Mask::Dir(path)
+    } else {
+        Mask::File(path)
+    }
+}
+
+/// bwrap's options for a view of `cwd` with `masks`, `keep` bound back where a mask covers
+/// it (pure). Mounts go in order of depth, so a mask inside a kept directory covers what the
+/// bind brought back; the masked directories go read-only last. Refused: a mask that is
+/// itself kept (binding it back would undo it: a link above `cwd` leading to `cwd`).
+pub fn bwrap_args(
+    cwd: &Path,
+    masks: &[Mask],
+    keep: &[Keep],
+    cli: &'static str,
+) -> Result<Vec<OsString>, ViewError> {
+    let mut mounts: Vec<(usize, Vec<OsString>)> = vec![];
+    let depth = |p: &Path| {
+        p.components()
+            .filter(|c| matches!(c, Component::Normal(_)))
+            .count()
+    };
+    for m in masks {
+        let p = m.path();
+        if let Some(k) = keep.iter().find(|k| k.path == p) {
+            return Err(ViewError::Covers {
+                cli,
+                path: p.to_path_buf(),
+                target: k.path.clone(),
+            });
+        }
+        let args = match m {
+            Mask::Dir(p) => vec!["--tmpfs".into(), p.into()],
+            Mask::File(p) => vec!["--dev-bind".into(), "/dev/null".into(), p.into()],
+        };
+        mounts.push((depth(p), args));
+    }
+    let dirs: Vec<&Path> = masks
+        .iter()
+        .filter_map(|m| match m {
+            Mask::Dir(p) => Some(p.as_path()),
+            Mask::File(_) => None,
+        })
+        .collect();
+    for k in keep {
+        if dirs.iter().any(|d| k.path.starts_with(d)) {
+            let flag = if k.writable { "--bind" } else { "--ro-bind" };
+            mounts.push((
+                depth(&k.path),
+                vec![flag.into(), (&k.path).into(), (&k.path).into()],
+            ));
+        }
+    }
+    // Stable: at one depth, masks before binds (they never share a path).
+    mounts.sort_by_key(|(d, _)| *d);
+    let mut a: Vec<OsString> = vec![
+        "--die-with-parent".into(),
+        "--dev-bind".into(),
+        "/".into(),
+        "/".into(),
+    ];
+    a.extend(mounts.into_iter().flat_map(|(_, m)| m));
+    for d in dirs {
+        a.extend(["--remount-ro".into(), d.into()]);
+    }
+    a.extend(["--chdir".into(), cwd.into()]);
+    Ok(a)
+}
+
+/// `bwrap` on arev's PATH.
+pub fn find_bwrap() -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join("bwrap"))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// The program and arguments that start a CLI in the view of `cwd` (`bwrap <options> --`,
+/// the CLI's binary and arguments follow); `keep` is compared by its canonical paths.
+pub fn wrap(cwd: &Path, keep: &[Keep], hidden: &Hidden) -> Result<Wrap, ViewError> {
+    let bwrap = find_bwrap().ok_or(ViewError::BwrapMissing {
+        cli: hidden.cli,
+        what: hidden.what,
+    })?;
+    let cwd = std::fs::canonicalize(cwd).map_err(|source| ViewError::Io {
+        path: cwd.to_path_buf(),
+        source,
+    })?;
+    let keep: Vec<Keep> = keep
+        .iter()
+        .map(|k| Keep {
+            path: std::fs::canonicalize(&k.path)
+                .or_else(|_| std::path::absolute(&k.path))
+                .unwrap_or_else(|_| k.path.clone()),
+            writable: k.writable,
+        })
+        .collect();
+    let mut args = bwrap_args(&cwd, &masks(&cwd, hidden)?, &keep, hidden.cli)?;
+    args.push("--".into());
+    Ok(Wrap {
+        program: bwrap,
+        args,
+    })
+}
+
+/// Checks that the view can be made here: in a trial view of a directory holding the first
+/// masked name as a directory with a file in it and the others as files, all are empty.
+/// The error names the fix.
+pub fn probe(hidden: &Hidden) -> Result<(), ViewError> {
+    let dir = tempfile::tempdir().map_err(|source| ViewError::Io {
+        path: std::env::temp_dir(),
+        source,
+    })?;
+    let io = |path: PathBuf| move |source| ViewError::Io { path, source };
+    let root = dir.path().join("repo");
+    std::fs::create_dir_all(&root).map_err(io(root.clone()))?;
+    let mut script = vec![];
+    for (i, name) in hidden.names.iter().enumerate() {
+        let p = root.join(name);
+        if i == 0 {
+            std::fs::create_dir_all(&p).map_err(io(p.clone()))?;
+            std::fs::write(p.join("x"), "x").map_err(io(p.clone()))?;
+            script.push(format!("test -d '{name}' && test -z \"$(ls -A '{name}')\""));
+        } else {
+            std::fs::write(&p, "x").map_err(io(p.clone()))?;
+            script.push(format!("test ! -s '{name}'"));
+        }
+    }
+    let w = wrap(&root, &[], hidden)?;
+    let out = std::process::Command::new(&w.program)
+        .args(&w.args)
+        .args(["/bin/sh", "-c", &script.join(" && ")])
+        .current_dir(&root)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(io(w.program.clone()))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&out.stderr);
+    let detail = text.trim();
+    let detail = if detail.is_empty() {
+        "the masked entries were visible".to_string()
+    } else {
+        detail.chars().take(300).collect()
+    };
+    Err(ViewError::Broken {
+        cli: hidden.cli,
+        bwrap: w.program,
+        detail,
+    })
+}
+
+#[cfg(test)]
+#[path = "view_tests.rs"]
+mod tests;
