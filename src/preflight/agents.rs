@@ -65,6 +65,7 @@ pub fn check_agents<'a>(
 ) -> Result<(), PreflightError> {
     let mut seen: Vec<&str> = vec![];
     let mut problems = vec![];
+    let mut wraps = vec![];
     for name in names {
         if seen.contains(&name) {
             continue;
@@ -76,6 +77,11 @@ pub fn check_agents<'a>(
         };
         if let Err(p) = binary_of(name, agent, origins.get(name).map(PathBuf::as_path)) {
             problems.push(p.to_string());
+        } else if let Err(e) = wrap_of(agent.backend, &mut wraps) {
+            problems.push(format!(
+                "agent `{name}` ({} backend): {e}",
+                agent.backend.as_str()
+            ));
         }
     }
     if problems.is_empty() {
@@ -83,6 +89,21 @@ pub fn check_agents<'a>(
     } else {
         Err(PreflightError::Agents(problems))
     }
+}
+
+/// Whether `backend`'s CLI can be started under its wrap here (OpenCode: bubblewrap's
+/// filesystem view, docs/trust.md "Round five"); each backend checked once, its answer kept
+/// in `checked`.
+pub(super) fn wrap_of(
+    backend: BackendKind,
+    checked: &mut Vec<(BackendKind, Result<(), String>)>,
+) -> Result<(), String> {
+    if let Some((_, r)) = checked.iter().find(|(b, _)| *b == backend) {
+        return r.clone();
+    }
+    let r = backend.backend().check_wrap().map_err(|e| e.to_string());
+    checked.push((backend, r.clone()));
+    r
 }
 
 /// An agent whose CLI cannot run: the problem line, saying what is wrong and how to fix it.

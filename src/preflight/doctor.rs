@@ -234,6 +234,9 @@ fn agent_checks(
         Err(problem) => return vec![Check::new(Level::Fail, problem.to_string())],
     };
     let mut checks = vec![version_check(&who, agent.backend, &path)];
+    if let Err(e) = super::agents::wrap_of(agent.backend, &mut vec![]) {
+        checks.push(Check::new(Level::Fail, format!("{who}: {e}")));
+    }
     // A self-hosted endpoint: it answers (with its key), instead of the vendor's credentials.
     if let Some((level, line)) = super::endpoint::endpoint_check(&who, agent) {
         let level = match level {

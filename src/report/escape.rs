@@ -153,6 +153,26 @@ pub fn md_code(s: &str, ctx: MdContext) -> String {
     format!("{fence}{pad}{}{pad}{fence}", code_content(&s, ctx))
 }
 
+/// `text` (a reproducer's output) as a fenced Markdown code block: the fence longer than
+/// any backtick run inside, the report marker broken, and every control character but the
+/// newline and the tab — ESC, BEL, BS, CR, DEL, the C1 controls — shown as `\u{..}`, as
+/// the terminal report shows it (the JSON has `\u001b`): nothing a terminal or a viewer
+/// of the raw Markdown acts on.
+pub fn md_block(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let mut body = String::with_capacity(text.len() + 8);
+    for c in text.trim_end_matches('\n').chars() {
+        if c.is_control() && c != '\n' && c != '\t' {
+            body.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            body.push(c);
+        }
+    }
+    let body = body.replace("<!--", "<!\u{200B}--");
+    format!("{fence}text\n{body}\n{fence}")
+}
+
 /// Agent text for the terminal report: control characters (escape sequences included)
 /// shown as `\u{..}`, tabs as spaces, and each further line indented by `indent`; a line
 /// that would start with `::` (a GitHub Actions workflow command, even after leading
@@ -261,6 +281,20 @@ mod tests {
         assert_eq!(md_code("a`b.rs", MdContext::Inline), "``a`b.rs``");
         assert_eq!(md_code("`x", MdContext::Inline), "`` `x ``");
         assert_eq!(md_code("a|b", MdContext::Table), "`a\\|b`");
+    }
+
+    #[test]
+    fn a_code_block_shows_every_control_character_but_newline_and_tab_escaped() {
+        let out = "ok\tdone\n\u{1b}[2J\u{1b}]8;;http://x\u{7}link\u{8}\u{7f}\u{9b}31m\u{85}\r\n";
+        let b = md_block(out);
+        assert_eq!(
+            b,
+            "```text\nok\tdone\n\\u{1b}[2J\\u{1b}]8;;http://x\\u{7}link\\u{8}\\u{7f}\\u{9b}31m\\u{85}\\u{d}\n```"
+        );
+        assert!(
+            !b.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "{b:?}"
+        );
     }
 
     #[test]

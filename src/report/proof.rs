@@ -4,7 +4,7 @@
 //! reason and output come from an agent and from code it wrote: they are escaped like any
 //! agent text.
 
-use super::escape::{md_code, md_text, term_text, MdContext};
+use super::escape::{md_block, md_code, md_text, term_text, MdContext};
 use super::{Report, ReportFinding};
 use crate::records::{Evidence, ProofStatus, RunRecord, SandboxMode};
 use std::fmt::Write;
@@ -114,16 +114,6 @@ pub fn badge(s: ProofStatus) -> &'static str {
     }
 }
 
-/// A fenced code block of `text` whose fence no line of it can close, with the report
-/// marker broken.
-fn fenced(text: &str) -> String {
-    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest.max(2) + 1);
-    let body = text.replace("<!--", "<!\u{200B}--");
-    let body = body.trim_end_matches('\n');
-    format!("{fence}text\n{body}\n{fence}")
-}
-
 /// The last `n` lines of an output tail.
 fn last_lines(s: &str, n: usize) -> &str {
     let mut idx = s.len();
@@ -220,7 +210,7 @@ fn markdown_proof(s: &mut String, r: &Report, f: &ReportFinding, e: &Evidence) {
         );
         let out = last_lines(&run.output_tail, MD_OUTPUT_LINES);
         if !out.trim().is_empty() {
-            let block = fenced(out);
+            let block = md_block(out);
             for l in block.lines() {
                 let _ = writeln!(s, "  {l}");
             }
@@ -265,7 +255,7 @@ mod tests {
 
     #[test]
     fn a_fence_is_longer_than_any_backtick_run_inside() {
-        let f = fenced("a ```` b\n<!-- arev-report -->\n");
+        let f = md_block("a ```` b\n<!-- arev-report -->\n");
         assert!(f.starts_with("`````text\n"), "{f}");
         assert!(f.ends_with("\n`````"), "{f}");
         assert!(!f.contains("<!--"));

@@ -31,6 +31,8 @@ mod real_backends;
 mod self_hosted;
 // The real OpenCode CLI in its filesystem view: no plugin of a hostile repository runs.
 mod opencode_view;
+// A reproducer's output with terminal controls: escaped in every rendering and the PR summary.
+mod proof_controls;
 // TestRepo / Arev builder, fake-agent wiring, run-dir readers.
 mod harness;
 // SARIF validation against the in-repo SARIF 2.1.0 schema (shared with the unit tests).

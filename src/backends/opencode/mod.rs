@@ -300,7 +300,7 @@ fn config(agent: &AgentSpec, req: &DispatchRequest) -> Value {
 }
 
 /// Everything denied but reading and searching (search: only when offered) — and the
-/// Fixer's and Prover's edits — confined to the working directory and the other read
+/// Fixer's and Prover's edits, but of OpenCode's own configuration — confined to the working directory and the other read
 /// directories; never VCS metadata. OpenCode matches `read` patterns against the path
 /// relative to the project and `external_directory` ones against absolute directories;
 /// `*` crosses `/`; the last matching rule wins.
@@ -326,7 +326,9 @@ fn permissions(req: &DispatchRequest) -> Value {
         "external_directory": external,
     });
     if !reviewer {
-        p["edit"] = json!("allow");
+        // Never OpenCode's own configuration: its view shows it empty and read-only.
+        p["edit"] = json!({"*": "allow", ".opencode": "deny", ".opencode/*": "deny",
+            "opencode.json": "deny", "opencode.jsonc": "deny"});
     }
     p
 }

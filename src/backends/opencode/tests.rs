@@ -239,10 +239,19 @@ fn the_invocation_writes_a_config_no_brace_of_which_opencode_substitutes() {
     assert_eq!(i.args.last().map(String::as_str), Some("--model=m1"));
     let c: Value = serde_json::from_slice(&i.files[0].1).unwrap();
     assert!(c.get("provider").is_none());
-    assert_eq!(
-        c["agent"]["arev"]["permission"]["edit"], "allow",
-        "the Fixer edits"
-    );
+    let edit = &c["agent"]["arev"]["permission"]["edit"];
+    assert_eq!(edit["*"], "allow", "the Fixer edits");
+    for own in [
+        ".opencode",
+        ".opencode/*",
+        "opencode.json",
+        "opencode.jsonc",
+    ] {
+        assert_eq!(
+            edit[own], "deny",
+            "never OpenCode's own configuration: {own}"
+        );
+    }
 }
 
 #[test]
