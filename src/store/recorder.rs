@@ -303,6 +303,29 @@ impl Recorder {
         }
     }
 
+    /// Re-hash the context files agents read (`reads`, under `root`): the paths whose content
+    /// changed since they were read are recorded as `context.drift` in meta.json, and
+    /// returned.
+    pub fn recheck_context<'a>(
+        &mut self,
+        root: &std::path::Path,
+        reads: impl Iterator<Item = &'a crate::records::ContextRead>,
+    ) -> Vec<String> {
+        let mut drift = std::collections::BTreeSet::new();
+        for r in reads {
+            let now = crate::target::read_regular(&root.join(&r.path))
+                .map(|b| hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&b)));
+            if now.as_deref() != Some(r.sha256.as_str()) {
+                drift.insert(r.path.clone());
+            }
+        }
+        let drift: Vec<String> = drift.into_iter().collect();
+        if let Some(c) = &mut self.meta.context {
+            c.drift.clone_from(&drift);
+        }
+        drift
+    }
+
     /// Re-pin `target` at the end of the run: records `sha256_final` and `drift`. A target
     /// that can no longer be read counts as drift; its error is returned.
     pub fn repin(&mut self, target: &PinnedTarget) -> Result<(), crate::target::TargetError> {
