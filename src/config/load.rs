@@ -265,17 +265,19 @@ fn narrow_context(merged: &mut Table, keys: Table, path: &Path) -> Result<(), Co
         _ => return Err(bad("`review` is not a table".into())),
     };
     if let Some(v) = keys.get("context") {
-        let mode: super::ContextMode = v
-            .clone()
-            .try_into()
-            .map_err(|e: toml::de::Error| bad(format!("review.context: {}", one_line(&e.to_string()))))?;
+        let mode: super::ContextMode = v.clone().try_into().map_err(|e: toml::de::Error| {
+            bad(format!("review.context: {}", one_line(&e.to_string())))
+        })?;
         if mode == super::ContextMode::Target {
             review.insert("context".into(), Value::String(mode.as_str().into()));
         }
     }
     if let Some(v) = keys.get("context_exclude") {
         let globs: Vec<String> = v.clone().try_into().map_err(|e: toml::de::Error| {
-            bad(format!("review.context_exclude: {}", one_line(&e.to_string())))
+            bad(format!(
+                "review.context_exclude: {}",
+                one_line(&e.to_string())
+            ))
         })?;
         let entry = review
             .entry("context_exclude")
@@ -576,7 +578,10 @@ mod context_tests {
         let s = with_repo(None, "[review]\ncontext = \"target\"\n");
         assert_eq!(s.review.context, ContextMode::Target);
         let user = "[review]\ncontext = \"target\"\ncontext_exclude = [\"secret/**\"]\n";
-        let s = with_repo(Some(user), "[review]\ncontext = \"tree\"\ncontext_exclude = []\n");
+        let s = with_repo(
+            Some(user),
+            "[review]\ncontext = \"tree\"\ncontext_exclude = []\n",
+        );
         assert_eq!(s.review.context, ContextMode::Target);
         assert_eq!(s.review.context_exclude, ["secret/**"]);
         let s = with_repo(
@@ -587,7 +592,10 @@ mod context_tests {
         assert_eq!(s.review.context_exclude, ["a/**", "b/**"]);
         let d = tempfile::tempdir().unwrap();
         let err = load(&ConfigSources {
-            repo_text: Some((d.path().join("arev.toml"), "[review]\ncontext = \"all\"\n".into())),
+            repo_text: Some((
+                d.path().join("arev.toml"),
+                "[review]\ncontext = \"all\"\n".into(),
+            )),
             ..Default::default()
         })
         .unwrap_err();

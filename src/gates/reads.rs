@@ -252,4 +252,3 @@ fn resolved(p: &Path, cwd: &Path) -> PathBuf {
     }
     lex
 }
-

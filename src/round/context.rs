@@ -327,9 +327,7 @@ impl<'a> Ctx<'a> {
                 "read_scope",
                 blocks::read_scope(
                     role,
-                    self.reads_context()
-                        .then(|| self.context_list())
-                        .as_deref(),
+                    self.reads_context().then(|| self.context_list()).as_deref(),
                 ),
             )
             .set("prior_rounds", "")

@@ -211,7 +211,11 @@ impl ContextScope {
     pub fn hidden(&self, keep: &[PathBuf]) -> Vec<PathBuf> {
         let mut out = vec![self.root.join(".git")];
         let carved = carve_rel(&self.root, self.outside.clone(), keep);
-        out.extend(carved.keys().map(|p| self.root.join(p.trim_end_matches('/'))));
+        out.extend(
+            carved
+                .keys()
+                .map(|p| self.root.join(p.trim_end_matches('/'))),
+        );
         out
     }
 }
@@ -389,5 +393,8 @@ fn carve_rel(
 /// file): context files are hashed without following a link swapped in since the pin.
 pub fn read_regular(p: &Path) -> Option<Vec<u8>> {
     let meta = std::fs::symlink_metadata(p).ok()?;
-    meta.file_type().is_file().then(|| std::fs::read(p).ok()).flatten()
+    meta.file_type()
+        .is_file()
+        .then(|| std::fs::read(p).ok())
+        .flatten()
 }

@@ -1745,7 +1745,17 @@ fn context_scope_holds_tracked_text_only() {
     let wt = git(root, &["hash-object", "ringbuf.py"]);
     assert_eq!(c.blob("ringbuf.py"), Some(wt.trim()));
     let outside: Vec<&str> = c.outside().map(|(p, _)| p).collect();
-    for p in [".env", "build/", "link.py", "img.bin", "big.txt", "vendor/gen.py", "sub/", "scratch.py", "newdir/"] {
+    for p in [
+        ".env",
+        "build/",
+        "link.py",
+        "img.bin",
+        "big.txt",
+        "vendor/gen.py",
+        "sub/",
+        "scratch.py",
+        "newdir/",
+    ] {
         assert!(outside.contains(&p), "{p} not refused: {outside:?}");
     }
     assert_eq!(c.listing(), ".gitignore\napp.py\nringbuf.py\n");
@@ -1769,12 +1779,19 @@ fn context_scope_holds_tracked_text_only() {
     let dc = diff.context.clone().expect("built");
     assert!(dc.contains("newdir/new.py") && dc.contains("scratch.py"));
     assert!(!dc.contains("gone.py"), "a deleted file cannot be read");
-    assert!(!dc.outside().any(|(p, _)| p == "newdir/" || p == "newdir/new.py"));
+    assert!(!dc
+        .outside()
+        .any(|(p, _)| p == "newdir/" || p == "newdir/new.py"));
     // The run's artefacts under an ignored directory stay readable: the refused directory
     // is replaced by its other entries.
     write(root, "build/runs/r1/target/diff.patch", "x\n");
     let hidden = c.hidden(&[root.join("build/runs/r1/target")]);
     assert!(hidden.contains(&root.join(".git")));
     assert!(hidden.contains(&root.join("build/out.py")), "{hidden:?}");
-    assert!(!hidden.iter().any(|h| root.join("build/runs/r1/target").starts_with(h)), "{hidden:?}");
+    assert!(
+        !hidden
+            .iter()
+            .any(|h| root.join("build/runs/r1/target").starts_with(h)),
+        "{hidden:?}"
+    );
 }

@@ -57,6 +57,7 @@ fn a_reviewer_reads_an_unchanged_caller_and_the_run_has_a_verdict() {
     let run = repo
         .arev()
         .args(&["run", "diff", "--format", "json"])
+        .env("AREV_PROGRESS", "1")
         .script(json!({"steps": [
             {"role": "enthusiast", "round": 1, "reads": ["src/caller.rs"], "answer": {"findings": [f]}},
             {"role": "judge", "round": 1, "reads": ["src/caller.rs"],
@@ -98,13 +99,22 @@ fn a_reviewer_reads_an_unchanged_caller_and_the_run_has_a_verdict() {
         std::fs::read_dir(run.run_dir().join("agents/r1"))
             .unwrap()
             .map(|e| e.unwrap().path())
-            .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("enthusiast"))
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .starts_with("enthusiast")
+            })
             .unwrap()
             .join("prompt.md"),
     )
     .unwrap();
     assert!(prompt.contains("target/context.txt"), "{prompt}");
-    assert!(!prompt.contains("src/caller.rs"), "the prompt lists the scope");
+    assert!(
+        !prompt.contains("src/caller.rs"),
+        "the prompt lists the scope"
+    );
 }
 
 /// Ignored, untracked and `.git` files are outside the scope: a read of any of them aborts
@@ -117,13 +127,20 @@ fn ignored_untracked_and_git_files_are_outside_the_scope() {
             .write("scratch.rs", "untracked\n");
         let run = repo
             .arev()
-            .args(&["run", "diff"])
+            .args(&["run", "src/lib.rs"])
             .script(json!({"steps": [{"role": "enthusiast", "reads": [path], "answer": {"findings": []}}]}))
             .run();
         run.assert_code(3);
-        assert_eq!(run.meta()["abort_reason"], "enthusiast_offtarget_read", "{path}");
+        assert_eq!(
+            run.meta()["abort_reason"],
+            "enthusiast_offtarget_read",
+            "{path}"
+        );
         let listing = std::fs::read_to_string(run.run_dir().join("target/context.txt")).unwrap();
-        assert!(!listing.contains(path.trim_start_matches('.')), "{path} listed:\n{listing}");
+        assert!(
+            !listing.contains(path.trim_start_matches('.')),
+            "{path} listed:\n{listing}"
+        );
     }
 }
 
@@ -146,7 +163,13 @@ fn context_target_restores_the_target_only_read_scope() {
         std::fs::read_dir(run.run_dir().join("agents/r1"))
             .unwrap()
             .map(|e| e.unwrap().path())
-            .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("enthusiast"))
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .starts_with("enthusiast")
+            })
             .unwrap()
             .join("prompt.md"),
     )
@@ -172,9 +195,12 @@ fn a_repository_config_cannot_widen_the_scope_under_base() {
         )
         .commit("base");
     repo.git(&["checkout", "-q", "-b", "pr"]);
-    repo.write("src/lib.rs", "pub fn parse(s: &str) -> u32 {\n    s.parse().unwrap_or(0)\n}\n")
-        .write("arev.toml", "[review]\ncontext = \"tree\"\n")
-        .commit("pr");
+    repo.write(
+        "src/lib.rs",
+        "pub fn parse(s: &str) -> u32 {\n    s.parse().unwrap_or(0)\n}\n",
+    )
+    .write("arev.toml", "[review]\ncontext = \"tree\"\n")
+    .commit("pr");
     let narrow = repo.scratch.join("narrow.toml");
     std::fs::write(&narrow, "[review]\ncontext = \"target\"\n").unwrap();
     let run = repo
@@ -186,17 +212,40 @@ fn a_repository_config_cannot_widen_the_scope_under_base() {
     assert_eq!(run.meta()["context"]["mode"], "target", "{}", run.stderr);
     assert_eq!(run.meta()["abort_reason"], "enthusiast_offtarget_read");
     // Trusted `context_exclude` globs stay when the base's config empties the list, and the
-    // base's own globs add to them.
-    repo.git(&["checkout", "-q", "main"]);
-    repo.write("arev.toml", "[review]\ncontext_exclude = [\"docs/**\"]\n")
-        .commit("narrow docs");
-    repo.git(&["checkout", "-q", "pr"]);
-    repo.git(&["rebase", "-q", "main"]);
+    // base's own globs add to them (the PR's change to its config counts for nothing).
+    let repo = TestRepo::new();
+    repo.write("src/caller.rs", CALLER)
+        .write("docs/notes.md", "notes\n")
+        .write("arev.toml", "[review]\ncontext_exclude = [\"docs/**\"]\n")
+        .commit("base");
+    repo.git(&["checkout", "-q", "-b", "pr"]);
+    repo.write(
+        "src/lib.rs",
+        "pub fn parse(s: &str) -> u32 {\n    s.parse().unwrap_or(0)\n}\n",
+    )
+    .write(
+        "arev.toml",
+        "[review]\ncontext = \"tree\"\ncontext_exclude = []\n",
+    )
+    .commit("pr");
     let trusted = repo.scratch.join("trusted.toml");
-    std::fs::write(&trusted, "[review]\ncontext_exclude = [\"src/caller.rs\"]\n").unwrap();
+    std::fs::write(
+        &trusted,
+        "[review]\ncontext_exclude = [\"src/caller.rs\"]\n",
+    )
+    .unwrap();
     let run = repo
         .arev()
-        .args(&["run", "diff", "--base", "main", "--repo-config", "base", "--config", trusted.to_str().unwrap()])
+        .args(&[
+            "run",
+            "diff",
+            "--base",
+            "main",
+            "--repo-config",
+            "base",
+            "--config",
+            trusted.to_str().unwrap(),
+        ])
         .script(json!({"steps": [{"role": "enthusiast", "answer": {"findings": []}}]}))
         .run();
     run.assert_code(0);
@@ -252,7 +301,11 @@ fn claude_reads_a_tracked_caller_and_the_read_is_recorded() {
             .steps(
                 "Enthusiast",
                 1,
-                vec![ClaudeStep::ReadTarget, ClaudeStep::Read(caller), ClaudeStep::Answer],
+                vec![
+                    ClaudeStep::ReadTarget,
+                    ClaudeStep::Read(caller),
+                    ClaudeStep::Answer,
+                ],
             )
             .answer("Adversary", 1, json!({"heuristics": [], "safe_zones": []})),
     );
@@ -278,12 +331,15 @@ fn claude_cli_refuses_ignored_untracked_and_git_files_of_the_repository() {
     };
     let repo = TestRepo::new();
     let secret = format!("AREV-CONTEXT-SECRET-{}-51c3", std::process::id());
-    repo.write(".gitignore", "ignored.txt\n.env\n").commit("ignore .env");
+    repo.write(".gitignore", "ignored.txt\n.env\n")
+        .commit("ignore .env");
     repo.write(".env", &format!("TOKEN={secret}\n"))
         .write("scratch.rs", &format!("// {secret}\n"));
     let config = repo.root.join(".git/config");
     let mut c = std::fs::read_to_string(&config).unwrap();
-    c.push_str(&format!("[http]\n\textraheader = AUTHORIZATION: basic {secret}\n"));
+    c.push_str(&format!(
+        "[http]\n\textraheader = AUTHORIZATION: basic {secret}\n"
+    ));
     std::fs::write(&config, c).unwrap();
     let outside = repo.scratch.join("outside.txt");
     std::fs::write(&outside, format!("{secret}\n")).unwrap();
@@ -304,10 +360,18 @@ fn claude_cli_refuses_ignored_untracked_and_git_files_of_the_repository() {
     );
     let run = claude_run(&repo, &bin, &fake);
     run.assert_code(3);
-    assert_eq!(run.meta()["abort_reason"], "enthusiast_offtarget_read", "{}", run.stderr);
+    assert_eq!(
+        run.meta()["abort_reason"],
+        "enthusiast_offtarget_read",
+        "{}",
+        run.stderr
+    );
     // No request body sent to the model API carried the secret.
     for r in fake.requests() {
-        assert!(!r.body.to_string().contains(&secret), "the secret reached the model API");
+        assert!(
+            !r.body.to_string().contains(&secret),
+            "the secret reached the model API"
+        );
     }
     assert!(!run.stdout.contains(&secret) && !run.stderr.contains(&secret));
     let mut stack = vec![run.run_dir()];
@@ -318,7 +382,11 @@ fn claude_cli_refuses_ignored_untracked_and_git_files_of_the_repository() {
                 stack.push(p);
             } else {
                 let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
-                assert!(!text.contains(&secret), "the secret reached {}", p.display());
+                assert!(
+                    !text.contains(&secret),
+                    "the secret reached {}",
+                    p.display()
+                );
             }
         }
     }
@@ -349,4 +417,204 @@ fn claude_cli_refuses_ignored_untracked_and_git_files_of_the_repository() {
         assert_eq!(result["is_error"], true, "{p}: {result}");
         assert!(result.to_string().contains("denied"), "{p}: {result}");
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Gemini CLI, OpenCode and Codex against their fakes
+// ---------------------------------------------------------------------------------------
+
+use crate::fake_gemini::FakeGemini;
+use crate::fake_llm::{Script, Step};
+use crate::fake_openai::FakeOpenAi;
+
+/// A repository with a tracked caller, an ignored `.env`, an untracked file and a token in
+/// `.git/config`, each holding the secret; returns it and the paths a model asks for.
+fn secrets_repo() -> (TestRepo, String, Vec<PathBuf>) {
+    let repo = TestRepo::new();
+    repo.write("src/caller.rs", CALLER)
+        .write(".gitignore", "ignored.txt\n.env\n")
+        .commit("caller");
+    let secret = format!("AREV-CONTEXT-SECRET-{}-9d2a", std::process::id());
+    repo.write(".env", &format!("TOKEN={secret}\n"))
+        .write("scratch.rs", &format!("// {secret}\n"));
+    repo.git(&["config", "credential.token", &secret]);
+    let paths = vec![
+        repo.root.join(".env"),
+        repo.root.join("scratch.rs"),
+        repo.root.join(".git/config"),
+    ];
+    (repo, secret, paths)
+}
+
+/// The review aborted `enthusiast_offtarget_read`; `secret` is in no request body the fake
+/// received (`bodies`), nor in any file of the run dir, stdout or stderr.
+fn assert_refused_everywhere(run: &Run, bodies: &[String], secret: &str) {
+    run.assert_code(3);
+    assert_eq!(
+        run.meta()["abort_reason"],
+        "enthusiast_offtarget_read",
+        "{}",
+        run.stderr
+    );
+    for b in bodies {
+        assert!(!b.contains(secret), "the secret reached the model API");
+    }
+    assert!(!run.stdout.contains(secret) && !run.stderr.contains(secret));
+    let mut stack = vec![run.run_dir()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+                assert!(!text.contains(secret), "the secret reached {}", p.display());
+            }
+        }
+    }
+}
+
+fn ci_config(repo: &TestRepo, toml: &str) -> String {
+    let p = repo.scratch.join("ci.toml");
+    std::fs::write(&p, toml).unwrap();
+    p.display().to_string()
+}
+
+fn gemini_run(repo: &TestRepo, bin: &std::path::Path, fake: &FakeGemini) -> Run {
+    let cfg = ci_config(repo, &crate::real_backends::gemini_agent(bin));
+    let mut arev = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--format", "json", "--agent", "gemini"])
+        .args(&["--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "120s");
+    for (k, v) in fake.gemini_env(&repo.scratch.join("home")) {
+        arev = arev.env(k, &v);
+    }
+    arev.run()
+}
+
+fn clean(script: Script) -> Script {
+    script
+        .answer("Enthusiast", 1, json!({"findings": []}))
+        .answer("Adversary", 1, json!({"heuristics": [], "safe_zones": []}))
+}
+
+#[test]
+fn gemini_reads_a_tracked_caller_and_refuses_what_is_outside_the_scope() {
+    let Some(bin) = crate::real_backends::real_bin(
+        "AREV_TEST_GEMINI_BIN",
+        "gemini_reads_a_tracked_caller_and_refuses_what_is_outside_the_scope",
+    ) else {
+        return;
+    };
+    let read = |p: &std::path::Path| Step::Tool {
+        name: "read_file".into(),
+        args: json!({"file_path": p.display().to_string()}),
+    };
+    // The caller: read, recorded, a verdict.
+    let (repo, _, _) = secrets_repo();
+    let caller = repo.root.join("src/caller.rs");
+    let fake = FakeGemini::start(clean(Script::new()).steps(
+        "Enthusiast",
+        1,
+        vec![Step::ReadTarget, read(&caller), Step::Answer],
+    ));
+    let run = gemini_run(&repo, &bin, &fake);
+    run.assert_code(0);
+    let reads = context_reads(&run, "enthusiast");
+    assert_eq!(reads.len(), 1, "{reads:?}");
+    assert_eq!(reads[0]["path"], "src/caller.rs");
+    // `.env`, the untracked file and `.git/config`: refused, the secret sent nowhere.
+    let (repo, secret, paths) = secrets_repo();
+    let mut steps = vec![Step::ReadTarget];
+    steps.extend(paths.iter().map(|p| read(p)));
+    steps.push(Step::Answer);
+    let fake = FakeGemini::start(clean(Script::new()).steps("Enthusiast", 1, steps));
+    let run = gemini_run(&repo, &bin, &fake);
+    let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert_refused_everywhere(&run, &bodies, &secret);
+}
+
+fn opencode_run(repo: &TestRepo, bin: &std::path::Path, fake: &FakeOpenAi) -> Run {
+    let cfg =
+        crate::self_hosted::panel_config(repo, &crate::self_hosted::opencode_agent(bin, fake));
+    repo.arev()
+        .args(&["run", "src/lib.rs", "--format", "json", "--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "180s")
+        .env(crate::fake_openai::KEY_VAR, "sk-fake-openai-000")
+        .run()
+}
+
+#[test]
+fn opencode_reads_a_tracked_caller_and_refuses_what_is_outside_the_scope() {
+    let Some(bin) = crate::self_hosted::opencode_bin(
+        "opencode_reads_a_tracked_caller_and_refuses_what_is_outside_the_scope",
+    ) else {
+        return;
+    };
+    let read = |p: &std::path::Path| Step::Tool {
+        name: "read".into(),
+        args: json!({ "filePath": p.display().to_string() }),
+    };
+    let (repo, _, _) = secrets_repo();
+    let caller = repo.root.join("src/caller.rs");
+    let fake = FakeOpenAi::start(clean(Script::new()).steps(
+        "Enthusiast",
+        1,
+        vec![Step::ReadTarget, read(&caller), Step::Answer],
+    ));
+    let run = opencode_run(&repo, &bin, &fake);
+    run.assert_code(0);
+    let reads = context_reads(&run, "enthusiast");
+    assert_eq!(reads.len(), 1, "{reads:?}\n{}", run.stderr);
+    assert_eq!(reads[0]["path"], "src/caller.rs");
+    let (repo, secret, paths) = secrets_repo();
+    let mut steps = vec![Step::ReadTarget];
+    steps.extend(paths.iter().map(|p| read(p)));
+    steps.push(Step::Answer);
+    let fake = FakeOpenAi::start(clean(Script::new()).steps("Enthusiast", 1, steps));
+    let run = opencode_run(&repo, &bin, &fake);
+    let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert_refused_everywhere(&run, &bodies, &secret);
+}
+
+/// Codex reads a tracked caller with a shell command: the read is recorded and the review
+/// has a verdict. (Its read-only sandbox cannot be kept from out-of-scope files: see
+/// docs/trust.md; the read gate is all there is.)
+#[test]
+fn codex_reads_a_tracked_caller_and_the_read_is_recorded() {
+    let Some(bin) = crate::real_backends::real_bin(
+        "AREV_TEST_CODEX_BIN",
+        "codex_reads_a_tracked_caller_and_the_read_is_recorded",
+    ) else {
+        return;
+    };
+    let (repo, _, _) = secrets_repo();
+    let fake = FakeOpenAi::start(clean(Script::new()).steps(
+        "Enthusiast",
+        1,
+        vec![
+            Step::ReadTarget,
+            Step::Tool {
+                name: "exec_command".into(),
+                args: json!({"cmd": "cat src/caller.rs"}),
+            },
+            Step::Answer,
+        ],
+    ));
+    let cfg = ci_config(&repo, &crate::real_backends::codex_agent(&bin, &fake));
+    let mut arev = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--format", "json", "--agent", "codex"])
+        .args(&["--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "120s");
+    for (k, v) in fake.codex_env(&repo.scratch.join("home")) {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.run();
+    run.assert_code(0);
+    let reads = context_reads(&run, "enthusiast");
+    assert_eq!(reads.len(), 1, "{reads:?}\n{}", run.stderr);
+    assert_eq!(reads[0]["path"], "src/caller.rs");
+    assert_eq!(reads[0]["sha256"], sha256(CALLER.as_bytes()));
 }

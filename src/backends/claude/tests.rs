@@ -411,12 +411,19 @@ fn paths_outside_the_context_scope_are_denied_and_a_large_layer_is_a_file() {
         .iter()
         .filter_map(|v| v.as_str())
         .collect();
-    for rule in ["Read(//repo/.env)", "Read(//repo/.env/**)", "Grep(//repo/build/**)", "Glob(//repo/build)"] {
+    for rule in [
+        "Read(//repo/.env)",
+        "Read(//repo/.env/**)",
+        "Grep(//repo/build/**)",
+        "Glob(//repo/build)",
+    ] {
         assert!(deny.contains(&rule), "{rule} not in {deny:?}");
     }
     let inv = Claude.invocation(&agent, &req);
     assert!(inv.files.is_empty());
-    req.hidden = (0..2000).map(|i| PathBuf::from(format!("/repo/untracked-{i}.txt"))).collect();
+    req.hidden = (0..2000)
+        .map(|i| PathBuf::from(format!("/repo/untracked-{i}.txt")))
+        .collect();
     let inv = Claude.invocation(&agent, &req);
     let file = PathBuf::from("/runs/r/agents/r1/enthusiast-p1/claude-settings.json");
     assert_eq!(inv.files.len(), 1);
@@ -424,5 +431,7 @@ fn paths_outside_the_context_scope_are_denied_and_a_large_layer_is_a_file() {
     let i = inv.args.iter().position(|a| a == "--settings").unwrap();
     assert_eq!(inv.args[i + 1], file.display().to_string());
     let big: serde_json::Value = serde_json::from_slice(&inv.files[0].1).unwrap();
-    assert!(big["permissions"]["deny"].to_string().contains("untracked-1999.txt"));
+    assert!(big["permissions"]["deny"]
+        .to_string()
+        .contains("untracked-1999.txt"));
 }

@@ -89,10 +89,7 @@ fn policy(req: &DispatchRequest) -> String {
             continue;
         }
         let root = regex_escape(&req.cwd.display().to_string());
-        let pattern = format!(
-            "\"(?:{root}/)?(?:\\./)?{}(?:/[^\"]*)?\"",
-            regex_escape(rel)
-        );
+        let pattern = format!("\"(?:{root}/)?(?:\\./)?{}(?:/[^\"]*)?\"", regex_escape(rel));
         out.push_str(&format!(
             "[[rule]]\ntoolName = [{FILE_TOOLS}]\nargsPattern = {}\ndecision = \"deny\"\npriority = 950\n",
             toml::Value::String(pattern)
@@ -624,9 +621,16 @@ mod tests {
         assert_eq!(rules.len(), 3);
         let env = rules[1]["argsPattern"].as_str().unwrap();
         assert_eq!(rules[1]["decision"].as_str(), Some("deny"));
-        assert!(rules[1]["toolName"].as_array().unwrap().iter().any(|t| t.as_str() == Some("read_file")));
+        assert!(rules[1]["toolName"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t.as_str() == Some("read_file")));
         assert_eq!(env, "\"(?:\\/repo/)?(?:\\./)?\\.env(?:/[^\"]*)?\"");
-        assert!(rules[2]["argsPattern"].as_str().unwrap().contains("build(?:/"));
+        assert!(rules[2]["argsPattern"]
+            .as_str()
+            .unwrap()
+            .contains("build(?:/"));
         // Without a role body the CLI keeps its own system prompt.
         let no_role = DispatchRequest {
             system_prompt: String::new(),
