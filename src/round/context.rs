@@ -277,10 +277,15 @@ impl<'a> Ctx<'a> {
         }
         write_record(&path, listing.as_bytes())?;
         let sha = hex::encode(Sha256::digest(sums.as_bytes()));
+        let may_read = if self.reads_context() {
+            "Findings name only the target's files; what else may be read is in the Scope rules."
+        } else {
+            "Only the target's files may be read."
+        };
         let guide = format!(
             "This round reviews only RELEVANT_FILES: the {} file(s) listed at {} (files with \
              confirmed findings so far), a subset of the target. Read that list first, then \
-             Read each listed file at {}/<path>. Only the target's files may be read.",
+             Read each listed file at {}/<path>. {may_read}",
             files.len(),
             path.display(),
             root.display()

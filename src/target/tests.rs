@@ -1776,7 +1776,7 @@ fn context_scope_holds_tracked_text_only() {
         .expect("pin")
         .with_context(ContextMode::Tree, &[], CAP)
         .expect("scope");
-    let dc = diff.context.clone().expect("built");
+    let dc = diff.context.expect("built");
     assert!(dc.contains("newdir/new.py") && dc.contains("scratch.py"));
     assert!(!dc.contains("gone.py"), "a deleted file cannot be read");
     assert!(!dc

@@ -601,7 +601,7 @@ mod tests {
             .any(|n| gemini_permits(Role::Adversary, n) && n != "update_topic"));
         let one_file = DispatchRequest {
             search: false,
-            ..req.clone()
+            ..req
         };
         assert!(denied(&policy(&one_file)).contains(&"grep_search".to_owned()));
         assert!(!denied(&policy(&one_file)).contains(&"read_file".to_owned()));
@@ -610,11 +610,40 @@ mod tests {
             ..one_file
         };
         assert!(!denied(&policy(&fixer)).contains(&"grep_search".to_owned()));
+    }
+
+    #[test]
+    fn paths_outside_the_context_scope_get_a_deny_rule() {
+        let req = DispatchRequest {
+            role: Role::Enthusiast,
+            label: "enthusiast-p1".into(),
+            prompt: "P".into(),
+            system_prompt: "S".into(),
+            tier: Tier::Haiku,
+            cwd: PathBuf::from("/repo"),
+            read_dirs: vec![PathBuf::from("/repo")],
+            hidden: vec![],
+            out_dir: PathBuf::from("/tmp/x"),
+            timeout: Duration::from_secs(1),
+            grace: Duration::from_secs(1),
+            output_cap: 1024,
+            max_budget_usd: None,
+            price: None,
+            search: true,
+        };
+        let policy = |req: &DispatchRequest| -> toml::Table {
+            let files = gemini_files(req);
+            let (_, text) = files
+                .iter()
+                .find(|(p, _)| p.ends_with(POLICY_FILE))
+                .unwrap();
+            std::str::from_utf8(text).unwrap().parse().unwrap()
+        };
         // Paths outside the context scope: a deny rule whose pattern matches their absolute
         // and relative spellings (and what lies below), not their neighbours.
         let hidden = DispatchRequest {
             hidden: vec![PathBuf::from("/repo/.env"), PathBuf::from("/repo/build")],
-            ..req.clone()
+            ..req
         };
         let t = policy(&hidden);
         let rules = t["rule"].as_array().unwrap();
@@ -634,7 +663,7 @@ mod tests {
         // Without a role body the CLI keeps its own system prompt.
         let no_role = DispatchRequest {
             system_prompt: String::new(),
-            ..req
+            ..hidden
         };
         assert!(!gemini_env(&no_role)
             .iter()
