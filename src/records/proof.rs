@@ -93,6 +93,8 @@ pub struct ProofPhase {
     pub summary: ProveSummary,
     pub proofs: Vec<FindingProof>,
     pub dispatches: Vec<DispatchRecord>,
+    /// What the phase could not clean up (a scratch tree left behind): report warnings.
+    pub warnings: Vec<String>,
 }
 
 impl ProofPhase {
