@@ -1,5 +1,5 @@
 //! `--prove` resolved (docs/prove.md): which confirmed findings get a Prover, where their
-//! reproducers run and within which limits, and whether only reproduced findings gate.
+//! reproducers run and within which limits, and whether `--require-proof` narrows the gate.
 
 use crate::cli::RunArgs;
 use crate::config::Settings;

@@ -9,6 +9,7 @@
 
 use crate::findings::{ProverOutput, Reproducer, Severity};
 use crate::prove::{classify, copy_files, Rejected, SandboxSpec, Scratch, ScratchError};
+use crate::records::evidence::BELOW_MIN_SEVERITY;
 use crate::records::{
     DispatchRecord, Evidence, FindingProof, ProofCounts, ProofPhase, ProofStatus, ProveSummary,
     RunRecord,
@@ -165,10 +166,7 @@ fn select<'a>(
     let mut skipped = vec![];
     for c in confirmed {
         if c.severity < prove.min_severity {
-            let why = format!(
-                "below [prove] min_severity ({})",
-                prove.min_severity.as_str()
-            );
+            let why = format!("{BELOW_MIN_SEVERITY} ({})", prove.min_severity.as_str());
             skipped.push(not_attempted(&c, prove, &why));
         } else if chosen.len() >= prove.max_findings as usize {
             let why = format!("over [prove] max_findings ({})", prove.max_findings);
