@@ -160,7 +160,8 @@ fn helper_removes_a_hostile_tree() {
         hostile_tree(t, &outside);
     }
     let e = std::fs::remove_dir_all(&naive).unwrap_err();
-    println!("std failed: {e}");
+    use std::io::Write as _;
+    writeln!(std::io::stdout(), "std failed: {e}").unwrap();
     assert!(naive.exists());
     remove_tree(&ours).unwrap();
     assert!(

@@ -330,12 +330,13 @@ fn leak(secret: &str) -> Vec<std::os::fd::OwnedFd> {
     let file = dir.join("secret");
     std::fs::write(&file, secret).unwrap();
     let f: OwnedFd = std::fs::File::open(&file).unwrap().into();
-    let (r, mut w) = std::io::pipe().unwrap();
+    let (r, w) = nix::unistd::pipe().unwrap();
+    let mut w = std::fs::File::from(w);
     w.write_all(secret.as_bytes()).unwrap();
     let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
     b.write_all(secret.as_bytes()).unwrap();
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let fds: Vec<OwnedFd> = vec![f, r.into(), a.into(), l.into(), w.into(), b.into()];
+    let fds: Vec<OwnedFd> = vec![f, r, a.into(), l.into(), w.into(), b.into()];
     for fd in &fds {
         nix::fcntl::fcntl(
             fd.as_fd(),

@@ -219,10 +219,7 @@ fn real_codex_prover_cannot_write_through_a_committed_link() {
     ) else {
         return;
     };
-    let patch = format!(
-        "*** Begin Patch\n*** Add File: vendor/evil.py\n+{}*** End Patch\n",
-        EVIL
-    );
+    let patch = format!("*** Begin Patch\n*** Add File: vendor/evil.py\n+{EVIL}*** End Patch\n");
     let fake = FakeOpenAi::start(link_script(Step::Tool {
         name: "custom:apply_patch".into(),
         args: Value::String(patch),
