@@ -162,8 +162,10 @@ pub struct RunArgs {
     /// counts only when the reproducer passes on the fix commit (else fix-unproven).
     #[arg(long)]
     pub prove: bool,
-    /// With --prove: only `reproduced` findings count for --fail-on (the others are
-    /// reported, not gated).
+    /// With --prove: confirmed findings whose proof is `preexisting` (the base fails too) or
+    /// that are below `[prove] min_severity` do not count for --fail-on. A proof made by
+    /// running the reviewed code never clears a finding: `not_reproduced` and
+    /// `inconclusive` still gate (docs/prove.md "Statuses").
     #[arg(long, requires = "prove")]
     pub require_proof: bool,
     /// With --prove: where reproducers run — `bwrap` (default: no network, no secrets,

@@ -1,7 +1,9 @@
 //! The one place arev starts a supervised child: tokio's `Command` in a process group of
 //! its own (`process_group(0)`), killed if dropped unreaped (`kill_on_drop`), with the spec's
-//! stdio and environment, PATH searched by `Command` on the child's own PATH, and the
-//! parent-death signal set in a pre-exec hook — the crate's only `unsafe`.
+//! stdio and environment, PATH searched by `Command` on the child's own PATH, and, in a
+//! pre-exec hook — the crate's only `unsafe` — the parent-death signal set and every
+//! descriptor but stdin, stdout and stderr closed at the exec (a descriptor arev inherited
+//! without close-on-exec, or one a library opened so, never reaches an agent or a sandbox).
 
 use super::reaper;
 use super::spec::{Env, Input, Sink, Spec};
@@ -58,6 +60,9 @@ fn command(spec: &Spec) -> io::Result<Command> {
 
 /// The child gets `signal` when arev dies, however it dies (`PR_SET_PDEATHSIG`; SIGKILL of
 /// arev included). If arev is already gone when the child starts, the child does not run.
+/// It starts with descriptors 0, 1 and 2 only: every other one is marked close-on-exec
+/// (not closed here: the pipe by which the standard library reports a failed exec must
+/// stay open until the exec).
 ///
 /// The kernel sends the signal when the *thread* that spawned the child exits: spawn only
 /// from threads that live as long as the child (the main thread, a runtime's worker threads;
@@ -67,11 +72,15 @@ fn command(spec: &Spec) -> io::Result<Command> {
 fn die_with_parent(cmd: &mut Command, signal: Signal) {
     let parent = nix::unistd::getpid();
     // SAFETY: `pre_exec` runs the closure in the forked child before `execve`, where only
-    // async-signal-safe operations are allowed. The closure captures two plain values, makes
-    // exactly two system calls through nix's thin wrappers — prctl(PR_SET_PDEATHSIG) and
-    // getppid(2), both async-signal-safe — and on failure builds an `io::Error` from a raw
-    // errno, which does not allocate. It takes no lock, touches no shared state and performs
-    // no other I/O.
+    // async-signal-safe operations are allowed. The closure captures two plain values and
+    // makes only system calls — prctl(PR_SET_PDEATHSIG) and getppid(2) through nix's thin
+    // wrappers, close_range(2) through libc's `syscall`, and on a kernel without
+    // close_range's CLOEXEC flag getrlimit(2) and fcntl(F_SETFD) per descriptor — all
+    // async-signal-safe; on failure it builds an `io::Error` from a raw errno, which does not
+    // allocate. It takes no lock, touches no shared state and performs no other I/O. The
+    // raw calls take integers only (no pointer): marking a descriptor close-on-exec, open or
+    // not, cannot break memory safety, and the child's only other descriptors of note (the
+    // standard library's exec-error pipe) are close-on-exec already.
     unsafe {
         cmd.pre_exec(move || {
             nix::sys::prctl::set_pdeathsig(signal)?;
@@ -80,6 +89,22 @@ fn die_with_parent(cmd: &mut Command, signal: Signal) {
                 return Err(io::Error::from_raw_os_error(
                     nix::errno::Errno::ESRCH as i32,
                 ));
+            }
+            use nix::libc;
+            let all = libc::syscall(
+                libc::SYS_close_range,
+                3 as libc::c_uint,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            );
+            if all != 0 {
+                // Before Linux 5.11: each descriptor up to the limit.
+                let (soft, _) =
+                    nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)?;
+                let top = libc::c_int::try_from(soft).unwrap_or(libc::c_int::MAX);
+                for fd in 3..top {
+                    libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+                }
             }
             Ok(())
         });

@@ -1,6 +1,7 @@
 //! Proof (docs/prove.md): running a Prover's reproducer where it can reach nothing — the
 //! bubblewrap sandbox and its preflight, one supervised run with its output tail, and the
 //! status a proof gets from its runs.
+mod cleanup;
 mod error;
 mod exec;
 mod sandbox;
@@ -8,6 +9,7 @@ mod scratch;
 mod status;
 
 pub use crate::records::{Evidence, ProofStatus, RunRecord, SandboxMode};
+pub use cleanup::remove_tree;
 pub use error::ProveError;
 pub use exec::{run, RunOutcome, OUTPUT_TAIL_BYTES};
 pub use sandbox::{find_bwrap, preflight, SandboxSpec};

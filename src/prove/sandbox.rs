@@ -36,10 +36,12 @@ pub struct SandboxSpec {
 /// (a bwrap error), whatever its exit code.
 pub(super) const READY: &str = "arev-prove: sandbox ready";
 /// The `$0` of the prologue shell (what its own error messages are prefixed with).
-const SHELL_NAME: &str = "arev-prove";
+const SHELL_NAME: &str = "sh";
+/// The sandbox's host name: a generic one, nothing that says "arev" to the code it runs.
+const HOSTNAME: &str = "localhost";
 /// `$HOME` inside the sandbox when arev's own cannot be used (unset, relative, `/`, or in
 /// a system directory).
-const FALLBACK_HOME: &str = "/home/arev";
+const FALLBACK_HOME: &str = "/home/user";
 
 /// The system directories bound read-only (or recreated as the symlinks they are, for a
 /// merged `/usr`).
@@ -130,16 +132,19 @@ pub(super) fn launch(spec: &SandboxSpec) -> Result<Launch, ProveError> {
     }
 }
 
-/// `-c <prologue> arev-prove <argv…>`: set the memory limit (soft and hard, so the command
-/// cannot raise it), say the sandbox is ready, and replace the shell with the command — a
-/// command that is not found or not executable exits 127 or 126, as in any shell.
+/// `-c <prologue> sh <argv…>`: set the memory limit and the file-size limit (soft and
+/// hard, so the command cannot raise them), say the sandbox is ready, and replace the shell
+/// with the command — a command that is not found or not executable exits 127 or 126, as in
+/// any shell.
 fn prologue(spec: &SandboxSpec) -> Vec<OsString> {
     let limit = if spec.memory_bytes == 0 {
         String::new()
     } else {
+        // `-v` in KiB; `-f` in 512-byte blocks (POSIX; dash, and bash as `sh`).
         format!(
-            "ulimit -v {} || exit 125; ",
-            spec.memory_bytes.div_ceil(1024)
+            "ulimit -v {} || exit 125; ulimit -f {} || exit 125; ",
+            spec.memory_bytes.div_ceil(1024),
+            spec.memory_bytes.div_ceil(512)
         )
     };
     let script = format!("{limit}printf '%s\\n' '{READY}'; exec \"$@\"");
@@ -244,7 +249,7 @@ pub(super) fn bwrap_args(
         "--cap-drop".as_ref(),
         "ALL".as_ref(),
         "--hostname".as_ref(),
-        "arev-prove".as_ref(),
+        HOSTNAME.as_ref(),
     ]);
     for d in system {
         match d {
@@ -280,14 +285,16 @@ pub(super) fn bwrap_args(
     for knob in PROC_READ_ONLY {
         push(&["--ro-bind-try".as_ref(), knob.as_ref(), knob.as_ref()]);
     }
-    push(&[
-        "--dev".as_ref(),
-        "/dev".as_ref(),
-        "--tmpfs".as_ref(),
-        "/tmp".as_ref(),
-        "--tmpfs".as_ref(),
-        home.as_os_str(),
-    ]);
+    push(&["--dev".as_ref(), "/dev".as_ref()]);
+    // `/tmp` and `$HOME` are RAM: each holds at most `[prove] memory` (0: unbounded, as the
+    // limit is).
+    let size = spec.memory_bytes.to_string();
+    for t in [Path::new("/tmp"), home] {
+        if spec.memory_bytes > 0 {
+            push(&["--size".as_ref(), size.as_ref()]);
+        }
+        push(&["--tmpfs".as_ref(), t.as_os_str()]);
+    }
     for p in &spec.bind_ro {
         push(&["--ro-bind".as_ref(), p.as_os_str(), p.as_os_str()]);
     }

@@ -51,9 +51,13 @@ fn bwrap_unshares_everything_and_mounts_in_order() {
     assert!(find(&a, &["--ro-bind", "/etc", "/etc"]).is_none());
     assert!(find(&a, &["--ro-bind-try", "/etc", "/etc"]).is_none());
     assert!(!a.contains(&"/run") && !a.contains(&"/root") && !a.contains(&"/var"));
-    // Order: tmpfs /tmp and $HOME, then bind_ro over them, then the worktree, read-write.
-    let tmp = find(&a, &["--tmpfs", "/tmp"]).unwrap();
-    let home = find(&a, &["--tmpfs", "/home/u"]).unwrap();
+    // A generic host name.
+    assert!(find(&a, &["--hostname", "localhost"]).is_some(), "{a:?}");
+    assert!(!a.iter().any(|s| s.contains("arev")), "{a:?}");
+    // Order: tmpfs /tmp and $HOME, each at most the memory limit, then bind_ro over them,
+    // then the worktree, read-write.
+    let tmp = find(&a, &["--size", "4294967296", "--tmpfs", "/tmp"]).unwrap();
+    let home = find(&a, &["--size", "4294967296", "--tmpfs", "/home/u"]).unwrap();
     let ro = find(&a, &["--ro-bind", "/home/u/.cargo", "/home/u/.cargo"]).unwrap();
     let wt = find(&a, &["--bind", "/work/wt/x", "/work/wt/x"]).unwrap();
     assert!(tmp < home && home < ro && ro < wt, "{a:?}");
@@ -101,12 +105,12 @@ fn the_prologue_sets_the_memory_limit_then_execs_the_command() {
     let a = strs(&a);
     assert_eq!(a[0], "-c");
     assert!(
-        a[1].starts_with("ulimit -v 4194304 || exit 125; "),
+        a[1].starts_with("ulimit -v 4194304 || exit 125; ulimit -f 8388608 || exit 125; "),
         "{}",
         a[1]
     );
     assert!(a[1].ends_with("exec \"$@\""), "{}", a[1]);
-    assert_eq!(a[2..], ["arev-prove", "python3", "-m", "unittest"]);
+    assert_eq!(a[2..], ["sh", "python3", "-m", "unittest"]);
     let mut s = spec();
     s.memory_bytes = 0;
     assert!(!strs(&prologue(&s))[1].contains("ulimit"));

@@ -1,15 +1,24 @@
 //! Scratch trees (docs/prove.md "Where"): throw-away checkouts a Prover writes its
 //! reproducer into and arev runs it in — the reviewed content (HEAD plus the user's
 //! uncommitted and untracked changes, as iterate seeds its worktree) or a commit such as the
-//! merge-base of `diff --base`. Each lives in a temporary directory of its own: a git dir
-//! that borrows the user's objects read-only (`objects/info/alternates`) and the tree beside
-//! it (no `.git` inside the tree, so the sandbox binds the files only). Nothing is written to
-//! the user's repository: no worktree admin dir, no ref, no index, no object. Dropped, it is
-//! removed.
+//! merge-base of `diff --base`. Each lives in a temporary directory of its own (`tmp.*`, as
+//! `mktemp` names them): a git dir that borrows the user's objects read-only
+//! (`objects/info/alternates`) and the tree beside it, named like the repository's
+//! directory (no `.git` inside the tree, so the sandbox binds the files only). Nothing is
+//! written to the user's repository: no worktree admin dir, no ref, no index, no object.
+//!
+//! No symbolic link of the repository is made in a tree: each is checked out as git does
+//! where links cannot be made (`core.symlinks = false`) — a regular file holding the link's
+//! target — so nothing an agent or a reproducer writes through a path of the tree can land
+//! outside it.
 //!
 //! The check before any run (`Scratch::new_files`): compared with the index the checkout
 //! wrote, a Prover may only have created regular files, each at most 256 KiB, and no
 //! symbolic link; a modified, deleted or retyped file rejects the proof.
+//!
+//! `Scratch::remove` removes the directory whatever a reproducer did to it
+//! (`cleanup::remove_tree`) and says what it could not remove; a scratch tree dropped
+//! without it is removed the same way, a failure logged.
 
 use git2::build::CheckoutBuilder;
 use git2::{DiffOptions, IndexAddOption, Oid, Repository, Status, StatusOptions};
@@ -44,8 +53,32 @@ pub struct Rejected(pub String);
 
 /// A checkout in a temporary directory.
 pub struct Scratch {
-    dir: tempfile::TempDir,
+    /// The temporary directory (canonical), holding `git` and the tree.
+    dir: PathBuf,
+    /// The tree's name in `dir`.
+    name: String,
     repo: Repository,
+    /// `remove` ran: nothing is left for the drop to do.
+    removed: bool,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !self.removed {
+            if let Err(e) = super::cleanup::remove_tree(&self.dir) {
+                tracing::warn!("scratch tree {} left behind: {e}", self.dir.display());
+            }
+        }
+    }
+}
+
+/// A scratch tree that could not be removed: its path and why.
+#[derive(Debug, thiserror::Error)]
+#[error("the scratch tree {} was left behind: {source}", path.display())]
+pub struct LeftBehind {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
 }
 
 impl std::fmt::Debug for Scratch {
@@ -66,7 +99,7 @@ impl Scratch {
             .head()
             .and_then(|h| h.peel_to_tree())
             .map_err(git("read HEAD"))?;
-        let s = Self::checkout(&user, head.id())?;
+        let s = Self::checkout(&user, head.id(), tree_name(root))?;
         s.overlay(&user, &head)?;
         Ok(s)
     }
@@ -78,18 +111,29 @@ impl Scratch {
             .revparse_single(rev)
             .and_then(|o| o.peel_to_tree())
             .map_err(git(&format!("read {rev}")))?;
-        Self::checkout(&user, tree.id())
+        Self::checkout(&user, tree.id(), tree_name(root))
     }
 
     /// The checked-out files (the Prover's cwd and the sandbox's workdir).
     pub fn tree(&self) -> PathBuf {
-        self.dir.path().join("tree")
+        self.dir.join(&self.name)
     }
 
-    /// A fresh git dir borrowing `user`'s objects, with `tree` checked out beside it.
-    fn checkout(user: &Repository, tree: Oid) -> Result<Self, ScratchError> {
+    /// Remove the scratch directory, whatever a reproducer did to it (permissions taken
+    /// away, chains of any depth); what could not be removed is the error.
+    pub fn remove(mut self) -> Result<(), LeftBehind> {
+        self.removed = true;
+        super::cleanup::remove_tree(&self.dir).map_err(|source| LeftBehind {
+            path: self.dir.clone(),
+            source,
+        })
+    }
+
+    /// A fresh git dir borrowing `user`'s objects, with `tree` checked out beside it as
+    /// `name`.
+    fn checkout(user: &Repository, tree: Oid, name: String) -> Result<Self, ScratchError> {
         let dir = tempfile::Builder::new()
-            .prefix("arev-proof-")
+            .prefix("tmp.")
             .tempdir()
             .map_err(io("create a scratch directory".into()))?;
         // Canonical: the Prover's paths and the sandbox's binds are compared with it.
@@ -97,8 +141,41 @@ impl Scratch {
             .path()
             .canonicalize()
             .map_err(io("resolve the scratch directory".into()))?;
-        let tree_dir = base.join("tree");
+        // From here on the directory is this value's to remove (`Drop`, `remove`).
+        let _ = dir.keep();
+        let repo = match Self::init(&base, user) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = super::cleanup::remove_tree(&base);
+                return Err(e);
+            }
+        };
+        let s = Self {
+            dir: base,
+            name,
+            repo,
+            removed: false,
+        };
+        let tree_dir = s.tree();
         std::fs::create_dir(&tree_dir).map_err(io(format!("create {}", tree_dir.display())))?;
+        // In memory only: no gitlink file in the tree.
+        s.repo
+            .set_workdir(&tree_dir, false)
+            .map_err(git("set the scratch tree"))?;
+        {
+            let t = s.repo.find_tree(tree).map_err(git("read the tree"))?;
+            let mut co = CheckoutBuilder::new();
+            co.force().recreate_missing(true);
+            s.repo
+                .checkout_tree(t.as_object(), Some(&mut co))
+                .map_err(git("check out the tree"))?;
+        }
+        Ok(s)
+    }
+
+    /// The scratch git dir in `base`: bare, borrowing `user`'s objects, and checking links
+    /// out as files (`core.symlinks = false`).
+    fn init(base: &Path, user: &Repository) -> Result<Repository, ScratchError> {
         let gitdir = base.join("git");
         Repository::init_bare(&gitdir).map_err(git("create the scratch repository"))?;
         let objects = user.commondir().join("objects");
@@ -106,17 +183,10 @@ impl Scratch {
         std::fs::write(&alternates, format!("{}\n", objects.display()))
             .map_err(io(format!("write {}", alternates.display())))?;
         let repo = Repository::open(&gitdir).map_err(git("open the scratch repository"))?;
-        // In memory only: no gitlink file in the tree.
-        repo.set_workdir(&tree_dir, false)
-            .map_err(git("set the scratch tree"))?;
-        {
-            let t = repo.find_tree(tree).map_err(git("read the tree"))?;
-            let mut co = CheckoutBuilder::new();
-            co.force().recreate_missing(true);
-            repo.checkout_tree(t.as_object(), Some(&mut co))
-                .map_err(git("check out the tree"))?;
-        }
-        Ok(Self { dir, repo })
+        repo.config()
+            .and_then(|mut c| c.set_bool("core.symlinks", false))
+            .map_err(git("configure the scratch repository"))?;
+        Ok(repo)
     }
 
     /// Bring `user`'s working-tree changes against `head` into the tree, and into its index
@@ -145,10 +215,11 @@ impl Scratch {
             };
             ensure_dirs(&to, rel)?;
             if meta.file_type().is_symlink() {
+                // As the checkout makes a link: a file holding its target.
                 let target =
                     std::fs::read_link(&src).map_err(io(format!("read {}", src.display())))?;
-                std::os::unix::fs::symlink(&target, &dst)
-                    .map_err(io(format!("link {}", dst.display())))?;
+                std::fs::write(&dst, target.as_os_str().as_encoded_bytes())
+                    .map_err(io(format!("write {}", dst.display())))?;
             } else if meta.is_file() {
                 std::fs::copy(&src, &dst).map_err(io(format!("copy {}", src.display())))?;
             }
@@ -223,6 +294,15 @@ impl Scratch {
         new.sort();
         Ok(Ok(new))
     }
+}
+
+/// The tree's name: the repository's directory name (a checkout looks like any other), or
+/// `src` when that is not a plain name or collides with the git dir.
+fn tree_name(root: &Path) -> String {
+    root.file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| !n.is_empty() && *n != "git" && !n.starts_with('.'))
+        .map_or_else(|| "src".to_string(), str::to_string)
 }
 
 /// Copy `files` (checked new files, relative) from the tree `from` into `to`: their parent

@@ -161,3 +161,55 @@ fn copies_never_write_through_a_link() {
     assert!(!outside.join("t.py").exists());
     assert!(copy_files(&from, &["../from/tests/t.py".into()], &to).is_err());
 }
+
+/// A link the repository commits (or has untracked) is a file holding its target in the
+/// tree: a write through its path fails and lands nowhere, and the check sees no change.
+#[test]
+fn the_repositorys_links_are_inert_files_in_the_tree() {
+    let (d, _) = repo();
+    let outside = tempfile::tempdir().unwrap();
+    let r = Repository::open(d.path()).unwrap();
+    std::os::unix::fs::symlink(outside.path(), d.path().join("vendor")).unwrap();
+    let mut i = r.index().unwrap();
+    i.add_path(Path::new("vendor")).unwrap();
+    i.write().unwrap();
+    let t = r.find_tree(i.write_tree().unwrap()).unwrap();
+    let s = Signature::now("t", "t@t").unwrap();
+    let head = r.head().unwrap().peel_to_commit().unwrap();
+    r.commit(Some("HEAD"), &s, &s, "link", &t, &[&head])
+        .unwrap();
+    std::os::unix::fs::symlink(outside.path(), d.path().join("untracked-link")).unwrap();
+    for scratch in [
+        Scratch::of_working_tree(d.path()).unwrap(),
+        Scratch::at(d.path(), "HEAD").unwrap(),
+    ] {
+        let t = scratch.tree();
+        let meta = std::fs::symlink_metadata(t.join("vendor")).unwrap();
+        assert!(meta.is_file(), "{meta:?}");
+        assert_eq!(read(t.join("vendor")), outside.path().display().to_string());
+        assert!(std::fs::write(t.join("vendor/evil.txt"), "x").is_err());
+        assert_eq!(scratch.new_files().unwrap(), Ok(vec![]));
+    }
+    let wt = Scratch::of_working_tree(d.path()).unwrap();
+    assert!(std::fs::symlink_metadata(wt.tree().join("untracked-link"))
+        .unwrap()
+        .is_file());
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    // Named like the repository's directory, in a `tmp.*` directory; removed with `remove`.
+    let t = wt.tree();
+    assert_eq!(
+        t.file_name().unwrap().to_str().unwrap(),
+        tree_name(d.path())
+    );
+    assert_eq!(tree_name(Path::new("/w/myproj")), "myproj");
+    assert_eq!(tree_name(Path::new("/w/git")), "src");
+    assert_eq!(tree_name(Path::new("/w/.tmpab")), "src");
+    let parent = t.parent().unwrap().to_path_buf();
+    assert!(parent
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("tmp."));
+    wt.remove().unwrap();
+    assert!(!parent.exists());
+}

@@ -116,6 +116,35 @@ pub struct Evidence {
     pub reason: Option<String>,
 }
 
+/// The reason of a proof not attempted because its finding is below `[prove] min_severity`
+/// (followed by the threshold, `(high)`).
+pub const BELOW_MIN_SEVERITY: &str = "below [prove] min_severity";
+
+impl Evidence {
+    /// Whether this proof keeps its finding out of the gate under `--require-proof`
+    /// (docs/prove.md "Statuses"). Running the reviewed code may raise a finding's standing,
+    /// never clear the gate for it: the code can tell it is being run (no network, a fresh
+    /// `/proc`, …) and choose to pass, hang or crash, and the reproducer comes from an agent
+    /// that read it. So only what the change could not have produced clears: the base — code
+    /// the change did not write — failing the same reproducer (`preexisting`: the defect is
+    /// older than the change), or no attempt because the finding is below your
+    /// `[prove] min_severity`. Everything else gates, `reproduced` first; `not_reproduced`,
+    /// `inconclusive` and a proof not attempted for the budget or an interruption (a change
+    /// can make its review expensive) included.
+    pub fn clears_gate(&self) -> bool {
+        match self.status {
+            ProofStatus::Preexisting => true,
+            ProofStatus::NotAttempted => self
+                .reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with(BELOW_MIN_SEVERITY)),
+            ProofStatus::Reproduced | ProofStatus::NotReproduced | ProofStatus::Inconclusive => {
+                false
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,5 +183,46 @@ mod tests {
         let json = serde_json::to_string(&e).unwrap();
         assert!(json.contains("\"base\":null"), "{json}");
         assert_eq!(serde_json::from_str::<Evidence>(&json).unwrap(), e);
+    }
+
+    #[test]
+    fn only_evidence_the_change_could_not_produce_clears_the_gate() {
+        let with = |status, reason: Option<&str>| Evidence {
+            status,
+            command: vec![],
+            files: vec![],
+            head: None,
+            base: None,
+            sandbox: SandboxMode::Bwrap,
+            reason: reason.map(str::to_string),
+        };
+        assert!(with(ProofStatus::Preexisting, None).clears_gate());
+        assert!(with(
+            ProofStatus::NotAttempted,
+            Some("below [prove] min_severity (high)")
+        )
+        .clears_gate());
+        for (s, r) in [
+            (ProofStatus::Reproduced, None),
+            (ProofStatus::NotReproduced, None),
+            (ProofStatus::Inconclusive, Some("unprovable: a race")),
+            (ProofStatus::Inconclusive, None),
+            (
+                ProofStatus::NotAttempted,
+                Some("no budget left after the review"),
+            ),
+            (
+                ProofStatus::NotAttempted,
+                Some("the budget ran out during the proof phase"),
+            ),
+            (
+                ProofStatus::NotAttempted,
+                Some("over [prove] max_findings (5)"),
+            ),
+            (ProofStatus::NotAttempted, Some("interrupted")),
+            (ProofStatus::NotAttempted, None),
+        ] {
+            assert!(!with(s, r).clears_gate(), "{s:?} {r:?}");
+        }
     }
 }

@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 pub struct ProveSummary {
     /// Where the reproducers ran; `none` means unsandboxed, as the user running arev.
     pub sandbox: SandboxMode,
-    /// `--require-proof`: only `reproduced` findings counted for `--fail-on`.
+    /// `--require-proof`: only `preexisting` findings and those below `min_severity` were
+    /// let through `--fail-on` (docs/prove.md "Statuses").
     pub require_proof: bool,
     /// `[prove] min_severity`: confirmed findings below it were `not_attempted`.
     pub min_severity: Severity,
@@ -93,6 +94,8 @@ pub struct ProofPhase {
     pub summary: ProveSummary,
     pub proofs: Vec<FindingProof>,
     pub dispatches: Vec<DispatchRecord>,
+    /// What the phase could not clean up (a scratch tree left behind): report warnings.
+    pub warnings: Vec<String>,
 }
 
 impl ProofPhase {

@@ -191,23 +191,25 @@ impl Report {
         self.baseline.as_ref().is_some_and(|b| b.only_new)
     }
 
-    /// Whether `--require-proof` narrowed what gates to the reproduced findings.
+    /// Whether `--require-proof` narrowed what gates (docs/prove.md "Statuses").
     pub fn require_proof(&self) -> bool {
         self.prove.as_ref().is_some_and(|p| p.require_proof)
     }
 
     /// Whether `f` (a finding of this report) counts for the exit code, annotations and the
     /// Stop hook: every finding, or with `--only-new` the `new` and `updated` ones; with
-    /// `--require-proof` only the reproduced ones — and the changes arev could not review
-    /// (round 0: no Prover can show a change nobody reviewed, and it must still gate).
+    /// `--require-proof` all but those whose proof clears them (`Evidence::clears_gate`: a
+    /// defect older than the change, or below `[prove] min_severity`) — a proof made by
+    /// running the reviewed code never does, and the changes arev could not review
+    /// (round 0) always gate.
     pub fn gates(&self, f: &ReportFinding) -> bool {
         let new = !self.only_new() || f.baseline_state.is_none_or(BaselineState::is_new);
-        let proven = !self.require_proof()
-            || f.round == 0
-            || f.proof
+        let cleared = self.require_proof()
+            && f.round != 0
+            && f.proof
                 .as_ref()
-                .is_some_and(|p| p.status == super::evidence::ProofStatus::Reproduced);
-        new && proven
+                .is_some_and(super::evidence::Evidence::clears_gate);
+        new && !cleared
     }
 
     /// The finding named `id` (confirmed, unresolved or debunked): its id (`F2`), its round

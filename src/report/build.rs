@@ -319,7 +319,12 @@ pub fn build_report(input: &BuildInput<'_>) -> Report {
         coverage,
         cost,
         quality,
-        warnings: result.warnings.clone(),
+        warnings: result
+            .warnings
+            .iter()
+            .chain(proof.into_iter().flat_map(|p| &p.warnings))
+            .cloned()
+            .collect(),
         shard: None,
         merged_from: vec![],
         iterate: None,

@@ -87,7 +87,7 @@ pub fn phase_line(r: &Report) -> Option<String> {
         p.counts.line(),
         p.sandbox.as_str(),
         if p.require_proof {
-            "; --require-proof: only reproduced findings gate"
+            "; --require-proof: only pre-existing and below-threshold findings are let through"
         } else {
             ""
         }

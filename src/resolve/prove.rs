@@ -1,5 +1,5 @@
 //! `--prove` resolved (docs/prove.md): which confirmed findings get a Prover, where their
-//! reproducers run and within which limits, and whether only reproduced findings gate.
+//! reproducers run and within which limits, and whether `--require-proof` narrows the gate.
 
 use crate::cli::RunArgs;
 use crate::config::Settings;
@@ -25,7 +25,8 @@ pub struct ProvePlan {
     pub env: Vec<String>,
     /// `[prove] bind_ro`: paths visible read-only in the sandbox (trusted config only).
     pub bind_ro: Vec<PathBuf>,
-    /// `--require-proof`: only `reproduced` findings count for `--fail-on`.
+    /// `--require-proof`: `preexisting` findings and those below `min_severity` do not
+    /// count for `--fail-on`.
     pub require_proof: bool,
 }
 

@@ -9,6 +9,7 @@
 
 use crate::findings::{ProverOutput, Reproducer, Severity};
 use crate::prove::{classify, copy_files, Rejected, SandboxSpec, Scratch, ScratchError};
+use crate::records::evidence::BELOW_MIN_SEVERITY;
 use crate::records::{
     DispatchRecord, Evidence, FindingProof, ProofCounts, ProofPhase, ProofStatus, ProveSummary,
     RunRecord,
@@ -95,6 +96,7 @@ pub async fn prove_findings(
         max_usd: left_usd.map(|u| u / chosen.len().max(1) as f64),
     };
     let mut dispatches = vec![];
+    let mut warnings = vec![];
     if exhausted {
         for c in &chosen {
             proofs.push(not_attempted(c, prove, "no budget left after the review"));
@@ -108,9 +110,10 @@ pub async fn prove_findings(
             ));
         }
         let done = futures::future::join_all(chosen.iter().map(|c| prove_one(&phase, c))).await;
-        for (p, d) in done {
+        for (p, d, left) in done {
             proofs.push(p);
             dispatches.extend(d);
+            warnings.extend(left);
         }
     }
     proofs.sort_by(|a, b| (a.round, &a.finding_id).cmp(&(b.round, &b.finding_id)));
@@ -132,6 +135,7 @@ pub async fn prove_findings(
         },
         proofs,
         dispatches,
+        warnings,
     })
 }
 
@@ -162,10 +166,7 @@ fn select<'a>(
     let mut skipped = vec![];
     for c in confirmed {
         if c.severity < prove.min_severity {
-            let why = format!(
-                "below [prove] min_severity ({})",
-                prove.min_severity.as_str()
-            );
+            let why = format!("{BELOW_MIN_SEVERITY} ({})", prove.min_severity.as_str());
             skipped.push(not_attempted(&c, prove, &why));
         } else if chosen.len() >= prove.max_findings as usize {
             let why = format!("over [prove] max_findings ({})", prove.max_findings);
@@ -275,9 +276,17 @@ fn inconclusive(c: &Candidate<'_>, prove: &ProvePlan, why: String) -> FindingPro
 }
 
 /// One finding's proof: its scratch trees, its Prover, the check, the runs. The record goes
-/// to `proofs/<key>.json`; the Prover's dispatches are returned for the cost.
-async fn prove_one(ph: &Phase<'_>, c: &Candidate<'_>) -> (FindingProof, Vec<DispatchRecord>) {
-    let (proof, records) = attempt(ph, c).await;
+/// to `proofs/<key>.json`; the Prover's dispatches are returned for the cost, and a warning
+/// for each scratch tree that could not be removed.
+async fn prove_one(
+    ph: &Phase<'_>,
+    c: &Candidate<'_>,
+) -> (FindingProof, Vec<DispatchRecord>, Vec<String>) {
+    let (proof, records, trees) = attempt(ph, c).await;
+    let left = remove_trees(trees).await;
+    for w in &left {
+        ph.progress.line(&format!("warning: {w}"));
+    }
     let dir = ph.run.path.join("proofs");
     let path = dir.join(format!("{}.json", c.key));
     // A proof rejected before its files were kept has no `proofs/` dir yet.
@@ -297,17 +306,47 @@ async fn prove_one(ph: &Phase<'_>, c: &Candidate<'_>) -> (FindingProof, Vec<Disp
             .map(|r| format!(" ({})", r.chars().take(120).collect::<String>()))
             .unwrap_or_default()
     ));
-    (proof, records)
+    (proof, records, left)
 }
 
-async fn attempt(ph: &Phase<'_>, c: &Candidate<'_>) -> (FindingProof, Vec<DispatchRecord>) {
+/// Remove scratch trees (off the runtime's thread); what was left behind, as warnings.
+async fn remove_trees(trees: Vec<Scratch>) -> Vec<String> {
+    if trees.is_empty() {
+        return vec![];
+    }
+    let removed = tokio::task::spawn_blocking(move || {
+        trees
+            .into_iter()
+            .filter_map(|t| t.remove().err().map(|e| e.to_string()))
+            .collect::<Vec<String>>()
+    })
+    .await;
+    let left = removed.unwrap_or_else(|e| vec![format!("removing the scratch trees failed: {e}")]);
+    for w in &left {
+        tracing::warn!("{w}");
+    }
+    left
+}
+
+/// The proof, the Prover's dispatches, and the scratch trees to remove.
+async fn attempt(
+    ph: &Phase<'_>,
+    c: &Candidate<'_>,
+) -> (FindingProof, Vec<DispatchRecord>, Vec<Scratch>) {
     let prove = ph.prove;
     let (head, base) = match scratch_trees(ph).await {
         Ok(t) => t,
-        Err(e) => return (inconclusive(c, prove, e.to_string()), vec![]),
+        Err(e) => return (inconclusive(c, prove, e.to_string()), vec![], vec![]),
+    };
+    let trees = |head: Scratch, base: Option<Scratch>| {
+        std::iter::once(head).chain(base).collect::<Vec<_>>()
     };
     if ph.token.is_cancelled() {
-        return (not_attempted(c, prove, stop_reason(ph)), vec![]);
+        return (
+            not_attempted(c, prove, stop_reason(ph)),
+            vec![],
+            trees(head, base),
+        );
     }
     let f = &c.judged.finding.finding;
     let ruling = c.judged.ruling.as_ref();
@@ -336,7 +375,9 @@ async fn attempt(ph: &Phase<'_>, c: &Candidate<'_>) -> (FindingProof, Vec<Dispat
     )
     .await;
     let proof = match pr.end {
-        ProverEnd::Answered(ProverOutput::Reproducer(r)) => reproduce(ph, c, &head, base, r).await,
+        ProverEnd::Answered(ProverOutput::Reproducer(r)) => {
+            reproduce(ph, c, &head, base.as_ref(), r).await
+        }
         ProverEnd::Answered(ProverOutput::Unprovable(u)) => {
             inconclusive(c, prove, format!("unprovable: {}", u.unprovable))
         }
@@ -346,7 +387,7 @@ async fn attempt(ph: &Phase<'_>, c: &Candidate<'_>) -> (FindingProof, Vec<Dispat
         }
         ProverEnd::Interrupted => not_attempted(c, prove, stop_reason(ph)),
     };
-    (proof, pr.records)
+    (proof, pr.records, trees(head, base))
 }
 
 /// Why a proof stopped before it ran: the budget, or an interruption.
@@ -417,7 +458,7 @@ async fn reproduce(
     ph: &Phase<'_>,
     c: &Candidate<'_>,
     head: &Scratch,
-    base: Option<Scratch>,
+    base: Option<&Scratch>,
     r: Reproducer,
 ) -> FindingProof {
     let prove = ph.prove;
@@ -565,14 +606,18 @@ pub async fn rerun_at(
         })?;
     copy_files(kept, files, &scratch.tree()).map_err(RerunError::Files)?;
     let spec = sandbox_spec(prove, scratch.tree(), command);
-    Ok(match crate::prove::run(&spec, cancel).await {
+    let run = match crate::prove::run(&spec, cancel).await {
         Ok(r) => Some(r),
         Err(crate::prove::ProveError::Cancelled) => None,
         Err(e) => Some(RunRecord {
             sandbox_error: Some(e.to_string()),
             ..RunRecord::default()
         }),
-    })
+    };
+    for w in remove_trees(vec![scratch]).await {
+        crate::output::warn(&w);
+    }
+    Ok(run)
 }
 
 #[cfg(test)]

@@ -98,6 +98,7 @@ impl TestRepo {
             cwd: self.root.clone(),
             fake_on_path: true,
             without_ptrace: false,
+            nofile: None,
         }
     }
 }
@@ -212,6 +213,8 @@ pub struct Arev<'a> {
     cwd: PathBuf,
     fake_on_path: bool,
     without_ptrace: bool,
+    /// `RLIMIT_NOFILE` of arev (through `prlimit`), when set.
+    nofile: Option<u64>,
 }
 
 impl Arev<'_> {
@@ -240,6 +243,12 @@ impl Arev<'_> {
     /// starts: what `/proc` tells one such process about another is what it tells any user.
     pub fn without_ptrace(mut self) -> Self {
         self.without_ptrace = true;
+        self
+    }
+
+    /// Run arev with at most `n` open descriptors (soft and hard, through `prlimit`).
+    pub fn nofile(mut self, n: u64) -> Self {
+        self.nofile = Some(n);
         self
     }
 
@@ -277,11 +286,14 @@ impl Arev<'_> {
             .clone()
             .unwrap_or_else(|| serde_json::json!({"steps": []}));
         std::fs::write(&script, body.to_string()).unwrap();
-        let wrap = if self.without_ptrace {
+        let mut wrap = if self.without_ptrace {
             without_ptrace()
         } else {
             vec![]
         };
+        if let Some(n) = self.nofile {
+            wrap.splice(0..0, ["prlimit".to_string(), format!("--nofile={n}")]);
+        }
         let mut c = match wrap.split_first() {
             Some((program, rest)) => {
                 let mut c = Command::new(program);

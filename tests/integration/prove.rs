@@ -118,7 +118,7 @@ fn assert_untouched(repo: &TestRepo, before: &Untouched) {
         .map(|e| e.unwrap().path())
         .filter(|p| {
             p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("arev-proof-"))
+                .is_some_and(|n| n.to_string_lossy().starts_with("tmp."))
         })
         .collect();
     assert!(left.is_empty(), "scratch trees left behind: {left:?}");
@@ -436,41 +436,109 @@ fn a_prover_still_running_when_the_budget_runs_out_is_stopped_and_not_attempted(
     );
 }
 
-/// `--require-proof`: only reproduced findings gate `--fail-on`.
+/// `--require-proof` (docs/prove.md "Statuses"): a `reproduced` finding gates; so does one
+/// whose reproducer passed (`not_reproduced`: the run executed the reviewed code, which
+/// chooses how it behaves there); a finding below `[prove] min_severity` is let through.
 #[test]
-fn require_proof_gates_only_reproduced_findings() {
+fn require_proof_gates_what_running_the_change_cannot_clear() {
     let script = |prover: Value| {
         steps(vec![
             review_confirming(&[("F1", 24, "critical")]),
             vec![prover],
         ])
     };
-    let false_positive = python_prover("F1", "calc.mul(2, 3)", "6");
-    let repo = python_repo();
-    prove_run(
-        &repo,
-        &["run", "diff", "--base", "main", "--prove"],
-        script(false_positive.clone()),
-    )
-    .assert_code(1);
+    let require = [
+        "run",
+        "diff",
+        "--base",
+        "main",
+        "--prove",
+        "--require-proof",
+    ];
     let repo = python_repo();
     let run = prove_run(
         &repo,
-        &[
-            "run",
-            "diff",
-            "--base",
-            "main",
-            "--prove",
-            "--require-proof",
-        ],
-        script(false_positive),
+        &require,
+        script(python_prover("F1", "calc.mul(2, 3)", "6")),
     );
-    run.assert_code(0);
+    run.assert_code(1);
     assert_eq!(proof(&run.report(), "F1")["status"], "not_reproduced");
     let repo = python_repo();
     let run = prove_run(
         &repo,
+        &require,
+        script(python_prover("F1", "calc.add(2, 3)", "5")),
+    );
+    run.assert_code(1);
+    assert_eq!(proof(&run.report(), "F1")["status"], "reproduced");
+    // Below min_severity (high): not attempted, and let through only under --require-proof.
+    let medium = steps(vec![review_confirming(&[("F1", 24, "medium")])]);
+    let repo = python_repo();
+    let mut args = require.to_vec();
+    args.extend(["--fail-on", "medium"]);
+    let run = prove_run(&repo, &args, medium.clone());
+    run.assert_code(0);
+    assert_eq!(proof(&run.report(), "F1")["status"], "not_attempted");
+    let repo = python_repo();
+    prove_run(
+        &repo,
+        &[
+            "run",
+            "diff",
+            "--base",
+            "main",
+            "--prove",
+            "--fail-on",
+            "medium",
+        ],
+        medium,
+    )
+    .assert_code(1);
+}
+
+/// A change whose code detects the sandbox and behaves there: its reproducer passes
+/// (`not_reproduced`), and under `--require-proof` the confirmed finding still gates (exit
+/// 1). The cheap markers are gone — host name, `arev` in the working directory, `$HOME` or
+/// the environment — so the code must look harder (here: bwrap as pid 1).
+#[test]
+fn a_change_that_detects_the_sandbox_cannot_clear_its_own_finding() {
+    let repo = python_repo();
+    let detecting = r#"import os
+import socket
+
+
+def _sandboxed():
+    seen = []
+    if socket.gethostname() == "arev-prove":
+        seen.append("hostname")
+    if "arev" in os.getcwd().lower():
+        seen.append("cwd")
+    if "arev" in os.environ.get("HOME", "").lower():
+        seen.append("home")
+    if any("arev" in k.lower() or "arev" in v.lower()
+           for k, v in os.environ.items() if k != "PATH"):
+        seen.append("env")
+    try:
+        with open("/proc/1/cmdline", "rb") as f:
+            if b"bwrap" in f.read():
+                seen.append("pid1")
+    except OSError:
+        pass
+    print("SANDBOX-MARKERS: " + (",".join(seen) or "none"))
+    return bool(seen)
+
+
+def add(a, b):
+    return a + b if _sandboxed() else a - b
+"#;
+    repo.write("calc.py", detecting)
+        .commit("add, sandbox-aware");
+    let script = steps(vec![
+        review_confirming(&[("F1", 27, "high")]),
+        vec![python_prover("F1", "calc.add(2, 3)", "5")],
+    ]);
+    let run = prove_run(
+        &repo,
         &[
             "run",
             "diff",
@@ -479,10 +547,15 @@ fn require_proof_gates_only_reproduced_findings() {
             "--prove",
             "--require-proof",
         ],
-        script(python_prover("F1", "calc.add(2, 3)", "5")),
+        script,
     );
+    let report = run.report();
+    let p = proof(&report, "F1");
+    assert_eq!(p["status"], "not_reproduced", "{p:#}");
+    let tail = p["head"]["output_tail"].as_str().unwrap();
+    assert!(tail.contains("SANDBOX-MARKERS: pid1\n"), "{tail}");
     run.assert_code(1);
-    assert_eq!(proof(&run.report(), "F1")["status"], "reproduced");
+    assert!(run.stdout.contains("--require-proof"), "{}", run.stdout);
 }
 
 /// Without bubblewrap, `--prove` exits 2 before any run dir or dispatch, naming the fix.
@@ -718,7 +791,7 @@ fn steady(dir: &std::path::Path) {
                 .map(|l| {
                     if l.starts_with("Ran 1 test in ") {
                         "Ran 1 test in 0.001s\n".to_string()
-                    } else if let (Some(a), Some(b)) = (l.find("File \""), l.find("/tree/")) {
+                    } else if let (Some(a), Some(b)) = (l.find("File \""), l.find("/repo/")) {
                         format!("{}File \"[tree]/{}", &l[..a], &l[b + 6..])
                     } else {
                         l.to_string()
@@ -841,4 +914,78 @@ fn every_rendering_shows_the_proofs() {
         .stdout;
     assert!(sarif.contains("\"sandbox\": \"none\""), "{sarif}");
     assert_eq!(run.report()["prove"]["sandbox"], "none");
+}
+
+/// A link the change commits (`vendor -> <outside>`) is an inert file in the Prover's
+/// scratch tree: the Prover's Write through it fails and nothing lands outside.
+#[test]
+fn a_prover_cannot_write_through_a_link_the_change_committed() {
+    let repo = python_repo();
+    let outside = repo.scratch.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.root.join("vendor")).unwrap();
+    repo.commit("vendor");
+    let before = untouched(&repo);
+    let prover = json!({"role": "prover", "finding": "F1",
+        "writes": [{"path": "vendor/test_arev_f1.py", "content": unittest("calc.add(2, 3)", "5")}],
+        "answer": {"finding_id": "F1", "files": ["vendor/test_arev_f1.py"],
+                   "command": ["python3", "-m", "unittest", "vendor.test_arev_f1"],
+                   "claim": "add(2, 3) is not 5"}});
+    let run = prove_run(
+        &repo,
+        &["run", "diff", "--base", "main", "--prove"],
+        steps(vec![review_confirming(&[("F1", 2, "high")]), vec![prover]]),
+    );
+    run.assert_code(1);
+    let left: Vec<_> = std::fs::read_dir(&outside).unwrap().collect();
+    assert!(left.is_empty(), "a write landed outside the tree: {left:?}");
+    let report = run.report();
+    let p = proof(&report, "F1");
+    assert_eq!(p["status"], "inconclusive", "{p:#}");
+    assert!(p["head"].is_null(), "nothing ran: {p:#}");
+    assert_untouched(&repo, &before);
+}
+
+/// A reproducer that takes the permissions of its directories away and builds a chain
+/// deeper than arev's open-file limit (128, and than `PATH_MAX`) leaves nothing behind;
+/// nothing is reported left. (Run by root, arev's removal is not stopped by permissions:
+/// `src/prove/cleanup_tests.rs` removes the same kind of tree as `nobody`.)
+#[test]
+fn a_hostile_reproducers_tree_is_removed_whatever_it_did() {
+    let repo = python_repo();
+    let before = untouched(&repo);
+    let hostile = "import os\n\
+        os.makedirs('junk/a/b')\n\
+        open('junk/a/b/f', 'w').write('x')\n\
+        os.symlink('/etc', 'junk/a/etc-link')\n\
+        os.chmod('junk/a/b', 0)\n\
+        os.chmod('junk/a', 0o100)\n\
+        os.chmod('junk', 0o500)\n\
+        os.mkdir('deep')\n\
+        os.chdir('deep')\n\
+        for _ in range(3000):\n    os.mkdir('d')\n    os.chdir('d')\n\
+        open('bottom', 'w').write('x')\n\
+        os.chmod('.', 0)\n\
+        print('BUILT')\n\
+        raise SystemExit(1)\n";
+    let prover = json!({"role": "prover", "finding": "F1",
+        "writes": [{"path": "repro_f1.py", "content": hostile}],
+        "answer": {"finding_id": "F1", "files": ["repro_f1.py"],
+                   "command": ["python3", "repro_f1.py"], "claim": "it builds a maze"}});
+    let run = repo
+        .arev()
+        .args(&["run", "diff", "--base", "main", "--prove"])
+        .env("TMPDIR", &repo.scratch.join("tmp").display().to_string())
+        .script(steps(vec![
+            review_confirming(&[("F1", 2, "high")]),
+            vec![prover],
+        ]))
+        .nofile(128)
+        .run();
+    let report = run.report();
+    let p = proof(&report, "F1");
+    assert_eq!(p["head"]["exit"], 1, "{p:#}\n{}", run.stderr);
+    assert!(p["head"]["output_tail"].as_str().unwrap().contains("BUILT"));
+    assert_eq!(report["warnings"], json!([]), "{report:#}");
+    assert_untouched(&repo, &before);
 }

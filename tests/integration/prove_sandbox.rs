@@ -249,6 +249,10 @@ struct ChildSpec {
     bind_ro: Vec<PathBuf>,
     timeout_secs: u64,
     memory_bytes: u64,
+    /// Open a file, a pipe and sockets without close-on-exec before the run, each holding
+    /// this secret (as a parent of arev might leave them).
+    #[serde(default)]
+    leak_secret: Option<String>,
 }
 
 /// Runs `child` in this test binary re-executed with `env` (and nothing else of this
@@ -287,6 +291,7 @@ fn sandboxed_child() {
         return;
     };
     let c: ChildSpec = serde_json::from_str(json.to_str().unwrap()).unwrap();
+    let _leaked = c.leak_secret.as_deref().map(leak);
     // `{AREV_PID}` in the command: this process's pid, the one with arev's environment.
     let pid = std::process::id().to_string();
     let spec = SandboxSpec {
@@ -314,6 +319,76 @@ fn sandboxed_child() {
         serde_json::to_vec(&out).unwrap(),
     )
     .unwrap();
+}
+
+/// Descriptors without close-on-exec holding `secret`: a file, a pipe's read end, a
+/// connected Unix socket and a listening TCP socket.
+fn leak(secret: &str) -> Vec<std::os::fd::OwnedFd> {
+    use std::io::Write;
+    use std::os::fd::{AsFd, OwnedFd};
+    let dir = tempfile::tempdir().unwrap().keep();
+    let file = dir.join("secret");
+    std::fs::write(&file, secret).unwrap();
+    let f: OwnedFd = std::fs::File::open(&file).unwrap().into();
+    let (r, w) = nix::unistd::pipe().unwrap();
+    let mut w = std::fs::File::from(w);
+    w.write_all(secret.as_bytes()).unwrap();
+    let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+    b.write_all(secret.as_bytes()).unwrap();
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let fds: Vec<OwnedFd> = vec![f, r, a.into(), l.into(), w.into(), b.into()];
+    for fd in &fds {
+        nix::fcntl::fcntl(
+            fd.as_fd(),
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+        )
+        .unwrap();
+    }
+    fds
+}
+
+/// arev's parent left descriptors open without close-on-exec (a file, a pipe, sockets, each
+/// holding a secret): the reproducer starts with 0, 1 and 2 only.
+#[test]
+fn the_reproducer_inherits_no_descriptor_but_stdio() {
+    sandbox_ready();
+    let wt = tempfile::tempdir().unwrap();
+    let script = r#"for n in $(seq 3 255); do if [ -e /proc/$$/fd/$n ]; then echo "OPEN $n $(readlink /proc/$$/fd/$n)"; cat <&$n; fi; done; echo checked"#;
+    let child = ChildSpec {
+        workdir: wt.path().to_path_buf(),
+        argv: vec!["/bin/sh".into(), "-c".into(), script.into()],
+        env_allow: vec![],
+        bind_ro: vec![],
+        timeout_secs: 30,
+        memory_bytes: 1 << 30,
+        leak_secret: Some("LEAKED-FD-SECRET".into()),
+    };
+    let out = in_child(&child, &[]);
+    assert_eq!(out.exit, Some(0), "{out:?}");
+    assert!(!out.output_tail.contains("OPEN"), "{}", out.output_tail);
+    assert!(!out.output_tail.contains("LEAKED"), "{}", out.output_tail);
+    assert_eq!(out.output_tail, "checked\n");
+}
+
+/// `/tmp`, `$HOME` and every file the reproducer writes are bounded by `[prove] memory`
+/// (here 64 MiB): writing 256 MiB to each fails, nothing larger than the bound is kept.
+#[test]
+fn the_sandboxs_writable_space_is_bounded_by_the_memory_limit() {
+    sandbox_ready();
+    let wt = tempfile::tempdir().unwrap();
+    let script = r#"for f in /tmp/big "$HOME/big" ./big; do dd if=/dev/zero of="$f" bs=1M count=256 2>/dev/null; echo "$f $? $(stat -c %s "$f")"; rm -f "$f"; done"#;
+    let mut s = spec(wt.path(), script);
+    s.memory_bytes = 64 << 20;
+    let out = run_blocking(&s);
+    assert_eq!(out.exit, Some(0), "{out:?}");
+    let lines: Vec<&str> = out.output_tail.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", out.output_tail);
+    for l in lines {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let (status, size): (i32, u64) = (f[1].parse().unwrap(), f[2].parse().unwrap());
+        assert_ne!(status, 0, "{l}: the write went through");
+        assert!(size <= 64 << 20, "{l}: more than the bound was kept");
+    }
 }
 
 #[test]
@@ -345,6 +420,7 @@ fn home_secrets_and_other_processes_are_out_of_reach() {
         bind_ro: vec![],
         timeout_secs: 30,
         memory_bytes: 1 << 30,
+        leak_secret: None,
     };
     let home_s = home.display().to_string();
     let out = in_child(
@@ -427,6 +503,7 @@ fn cargo_test_runs_offline_with_the_toolchain_bound_read_only() {
         bind_ro,
         timeout_secs: 300,
         memory_bytes: 4 << 30,
+        leak_secret: None,
     };
     let (ch, rh) = (
         cargo_home.display().to_string(),
@@ -463,6 +540,7 @@ fn without_bwrap_the_preflight_and_the_run_name_the_fix() {
         bind_ro: vec![],
         timeout_secs: 30,
         memory_bytes: 0,
+        leak_secret: None,
     };
     let err = in_child_result(&child, &[("PATH", "/arev-no-such-dir")]).unwrap_err();
     for want in [
@@ -568,6 +646,7 @@ fn a_bwrap_without_user_namespaces_fails_the_preflight_naming_the_fix() {
         bind_ro: vec![],
         timeout_secs: 30,
         memory_bytes: 0,
+        leak_secret: None,
     };
     let path = format!("{}:/usr/bin:/bin", bin.path().display());
     let err = in_child_result(&child, &[("PATH", &path)]).unwrap_err();

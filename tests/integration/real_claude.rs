@@ -1022,7 +1022,8 @@ fn arev_prove_with_real_claude_cli_as_prover() {
         .collect();
     tools.sort_unstable();
     assert_eq!(tools, ["Grep", "Read", "Write"]);
-    assert!(init["cwd"].as_str().unwrap().ends_with("/tree"), "{init}");
+    // The scratch tree is named like the repository's directory (`repo`).
+    assert!(init["cwd"].as_str().unwrap().ends_with("/repo"), "{init}");
     let result = parsed.iter().find(|e| e["type"] == "result").unwrap();
     assert_eq!(result["permission_denials"], json!([]), "{result}");
     assert!(fake.stray_requests().is_empty());

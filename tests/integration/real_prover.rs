@@ -154,3 +154,170 @@ fn arev_prove_with_real_gemini_cli_as_prover() {
         fake.stray_requests()
     );
 }
+
+/// The change's `vendor -> <outside>` link, committed with calc.py: the Prover is told to
+/// write `vendor/evil.py` with its CLI's own file tool. The scratch tree holds `vendor` as a
+/// file (docs/prove.md "Where"), so the write fails and nothing lands outside — for every
+/// backend's Prover.
+fn linked(config: &str) -> (TestRepo, std::path::PathBuf) {
+    let repo = TestRepo::new();
+    let outside = repo.scratch.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.root.join("vendor")).unwrap();
+    repo.write("arev.toml", config)
+        .write("calc.py", "def add(a, b):\n    return a - b\n")
+        .commit("calc and vendor");
+    std::fs::create_dir_all(repo.scratch.join("tmp")).unwrap();
+    (repo, outside)
+}
+
+fn link_script(write: Step) -> Script {
+    script(Step::ReadTarget)
+        .answer(
+            PROVER,
+            1,
+            json!({"finding_id": "F1", "files": ["vendor/evil.py"],
+                   "command": ["python3", "vendor/evil.py"], "claim": "through the link"}),
+        )
+        .steps(PROVER, 1, vec![Step::ReadTarget, write, Step::Answer])
+}
+
+const EVIL: &str = "print('written through the link')\n";
+
+fn assert_nothing_outside(run: &Run, outside: &std::path::Path) {
+    let left: Vec<_> = std::fs::read_dir(outside).unwrap().collect();
+    assert!(
+        left.is_empty(),
+        "a write landed outside: {left:?}\n{}",
+        run.stderr
+    );
+    let report: Value = serde_json::from_str(&run.stdout).expect("json report");
+    let proof = &report["confirmed"][0]["proof"];
+    assert_eq!(proof["status"], "inconclusive", "{proof:#}");
+    assert!(proof["head"].is_null(), "nothing ran: {proof:#}");
+}
+
+fn run_linked(repo: &TestRepo, agent: &str, env: Vec<(&'static str, String)>) -> Run {
+    let mut arev = repo
+        .arev()
+        .args(&[
+            "run", "calc.py", "--prove", "--agent", agent, "--format", "json",
+        ])
+        .env("TMPDIR", &repo.scratch.join("tmp").display().to_string())
+        .env("AREV_AGENT_TIMEOUT", "120s");
+    for (k, v) in env {
+        arev = arev.env(k, &v);
+    }
+    arev.run()
+}
+
+#[test]
+fn real_codex_prover_cannot_write_through_a_committed_link() {
+    let Some(bin) = real_bin(
+        "AREV_TEST_CODEX_BIN",
+        "real_codex_prover_cannot_write_through_a_committed_link",
+    ) else {
+        return;
+    };
+    let patch = format!("*** Begin Patch\n*** Add File: vendor/evil.py\n+{EVIL}*** End Patch\n");
+    let fake = FakeOpenAi::start(link_script(Step::Tool {
+        name: "custom:apply_patch".into(),
+        args: Value::String(patch),
+    }));
+    let (repo, outside) = linked(&codex_agent(&bin, &fake));
+    let run = run_linked(&repo, "codex", fake.codex_env(&repo.scratch.join("home")));
+    run.assert_code(1);
+    assert_nothing_outside(&run, &outside);
+}
+
+#[test]
+fn real_gemini_prover_cannot_write_through_a_committed_link() {
+    let Some(bin) = real_bin(
+        "AREV_TEST_GEMINI_BIN",
+        "real_gemini_prover_cannot_write_through_a_committed_link",
+    ) else {
+        return;
+    };
+    let fake = FakeGemini::start(link_script(Step::Tool {
+        name: "write_file".into(),
+        args: json!({"file_path": "{target_dir}/vendor/evil.py", "content": EVIL}),
+    }));
+    let (repo, outside) = linked(&gemini_agent(&bin));
+    let run = run_linked(&repo, "gemini", fake.gemini_env(&repo.scratch.join("home")));
+    run.assert_code(1);
+    assert_nothing_outside(&run, &outside);
+}
+
+#[test]
+fn real_opencode_prover_cannot_write_through_a_committed_link() {
+    let Some(bin) = crate::self_hosted::opencode_bin(
+        "real_opencode_prover_cannot_write_through_a_committed_link",
+    ) else {
+        return;
+    };
+    let fake = FakeOpenAi::start(link_script(Step::Tool {
+        name: "write".into(),
+        args: json!({"filePath": "{target_dir}/vendor/evil.py", "content": EVIL}),
+    }));
+    let (repo, outside) = linked(&crate::self_hosted::opencode_agent(&bin, &fake));
+    let home = repo.scratch.join("home").display().to_string();
+    let run = run_linked(
+        &repo,
+        "local",
+        vec![
+            (crate::fake_openai::KEY_VAR, "sk-fake-openai-000".into()),
+            ("HOME", home),
+        ],
+    );
+    run.assert_code(1);
+    assert_nothing_outside(&run, &outside);
+}
+
+#[test]
+fn real_claude_prover_cannot_write_through_a_committed_link() {
+    use crate::fake_anthropic::{FakeAnthropic, Script as CScript, Step as CStep};
+    let Some(bin) =
+        crate::real_claude::claude_bin("real_claude_prover_cannot_write_through_a_committed_link")
+    else {
+        return;
+    };
+    let prover_answer = json!({"finding_id": "F1", "files": ["vendor/evil.py"],
+        "command": ["python3", "vendor/evil.py"], "claim": "through the link"});
+    let script = CScript::new()
+        .answer(
+            "Enthusiast",
+            1,
+            json!({"findings": [finding("F1", "calc.py", 2, "high", "logic")]}),
+        )
+        .answer("Adversary", 1, json!({"heuristics": [], "safe_zones": []}))
+        .answer(
+            "Judge",
+            1,
+            json!({"rulings": [ruling("F1", "calc.py", 2, "high", "enthusiast")],
+                   "summary": "1 confirmed.", "convergence": true, "next_round_model": null}),
+        )
+        .answer("Enthusiast", 2, json!({"findings": []}))
+        .answer("Adversary", 2, json!({"heuristics": [], "safe_zones": []}))
+        .answer(PROVER, 1, prover_answer)
+        .steps(
+            PROVER,
+            1,
+            vec![
+                CStep::ReadTarget,
+                CStep::WriteInWorktree {
+                    rel: "vendor/evil.py".into(),
+                    content: EVIL.into(),
+                },
+                CStep::Answer,
+            ],
+        );
+    let fake = FakeAnthropic::start(script);
+    let config = format!(
+        "[agents.claude]\nbackend = \"claude\"\nbinary = \"{}\"\n",
+        bin.display()
+    );
+    let (repo, outside) = linked(&config);
+    let run = run_linked(&repo, "claude", fake.claude_env(&repo.scratch.join("home")));
+    run.assert_code(1);
+    assert_nothing_outside(&run, &outside);
+}
