@@ -1,7 +1,7 @@
 //! report.md: summary line, confirmed table, debunked (collapsed), coverage and cost.
 //! Everything an agent wrote (and every repository path) goes through `escape` first.
 
-use super::escape::{md_code, md_text, MdContext, REPORT_MARKER};
+use super::escape::{md_code, md_line_link, md_text, MdContext, REPORT_MARKER};
 use super::{Report, ReportFinding};
 use std::fmt::Write;
 
@@ -27,10 +27,26 @@ fn finding_cell(f: &ReportFinding, mixed: bool) -> String {
         Some(r) => format!("{}<br>*Judge:* {}", cell(&f.description), cell(r)),
         None => cell(&f.description),
     };
+    c.push_str(&see(f, MdContext::Table, "<br>"));
     if mixed {
         c.push_str(&format!("<br><sub>{}</sub>", cell(&f.attribution())));
     }
     c
+}
+
+/// The finding's context citations (docs/contracts.md §22.3), each `sep` then `see` a link to
+/// the line and the quote as a code span ("" without citations).
+fn see(f: &ReportFinding, ctx: MdContext, sep: &str) -> String {
+    f.context
+        .iter()
+        .map(|c| {
+            format!(
+                "{sep}see {} {}",
+                md_line_link(&c.file, c.line, ctx),
+                md_code(&c.text, ctx)
+            )
+        })
+        .collect()
 }
 
 fn place(f: &ReportFinding, ctx: MdContext) -> String {
@@ -172,10 +188,11 @@ fn unresolved_list(s: &mut String, r: &Report) {
         for f in &r.unresolved {
             let _ = writeln!(
                 s,
-                "- {} {} — {}",
+                "- {} {} — {}{}",
                 place(f, MdContext::Inline),
                 inline(&f.category),
-                inline(&f.description)
+                inline(&f.description),
+                see(f, MdContext::Inline, " · ")
             );
         }
         s.push('\n');
@@ -226,10 +243,11 @@ fn debunked_details(s: &mut String, r: &Report) {
             };
             let _ = writeln!(
                 s,
-                "- ~~{} {}~~ — {}{cites}",
+                "- ~~{} {}~~ — {}{cites}{}",
                 place(f, MdContext::Inline),
                 inline(&f.description),
-                inline(f.resolution.as_deref().unwrap_or(""))
+                inline(f.resolution.as_deref().unwrap_or("")),
+                see(f, MdContext::Inline, " · ")
             );
         }
         let _ = writeln!(s, "\n</details>\n");

@@ -133,6 +133,9 @@ fn result(f: &ReportFinding, rule_index: usize, listed: Listed) -> Value {
         }
         r.insert("locations".into(), json!([loc]));
     }
+    if !f.context.is_empty() {
+        r.insert("relatedLocations".into(), related(f));
+    }
     r.insert(
         "partialFingerprints".into(),
         json!({ "arev/v2": f.fingerprint, "primaryLocationLineHash": f.fingerprint }),
@@ -163,6 +166,27 @@ fn result(f: &ReportFinding, rule_index: usize, listed: Listed) -> Value {
     }
     r.insert("properties".into(), props);
     Value::Object(r)
+}
+
+/// The finding's context citations (docs/contracts.md §22.3) as `relatedLocations`: each
+/// the cited line of a repository file, the quote as the region's snippet.
+fn related(f: &ReportFinding) -> Value {
+    let locs: Vec<Value> = f
+        .context
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            json!({
+                "id": i,
+                "physicalLocation": {
+                    "artifactLocation": { "uri": uri(&c.file), "uriBaseId": "%SRCROOT%" },
+                    "region": { "startLine": c.line.max(1), "snippet": { "text": c.text } }
+                },
+                "message": { "text": "context" }
+            })
+        })
+        .collect();
+    Value::Array(locs)
 }
 
 /// Render the report as a SARIF 2.1.0 log (pretty JSON, trailing newline).

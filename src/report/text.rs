@@ -112,8 +112,17 @@ fn confirmed_block(s: &mut String, r: &Report, f: &ReportFinding, st: Style) {
     if let Some(p) = &f.proof {
         detail(s, st, "proof", &super::proof::text_line(p));
     }
+    see_lines(s, st, f);
     if r.mixed_panel() {
         let _ = writeln!(s, "{DETAIL_INDENT}{}", st.dim(&f.attribution()));
+    }
+}
+
+/// One `see:` line per context citation (docs/contracts.md §22.3): `path:line — quote`, the
+/// path and the quote escaped like all agent text.
+fn see_lines(s: &mut String, st: Style, f: &ReportFinding) {
+    for c in &f.context {
+        detail(s, st, "see", &format!("{}:{} — {}", c.file, c.line, c.text));
     }
 }
 
@@ -281,6 +290,7 @@ fn other_findings(s: &mut String, r: &Report, st: Style) {
         if let Some(res) = &f.resolution {
             detail(s, st, "judge", res);
         }
+        see_lines(s, st, f);
     }
     s.push('\n');
     if !r.suppressed.is_empty() {

@@ -1,6 +1,7 @@
 //! The per-run dispatch context (agents, assets, symbols) and the per-round view of the
 //! target (tag, guide, read scope, RELEVANT_FILES budget), plus prompt building.
 
+use crate::gates::ScopeLines;
 use super::prompt::{
     embed_json, escape_text, first_line, intent_block, render, target_guide, target_tag,
     PromptError, PromptVars,
@@ -56,6 +57,8 @@ pub(super) struct Ctx<'a> {
     outline: Option<Outline>,
     /// The review's spend against its budgets while agents run (docs/contracts.md §19.3).
     pub meter: super::meter::Meter,
+    /// What context citations are checked against (docs/contracts.md §22.3).
+    pub cite_src: ScopeLines<'a>,
 }
 
 /// What one round's agents are pointed at.
@@ -164,6 +167,11 @@ impl<'a> Ctx<'a> {
             rules_files: plan.context.rules.iter().map(|r| r.path.clone()).collect(),
             outline,
             meter: super::meter::Meter::new(plan.budget_usd, plan.budget_tokens),
+            cite_src: ScopeLines::new(
+                &target.root,
+                plan.settings.review.max_file_bytes,
+                Box::new(move |rel| target.is_allowed(rel)),
+            ),
         })
     }
 
