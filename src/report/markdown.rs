@@ -342,3 +342,36 @@ fn provenance(s: &mut String, r: &Report) {
         let _ = writeln!(s, "\nSkipped: {}.", skipped.join(", "));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::Severity;
+    use crate::report::fixtures::{finding, shard};
+    use crate::store::RunStatus;
+    use crate::test_support::cite;
+
+    #[test]
+    fn each_citation_is_a_line_link_with_its_quote_escaped() {
+        let mut r = shard(1, 1, &["a.py"], RunStatus::Complete);
+        r.confirmed[0].context = vec![
+            cite("app.py", 3, "if len(buf) > 0:"),
+            cite("x.py", 1, "a | b <img src=x> @team"),
+        ];
+        let mut d = finding("c.py", Severity::Low);
+        d.context = vec![cite("lib/guard.py", 7, "if n is None: return")];
+        r.debunked.push(d);
+        let md = render_markdown(&r);
+        assert!(
+            md.contains("<br>see [`app.py:3`](app.py#L3) `if len(buf) > 0:`"),
+            "{md}"
+        );
+        // In the table the quote's pipe is escaped; no HTML gets through.
+        assert!(md.contains("see [`x.py:1`](x.py#L1) `a \\| b <img src=x> @team`"), "{md}");
+        assert!(!md.contains("<img src=x> @team`|"), "{md}");
+        assert!(
+            md.contains(" · see [`lib/guard.py:7`](lib/guard.py#L7) `if n is None: return`"),
+            "{md}"
+        );
+    }
+}

@@ -366,6 +366,44 @@ mod tests {
         assert_eq!(uri("d/é.rs"), "d/%C3%A9.rs");
     }
 
+    /// Context citations are `relatedLocations` (the cited line, the quote as its snippet),
+    /// valid against the official schema; agent text stays data.
+    #[test]
+    fn citations_are_related_locations() {
+        use crate::report::fixtures::{finding, shard};
+        use crate::test_support::{cite, sarif_schema};
+        let mut r = shard(1, 1, &["a.py"], RunStatus::Complete);
+        r.confirmed[0].context = vec![
+            cite("app.py", 3, "if len(buf) > 0:"),
+            cite("lib dir/x.py", 9, "</script>\u{1b}[31m"),
+        ];
+        let mut u = finding("b.py", Severity::Medium);
+        u.context = vec![cite("tests/test_b.py", 2, "assert b() == 1")];
+        r.unresolved.push(u);
+        let sarif = sarif_schema::assert_valid(&render_sarif(&r), "unit-citations");
+        let results = sarif["runs"][0]["results"].as_array().unwrap();
+        let rel = results[0]["relatedLocations"].as_array().unwrap();
+        assert_eq!(rel.len(), 2);
+        let p = &rel[0]["physicalLocation"];
+        assert_eq!(p["artifactLocation"]["uri"], "app.py");
+        assert_eq!(p["artifactLocation"]["uriBaseId"], "%SRCROOT%");
+        assert_eq!(p["region"]["startLine"], 3);
+        assert_eq!(p["region"]["snippet"]["text"], "if len(buf) > 0:");
+        assert_eq!(rel[1]["id"], 1);
+        assert_eq!(
+            rel[1]["physicalLocation"]["artifactLocation"]["uri"],
+            "lib%20dir/x.py"
+        );
+        assert_eq!(
+            results[1]["relatedLocations"][0]["physicalLocation"]["region"]["startLine"],
+            2
+        );
+        // None without citations.
+        let plain = shard(1, 1, &["a.py"], RunStatus::Complete);
+        let sarif = sarif_schema::assert_valid(&render_sarif(&plain), "unit-no-citations");
+        assert!(sarif["runs"][0]["results"][0].get("relatedLocations").is_none());
+    }
+
     /// Edge cases the integration tests do not reach, checked against the official schema:
     /// a target-wide finding (no location), a file-level one (no region), odd paths, a
     /// merged report, an aborted run.

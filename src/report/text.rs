@@ -351,3 +351,33 @@ fn footer(s: &mut String, r: &Report) {
         s.push_str(&super::iterate::text_section(it));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::Severity;
+    use crate::report::fixtures::{finding, shard};
+    use crate::test_support::cite;
+
+    #[test]
+    fn each_citation_is_a_see_line_under_its_finding_escaped() {
+        let mut r = shard(1, 1, &["a.py"], RunStatus::Complete);
+        r.confirmed[0].context = vec![
+            cite("app.py", 3, "if len(buf) > 0:"),
+            cite("evil.py", 1, "x = 1 \u{1b}[2J"),
+        ];
+        let mut u = finding("b.py", Severity::Low);
+        u.context = vec![cite("tests/t.py", 4, "assert b() == 1")];
+        r.unresolved.push(u);
+        let text = render_text(&r);
+        assert!(
+            text.contains("  see:      app.py:3 — if len(buf) > 0:\n"),
+            "{text}"
+        );
+        assert!(text.contains("  see:      tests/t.py:4 — assert b() == 1\n"), "{text}");
+        assert!(!text.contains('\u{1b}'), "control sequences are escaped: {text}");
+        // The see lines follow their finding's defect line.
+        let defect = text.find("defect:").unwrap();
+        assert!(text.find("see:      app.py:3").unwrap() > defect);
+    }
+}

@@ -170,7 +170,8 @@ impl<'a> Ctx<'a> {
             cite_src: ScopeLines::new(
                 &target.root,
                 plan.settings.review.max_file_bytes,
-                Box::new(move |rel| target.is_allowed(rel)),
+                // A target file, or (`context = "tree"`) a file of the context scope.
+                Box::new(move |rel| target.readable(rel)),
             ),
         })
     }
