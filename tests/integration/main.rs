@@ -124,6 +124,8 @@ mod tool_gate;
 mod trust;
 // Review context: project rules, path instructions, excludes, focus.
 mod context;
+// Context citations: kept, dropped and counted, a failed guard (docs/contracts.md §22.3).
+mod context_cites;
 // Protocol details of the source protocol: each rule driven by scripted answers.
 mod fidelity;
 // Review memory: baselines, suppressions, incremental re-review, the verdict cache.
