@@ -273,8 +273,14 @@ mod tests {
 
     fn files() -> MemScope {
         MemScope::new(&[
-            ("app.py", "import ringbuf\n\nif len(buf) > 0:\n    buf.pop()\n"),
-            ("tests/test_app.py", "def test_pop():\n    assert pop() == 1\n"),
+            (
+                "app.py",
+                "import ringbuf\n\nif len(buf) > 0:\n    buf.pop()\n",
+            ),
+            (
+                "tests/test_app.py",
+                "def test_pop():\n    assert pop() == 1\n",
+            ),
         ])
     }
 
@@ -301,7 +307,10 @@ mod tests {
             ]
         );
         // A duplicate is folded, not counted.
-        let mut c = vec![cite("app.py", 3, "len(buf) > 0"), cite("app.py", 3, "len(buf) > 0")];
+        let mut c = vec![
+            cite("app.py", 3, "len(buf) > 0"),
+            cite("app.py", 3, "len(buf) > 0"),
+        ];
         assert!(check_cites(&mut c, &src).is_empty());
         assert_eq!(c.len(), 1);
     }
@@ -334,7 +343,10 @@ mod tests {
         }
         let mut c = vec![cite("app.py", 3, "if len(buf) >= 0:")];
         let d = check_cites(&mut c, &src);
-        assert_eq!(d[0].to_string(), "app.py:3 (the quoted text is not on that line)");
+        assert_eq!(
+            d[0].to_string(),
+            "app.py:3 (the quoted text is not on that line)"
+        );
     }
 
     #[test]

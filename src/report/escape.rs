@@ -291,7 +291,14 @@ mod tests {
             md_line_link("a b/(x)|.py", 7, MdContext::Table),
             "[`a b/(x)\\|.py:7`](a%20b/%28x%29%7C.py#L7)"
         );
-        for hostile in ["//evil.example/x", "/etc/passwd", "../up.py", "a//b", "", "a\nb"] {
+        for hostile in [
+            "//evil.example/x",
+            "/etc/passwd",
+            "../up.py",
+            "a//b",
+            "",
+            "a\nb",
+        ] {
             let md = md_line_link(hostile, 1, MdContext::Inline);
             assert!(!md.contains("]("), "{hostile}: {md}");
         }

@@ -367,7 +367,10 @@ mod tests {
             "{md}"
         );
         // In the table the quote's pipe is escaped; no HTML gets through.
-        assert!(md.contains("see [`x.py:1`](x.py#L1) `a \\| b <img src=x> @team`"), "{md}");
+        assert!(
+            md.contains("see [`x.py:1`](x.py#L1) `a \\| b <img src=x> @team`"),
+            "{md}"
+        );
         assert!(!md.contains("<img src=x> @team`|"), "{md}");
         assert!(
             md.contains(" · see [`lib/guard.py:7`](lib/guard.py#L7) `if n is None: return`"),

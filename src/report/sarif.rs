@@ -401,7 +401,9 @@ mod tests {
         // None without citations.
         let plain = shard(1, 1, &["a.py"], RunStatus::Complete);
         let sarif = sarif_schema::assert_valid(&render_sarif(&plain), "unit-no-citations");
-        assert!(sarif["runs"][0]["results"][0].get("relatedLocations").is_none());
+        assert!(sarif["runs"][0]["results"][0]
+            .get("relatedLocations")
+            .is_none());
     }
 
     /// Edge cases the integration tests do not reach, checked against the official schema:

@@ -374,8 +374,14 @@ mod tests {
             text.contains("  see:      app.py:3 — if len(buf) > 0:\n"),
             "{text}"
         );
-        assert!(text.contains("  see:      tests/t.py:4 — assert b() == 1\n"), "{text}");
-        assert!(!text.contains('\u{1b}'), "control sequences are escaped: {text}");
+        assert!(
+            text.contains("  see:      tests/t.py:4 — assert b() == 1\n"),
+            "{text}"
+        );
+        assert!(
+            !text.contains('\u{1b}'),
+            "control sequences are escaped: {text}"
+        );
         // The see lines follow their finding's defect line.
         let defect = text.find("defect:").unwrap();
         assert!(text.find("see:      app.py:3").unwrap() > defect);

@@ -1,7 +1,6 @@
 //! The per-run dispatch context (agents, assets, symbols) and the per-round view of the
 //! target (tag, guide, read scope, RELEVANT_FILES budget), plus prompt building.
 
-use crate::gates::ScopeLines;
 use super::prompt::{
     embed_json, escape_text, first_line, intent_block, render, target_guide, target_tag,
     PromptError, PromptVars,
@@ -9,6 +8,7 @@ use super::prompt::{
 use super::{blocks, Assets, RoundFinding};
 use crate::dispatch::AgentSpec;
 use crate::findings::{AdversaryOutput, Role, Ruling};
+use crate::gates::ScopeLines;
 use crate::gates::{check_place, Outline, Place, ReadScope};
 use crate::resolve::{match_paths, Panel, RunPlan};
 use crate::store::{write_record, RunDir};

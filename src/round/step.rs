@@ -425,7 +425,10 @@ pub(super) fn gate_finding_cites(
     src: &dyn ContextSource,
     rec: &mut RoundRecord,
 ) {
-    for pf in findings.iter_mut().filter(|pf| !pf.finding.context.is_empty()) {
+    for pf in findings
+        .iter_mut()
+        .filter(|pf| !pf.finding.context.is_empty())
+    {
         let dropped = check_cites(&mut pf.finding.context, src);
         let who = format!("pass {} finding {}", pf.pass, id_of(&pf.finding.id));
         count_dropped(&who, &dropped, rec);
@@ -822,10 +825,10 @@ pub(super) fn attach_rulings(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::findings::SafeZone;
     use crate::findings::{ArtefactType, FinalSeverity, Winner};
     use crate::gates::Outline;
     use crate::target::TargetKind;
-    use crate::findings::SafeZone;
     use crate::test_support::{cite, finding, target, MemScope};
     use std::path::Path;
 
@@ -1247,7 +1250,10 @@ mod tests {
     fn scope() -> MemScope {
         MemScope::new(&[
             ("a.rs", "fn f() {}\n"),
-            ("app.py", "import ringbuf\n\nif len(buf) > 0:\n    buf.pop()\n"),
+            (
+                "app.py",
+                "import ringbuf\n\nif len(buf) > 0:\n    buf.pop()\n",
+            ),
         ])
     }
 
@@ -1274,8 +1280,10 @@ mod tests {
         assert_eq!(rec.errors, ["context_cite_invalid", "context_cite_invalid"]);
         assert_eq!(
             rec.decision.reasons,
-            ["context citations of pass 2 finding F1 dropped: app.py:3 (the quoted text is not \
-              on that line); .env:1 (not in the context scope)"]
+            [
+                "context citations of pass 2 finding F1 dropped: app.py:3 (the quoted text is not \
+              on that line); .env:1 (not in the context scope)"
+            ]
         );
     }
 
@@ -1298,7 +1306,10 @@ mod tests {
                 // Some citations hold: kept with those.
                 zone(
                     "Z3",
-                    vec![cite("../x", 1, "import ringbuf"), cite("app.py", 1, "import ringbuf")],
+                    vec![
+                        cite("../x", 1, "import ringbuf"),
+                        cite("app.py", 1, "import ringbuf"),
+                    ],
                 ),
                 // No citation at all (an in-target guard, or an old answer): kept.
                 zone("Z4", vec![]),
@@ -1309,7 +1320,10 @@ mod tests {
         assert!(map.heuristics.is_empty());
         let ids: Vec<&str> = map.safe_zones.iter().map(|z| z.id.as_str()).collect();
         assert_eq!(ids, ["Z1", "Z3", "Z4"]);
-        assert_eq!(map.safe_zones[1].context, [cite("app.py", 1, "import ringbuf")]);
+        assert_eq!(
+            map.safe_zones[1].context,
+            [cite("app.py", 1, "import ringbuf")]
+        );
         assert_eq!(rec.counts.context_cite_invalid, 3);
         assert_eq!(rec.counts.map_entries_dropped, 2);
         assert!(rec.decision.reasons.iter().any(|r| r
@@ -1399,13 +1413,21 @@ mod tests {
         assert!(f3.is_confirmed() && f3.cites.is_empty());
         assert_eq!(rulings.len(), 2);
         assert_eq!(
-            (rec.counts.confirmed, rec.counts.debunked, rec.counts.unresolved),
+            (
+                rec.counts.confirmed,
+                rec.counts.debunked,
+                rec.counts.unresolved
+            ),
             (1, 1, 2)
         );
         assert_eq!(rec.counts.context_cite_invalid, 1);
         assert_eq!(
             rec.errors,
-            ["context_cite_invalid", "judge_invalid_cites", "judge_invalid_cites"]
+            [
+                "context_cite_invalid",
+                "judge_invalid_cites",
+                "judge_invalid_cites"
+            ]
         );
     }
 }

@@ -230,7 +230,10 @@ fn a_failed_guard_citation_drops_the_zone_and_the_dismissal_resting_on_it() {
     // A guard the caller does not have: the zone is dropped before the Judge sees it, and
     // the dismissal citing it is not upheld (unresolved after the one re-prompt).
     let repo = self::repo();
-    let run = guarded(&repo, cite("src/app.rs", 4, "if s.len() > 16 { return 0; }"));
+    let run = guarded(
+        &repo,
+        cite("src/app.rs", 4, "if s.len() > 16 { return 0; }"),
+    );
     assert!(run.meta()["abort_reason"].is_null(), "not an abort");
     let r1 = run.json("round-1.json");
     assert_eq!(r1["counts"]["map_entries_dropped"], 1);
