@@ -34,7 +34,7 @@ pub struct ReportFinding {
     /// Adversary heuristics / safe zones the ruling cites.
     pub cites: Vec<String>,
     /// Context lines that support the finding or decided its ruling (docs/contracts.md
-    /// §22.3): the finding's citations, then the ruling's (with those of the map entries it
+    /// §6): the finding's citations, then the ruling's (with those of the map entries it
     /// cites), each once — every one checked by the citation gate.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub context: Vec<super::agent::ContextCite>,

@@ -57,7 +57,7 @@ pub(super) struct Ctx<'a> {
     outline: Option<Outline>,
     /// The review's spend against its budgets while agents run (docs/contracts.md §19.3).
     pub meter: super::meter::Meter,
-    /// What context citations are checked against (docs/contracts.md §22.3).
+    /// What context citations are checked against (docs/contracts.md §6).
     pub cite_src: ScopeLines<'a>,
 }
 

@@ -417,7 +417,7 @@ fn id_of(id: &str) -> String {
     id.trim().chars().take(40).collect()
 }
 
-/// The citation gate on the passes' findings (docs/contracts.md §22.3): each finding keeps the
+/// The citation gate on the passes' findings (docs/contracts.md §6): each finding keeps the
 /// context citations that hold; the others are dropped and counted. The finding itself stays
 /// (it names a target line the anchor gate checked).
 pub(super) fn gate_finding_cites(
@@ -676,7 +676,7 @@ fn ruling_place(
 /// with a problem), checked at the ruling's place (docs/architecture.md §19.6).
 ///
 /// A ruling that does not confirm its finding (a debunk) may not rest on what the citation gate
-/// threw away (docs/contracts.md §22.3): citing an entry dropped from the map (`dropped`), or
+/// threw away (docs/contracts.md §6): citing an entry dropped from the map (`dropped`), or
 /// carrying context citations none of which holds, is a problem like a cite that does not
 /// cover it — re-prompted once, then unresolved. A confirming ruling's dead cites and
 /// citations are only dropped ([`gate_ruling_cites`]).

@@ -124,7 +124,7 @@ mod tool_gate;
 mod trust;
 // Review context: project rules, path instructions, excludes, focus.
 mod context;
-// Context citations: kept, dropped and counted, a failed guard (docs/contracts.md §22.3).
+// Context citations: kept, dropped and counted, a failed guard (docs/contracts.md §6).
 mod context_cites;
 // Protocol details of the source protocol: each rule driven by scripted answers.
 mod fidelity;
