@@ -265,17 +265,19 @@ fn narrow_context(merged: &mut Table, keys: Table, path: &Path) -> Result<(), Co
         _ => return Err(bad("`review` is not a table".into())),
     };
     if let Some(v) = keys.get("context") {
-        let mode: super::ContextMode = v
-            .clone()
-            .try_into()
-            .map_err(|e: toml::de::Error| bad(format!("review.context: {}", one_line(&e.to_string()))))?;
+        let mode: super::ContextMode = v.clone().try_into().map_err(|e: toml::de::Error| {
+            bad(format!("review.context: {}", one_line(&e.to_string())))
+        })?;
         if mode == super::ContextMode::Target {
             review.insert("context".into(), Value::String(mode.as_str().into()));
         }
     }
     if let Some(v) = keys.get("context_exclude") {
         let globs: Vec<String> = v.clone().try_into().map_err(|e: toml::de::Error| {
-            bad(format!("review.context_exclude: {}", one_line(&e.to_string())))
+            bad(format!(
+                "review.context_exclude: {}",
+                one_line(&e.to_string())
+            ))
         })?;
         let entry = review
             .entry("context_exclude")
@@ -544,6 +546,60 @@ mod tests {
         })
         .unwrap_err();
         assert!(err.to_string().starts_with("AREV_AGENT_GRACE=x"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod context_tests {
+    use super::*;
+    use crate::config::ContextMode;
+
+    fn with_repo(user: Option<&str>, repo: &str) -> Settings {
+        let d = tempfile::tempdir().unwrap();
+        let user_file = user.map(|u| {
+            let p = d.path().join("user.toml");
+            std::fs::write(&p, u).unwrap();
+            p
+        });
+        load(&ConfigSources {
+            user_file,
+            repo_text: Some((PathBuf::from("abc:arev.toml"), repo.to_string())),
+            repo_from_base: true,
+            ..Default::default()
+        })
+        .unwrap()
+        .0
+    }
+
+    /// A repository layer narrows the context scope, never widens it: `target` wins over
+    /// `tree` whichever layer says it, and its `context_exclude` adds to the trusted globs.
+    #[test]
+    fn a_repository_layer_only_narrows_the_context() {
+        let s = with_repo(None, "[review]\ncontext = \"target\"\n");
+        assert_eq!(s.review.context, ContextMode::Target);
+        let user = "[review]\ncontext = \"target\"\ncontext_exclude = [\"secret/**\"]\n";
+        let s = with_repo(
+            Some(user),
+            "[review]\ncontext = \"tree\"\ncontext_exclude = []\n",
+        );
+        assert_eq!(s.review.context, ContextMode::Target);
+        assert_eq!(s.review.context_exclude, ["secret/**"]);
+        let s = with_repo(
+            Some("[review]\ncontext_exclude = [\"a/**\"]\n"),
+            "[review]\ncontext_exclude = [\"b/**\", \"a/**\"]\n",
+        );
+        assert_eq!(s.review.context, ContextMode::Tree);
+        assert_eq!(s.review.context_exclude, ["a/**", "b/**"]);
+        let d = tempfile::tempdir().unwrap();
+        let err = load(&ConfigSources {
+            repo_text: Some((
+                d.path().join("arev.toml"),
+                "[review]\ncontext = \"all\"\n".into(),
+            )),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("review.context"), "{err}");
     }
 }
 

@@ -478,6 +478,7 @@ async fn judge(
     };
     let jr: RoleRun<JudgeOutput> =
         run_role(ctx, view, who, prompt, j.cancel, this.live, checks).await;
+    let judge_context = jr.context_note();
     this.rec.dispatches.extend(jr.records);
     let mut j = match jr.output {
         RoleOutput::Valid(j) => j,
@@ -520,7 +521,7 @@ async fn judge(
     this.judged = Some(each);
     let counts = &this.rec.counts;
     let line = format!(
-        "Round {round} · Judge ({} confirmed, {} debunked)",
+        "Round {round} · Judge ({} confirmed, {} debunked){judge_context}",
         counts.confirmed, counts.debunked
     );
     this.line(line);

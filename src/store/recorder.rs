@@ -12,8 +12,8 @@ use super::clock::now;
 use super::progress::ProgressLog;
 use super::{
     copy_record, write_compact_record, write_json_atomic, write_json_record, write_record,
-    AbortReason, Meta, MetaContext, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunDir, RunStatus,
-    RunStopReason,
+    AbortReason, Meta, MetaContext, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunDir,
+    RunStatus, RunStopReason,
 };
 use crate::records::{FailOn, Report, ReportSummary, RoundRecord, Tier};
 use crate::target::{ArtefactContent, PinnedTarget};
@@ -301,6 +301,29 @@ impl Recorder {
         if let Err(e) = self.write_meta() {
             tracing::error!("cannot update meta.json: {e}");
         }
+    }
+
+    /// Re-hash the context files agents read (`reads`, under `root`): the paths whose content
+    /// changed since they were read are recorded as `context.drift` in meta.json, and
+    /// returned.
+    pub fn recheck_context<'a>(
+        &mut self,
+        root: &std::path::Path,
+        reads: impl Iterator<Item = &'a crate::records::ContextRead>,
+    ) -> Vec<String> {
+        let mut drift = std::collections::BTreeSet::new();
+        for r in reads {
+            let now = crate::target::read_regular(&root.join(&r.path))
+                .map(|b| hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&b)));
+            if now.as_deref() != Some(r.sha256.as_str()) {
+                drift.insert(r.path.clone());
+            }
+        }
+        let drift: Vec<String> = drift.into_iter().collect();
+        if let Some(c) = &mut self.meta.context {
+            c.drift.clone_from(&drift);
+        }
+        drift
     }
 
     /// Re-pin `target` at the end of the run: records `sha256_final` and `drift`. A target

@@ -65,9 +65,11 @@ impl ContextScope {
     ) -> Result<Self, TargetError> {
         let set = compile_globs(exclude)?;
         let root = target.root.clone();
+        // A deleted file of a diff cannot be read: it is no part of the scope.
         let mut files: BTreeMap<String, String> = target
             .files
             .iter()
+            .filter(|f| !f.sha256.is_empty())
             .map(|f| (f.path.clone(), f.sha256.clone()))
             .collect();
         let mut outside = BTreeMap::new();
@@ -88,7 +90,10 @@ impl ContextScope {
                 let Ok(path) = String::from_utf8(e.path.clone()) else {
                     continue;
                 };
-                if files.contains_key(&path) || super::scan::has_control_chars(&path) {
+                if files.contains_key(&path)
+                    || target.is_allowed(&path)
+                    || super::scan::has_control_chars(&path)
+                {
                     continue;
                 }
                 if e.mode == 0o160_000 {
@@ -206,7 +211,11 @@ impl ContextScope {
     pub fn hidden(&self, keep: &[PathBuf]) -> Vec<PathBuf> {
         let mut out = vec![self.root.join(".git")];
         let carved = carve_rel(&self.root, self.outside.clone(), keep);
-        out.extend(carved.keys().map(|p| self.root.join(p.trim_end_matches('/'))));
+        out.extend(
+            carved
+                .keys()
+                .map(|p| self.root.join(p.trim_end_matches('/'))),
+        );
         out
     }
 }
@@ -378,4 +387,14 @@ fn carve_rel(
         }
     }
     outside
+}
+
+/// The bytes of the regular file at `p` (None for a link, a directory or an unreadable
+/// file): context files are hashed without following a link swapped in since the pin.
+pub fn read_regular(p: &Path) -> Option<Vec<u8>> {
+    let meta = std::fs::symlink_metadata(p).ok()?;
+    meta.file_type()
+        .is_file()
+        .then(|| std::fs::read(p).ok())
+        .flatten()
 }

@@ -126,6 +126,8 @@ mod trust;
 mod context;
 // Context citations: kept, dropped and counted, a failed guard (docs/contracts.md §6).
 mod context_cites;
+// What reviewers may read: the context scope (docs/trust.md).
+mod context_scope;
 // Protocol details of the source protocol: each rule driven by scripted answers.
 mod fidelity;
 // Review memory: baselines, suppressions, incremental re-review, the verdict cache.
