@@ -67,5 +67,47 @@ pub(crate) fn finding(id: &str, file: Option<&str>, line: Option<u32>, cat: &str
         evidence: "quoted".into(),
         source: "enthusiast".into(),
         prior_finding_id: None,
+        context: vec![],
+    }
+}
+
+/// A context scope of in-memory files rooted at `/repo` (the citation gate's source).
+pub(crate) struct MemScope {
+    pub root: std::path::PathBuf,
+    pub files: BTreeMap<String, String>,
+}
+
+impl MemScope {
+    pub fn new(files: &[(&str, &str)]) -> Self {
+        Self {
+            root: "/repo".into(),
+            files: files
+                .iter()
+                .map(|(p, t)| (p.to_string(), t.to_string()))
+                .collect(),
+        }
+    }
+}
+
+impl crate::gates::ContextSource for MemScope {
+    fn in_scope(&self, rel: &str) -> bool {
+        self.files.contains_key(rel)
+    }
+    fn lines(&self, rel: &str) -> Option<std::sync::Arc<[String]>> {
+        self.files
+            .get(rel)
+            .map(|t| t.split('\n').map(String::from).collect())
+    }
+    fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+/// A context citation.
+pub(crate) fn cite(file: &str, line: u32, text: &str) -> crate::records::ContextCite {
+    crate::records::ContextCite {
+        file: file.into(),
+        line,
+        text: text.into(),
     }
 }

@@ -254,6 +254,15 @@ fn merge(mut cluster: Vec<PassFinding>) -> UnionedFinding {
     merged_from.sort();
     let mut rep = cluster.swap_remove(best).finding;
     rep.evidence = evidence;
+    // Context citations (already gated): the representative's, then the others' in pass
+    // order, each once, at most five.
+    for pf in &cluster {
+        for c in &pf.finding.context {
+            if rep.context.len() < super::MAX_CONTEXT_CITES && !rep.context.contains(c) {
+                rep.context.push(c.clone());
+            }
+        }
+    }
     UnionedFinding {
         finding: rep,
         passes,

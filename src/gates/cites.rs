@@ -75,6 +75,7 @@ mod tests {
                     line_start: 10,
                     line_end: 20,
                 }],
+                context: vec![],
             }],
             safe_zones: vec![SafeZone {
                 id: "Z1".into(),
@@ -83,6 +84,7 @@ mod tests {
                 line_end: 5,
                 reason: "r".into(),
                 evidence: "e".into(),
+                context: vec![],
             }],
         }
     }

@@ -2,6 +2,7 @@
 //! unauthentic reviews.
 mod anchor;
 mod cites;
+mod context;
 mod membership;
 mod reads;
 mod schema;
@@ -10,6 +11,9 @@ mod tools;
 
 pub use anchor::anchor_ok;
 pub use cites::bad_cites;
+pub use context::{
+    check_cites, cite_path, CiteDrop, ContextSource, DroppedCite, ScopeLines, MAX_CITES,
+};
 pub use membership::{check_place, normalize_finding_file, repo_relative, FileCheck, Place};
 pub use reads::{ReadScope, ReadViolation};
 pub use schema::{parse_answer, AnswerError, AnswerSchema, SchemaError};

@@ -137,6 +137,7 @@ mod tests {
             resolution: Some("r".into()),
             edit_instruction: Some("do".into()),
             cites: vec![],
+            context: vec![],
             found_by_passes: vec![1],
             found_by: vec!["claude".into()],
             ruled_by: Some("claude".into()),

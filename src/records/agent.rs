@@ -183,6 +183,25 @@ pub struct Finding {
     /// Set only when building on a finding of an earlier round.
     #[serde(default)]
     pub prior_finding_id: Option<String>,
+    /// Context lines that support it (a caller that breaks, a test that pins the
+    /// behaviour): at most 5; the citation gate drops those that do not hold.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<ContextCite>,
+}
+
+/// At most this many context citations per finding, Adversary map entry or ruling.
+pub const MAX_CONTEXT_CITES: usize = 5;
+
+/// A citation of one line of the context scope (docs/contracts.md §6): the file
+/// (repository-relative), the 1-based line and a quote of that line's text. The citation gate
+/// keeps it only when the file is in the scope, the line exists and holds the quote
+/// (whitespace-normalised).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub struct ContextCite {
+    pub file: String,
+    pub line: u32,
+    /// The cited line's text, or a part of it (at least 8 characters, or the whole line).
+    pub text: String,
 }
 
 /// The Enthusiast's answer. Every array may be omitted when empty (`{}` = no findings): a
@@ -210,6 +229,10 @@ pub struct Heuristic {
     pub evidence: String,
     #[serde(default)]
     pub applies_to: Vec<LineRange>,
+    /// Context lines that prove it (at most 5); an entry whose every citation was dropped
+    /// is dropped from the map before the Judge sees it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<ContextCite>,
 }
 
 /// A region the Adversary proved safe.
@@ -222,6 +245,10 @@ pub struct SafeZone {
     pub line_end: u32,
     pub reason: String,
     pub evidence: String,
+    /// Context lines that prove it — a caller's guard is mapped only with one (at most 5); a
+    /// zone whose every citation was dropped is dropped from the map before the Judge sees it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<ContextCite>,
 }
 
 /// The Adversary's map of what is provably safe (an empty array may be omitted).
@@ -264,6 +291,9 @@ pub struct Ruling {
     /// Heuristic (`H…`) or safe-zone (`Z…`) ids the ruling relies on.
     #[serde(default)]
     pub cites: Vec<String>,
+    /// Context lines that decided it (at most 5), with those of the map entries it cites.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<ContextCite>,
 }
 
 impl Ruling {

@@ -33,6 +33,11 @@ pub struct ReportFinding {
     pub edit_instruction: Option<String>,
     /// Adversary heuristics / safe zones the ruling cites.
     pub cites: Vec<String>,
+    /// Context lines that support the finding or decided its ruling: the finding's
+    /// citations, then the ruling's (with those of the map entries it cites), each once —
+    /// every one checked by the citation gate (docs/contracts.md §6).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<super::agent::ContextCite>,
     /// Enthusiast passes that found it.
     pub found_by_passes: Vec<u32>,
     /// The configured agents whose passes found it (in pass order, each once): with

@@ -23,6 +23,7 @@ pub(crate) fn finding(file: &str, sev: Severity) -> ReportFinding {
         resolution: None,
         edit_instruction: None,
         cites: vec![],
+        context: vec![],
         found_by_passes: vec![1],
         found_by: vec!["claude".into()],
         ruled_by: None,

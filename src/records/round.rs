@@ -23,6 +23,10 @@ pub enum RoundError {
     AnchorInvalid,
     /// A finding named a project rules file (once per finding dropped).
     RulesFileFinding,
+    /// A context citation (of a finding, an Adversary map entry or a ruling) whose file is
+    /// not in the context scope, whose line does not exist or does not hold its quote, or
+    /// past the fifth (once per citation dropped).
+    ContextCiteInvalid,
     /// A ruling whose cites still did not hold after a re-prompt (once per ruling).
     JudgeInvalidCites,
     /// The Judge ruled on an unknown finding, or left findings without a ruling.
@@ -41,6 +45,7 @@ impl RoundError {
             Self::JudgeMalformedJson => "judge_malformed_json",
             Self::AnchorInvalid => "anchor_invalid",
             Self::RulesFileFinding => "rules_file_finding",
+            Self::ContextCiteInvalid => "context_cite_invalid",
             Self::JudgeInvalidCites => "judge_invalid_cites",
             Self::JudgeRulingCountMismatch => "judge_ruling_count_mismatch",
             Self::Round2Skipped => "round2_skipped",
@@ -280,6 +285,13 @@ pub struct RoundCounts {
     /// Findings kept from the Judge because it dismissed them in an earlier round.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub debunked_before: u32,
+    /// Context citations the citation gate dropped (every role's, this round).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub context_cite_invalid: u32,
+    /// Adversary map entries dropped before the Judge: every context citation they carried
+    /// was dropped.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub map_entries_dropped: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -401,6 +413,7 @@ mod tests {
             (RoundError::JudgeMalformedJson, "judge_malformed_json"),
             (RoundError::AnchorInvalid, "anchor_invalid"),
             (RoundError::RulesFileFinding, "rules_file_finding"),
+            (RoundError::ContextCiteInvalid, "context_cite_invalid"),
             (RoundError::JudgeInvalidCites, "judge_invalid_cites"),
             (
                 RoundError::JudgeRulingCountMismatch,

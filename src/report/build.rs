@@ -109,6 +109,7 @@ fn entry(
         resolution: r.map(|r| r.resolution.clone()),
         edit_instruction: r.and_then(|r| r.edit_instruction.clone()),
         cites: r.map(|r| r.cites.clone()).unwrap_or_default(),
+        context: context_of(f, r),
         found_by_passes: j.finding.passes.clone(),
         found_by,
         ruled_by,
@@ -117,6 +118,20 @@ fn entry(
         suppression: None,
         proof: None,
     }
+}
+
+/// The finding's context citations, then its ruling's, each once.
+fn context_of(
+    f: &crate::findings::Finding,
+    r: Option<&crate::findings::Ruling>,
+) -> Vec<crate::records::ContextCite> {
+    let mut out = f.context.clone();
+    for c in r.into_iter().flat_map(|r| &r.context) {
+        if !out.contains(c) {
+            out.push(c.clone());
+        }
+    }
+    out
 }
 
 /// The category of a finding about a change arev could not review.
@@ -257,6 +272,7 @@ fn unreviewed_findings(target: &PinnedTarget, trusted_tree: bool) -> Vec<ReportF
             resolution: None,
             edit_instruction: None,
             cites: vec![],
+            context: vec![],
             found_by_passes: vec![],
             found_by: vec![],
             ruled_by: None,

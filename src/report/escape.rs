@@ -173,6 +173,32 @@ pub fn md_block(text: &str) -> String {
     format!("{fence}text\n{body}\n{fence}")
 }
 
+/// A link to line `line` of the repository file `path`, its text the code span `path:line`:
+/// the destination is the path relative to the repository root, every byte outside
+/// `A-Za-z0-9-._~/` percent-encoded (so no scheme, no `)`, no space), with a `#L<line>`
+/// fragment. A path that is not plain (absolute, empty, `.`/`..` or empty components, a
+/// control character) gets the code span alone: never a link arev did not build itself.
+pub fn md_line_link(path: &str, line: u32, ctx: MdContext) -> String {
+    let text = md_code(&format!("{path}:{line}"), ctx);
+    let plain = !path.is_empty()
+        && !path.chars().any(char::is_control)
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..");
+    if !plain {
+        return text;
+    }
+    let mut dest = String::with_capacity(path.len() + 8);
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            dest.push(b as char);
+        } else {
+            dest.push_str(&format!("%{b:02X}"));
+        }
+    }
+    format!("[{text}]({dest}#L{line})")
+}
+
 /// Agent text for the terminal report: control characters (escape sequences included)
 /// shown as `\u{..}`, tabs as spaces, and each further line indented by `indent`; a line
 /// that would start with `::` (a GitHub Actions workflow command, even after leading
@@ -273,6 +299,34 @@ mod tests {
         let c = md_text("`a|b`", MdContext::Table);
         assert_eq!(c, "`a\\|b`");
         assert_eq!(md_text("`a|b`", MdContext::Inline), "`a|b`");
+    }
+
+    #[test]
+    fn line_links_are_built_from_plain_paths_only() {
+        assert_eq!(
+            md_line_link("src/app.py", 3, MdContext::Inline),
+            "[`src/app.py:3`](src/app.py#L3)"
+        );
+        assert_eq!(
+            md_line_link("a b/(x)|.py", 7, MdContext::Table),
+            "[`a b/(x)\\|.py:7`](a%20b/%28x%29%7C.py#L7)"
+        );
+        for hostile in [
+            "//evil.example/x",
+            "/etc/passwd",
+            "../up.py",
+            "a//b",
+            "",
+            "a\nb",
+        ] {
+            let md = md_line_link(hostile, 1, MdContext::Inline);
+            assert!(!md.contains("]("), "{hostile}: {md}");
+        }
+        // `javascript:` is a path component, percent-encoded, never a scheme.
+        assert_eq!(
+            md_line_link("javascript:alert(1)", 1, MdContext::Inline),
+            "[`javascript:alert(1):1`](javascript%3Aalert%281%29#L1)"
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! report.md: summary line, confirmed table, debunked (collapsed), coverage and cost.
 //! Everything an agent wrote (and every repository path) goes through `escape` first.
 
-use super::escape::{md_code, md_text, MdContext, REPORT_MARKER};
+use super::escape::{md_code, md_line_link, md_text, MdContext, REPORT_MARKER};
 use super::{Report, ReportFinding};
 use std::fmt::Write;
 
@@ -27,10 +27,26 @@ fn finding_cell(f: &ReportFinding, mixed: bool) -> String {
         Some(r) => format!("{}<br>*Judge:* {}", cell(&f.description), cell(r)),
         None => cell(&f.description),
     };
+    c.push_str(&see(f, MdContext::Table, "<br>"));
     if mixed {
         c.push_str(&format!("<br><sub>{}</sub>", cell(&f.attribution())));
     }
     c
+}
+
+/// The finding's context citations (docs/contracts.md §6), each `sep` then `see` a link to
+/// the line and the quote as a code span ("" without citations).
+fn see(f: &ReportFinding, ctx: MdContext, sep: &str) -> String {
+    f.context
+        .iter()
+        .map(|c| {
+            format!(
+                "{sep}see {} {}",
+                md_line_link(&c.file, c.line, ctx),
+                md_code(&c.text, ctx)
+            )
+        })
+        .collect()
 }
 
 fn place(f: &ReportFinding, ctx: MdContext) -> String {
@@ -172,10 +188,11 @@ fn unresolved_list(s: &mut String, r: &Report) {
         for f in &r.unresolved {
             let _ = writeln!(
                 s,
-                "- {} {} — {}",
+                "- {} {} — {}{}",
                 place(f, MdContext::Inline),
                 inline(&f.category),
-                inline(&f.description)
+                inline(&f.description),
+                see(f, MdContext::Inline, " · ")
             );
         }
         s.push('\n');
@@ -226,10 +243,11 @@ fn debunked_details(s: &mut String, r: &Report) {
             };
             let _ = writeln!(
                 s,
-                "- ~~{} {}~~ — {}{cites}",
+                "- ~~{} {}~~ — {}{cites}{}",
                 place(f, MdContext::Inline),
                 inline(&f.description),
-                inline(f.resolution.as_deref().unwrap_or(""))
+                inline(f.resolution.as_deref().unwrap_or("")),
+                see(f, MdContext::Inline, " · ")
             );
         }
         let _ = writeln!(s, "\n</details>\n");
@@ -322,5 +340,41 @@ fn provenance(s: &mut String, r: &Report) {
         .collect();
     if !skipped.is_empty() {
         let _ = writeln!(s, "\nSkipped: {}.", skipped.join(", "));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::Severity;
+    use crate::report::fixtures::{finding, shard};
+    use crate::store::RunStatus;
+    use crate::test_support::cite;
+
+    #[test]
+    fn each_citation_is_a_line_link_with_its_quote_escaped() {
+        let mut r = shard(1, 1, &["a.py"], RunStatus::Complete);
+        r.confirmed[0].context = vec![
+            cite("app.py", 3, "if len(buf) > 0:"),
+            cite("x.py", 1, "a | b <img src=x> @team"),
+        ];
+        let mut d = finding("c.py", Severity::Low);
+        d.context = vec![cite("lib/guard.py", 7, "if n is None: return")];
+        r.debunked.push(d);
+        let md = render_markdown(&r);
+        assert!(
+            md.contains("<br>see [`app.py:3`](app.py#L3) `if len(buf) > 0:`"),
+            "{md}"
+        );
+        // In the table the quote's pipe is escaped; no HTML gets through.
+        assert!(
+            md.contains("see [`x.py:1`](x.py#L1) `a \\| b <img src=x> @team`"),
+            "{md}"
+        );
+        assert!(!md.contains("<img src=x> @team`|"), "{md}");
+        assert!(
+            md.contains(" · see [`lib/guard.py:7`](lib/guard.py#L7) `if n is None: return`"),
+            "{md}"
+        );
     }
 }

@@ -133,6 +133,9 @@ fn result(f: &ReportFinding, rule_index: usize, listed: Listed) -> Value {
         }
         r.insert("locations".into(), json!([loc]));
     }
+    if !f.context.is_empty() {
+        r.insert("relatedLocations".into(), related(f));
+    }
     r.insert(
         "partialFingerprints".into(),
         json!({ "arev/v2": f.fingerprint, "primaryLocationLineHash": f.fingerprint }),
@@ -163,6 +166,27 @@ fn result(f: &ReportFinding, rule_index: usize, listed: Listed) -> Value {
     }
     r.insert("properties".into(), props);
     Value::Object(r)
+}
+
+/// The finding's context citations (docs/contracts.md §6) as `relatedLocations`: each
+/// the cited line of a repository file, the quote as the region's snippet.
+fn related(f: &ReportFinding) -> Value {
+    let locs: Vec<Value> = f
+        .context
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            json!({
+                "id": i,
+                "physicalLocation": {
+                    "artifactLocation": { "uri": uri(&c.file), "uriBaseId": "%SRCROOT%" },
+                    "region": { "startLine": c.line.max(1), "snippet": { "text": c.text } }
+                },
+                "message": { "text": "context" }
+            })
+        })
+        .collect();
+    Value::Array(locs)
 }
 
 /// Render the report as a SARIF 2.1.0 log (pretty JSON, trailing newline).
@@ -340,6 +364,46 @@ mod tests {
         assert_eq!(uri("src/a b/c%d.rs"), "src/a%20b/c%25d.rs");
         assert_eq!(uri("src/lib.rs"), "src/lib.rs");
         assert_eq!(uri("d/é.rs"), "d/%C3%A9.rs");
+    }
+
+    /// Context citations are `relatedLocations` (the cited line, the quote as its snippet),
+    /// valid against the official schema; agent text stays data.
+    #[test]
+    fn citations_are_related_locations() {
+        use crate::report::fixtures::{finding, shard};
+        use crate::test_support::{cite, sarif_schema};
+        let mut r = shard(1, 1, &["a.py"], RunStatus::Complete);
+        r.confirmed[0].context = vec![
+            cite("app.py", 3, "if len(buf) > 0:"),
+            cite("lib dir/x.py", 9, "</script>\u{1b}[31m"),
+        ];
+        let mut u = finding("b.py", Severity::Medium);
+        u.context = vec![cite("tests/test_b.py", 2, "assert b() == 1")];
+        r.unresolved.push(u);
+        let sarif = sarif_schema::assert_valid(&render_sarif(&r), "unit-citations");
+        let results = sarif["runs"][0]["results"].as_array().unwrap();
+        let rel = results[0]["relatedLocations"].as_array().unwrap();
+        assert_eq!(rel.len(), 2);
+        let p = &rel[0]["physicalLocation"];
+        assert_eq!(p["artifactLocation"]["uri"], "app.py");
+        assert_eq!(p["artifactLocation"]["uriBaseId"], "%SRCROOT%");
+        assert_eq!(p["region"]["startLine"], 3);
+        assert_eq!(p["region"]["snippet"]["text"], "if len(buf) > 0:");
+        assert_eq!(rel[1]["id"], 1);
+        assert_eq!(
+            rel[1]["physicalLocation"]["artifactLocation"]["uri"],
+            "lib%20dir/x.py"
+        );
+        assert_eq!(
+            results[1]["relatedLocations"][0]["physicalLocation"]["region"]["startLine"],
+            2
+        );
+        // None without citations.
+        let plain = shard(1, 1, &["a.py"], RunStatus::Complete);
+        let sarif = sarif_schema::assert_valid(&render_sarif(&plain), "unit-no-citations");
+        assert!(sarif["runs"][0]["results"][0]
+            .get("relatedLocations")
+            .is_none());
     }
 
     /// Edge cases the integration tests do not reach, checked against the official schema:

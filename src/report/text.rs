@@ -112,8 +112,17 @@ fn confirmed_block(s: &mut String, r: &Report, f: &ReportFinding, st: Style) {
     if let Some(p) = &f.proof {
         detail(s, st, "proof", &super::proof::text_line(p));
     }
+    see_lines(s, st, f);
     if r.mixed_panel() {
         let _ = writeln!(s, "{DETAIL_INDENT}{}", st.dim(&f.attribution()));
+    }
+}
+
+/// One `see:` line per context citation (docs/contracts.md §6): `path:line — quote`, the
+/// path and the quote escaped like all agent text.
+fn see_lines(s: &mut String, st: Style, f: &ReportFinding) {
+    for c in &f.context {
+        detail(s, st, "see", &format!("{}:{} — {}", c.file, c.line, c.text));
     }
 }
 
@@ -287,6 +296,7 @@ fn other_findings(s: &mut String, r: &Report, st: Style) {
         if let Some(res) = &f.resolution {
             detail(s, st, "judge", res);
         }
+        see_lines(s, st, f);
     }
     s.push('\n');
     if !r.suppressed.is_empty() {
@@ -345,5 +355,41 @@ fn footer(s: &mut String, r: &Report) {
     }
     if let Some(it) = &r.iterate {
         s.push_str(&super::iterate::text_section(it));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::Severity;
+    use crate::report::fixtures::{finding, shard};
+    use crate::test_support::cite;
+
+    #[test]
+    fn each_citation_is_a_see_line_under_its_finding_escaped() {
+        let mut r = shard(1, 1, &["a.py"], RunStatus::Complete);
+        r.confirmed[0].context = vec![
+            cite("app.py", 3, "if len(buf) > 0:"),
+            cite("evil.py", 1, "x = 1 \u{1b}[2J"),
+        ];
+        let mut u = finding("b.py", Severity::Low);
+        u.context = vec![cite("tests/t.py", 4, "assert b() == 1")];
+        r.unresolved.push(u);
+        let text = render_text(&r);
+        assert!(
+            text.contains("  see:      app.py:3 — if len(buf) > 0:\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  see:      tests/t.py:4 — assert b() == 1\n"),
+            "{text}"
+        );
+        assert!(
+            !text.contains('\u{1b}'),
+            "control sequences are escaped: {text}"
+        );
+        // The see lines follow their finding's defect line.
+        let defect = text.find("defect:").unwrap();
+        assert!(text.find("see:      app.py:3").unwrap() > defect);
     }
 }

@@ -23,6 +23,7 @@ fn judged(round: u32, id: &str, severity: FinalSeverity, winner: Winner) -> Judg
             resolution: "confirmed".into(),
             edit_instruction: None,
             cites: vec![],
+            context: vec![],
         }),
     }
 }

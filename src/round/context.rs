@@ -8,6 +8,7 @@ use super::prompt::{
 use super::{blocks, Assets, RoundFinding};
 use crate::dispatch::AgentSpec;
 use crate::findings::{AdversaryOutput, Role, Ruling};
+use crate::gates::ScopeLines;
 use crate::gates::{check_place, Outline, Place, ReadScope};
 use crate::resolve::{match_paths, Panel, RunPlan};
 use crate::store::{write_record, RunDir};
@@ -56,6 +57,8 @@ pub(super) struct Ctx<'a> {
     outline: Option<Outline>,
     /// The review's spend against its budgets while agents run (docs/contracts.md §19.3).
     pub meter: super::meter::Meter,
+    /// What context citations are checked against (docs/contracts.md §6).
+    pub cite_src: ScopeLines<'a>,
 }
 
 /// What one round's agents are pointed at.
@@ -164,6 +167,12 @@ impl<'a> Ctx<'a> {
             rules_files: plan.context.rules.iter().map(|r| r.path.clone()).collect(),
             outline,
             meter: super::meter::Meter::new(plan.budget_usd, plan.budget_tokens),
+            cite_src: ScopeLines::new(
+                &target.root,
+                plan.settings.review.max_file_bytes,
+                // A target file, or (`context = "tree"`) a file of the context scope.
+                Box::new(move |rel| target.readable(rel)),
+            ),
         })
     }
 

@@ -129,6 +129,7 @@ mod tests {
             resolution: "guarded at the call site".into(),
             edit_instruction: None,
             cites: vec![],
+            context: vec![],
         }
     }
 

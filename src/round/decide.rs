@@ -454,6 +454,7 @@ mod tests {
             resolution: "r".into(),
             edit_instruction: None,
             cites: vec![],
+            context: vec![],
         }
     }
 

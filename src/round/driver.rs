@@ -11,7 +11,8 @@ use super::role::{run_role, Checks, RoleOutput, RoleRun, Who};
 use super::state::{Event, Reporter, RoundState};
 use super::step::{
     attach_rulings, cite_problems, cites_note, dedup, degrade, fold_adversary, fold_passes,
-    gate_findings, judge_offtarget, spend, suppress, State,
+    gate_finding_cites, gate_findings, gate_map, gate_ruling_cites, judge_offtarget, spend,
+    suppress, CiteRefs, State,
 };
 use super::{
     decide, Action, DecideInput, RoundError, RoundFacts, RoundFinding, RoundRecord, StopReason,
@@ -262,6 +263,12 @@ async fn round_body(
     if let Some(a) = folded.abort {
         return Some(ReviewEnd::Aborted(a));
     }
+    // The citation gate on the map: an entry none of whose citations held is not shown to
+    // the Judge, and no ruling may rest on it (docs/contracts.md §6).
+    let dropped_ids = match folded.adversary.as_mut() {
+        Some(m) => gate_map(m, &ctx.cite_src, &mut this.rec),
+        None => Default::default(),
+    };
     // The budget ran out while the finders ran: those still at work were stopped and the
     // Judge is not started; the answers already received are kept, their findings
     // unresolved, and the run has no verdict. Only a round whose every pass answered with
@@ -278,6 +285,7 @@ async fn round_body(
         view: &view,
         novel: &novel,
         adversary_map: &adversary_map,
+        dropped_ids: &dropped_ids,
         cancel: &round_cancel,
         texts: &result.texts,
     };
@@ -349,6 +357,7 @@ fn novel_findings(
     let rec = &mut this.rec;
     let places = ctx.places();
     gate_findings(&mut pass_findings, target, places, rec)?;
+    gate_finding_cites(&mut pass_findings, &ctx.cite_src, rec);
     // Enclosing symbols (union rule a) of the files findings point at, read now: a large
     // manifest is not read whole for the few files with findings (the membership gate above
     // kept only findings in the target's files). Each file is read once, into the review's
@@ -404,6 +413,8 @@ struct Judging<'a> {
     view: &'a RoundView,
     novel: &'a [RoundFinding],
     adversary_map: &'a AdversaryOutput,
+    /// Ids the citation gate dropped from the map.
+    dropped_ids: &'a std::collections::BTreeSet<String>,
     cancel: &'a CancellationToken,
     /// The flagged files' lines (the fingerprints of what the Judge dismisses).
     texts: &'a Texts,
@@ -448,8 +459,20 @@ async fn judge(
     };
     let prompt = ctx.judge_prompt(view, round, novel, adversary_map, &st.history);
     // The Judge's cites must name map entries covering each ruling: one re-prompt.
-    let check_cites =
-        |j: &JudgeOutput| cites_note(&cite_problems(j, novel, adversary_map, target, places));
+    let refs = CiteRefs {
+        dropped: j.dropped_ids,
+        src: &ctx.cite_src,
+    };
+    let check_cites = |j: &JudgeOutput| {
+        cites_note(&cite_problems(
+            j,
+            novel,
+            adversary_map,
+            refs,
+            target,
+            places,
+        ))
+    };
     let checks = Checks {
         content: Some(&check_cites),
     };
@@ -457,7 +480,7 @@ async fn judge(
         run_role(ctx, view, who, prompt, j.cancel, this.live, checks).await;
     let judge_context = jr.context_note();
     this.rec.dispatches.extend(jr.records);
-    let j = match jr.output {
+    let mut j = match jr.output {
         RoleOutput::Valid(j) => j,
         RoleOutput::Malformed(e) => {
             this.rec.errors.push(RoundError::JudgeMalformedJson);
@@ -482,8 +505,9 @@ async fn judge(
     if let Some(a) = judge_offtarget(&j, target, places) {
         return Err(ReviewEnd::Aborted(a));
     }
-    let bad = cite_problems(&j, novel, adversary_map, target, places);
+    let bad = cite_problems(&j, novel, adversary_map, refs, target, places);
     let rec = &mut this.rec;
+    gate_ruling_cites(&mut j, adversary_map, refs.dropped, refs.src, rec);
     for (id, why) in &bad {
         rec.decision.reasons.push(format!(
             "the Judge's ruling on {id} is unresolved: its cites do not hold after a re-prompt ({})",

@@ -15,7 +15,8 @@ use crate::findings::{fingerprint_with, FileLines};
 use crate::findings::{
     AdversaryOutput, EnthusiastOutput, JudgeOutput, PassFinding, Role, Ruling, Tier, UnionedFinding,
 };
-use crate::gates::{anchor_ok, bad_cites, Abort, Place};
+use crate::gates::{anchor_ok, bad_cites, check_cites, Abort, ContextSource, DroppedCite, Place};
+use crate::records::ContextCite;
 use crate::resolve::RunPlan;
 use crate::target::{PinnedTarget, TargetType};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -389,6 +390,135 @@ pub(super) fn gate_findings(
     Ok(())
 }
 
+/// Count the citations dropped from `who` (`context_cite_invalid`, one per citation) and say
+/// which, at most five of them, in the decision's reasons.
+fn count_dropped(who: &str, dropped: &[DroppedCite], rec: &mut RoundRecord) {
+    if dropped.is_empty() {
+        return;
+    }
+    rec.counts.context_cite_invalid += dropped.len() as u32;
+    rec.errors.extend(std::iter::repeat_n(
+        RoundError::ContextCiteInvalid,
+        dropped.len(),
+    ));
+    let shown: Vec<String> = dropped.iter().take(5).map(ToString::to_string).collect();
+    let more = match dropped.len().saturating_sub(5) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    rec.decision.reasons.push(format!(
+        "context citations of {who} dropped: {}{more}",
+        shown.join("; ")
+    ));
+}
+
+/// An agent's id as a reason names it (cut short: agent text).
+fn id_of(id: &str) -> String {
+    id.trim().chars().take(40).collect()
+}
+
+/// The citation gate on the passes' findings (docs/contracts.md §6): each finding keeps the
+/// context citations that hold; the others are dropped and counted. The finding itself stays
+/// (it names a target line the anchor gate checked).
+pub(super) fn gate_finding_cites(
+    findings: &mut [PassFinding],
+    src: &dyn ContextSource,
+    rec: &mut RoundRecord,
+) {
+    for pf in findings
+        .iter_mut()
+        .filter(|pf| !pf.finding.context.is_empty())
+    {
+        let dropped = check_cites(&mut pf.finding.context, src);
+        let who = format!("pass {} finding {}", pf.pass, id_of(&pf.finding.id));
+        count_dropped(&who, &dropped, rec);
+    }
+}
+
+/// The citation gate on the Adversary's map: every heuristic and safe zone keeps the context
+/// citations that hold; an entry that carried citations and kept none is dropped from the map
+/// before the Judge sees it (a caller's guard is mapped only with a citation that holds),
+/// recorded in the reasons and counted in `map_entries_dropped`. Returns the ids dropped
+/// (those no remaining entry shares): a ruling may not rest on them.
+pub(super) fn gate_map(
+    map: &mut AdversaryOutput,
+    src: &dyn ContextSource,
+    rec: &mut RoundRecord,
+) -> BTreeSet<String> {
+    let mut gone: Vec<String> = vec![];
+    let mut gate = |kind: &str, id: &str, context: &mut Vec<ContextCite>| -> bool {
+        if context.is_empty() {
+            return true;
+        }
+        let dropped = check_cites(context, src);
+        let who = format!("Adversary {kind} {}", id_of(id));
+        count_dropped(&who, &dropped, rec);
+        if !context.is_empty() {
+            return true;
+        }
+        rec.counts.map_entries_dropped += 1;
+        rec.decision.reasons.push(format!(
+            "{who} dropped from the map before the Judge: none of its context citations held"
+        ));
+        gone.push(id.trim().to_string());
+        false
+    };
+    map.heuristics
+        .retain_mut(|h| gate("heuristic", &h.id, &mut h.context));
+    map.safe_zones
+        .retain_mut(|z| gate("safe zone", &z.id, &mut z.context));
+    let left: BTreeSet<&str> = map
+        .heuristics
+        .iter()
+        .map(|h| h.id.trim())
+        .chain(map.safe_zones.iter().map(|z| z.id.trim()))
+        .collect();
+    gone.into_iter()
+        .filter(|id| !left.contains(id.as_str()))
+        .collect()
+}
+
+/// The citation gate on the Judge's accepted answer: each ruling keeps the context citations
+/// that hold (the others dropped and counted); a confirming ruling loses cites of entries
+/// dropped from the map (a non-confirming one that rests on one is unresolved by
+/// [`cite_problems`]); then each ruling gains the surviving citations of the map entries it
+/// cites, up to five in all, so the report shows the line that decided it.
+pub(super) fn gate_ruling_cites(
+    j: &mut JudgeOutput,
+    map: &AdversaryOutput,
+    dropped_ids: &BTreeSet<String>,
+    src: &dyn ContextSource,
+    rec: &mut RoundRecord,
+) {
+    for r in &mut j.rulings {
+        let dropped = check_cites(&mut r.context, src);
+        let who = format!("the ruling on {}", id_of(&r.finding_id));
+        count_dropped(&who, &dropped, rec);
+        if r.is_confirmed() {
+            r.cites.retain(|c| !dropped_ids.contains(c.trim()));
+        }
+        for id in &r.cites {
+            let id = id.trim();
+            let from_map = map
+                .heuristics
+                .iter()
+                .filter(|h| h.id.trim() == id)
+                .flat_map(|h| &h.context)
+                .chain(
+                    map.safe_zones
+                        .iter()
+                        .filter(|z| z.id.trim() == id)
+                        .flat_map(|z| &z.context),
+                );
+            for c in from_map {
+                if r.context.len() < crate::records::MAX_CONTEXT_CITES && !r.context.contains(c) {
+                    r.context.push(c.clone());
+                }
+            }
+        }
+    }
+}
+
 /// Suppressions (docs/architecture.md §20): the unioned findings a suppression applies to
 /// (an `arev-ignore` comment on the flagged line or the line above, or an external entry
 /// matching the finding's fingerprint) are kept from the Judge and recorded in `rec` with
@@ -544,10 +674,17 @@ fn ruling_place(
 
 /// Per finding id, what is wrong with the cites of the Judge's ruling on it (only rulings
 /// with a problem), checked at the ruling's place (docs/architecture.md §19.6).
+///
+/// A ruling that does not confirm its finding (a debunk) may not rest on what the citation gate
+/// threw away (docs/contracts.md §6): citing an entry dropped from the map (`dropped`), or
+/// carrying context citations none of which holds, is a problem like a cite that does not
+/// cover it — re-prompted once, then unresolved. A confirming ruling's dead cites and
+/// citations are only dropped ([`gate_ruling_cites`]).
 pub(super) fn cite_problems(
     j: &JudgeOutput,
     novel: &[RoundFinding],
     map: &AdversaryOutput,
+    refs: CiteRefs<'_>,
     target: &PinnedTarget,
     places: Places<'_>,
 ) -> BTreeMap<String, Vec<String>> {
@@ -558,12 +695,46 @@ pub(super) fn cite_problems(
             continue;
         };
         let (file, line) = ruling_place(r, f, target, places);
-        let bad = bad_cites(&r.cites, file.as_deref(), line, map, target);
+        let debunk = !r.is_confirmed();
+        let (dead, live): (Vec<String>, Vec<String>) = r
+            .cites
+            .iter()
+            .cloned()
+            .partition(|c| refs.dropped.contains(c.trim()));
+        let mut bad = bad_cites(&live, file.as_deref(), line, map, target);
+        if debunk {
+            bad.extend(dead.iter().map(|id| {
+                format!(
+                    "`{}` was dropped from the Adversary's map (none of its context citations \
+                     held): a ruling may not rest on it",
+                    id_of(id)
+                )
+            }));
+            if !r.context.is_empty() {
+                let mut context = r.context.clone();
+                let dropped = check_cites(&mut context, refs.src);
+                if context.is_empty() {
+                    let list: Vec<String> = dropped.iter().map(ToString::to_string).collect();
+                    bad.push(format!(
+                        "none of its context citations holds ({})",
+                        list.join("; ")
+                    ));
+                }
+            }
+        }
         if !bad.is_empty() {
             out.insert(r.finding_id.clone(), bad);
         }
     }
     out
+}
+
+/// What the Judge's cites and context citations are checked against besides the map: the
+/// ids the citation gate dropped from it and the context scope.
+#[derive(Clone, Copy)]
+pub(super) struct CiteRefs<'a> {
+    pub dropped: &'a BTreeSet<String>,
+    pub src: &'a dyn ContextSource,
 }
 
 /// The first of `novel` with each finding id (a ruling names its finding by id).
@@ -587,8 +758,8 @@ pub(super) fn cites_note(problems: &BTreeMap<String, Vec<String>>) -> Option<Str
     Some(format!(
         "the `cites` of {} ruling(s) do not hold ({}). A cite must be the id of a heuristic \
          or safe zone of the Adversary's map whose range covers the ruling's file and line; \
-         cite nothing when no map entry decides the ruling. A ruling whose cites still do not \
-         hold is left unresolved",
+         cite nothing when no map entry decides the ruling; a `context` citation quotes a line of \
+         the repository as it is. A ruling whose cites still do not hold is left unresolved",
         problems.len(),
         list.join(" · ")
     ))
@@ -654,10 +825,11 @@ pub(super) fn attach_rulings(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::findings::SafeZone;
     use crate::findings::{ArtefactType, FinalSeverity, Winner};
     use crate::gates::Outline;
     use crate::target::TargetKind;
-    use crate::test_support::{finding, target};
+    use crate::test_support::{cite, finding, target, MemScope};
     use std::path::Path;
 
     fn record() -> RoundRecord {
@@ -683,6 +855,7 @@ mod tests {
             resolution: "checked".into(),
             edit_instruction: None,
             cites: vec![],
+            context: vec![],
         }
     }
 
@@ -1022,6 +1195,7 @@ mod tests {
                 line_end: 10,
                 reason: "r".into(),
                 evidence: "e".into(),
+                context: vec![],
             }],
         };
         let mut good = ruling("F1", None, None, Winner::Adversary);
@@ -1034,7 +1208,13 @@ mod tests {
             convergence: false,
             next_round_model: None,
         };
-        let problems = cite_problems(&j, &novel, &map, &t, no_places());
+        let none = BTreeSet::new();
+        let scope = MemScope::new(&[]);
+        let refs = CiteRefs {
+            dropped: &none,
+            src: &scope,
+        };
+        let problems = cite_problems(&j, &novel, &map, refs, &t, no_places());
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert_eq!(
             problems["F2"],
@@ -1052,5 +1232,202 @@ mod tests {
         assert!(judged[1].is_none());
         assert_eq!((rec.counts.debunked, rec.counts.unresolved), (1, 1));
         assert_eq!(rec.errors, ["judge_invalid_cites"]);
+    }
+
+    fn zone(id: &str, context: Vec<ContextCite>) -> SafeZone {
+        SafeZone {
+            id: id.into(),
+            file: "a.rs".into(),
+            line_start: 1,
+            line_end: 10,
+            reason: "the caller checks".into(),
+            evidence: "e".into(),
+            context,
+        }
+    }
+
+    /// The caller `app.py` and its test, as the context scope holds them.
+    fn scope() -> MemScope {
+        MemScope::new(&[
+            ("a.rs", "fn f() {}\n"),
+            (
+                "app.py",
+                "import ringbuf\n\nif len(buf) > 0:\n    buf.pop()\n",
+            ),
+        ])
+    }
+
+    #[test]
+    fn finding_citations_that_do_not_hold_are_dropped_and_counted_not_the_finding() {
+        let mut rec = record();
+        let mut f = finding("F1", Some("a.rs"), Some(1), "logic");
+        f.context = vec![
+            cite("app.py", 3, "if len(buf) > 0:"),
+            cite("app.py", 3, "if len(buf) >= 0:"),
+            cite(".env", 1, "SECRET=x"),
+        ];
+        let mut findings = vec![PassFinding {
+            pass: 2,
+            finding: f,
+        }];
+        gate_finding_cites(&mut findings, &scope(), &mut rec);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(
+            findings[0].finding.context,
+            [cite("app.py", 3, "if len(buf) > 0:")]
+        );
+        assert_eq!(rec.counts.context_cite_invalid, 2);
+        assert_eq!(rec.errors, ["context_cite_invalid", "context_cite_invalid"]);
+        assert_eq!(
+            rec.decision.reasons,
+            [
+                "context citations of pass 2 finding F1 dropped: app.py:3 (the quoted text is not \
+              on that line); .env:1 (not in the context scope)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_map_entry_whose_every_citation_failed_is_dropped_before_the_judge() {
+        let mut rec = record();
+        let mut map = AdversaryOutput {
+            heuristics: vec![crate::findings::Heuristic {
+                id: "H1".into(),
+                claim: "c".into(),
+                evidence: "e".into(),
+                applies_to: vec![],
+                context: vec![cite("app.py", 9, "if len(buf) > 0:")],
+            }],
+            safe_zones: vec![
+                // A real guard: kept.
+                zone("Z1", vec![cite("app.py", 3, "if len(buf) > 0:")]),
+                // A fabricated guard: dropped with its zone.
+                zone("Z2", vec![cite("app.py", 3, "if buf is not None:")]),
+                // Some citations hold: kept with those.
+                zone(
+                    "Z3",
+                    vec![
+                        cite("../x", 1, "import ringbuf"),
+                        cite("app.py", 1, "import ringbuf"),
+                    ],
+                ),
+                // No citation at all (an in-target guard, or an old answer): kept.
+                zone("Z4", vec![]),
+            ],
+        };
+        let dropped = gate_map(&mut map, &scope(), &mut rec);
+        assert_eq!(dropped, BTreeSet::from(["H1".into(), "Z2".into()]));
+        assert!(map.heuristics.is_empty());
+        let ids: Vec<&str> = map.safe_zones.iter().map(|z| z.id.as_str()).collect();
+        assert_eq!(ids, ["Z1", "Z3", "Z4"]);
+        assert_eq!(
+            map.safe_zones[1].context,
+            [cite("app.py", 1, "import ringbuf")]
+        );
+        assert_eq!(rec.counts.context_cite_invalid, 3);
+        assert_eq!(rec.counts.map_entries_dropped, 2);
+        assert!(rec.decision.reasons.iter().any(|r| r
+            == "Adversary safe zone Z2 dropped from the map before the Judge: none of its context citations held"));
+        // An id another entry still carries is not dead.
+        let mut rec = record();
+        let mut map = AdversaryOutput {
+            heuristics: vec![],
+            safe_zones: vec![
+                zone("Z1", vec![cite("app.py", 3, "nope nope nope")]),
+                zone("Z1", vec![]),
+            ],
+        };
+        assert!(gate_map(&mut map, &scope(), &mut rec).is_empty());
+        assert_eq!(map.safe_zones.len(), 1);
+    }
+
+    #[test]
+    fn a_debunk_resting_on_a_dropped_guard_is_not_upheld() {
+        let t = target(Path::new("/r"), TargetKind::File, &[("a.rs", 40)]);
+        let novel = vec![
+            RoundFinding {
+                finding: finding("F1", Some("a.rs"), Some(5), "logic"),
+                passes: vec![1],
+                merged_from: vec![],
+            },
+            RoundFinding {
+                finding: finding("F2", Some("a.rs"), Some(6), "logic"),
+                passes: vec![1],
+                merged_from: vec![],
+            },
+            RoundFinding {
+                finding: finding("F3", Some("a.rs"), Some(7), "logic"),
+                passes: vec![1],
+                merged_from: vec![],
+            },
+            RoundFinding {
+                finding: finding("F4", Some("a.rs"), Some(8), "logic"),
+                passes: vec![1],
+                merged_from: vec![],
+            },
+        ];
+        // Z2 was dropped from the map; Z1 survived with its citation.
+        let map = AdversaryOutput {
+            heuristics: vec![],
+            safe_zones: vec![zone("Z1", vec![cite("app.py", 3, "if len(buf) > 0:")])],
+        };
+        let dropped = BTreeSet::from(["Z2".to_string()]);
+        let src = scope();
+        let refs = CiteRefs {
+            dropped: &dropped,
+            src: &src,
+        };
+        // F1: a debunk on the dropped guard. F2: a debunk on the surviving one. F3: a
+        // confirmation that cites the dropped guard (its cite is only removed). F4: a debunk
+        // whose own citation is fabricated.
+        let mut f1 = ruling("F1", None, None, Winner::Adversary);
+        f1.cites = vec!["Z2".into()];
+        let mut f2 = ruling("F2", None, None, Winner::Adversary);
+        f2.cites = vec!["Z1".into()];
+        let mut f3 = ruling("F3", None, None, Winner::Enthusiast);
+        f3.cites = vec!["Z2".into()];
+        let mut f4 = ruling("F4", None, None, Winner::Adversary);
+        f4.context = vec![cite("app.py", 3, "if buf is not None and len(buf):")];
+        let mut j = JudgeOutput {
+            rulings: vec![f1, f2, f3, f4],
+            summary: "s".into(),
+            convergence: false,
+            next_round_model: None,
+        };
+        let problems = cite_problems(&j, &novel, &map, refs, &t, no_places());
+        assert_eq!(
+            problems.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["F1", "F4"]
+        );
+        assert!(problems["F1"][0].starts_with("`Z2` was dropped from the Adversary's map"));
+        assert!(problems["F4"][0].starts_with("none of its context citations holds (app.py:3"));
+        let mut rec = record();
+        gate_ruling_cites(&mut j, &map, &dropped, &src, &mut rec);
+        let (rulings, judged) = attach_rulings(&novel, &j, &t, no_places(), &problems, &mut rec);
+        assert!(judged[0].is_none() && judged[3].is_none(), "not upheld");
+        let f2 = judged[1].as_ref().unwrap();
+        assert_eq!(f2.winner, Winner::Adversary);
+        // The surviving guard's citation travels with the ruling (the report shows it).
+        assert_eq!(f2.context, [cite("app.py", 3, "if len(buf) > 0:")]);
+        let f3 = judged[2].as_ref().unwrap();
+        assert!(f3.is_confirmed() && f3.cites.is_empty());
+        assert_eq!(rulings.len(), 2);
+        assert_eq!(
+            (
+                rec.counts.confirmed,
+                rec.counts.debunked,
+                rec.counts.unresolved
+            ),
+            (1, 1, 2)
+        );
+        assert_eq!(rec.counts.context_cite_invalid, 1);
+        assert_eq!(
+            rec.errors,
+            [
+                "context_cite_invalid",
+                "judge_invalid_cites",
+                "judge_invalid_cites"
+            ]
+        );
     }
 }
