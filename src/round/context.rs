@@ -56,6 +56,8 @@ pub(super) struct Ctx<'a> {
     outline: Option<Outline>,
     /// The review's spend against its budgets while agents run (docs/contracts.md §19.3).
     pub meter: super::meter::Meter,
+    /// The `<context_map>` block, the same for every role and round ("" without a map).
+    context_map: String,
 }
 
 /// What one round's agents are pointed at.
@@ -164,6 +166,7 @@ impl<'a> Ctx<'a> {
             rules_files: plan.context.rules.iter().map(|r| r.path.clone()).collect(),
             outline,
             meter: super::meter::Meter::new(plan.budget_usd, plan.budget_tokens),
+            context_map: super::map::context_map(plan, target, run),
         })
     }
 
@@ -269,6 +272,7 @@ impl<'a> Ctx<'a> {
             .set("target_tag", view.tag.clone())
             .set("target_guide", view.guide.clone())
             .set("brief", escape_text(&self.target.brief))
+            .set("context_map", self.context_map.clone())
             .set(
                 "localization",
                 self.localization

@@ -117,6 +117,7 @@ mod dispositions;
 mod action;
 // `arev eval mine|run|compare`: scripted histories, exact scores, resumption, jobs, Ctrl-C.
 mod eval;
+mod eval_map;
 // The fail-closed tool gate per event format, and the output cap named.
 mod tool_gate;
 // Untrusted pull requests: --repo-config, the argv floor, and (real CLIs) no repository
@@ -124,6 +125,7 @@ mod tool_gate;
 mod trust;
 // Review context: project rules, path instructions, excludes, focus.
 mod context;
+mod context_map;
 // Protocol details of the source protocol: each rule driven by scripted answers.
 mod fidelity;
 // Review memory: baselines, suppressions, incremental re-review, the verdict cache.

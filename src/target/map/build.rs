@@ -116,3 +116,70 @@ fn patch_text(a: &crate::target::Artefact) -> String {
     };
     String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{MAP_BYTES, MAP_REFERENCES};
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// A repository of `n` callers of five changed functions, each caller also a test half
+    /// the time, and the diff that changes the five signatures.
+    fn corpus(n: usize) -> (BTreeMap<String, Vec<u8>>, String) {
+        let mut files = BTreeMap::new();
+        let lib: String = (0..5)
+            .map(|k| format!("pub fn changed_fn_{k}(a: u32, b: u32) -> u32 {{\n    a + b\n}}\n"))
+            .collect();
+        files.insert("src/lib.rs".to_string(), lib.into_bytes());
+        for i in 0..n {
+            let dir = if i % 2 == 0 { "src/callers" } else { "tests" };
+            let body: String = (0..5)
+                .map(|k| format!("    let _ = changed_fn_{k}(1, 2);\n"))
+                .collect();
+            files.insert(
+                format!("{dir}/caller_{i:04}.rs"),
+                format!("fn caller_{i}() {{\n{body}}}\n").into_bytes(),
+            );
+        }
+        let mut patch = String::from("diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n");
+        for k in 0..5 {
+            let at = k * 3 + 1;
+            patch.push_str(&format!(
+                "@@ -{at},1 +{at},1 @@\n-pub fn changed_fn_{k}(a: u32) -> u32 {{\n+pub fn changed_fn_{k}(a: u32, b: u32) -> u32 {{\n"
+            ));
+        }
+        (files, patch)
+    }
+
+    #[test]
+    fn hundreds_of_references_fit_the_caps_and_every_symbol_shows() {
+        let (files, patch) = corpus(400);
+        let paths: Vec<&str> = files.keys().map(String::as_str).collect();
+        let read = |p: &str| files.get(p).cloned();
+        let map = build(Subject::Patch(&patch), &paths, &read);
+        assert!(map.text.len() <= MAP_BYTES, "{}", map.text.len());
+        assert!(map.references <= MAP_REFERENCES);
+        assert!(map.references >= 20, "{}", map.text);
+        for k in 0..5 {
+            assert!(map.text.contains(&format!("changed_fn_{k} — src/callers/")), "{}", map.text);
+        }
+        assert!(map.text.contains("more references not listed"), "{}", map.text);
+        assert!(!map.text.contains("src/lib.rs:"), "own lines are not listed: {}", map.text);
+        // Deterministic: the same input, the same bytes.
+        assert_eq!(build(Subject::Patch(&patch), &paths, &read), map);
+    }
+
+    #[test]
+    fn a_file_target_lists_uses_outside_its_files() {
+        let (files, _) = corpus(3);
+        let paths: Vec<&str> = files.keys().map(String::as_str).collect();
+        let read = |p: &str| files.get(p).cloned();
+        let lib = String::from_utf8(files["src/lib.rs"].clone()).unwrap();
+        let target = [("src/lib.rs".to_string(), lib)];
+        let map = build(Subject::Files(&target), &paths, &read);
+        assert!(map.text.contains("changed_fn_0 — src/callers/caller_0000.rs:2 (use)"), "{}", map.text);
+        assert!(map.text.contains("changed_fn_0 — tests/caller_0001.rs:2 (test)"), "{}", map.text);
+        assert!(!map.text.contains("src/lib.rs:"), "{}", map.text);
+        assert_eq!(map.paths.len(), 3);
+    }
+}
