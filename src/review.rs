@@ -185,6 +185,7 @@ pub fn replay(
 pub fn empty_target(plan: &RunPlan) -> PinnedTarget {
     PinnedTarget {
         keys: None,
+        context: None,
         kind: TargetKind::Diff,
         display: plan.display.clone(),
         root: plan.root.clone(),

@@ -110,6 +110,10 @@ pub struct ReportTarget {
     /// head.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// sha256 of the context scope agents could read (`target/context.txt` with each file's
+    /// blob id); absent in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_sha: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -76,6 +76,7 @@ impl ReportTarget {
             mode: target.mode,
             allowed_files: target.allowed_files().map(String::from).collect(),
             commit: target.in_repo.then(|| head_commit(&target.root)).flatten(),
+            context_sha: target.context.as_ref().map(|c| c.sha().to_owned()),
         }
     }
 }

@@ -12,7 +12,7 @@ use super::clock::now;
 use super::progress::ProgressLog;
 use super::{
     copy_record, write_compact_record, write_json_atomic, write_json_record, write_record,
-    AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunDir, RunStatus,
+    AbortReason, Meta, MetaContext, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunDir, RunStatus,
     RunStopReason,
 };
 use crate::records::{FailOn, Report, ReportSummary, RoundRecord, Tier};
@@ -36,7 +36,11 @@ impl RecordError {
 }
 
 /// What a run records when it begins.
+/// The context scope's listing under `<run>/target/` (one path per line).
+pub const CONTEXT_LIST: &str = "context.txt";
+
 #[derive(Debug, Clone)]
+
 pub struct Start<'a> {
     pub target: &'a PinnedTarget,
     pub rounds_planned: u32,
@@ -165,7 +169,7 @@ impl Recorder {
                 .map_err(RecordError::at(&p))?;
                 p
             }
-            (None, None) => tdir,
+            (None, None) => tdir.clone(),
         };
         let mut brief = format!(
             "# Context brief\n\nTarget: `{}` ({}, {} file(s), mode {}, type {:?})\n\n",
@@ -177,6 +181,10 @@ impl Recorder {
         );
         brief.push_str(&target.brief);
         write_record(&run.brief(), brief.as_bytes()).map_err(RecordError::at(run.brief()))?;
+        if let Some(c) = &target.context {
+            let p = tdir.join(CONTEXT_LIST);
+            write_record(&p, c.listing().as_bytes()).map_err(RecordError::at(&p))?;
+        }
         let meta = Meta {
             run_id: run.id.to_string(),
             status: if start.empty {
@@ -216,6 +224,12 @@ impl Recorder {
             cached_from: None,
             baseline_run_id: None,
             fail_on: Some(start.fail_on),
+            context_sha: target.context.as_ref().map(|c| c.sha().to_owned()),
+            context: target.context.as_ref().map(|c| MetaContext {
+                mode: c.mode(),
+                files: c.len(),
+                drift: vec![],
+            }),
         };
         write_json_atomic(&run.meta(), &meta).map_err(RecordError::at(run.meta()))?;
         Ok(meta)
