@@ -66,7 +66,10 @@ fn measure(root: &Path, label: &str) {
         }
     }
     let (p, m) = (median(&pins), median(&maps));
-    println!("  diff pin {p:8.1} ms   map {m:8.1} ms   ratio map / pin {:.2}x (goal < 1.00)", m / p);
+    println!(
+        "  diff pin {p:8.1} ms   map {m:8.1} ms   ratio map / pin {:.2}x (goal < 1.00)",
+        m / p
+    );
 }
 
 fn main() {
@@ -75,11 +78,19 @@ fn main() {
     let setup = Instant::now();
     let paths = build_repo(&root, DIRS, FILES_PER_DIR);
     // Unchanged callers: every 66th file calls one of the functions the diff changes.
-    for (n, p) in paths.iter().enumerate().skip(7).step_by(paths.len() / CALLERS).take(CALLERS) {
+    for (n, p) in paths
+        .iter()
+        .enumerate()
+        .skip(7)
+        .step_by(paths.len() / CALLERS)
+        .take(CALLERS)
+    {
         let full = root.join(p);
         let mut text = std::fs::read_to_string(&full).expect("read");
         let callee = (n % CHANGED) * 1000 + 100;
-        text.push_str(&format!("\npub fn call_{n}() -> u64 {{\n    f{callee}(1)\n}}\n"));
+        text.push_str(&format!(
+            "\npub fn call_{n}() -> u64 {{\n    f{callee}(1)\n}}\n"
+        ));
         std::fs::write(&full, text).expect("write");
     }
     git(&root, &["add", "-A"]);
@@ -92,8 +103,11 @@ fn main() {
         let text = std::fs::read_to_string(&full).expect("read");
         let sig = format!("pub fn f{id}(x: u64) -> u64 {{");
         assert!(text.contains(&sig), "{}", paths[id]);
-        std::fs::write(&full, text.replace(&sig, &format!("pub fn f{id}(x: u64, y: u64) -> u64 {{")))
-            .expect("write");
+        std::fs::write(
+            &full,
+            text.replace(&sig, &format!("pub fn f{id}(x: u64, y: u64) -> u64 {{")),
+        )
+        .expect("write");
     }
     println!(
         "corpus: {} files, built in {:.1} s",

@@ -5,8 +5,8 @@ use crate::cli::{EvalArgs, EvalCommand, EvalCompareArgs, EvalMapArgs, EvalMineAr
 use crate::errors::ExpectedError;
 use crate::eval::{
     absolute, check_in_repo, compare, comparison_in, ending, fix_sites, load_cases, mine,
-    mine_options, mined_listing, open_repo, prepare_run, progress_line, read_report,
-    render_sites, report_in, run_eval, start_line, write_cases, CaseResult, EvalError, Event,
+    mine_options, mined_listing, open_repo, prepare_run, progress_line, read_report, render_sites,
+    report_in, run_eval, start_line, write_cases, CaseResult, EvalError, Event,
 };
 use crate::exit_codes;
 use crate::output;

@@ -10,6 +10,7 @@ Example:
   arev eval run eval/cases --out eval/opus            review each buggy revision, score
   arev eval run eval/cases --config cheap.toml --out eval/cheap
   arev eval compare eval/opus/eval.json eval/cheap/eval.json
+  arev eval map eval/cases                           the context map's fix-site recall
 
 A case is found when a confirmed finding lies within --tolerance lines (default 3) of a line
 the fix removed or changed (same file). docs/eval.md (\"Measuring review quality\") explains

@@ -265,17 +265,19 @@ fn narrow_context(merged: &mut Table, keys: Table, path: &Path) -> Result<(), Co
         _ => return Err(bad("`review` is not a table".into())),
     };
     if let Some(v) = keys.get("context") {
-        let mode: super::ContextMode = v
-            .clone()
-            .try_into()
-            .map_err(|e: toml::de::Error| bad(format!("review.context: {}", one_line(&e.to_string()))))?;
+        let mode: super::ContextMode = v.clone().try_into().map_err(|e: toml::de::Error| {
+            bad(format!("review.context: {}", one_line(&e.to_string())))
+        })?;
         if mode == super::ContextMode::Target {
             review.insert("context".into(), Value::String(mode.as_str().into()));
         }
     }
     if let Some(v) = keys.get("context_exclude") {
         let globs: Vec<String> = v.clone().try_into().map_err(|e: toml::de::Error| {
-            bad(format!("review.context_exclude: {}", one_line(&e.to_string())))
+            bad(format!(
+                "review.context_exclude: {}",
+                one_line(&e.to_string())
+            ))
         })?;
         let entry = review
             .entry("context_exclude")

@@ -43,6 +43,6 @@ pub use select::{
     FileFacts, Hunk, Limits, Skip, CHORES, CODE_EXTENSIONS, DEFAULT_FIX_REGEX, DEFAULT_MAX_FILES,
     DEFAULT_MAX_LINES,
 };
-pub use sites::{fix_sites, overall as fix_site_recall, render_sites, FixSites};
 pub use setup::{absolute, mine_options, open_repo, prepare_run, read_report};
+pub use sites::{fix_sites, overall as fix_site_recall, render_sites, FixSites};
 pub use write::write_json;

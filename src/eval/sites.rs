@@ -154,11 +154,7 @@ fn diff_of<'r>(
 
 /// The commit that last touched most of the expected lines of `file` at the buggy revision
 /// (ties: the newer one, then the smaller id).
-fn introducing(
-    repo: &Repository,
-    c: &ResolvedCase,
-    file: &str,
-) -> Result<Option<Oid>, EvalError> {
+fn introducing(repo: &Repository, c: &ResolvedCase, file: &str) -> Result<Option<Oid>, EvalError> {
     let mut opts = BlameOptions::new();
     opts.newest_commit(c.commit);
     let blame = repo
@@ -216,7 +212,9 @@ fn tree_blobs(
         git2::TreeWalkResult::Ok
     })
     .map_err(|e| git("walk a tree", &e))?;
-    let odb = repo.odb().map_err(|e| git("open the object database", &e))?;
+    let odb = repo
+        .odb()
+        .map_err(|e| git("open the object database", &e))?;
     let mut out = BTreeMap::new();
     for (path, oid) in found {
         let small = odb
@@ -248,7 +246,10 @@ pub fn render_sites(sites: &[FixSites]) -> String {
         "case", "introduced", "others", "named", "recall"
     );
     for c in sites {
-        let intro = c.introducing.as_deref().map_or("-", |i| &i[..i.len().min(12)]);
+        let intro = c
+            .introducing
+            .as_deref()
+            .map_or("-", |i| &i[..i.len().min(12)]);
         let recall = match (c.counts(), c.note) {
             (true, _) => format!("{:.2}", c.named.len() as f64 / c.others.len() as f64),
             (false, _) => "-".into(),

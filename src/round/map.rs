@@ -5,7 +5,7 @@
 
 use crate::resolve::RunPlan;
 use crate::store::{write_record, RunDir};
-use crate::target::PinnedTarget;
+use crate::target::{ContextMode, PinnedTarget};
 
 /// The map's file under the run dir's `target/`.
 pub const CONTEXT_MAP_FILE: &str = "context-map.txt";
@@ -17,11 +17,10 @@ pub(super) fn context_map(plan: &RunPlan, target: &PinnedTarget, run: &RunDir) -
     if let Ok(text) = std::fs::read_to_string(&path) {
         return text;
     }
-    let Some(files) = scope_files(plan, target) else {
+    let Some(files) = scope_files(target) else {
         return String::new();
     };
-    let refs: Vec<&str> = files.iter().map(String::as_str).collect();
-    let map = crate::target::map::for_target(target, &refs, plan.settings.review.max_file_bytes);
+    let map = crate::target::map::for_target(target, &files, plan.settings.review.max_file_bytes);
     if !map.text.is_empty() {
         if let Err(e) = write_record(&path, map.text.as_bytes()) {
             tracing::warn!("cannot write {}: {e}", path.display());
@@ -30,20 +29,9 @@ pub(super) fn context_map(plan: &RunPlan, target: &PinnedTarget, run: &RunDir) -
     map.text
 }
 
-/// The files of the context scope, sorted (None: the review reads the target only).
-fn scope_files(_plan: &RunPlan, target: &PinnedTarget) -> Option<Vec<String>> {
-    if !target.in_repo {
-        return None;
-    }
-    let repo = git2::Repository::open(&target.root).ok()?;
-    let index = repo.index().ok()?;
-    let mut files: Vec<String> = index
-        .iter()
-        .filter(|e| (e.flags >> 12) & 0x3 == 0 && e.mode & 0o170000 == 0o100000)
-        .filter_map(|e| String::from_utf8(e.path).ok())
-        .filter(|p| !p.split('/').any(|c| c == ".git"))
-        .collect();
-    files.sort();
-    files.dedup();
-    Some(files)
+/// The files of the context scope, sorted (None: the review reads the target only —
+/// `[review] context = "target"`, or no scope was built).
+fn scope_files(target: &PinnedTarget) -> Option<Vec<&str>> {
+    let scope = target.context.as_deref()?;
+    (scope.mode() == ContextMode::Tree).then(|| scope.files().collect())
 }

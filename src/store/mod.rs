@@ -15,7 +15,9 @@ mod prune;
 mod recorder;
 mod state;
 
-pub use crate::records::meta::{Meta, MetaContext, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId};
+pub use crate::records::meta::{
+    Meta, MetaContext, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId,
+};
 pub use crate::records::progress::{
     DispatchState, Phase, ProgressCounts, RunProgress, RunningAgent, Spend,
 };

@@ -12,8 +12,8 @@ use super::clock::now;
 use super::progress::ProgressLog;
 use super::{
     copy_record, write_compact_record, write_json_atomic, write_json_record, write_record,
-    AbortReason, Meta, MetaContext, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunDir, RunStatus,
-    RunStopReason,
+    AbortReason, Meta, MetaContext, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunDir,
+    RunStatus, RunStopReason,
 };
 use crate::records::{FailOn, Report, ReportSummary, RoundRecord, Tier};
 use crate::target::{ArtefactContent, PinnedTarget};

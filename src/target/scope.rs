@@ -206,7 +206,11 @@ impl ContextScope {
     pub fn hidden(&self, keep: &[PathBuf]) -> Vec<PathBuf> {
         let mut out = vec![self.root.join(".git")];
         let carved = carve_rel(&self.root, self.outside.clone(), keep);
-        out.extend(carved.keys().map(|p| self.root.join(p.trim_end_matches('/'))));
+        out.extend(
+            carved
+                .keys()
+                .map(|p| self.root.join(p.trim_end_matches('/'))),
+        );
         out
     }
 }

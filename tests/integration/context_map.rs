@@ -80,8 +80,14 @@ fn the_map_names_the_caller_and_the_test_in_every_prompt_the_same() {
         .run();
     let dir = run.run_dir();
     let stored = std::fs::read_to_string(dir.join("target/context-map.txt")).unwrap();
-    assert!(stored.contains("push_item — src/app.py:6 (use)"), "{stored}");
-    assert!(stored.contains("push_item — tests/test_ring.py:5 (test)"), "{stored}");
+    assert!(
+        stored.contains("push_item — src/app.py:6 (use)"),
+        "{stored}"
+    );
+    assert!(
+        stored.contains("push_item — tests/test_ring.py:5 (test)"),
+        "{stored}"
+    );
     for never in ["ignored.txt", ".env", "scratch.py", "SECRET_VALUE"] {
         assert!(!stored.contains(never), "{never} in the map: {stored}");
     }
@@ -89,7 +95,8 @@ fn the_map_names_the_caller_and_the_test_in_every_prompt_the_same() {
     let ps = prompts(&dir);
     for role in ["enthusiast", "adversary", "judge"] {
         assert!(
-            ps.iter().any(|(n, _)| n.starts_with("r1/") && n.contains(role)),
+            ps.iter()
+                .any(|(n, _)| n.starts_with("r1/") && n.contains(role)),
             "no round-1 {role} prompt: {:?}",
             ps.iter().map(|(n, _)| n).collect::<Vec<_>>()
         );
@@ -127,9 +134,34 @@ fn a_file_target_maps_its_definitions_outside_itself() {
     let dir = run.run_dir();
     let stored = std::fs::read_to_string(dir.join("target/context-map.txt")).unwrap();
     assert!(stored.contains("Ring — src/app.py:1 (use)"), "{stored}");
-    assert!(stored.contains("push_item — src/app.py:6 (use)"), "{stored}");
-    assert!(!stored.contains("src/ring.py:"), "the target itself is not elsewhere: {stored}");
+    assert!(
+        stored.contains("push_item — src/app.py:6 (use)"),
+        "{stored}"
+    );
+    assert!(
+        !stored.contains("src/ring.py:"),
+        "the target itself is not elsewhere: {stored}"
+    );
     for (name, text) in prompts(&dir) {
         assert_eq!(block(&text), Some(stored.as_str()), "{name}");
+    }
+}
+
+#[test]
+fn no_map_under_context_target() {
+    let repo = ring_repo();
+    repo.write("arev.toml", "[review]\ncontext = \"target\"\n");
+    let run = repo
+        .arev()
+        .args(&["run", "diff", "--format", "json", "--no-cache"])
+        .run();
+    run.assert_code(0);
+    let dir = run.run_dir();
+    assert!(!dir.join("target/context-map.txt").exists());
+    let ps = prompts(&dir);
+    assert!(!ps.is_empty());
+    for (name, text) in ps {
+        assert!(!text.contains("<context_map>"), "{name}");
+        assert!(!text.contains("push_item — "), "{name}");
     }
 }

@@ -55,7 +55,11 @@ fn map_of(
 ) -> ContextMap {
     let chosen: Vec<Symbol> = symbols
         .iter()
-        .filter(|s| s.name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        .filter(|s| {
+            s.name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
         .take(SEARCHED)
         .cloned()
         .collect();
@@ -141,7 +145,9 @@ mod tests {
                 format!("fn caller_{i}() {{\n{body}}}\n").into_bytes(),
             );
         }
-        let mut patch = String::from("diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n");
+        let mut patch = String::from(
+            "diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n",
+        );
         for k in 0..5 {
             let at = k * 3 + 1;
             patch.push_str(&format!(
@@ -161,10 +167,22 @@ mod tests {
         assert!(map.references <= MAP_REFERENCES);
         assert!(map.references >= 20, "{}", map.text);
         for k in 0..5 {
-            assert!(map.text.contains(&format!("changed_fn_{k} — src/callers/")), "{}", map.text);
+            assert!(
+                map.text.contains(&format!("changed_fn_{k} — src/callers/")),
+                "{}",
+                map.text
+            );
         }
-        assert!(map.text.contains("more references not listed"), "{}", map.text);
-        assert!(!map.text.contains("src/lib.rs:"), "own lines are not listed: {}", map.text);
+        assert!(
+            map.text.contains("more references not listed"),
+            "{}",
+            map.text
+        );
+        assert!(
+            !map.text.contains("src/lib.rs:"),
+            "own lines are not listed: {}",
+            map.text
+        );
         // Deterministic: the same input, the same bytes.
         assert_eq!(build(Subject::Patch(&patch), &paths, &read), map);
     }
@@ -177,8 +195,18 @@ mod tests {
         let lib = String::from_utf8(files["src/lib.rs"].clone()).unwrap();
         let target = [("src/lib.rs".to_string(), lib)];
         let map = build(Subject::Files(&target), &paths, &read);
-        assert!(map.text.contains("changed_fn_0 — src/callers/caller_0000.rs:2 (use)"), "{}", map.text);
-        assert!(map.text.contains("changed_fn_0 — tests/caller_0001.rs:2 (test)"), "{}", map.text);
+        assert!(
+            map.text
+                .contains("changed_fn_0 — src/callers/caller_0000.rs:2 (use)"),
+            "{}",
+            map.text
+        );
+        assert!(
+            map.text
+                .contains("changed_fn_0 — tests/caller_0001.rs:2 (test)"),
+            "{}",
+            map.text
+        );
         assert!(!map.text.contains("src/lib.rs:"), "{}", map.text);
         assert_eq!(map.paths.len(), 3);
     }

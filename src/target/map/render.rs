@@ -171,7 +171,9 @@ mod tests {
                 "</context_map>",
             ]
         );
-        assert!(m.text.starts_with("<context_map>\nsymbol — path:line (kind)"));
+        assert!(m
+            .text
+            .starts_with("<context_map>\nsymbol — path:line (kind)"));
     }
 
     #[test]
@@ -187,9 +189,14 @@ mod tests {
         assert!(m.references > 20, "{}", m.references);
         // Round-robin: every symbol got its first reference before any got a second.
         for i in 0..m.references.min(30) {
-            assert!(m.text.contains(&format!("symbol_{i:02} — src/caller_000.rs:1")));
+            assert!(m
+                .text
+                .contains(&format!("symbol_{i:02} — src/caller_000.rs:1")));
         }
-        assert!(m.text.contains(&format!("… {} more references not listed", 12000 - m.references)));
+        assert!(m.text.contains(&format!(
+            "… {} more references not listed",
+            12000 - m.references
+        )));
         assert!(m.text.ends_with("</context_map>"));
         let many = Found {
             refs: vec![refs(64, Kind::Use)],

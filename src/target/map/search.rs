@@ -105,12 +105,18 @@ pub fn search(q: &Query<'_>, files: &[&str], src: &Source<'_>) -> Found {
     for (sym, refs) in found.refs.iter_mut().enumerate() {
         let home = q.homes.get(sym).copied().unwrap_or("");
         refs.sort_by(|a, b| {
-            (a.kind, std::cmp::Reverse(nearness(home, &a.path)), &a.path, a.line).cmp(&(
-                b.kind,
-                std::cmp::Reverse(nearness(home, &b.path)),
-                &b.path,
-                b.line,
-            ))
+            (
+                a.kind,
+                std::cmp::Reverse(nearness(home, &a.path)),
+                &a.path,
+                a.line,
+            )
+                .cmp(&(
+                    b.kind,
+                    std::cmp::Reverse(nearness(home, &b.path)),
+                    &b.path,
+                    b.line,
+                ))
         });
         refs.truncate(PER_SYMBOL);
     }
@@ -141,7 +147,10 @@ fn file_hits(
         let Some(&sym) = index.get(m.as_bytes()) else {
             continue;
         };
-        line += bytes[scanned..m.start()].iter().filter(|&&b| b == b'\n').count() as u32;
+        line += bytes[scanned..m.start()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count() as u32;
         scanned = m.start();
         if (line, sym) == (last_line, last_sym) || (src.own)(path, line) {
             continue;
@@ -207,9 +216,18 @@ mod tests {
 
     fn corpus() -> BTreeMap<&'static str, &'static str> {
         BTreeMap::from([
-            ("src/ring.py", "class Ring:\n    def push_item(self, x):\n        pass\n"),
-            ("src/app.py", "from ring import Ring\n\nr = Ring()\nr.push_item(1)\nr.push_items(2)\n"),
-            ("tests/test_ring.py", "def test_push():\n    Ring().push_item(3)\n"),
+            (
+                "src/ring.py",
+                "class Ring:\n    def push_item(self, x):\n        pass\n",
+            ),
+            (
+                "src/app.py",
+                "from ring import Ring\n\nr = Ring()\nr.push_item(1)\nr.push_items(2)\n",
+            ),
+            (
+                "tests/test_ring.py",
+                "def test_push():\n    Ring().push_item(3)\n",
+            ),
             ("lib/other.py", "def push_item(y):\n    return y\n"),
             ("img.bin", "push_item\0\0"),
         ])
@@ -248,11 +266,23 @@ mod tests {
 
     #[test]
     fn several_symbols_in_one_pass_and_a_cap_per_file() {
-        let f = run(&["Ring", "push_item"], &["src/ring.py", "src/ring.py"], &|_, _| false);
-        let ring: Vec<(&str, u32)> = f.refs[0].iter().map(|r| (r.path.as_str(), r.line)).collect();
+        let f = run(
+            &["Ring", "push_item"],
+            &["src/ring.py", "src/ring.py"],
+            &|_, _| false,
+        );
+        let ring: Vec<(&str, u32)> = f.refs[0]
+            .iter()
+            .map(|r| (r.path.as_str(), r.line))
+            .collect();
         assert_eq!(
             ring,
-            vec![("src/app.py", 1), ("src/app.py", 3), ("tests/test_ring.py", 2), ("src/ring.py", 1)]
+            vec![
+                ("src/app.py", 1),
+                ("src/app.py", 3),
+                ("tests/test_ring.py", 2),
+                ("src/ring.py", 1)
+            ]
         );
         let many = "x = hot\n".repeat(50);
         let read = |_: &str| Some(many.as_bytes().to_vec());

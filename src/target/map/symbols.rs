@@ -14,12 +14,66 @@ const ENCLOSING_FILES: usize = 200;
 /// Names too short or too common to point anywhere.
 const MIN_NAME: usize = 3;
 const COMMON: &[&str] = &[
-    "new", "get", "set", "main", "init", "__init__", "run", "test", "from", "into", "default",
-    "fmt", "drop", "clone", "len", "is_empty", "eq", "hash", "to_string", "toString", "equals",
-    "hashCode", "String", "self", "this", "call", "apply", "next", "iter", "value", "data",
-    "Error", "Result", "Ok", "Err", "None", "Some", "true", "false", "null", "args", "setup",
-    "teardown", "setUp", "tearDown", "constructor", "render", "update", "create", "delete",
-    "close", "open", "read", "write", "start", "stop", "name", "type", "index", "item",
+    "new",
+    "get",
+    "set",
+    "main",
+    "init",
+    "__init__",
+    "run",
+    "test",
+    "from",
+    "into",
+    "default",
+    "fmt",
+    "drop",
+    "clone",
+    "len",
+    "is_empty",
+    "eq",
+    "hash",
+    "to_string",
+    "toString",
+    "equals",
+    "hashCode",
+    "String",
+    "self",
+    "this",
+    "call",
+    "apply",
+    "next",
+    "iter",
+    "value",
+    "data",
+    "Error",
+    "Result",
+    "Ok",
+    "Err",
+    "None",
+    "Some",
+    "true",
+    "false",
+    "null",
+    "args",
+    "setup",
+    "teardown",
+    "setUp",
+    "tearDown",
+    "constructor",
+    "render",
+    "update",
+    "create",
+    "delete",
+    "close",
+    "open",
+    "read",
+    "write",
+    "start",
+    "stop",
+    "name",
+    "type",
+    "index",
+    "item",
 ];
 
 /// How a symbol came to be in the target, most relevant first.
@@ -60,11 +114,17 @@ static DEF_PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     let mods = r"(?:(?:pub(?:\([^)]*\))?|export|default|public|private|protected|internal|open|static|final|abstract|sealed|override|virtual|async|unsafe|const|extern(?:\s+\x22[^\x22]*\x22)?|inline|data|suspend|partial|readonly)\s+)*";
     let shapes = [
         // Rust, Swift, Kotlin, Go, JS/TS/PHP, Python, Ruby, shell functions.
-        format!(r"^\s*{mods}(?:fn|func|fun|function\*?|def|sub)\s+(?:\([^)]*\)\s*)?(?:self\.)?{IDENT}"),
+        format!(
+            r"^\s*{mods}(?:fn|func|fun|function\*?|def|sub)\s+(?:\([^)]*\)\s*)?(?:self\.)?{IDENT}"
+        ),
         // Types and modules.
-        format!(r"^\s*{mods}(?:struct|enum|trait|union|class|interface|record|object|protocol|module|mod|namespace|type|typealias|macro_rules!)\s+{IDENT}"),
+        format!(
+            r"^\s*{mods}(?:struct|enum|trait|union|class|interface|record|object|protocol|module|mod|namespace|type|typealias|macro_rules!)\s+{IDENT}"
+        ),
         // Constants and bound functions: `const NAME = (…) =>`, `static NAME: T = …`.
-        format!(r"^\s*{mods}(?:const|static|let|var|val)\s+{IDENT}\s*(?::[^=]*)?=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>)"),
+        format!(
+            r"^\s*{mods}(?:const|static|let|var|val)\s+{IDENT}\s*(?::[^=]*)?=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>)"
+        ),
         r"^\s*{mods}(?:const|static)\s+([A-Z][A-Z0-9_]+)\s*[:=]".replace("{mods}", mods),
         // C preprocessor macros.
         format!(r"^\s*#\s*define\s+{IDENT}"),
@@ -109,7 +169,13 @@ fn is_public(line: &str, name: &str) -> bool {
     }
     if matches!(
         first,
-        "private" | "protected" | "internal" | "fileprivate" | "static" | "pub(crate)" | "pub(super)"
+        "private"
+            | "protected"
+            | "internal"
+            | "fileprivate"
+            | "static"
+            | "pub(crate)"
+            | "pub(super)"
     ) || first.starts_with("pub(")
         || name.starts_with('_')
     {
@@ -189,9 +255,8 @@ impl Collected {
     fn ranked(self) -> Vec<Symbol> {
         let mut v: Vec<Symbol> = self.by_name.into_values().collect();
         v.sort_by(|a, b| {
-            (a.origin, !a.public, &a.file, a.line, &a.name).cmp(&(
-                b.origin, !b.public, &b.file, b.line, &b.name,
-            ))
+            (a.origin, !a.public, &a.file, a.line, &a.name)
+                .cmp(&(b.origin, !b.public, &b.file, b.line, &b.name))
         });
         v
     }
@@ -315,7 +380,11 @@ fn enclosing_def(lines: &[&str], line: u32) -> Option<(Def, u32)> {
 fn hunk_header(rest: &str) -> (u32, u32, Option<String>) {
     let mut parts = rest.splitn(3, ' ');
     let _old = parts.next();
-    let mut new = parts.next().unwrap_or("+0").trim_start_matches('+').split(',');
+    let mut new = parts
+        .next()
+        .unwrap_or("+0")
+        .trim_start_matches('+')
+        .split(',');
     let start = new.next().and_then(|n| n.parse().ok()).unwrap_or(0);
     let count = new.next().map_or(Some(1), |n| n.parse().ok()).unwrap_or(0);
     let context = parts
@@ -368,10 +437,16 @@ mod tests {
             ("class RingBuffer(object):", "RingBuffer"),
             ("export function renderPage(props) {", "renderPage"),
             ("export const makeStore = (init) => {", "makeStore"),
-            ("func (s *Server) ServeHTTP(w http.ResponseWriter) {", "ServeHTTP"),
+            (
+                "func (s *Server) ServeHTTP(w http.ResponseWriter) {",
+                "ServeHTTP",
+            ),
             ("type Handler interface {", "Handler"),
             ("public static int countWords(String s) {", "countWords"),
-            ("static int parse_header(const char *buf, size_t n)", "parse_header"),
+            (
+                "static int parse_header(const char *buf, size_t n)",
+                "parse_header",
+            ),
             ("#define MAX_LEN 10", "MAX_LEN"),
             ("deploy_all() {", "deploy_all"),
             ("const MAX_ITEMS: usize = 5;", "MAX_ITEMS"),
@@ -411,7 +486,12 @@ mod tests {
         ] {
             assert!(is_test_path(p), "{p}");
         }
-        for p in ["src/attest.rs", "src/latest/a.rs", "contest.py", "src/testing_utils.rs"] {
+        for p in [
+            "src/attest.rs",
+            "src/latest/a.rs",
+            "contest.py",
+            "src/testing_utils.rs",
+        ] {
             assert!(!is_test_path(p), "{p}");
         }
     }
@@ -437,7 +517,9 @@ mod tests {
         assert_eq!(syms[2].line, 9);
         // Without the file, git's hunk function context names the enclosing definition.
         let syms = patch_symbols(patch, &|_| None).symbols;
-        assert!(syms.iter().any(|s| s.name == "drain" && s.origin == Origin::Enclosing));
+        assert!(syms
+            .iter()
+            .any(|s| s.name == "drain" && s.origin == Origin::Enclosing));
     }
 
     #[test]
