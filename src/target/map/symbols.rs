@@ -238,11 +238,8 @@ impl Collected {
         };
         let room = self.by_name.len() < CANDIDATES;
         match self.by_name.get_mut(&def.name) {
-            Some(old) => {
-                if (new.origin, !new.public) < (old.origin, !old.public) {
-                    *old = new;
-                }
-            }
+            Some(old) if (new.origin, !new.public) < (old.origin, !old.public) => *old = new,
+            Some(_) => {}
             None if room => {
                 self.by_name.insert(def.name, new);
             }
