@@ -1,12 +1,12 @@
-//! `arev eval mine|run|compare|dispositions`: arguments → the `eval` stages → stdout and an exit code.
+//! `arev eval mine|run|compare|map|dispositions`: arguments → the `eval` stages → stdout and an exit code.
 
 use super::emit::cwd;
-use crate::cli::{EvalArgs, EvalCommand, EvalCompareArgs, EvalMineArgs, EvalRunArgs};
+use crate::cli::{EvalArgs, EvalCommand, EvalCompareArgs, EvalMapArgs, EvalMineArgs, EvalRunArgs};
 use crate::errors::ExpectedError;
 use crate::eval::{
-    absolute, compare, comparison_in, ending, mine, mine_options, mined_listing, open_repo,
-    prepare_run, progress_line, read_report, report_in, run_eval, start_line, write_cases,
-    CaseResult, EvalError, Event,
+    absolute, check_in_repo, compare, comparison_in, ending, fix_sites, load_cases, mine,
+    mine_options, mined_listing, open_repo, prepare_run, progress_line, read_report, render_sites,
+    report_in, run_eval, start_line, write_cases, CaseResult, EvalError, Event,
 };
 use crate::exit_codes;
 use crate::output;
@@ -17,6 +17,7 @@ pub(crate) fn eval_command(args: &EvalArgs) -> Result<i32, ExpectedError> {
         EvalCommand::Mine(a) => mine_command(a),
         EvalCommand::Run(a) => run_command(a),
         EvalCommand::Compare(a) => compare_command(a),
+        EvalCommand::Map(a) => map_command(a),
         // Counts read from a forge (the publishing client): no eval stage.
         EvalCommand::Dispositions(a) => return super::suppress_pr::dispositions_command(a),
     };
@@ -55,6 +56,17 @@ fn run_command(a: &EvalRunArgs) -> Result<i32, EvalError> {
         output::warn(&w);
     }
     Ok(code)
+}
+
+fn map_command(a: &EvalMapArgs) -> Result<i32, EvalError> {
+    let cwd = io_cwd()?;
+    let repo = open_repo(&cwd, "map")?;
+    let cases = load_cases(&absolute(&cwd, &a.cases))?
+        .into_iter()
+        .map(|c| check_in_repo(&repo, c))
+        .collect::<Result<Vec<_>, _>>()?;
+    output::report(&render_sites(&fix_sites(&repo, &cases)?));
+    Ok(exit_codes::OK)
 }
 
 fn compare_command(a: &EvalCompareArgs) -> Result<i32, EvalError> {

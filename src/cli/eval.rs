@@ -10,6 +10,7 @@ Example:
   arev eval run eval/cases --out eval/opus            review each buggy revision, score
   arev eval run eval/cases --config cheap.toml --out eval/cheap
   arev eval compare eval/opus/eval.json eval/cheap/eval.json
+  arev eval map eval/cases                           the context map's fix-site recall
 
 A case is found when a confirmed finding lies within --tolerance lines (default 3) of a line
 the fix removed or changed (same file). docs/eval.md (\"Measuring review quality\") explains
@@ -32,6 +33,10 @@ pub enum EvalCommand {
     Run(EvalRunArgs),
     /// Put two evaluations (eval.json) side by side, per case and in total.
     Compare(EvalCompareArgs),
+    /// The context map's fix-site recall on CASES_DIR: the share of the other files each
+    /// real fix changed that the map of the change that introduced the defect names (no
+    /// model, no review).
+    Map(EvalMapArgs),
     /// What became of arev's findings on pull requests, as the forge reports them: fixed,
     /// dismissed (by kind), not raised again, open — per panel, category and severity.
     #[command(after_help = EVAL_DISPOSITIONS_HELP)]
@@ -194,6 +199,13 @@ pub struct EvalRunArgs {
     /// With --prove: where reproducers run (`bwrap` or `none`), as `arev run --prove-sandbox`.
     #[arg(long, value_enum, value_name = "MODE", requires = "prove")]
     pub prove_sandbox: Option<super::ProveSandboxArg>,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalMapArgs {
+    /// Directory of case files (`<id>.json`), as `arev eval mine` writes them.
+    #[arg(value_name = "CASES_DIR")]
+    pub cases: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -3,7 +3,7 @@
 //! defect was, `code` tells code from comments per language), `cases` reads and validates a case set, `checkout` gives each case a
 //! detached checkout of its buggy revision, `run` reviews every case with the real
 //! `arev run` and records each result, `score` matches confirmed findings to the expected
-//! locations and aggregates, `prove` runs `--prove`'s reproducers at the fix commit, `compare` sets two evaluations side by side, `render` prints;
+//! locations and aggregates, `prove` runs `--prove`'s reproducers at the fix commit, `compare` sets two evaluations side by side, `sites` measures the context map's fix-site recall, `render` prints;
 //! `setup` turns the flags into the stages' inputs, `console` says what `arev eval` prints,
 //! and `write` writes its files atomically.
 mod cases;
@@ -20,6 +20,7 @@ mod run;
 mod score;
 mod select;
 mod setup;
+mod sites;
 mod write;
 
 pub use cases::{
@@ -43,4 +44,5 @@ pub use select::{
     DEFAULT_MAX_LINES,
 };
 pub use setup::{absolute, mine_options, open_repo, prepare_run, read_report};
+pub use sites::{fix_sites, overall as fix_site_recall, render_sites, FixSites};
 pub use write::write_json;

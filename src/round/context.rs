@@ -59,6 +59,8 @@ pub(super) struct Ctx<'a> {
     pub meter: super::meter::Meter,
     /// What context citations are checked against (docs/contracts.md §6).
     pub cite_src: ScopeLines<'a>,
+    /// The `<context_map>` block, the same for every role and round ("" without a map).
+    context_map: String,
 }
 
 /// What one round's agents are pointed at.
@@ -173,6 +175,7 @@ impl<'a> Ctx<'a> {
                 // A target file, or (`context = "tree"`) a file of the context scope.
                 Box::new(move |rel| target.readable(rel)),
             ),
+            context_map: super::map::context_map(plan, target, run),
         })
     }
 
@@ -317,6 +320,7 @@ impl<'a> Ctx<'a> {
             .set("target_tag", view.tag.clone())
             .set("target_guide", view.guide.clone())
             .set("brief", escape_text(&self.target.brief))
+            .set("context_map", self.context_map.clone())
             .set(
                 "localization",
                 self.localization

@@ -8,6 +8,7 @@ mod gitindex;
 mod incremental;
 mod locate;
 mod manifest;
+pub mod map;
 mod model;
 mod resolve;
 mod scan;

@@ -121,6 +121,7 @@ mod dispositions;
 mod action;
 // `arev eval mine|run|compare`: scripted histories, exact scores, resumption, jobs, Ctrl-C.
 mod eval;
+mod eval_map;
 // The fail-closed tool gate per event format, and the output cap named.
 mod tool_gate;
 // Untrusted pull requests: --repo-config, the argv floor, and (real CLIs) no repository
@@ -132,6 +133,8 @@ mod context;
 mod context_cites;
 // What reviewers may read: the context scope (docs/trust.md).
 mod context_scope;
+// The <context_map> block every role gets.
+mod context_map;
 // Protocol details of the source protocol: each rule driven by scripted answers.
 mod fidelity;
 // Review memory: baselines, suppressions, incremental re-review, the verdict cache.
