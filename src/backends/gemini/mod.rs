@@ -51,11 +51,18 @@ const UNUSED_TOOLS: [&str; 4] = [
     "enter_plan_mode",
     "invoke_agent",
 ];
-/// Tools `--approval-mode auto_edit` registers that the Prover (new files with `write_file`
-/// only) never uses.
-const PROVER_DENIED: [&str; 4] = ["replace", "run_shell_command", "web_fetch", "write_todos"];
+/// Tools `--approval-mode auto_edit` registers that neither writer uses: the Fixer edits
+/// with `write_file` and `replace`, the Prover creates new files with `write_file` only
+/// (and is also denied `replace`).
+const WRITER_DENIED: [&str; 3] = ["run_shell_command", "web_fetch", "write_todos"];
 /// The search tools, not offered to a reviewer of one file (it reads that file whole).
 const SEARCH_TOOLS: [&str; 3] = ["list_directory", "glob", "grep_search"];
+
+/// The roles that change files: the Fixer (in the iterate worktree) and the Prover (its
+/// reproducer, in its scratch worktree).
+fn writes(role: Role) -> bool {
+    matches!(role, Role::Fixer | Role::Prover)
+}
 
 fn out_path(req: &DispatchRequest, name: &str) -> PathBuf {
     let dir = std::path::absolute(&req.out_dir).unwrap_or_else(|_| req.out_dir.clone());
@@ -69,9 +76,12 @@ fn policy(req: &DispatchRequest) -> String {
     if !req.search && !matches!(req.role, Role::Fixer | Role::Prover) {
         denied.extend(SEARCH_TOOLS);
     }
+    if writes(req.role) {
+        // `auto_edit` registers the edit and shell tools: the writers keep their file tools.
+        denied.extend(WRITER_DENIED);
+    }
     if req.role == Role::Prover {
-        // `auto_edit` registers the edit and shell tools: the Prover keeps `write_file`.
-        denied.extend(PROVER_DENIED);
+        denied.push("replace");
     }
     let names: Vec<String> = denied.iter().map(|n| format!("\"{n}\"")).collect();
     format!(
@@ -122,13 +132,15 @@ pub fn gemini_env(req: &DispatchRequest) -> Vec<(String, String)> {
     env
 }
 
-/// The argv (without the program) for a read-only Gemini worker; stdin must be `/dev/null`
+/// The argv (without the program) for a Gemini worker; stdin must be `/dev/null`
 /// (`-p` text is appended to any stdin input). A prompt too long for one argument goes on
 /// stdin instead (`Backend::invocation`).
 ///
-/// In `--approval-mode default` only read tools exist, and `read_file` refuses any path
-/// that resolves outside the workspace (symlinks included); the run's target artefacts are
-/// added with `--include-directories` when they lie outside the repository.
+/// A reviewer runs `--approval-mode default`, where only read tools exist; the Fixer and the
+/// Prover `auto_edit`, their unused tools denied by the policy. `read_file`, `write_file`
+/// and `replace` refuse any path that resolves outside the workspace (symlinks included);
+/// the run's target artefacts are added with `--include-directories` when they lie outside
+/// the repository.
 pub fn gemini_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     let mut args = vec![
         "-p".to_string(),
@@ -136,9 +148,10 @@ pub fn gemini_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
         "-o".into(),
         "stream-json".into(),
         "--approval-mode".into(),
-        // The Prover creates its reproducer with `write_file`, which `default` does not
-        // register; `auto_edit` does (the policy denies the rest it adds).
-        if req.role == Role::Prover {
+        // The Fixer's `write_file` and `replace` and the Prover's `write_file` are not
+        // registered in `default`; `auto_edit` registers and approves them (the policy
+        // denies the rest it adds). They refuse a path outside the workspace.
+        if writes(req.role) {
             "auto_edit".into()
         } else {
             "default".into()
@@ -575,6 +588,34 @@ mod tests {
             ..one_file
         };
         assert!(!denied(&policy(&fixer)).contains(&"grep_search".to_owned()));
+        // The Fixer writes: `auto_edit`, every tool it does not use denied by the policy;
+        // it keeps its read and search tools, `write_file` and `replace`.
+        let fx = gemini_args(&agent, &fixer);
+        assert_eq!(fx[4..6], ["--approval-mode", "auto_edit"]);
+        assert_eq!(fx[6..9], ["--skip-trust", "--policy", "/tmp/x/policy.toml"]);
+        let fixer_denied = denied(&policy(&fixer));
+        for t in [
+            "run_shell_command",
+            "web_fetch",
+            "write_todos",
+            "google_web_search",
+            "invoke_agent",
+            "enter_plan_mode",
+        ] {
+            assert!(fixer_denied.contains(&t.to_owned()), "{t}");
+        }
+        for t in ["write_file", "replace", "read_file", "glob"] {
+            assert!(!fixer_denied.contains(&t.to_owned()), "{t}");
+        }
+        assert!(!fixer_denied
+            .iter()
+            .any(|n| gemini_permits(Role::Fixer, n) && n != "update_topic"));
+        let prover = DispatchRequest {
+            role: Role::Prover,
+            ..fixer.clone()
+        };
+        assert_eq!(gemini_args(&agent, &prover)[5], "auto_edit");
+        assert!(denied(&policy(&prover)).contains(&"replace".to_owned()));
         // Without a role body the CLI keeps its own system prompt.
         let no_role = DispatchRequest {
             system_prompt: String::new(),
