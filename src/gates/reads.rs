@@ -34,6 +34,9 @@ pub struct ReadScope {
     allowed: HashSet<PathBuf>,
     /// The Prover's scope: every path that resolves inside `root` (its scratch worktree).
     whole_tree: bool,
+    /// The Fixer's scope: its writes are the write gate's to judge (`round::fixer`), not
+    /// reads.
+    writes_gated_elsewhere: bool,
 }
 
 impl ReadScope {
@@ -69,7 +72,15 @@ impl ReadScope {
             artefacts,
             allowed,
             whole_tree: false,
+            writes_gated_elsewhere: false,
         }
+    }
+
+    /// The same scope for the Fixer, whose writes (wherever they land) are judged by its
+    /// write gate, every one of them, after the dispatch (`round::fixer`).
+    pub fn with_writes_gated_elsewhere(mut self) -> Self {
+        self.writes_gated_elsewhere = true;
+        self
     }
 
     /// The Prover's scope: anything that resolves inside `root` (a scratch worktree of the
@@ -127,6 +138,7 @@ impl ReadScope {
             if let Some(w) = a
                 .write
                 .iter()
+                .filter(|_| !self.writes_gated_elsewhere)
                 .find(|w| !(self.whole_tree && self.in_tree(&self.resolve(w))))
             {
                 return Some(ReadViolation {

@@ -75,7 +75,11 @@ pub async fn run_fixer<T: serde::Serialize>(
         }
     };
     let view = match ctx.view(iteration, None) {
-        Ok(v) => v,
+        // Its writes are judged by the write gate below, not as reads.
+        Ok(mut v) => {
+            v.scope = v.scope.with_writes_gated_elsewhere();
+            v
+        }
         Err(e) => {
             return FixerRun {
                 end: FixerEnd::Aborted(Abort::DispatchUnavailable {

@@ -809,8 +809,8 @@ mod tests {
         assert!(tools[3].access.unknown.as_deref().unwrap().contains("find"));
     }
 
-    #[test]
-    fn argv_is_read_only_with_the_prompt_last() {
+    /// A Codex agent and a Judge's request.
+    fn judge() -> (AgentSpec, DispatchRequest) {
         let agent = AgentSpec {
             name: "codex".into(),
             backend: BackendKind::Codex,
@@ -845,6 +845,48 @@ mod tests {
             price: None,
             search: true,
         };
+        (agent, req)
+    }
+
+    #[test]
+    fn fixer_and_prover_argv_write_in_the_worktree_only() {
+        let (agent, req) = judge();
+        let args = codex_args(&agent, &req);
+        // The Fixer (and the Prover) write: `workspace-write`, the worktree its only
+        // writable root (no /tmp, no $TMPDIR), the rest of the argv the reviewer's.
+        for role in [Role::Fixer, Role::Prover] {
+            let writer = DispatchRequest {
+                role,
+                cwd: PathBuf::from("/repo/.arev/worktrees/r1"),
+                ..req.clone()
+            };
+            let w = codex_args(&agent, &writer);
+            assert_eq!(w[2..4], ["--sandbox", "workspace-write"], "{role:?}");
+            let at = w
+                .iter()
+                .position(|a| a == "sandbox_workspace_write.exclude_slash_tmp=true")
+                .expect("/tmp excluded");
+            assert_eq!(
+                w[at - 1..at + 3],
+                [
+                    "-c",
+                    "sandbox_workspace_write.exclude_slash_tmp=true",
+                    "-c",
+                    "sandbox_workspace_write.exclude_tmpdir_env_var=true"
+                ]
+            );
+            assert_eq!(w[6..8], ["-C", "/repo/.arev/worktrees/r1"]);
+            assert!(!w.iter().any(|a| a.contains("danger") || a == "--full-auto"));
+            assert!(!w.iter().any(|a| a == "--add-dir"));
+        }
+        assert!(!args
+            .iter()
+            .any(|a| a.starts_with("sandbox_workspace_write")));
+    }
+
+    #[test]
+    fn argv_is_read_only_with_the_prompt_last() {
+        let (agent, req) = judge();
         let args = codex_args(&agent, &req);
         assert_eq!(
             args,
@@ -903,33 +945,6 @@ mod tests {
         let (_, v) = args[11].split_once('=').unwrap();
         let t: toml::Table = format!("x = {v}").parse().unwrap();
         assert_eq!(t["x"]["/repo"]["trust_level"].as_str(), Some("untrusted"));
-        // The Fixer (and the Prover) write: `workspace-write`, the worktree its only
-        // writable root (no /tmp, no $TMPDIR), the rest of the argv the reviewer's.
-        for role in [Role::Fixer, Role::Prover] {
-            let writer = DispatchRequest {
-                role,
-                cwd: PathBuf::from("/repo/.arev/worktrees/r1"),
-                ..no_role.clone()
-            };
-            let w = codex_args(&agent, &writer);
-            assert_eq!(w[2..4], ["--sandbox", "workspace-write"], "{role:?}");
-            let at = w
-                .iter()
-                .position(|a| a == "sandbox_workspace_write.exclude_slash_tmp=true")
-                .expect("/tmp excluded");
-            assert_eq!(
-                w[at - 1..at + 3],
-                [
-                    "-c",
-                    "sandbox_workspace_write.exclude_slash_tmp=true",
-                    "-c",
-                    "sandbox_workspace_write.exclude_tmpdir_env_var=true"
-                ]
-            );
-            assert_eq!(w[6..8], ["-C", "/repo/.arev/worktrees/r1"]);
-            assert!(!w.iter().any(|a| a.contains("danger") || a == "--full-auto"));
-            assert!(!w.iter().any(|a| a == "--add-dir"));
-        }
         assert!(!args
             .iter()
             .any(|a| a.starts_with("sandbox_workspace_write")));

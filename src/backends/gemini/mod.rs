@@ -588,34 +588,6 @@ mod tests {
             ..one_file
         };
         assert!(!denied(&policy(&fixer)).contains(&"grep_search".to_owned()));
-        // The Fixer writes: `auto_edit`, every tool it does not use denied by the policy;
-        // it keeps its read and search tools, `write_file` and `replace`.
-        let fx = gemini_args(&agent, &fixer);
-        assert_eq!(fx[4..6], ["--approval-mode", "auto_edit"]);
-        assert_eq!(fx[6..9], ["--skip-trust", "--policy", "/tmp/x/policy.toml"]);
-        let fixer_denied = denied(&policy(&fixer));
-        for t in [
-            "run_shell_command",
-            "web_fetch",
-            "write_todos",
-            "google_web_search",
-            "invoke_agent",
-            "enter_plan_mode",
-        ] {
-            assert!(fixer_denied.contains(&t.to_owned()), "{t}");
-        }
-        for t in ["write_file", "replace", "read_file", "glob"] {
-            assert!(!fixer_denied.contains(&t.to_owned()), "{t}");
-        }
-        assert!(!fixer_denied
-            .iter()
-            .any(|n| gemini_permits(Role::Fixer, n) && n != "update_topic"));
-        let prover = DispatchRequest {
-            role: Role::Prover,
-            ..fixer.clone()
-        };
-        assert_eq!(gemini_args(&agent, &prover)[5], "auto_edit");
-        assert!(denied(&policy(&prover)).contains(&"replace".to_owned()));
         // Without a role body the CLI keeps its own system prompt.
         let no_role = DispatchRequest {
             system_prompt: String::new(),
@@ -625,5 +597,92 @@ mod tests {
             .iter()
             .any(|(k, _)| k == "GEMINI_SYSTEM_MD"));
         assert_eq!(gemini_files(&no_role).len(), 1);
+    }
+
+    #[test]
+    fn the_fixer_runs_auto_edit_with_every_unused_tool_denied() {
+        let agent = AgentSpec {
+            name: "gemini".into(),
+            backend: BackendKind::Gemini,
+            format: EventFormat::Gemini,
+            binary: PathBuf::from("/usr/bin/gemini"),
+            extra_args: vec![],
+            models: TierModels::default(),
+            max_turns: 8,
+            timeout: None,
+            pass_env: vec![],
+            fallback_model: None,
+            base_url: None,
+            api_key_env: None,
+        };
+        let fixer = DispatchRequest {
+            role: Role::Fixer,
+            label: "fixer".into(),
+            prompt: "[AR Round 1 — FULL] Fixer\nbody".into(),
+            system_prompt: "You are the Fixer.".into(),
+            tier: Tier::Opus,
+            cwd: PathBuf::from("/repo/.arev/worktrees/r1"),
+            read_dirs: vec![PathBuf::from("/repo/.arev/worktrees/r1")],
+            out_dir: PathBuf::from("/tmp/x"),
+            timeout: Duration::from_secs(1),
+            grace: Duration::from_secs(1),
+            output_cap: 1024,
+            max_budget_usd: None,
+            price: None,
+            search: false,
+        };
+        let denied = |req: &DispatchRequest| -> Vec<String> {
+            let files = gemini_files(req);
+            let (_, text) = files
+                .iter()
+                .find(|(p, _)| p.ends_with(POLICY_FILE))
+                .unwrap();
+            let t: toml::Table = std::str::from_utf8(text).unwrap().parse().unwrap();
+            assert_eq!(t["rule"][0]["decision"].as_str(), Some("deny"));
+            t["rule"][0]["toolName"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_owned())
+                .collect()
+        };
+        let args = gemini_args(&agent, &fixer);
+        assert_eq!(
+            args[2..],
+            [
+                "-o",
+                "stream-json",
+                "--approval-mode",
+                "auto_edit",
+                "--skip-trust",
+                "--policy",
+                "/tmp/x/policy.toml",
+                "-m",
+                "opus"
+            ]
+        );
+        let off = denied(&fixer);
+        for t in [
+            "run_shell_command",
+            "web_fetch",
+            "write_todos",
+            "google_web_search",
+            "invoke_agent",
+            "enter_plan_mode",
+        ] {
+            assert!(off.contains(&t.to_owned()), "{t}");
+        }
+        for t in ["write_file", "replace", "read_file", "glob", "grep_search"] {
+            assert!(!off.contains(&t.to_owned()), "{t}");
+        }
+        assert!(!off
+            .iter()
+            .any(|n| gemini_permits(Role::Fixer, n) && n != "update_topic"));
+        let prover = DispatchRequest {
+            role: Role::Prover,
+            ..fixer
+        };
+        assert_eq!(gemini_args(&agent, &prover)[5], "auto_edit");
+        assert!(denied(&prover).contains(&"replace".to_owned()));
     }
 }
