@@ -1,6 +1,6 @@
 //! The XDG base directories arev reads, each with its fallback under `$HOME`: written once
-//! here for the user config, git's user-level ignore and attributes files, and the verdict
-//! cache.
+//! here for the user config, git's user-level ignore and attributes files, the verdict
+//! cache, the agents' private homes (`backends::home`) and OpenCode's login.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -28,12 +28,28 @@ pub fn cache_home() -> Option<PathBuf> {
 
 /// [`cache_home`] for the given `XDG_CACHE_HOME` and `HOME` values.
 pub fn cache_home_from(xdg: Option<OsString>, home: Option<OsString>) -> Option<PathBuf> {
+    base_dir_from(xdg, home, ".cache")
+}
+
+/// `$XDG_DATA_HOME`, else `$HOME/.local/share`, by the same rule as [`cache_home_from`]
+/// (where OpenCode keeps its login).
+pub fn data_home_from(xdg: Option<OsString>, home: Option<OsString>) -> Option<PathBuf> {
+    base_dir_from(xdg, home, ".local/share")
+}
+
+/// The one XDG fallback: the base directory `xdg` when it is absolute (the XDG spec ignores
+/// a relative one), else `$HOME/<under_home>` when `$HOME` is absolute; None otherwise.
+fn base_dir_from(
+    xdg: Option<OsString>,
+    home: Option<OsString>,
+    under_home: &str,
+) -> Option<PathBuf> {
     xdg.map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .or_else(|| {
             home.map(PathBuf::from)
                 .filter(|h| h.is_absolute())
-                .map(|h| h.join(".cache"))
+                .map(|h| h.join(under_home))
         })
 }
 
@@ -65,5 +81,8 @@ mod tests {
         assert_eq!(cache_home_from(None, os("/h")), path("/h/.cache"));
         assert_eq!(cache_home_from(None, os("h")), None);
         assert_eq!(cache_home_from(os("rel"), None), None);
+        assert_eq!(data_home_from(os("/d"), os("/h")), path("/d"));
+        assert_eq!(data_home_from(None, os("/h")), path("/h/.local/share"));
+        assert_eq!(data_home_from(os("rel"), os("h")), None);
     }
 }

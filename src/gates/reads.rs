@@ -39,6 +39,9 @@ pub struct ReadScope {
     whole_tree: bool,
     /// The context scope (`[review] context = "tree"`): its files may be read too.
     context: Option<Arc<ContextScope>>,
+    /// The Fixer's scope: its writes are the write gate's to judge (`round::fixer`), not
+    /// reads.
+    writes_gated_elsewhere: bool,
 }
 
 impl ReadScope {
@@ -75,6 +78,7 @@ impl ReadScope {
             allowed,
             whole_tree: false,
             context: None,
+            writes_gated_elsewhere: false,
         }
     }
 
@@ -115,6 +119,14 @@ impl ReadScope {
             .ok()
             .and_then(Path::to_str)
             .map(str::to_owned)
+    }
+
+
+    /// The same scope for the Fixer, whose writes (wherever they land) are judged by its
+    /// write gate, every one of them, after the dispatch (`round::fixer`).
+    pub fn with_writes_gated_elsewhere(mut self) -> Self {
+        self.writes_gated_elsewhere = true;
+        self
     }
 
     /// The Prover's scope: anything that resolves inside `root` (a scratch worktree of the
@@ -178,6 +190,7 @@ impl ReadScope {
             if let Some(w) = a
                 .write
                 .iter()
+                .filter(|_| !self.writes_gated_elsewhere)
                 .find(|w| !(self.whole_tree && self.in_tree(&self.resolve(w))))
             {
                 return Some(ReadViolation {

@@ -603,6 +603,14 @@ fn the_prover_may_read_its_whole_worktree_and_nothing_outside() {
     assert!(narrow
         .violation(&[write(&root.join("test_x.py"))])
         .is_some());
+    // The Fixer's scope leaves every write to its write gate (`round::fixer`), inside the
+    // worktree or not; its reads stay ALLOWED_FILES only.
+    let fixer =
+        ReadScope::new(&root, std::iter::empty(), &artefact, &[]).with_writes_gated_elsewhere();
+    for w in [root.join("test_x.py"), base.join("outside.py")] {
+        assert_eq!(fixer.violation(&[write(&w)]), None, "{w:?}");
+    }
+    assert!(fixer.violation(&ok[..1]).is_some());
 }
 
 #[test]

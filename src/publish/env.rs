@@ -76,6 +76,13 @@ pub fn token_var(forge: Forge) -> (&'static str, &'static str) {
     }
 }
 
+/// The token of `forge` in the environment ([`token_var`]); unset or blank is a
+/// `MissingEnv` naming the variable and what it must hold.
+pub fn token(forge: Forge, env: EnvLookup<'_>) -> Result<String, PublishError> {
+    let (var, why) = token_var(forge);
+    get(env, var).ok_or(PublishError::MissingEnv { var, why })
+}
+
 /// The PR number and head sha of a GitHub event file (`pull_request`/`pull_request_target`,
 /// or a `workflow_run` that lists its pull request).
 fn github_event(path: &Path) -> Result<(Option<u64>, Option<String>), PublishError> {
@@ -190,8 +197,7 @@ pub fn github(
 /// The repository a GitHub token reads (`GITHUB_TOKEN`, `GITHUB_API_URL`,
 /// `GITHUB_REPOSITORY` else the `origin` remote of `root`, `GITHUB_GRAPHQL_URL`).
 fn github_repo(env: EnvLookup<'_>, root: Option<&Path>) -> Result<RepoAccess, PublishError> {
-    let (var, why) = token_var(Forge::Github);
-    let token = get(env, var).ok_or(PublishError::MissingEnv { var, why })?;
+    let token = token(Forge::Github, env)?;
     let api_url = get(env, "GITHUB_API_URL")
         .unwrap_or_else(|| "https://api.github.com".into())
         .trim_end_matches('/')
@@ -265,8 +271,7 @@ pub fn gitlab(
 /// The project a GitLab token reads (`GITLAB_TOKEN`, `CI_API_V4_URL`, `CI_PROJECT_ID` else
 /// the project path of the `origin` remote of `root`).
 fn gitlab_repo(env: EnvLookup<'_>, root: Option<&Path>) -> Result<RepoAccess, PublishError> {
-    let (var, why) = token_var(Forge::Gitlab);
-    let token = get(env, var).ok_or(PublishError::MissingEnv { var, why })?;
+    let token = token(Forge::Gitlab, env)?;
     let api_url = get(env, "CI_API_V4_URL")
         .unwrap_or_else(|| "https://gitlab.com/api/v4".into())
         .trim_end_matches('/')

@@ -36,7 +36,9 @@ pub struct FixerRun {
     pub denied_writes: Vec<String>,
 }
 
-/// Tools that write files, and the input key holding the path.
+/// Claude Code's tools that write files, and the input key holding the path. Another
+/// backend's write tools (Codex `file_change`, Gemini `write_file`/`replace`, OpenCode
+/// `edit`/`write`) name their paths in the tool use's derived `access.write`.
 const WRITE_TOOLS: &[(&str, &str)] = &[
     ("Edit", "file_path"),
     ("MultiEdit", "file_path"),
@@ -73,7 +75,11 @@ pub async fn run_fixer<T: serde::Serialize>(
         }
     };
     let view = match ctx.view(iteration, None) {
-        Ok(v) => v,
+        // Its writes are judged by the write gate below, not as reads.
+        Ok(mut v) => {
+            v.scope = v.scope.with_writes_gated_elsewhere();
+            v
+        }
         Err(e) => {
             return FixerRun {
                 end: FixerEnd::Aborted(Abort::DispatchUnavailable {
@@ -148,18 +154,16 @@ pub(super) fn write_attempts(root: &Path, records: &[DispatchRecord]) -> Vec<(St
             .filter_map(|d| d.get("tool_use_id").and_then(|v| v.as_str()))
             .collect();
         for t in &r.outcome.tool_uses {
-            let Some(key) = WRITE_TOOLS
-                .iter()
-                .find(|(name, _)| *name == t.name)
-                .map(|(_, k)| *k)
-            else {
-                continue;
+            let paths: Vec<&str> = match WRITE_TOOLS.iter().find(|(name, _)| *name == t.name) {
+                Some((_, key)) => vec![t.input.get(*key).and_then(|v| v.as_str()).unwrap_or("")],
+                None => t.access.write.iter().map(String::as_str).collect(),
             };
-            let raw = t.input.get(key).and_then(|v| v.as_str()).unwrap_or("");
-            out.push((
-                resolve(Path::new(raw), &root).display().to_string(),
-                denied.contains(&t.id.as_str()),
-            ));
+            for raw in paths {
+                out.push((
+                    resolve(Path::new(raw), &root).display().to_string(),
+                    denied.contains(&t.id.as_str()),
+                ));
+            }
         }
     }
     out

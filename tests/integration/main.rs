@@ -153,3 +153,5 @@ mod prove_iterate;
 mod eval_prove;
 // The real Codex and Gemini CLIs as the Prover.
 mod real_prover;
+// The real Codex, Gemini and OpenCode CLIs as the Fixer of --iterate.
+mod real_iterate;

@@ -61,6 +61,16 @@ const UNUSED: [&str; 12] = [
     "skills.include_instructions=false",
 ];
 
+/// `workspace-write` makes `/tmp` and `$TMPDIR` writable besides the cwd: not for arev's
+/// writers, whose every change belongs in their worktree (Codex 0.169.0 then rejects an
+/// `apply_patch` outside it, tests/integration/real_iterate.rs).
+const WRITE_ROOTS: [&str; 4] = [
+    "-c",
+    "sandbox_workspace_write.exclude_slash_tmp=true",
+    "-c",
+    "sandbox_workspace_write.exclude_tmpdir_env_var=true",
+];
+
 /// The files [`codex_args`] names, to be written before Codex starts: the role body as the
 /// model instructions (none when there is no role body).
 pub fn codex_files(req: &DispatchRequest) -> Vec<(PathBuf, Arc<[u8]>)> {
@@ -101,11 +111,13 @@ fn instructions_path(req: &DispatchRequest) -> PathBuf {
 /// repository: those are caught by the read gate (the agent's run is then aborted and its
 /// events after the off-target command are not kept).
 pub fn codex_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
-    // The Prover creates its reproducer with `apply_patch`, which the read-only sandbox
-    // rejects without a trace: it gets `workspace-write` (its cwd is a scratch worktree; a
-    // shell command that writes is still a forbidden tool, a file change outside the
-    // worktree still fails the write gate).
-    let sandbox = if req.role == Role::Prover {
+    // The Fixer edits and the Prover creates its reproducer with `apply_patch`, which the
+    // read-only sandbox rejects without a trace: they get `workspace-write`, its writable
+    // roots cut to the cwd (the iterate worktree, the Prover's scratch worktree) by
+    // [`WRITE_ROOTS`]. A shell command that writes is still a forbidden tool; a file change
+    // outside the worktree still fails the write gate.
+    let writes = matches!(req.role, Role::Fixer | Role::Prover);
+    let sandbox = if writes {
         "workspace-write"
     } else {
         "read-only"
@@ -133,6 +145,9 @@ pub fn codex_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     args.push("-c".into());
     args.push("shell_environment_policy.inherit=\"core\"".into());
     args.extend(UNUSED.iter().map(|s| (*s).to_string()));
+    if writes {
+        args.extend(WRITE_ROOTS.iter().map(|s| (*s).to_string()));
+    }
     if !req.system_prompt.is_empty() {
         args.push("-c".into());
         args.push(format!(
@@ -794,8 +809,8 @@ mod tests {
         assert!(tools[3].access.unknown.as_deref().unwrap().contains("find"));
     }
 
-    #[test]
-    fn argv_is_read_only_with_the_prompt_last() {
+    /// A Codex agent and a Judge's request.
+    fn judge() -> (AgentSpec, DispatchRequest) {
         let agent = AgentSpec {
             name: "codex".into(),
             backend: BackendKind::Codex,
@@ -831,6 +846,48 @@ mod tests {
             price: None,
             search: true,
         };
+        (agent, req)
+    }
+
+    #[test]
+    fn fixer_and_prover_argv_write_in_the_worktree_only() {
+        let (agent, req) = judge();
+        let args = codex_args(&agent, &req);
+        // The Fixer (and the Prover) write: `workspace-write`, the worktree its only
+        // writable root (no /tmp, no $TMPDIR), the rest of the argv the reviewer's.
+        for role in [Role::Fixer, Role::Prover] {
+            let writer = DispatchRequest {
+                role,
+                cwd: PathBuf::from("/repo/.arev/worktrees/r1"),
+                ..req.clone()
+            };
+            let w = codex_args(&agent, &writer);
+            assert_eq!(w[2..4], ["--sandbox", "workspace-write"], "{role:?}");
+            let at = w
+                .iter()
+                .position(|a| a == "sandbox_workspace_write.exclude_slash_tmp=true")
+                .expect("/tmp excluded");
+            assert_eq!(
+                w[at - 1..at + 3],
+                [
+                    "-c",
+                    "sandbox_workspace_write.exclude_slash_tmp=true",
+                    "-c",
+                    "sandbox_workspace_write.exclude_tmpdir_env_var=true"
+                ]
+            );
+            assert_eq!(w[6..8], ["-C", "/repo/.arev/worktrees/r1"]);
+            assert!(!w.iter().any(|a| a.contains("danger") || a == "--full-auto"));
+            assert!(!w.iter().any(|a| a == "--add-dir"));
+        }
+        assert!(!args
+            .iter()
+            .any(|a| a.starts_with("sandbox_workspace_write")));
+    }
+
+    #[test]
+    fn argv_is_read_only_with_the_prompt_last() {
+        let (agent, req) = judge();
         let args = codex_args(&agent, &req);
         assert_eq!(
             args,
@@ -887,6 +944,9 @@ mod tests {
         let (_, v) = args[9].split_once('=').unwrap();
         let t: toml::Table = format!("x = {v}").parse().unwrap();
         assert_eq!(t["x"]["/repo"]["trust_level"].as_str(), Some("untrusted"));
+        assert!(!args
+            .iter()
+            .any(|a| a.starts_with("sandbox_workspace_write")));
         let odd = "tab\there \u{7f} ünï \\ \"q\" \u{1}";
         let t: toml::Table = format!("x = {}", toml_basic_string(odd)).parse().unwrap();
         assert_eq!(t["x"].as_str(), Some(odd));

@@ -60,8 +60,7 @@ pub(super) fn apply_exit_code(code: i32, result: &mut Option<ResultEvent>, stder
     });
 }
 
-/// Gemini CLI stream-json events arev reads; every other `type` (`init`, `tool_result`, …)
-/// is `Other`.
+/// Gemini CLI stream-json events arev reads; every other `type` (`init`, …) is `Other`.
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum GeminiEvent {
@@ -81,6 +80,12 @@ enum GeminiEvent {
         /// Verbatim.
         #[serde(default)]
         parameters: Value,
+    },
+    ToolResult {
+        #[serde(default, deserialize_with = "lax")]
+        tool_id: Option<String>,
+        #[serde(default, deserialize_with = "lax")]
+        status: Option<String>,
     },
     Error {
         #[serde(default, deserialize_with = "lax")]
@@ -175,12 +180,20 @@ impl Decoder for GeminiDecoder {
                     return;
                 }
                 let name = tool_name.unwrap_or_default();
+                turn.names.push((id.clone(), name.clone()));
                 out.push(AgentEvent::ToolUse(ToolUse {
                     id,
                     access: gemini_access(&name, &parameters),
                     name,
                     input: parameters,
                 }));
+            }
+            GeminiEvent::ToolResult { tool_id, status } if status.as_deref() == Some("error") => {
+                let id = tool_id.unwrap_or_default();
+                if let Some((_, name)) = turn.names.iter().find(|(i, _)| *i == id) {
+                    turn.denials
+                        .push(serde_json::json!({"tool_name": name, "tool_use_id": id}));
+                }
             }
             GeminiEvent::Error { severity, message } if severity.as_deref() != Some("warning") => {
                 let message = message.unwrap_or_default();
@@ -206,7 +219,10 @@ impl Decoder for GeminiDecoder {
                 out.push(AgentEvent::Usage(r.usage.clone()));
                 self.result = Some(r);
             }
-            GeminiEvent::Message { .. } | GeminiEvent::Error { .. } | GeminiEvent::Other => {}
+            GeminiEvent::Message { .. }
+            | GeminiEvent::ToolResult { .. }
+            | GeminiEvent::Error { .. }
+            | GeminiEvent::Other => {}
         }
     }
 
@@ -249,6 +265,10 @@ struct Turn {
     text: String,
     last_error: Option<String>,
     tool_calls: u64,
+    /// (tool id, tool name) of every tool use.
+    names: Vec<(String, String)>,
+    /// The tool calls whose result was an error, as `{tool_name, tool_use_id}`.
+    denials: Vec<Value>,
 }
 
 impl Turn {
@@ -283,7 +303,7 @@ impl Turn {
                 cache_creation_input_tokens: 0,
                 cache_read_input_tokens: cached,
             },
-            permission_denials: vec![],
+            permission_denials: self.denials.clone(),
             num_turns: Some(stats.tool_calls.unwrap_or(self.tool_calls) + 1),
         }
     }

@@ -51,11 +51,18 @@ const UNUSED_TOOLS: [&str; 4] = [
     "enter_plan_mode",
     "invoke_agent",
 ];
-/// Tools `--approval-mode auto_edit` registers that the Prover (new files with `write_file`
-/// only) never uses.
-const PROVER_DENIED: [&str; 4] = ["replace", "run_shell_command", "web_fetch", "write_todos"];
+/// Tools `--approval-mode auto_edit` registers that neither writer uses: the Fixer edits
+/// with `write_file` and `replace`, the Prover creates new files with `write_file` only
+/// (and is also denied `replace`).
+const WRITER_DENIED: [&str; 3] = ["run_shell_command", "web_fetch", "write_todos"];
 /// The search tools, not offered to a reviewer of one file (it reads that file whole).
 const SEARCH_TOOLS: [&str; 3] = ["list_directory", "glob", "grep_search"];
+
+/// The roles that change files: the Fixer (in the iterate worktree) and the Prover (its
+/// reproducer, in its scratch worktree).
+fn writes(role: Role) -> bool {
+    matches!(role, Role::Fixer | Role::Prover)
+}
 
 fn out_path(req: &DispatchRequest, name: &str) -> PathBuf {
     let dir = std::path::absolute(&req.out_dir).unwrap_or_else(|_| req.out_dir.clone());
@@ -69,9 +76,12 @@ fn policy(req: &DispatchRequest) -> String {
     if !req.search && !matches!(req.role, Role::Fixer | Role::Prover) {
         denied.extend(SEARCH_TOOLS);
     }
+    if writes(req.role) {
+        // `auto_edit` registers the edit and shell tools: the writers keep their file tools.
+        denied.extend(WRITER_DENIED);
+    }
     if req.role == Role::Prover {
-        // `auto_edit` registers the edit and shell tools: the Prover keeps `write_file`.
-        denied.extend(PROVER_DENIED);
+        denied.push("replace");
     }
     let names: Vec<String> = denied.iter().map(|n| format!("\"{n}\"")).collect();
     let mut out = format!(
@@ -156,13 +166,15 @@ pub fn gemini_env(req: &DispatchRequest) -> Vec<(String, String)> {
     env
 }
 
-/// The argv (without the program) for a read-only Gemini worker; stdin must be `/dev/null`
+/// The argv (without the program) for a Gemini worker; stdin must be `/dev/null`
 /// (`-p` text is appended to any stdin input). A prompt too long for one argument goes on
 /// stdin instead (`Backend::invocation`).
 ///
-/// In `--approval-mode default` only read tools exist, and `read_file` refuses any path
-/// that resolves outside the workspace (symlinks included); the run's target artefacts are
-/// added with `--include-directories` when they lie outside the repository.
+/// A reviewer runs `--approval-mode default`, where only read tools exist; the Fixer and the
+/// Prover `auto_edit`, their unused tools denied by the policy. `read_file`, `write_file`
+/// and `replace` refuse any path that resolves outside the workspace (symlinks included);
+/// the run's target artefacts are added with `--include-directories` when they lie outside
+/// the repository.
 pub fn gemini_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     // Values in the `--flag=value` form (docs/trust.md "Round five"): a prompt, a model or a
     // path is never read as a flag, whatever it starts with.
@@ -171,9 +183,10 @@ pub fn gemini_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
         "-o".into(),
         "stream-json".into(),
         "--approval-mode".into(),
-        // The Prover creates its reproducer with `write_file`, which `default` does not
-        // register; `auto_edit` does (the policy denies the rest it adds).
-        if req.role == Role::Prover {
+        // The Fixer's `write_file` and `replace` and the Prover's `write_file` are not
+        // registered in `default`; `auto_edit` registers and approves them (the policy
+        // denies the rest it adds). They refuse a path outside the workspace.
+        if writes(req.role) {
             "auto_edit".into()
         } else {
             "default".into()
@@ -663,5 +676,92 @@ mod tests {
             .iter()
             .any(|(k, _)| k == "GEMINI_SYSTEM_MD"));
         assert_eq!(gemini_files(&no_role).len(), 1);
+    }
+
+    #[test]
+    fn the_fixer_runs_auto_edit_with_every_unused_tool_denied() {
+        let agent = AgentSpec {
+            name: "gemini".into(),
+            backend: BackendKind::Gemini,
+            format: EventFormat::Gemini,
+            binary: PathBuf::from("/usr/bin/gemini"),
+            extra_args: vec![],
+            models: TierModels::default(),
+            max_turns: 8,
+            timeout: None,
+            pass_env: vec![],
+            fallback_model: None,
+            base_url: None,
+            api_key_env: None,
+        };
+        let fixer = DispatchRequest {
+            role: Role::Fixer,
+            label: "fixer".into(),
+            prompt: "[AR Round 1 — FULL] Fixer\nbody".into(),
+            system_prompt: "You are the Fixer.".into(),
+            tier: Tier::Opus,
+            cwd: PathBuf::from("/repo/.arev/worktrees/r1"),
+            read_dirs: vec![PathBuf::from("/repo/.arev/worktrees/r1")],
+            out_dir: PathBuf::from("/tmp/x"),
+            timeout: Duration::from_secs(1),
+            grace: Duration::from_secs(1),
+            output_cap: 1024,
+            max_budget_usd: None,
+            price: None,
+            search: false,
+        };
+        let denied = |req: &DispatchRequest| -> Vec<String> {
+            let files = gemini_files(req);
+            let (_, text) = files
+                .iter()
+                .find(|(p, _)| p.ends_with(POLICY_FILE))
+                .unwrap();
+            let t: toml::Table = std::str::from_utf8(text).unwrap().parse().unwrap();
+            assert_eq!(t["rule"][0]["decision"].as_str(), Some("deny"));
+            t["rule"][0]["toolName"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_owned())
+                .collect()
+        };
+        let args = gemini_args(&agent, &fixer);
+        assert_eq!(
+            args[2..],
+            [
+                "-o",
+                "stream-json",
+                "--approval-mode",
+                "auto_edit",
+                "--skip-trust",
+                "--policy",
+                "/tmp/x/policy.toml",
+                "-m",
+                "opus"
+            ]
+        );
+        let off = denied(&fixer);
+        for t in [
+            "run_shell_command",
+            "web_fetch",
+            "write_todos",
+            "google_web_search",
+            "invoke_agent",
+            "enter_plan_mode",
+        ] {
+            assert!(off.contains(&t.to_owned()), "{t}");
+        }
+        for t in ["write_file", "replace", "read_file", "glob", "grep_search"] {
+            assert!(!off.contains(&t.to_owned()), "{t}");
+        }
+        assert!(!off
+            .iter()
+            .any(|n| gemini_permits(Role::Fixer, n) && n != "update_topic"));
+        let prover = DispatchRequest {
+            role: Role::Prover,
+            ..fixer
+        };
+        assert_eq!(gemini_args(&agent, &prover)[5], "auto_edit");
+        assert!(denied(&prover).contains(&"replace".to_owned()));
     }
 }

@@ -17,7 +17,7 @@ use super::backend::{Backend, Credentials, Floor, LoginFile, Npm, Profile};
 use super::event::{AgentEvent, Decoder};
 use super::fault::{from_api, truncated, ApiError};
 use super::floor::Refused;
-use super::home::{homes_base, private_dir, var, ReviewerHome};
+use super::home::{cache_home, data_home, homes_base, private_dir, ReviewerHome};
 use super::lines::{lax, lax_object, tagged};
 use super::spec::{AgentSpec, DispatchRequest, Invocation, Wrap};
 use super::view::{Hidden, Keep, ViewError};
@@ -206,6 +206,7 @@ impl Backend for OpenCode {
             steps: 0,
             text: Vec::new(),
             error: None,
+            denials: Vec::new(),
         })
     }
 
@@ -233,17 +234,12 @@ impl Backend for OpenCode {
         for d in [&config, &data.join("opencode"), &state] {
             std::fs::create_dir_all(d)?;
         }
-        let real_home = var(parent_env, "HOME");
-        let real_data = var(parent_env, "XDG_DATA_HOME")
-            .or_else(|| real_home.as_ref().map(|h| h.join(".local/share")));
-        if let Some(auth) = real_data.map(|d| d.join("opencode/auth.json")) {
+        if let Some(auth) = data_home(parent_env).map(|d| d.join("opencode/auth.json")) {
             if auth.exists() {
                 std::os::unix::fs::symlink(&auth, data.join("opencode/auth.json"))?;
             }
         }
-        let cache = var(parent_env, "XDG_CACHE_HOME")
-            .or_else(|| real_home.map(|h| h.join(".cache")))
-            .unwrap_or_else(|| home.join(".cache"));
+        let cache = cache_home(parent_env).unwrap_or_else(|| home.join(".cache"));
         let s = |p: &Path| p.display().to_string();
         let env = vec![
             ("HOME".into(), s(home)),
@@ -300,9 +296,9 @@ fn config(agent: &AgentSpec, req: &DispatchRequest) -> Value {
 }
 
 /// Everything denied but reading and searching (search: only when offered) — and the
-/// Fixer's and Prover's edits, but of OpenCode's own configuration — confined to the working
-/// directory and the other read directories; never VCS metadata nor anything of `req.hidden`
-/// (outside the context scope). OpenCode matches `read` patterns against the path
+/// Fixer's and Prover's edits, inside the working directory only and never of OpenCode's own
+/// configuration — confined to the working directory and the other read directories; never
+/// VCS metadata nor anything of `req.hidden` (outside the context scope). OpenCode matches `read` patterns against the path
 /// relative to the project and `external_directory` ones against absolute directories;
 /// `*` crosses `/`; the last matching rule wins.
 fn permissions(req: &DispatchRequest) -> Value {
@@ -348,9 +344,14 @@ fn permissions(req: &DispatchRequest) -> Value {
         "external_directory": external,
     });
     if !reviewer {
-        // Never OpenCode's own configuration: its view shows it empty and read-only.
-        p["edit"] = json!({"*": "allow", ".opencode": "deny", ".opencode/*": "deny",
-            "opencode.json": "deny", "opencode.jsonc": "deny"});
+        // OpenCode asks `edit` with the path relative to its worktree (the cwd): anything
+        // outside it (`../…`, whatever `external_directory` let through) is denied, and so
+        // is VCS metadata and OpenCode's own configuration (its view shows it empty and
+        // read-only).
+        p["edit"] = json!({"*": "allow", "../*": "deny", ".git": "deny", ".git/*": "deny",
+                           "*/.git": "deny", "*/.git/*": "deny",
+                           ".opencode": "deny", ".opencode/*": "deny",
+                           "opencode.json": "deny", "opencode.jsonc": "deny"});
     }
     p
 }
@@ -439,6 +440,8 @@ struct ToolPart {
 struct ToolState {
     #[serde(default)]
     input: Value,
+    #[serde(default, deserialize_with = "lax")]
+    status: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -496,6 +499,9 @@ struct OpenCodeDecoder {
     text: Vec<String>,
     /// The last `error` line's message and fault.
     error: Option<(String, Fault)>,
+    /// The tool calls that failed (a permission refused them, or the tool did), as
+    /// `{tool_name, tool_use_id}`: they changed nothing.
+    denials: Vec<Value>,
 }
 
 impl Decoder for OpenCodeDecoder {
@@ -512,7 +518,15 @@ impl Decoder for OpenCodeDecoder {
                 }
             }
             OpenCodeEvent::ToolUse { part } => {
+                let failed = part
+                    .as_ref()
+                    .and_then(|p| p.state.as_ref())
+                    .is_some_and(|s| s.status.as_deref() == Some("error"));
                 if let Some(t) = part.and_then(tool_use) {
+                    if failed {
+                        self.denials
+                            .push(json!({"tool_name": t.name, "tool_use_id": t.id}));
+                    }
                     out.push(AgentEvent::ToolUse(t));
                 }
             }
@@ -540,6 +554,7 @@ impl Decoder for OpenCodeDecoder {
     /// The result: the error OpenCode reported, else the text of the last step.
     fn end(&mut self, _end: &ProcessEnd, _stderr: &[u8], out: &mut Vec<AgentEvent>) {
         let usage = std::mem::take(&mut self.usage);
+        let permission_denials = std::mem::take(&mut self.denials);
         let (result, fault) = match self.error.take() {
             Some((message, fault)) => (
                 ResultEvent {
@@ -548,7 +563,7 @@ impl Decoder for OpenCodeDecoder {
                     text: Some(message),
                     total_cost_usd: 0.0,
                     usage,
-                    permission_denials: vec![],
+                    permission_denials,
                     num_turns: Some(self.steps),
                 },
                 Some(fault),
@@ -560,7 +575,7 @@ impl Decoder for OpenCodeDecoder {
                     text: Some(self.text.concat()).filter(|t| !t.is_empty()),
                     total_cost_usd: 0.0,
                     usage,
-                    permission_denials: vec![],
+                    permission_denials,
                     num_turns: Some(self.steps),
                 },
                 None,

@@ -240,19 +240,22 @@ fn the_invocation_writes_a_config_no_brace_of_which_opencode_substitutes() {
     assert_eq!(i.args.last().map(String::as_str), Some("--model=m1"));
     let c: Value = serde_json::from_slice(&i.files[0].1).unwrap();
     assert!(c.get("provider").is_none());
-    let edit = &c["agent"]["arev"]["permission"]["edit"];
-    assert_eq!(edit["*"], "allow", "the Fixer edits");
-    for own in [
-        ".opencode",
-        ".opencode/*",
-        "opencode.json",
-        "opencode.jsonc",
-    ] {
-        assert_eq!(
-            edit[own], "deny",
-            "never OpenCode's own configuration: {own}"
-        );
-    }
+    // The Fixer edits inside its worktree (the cwd) only: OpenCode asks `edit` with the path
+    // relative to it, so anything outside (`../…`) and VCS metadata are denied, last rule
+    // winning; bash, web and tasks stay denied by `*`.
+    let p = &c["agent"]["arev"]["permission"];
+    assert_eq!(
+        p["edit"],
+        json!({"*": "allow", "../*": "deny", ".git": "deny", ".git/*": "deny",
+               "*/.git": "deny", "*/.git/*": "deny",
+               ".opencode": "deny", ".opencode/*": "deny",
+               "opencode.json": "deny", "opencode.jsonc": "deny"}),
+        "the Fixer's edits"
+    );
+    assert_eq!(p["*"], "deny");
+    assert!(p.get("bash").is_none() && p.get("webfetch").is_none());
+    assert_eq!(p["external_directory"]["*"], "deny");
+    assert_eq!(i.args[..5], ["run", "--format", "json", "--agent", AGENT]);
 }
 
 #[test]
