@@ -66,7 +66,15 @@ pub struct Script {
     steps: HashMap<Key, Vec<Step>>,
     /// (role, round, pass) → (step index or any, how many requests, the fault they play).
     faults: HashMap<Key, (Option<usize>, usize, Step)>,
+    /// (role, round) → (step index, the gate): that request's response waits until the
+    /// gate's file exists ([`Script::hold`]).
+    holds: HashMap<Key, (usize, std::path::PathBuf)>,
 }
+
+/// How long a held response waits for its gate before it is answered anyway (the test's
+/// assertion on the order then fails). A CLI killed meanwhile drops its request, and a
+/// server dropped at the end of a test waits for no held one (`Background`).
+const HOLD_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 fn key(role: &str, round: u32, pass: Option<u32>) -> Key {
     Key {
@@ -109,6 +117,16 @@ impl Script {
         step: Step,
     ) -> Self {
         self.faults.insert(key(role, round, pass), (at, n, step));
+        self
+    }
+
+    /// The response to `role`'s request at step `at` in `round` is held until `gate` names a
+    /// file (a component `*` matches any entry, as [`crate::harness::gate_matches`] counts
+    /// it): the test decides the order of two agents' answers instead of the load, e.g. an
+    /// Enthusiast that answers only once arev has recorded the Adversary's answer.
+    pub fn hold(mut self, role: &str, round: u32, at: usize, gate: &std::path::Path) -> Self {
+        self.holds
+            .insert(key(role, round, None), (at, gate.to_path_buf()));
         self
     }
 
@@ -337,6 +355,20 @@ impl Shared {
 }
 
 impl Shared {
+    /// Waits while `turn`'s request at `step` is held ([`Script::hold`]) and its gate shut.
+    pub async fn hold(&self, turn: Option<&Turn>, step: usize) {
+        let Some((at, gate)) = turn.and_then(|t| Script::lookup(&self.script.holds, t)) else {
+            return;
+        };
+        if *at != step {
+            return;
+        }
+        let deadline = std::time::Instant::now() + HOLD_LIMIT;
+        while crate::harness::gate_matches(gate) == 0 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     /// The fault `turn` plays at `step`, counted, while its `fail_first` budget lasts.
     fn fault_for(&self, turn: &Turn, step: usize) -> Option<Step> {
         let k = [turn.pass, None]

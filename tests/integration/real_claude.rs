@@ -663,19 +663,36 @@ fn arev_reviewer_sessions_carry_no_personal_context() {
         "PERSONAL-MEMORY-MARKER: I prefer terse answers.\n",
     )
     .unwrap();
+    // The Enthusiast's answer (after its Read) is held until arev has recorded the
+    // Adversary's, so the Adversary is never cancelled for having nothing to judge and both
+    // reviewers' requests are checked.
+    let adversary_recorded = repo.adversary_recorded(1);
     let fake = FakeAnthropic::start(
         Script::new()
             .answer("Enthusiast", 1, json!({"findings": []}))
-            .answer("Adversary", 1, json!({"heuristics": [], "safe_zones": []})),
+            .answer("Adversary", 1, json!({"heuristics": [], "safe_zones": []}))
+            .hold(
+                "Enthusiast",
+                1,
+                1,
+                std::path::Path::new(adversary_recorded["path"].as_str().unwrap()),
+            ),
     );
     let mut arev = repo.arev().args(&["run", "src/lib.rs", "--format", "json"]);
     for (k, v) in fake.claude_env(&home) {
         arev = arev.env(k, &v);
     }
     let run = arev.env("AREV_AGENT_TIMEOUT", "120s").run();
-    assert!(matches!(run.code, 0 | 1), "{}\n{}", run.stdout, run.stderr);
+    // Nothing found: a clean review.
+    run.assert_code(0);
     let reqs = fake.requests();
-    assert!(!reqs.is_empty());
+    for role in ["Enthusiast", "Adversary"] {
+        assert!(
+            reqs.iter()
+                .any(|r| r.turn.as_ref().is_some_and(|t| t.role == role) && r.step == 1),
+            "{role} answered after its Read"
+        );
+    }
     for r in &reqs {
         let body = r.body.to_string();
         assert!(
