@@ -12,7 +12,7 @@ use crate::fake_openai::{FakeOpenAi, KEY_VAR};
 use crate::harness::{Run, TestRepo};
 use crate::real_backends::{
     assert_read_then_answer, assert_round_completed, plant_personal_skill, real_bin, round_script,
-    toml_str, SKILL_MARKER,
+    round_script_held, toml_str, SKILL_MARKER,
 };
 use crate::real_faults::{assert_aborted_with, debug, read_json};
 
@@ -303,7 +303,7 @@ fn arev_round_with_real_opencode_cli_on_a_self_hosted_endpoint() {
     repo.commit("the repository's opencode set-up");
     let home = repo.scratch.join("home");
     plant_personal_opencode(&home);
-    let fake = FakeOpenAi::start(round_script());
+    let fake = FakeOpenAi::start(round_script_held(&repo));
     let run = run_panel(&repo, &opencode_agent(&bin, &fake), &[], &[]);
     let report = assert_round_completed(&run, "local");
     assert_eq!(
@@ -590,7 +590,7 @@ fn arev_round_with_real_codex_cli_on_a_self_hosted_endpoint() {
         return;
     };
     let repo = TestRepo::new();
-    let fake = FakeOpenAi::start(round_script());
+    let fake = FakeOpenAi::start(round_script_held(&repo));
     let agent = format!(
         "[agents.local]\nbackend = \"codex\"\nbinary = {}\nbase_url = {}\napi_key_env = \"LOCAL_KEY\"\n[agents.local.models]\nhaiku = \"m1\"\nsonnet = \"m1\"\nopus = \"m1\"\n",
         toml_str(&bin.display().to_string()),
