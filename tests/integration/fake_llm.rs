@@ -67,8 +67,20 @@ pub struct Script {
     /// (role, round, pass) → (step index or any, how many requests, the fault they play).
     faults: HashMap<Key, (Option<usize>, usize, Step)>,
     /// (role, round) → (step index, the gate): that request's response waits until the
-    /// gate's file exists ([`Script::hold`]).
-    holds: HashMap<Key, (usize, std::path::PathBuf)>,
+    /// gate opens ([`Script::hold`], [`Script::hold_for_request`]).
+    holds: HashMap<Key, (usize, Gate)>,
+}
+
+/// What a held response waits for.
+#[derive(Debug, Clone)]
+enum Gate {
+    /// A file (a component `*` matches any entry).
+    File(std::path::PathBuf),
+    /// A request of another (role, round) has arrived.
+    Request(Key),
+    /// Never: the response waits until the CLI is killed (its request dropped) or the
+    /// server stops.
+    Never,
 }
 
 /// How long a held response waits for its gate before it is answered anyway (the test's
@@ -126,7 +138,31 @@ impl Script {
     /// Enthusiast that answers only once arev has recorded the Adversary's answer.
     pub fn hold(mut self, role: &str, round: u32, at: usize, gate: &std::path::Path) -> Self {
         self.holds
-            .insert(key(role, round, None), (at, gate.to_path_buf()));
+            .insert(key(role, round, None), (at, Gate::File(gate.to_path_buf())));
+        self
+    }
+
+    /// The response to `role`'s request at step `at` in `round` is never given: the CLI waits
+    /// on it until arev stops it (e.g. an Adversary that must not end the run first).
+    pub fn hold_forever(mut self, role: &str, round: u32, at: usize) -> Self {
+        self.holds.insert(key(role, round, None), (at, Gate::Never));
+        self
+    }
+
+    /// The response to `role`'s request at step `at` in `round` is held until a request of
+    /// `other` in `other_round` has arrived: e.g. an Enthusiast's fault that ends the run
+    /// only once the Adversary has sent its own request.
+    pub fn hold_for_request(
+        mut self,
+        role: &str,
+        round: u32,
+        at: usize,
+        (other, other_round): (&str, u32),
+    ) -> Self {
+        self.holds.insert(
+            key(role, round, None),
+            (at, Gate::Request(key(other, other_round, None))),
+        );
         self
     }
 
@@ -363,8 +399,18 @@ impl Shared {
         if *at != step {
             return;
         }
+        let open = || match gate {
+            Gate::File(path) => crate::harness::gate_matches(path) > 0,
+            Gate::Request(k) => self
+                .requests
+                .lock()
+                .expect("lock")
+                .iter()
+                .any(|r| r.role() == Some(k.role.as_str()) && r.round() == Some(k.round)),
+            Gate::Never => false,
+        };
         let deadline = std::time::Instant::now() + HOLD_LIMIT;
-        while crate::harness::gate_matches(gate) == 0 && std::time::Instant::now() < deadline {
+        while !open() && std::time::Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
     }

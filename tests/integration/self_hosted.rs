@@ -462,15 +462,10 @@ fn real_opencode_dead_endpoint_is_a_transient_connection_fault() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         format!("http://{}/v1", l.local_addr().unwrap())
     };
-    // The Enthusiast on the dead endpoint; the Adversary on a live one that holds its first
-    // answer until the run ends (a gate that never opens), so it never aborts the run
-    // first: the passes' faults end it, and none is cut short by another's.
-    let live = FakeOpenAi::start(round_script().hold(
-        "Adversary",
-        1,
-        0,
-        &repo.scratch.join("never-opened"),
-    ));
+    // The Enthusiast on the dead endpoint; the Adversary on a live one that never answers
+    // its first request, so it never aborts the run first: the passes' faults end it, and
+    // none is cut short by another's.
+    let live = FakeOpenAi::start(round_script().hold_forever("Adversary", 1, 0));
     let agent = format!(
         "[agents.dead]\nbackend = \"opencode\"\nbinary = {}\nbase_url = {}\n[agents.dead.models]\nhaiku = \"m1\"\nsonnet = \"m1\"\nopus = \"m1\"\n{}",
         toml_str(&bin.display().to_string()),
