@@ -246,7 +246,7 @@ impl Script {
     }
 
     /// The response to `role`'s request at step `at` in `round` is held until `gate` names a
-    /// file (a component `*` matches any entry, as [`crate::harness::gate_matches`] counts
+    /// file (a component `*` matches any entry, as [`crate::fake_llm::gate_matches`] counts
     /// it; at most 600 s): the test decides the order of two agents' answers instead of the
     /// load. A CLI killed meanwhile drops its request.
     pub fn hold(mut self, role: &str, round: u32, at: usize, gate: &std::path::Path) -> Self {
@@ -913,7 +913,7 @@ async fn messages(
         .filter(|(at, _)| *at == step)
     {
         let deadline = Instant::now() + std::time::Duration::from_secs(600);
-        while crate::harness::gate_matches(gate) == 0 && Instant::now() < deadline {
+        while crate::fake_llm::gate_matches(gate) == 0 && Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
     }

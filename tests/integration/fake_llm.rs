@@ -133,7 +133,7 @@ impl Script {
     }
 
     /// The response to `role`'s request at step `at` in `round` is held until `gate` names a
-    /// file (a component `*` matches any entry, as [`crate::harness::gate_matches`] counts
+    /// file (a component `*` matches any entry, as [`gate_matches`] counts
     /// it): the test decides the order of two agents' answers instead of the load, e.g. an
     /// Enthusiast that answers only once arev has recorded the Adversary's answer.
     pub fn hold(mut self, role: &str, round: u32, at: usize, gate: &std::path::Path) -> Self {
@@ -231,6 +231,31 @@ pub fn fill_target(v: &Value, target: &str) -> Value {
         ),
         other => other.clone(),
     }
+}
+
+/// How many files `pattern` names (a component that is exactly `*` matches any directory
+/// entry), as the fake agent's `wait_for` and the fake APIs' holds count them: a gate is
+/// open once this reaches the count it waits for.
+pub fn gate_matches(pattern: &std::path::Path) -> usize {
+    use std::path::{Component, PathBuf};
+    let mut found = vec![PathBuf::new()];
+    for c in pattern.components() {
+        found = match c {
+            Component::Normal(name) if name == "*" => found
+                .iter()
+                .flat_map(|dir| {
+                    std::fs::read_dir(dir)
+                        .into_iter()
+                        .flatten()
+                        .flatten()
+                        .map(|e| dir.join(e.file_name()))
+                        .collect::<Vec<_>>()
+                })
+                .collect(),
+            other => found.into_iter().map(|p| p.join(other)).collect(),
+        };
+    }
+    found.iter().filter(|p| p.exists()).count()
 }
 
 /// One request the fake answered.
@@ -400,7 +425,7 @@ impl Shared {
             return;
         }
         let open = || match gate {
-            Gate::File(path) => crate::harness::gate_matches(path) > 0,
+            Gate::File(path) => gate_matches(path) > 0,
             Gate::Request(k) => self
                 .requests
                 .lock()

@@ -112,31 +112,6 @@ impl TestRepo {
     }
 }
 
-/// How many files `pattern` names (a component that is exactly `*` matches any directory
-/// entry), as the fake agent's `wait_for` and the fake APIs' holds count them: a gate is
-/// open once this reaches the count it waits for.
-pub fn gate_matches(pattern: &Path) -> usize {
-    use std::path::Component;
-    let mut found = vec![PathBuf::new()];
-    for c in pattern.components() {
-        found = match c {
-            Component::Normal(name) if name == "*" => found
-                .iter()
-                .flat_map(|dir| {
-                    std::fs::read_dir(dir)
-                        .into_iter()
-                        .flatten()
-                        .flatten()
-                        .map(|e| dir.join(e.file_name()))
-                        .collect::<Vec<_>>()
-                })
-                .collect(),
-            other => found.into_iter().map(|p| p.join(other)).collect(),
-        };
-    }
-    found.iter().filter(|p| p.exists()).count()
-}
-
 /// The words that run a program as an ordinary user's process: with no capability (under
 /// root, through `setpriv`, so that neither `CAP_SYS_PTRACE` nor a larger capability set
 /// than its peers decides what `/proc` shows; as any other user, nothing). Such a process

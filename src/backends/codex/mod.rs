@@ -61,6 +61,18 @@ const UNUSED: [&str; 12] = [
     "skills.include_instructions=false",
 ];
 
+/// Prompt sections a read-only reviewer does without, on every request: the sandbox
+/// permissions text (~120 tokens; the role body says what a reviewer may do) and the
+/// environment context (~155 tokens: cwd, shell, date; the prompt names every path in
+/// full). A Prover or Fixer, which writes in its worktree, keeps both. Measured with
+/// benches/cost.rs against Codex 0.169.0 (docs/performance.md).
+const REVIEWER_UNUSED: [&str; 4] = [
+    "-c",
+    "include_permissions_instructions=false",
+    "-c",
+    "include_environment_context=false",
+];
+
 /// The files [`codex_args`] names, to be written before Codex starts: the role body as the
 /// model instructions (none when there is no role body).
 pub fn codex_files(req: &DispatchRequest) -> Vec<(PathBuf, Arc<[u8]>)> {
@@ -133,6 +145,9 @@ pub fn codex_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     args.push("-c".into());
     args.push("shell_environment_policy.inherit=\"core\"".into());
     args.extend(UNUSED.iter().map(|s| (*s).to_string()));
+    if matches!(req.role, Role::Enthusiast | Role::Adversary | Role::Judge) {
+        args.extend(REVIEWER_UNUSED.iter().map(|s| (*s).to_string()));
+    }
     if !req.system_prompt.is_empty() {
         args.push("-c".into());
         args.push(format!(
@@ -861,6 +876,10 @@ mod tests {
                 "-c",
                 "skills.include_instructions=false",
                 "-c",
+                "include_permissions_instructions=false",
+                "-c",
+                "include_environment_context=false",
+                "-c",
                 "model_instructions_file=\"/tmp/x/instructions.md\"",
                 "-c",
                 "model_provider=fake",
@@ -882,6 +901,18 @@ mod tests {
         assert!(!codex_args(&agent, &no_role)
             .iter()
             .any(|a| a.starts_with("model_instructions_file")));
+        // A writer (Prover, Fixer) keeps the permissions text and the environment context.
+        for role in [Role::Prover, Role::Fixer] {
+            let writer = DispatchRequest {
+                role,
+                ..no_role.clone()
+            };
+            let a = codex_args(&agent, &writer);
+            assert!(
+                !a.iter().any(|x| x.starts_with("include_")),
+                "{role:?}: {a:?}"
+            );
+        }
         assert!(!args
             .iter()
             .any(|a| a.contains("danger") || a == "--full-auto"));
