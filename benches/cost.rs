@@ -409,7 +409,14 @@ fn claude(bin: &std::ffi::OsStr) {
     )
     .unwrap();
 
-    let fake = FakeAnthropic::start(script().latency(latency).min_cacheable(min_cacheable));
+    // Round 2's Enthusiast answers once round 2's Adversary is recorded: the Adversary is
+    // never cancelled by the load, so every run prices the same requests.
+    let fake = FakeAnthropic::start(script().latency(latency).min_cacheable(min_cacheable).hold(
+        "Enthusiast",
+        2,
+        1,
+        &root.join(".arev/runs/*/agents/r2/adversary/outcome.json"),
+    ));
     let started = Instant::now();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_arev"));
     // `--prove`: the Prover's dispatch is priced too. Its reproducer runs unsandboxed here
