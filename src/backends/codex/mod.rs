@@ -809,9 +809,8 @@ mod tests {
         assert!(tools[3].access.unknown.as_deref().unwrap().contains("find"));
     }
 
-    #[test]
-    fn argv_is_read_only_with_the_prompt_last() {
-        let agent = AgentSpec {
+    fn fixture_agent() -> AgentSpec {
+        AgentSpec {
             name: "codex".into(),
             backend: BackendKind::Codex,
             format: EventFormat::Codex,
@@ -828,9 +827,12 @@ mod tests {
             fallback_model: None,
             base_url: None,
             api_key_env: None,
-        };
-        let req = DispatchRequest {
-            role: Role::Judge,
+        }
+    }
+
+    fn fixture_req(role: Role) -> DispatchRequest {
+        DispatchRequest {
+            role,
             label: "judge".into(),
             prompt: "review".into(),
             system_prompt: "You are the \"Judge\".\nRule.".into(),
@@ -844,7 +846,12 @@ mod tests {
             max_budget_usd: None,
             price: None,
             search: true,
-        };
+        }
+    }
+
+    #[test]
+    fn argv_is_read_only_with_the_prompt_last() {
+        let (agent, req) = (fixture_agent(), fixture_req(Role::Judge));
         let args = codex_args(&agent, &req);
         assert_eq!(
             args,
@@ -901,18 +908,7 @@ mod tests {
         assert!(!codex_args(&agent, &no_role)
             .iter()
             .any(|a| a.starts_with("model_instructions_file")));
-        // A writer (Prover, Fixer) keeps the permissions text and the environment context.
-        for role in [Role::Prover, Role::Fixer] {
-            let writer = DispatchRequest {
-                role,
-                ..no_role.clone()
-            };
-            let a = codex_args(&agent, &writer);
-            assert!(
-                !a.iter().any(|x| x.starts_with("include_")),
-                "{role:?}: {a:?}"
-            );
-        }
+
         assert!(!args
             .iter()
             .any(|a| a.contains("danger") || a == "--full-auto"));
@@ -922,5 +918,25 @@ mod tests {
         let odd = "tab\there \u{7f} ünï \\ \"q\" \u{1}";
         let t: toml::Table = format!("x = {}", toml_basic_string(odd)).parse().unwrap();
         assert_eq!(t["x"].as_str(), Some(odd));
+    }
+
+    /// A reviewer runs without Codex's permissions text and environment context; a writer
+    /// (Prover, Fixer), which works in its worktree, keeps both.
+    #[test]
+    fn only_reviewers_drop_the_permissions_text_and_environment_context() {
+        let agent = fixture_agent();
+        for (role, dropped) in [
+            (Role::Enthusiast, true),
+            (Role::Adversary, true),
+            (Role::Judge, true),
+            (Role::Prover, false),
+            (Role::Fixer, false),
+        ] {
+            let req = fixture_req(role);
+            let a = codex_args(&agent, &req);
+            for flag in REVIEWER_UNUSED.iter().filter(|f| **f != "-c") {
+                assert_eq!(a.iter().any(|x| x == flag), dropped, "{role:?}: {a:?}");
+            }
+        }
     }
 }
