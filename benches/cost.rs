@@ -435,7 +435,14 @@ fn claude(bin: &std::ffi::OsStr, reads_caller: bool) {
             ],
         );
     }
-    let fake = FakeAnthropic::start(s.latency(latency).min_cacheable(min_cacheable));
+    // Round 2's Enthusiast answers once round 2's Adversary is recorded: the Adversary is
+    // never cancelled by the load, so every run prices the same requests.
+    let fake = FakeAnthropic::start(s.latency(latency).min_cacheable(min_cacheable).hold(
+        "Enthusiast",
+        2,
+        1,
+        &root.join(".arev/runs/*/agents/r2/adversary/outcome.json"),
+    ));
     let started = Instant::now();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_arev"));
     cmd.args(["run", "src/lib.rs", "--format", "json", "--no-cache"]);
@@ -672,9 +679,18 @@ fn other(backend: Backend, bin: &Path) {
     std::fs::write(root.join("src/lib.rs"), &source).unwrap();
     let home = tmp.path().join("home");
     let binary = toml::Value::String(bin.display().to_string());
+    // Round 2 finds nothing new: its Enthusiast's answer is held until arev has recorded
+    // round 2's Adversary, so the Adversary always answers (never cancelled by the load)
+    // and the figures are the same on every run.
+    let script = llm_script().hold(
+        "Enthusiast",
+        2,
+        1,
+        &root.join(".arev/runs/*/agents/r2/adversary/outcome.json"),
+    );
     let (openai, gemini) = match backend {
-        Backend::Codex | Backend::OpenCode => (Some(FakeOpenAi::start(llm_script())), None),
-        Backend::Gemini => (None, Some(FakeGemini::start(llm_script()))),
+        Backend::Codex | Backend::OpenCode => (Some(FakeOpenAi::start(script)), None),
+        Backend::Gemini => (None, Some(FakeGemini::start(script))),
     };
     let (config, env) = match (&openai, &gemini) {
         (Some(f), _) if matches!(backend, Backend::OpenCode) => (

@@ -6,7 +6,7 @@
 //! corrupt state file is moved aside, never trusted.
 
 use super::decide::{Chain, FindingBrief};
-use crate::store::write_json_atomic;
+use crate::store::write_json_record;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -250,9 +250,14 @@ impl SessionStore {
         }
     }
 
+    /// Atomic, without the fsync: the state is rewritten at every Stop, and an fsync there
+    /// (tens of milliseconds while other programs write, on the path that must stay under
+    /// `git status`, docs/performance.md) buys only the last Stop's update after a power
+    /// loss. A crash leaves the old state or the new one; a file a file system left empty
+    /// is moved aside at the next load, which says so and turns review off until the prefix.
     pub fn save(&self, state: &SessionState) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
-        write_json_atomic(&self.state_path(), state)
+        write_json_record(&self.state_path(), state)
     }
 
     /// Append one line to `log.jsonl` (best effort: the log never fails a hook).

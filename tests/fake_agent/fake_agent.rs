@@ -79,6 +79,16 @@
 //! - `garbage_lines` (n): n non-JSON lines on stdout.
 //! - `flood_bytes` (n): about n bytes (exactly n when n ≥ 64) of JSON filler lines
 //!   (`{"type":"fake_filler","pad":"…"}`) on stdout.
+//! - `wait_for` (a gate `{"path","contains","timeout_ms"}`, or a list of them): hold the
+//!   answer until each gate's file exists (and, with `contains`, holds that text), so a test
+//!   decides the order of events instead of leaving it to timing — e.g. an Enthusiast that
+//!   answers only once the Adversary's `outcome.json` is written, or once the fake log shows
+//!   the Adversary started. `path` is absolute or relative to the cwd; a component that is
+//!   exactly `*` matches any directory entry (`.arev/runs/*/agents/r1/adversary/outcome.json`).
+//!   With `count` (n), it opens once n paths match (with `contains`: once the text occurs n
+//!   times over them), for a repository whose earlier runs left the same files. A gate
+//!   still shut after `timeout_ms` (default 60 000) ends the fake with exit 2 and a message
+//!   naming it.
 //! - `delay_ms` (n): sleep before the answer.
 //! - `answer` (any JSON, serialized compactly) or `answer_text` (verbatim string; wins over
 //!   `answer`): the result text (an assistant text event, then the `result` event).
@@ -767,6 +777,11 @@ fn main() {
         }
     }
 
+    match step.get("wait_for") {
+        Some(Value::Array(gates)) => gates.iter().for_each(wait_for),
+        Some(gate) => wait_for(gate),
+        None => {}
+    }
     if flag("crash") {
         s.text("Reviewing the target…");
         std::process::exit(1);
@@ -825,6 +840,67 @@ fn record_cpu() {
         .and_then(|mut f| f.write_all(line.as_bytes()));
     if let Err(e) = written {
         fail(&format!("cannot append to {}: {e}", path.to_string_lossy()));
+    }
+}
+
+/// The paths `pattern` names, a component that is exactly `*` matching any entry (relative
+/// patterns are taken from the cwd).
+fn expand(pattern: &str) -> Vec<std::path::PathBuf> {
+    use std::path::{Component, PathBuf};
+    let mut found = vec![PathBuf::new()];
+    for c in std::path::Path::new(pattern).components() {
+        found = match c {
+            Component::Normal(name) if name == "*" => found
+                .iter()
+                .flat_map(|dir| {
+                    let at = if dir.as_os_str().is_empty() {
+                        std::path::Path::new(".")
+                    } else {
+                        dir
+                    };
+                    std::fs::read_dir(at)
+                        .into_iter()
+                        .flatten()
+                        .flatten()
+                        .map(|e| dir.join(e.file_name()))
+                        .collect::<Vec<_>>()
+                })
+                .collect(),
+            other => found.into_iter().map(|p| p.join(other)).collect(),
+        };
+    }
+    found
+}
+
+/// Hold until the gate's file exists (holding its `contains` text, when given).
+fn wait_for(gate: &Value) {
+    let pattern = gate.get("path").and_then(Value::as_str).unwrap_or("");
+    let contains = gate.get("contains").and_then(Value::as_str);
+    let limit = gate
+        .get("timeout_ms")
+        .and_then(Value::as_u64)
+        .unwrap_or(60_000);
+    let count = gate.get("count").and_then(Value::as_u64).unwrap_or(1);
+    let deadline = Instant::now() + Duration::from_millis(limit);
+    loop {
+        let seen: u64 = expand(pattern)
+            .iter()
+            .map(|p| match contains {
+                Some(text) => {
+                    std::fs::read_to_string(p).map_or(0, |t| t.matches(text).count() as u64)
+                }
+                None => u64::from(p.exists()),
+            })
+            .sum();
+        if seen >= count {
+            return;
+        }
+        if Instant::now() > deadline {
+            fail(&format!(
+                "wait_for: {pattern} (containing {contains:?}, {count} time(s)) never appeared in {limit} ms"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

@@ -109,6 +109,11 @@ fn command_agents_round_robin_and_attribution() {
     assert!(prompt.starts_with("[AR Round 1"));
     // --agent overrides every role, the list included.
     let before = run.fake_log().len();
+    // The passes find nothing to judge; they answer once this run's Adversary is recorded
+    // (the first run's is the first match of the gate), so it is never cancelled for that
+    // (docs/contracts.md §7) and all three dispatches are seen.
+    let mut gate = repo.adversary_recorded(1);
+    gate["count"] = json!(2);
     let run = repo
         .arev()
         .args(&[
@@ -121,18 +126,17 @@ fn command_agents_round_robin_and_attribution() {
             "--agent",
             "judge-cmd",
         ])
+        .script(json!({"steps": [{"role": "enthusiast", "wait_for": gate}]}))
         .run();
     run.assert_code(0);
     let log = run.fake_log();
-    // Two passes and the Adversary, each at most once (a valid empty answer is never
-    // re-prompted); the Adversary may be cancelled before it starts, since the passes found
-    // nothing to judge (docs/contracts.md §7).
+    // Two passes and the Adversary, each once (a valid empty answer is never re-prompted).
     let passes = log[before..]
         .iter()
         .filter(|e| e["role"] == "enthusiast")
         .count();
     assert_eq!(passes, 2, "{log:?}");
-    assert!((2..=3).contains(&(log.len() - before)), "{log:?}");
+    assert_eq!(log.len() - before, 3, "{log:?}");
     assert!(log[before..].iter().all(|e| marker(e) == "j"));
 }
 
@@ -213,15 +217,38 @@ fn agent_config_errors_exit_two() {
 #[test]
 fn env_layer_sets_keys() {
     let repo = TestRepo::new();
+    // The Enthusiast answers once this run's Adversary is recorded (the n-th run's is the
+    // gate's n-th match), so the Adversary is never cancelled before it logs its model.
+    let held = |runs: u64| {
+        let mut gate = repo.adversary_recorded(1);
+        gate["count"] = json!(runs);
+        json!({"steps": [{"role": "enthusiast", "wait_for": gate}]})
+    };
     let run = repo
         .arev()
         .args(&["run", "src/lib.rs", "--max-rounds", "1"])
         .env("AREV_MODEL", "haiku")
+        .script(held(1))
         .run();
     run.assert_code(0);
-    assert!(run.fake_log().iter().all(|e| e["model"] == "haiku"));
-    // The second run's own dispatches (its Adversary, cancelled when both passes had nothing
-    // to judge, may be gone before it logs).
+    let models = |log: &[Value]| -> Vec<(String, String)> {
+        let mut m: Vec<(String, String)> = log
+            .iter()
+            .map(|e| {
+                (
+                    e["role"].as_str().unwrap().to_owned(),
+                    e["model"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        m.sort();
+        m
+    };
+    let pair = |r: &str, m: &str| (r.to_owned(), m.to_owned());
+    assert_eq!(
+        models(&run.fake_log()),
+        [pair("adversary", "haiku"), pair("enthusiast", "haiku")]
+    );
     let before = run.fake_log().len();
     let run = repo
         .arev()
@@ -234,11 +261,14 @@ fn env_layer_sets_keys() {
             "sonnet",
         ])
         .env("AREV_MODEL", "haiku")
+        .script(held(2))
         .run();
     run.assert_code(0);
     let log = run.fake_log();
-    assert!(log.len() > before);
-    assert!(log[before..].iter().all(|e| e["model"] == "sonnet"));
+    assert_eq!(
+        models(&log[before..]),
+        [pair("adversary", "sonnet"), pair("enthusiast", "sonnet")]
+    );
 }
 
 /// A configured binary that does not exist is a setup error found before any run dir

@@ -198,24 +198,35 @@ fn a_usd_budget_needs_a_price_for_every_model() {
         &local_config("[prices.\"local-coder\"]\ninput = 1.0\noutput = 2.0\n"),
     );
     repo.commit("config");
+    // The Enthusiast answers once the Adversary's answer is recorded, so the Adversary is
+    // not cancelled for having nothing to judge (docs/contracts.md §7): both answer.
     let run = repo
         .arev()
         .args(&["run", "src/lib.rs", "--budget-usd", "1"])
+        .script(json!({"steps": [
+            {"role": "enthusiast", "wait_for": repo.adversary_recorded(1)}
+        ]}))
         .run();
     run.assert_code(0);
-    // Every dispatch that answered (the Adversary may be cancelled: nothing to judge).
     let per_dispatch = (100.0 * 1.0 + 50.0 * 2.0) / 1e6;
-    let answered: Vec<Value> = dispatches(&run)
-        .into_iter()
-        .filter(|d| d["outcome"]["subtype"] == "success")
-        .collect();
-    assert!(!answered.is_empty());
-    for d in answered {
+    let all = dispatches(&run);
+    let roles: Vec<&str> = all.iter().map(|d| d["role"].as_str().unwrap()).collect();
+    assert_eq!(roles.len(), 2, "{roles:?}");
+    assert!(
+        roles.contains(&"enthusiast") && roles.contains(&"adversary"),
+        "{roles:?}"
+    );
+    for d in &all {
+        assert_eq!(d["outcome"]["subtype"], "success", "{d}");
         let cost = d["outcome"]["cost_usd"].as_f64().unwrap();
         assert!((cost - per_dispatch).abs() < 1e-12, "{d}");
     }
     let total = run.report()["cost"]["usd"].as_f64().unwrap();
-    assert!(total > 0.0, "{}", run.report()["cost"]);
+    assert!(
+        (total - 2.0 * per_dispatch).abs() < 1e-12,
+        "{}",
+        run.report()["cost"]
+    );
 }
 
 /// The script of a one-pass round whose Judge would confirm F1.

@@ -811,8 +811,15 @@ fn jobs_run_cases_in_parallel() {
         .write("src/b.rs", "pub fn b() {}\n")
         .commit("two files");
     let cases = repo.scratch.join("cases");
-    let script = slow_cases(&cases, "HEAD");
-    let overlap = |jobs: &str| {
+    let slow = slow_cases(&cases, "HEAD");
+    // With two jobs each case's Enthusiast answers only once both cases' have started (the
+    // fake's log names both targets), so they overlap however slowly the second starts.
+    let log = repo.scratch.join("fake.log").display().to_string();
+    let together = json!({"steps": [{"role": "enthusiast", "round": 1, "wait_for": [
+        {"path": log, "contains": "/src/a.rs\""},
+        {"path": log, "contains": "/src/b.rs\""},
+    ]}]});
+    let overlap = |jobs: &str, script: &Value| {
         let out = repo.scratch.join(format!("out-{jobs}"));
         let run = repo
             .arev()
@@ -836,8 +843,14 @@ fn jobs_run_cases_in_parallel() {
         assert_ne!(report["cases"][0]["run_dir"], report["cases"][1]["run_dir"]);
         a.0 < b.1 && b.0 < a.1
     };
-    assert!(overlap("2"), "--jobs 2 ran the cases one after the other");
-    assert!(!overlap("1"), "--jobs 1 ran the cases at the same time");
+    assert!(
+        overlap("2", &together),
+        "--jobs 2 ran the cases one after the other"
+    );
+    assert!(
+        !overlap("1", &slow),
+        "--jobs 1 ran the cases at the same time"
+    );
 }
 
 #[test]

@@ -172,6 +172,9 @@ pub struct Script {
     /// The smallest prefix (tokens) the cache keeps; shorter breakpoints are billed as plain
     /// input. The real API's minimum is 1,024 tokens for Opus and Sonnet models.
     min_cacheable: u64,
+    /// (role, round) → (step index, gate): that request's response waits until the gate's
+    /// file exists ([`Script::hold`]).
+    holds: HashMap<ScriptKey, (usize, std::path::PathBuf)>,
 }
 
 impl Script {
@@ -239,6 +242,16 @@ impl Script {
         step: Step,
     ) -> Self {
         self.faults.insert(key(role, round, pass), (n, step));
+        self
+    }
+
+    /// The response to `role`'s request at step `at` in `round` is held until `gate` names a
+    /// file (a component `*` matches any entry, as [`crate::fake_llm::gate_matches`] counts
+    /// it; at most 600 s): the test decides the order of two agents' answers instead of the
+    /// load. A CLI killed meanwhile drops its request.
+    pub fn hold(mut self, role: &str, round: u32, at: usize, gate: &std::path::Path) -> Self {
+        self.holds
+            .insert(key(role, round, None), (at, gate.to_path_buf()));
         self
     }
 
@@ -893,6 +906,16 @@ async fn messages(
     };
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
+    }
+    if let Some((_, gate)) = turn
+        .as_ref()
+        .and_then(|t| Script::lookup(&shared.script.holds, t))
+        .filter(|(at, _)| *at == step)
+    {
+        let deadline = Instant::now() + std::time::Duration::from_secs(600);
+        while crate::fake_llm::gate_matches(gate) == 0 && Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
 
     let (blocks, stop_reason) = match inner {

@@ -134,6 +134,7 @@ pub async fn completions(
         step_index(&body),
         bill,
     );
+    shared.hold(turn.as_ref(), step_index(&body)).await;
     let n = shared
         .next_id
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);

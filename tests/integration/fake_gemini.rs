@@ -223,6 +223,7 @@ async fn models(
         step_index(&body),
         bill,
     );
+    shared.hold(turn.as_ref(), step_index(&body)).await;
     let mut finish = Some("STOP");
     let part = match played {
         Step::HttpError { status, message } => {

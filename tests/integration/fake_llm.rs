@@ -66,7 +66,27 @@ pub struct Script {
     steps: HashMap<Key, Vec<Step>>,
     /// (role, round, pass) → (step index or any, how many requests, the fault they play).
     faults: HashMap<Key, (Option<usize>, usize, Step)>,
+    /// (role, round) → (step index, the gate): that request's response waits until the
+    /// gate opens ([`Script::hold`], [`Script::hold_for_request`]).
+    holds: HashMap<Key, (usize, Gate)>,
 }
+
+/// What a held response waits for.
+#[derive(Debug, Clone)]
+enum Gate {
+    /// A file (a component `*` matches any entry).
+    File(std::path::PathBuf),
+    /// A request of another (role, round) has arrived.
+    Request(Key),
+    /// Never: the response waits until the CLI is killed (its request dropped) or the
+    /// server stops.
+    Never,
+}
+
+/// How long a held response waits for its gate before it is answered anyway (the test's
+/// assertion on the order then fails). A CLI killed meanwhile drops its request, and a
+/// server dropped at the end of a test waits for no held one (`Background`).
+const HOLD_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 fn key(role: &str, round: u32, pass: Option<u32>) -> Key {
     Key {
@@ -109,6 +129,40 @@ impl Script {
         step: Step,
     ) -> Self {
         self.faults.insert(key(role, round, pass), (at, n, step));
+        self
+    }
+
+    /// The response to `role`'s request at step `at` in `round` is held until `gate` names a
+    /// file (a component `*` matches any entry, as [`gate_matches`] counts
+    /// it): the test decides the order of two agents' answers instead of the load, e.g. an
+    /// Enthusiast that answers only once arev has recorded the Adversary's answer.
+    pub fn hold(mut self, role: &str, round: u32, at: usize, gate: &std::path::Path) -> Self {
+        self.holds
+            .insert(key(role, round, None), (at, Gate::File(gate.to_path_buf())));
+        self
+    }
+
+    /// The response to `role`'s request at step `at` in `round` is never given: the CLI waits
+    /// on it until arev stops it (e.g. an Adversary that must not end the run first).
+    pub fn hold_forever(mut self, role: &str, round: u32, at: usize) -> Self {
+        self.holds.insert(key(role, round, None), (at, Gate::Never));
+        self
+    }
+
+    /// The response to `role`'s request at step `at` in `round` is held until a request of
+    /// `other` in `other_round` has arrived: e.g. an Enthusiast's fault that ends the run
+    /// only once the Adversary has sent its own request.
+    pub fn hold_for_request(
+        mut self,
+        role: &str,
+        round: u32,
+        at: usize,
+        (other, other_round): (&str, u32),
+    ) -> Self {
+        self.holds.insert(
+            key(role, round, None),
+            (at, Gate::Request(key(other, other_round, None))),
+        );
         self
     }
 
@@ -177,6 +231,31 @@ pub fn fill_target(v: &Value, target: &str) -> Value {
         ),
         other => other.clone(),
     }
+}
+
+/// How many files `pattern` names (a component that is exactly `*` matches any directory
+/// entry), as the fake agent's `wait_for` and the fake APIs' holds count them: a gate is
+/// open once this reaches the count it waits for.
+pub fn gate_matches(pattern: &std::path::Path) -> usize {
+    use std::path::{Component, PathBuf};
+    let mut found = vec![PathBuf::new()];
+    for c in pattern.components() {
+        found = match c {
+            Component::Normal(name) if name == "*" => found
+                .iter()
+                .flat_map(|dir| {
+                    std::fs::read_dir(dir)
+                        .into_iter()
+                        .flatten()
+                        .flatten()
+                        .map(|e| dir.join(e.file_name()))
+                        .collect::<Vec<_>>()
+                })
+                .collect(),
+            other => found.into_iter().map(|p| p.join(other)).collect(),
+        };
+    }
+    found.iter().filter(|p| p.exists()).count()
 }
 
 /// One request the fake answered.
@@ -337,6 +416,30 @@ impl Shared {
 }
 
 impl Shared {
+    /// Waits while `turn`'s request at `step` is held ([`Script::hold`]) and its gate shut.
+    pub async fn hold(&self, turn: Option<&Turn>, step: usize) {
+        let Some((at, gate)) = turn.and_then(|t| Script::lookup(&self.script.holds, t)) else {
+            return;
+        };
+        if *at != step {
+            return;
+        }
+        let open = || match gate {
+            Gate::File(path) => gate_matches(path) > 0,
+            Gate::Request(k) => self
+                .requests
+                .lock()
+                .expect("lock")
+                .iter()
+                .any(|r| r.role() == Some(k.role.as_str()) && r.round() == Some(k.round)),
+            Gate::Never => false,
+        };
+        let deadline = std::time::Instant::now() + HOLD_LIMIT;
+        while !open() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     /// The fault `turn` plays at `step`, counted, while its `fail_first` budget lasts.
     fn fault_for(&self, turn: &Turn, step: usize) -> Option<Step> {
         let k = [turn.pass, None]

@@ -225,6 +225,7 @@ async fn responses(
         step_index(&body),
         bill,
     );
+    shared.hold(turn.as_ref(), step_index(&body)).await;
     let n = shared
         .next_id
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);

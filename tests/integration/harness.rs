@@ -88,6 +88,27 @@ impl TestRepo {
         dir
     }
 
+    /// A fake-agent gate (its step's `wait_for`) that opens once arev has recorded round
+    /// `round`'s Adversary (its `outcome.json` written, in the same step as its answer is
+    /// taken): a pass held by it answers after the Adversary, so the Adversary is never
+    /// cancelled for having nothing to judge (docs/contracts.md §7). Only for a repository
+    /// with one run: the gate matches any run dir.
+    pub fn adversary_recorded(&self, round: u32) -> Value {
+        let path = self.root.join(format!(
+            ".arev/runs/*/agents/r{round}/adversary/outcome.json"
+        ));
+        serde_json::json!({"path": path.display().to_string()})
+    }
+
+    /// A fake-agent gate that opens once the fake log shows a dispatch of `role` in
+    /// `round` started: a pass held by it answers while that agent runs.
+    pub fn started(&self, role: &str, round: u32) -> Value {
+        serde_json::json!({
+            "path": self.scratch.join("fake.log").display().to_string(),
+            "contains": format!("\"role\":\"{role}\",\"round\":{round},"),
+        })
+    }
+
     /// `arev` in this repo with the fake agent as `claude`.
     pub fn arev(&self) -> Arev<'_> {
         Arev {

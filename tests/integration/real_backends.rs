@@ -108,15 +108,30 @@ pub fn assert_round_completed(run: &crate::harness::Run, agent: &str) -> Value {
     report
 }
 
-/// Every role of round 1 and the Enthusiast of round 2 read first (step 0) and answered
-/// second (step 1). Round 2 finds nothing new, so its Adversary may be cancelled once the
-/// Enthusiast has answered (docs/contracts.md §7): it is not required.
+/// [`round_script`] with round 2's Enthusiast answer (its request after the Read) held
+/// until arev has recorded round 2's Adversary in `repo`: round 2 finds nothing new, and
+/// the Adversary would otherwise be cancelled or not depending on the load
+/// (docs/contracts.md §7).
+pub fn round_script_held(repo: &TestRepo) -> Script {
+    let gate = repo.adversary_recorded(2);
+    round_script().hold(
+        "Enthusiast",
+        2,
+        1,
+        std::path::Path::new(gate["path"].as_str().unwrap()),
+    )
+}
+
+/// Every role of both rounds (round 2 has no Judge) read first (step 0) and answered second
+/// (step 1), with [`round_script_held`]'s order: round 2's Adversary answers before its
+/// Enthusiast, so it is never cancelled.
 pub fn assert_read_then_answer(reqs: &[crate::fake_llm::Recorded]) {
     for (role, round) in [
         ("Enthusiast", 1),
         ("Adversary", 1),
         ("Judge", 1),
         ("Enthusiast", 2),
+        ("Adversary", 2),
     ] {
         let steps: Vec<usize> = reqs
             .iter()
@@ -138,7 +153,7 @@ fn arev_round_with_real_codex_cli() {
         return;
     };
     let repo = TestRepo::new();
-    let fake = FakeOpenAi::start(round_script());
+    let fake = FakeOpenAi::start(round_script_held(&repo));
     repo.write("arev.toml", &codex_agent(&bin, &fake));
     repo.commit("config");
     let home = repo.scratch.join("home");
@@ -224,7 +239,7 @@ fn arev_round_with_real_gemini_cli() {
         return;
     };
     let repo = TestRepo::new();
-    let fake = FakeGemini::start(round_script());
+    let fake = FakeGemini::start(round_script_held(&repo));
     repo.write("arev.toml", &gemini_agent(&bin));
     repo.commit("config");
     let home = repo.scratch.join("home");

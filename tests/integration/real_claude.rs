@@ -446,6 +446,15 @@ fn arev_round_with_real_claude_cli() {
         )
         .answer("Enthusiast", 2, json!({"findings": []}))
         .answer("Adversary", 2, json!({"heuristics": [], "safe_zones": []}));
+    // Round 2 finds nothing new: its Enthusiast's answer is held until arev has recorded
+    // its Adversary, which is then never cancelled for it (docs/contracts.md §7).
+    let gate = repo.adversary_recorded(2);
+    let script = script.hold(
+        "Enthusiast",
+        2,
+        1,
+        std::path::Path::new(gate["path"].as_str().unwrap()),
+    );
     let fake = FakeAnthropic::start(script);
     // Configure the real CLI as the `claude` agent by path.
     repo.write(
@@ -473,16 +482,15 @@ fn arev_round_with_real_claude_cli() {
         report["cost"]["usd"].as_f64().unwrap() > 0.0,
         "cost from the CLI's result events"
     );
-    // The fake saw every role of round 1 and the Enthusiast of round 2, each reading the
-    // target first and answering second. Round 2 finds nothing new, so its Adversary is
-    // cancelled once the Enthusiast has answered (docs/contracts.md §7): it may have sent some of its
-    // requests, or none.
+    // The fake saw every role of both rounds (round 2 has no Judge), each reading the
+    // target first and answering second.
     let reqs = fake.requests();
     for (role, round) in [
         ("Enthusiast", 1),
         ("Adversary", 1),
         ("Judge", 1),
         ("Enthusiast", 2),
+        ("Adversary", 2),
     ] {
         let steps: Vec<usize> = reqs
             .iter()
@@ -663,19 +671,36 @@ fn arev_reviewer_sessions_carry_no_personal_context() {
         "PERSONAL-MEMORY-MARKER: I prefer terse answers.\n",
     )
     .unwrap();
+    // The Enthusiast's answer (after its Read) is held until arev has recorded the
+    // Adversary's, so the Adversary is never cancelled for having nothing to judge and both
+    // reviewers' requests are checked.
+    let adversary_recorded = repo.adversary_recorded(1);
     let fake = FakeAnthropic::start(
         Script::new()
             .answer("Enthusiast", 1, json!({"findings": []}))
-            .answer("Adversary", 1, json!({"heuristics": [], "safe_zones": []})),
+            .answer("Adversary", 1, json!({"heuristics": [], "safe_zones": []}))
+            .hold(
+                "Enthusiast",
+                1,
+                1,
+                std::path::Path::new(adversary_recorded["path"].as_str().unwrap()),
+            ),
     );
     let mut arev = repo.arev().args(&["run", "src/lib.rs", "--format", "json"]);
     for (k, v) in fake.claude_env(&home) {
         arev = arev.env(k, &v);
     }
     let run = arev.env("AREV_AGENT_TIMEOUT", "120s").run();
-    assert!(matches!(run.code, 0 | 1), "{}\n{}", run.stdout, run.stderr);
+    // Nothing found: a clean review.
+    run.assert_code(0);
     let reqs = fake.requests();
-    assert!(!reqs.is_empty());
+    for role in ["Enthusiast", "Adversary"] {
+        assert!(
+            reqs.iter()
+                .any(|r| r.turn.as_ref().is_some_and(|t| t.role == role) && r.step == 1),
+            "{role} answered after its Read"
+        );
+    }
     for r in &reqs {
         let body = r.body.to_string();
         assert!(

@@ -12,9 +12,9 @@ use crate::fake_openai::{FakeOpenAi, KEY_VAR};
 use crate::harness::{Run, TestRepo};
 use crate::real_backends::{
     assert_read_then_answer, assert_round_completed, plant_personal_skill, real_bin, round_script,
-    toml_str, SKILL_MARKER,
+    round_script_held, toml_str, SKILL_MARKER,
 };
-use crate::real_faults::{assert_aborted_with, debug};
+use crate::real_faults::{assert_aborted_with, debug, read_json};
 
 /// The user's own provider key, which must never reach a host the repository chose.
 const USER_KEY: &str = "sk-user-secret-7f3a";
@@ -303,7 +303,7 @@ fn arev_round_with_real_opencode_cli_on_a_self_hosted_endpoint() {
     repo.commit("the repository's opencode set-up");
     let home = repo.scratch.join("home");
     plant_personal_opencode(&home);
-    let fake = FakeOpenAi::start(round_script());
+    let fake = FakeOpenAi::start(round_script_held(&repo));
     let run = run_panel(&repo, &opencode_agent(&bin, &fake), &[], &[]);
     let report = assert_round_completed(&run, "local");
     assert_eq!(
@@ -422,10 +422,16 @@ fn real_opencode_bad_key_is_a_permanent_fault() {
         status: 401,
         message: "Incorrect API key provided: sk-fake***000.".into(),
     };
+    // The Adversary's 401 is held until the Enthusiast's fault is recorded: the
+    // Enthusiast's is the one that ends the run, never cut short by the Adversary's.
+    let enthusiast_ended = repo
+        .root
+        .join(".arev/runs/*/agents/r1/enthusiast-p1/outcome.json");
     let fake = FakeOpenAi::start(
         round_script()
             .fail_first("Enthusiast", 1, None, (None, 100), bad())
-            .fail_first("Adversary", 1, None, (None, 100), bad()),
+            .fail_first("Adversary", 1, None, (None, 100), bad())
+            .hold("Adversary", 1, 0, &enthusiast_ended),
     );
     let run = run_panel(&repo, &opencode_agent(&bin, &fake), &[], &[]);
     assert_aborted_with(&run, "authentication failed", Duration::from_secs(120));
@@ -436,10 +442,10 @@ fn real_opencode_bad_key_is_a_permanent_fault() {
         .iter()
         .filter(|r| r.role() == Some("Enthusiast"))
         .count();
-    assert!(
-        faults <= 1,
-        "neither OpenCode nor arev retried the 401: {faults}"
-    );
+    assert_eq!(faults, 1, "neither OpenCode nor arev retried the 401");
+    let outcome = read_json(&run, "agents/r1/enthusiast-p1/outcome.json");
+    assert_eq!(outcome["fault"]["class"], "permanent", "{outcome:#}");
+    assert_eq!(outcome["fault"]["cause"], "authentication", "{outcome:#}");
 }
 
 /// A dead endpoint: OpenCode retries the connection by itself, then reports a retryable
@@ -456,25 +462,35 @@ fn real_opencode_dead_endpoint_is_a_transient_connection_fault() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         format!("http://{}/v1", l.local_addr().unwrap())
     };
+    // The Enthusiast on the dead endpoint; the Adversary on a live one that never answers
+    // its first request, so it never aborts the run first: the passes' faults end it, and
+    // none is cut short by another's.
+    let live = FakeOpenAi::start(round_script().hold_forever("Adversary", 1, 0));
     let agent = format!(
-        "[agents.local]\nbackend = \"opencode\"\nbinary = {}\nbase_url = {}\n[agents.local.models]\nhaiku = \"m1\"\nsonnet = \"m1\"\nopus = \"m1\"\n",
+        "[agents.dead]\nbackend = \"opencode\"\nbinary = {}\nbase_url = {}\n[agents.dead.models]\nhaiku = \"m1\"\nsonnet = \"m1\"\nopus = \"m1\"\n{}",
         toml_str(&bin.display().to_string()),
-        toml_str(&dead)
+        toml_str(&dead),
+        opencode_agent(&bin, &live)
     );
-    let run = run_panel(&repo, &agent, &[], &[("AREV_RETRY_WINDOW", "1s")]);
+    let cfg = repo.scratch.join("dead.toml");
+    std::fs::write(
+        &cfg,
+        format!("{agent}[roles]\nenthusiast = \"dead\"\nadversary = \"local\"\njudge = \"dead\"\n"),
+    )
+    .unwrap();
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--format", "json"])
+        .args(&["--config", cfg.to_str().unwrap()])
+        .env("AREV_AGENT_TIMEOUT", "180s")
+        .env("AREV_RETRY_WINDOW", "1s")
+        .env(KEY_VAR, "sk-fake-openai-000")
+        .run();
     assert_aborted_with(&run, "the API connection failed", Duration::from_secs(400));
-    // The first pass whose fault ends the run (the others are cancelled with it).
-    let outcome = (1..=8)
-        .map(|p| {
-            run.run_dir()
-                .join(format!("agents/r1/enthusiast-p{p}/outcome.json"))
-        })
-        .filter(|p| p.is_file())
-        .map(|p| serde_json::from_str::<Value>(&std::fs::read_to_string(p).unwrap()).unwrap())
-        .find(|o| !o["fault"].is_null())
-        .expect("an Enthusiast pass records the fault");
+    let outcome = read_json(&run, "agents/r1/enthusiast-p1/outcome.json");
     assert_eq!(outcome["fault"]["class"], "transient", "{outcome:#}");
     assert_eq!(outcome["fault"]["cause"], "connection", "{outcome:#}");
+    assert_eq!(outcome["end"]["kind"], "exited", "{outcome:#}");
 }
 
 /// Reads outside the repository and of `.git` are refused by OpenCode itself (its
@@ -569,7 +585,7 @@ fn arev_round_with_real_codex_cli_on_a_self_hosted_endpoint() {
         return;
     };
     let repo = TestRepo::new();
-    let fake = FakeOpenAi::start(round_script());
+    let fake = FakeOpenAi::start(round_script_held(&repo));
     let agent = format!(
         "[agents.local]\nbackend = \"codex\"\nbinary = {}\nbase_url = {}\napi_key_env = \"LOCAL_KEY\"\n[agents.local.models]\nhaiku = \"m1\"\nsonnet = \"m1\"\nopus = \"m1\"\n",
         toml_str(&bin.display().to_string()),

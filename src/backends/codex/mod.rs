@@ -71,6 +71,18 @@ const WRITE_ROOTS: [&str; 4] = [
     "sandbox_workspace_write.exclude_tmpdir_env_var=true",
 ];
 
+/// Prompt sections a read-only reviewer does without, on every request: the sandbox
+/// permissions text (~120 tokens; the role body says what a reviewer may do) and the
+/// environment context (~155 tokens: cwd, shell, date; the prompt names every path in
+/// full). A Prover or Fixer, which writes in its worktree, keeps both. Measured with
+/// benches/cost.rs against Codex 0.169.0 (docs/performance.md).
+const REVIEWER_UNUSED: [&str; 4] = [
+    "-c",
+    "include_permissions_instructions=false",
+    "-c",
+    "include_environment_context=false",
+];
+
 /// The files [`codex_args`] names, to be written before Codex starts: the role body as the
 /// model instructions (none when there is no role body).
 pub fn codex_files(req: &DispatchRequest) -> Vec<(PathBuf, Arc<[u8]>)> {
@@ -147,6 +159,9 @@ pub fn codex_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     args.extend(UNUSED.iter().map(|s| (*s).to_string()));
     if writes {
         args.extend(WRITE_ROOTS.iter().map(|s| (*s).to_string()));
+    }
+    if matches!(req.role, Role::Enthusiast | Role::Adversary | Role::Judge) {
+        args.extend(REVIEWER_UNUSED.iter().map(|s| (*s).to_string()));
     }
     if !req.system_prompt.is_empty() {
         args.push("-c".into());
@@ -809,9 +824,8 @@ mod tests {
         assert!(tools[3].access.unknown.as_deref().unwrap().contains("find"));
     }
 
-    /// A Codex agent and a Judge's request.
-    fn judge() -> (AgentSpec, DispatchRequest) {
-        let agent = AgentSpec {
+    fn fixture_agent() -> AgentSpec {
+        AgentSpec {
             name: "codex".into(),
             backend: BackendKind::Codex,
             format: EventFormat::Codex,
@@ -828,9 +842,12 @@ mod tests {
             fallback_model: None,
             base_url: None,
             api_key_env: None,
-        };
-        let req = DispatchRequest {
-            role: Role::Judge,
+        }
+    }
+
+    fn fixture_req(role: Role) -> DispatchRequest {
+        DispatchRequest {
+            role,
             label: "judge".into(),
             prompt: "review".into(),
             system_prompt: "You are the \"Judge\".\nRule.".into(),
@@ -845,13 +862,12 @@ mod tests {
             max_budget_usd: None,
             price: None,
             search: true,
-        };
-        (agent, req)
+        }
     }
 
     #[test]
     fn fixer_and_prover_argv_write_in_the_worktree_only() {
-        let (agent, req) = judge();
+        let (agent, req) = (fixture_agent(), fixture_req(Role::Judge));
         let args = codex_args(&agent, &req);
         // The Fixer (and the Prover) write: `workspace-write`, the worktree its only
         // writable root (no /tmp, no $TMPDIR), the rest of the argv the reviewer's.
@@ -876,7 +892,7 @@ mod tests {
                     "sandbox_workspace_write.exclude_tmpdir_env_var=true"
                 ]
             );
-            assert_eq!(w[6..8], ["-C", "/repo/.arev/worktrees/r1"]);
+            assert!(w.iter().any(|a| a == "--cd=/repo/.arev/worktrees/r1"));
             assert!(!w.iter().any(|a| a.contains("danger") || a == "--full-auto"));
             assert!(!w.iter().any(|a| a == "--add-dir"));
         }
@@ -887,7 +903,7 @@ mod tests {
 
     #[test]
     fn argv_is_read_only_with_the_prompt_last() {
-        let (agent, req) = judge();
+        let (agent, req) = (fixture_agent(), fixture_req(Role::Judge));
         let args = codex_args(&agent, &req);
         assert_eq!(
             args,
@@ -917,6 +933,10 @@ mod tests {
                 "-c",
                 "skills.include_instructions=false",
                 "-c",
+                "include_permissions_instructions=false",
+                "-c",
+                "include_environment_context=false",
+                "-c",
                 "model_instructions_file=\"/tmp/x/instructions.md\"",
                 "-c",
                 "model_provider=fake",
@@ -938,6 +958,7 @@ mod tests {
         assert!(!codex_args(&agent, &no_role)
             .iter()
             .any(|a| a.starts_with("model_instructions_file")));
+
         assert!(!args
             .iter()
             .any(|a| a.contains("danger") || a == "--full-auto"));
@@ -950,5 +971,25 @@ mod tests {
         let odd = "tab\there \u{7f} ünï \\ \"q\" \u{1}";
         let t: toml::Table = format!("x = {}", toml_basic_string(odd)).parse().unwrap();
         assert_eq!(t["x"].as_str(), Some(odd));
+    }
+
+    /// A reviewer runs without Codex's permissions text and environment context; a writer
+    /// (Prover, Fixer), which works in its worktree, keeps both.
+    #[test]
+    fn only_reviewers_drop_the_permissions_text_and_environment_context() {
+        let agent = fixture_agent();
+        for (role, dropped) in [
+            (Role::Enthusiast, true),
+            (Role::Adversary, true),
+            (Role::Judge, true),
+            (Role::Prover, false),
+            (Role::Fixer, false),
+        ] {
+            let req = fixture_req(role);
+            let a = codex_args(&agent, &req);
+            for flag in REVIEWER_UNUSED.iter().filter(|f| **f != "-c") {
+                assert_eq!(a.iter().any(|x| x == flag), dropped, "{role:?}: {a:?}");
+            }
+        }
     }
 }
