@@ -4,14 +4,23 @@
 //! detached checkout of its buggy revision, `run` reviews every case with the real
 //! `arev run` and records each result, `score` matches confirmed findings to the expected
 //! locations and aggregates, `prove` runs `--prove`'s reproducers at the fix commit, `compare` sets two evaluations side by side, `render` prints;
+//! `bench` reviews the public offline code-review benchmark's PRs (`golden` reads its files,
+//! `forge` fetches each PR, `bench_model` is what it writes, `bench_console` what it prints);
 //! `setup` turns the flags into the stages' inputs, `console` says what `arev eval` prints,
 //! and `write` writes its files atomically.
+mod bench;
+mod bench_console;
+mod bench_model;
+mod bench_score;
+mod bench_setup;
 mod cases;
 mod checkout;
 mod code;
 mod compare;
 mod console;
 mod error;
+mod forge;
+mod golden;
 mod mine;
 mod model;
 mod prove;
@@ -22,6 +31,13 @@ mod select;
 mod setup;
 mod write;
 
+pub use bench::{candidates_of, pr_result_path, resume_key, run_bench, BenchEvent, BenchOptions};
+pub use bench_console::{bench_progress, bench_table, score_table};
+pub use bench_model::*;
+pub use bench_score::{aggregate, figures, score_bench, tally};
+pub use bench_setup::prepare_bench;
+pub use forge::{parse_mirror, FetchError, Forge, Revs};
+pub use golden::{load_golden, load_labels, parse_pr_url, BenchPr, Golden, PrRef};
 pub use cases::{
     check_in_repo, digest as case_digest, load_cases, validate, LoadedCase, ResolvedCase,
 };
