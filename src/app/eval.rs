@@ -1,14 +1,19 @@
 //! `arev eval mine|run|compare|bench|dispositions`: arguments → the `eval` stages → stdout and an exit code.
 
 use super::emit::cwd;
-use crate::cli::{EvalArgs, EvalBenchArgs, EvalCommand, EvalCompareArgs, EvalMineArgs, EvalRunArgs};
+use crate::cli::{
+    EvalArgs, EvalBenchArgs, EvalCommand, EvalCompareArgs, EvalMineArgs, EvalRunArgs,
+};
 use crate::errors::ExpectedError;
 use crate::eval::{
     absolute, compare, comparison_in, ending, mine, mine_options, mined_listing, open_repo,
     prepare_run, progress_line, read_report, report_in, run_eval, start_line, write_cases,
     CaseResult, EvalError, Event,
 };
-use crate::eval::{bench_progress, bench_table, run_bench, score_table, BenchEvent, BenchOutcome, BenchPr, BenchPrResult};
+use crate::eval::{
+    bench_progress, bench_table, run_bench, score_table, BenchEvent, BenchOutcome, BenchPr,
+    BenchPrResult,
+};
 use crate::exit_codes;
 use crate::output;
 use std::path::PathBuf;

@@ -75,7 +75,8 @@ pub fn resume_key(url: &str, config_digest: &str, prove: bool) -> String {
 
 fn kept(opts: &BenchOptions, pr: &BenchPr) -> Option<BenchPrResult> {
     let path = pr_result_path(&opts.out_dir, &pr.url);
-    let bytes = crate::store::read_capped(&path, crate::store::MAX_REPORT_BYTES, "a bench result").ok()?;
+    let bytes =
+        crate::store::read_capped(&path, crate::store::MAX_REPORT_BYTES, "a bench result").ok()?;
     let r: BenchPrResult = serde_json::from_slice(&bytes).ok()?;
     let key = resume_key(&pr.url, &opts.config_digest, opts.prove.is_some());
     (r.key == key && r.url == pr.url && r.outcome != BenchOutcome::Failed).then_some(r)
@@ -176,10 +177,8 @@ pub fn run_bench(
     }
     board.write()?;
     // One fetch at a time per source repository (its bare repository is shared).
-    let locks: BTreeMap<String, Mutex<()>> = prs
-        .iter()
-        .map(|p| (p.pr.slug(), Mutex::new(())))
-        .collect();
+    let locks: BTreeMap<String, Mutex<()>> =
+        prs.iter().map(|p| (p.pr.slug(), Mutex::new(()))).collect();
     let next = AtomicUsize::new(0);
     let failure: Mutex<Option<EvalError>> = Mutex::new(None);
     std::thread::scope(|s| {
@@ -307,7 +306,12 @@ struct CostView {
 /// A finding as the maintainer reads it: its description, then the Judge's resolution.
 fn candidate(f: &FindingView, source: &str, root: &Path) -> Candidate {
     let mut text = f.description.trim().to_string();
-    if let Some(res) = f.resolution.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+    if let Some(res) = f
+        .resolution
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
         text.push_str("\n\n");
         text.push_str(res);
     }
@@ -340,9 +344,17 @@ fn review_in(opts: &BenchOptions, pr: &BenchPr, base: &str, root: &Path, r: &mut
         }
     };
     let mut cmd = Command::new(&opts.exe);
-    cmd.args(["run", "diff", "--base", base, "--allow-empty", "--format", "json"])
-        .args(["-q", "--fail-on", "never", "--run-dir"])
-        .arg(&runs);
+    cmd.args([
+        "run",
+        "diff",
+        "--base",
+        base,
+        "--allow-empty",
+        "--format",
+        "json",
+    ])
+    .args(["-q", "--fail-on", "never", "--run-dir"])
+    .arg(&runs);
     if let Some(c) = &opts.config {
         cmd.arg("--config").arg(c);
     }
@@ -375,7 +387,11 @@ fn review_in(opts: &BenchOptions, pr: &BenchPr, base: &str, root: &Path, r: &mut
     let code = child.wait().ok().and_then(|s| s.code());
     let Ok(v) = serde_json::from_slice::<ReportView>(&stdout) else {
         let text = std::fs::read_to_string(&log).unwrap_or_default();
-        let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+        let last = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no message");
         r.detail = Some(format!(
             "`arev run diff` exited with {} and no report: {}",
             code.map_or("a signal".to_string(), |c| format!("code {c}")),
@@ -389,7 +405,11 @@ fn review_in(opts: &BenchOptions, pr: &BenchPr, base: &str, root: &Path, r: &mut
     match v.status.as_str() {
         "complete" | "empty" => {
             r.outcome = BenchOutcome::Complete;
-            r.confirmed = v.confirmed.iter().map(|f| candidate(f, TOOL, root)).collect();
+            r.confirmed = v
+                .confirmed
+                .iter()
+                .map(|f| candidate(f, TOOL, root))
+                .collect();
             r.unresolved = v
                 .unresolved
                 .iter()

@@ -35,7 +35,11 @@ fn outcome(r: &BenchPrResult) -> &'static str {
 }
 
 /// One PR's progress line (None for a start: the end line says it all).
-pub fn bench_progress(event: BenchEvent, pr: &BenchPr, r: Option<&BenchPrResult>) -> Option<String> {
+pub fn bench_progress(
+    event: BenchEvent,
+    pr: &BenchPr,
+    r: Option<&BenchPrResult>,
+) -> Option<String> {
     match (event, r) {
         (BenchEvent::Started, _) => Some(format!("bench {}: fetching and reviewing", pr.url)),
         (BenchEvent::Kept, Some(r)) => Some(format!("bench {}: kept ({})", pr.url, what(r))),
@@ -75,7 +79,11 @@ pub fn bench_table(report: &BenchReport) -> String {
     s.push_str(&format!(
         "\n{} pull request(s), {} failed, {} not run; cost ${:.4} ({} tokens), ${:.4} per PR\n",
         report.prs.len(),
-        report.prs.iter().filter(|r| r.outcome == BenchOutcome::Failed).count(),
+        report
+            .prs
+            .iter()
+            .filter(|r| r.outcome == BenchOutcome::Failed)
+            .count(),
         report.not_run.len(),
         report.cost_usd,
         report.tokens,

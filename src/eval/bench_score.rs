@@ -50,7 +50,13 @@ pub fn tally(golden: &[&str], candidates: &[&str], verdicts: &[PairVerdict]) -> 
 
 /// Precision = tp / (tp + fp), recall = tp / (tp + fn), F1 (0 where undefined).
 pub fn figures(prs: u32, tp: u32, fp: u32, fn_: u32, errors: u32) -> Figures {
-    let ratio = |a: u32, b: u32| if b == 0 { 0.0 } else { f64::from(a) / f64::from(b) };
+    let ratio = |a: u32, b: u32| {
+        if b == 0 {
+            0.0
+        } else {
+            f64::from(a) / f64::from(b)
+        }
+    };
     let precision = ratio(tp, tp + fp);
     let recall = ratio(tp, tp + fn_);
     let f1 = if precision + recall > 0.0 {
@@ -78,14 +84,17 @@ fn sum(scores: &[&PrScore]) -> Figures {
         fn_ += s.fn_;
         e += s.errors;
     }
-    figures(u32::try_from(scores.len()).unwrap_or(u32::MAX), tp, fp, fn_, e)
+    figures(
+        u32::try_from(scores.len()).unwrap_or(u32::MAX),
+        tp,
+        fp,
+        fn_,
+        e,
+    )
 }
 
 /// Overall, per source repository and per `requires_context` label.
-pub fn aggregate(
-    scores: Vec<(PrScore, String)>,
-    labels: &BTreeMap<String, String>,
-) -> BenchScore {
+pub fn aggregate(scores: Vec<(PrScore, String)>, labels: &BTreeMap<String, String>) -> BenchScore {
     let all: Vec<&PrScore> = scores.iter().map(|(s, _)| s).collect();
     let group = |key: &dyn Fn(&PrScore, &str) -> Option<String>| {
         let keys: BTreeSet<String> = scores.iter().filter_map(|(s, r)| key(s, r)).collect();
@@ -130,7 +139,11 @@ fn score_key(opts: &BenchOptions, pr: &BenchPr, candidates: &[&str]) -> String {
 /// The pair file the Matcher reads: both comments, escaped so that neither can close its
 /// element.
 fn pair_text(pr: &BenchPr, g: usize, c: &super::bench_model::Candidate) -> String {
-    let esc = |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    let esc = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
     let golden = &pr.golden[g];
     let place = match (&c.path, c.line) {
         (Some(p), Some(l)) => format!(" at {}:{l}", esc(p)),
@@ -173,7 +186,9 @@ fn plan_for(
     argv.push(runs.into());
     argv.push("--".into());
     argv.push(file.into());
-    let args = RunArgv::try_parse_from(argv).map_err(|e| e.to_string())?.run;
+    let args = RunArgv::try_parse_from(argv)
+        .map_err(|e| e.to_string())?
+        .run;
     let plan = crate::resolve::resolve_run(&args, dir).map_err(|e| e.to_string())?;
     if plan.config_digest != opts.config_digest {
         return Err(format!(
@@ -201,7 +216,11 @@ pub fn score_bench(
             source,
         })?;
     let mut scores = vec![];
-    for r in report.prs.iter().filter(|r| r.outcome != BenchOutcome::Failed) {
+    for r in report
+        .prs
+        .iter()
+        .filter(|r| r.outcome != BenchOutcome::Failed)
+    {
         let Some(pr) = prs.iter().find(|p| p.url == r.url) else {
             continue;
         };
@@ -290,7 +309,8 @@ fn dispatch(
         write_bytes(&p, pair_text(pr, g, &r.confirmed[c]).as_bytes())?;
     }
     let runs = dir.join("runs");
-    let run = crate::store::create_run_dir(&runs, "matcher").map_err(|e| EvalError::write(&runs, e))?;
+    let run =
+        crate::store::create_run_dir(&runs, "matcher").map_err(|e| EvalError::write(&runs, e))?;
     let progress = crate::store::ProgressLog::start(&run.path, run.id.as_str());
     let cancel = CancellationToken::new();
     let one = |(g, c): (usize, usize)| {

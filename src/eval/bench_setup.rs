@@ -57,9 +57,7 @@ pub fn prepare_bench(cwd: &Path, a: &EvalBenchArgs) -> Result<Prepared, EvalErro
     let (resolved, config_digest) = load(&ConfigSources::discover(&root, config.clone()))?;
     let out_dir = absolute(cwd, &a.out);
     let prove = if a.prove {
-        let sandbox = a
-            .prove_sandbox
-            .map_or(resolved.prove.sandbox, Into::into);
+        let sandbox = a.prove_sandbox.map_or(resolved.prove.sandbox, Into::into);
         crate::prove::preflight(sandbox)?;
         Some(sandbox.as_str().to_string())
     } else {

@@ -116,8 +116,8 @@ impl Forge {
             let text: String = String::from_utf8_lossy(&body).chars().take(200).collect();
             return Err(api(format!("GET {url}: HTTP {status}: {}", text.trim())));
         }
-        let v: serde_json::Value = serde_json::from_slice(&body)
-            .map_err(|e| api(format!("GET {url}: not JSON: {e}")))?;
+        let v: serde_json::Value =
+            serde_json::from_slice(&body).map_err(|e| api(format!("GET {url}: not JSON: {e}")))?;
         let sha = |side: &str| -> Result<String, FetchError> {
             let s = v[side]["sha"].as_str().unwrap_or("");
             if is_sha(s) {
@@ -170,7 +170,9 @@ impl Forge {
         )
         .map_err(git_err)?;
         if !(have(&revs.base) && have(&revs.head)) {
-            return Err(git_err("the fetched repository lacks the PR's commits".into()));
+            return Err(git_err(
+                "the fetched repository lacks the PR's commits".into(),
+            ));
         }
         Ok(dir)
     }
@@ -221,7 +223,10 @@ mod tests {
         assert_eq!(f.url_of(&pr()), "https://github.com/getsentry/sentry.git");
         f.mirrors = vec![parse_mirror("https://github.com/=/srv/m/").unwrap()];
         assert_eq!(f.url_of(&pr()), "/srv/m/getsentry/sentry.git");
-        assert_eq!(f.repo_dir(&pr()), PathBuf::from("/o/repos/getsentry/sentry.git"));
+        assert_eq!(
+            f.repo_dir(&pr()),
+            PathBuf::from("/o/repos/getsentry/sentry.git")
+        );
         assert!(parse_mirror("nothing").is_err());
         assert!(parse_mirror("a=--upload-pack=x").is_err());
         assert!(parse_mirror("-c=x").is_err());

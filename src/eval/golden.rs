@@ -89,7 +89,9 @@ fn good_name(s: &str) -> bool {
 pub enum UrlProblem {
     #[error("`{0}` is not an https URL")]
     NotHttps(String),
-    #[error("`{url}`: unknown repository host `{host}` (only github.com pull requests are fetched)")]
+    #[error(
+        "`{url}`: unknown repository host `{host}` (only github.com pull requests are fetched)"
+    )]
     UnknownHost { url: String, host: String },
     #[error("`{0}` is not a pull request URL (https://github.com/<owner>/<repo>/pull/<number>)")]
     NotPullRequest(String),
@@ -112,7 +114,10 @@ pub fn parse_pr_url(url: &str) -> Result<PrRef, UrlProblem> {
     let [owner, repo, "pull", n] = parts.as_slice() else {
         return Err(not_pr());
     };
-    if !good_name(owner) || !good_name(repo) || n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit())
+    if !good_name(owner)
+        || !good_name(repo)
+        || n.is_empty()
+        || !n.bytes().all(|b| b.is_ascii_digit())
     {
         return Err(not_pr());
     }
@@ -156,7 +161,12 @@ pub fn parse_golden(path: &Path, bytes: &[u8]) -> Result<Vec<BenchPr>, EvalError
         .to_string();
     let mut out = vec![];
     for (i, e) in entries.into_iter().enumerate() {
-        let entry = |m: String| bad(format!("entry {i} ({}): {m}", e.url.chars().take(200).collect::<String>()));
+        let entry = |m: String| {
+            bad(format!(
+                "entry {i} ({}): {m}",
+                e.url.chars().take(200).collect::<String>()
+            ))
+        };
         let pr = parse_pr_url(&e.url).map_err(|p| entry(p.to_string()))?;
         if e.comments.len() > MAX_COMMENTS {
             return Err(entry(format!("more than {MAX_COMMENTS} comments")));
@@ -237,16 +247,25 @@ pub fn load_labels(path: &Path) -> Result<BTreeMap<String, String>, EvalError> {
         message,
     };
     let v: BTreeMap<String, serde_json::Value> = serde_json::from_slice(&read_capped(path)?)
-        .map_err(|e| bad(format!("not a pr_labels.json (an object keyed by PR url): {e}")))?;
+        .map_err(|e| {
+            bad(format!(
+                "not a pr_labels.json (an object keyed by PR url): {e}"
+            ))
+        })?;
     let mut out = BTreeMap::new();
     for (url, entry) in v {
         if !entry.is_object() {
             return Err(bad(format!("{url}: not an object")));
         }
         if let Some(c) = entry["llm_pr_labels"]["requires_context"].as_str() {
-            let ok = !c.is_empty() && c.len() <= 40 && c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            let ok = !c.is_empty()
+                && c.len() <= 40
+                && c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
             if !ok {
-                return Err(bad(format!("{url}: requires_context `{}` is not a label", c.chars().take(40).collect::<String>())));
+                return Err(bad(format!(
+                    "{url}: requires_context `{}` is not a label",
+                    c.chars().take(40).collect::<String>()
+                )));
             }
             out.insert(url, c.to_string());
         }
@@ -261,7 +280,10 @@ mod tests {
     #[test]
     fn pull_request_urls_are_github_pulls_with_plain_names() {
         let p = parse_pr_url("https://github.com/getsentry/sentry/pull/93824").unwrap();
-        assert_eq!((p.slug(), p.number), ("getsentry/sentry".to_string(), 93824));
+        assert_eq!(
+            (p.slug(), p.number),
+            ("getsentry/sentry".to_string(), 93824)
+        );
         assert_eq!(p.git_url(), "https://github.com/getsentry/sentry.git");
         assert!(matches!(
             parse_pr_url("https://gitlab.com/a/b/pull/1"),
@@ -295,7 +317,10 @@ mod tests {
         assert_eq!(prs[0].source, "sentry");
         assert_eq!(prs[0].golden[0].comment, "x");
         let e = parse_golden(p, br#"{"url":1}"#).unwrap_err().to_string();
-        assert!(e.starts_with("/g/sentry.json: not a golden comments file"), "{e}");
+        assert!(
+            e.starts_with("/g/sentry.json: not a golden comments file"),
+            "{e}"
+        );
         let bad = br#"[{"url":"https://github.com/o/r/pull/2","comments":[]},{"url":"https://github.com/o/r/issues/3","comments":[]}]"#;
         let e = parse_golden(p, bad).unwrap_err().to_string();
         assert!(

@@ -36,8 +36,6 @@ pub use bench_console::{bench_progress, bench_table, score_table};
 pub use bench_model::*;
 pub use bench_score::{aggregate, figures, score_bench, tally};
 pub use bench_setup::prepare_bench;
-pub use forge::{parse_mirror, FetchError, Forge, Revs};
-pub use golden::{load_golden, load_labels, parse_pr_url, BenchPr, Golden, PrRef};
 pub use cases::{
     check_in_repo, digest as case_digest, load_cases, validate, LoadedCase, ResolvedCase,
 };
@@ -46,6 +44,8 @@ pub use code::{code_lines, measure, syntax_of, CodeLines, Syntax};
 pub use compare::compare;
 pub use console::{comparison_in, ending, mined_listing, progress_line, report_in, start_line};
 pub use error::{CaseRule, CheckoutError, EvalError};
+pub use forge::{parse_mirror, FetchError, Forge, Revs};
+pub use golden::{load_golden, load_labels, parse_pr_url, BenchPr, Golden, PrRef};
 pub use mine::{line_count, mine, write_cases, Considered, MineOptions, Mined};
 pub use model::*;
 pub use render::{

@@ -41,7 +41,10 @@ pub enum MatcherEnd {
     /// Invalid twice: no verdict (the parse error).
     Malformed(String),
     /// A gate fired (its reason and detail): no verdict.
-    Rejected { reason: String, detail: String },
+    Rejected {
+        reason: String,
+        detail: String,
+    },
     Interrupted,
 }
 
@@ -65,7 +68,10 @@ impl MatcherRun {
 
 /// The Matcher's first line: `[AR Round 1 — {MODE}] Matcher (pair g1-c2)`.
 pub fn matcher_first_line(mode: &str, pair: &str) -> String {
-    format!("[AR Round 1 — {mode}] {} (pair {pair})", Role::Matcher.title())
+    format!(
+        "[AR Round 1 — {mode}] {} (pair {pair})",
+        Role::Matcher.title()
+    )
 }
 
 /// Dispatch the Matcher on the pair file `target` (pinned by `plan`); its dispatch dirs are
@@ -108,16 +114,8 @@ pub async fn run_matcher(
     };
     // A gate abort cancels the token it is given: keep that local to this pair.
     let local = cancel.child_token();
-    let r: RoleRun<MatcherOutput> = run_role(
-        &ctx,
-        &view,
-        who,
-        prompt,
-        &local,
-        progress,
-        Checks::none(),
-    )
-    .await;
+    let r: RoleRun<MatcherOutput> =
+        run_role(&ctx, &view, who, prompt, &local, progress, Checks::none()).await;
     let end = match r.output {
         _ if cancel.is_cancelled() => MatcherEnd::Interrupted,
         RoleOutput::Valid(o) => MatcherEnd::Answered(o),
