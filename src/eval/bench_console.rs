@@ -113,7 +113,7 @@ pub fn score_table(score: &BenchScore) -> String {
         "{:<24} {:>5} {:>5} {:>5} {:>5} {:>10} {:>8} {:>6} {:>7}\n",
         "arev", "PRs", "TP", "FP", "FN", "precision%", "recall%", "F1", "errors"
     );
-    let mut s = head.clone();
+    let mut s = head;
     s.push_str(&row("overall", &score.overall));
     for (repo, f) in &score.by_repo {
         s.push_str(&row(repo, f));

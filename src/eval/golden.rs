@@ -328,4 +328,14 @@ mod tests {
             "{e}"
         );
     }
+
+    #[test]
+    fn an_oversized_golden_file_is_refused_unread() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("big.json");
+        std::fs::write(&p, vec![b' '; (MAX_GOLDEN_BYTES + 1) as usize]).unwrap();
+        let e = load_golden(d.path()).unwrap_err().to_string();
+        assert!(e.starts_with(&p.display().to_string()), "{e}");
+        assert!(load_labels(&p).is_err());
+    }
 }

@@ -362,12 +362,14 @@ fn bench_score_computes_the_benchmarks_figures_and_reports_a_malformed_matcher()
         "{bad}"
     );
     let log = std::fs::read_to_string(f.repo.scratch.join("fake.log")).unwrap();
+    // The first dispatch, then one re-prompt (it carries the rejection note).
     let g3c2: Vec<Value> = log
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["role"] == "matcher" && v["finding"] == "g3-c2")
+        .map(|v| v["retry"].clone())
         .collect();
-    assert_eq!(g3c2.len(), 2, "one re-prompt");
+    assert_eq!(g3c2, [json!(false), json!(true)], "one re-prompt");
     assert!(
         run.stdout.contains(
             "overall                      2     2     1     2       66.7     50.0  0.571       1"
