@@ -210,6 +210,14 @@ fn assert_candidates_layout(v: &Value) {
     }
 }
 
+/// Assert `v` is valid against `schemas/<name>.schema.json`.
+fn assert_schema(name: &str, v: &Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("schemas/{name}.schema.json"));
+    let validator = jsonschema::validator_for(&read_json(&path)).unwrap();
+    let errors: Vec<String> = validator.iter_errors(v).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{name}: {errors:#?}");
+}
+
 fn fake_dispatches(f: &Fixture, role: &str) -> usize {
     std::fs::read_to_string(f.repo.scratch.join("fake.log"))
         .unwrap_or_default()
@@ -240,6 +248,8 @@ fn bench_reviews_each_pr_writes_the_candidates_file_and_resumes() {
     );
     let cands = read_json(&out.join("candidates.json"));
     assert_candidates_layout(&cands);
+    assert_schema("eval-bench-candidates", &cands);
+    assert_schema("eval-bench-report", &read_json(&out.join("bench.json")));
     let pr1 = &cands[PR1]["arev"];
     assert_eq!(pr1.as_array().unwrap().len(), 2, "{cands}");
     assert_eq!(
