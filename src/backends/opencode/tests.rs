@@ -244,6 +244,12 @@ fn the_invocation_writes_a_config_no_brace_of_which_opencode_substitutes() {
         c["agent"]["arev"]["permission"]["edit"], "allow",
         "the Fixer edits"
     );
+    // The Matcher reads like a reviewer: no edit, no search of a one-file target.
+    let i = OpenCode.invocation(&agent(None), &req(Role::Matcher, "match"));
+    let c: Value = serde_json::from_slice(&i.files[0].1).unwrap();
+    let p = &c["agent"]["arev"]["permission"];
+    assert!(p.get("edit").is_none(), "the Matcher never edits");
+    assert_eq!(p["grep"], "deny");
 }
 
 #[test]
