@@ -30,6 +30,10 @@ pub fn schemas() -> Vec<(&'static str, String)> {
         ("fixer", render(schema_for!(crate::findings::FixerOutput))),
         ("prover", render(schema_for!(crate::findings::ProverOutput))),
         (
+            "matcher",
+            render(schema_for!(crate::records::MatcherOutput)),
+        ),
+        (
             "hook-session",
             render(schema_for!(crate::hook::SessionState)),
         ),
@@ -45,6 +49,14 @@ pub fn schemas() -> Vec<(&'static str, String)> {
         ("eval-case", render(schema_for!(crate::eval::EvalCase))),
         ("eval-report", render(schema_for!(crate::eval::EvalReport))),
         ("eval-compare", render(schema_for!(crate::eval::Comparison))),
+        (
+            "eval-bench-candidates",
+            render(schema_for!(crate::eval::CandidatesFile)),
+        ),
+        (
+            "eval-bench-report",
+            render(schema_for!(crate::eval::BenchReport)),
+        ),
     ]
 }
 

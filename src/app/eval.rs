@@ -1,12 +1,18 @@
-//! `arev eval mine|run|compare|map|dispositions`: arguments → the `eval` stages → stdout and an exit code.
+//! `arev eval mine|run|compare|map|bench|dispositions`: arguments → the `eval` stages → stdout and an exit code.
 
 use super::emit::cwd;
-use crate::cli::{EvalArgs, EvalCommand, EvalCompareArgs, EvalMapArgs, EvalMineArgs, EvalRunArgs};
+use crate::cli::{
+    EvalArgs, EvalBenchArgs, EvalCommand, EvalCompareArgs, EvalMapArgs, EvalMineArgs, EvalRunArgs,
+};
 use crate::errors::ExpectedError;
 use crate::eval::{
     absolute, check_in_repo, compare, comparison_in, ending, fix_sites, load_cases, mine,
     mine_options, mined_listing, open_repo, prepare_run, progress_line, read_report, render_sites,
     report_in, run_eval, start_line, write_cases, CaseResult, EvalError, Event,
+};
+use crate::eval::{
+    bench_progress, bench_table, run_bench, score_table, BenchEvent, BenchOutcome, BenchPr,
+    BenchPrResult,
 };
 use crate::exit_codes;
 use crate::output;
@@ -18,6 +24,7 @@ pub(crate) fn eval_command(args: &EvalArgs) -> Result<i32, ExpectedError> {
         EvalCommand::Run(a) => run_command(a),
         EvalCommand::Compare(a) => compare_command(a),
         EvalCommand::Map(a) => map_command(a),
+        EvalCommand::Bench(a) => bench_command(a),
         // Counts read from a forge (the publishing client): no eval stage.
         EvalCommand::Dispositions(a) => return super::suppress_pr::dispositions_command(a),
     };
@@ -80,5 +87,45 @@ fn compare_command(a: &EvalCompareArgs) -> Result<i32, EvalError> {
         a.tolerance,
     )?;
     output::report(&comparison_in(&c, a.format));
+    Ok(exit_codes::OK)
+}
+
+fn bench_command(a: &EvalBenchArgs) -> Result<i32, EvalError> {
+    let (opts, prs, labels) = crate::eval::prepare_bench(&io_cwd()?, a)?;
+    let quiet = a.quiet;
+    let progress = move |event: BenchEvent, pr: &BenchPr, r: Option<&BenchPrResult>| {
+        if let Some(line) = bench_progress(event, pr, r).filter(|_| !quiet) {
+            output::progress(&line);
+        }
+    };
+    if !quiet {
+        output::progress(&format!(
+            "bench: {} pull request(s), {} at a time → {}",
+            prs.len(),
+            opts.jobs,
+            opts.out_dir.display()
+        ));
+    }
+    let mut report = run_bench(&opts, &prs, &progress)?;
+    output::report(&bench_table(&report));
+    if a.score {
+        let score = crate::eval::score_bench(&opts, &prs, &report, &labels, quiet)?;
+        output::report(&score_table(&score));
+        report.score = Some(score);
+        crate::eval::write_json(&opts.out_dir.join("bench.json"), &report)?;
+    }
+    let failed = report
+        .prs
+        .iter()
+        .filter(|r| r.outcome == BenchOutcome::Failed)
+        .count();
+    if failed > 0 {
+        output::warn(&format!(
+            "eval bench: {failed} pull request(s) could not be fetched or reviewed (logs in {}); \
+             run the same command again to retry them",
+            opts.out_dir.join("logs").display()
+        ));
+        return Ok(exit_codes::ABORTED);
+    }
     Ok(exit_codes::OK)
 }

@@ -37,6 +37,10 @@ pub enum EvalCommand {
     /// real fix changed that the map of the change that introduced the defect names (no
     /// model, no review).
     Map(EvalMapArgs),
+    /// Review the offline code-review benchmark's pull requests (withmartian/
+    /// code-review-benchmark) and write its candidates file; `--score` computes P/R/F1.
+    #[command(after_help = EVAL_BENCH_HELP)]
+    Bench(EvalBenchArgs),
     /// What became of arev's findings on pull requests, as the forge reports them: fixed,
     /// dismissed (by kind), not raised again, open — per panel, category and severity.
     #[command(after_help = EVAL_DISPOSITIONS_HELP)]
@@ -222,4 +226,66 @@ pub struct EvalCompareArgs {
     /// Format on stdout.
     #[arg(long, value_enum, default_value_t = EvalFormat::Text)]
     pub format: EvalFormat,
+}
+
+const EVAL_BENCH_HELP: &str = "\
+Example:
+  arev eval bench --golden ~/code-review-benchmark/offline/golden_comments --out bench/opus
+  arev eval bench --golden G --out bench/opus --score --labels G/../results/pr_labels.json
+  arev eval bench --golden G --out O --mirror https://github.com/=/srv/mirrors/
+
+Each PR's base and head come from the GitHub API (--api-url; GITHUB_TOKEN if set), both
+commits are fetched with git into OUT/repos/, and the PR is reviewed as `arev run diff --base
+<base>` would at its head, with your configuration. OUT/candidates.json is the benchmark's
+candidates file (tools `arev` and `arev-unresolved`); OUT/prs/ holds each PR's result,
+OUT/runs/ the reviews. A PR already reviewed with the same configuration and arev version is
+kept. docs/eval.md (\"The public benchmark\") explains the numbers.
+
+Exit codes:
+  0    every PR has a result
+  2    bad golden files, labels, arguments or configuration; nothing was reviewed
+  3    at least one PR could not be fetched or reviewed (tried again next time)";
+
+#[derive(Debug, Args)]
+pub struct EvalBenchArgs {
+    /// The benchmark's golden_comments directory (or one of its files).
+    #[arg(long, value_name = "DIR")]
+    pub golden: PathBuf,
+    /// Results directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Read this config file on top of the user and repo files (the panel under test).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Review up to N pull requests at once (and, with --score, N Matcher dispatches).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub jobs: u32,
+    /// Rewrite git URLs starting with FROM to start with TO (a local mirror or proxy).
+    #[arg(long, value_name = "FROM=TO")]
+    pub mirror: Vec<String>,
+    /// The GitHub API base the PRs' base and head commits are read from.
+    #[arg(long, value_name = "URL", default_value = "https://api.github.com")]
+    pub api_url: String,
+    /// Only the pull requests whose url contains TEXT (repeatable).
+    #[arg(long, value_name = "TEXT")]
+    pub only: Vec<String>,
+    /// Ask the Matcher, per (golden comment, candidate) pair, whether they name the same
+    /// issue, and print precision, recall and F1 as the benchmark computes them.
+    #[arg(long)]
+    pub score: bool,
+    /// With --score: the benchmark's pr_labels.json (a breakdown by requires_context).
+    #[arg(long, value_name = "FILE", requires = "score")]
+    pub labels: Option<PathBuf>,
+    /// No per-PR progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Let reviews reuse verdicts from the verdict cache.
+    #[arg(long)]
+    pub use_cache: bool,
+    /// Each review proves its confirmed findings (`arev run --prove`, docs/prove.md).
+    #[arg(long)]
+    pub prove: bool,
+    /// With --prove: where reproducers run (`bwrap` or `none`), as `arev run --prove-sandbox`.
+    #[arg(long, value_enum, value_name = "MODE", requires = "prove")]
+    pub prove_sandbox: Option<super::ProveSandboxArg>,
 }

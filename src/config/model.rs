@@ -115,7 +115,8 @@ impl TimeoutsConfig {
         match role {
             Role::Enthusiast => &self.enthusiast,
             Role::Adversary => &self.adversary,
-            Role::Judge => &self.judge,
+            // The Matcher (`arev eval bench --score`) has the Judge's limits.
+            Role::Judge | Role::Matcher => &self.judge,
             Role::Fixer => &self.fixer,
             Role::Prover => &self.prover,
         }

@@ -69,7 +69,7 @@ pub fn create(git_dir: &Path, commit: Oid, user_root: &Path) -> Result<Checkout,
 }
 
 /// Swap the checkout's arev configuration for the user's.
-fn replace_config(root: &Path, user_root: &Path) -> Result<(), CheckoutError> {
+pub(super) fn replace_config(root: &Path, user_root: &Path) -> Result<(), CheckoutError> {
     let io = |p: &Path, source: std::io::Error| CheckoutError::Config {
         path: p.to_path_buf(),
         source,

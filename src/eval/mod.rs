@@ -4,14 +4,23 @@
 //! detached checkout of its buggy revision, `run` reviews every case with the real
 //! `arev run` and records each result, `score` matches confirmed findings to the expected
 //! locations and aggregates, `prove` runs `--prove`'s reproducers at the fix commit, `compare` sets two evaluations side by side, `sites` measures the context map's fix-site recall, `render` prints;
+//! `bench` reviews the public offline code-review benchmark's PRs (`golden` reads its files,
+//! `forge` fetches each PR, `bench_model` is what it writes, `bench_console` what it prints);
 //! `setup` turns the flags into the stages' inputs, `console` says what `arev eval` prints,
 //! and `write` writes its files atomically.
+mod bench;
+mod bench_console;
+mod bench_model;
+mod bench_score;
+mod bench_setup;
 mod cases;
 mod checkout;
 mod code;
 mod compare;
 mod console;
 mod error;
+mod forge;
+mod golden;
 mod mine;
 mod model;
 mod prove;
@@ -23,6 +32,11 @@ mod setup;
 mod sites;
 mod write;
 
+pub use bench::{candidates_of, pr_result_path, resume_key, run_bench, BenchEvent, BenchOptions};
+pub use bench_console::{bench_progress, bench_table, score_table};
+pub use bench_model::*;
+pub use bench_score::{aggregate, figures, score_bench, tally};
+pub use bench_setup::prepare_bench;
 pub use cases::{
     check_in_repo, digest as case_digest, load_cases, validate, LoadedCase, ResolvedCase,
 };
@@ -31,6 +45,8 @@ pub use code::{code_lines, measure, syntax_of, CodeLines, Syntax};
 pub use compare::compare;
 pub use console::{comparison_in, ending, mined_listing, progress_line, report_in, start_line};
 pub use error::{CaseRule, CheckoutError, EvalError};
+pub use forge::{parse_mirror, FetchError, Forge, Revs};
+pub use golden::{load_golden, load_labels, parse_pr_url, BenchPr, Golden, PrRef};
 pub use mine::{line_count, mine, write_cases, Considered, MineOptions, Mined};
 pub use model::*;
 pub use render::{

@@ -121,7 +121,8 @@ impl fmt::Display for Tier {
     }
 }
 
-/// The agent roles: the three reviewers, the Fixer (iterate mode) and the Prover (`--prove`).
+/// The agent roles: the three reviewers, the Fixer (iterate mode), the Prover (`--prove`)
+/// and the Matcher (`arev eval bench --score`: does a finding name a known issue?).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -130,6 +131,7 @@ pub enum Role {
     Judge,
     Fixer,
     Prover,
+    Matcher,
 }
 
 impl Role {
@@ -141,6 +143,7 @@ impl Role {
             Self::Judge => "judge",
             Self::Fixer => "fixer",
             Self::Prover => "prover",
+            Self::Matcher => "matcher",
         }
     }
 
@@ -152,6 +155,7 @@ impl Role {
             Self::Judge => "Judge",
             Self::Fixer => "Fixer",
             Self::Prover => "Prover",
+            Self::Matcher => "Matcher",
         }
     }
 }
@@ -159,6 +163,32 @@ impl Role {
 impl fmt::Display for Role {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// The Matcher's answer (`arev eval bench --score`): whether a candidate comment names the
+/// same underlying issue as a golden one — the offline benchmark's judge answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MatcherOutput {
+    /// A brief explanation.
+    pub reasoning: String,
+    #[serde(rename = "match")]
+    pub matched: bool,
+    /// From 0 to 1.
+    #[serde(deserialize_with = "unit_interval")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub confidence: f64,
+}
+
+fn unit_interval<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    let v = f64::deserialize(d)?;
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "confidence {v} is not between 0 and 1"
+        )))
     }
 }
 

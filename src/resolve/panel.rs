@@ -115,7 +115,8 @@ impl Panel {
                 &self.enthusiasts[i]
             }
             Role::Adversary => &self.adversary,
-            Role::Judge => &self.judge,
+            // The Matcher (`arev eval bench --score`) is played by the Judge's agent.
+            Role::Judge | Role::Matcher => &self.judge,
         };
         &self.specs[name]
     }

@@ -113,7 +113,7 @@ impl RunPlan {
         match role {
             Role::Enthusiast | Role::Fixer | Role::Prover => &self.agents[0],
             Role::Adversary => &self.agents[1],
-            Role::Judge => &self.agents[2],
+            Role::Judge | Role::Matcher => &self.agents[2],
         }
     }
 

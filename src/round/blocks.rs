@@ -33,6 +33,10 @@ fn rules_mandate(role: Role) -> &'static str {
             "These are the project's own rules: a reproducer follows its test conventions \
              where they say how tests are written and run."
         }
+        Role::Matcher => {
+            "These are the project's own rules: they do not change whether two comments name \
+             the same issue."
+        }
     }
 }
 
@@ -106,7 +110,7 @@ pub(super) fn focus(role: Role, focus: Option<&str>) -> String {
             "The review was asked to look at this first. Rule on every finding on its merits \
              all the same; the focus changes no severity."
         }
-        Role::Adversary | Role::Fixer | Role::Prover => return String::new(),
+        Role::Adversary | Role::Fixer | Role::Prover | Role::Matcher => return String::new(),
     };
     format!("<focus>\n{}\n\n{how}\n</focus>", escape_text(text.trim()))
 }

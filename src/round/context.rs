@@ -113,7 +113,9 @@ fn localization_block(role: Role, primary: &str, allowed: &[String]) -> String {
         Role::Enthusiast => "Flag content written in a language other than the primary one (category `localization`): a mix inside one file, or a whole file",
         Role::Adversary => "Map content that is legitimately in another language as safe zones with evidence",
         Role::Judge => "Rule localization findings on their merit, like any other",
-        Role::Fixer | Role::Prover => "Write new comments and text in the primary language",
+        Role::Fixer | Role::Prover | Role::Matcher => {
+            "Write new comments and text in the primary language"
+        }
     };
     format!(
         "<localization primary=\"{}\" allowed=\"{}\">{mandate}. Exempt: i18n and locale \

@@ -8,7 +8,7 @@ use crate::target::{PinnedTarget, TargetKind};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-const AGENTS: [(&str, &str); 8] = [
+const AGENTS: [(&str, &str); 9] = [
     ("enthusiast", include_str!("../../agents/enthusiast.md")),
     ("adversary", include_str!("../../agents/adversary.md")),
     ("judge", include_str!("../../agents/judge.md")),
@@ -23,13 +23,15 @@ const AGENTS: [(&str, &str); 8] = [
     ("judge-spec", include_str!("../../agents/judge-spec.md")),
     ("fixer", include_str!("../../agents/fixer.md")),
     ("prover", include_str!("../../agents/prover.md")),
+    ("matcher", include_str!("../../agents/matcher.md")),
 ];
-const TEMPLATES: [(&str, &str); 5] = [
+const TEMPLATES: [(&str, &str); 6] = [
     ("enthusiast", include_str!("../../prompts/enthusiast.md")),
     ("adversary", include_str!("../../prompts/adversary.md")),
     ("judge", include_str!("../../prompts/judge.md")),
     ("fixer", include_str!("../../prompts/fixer.md")),
     ("prover", include_str!("../../prompts/prover.md")),
+    ("matcher", include_str!("../../prompts/matcher.md")),
 ];
 const CHECKLIST: &str = include_str!("../../heuristics/code-escape-categories.md");
 
@@ -341,6 +343,7 @@ pub fn intent_block(role: Role, intent: Option<&str>) -> String {
             "Behaviour the intent asks for is deliberate: a reproducer shows a defect, never \
              that the code does what the intent asked."
         }
+        Role::Matcher => "It does not change whether two comments name the same issue.",
     };
     format!(
         "## Intent (what the change is meant to do, as its author or the user stated it)\n\n\

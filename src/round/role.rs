@@ -100,7 +100,8 @@ pub(super) struct Who<'a> {
     /// Its share of what is left of `--budget-usd` (None without one): Claude's
     /// `--max-budget-usd` for each of its dispatches.
     pub max_usd: Option<f64>,
-    /// The Prover's finding (`r1-F3`): its dispatches go to `agents/p/<finding>/`.
+    /// The Prover's finding (`r1-F3`): its dispatches go to `agents/p/<finding>/`; the
+    /// Matcher's pair (`g1-c2`): its label is `matcher-<pair>`.
     pub finding: Option<&'a str>,
 }
 
@@ -472,7 +473,7 @@ async fn one_dispatch(
     };
     // The Fixer's `round` is its iteration, the Prover's its finding's: only review rounds
     // move the progress' round.
-    let reviewer = !matches!(role, Role::Fixer | Role::Prover);
+    let reviewer = !matches!(role, Role::Fixer | Role::Prover | Role::Matcher);
     let round = reviewer.then_some((who.round, who.tier));
     progress.dispatch_started(role, who.pass, label, round, retries);
     // Its running spend, as its events stream, counts against the budgets (docs/contracts.md §19.3).

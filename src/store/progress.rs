@@ -72,7 +72,7 @@ fn write_quick(path: &Path, value: &RunProgress) -> std::io::Result<()> {
 
 impl ProgressLog {
     /// The progress of run `run_id`, written to `<dir>/progress.json` at once.
-    pub(super) fn start(dir: &Path, run_id: &str) -> Self {
+    pub fn start(dir: &Path, run_id: &str) -> Self {
         Self::start_with_lag(dir, run_id, LAG)
     }
 

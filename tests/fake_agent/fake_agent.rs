@@ -37,7 +37,7 @@
 //!
 //! The first step whose selectors match is used: `role` (required; lower-case role name,
 //! `fixer` for iterate mode's Fixer, `prover` for `--prove`'s Prover), `round`, `pass`,
-//! `finding` (the Prover's finding id), `retry` (optional; compared only when
+//! `finding` (the Prover's finding id, the Matcher's pair `g1-c2`), `retry` (optional; compared only when
 //! present), `if_file_contains` / `unless_file_contains` (optional
 //! `{"path": "src/lib.rs", "text": "…"}`: the file, relative to the agent's cwd, contains /
 //! does not contain the text; a missing file contains nothing). No match (or no script)
@@ -152,9 +152,12 @@ fn attr(tag: &str, name: &str) -> Option<String> {
 fn parse_prompt(prompt: &str) -> Dispatch {
     let first = prompt.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let (role, round, pass) = parse_first_line(first);
+    // A Prover's `(finding F3)`, a Matcher's `(pair g1-c2)`: the `finding` selector.
     let finding = first
         .find("(finding ")
-        .map(|i| first[i + 9..].trim_end().trim_end_matches(')').to_string());
+        .map(|i| i + 9)
+        .or_else(|| first.find("(pair ").map(|i| i + 6))
+        .map(|i| first[i..].trim_end().trim_end_matches(')').to_string());
     let tag = prompt.find("<target path=\"").map(|i| {
         let rest = &prompt[i..];
         &rest[..rest.find("/>").unwrap_or(rest.len())]
@@ -184,6 +187,7 @@ fn default_answer(d: &Dispatch) -> Value {
             "next_round_model": null
         }),
         "fixer" => json!({"applied": [], "skipped": []}),
+        "matcher" => json!({"reasoning": "not scripted", "match": false, "confidence": 0.0}),
         _ => json!({"findings": []}),
     }
 }

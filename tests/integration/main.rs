@@ -151,6 +151,8 @@ mod prove;
 mod prove_iterate;
 // `arev eval run --prove`: reproducers scored against the real fix commit.
 mod eval_prove;
+// `arev eval bench`: the offline benchmark's PRs over local repositories and a fake forge.
+mod eval_bench;
 // The real Codex and Gemini CLIs as the Prover.
 mod real_prover;
 // The real Codex, Gemini and OpenCode CLIs as the Fixer of --iterate.

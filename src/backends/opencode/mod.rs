@@ -302,7 +302,11 @@ fn config(agent: &AgentSpec, req: &DispatchRequest) -> Value {
 /// relative to the project and `external_directory` ones against absolute directories;
 /// `*` crosses `/`; the last matching rule wins.
 fn permissions(req: &DispatchRequest) -> Value {
-    let reviewer = matches!(req.role, Role::Enthusiast | Role::Adversary | Role::Judge);
+    // The Matcher (`arev eval bench --score`) reads like a reviewer: never an edit.
+    let reviewer = matches!(
+        req.role,
+        Role::Enthusiast | Role::Adversary | Role::Judge | Role::Matcher
+    );
     let search = if req.search || !reviewer {
         "allow"
     } else {

@@ -256,6 +256,12 @@ fn the_invocation_writes_a_config_no_brace_of_which_opencode_substitutes() {
     assert!(p.get("bash").is_none() && p.get("webfetch").is_none());
     assert_eq!(p["external_directory"]["*"], "deny");
     assert_eq!(i.args[..5], ["run", "--format", "json", "--agent", AGENT]);
+    // The Matcher reads like a reviewer: no edit, no search of a one-file target.
+    let i = OpenCode.invocation(&agent(None), &req(Role::Matcher, "match"));
+    let c: Value = serde_json::from_slice(&i.files[0].1).unwrap();
+    let p = &c["agent"]["arev"]["permission"];
+    assert!(p.get("edit").is_none(), "the Matcher never edits");
+    assert_eq!(p["grep"], "deny");
 }
 
 #[test]

@@ -1,0 +1,153 @@
+//! What `arev eval bench` prints: a progress line per PR on stderr, the table of PRs with
+//! their cost and the total on stdout, and (`--score`) the benchmark's figures.
+
+use super::bench::BenchEvent;
+use super::bench_model::{BenchOutcome, BenchPrResult, BenchReport, BenchScore, Figures};
+use super::golden::BenchPr;
+
+fn secs(ms: u64) -> String {
+    format!("{:.1}s", ms as f64 / 1000.0)
+}
+
+fn what(r: &BenchPrResult) -> String {
+    match r.outcome {
+        BenchOutcome::Complete => format!(
+            "{} confirmed, {} unresolved",
+            r.confirmed.len(),
+            r.unresolved.len()
+        ),
+        BenchOutcome::Aborted | BenchOutcome::Failed => r
+            .detail
+            .as_deref()
+            .unwrap_or("no detail")
+            .chars()
+            .take(200)
+            .collect(),
+    }
+}
+
+fn outcome(r: &BenchPrResult) -> &'static str {
+    match r.outcome {
+        BenchOutcome::Complete => "complete",
+        BenchOutcome::Aborted => "aborted",
+        BenchOutcome::Failed => "FAILED",
+    }
+}
+
+/// One PR's progress line (None for a start: the end line says it all).
+pub fn bench_progress(
+    event: BenchEvent,
+    pr: &BenchPr,
+    r: Option<&BenchPrResult>,
+) -> Option<String> {
+    match (event, r) {
+        (BenchEvent::Started, _) => Some(format!("bench {}: fetching and reviewing", pr.url)),
+        (BenchEvent::Kept, Some(r)) => Some(format!("bench {}: kept ({})", pr.url, what(r))),
+        (BenchEvent::Finished, Some(r)) => Some(format!(
+            "bench {}: {} ({}) ${:.4} {}",
+            pr.url,
+            outcome(r),
+            what(r),
+            r.cost_usd,
+            secs(r.wall_ms)
+        )),
+        _ => None,
+    }
+}
+
+/// The table: one row per PR, then the total cost.
+pub fn bench_table(report: &BenchReport) -> String {
+    let mut s = format!(
+        "{:<60} {:<9} {:>9} {:>10} {:>10} {:>8}\n",
+        "pull request", "result", "confirmed", "unresolved", "cost", "time"
+    );
+    for r in &report.prs {
+        s.push_str(&format!(
+            "{:<60} {:<9} {:>9} {:>10} {:>10} {:>8}\n",
+            r.url,
+            outcome(r),
+            r.confirmed.len(),
+            r.unresolved.len(),
+            format!("${:.4}", r.cost_usd),
+            secs(r.wall_ms)
+        ));
+        if r.outcome != BenchOutcome::Complete {
+            s.push_str(&format!("  {}\n", what(r)));
+        }
+    }
+    let n = report.prs.len().max(1) as f64;
+    s.push_str(&format!(
+        "\n{} pull request(s), {} failed, {} not run; cost ${:.4} ({} tokens), ${:.4} per PR\n",
+        report.prs.len(),
+        report
+            .prs
+            .iter()
+            .filter(|r| r.outcome == BenchOutcome::Failed)
+            .count(),
+        report.not_run.len(),
+        report.cost_usd,
+        report.tokens,
+        report.cost_usd / n
+    ));
+    s
+}
+
+fn row(name: &str, f: &Figures) -> String {
+    format!(
+        "{:<24} {:>5} {:>5} {:>5} {:>5} {:>10.1} {:>8.1} {:>6.3} {:>7}\n",
+        name,
+        f.prs,
+        f.tp,
+        f.fp,
+        f.fn_,
+        f.precision * 100.0,
+        f.recall * 100.0,
+        f.f1,
+        f.errors
+    )
+}
+
+/// `--score`: overall, per repository, per `requires_context`.
+pub fn score_table(score: &BenchScore) -> String {
+    let head = format!(
+        "{:<24} {:>5} {:>5} {:>5} {:>5} {:>10} {:>8} {:>6} {:>7}\n",
+        "arev", "PRs", "TP", "FP", "FN", "precision%", "recall%", "F1", "errors"
+    );
+    let mut s = head;
+    s.push_str(&row("overall", &score.overall));
+    for (repo, f) in &score.by_repo {
+        s.push_str(&row(repo, f));
+    }
+    if !score.by_context.is_empty() {
+        s.push_str("\nrequires_context\n");
+        for (c, f) in &score.by_context {
+            s.push_str(&row(c, f));
+        }
+    }
+    s.push_str(&format!("\nMatcher cost ${:.4}\n", score.cost_usd));
+    let errors: Vec<String> = score
+        .prs
+        .iter()
+        .flat_map(|p| {
+            p.pairs.iter().filter_map(move |v| {
+                v.error.as_ref().map(|e| {
+                    format!(
+                        "  {} golden {} × candidate {}: {}",
+                        p.url,
+                        v.golden,
+                        v.candidate,
+                        e.chars().take(200).collect::<String>()
+                    )
+                })
+            })
+        })
+        .collect();
+    if !errors.is_empty() {
+        s.push_str(&format!(
+            "{} Matcher answer(s) unusable, counted as no match:\n{}\n",
+            errors.len(),
+            errors.join("\n")
+        ));
+    }
+    s
+}
