@@ -121,7 +121,6 @@ impl ReadScope {
             .map(str::to_owned)
     }
 
-
     /// The same scope for the Fixer, whose writes (wherever they land) are judged by its
     /// write gate, every one of them, after the dispatch (`round::fixer`).
     pub fn with_writes_gated_elsewhere(mut self) -> Self {

@@ -702,6 +702,7 @@ mod tests {
             tier: Tier::Opus,
             cwd: PathBuf::from("/repo/.arev/worktrees/r1"),
             read_dirs: vec![PathBuf::from("/repo/.arev/worktrees/r1")],
+            hidden: vec![],
             out_dir: PathBuf::from("/tmp/x"),
             timeout: Duration::from_secs(1),
             grace: Duration::from_secs(1),
