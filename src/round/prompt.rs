@@ -600,6 +600,7 @@ mod tests {
                 "adversarial_context",
                 "intent",
                 "read_scope",
+                "context_map",
             ] {
                 v.set(k, "");
             }
@@ -635,6 +636,7 @@ mod tests {
             "intent",
             "fix_files",
             "read_scope",
+            "context_map",
         ] {
             v.set(k, "");
         }
@@ -671,6 +673,7 @@ mod tests {
             "worktree",
             "time_limit",
             "base_note",
+            "context_map",
         ] {
             v.set(k, "");
         }

@@ -728,17 +728,15 @@ mod tests {
         };
         let args = gemini_args(&agent, &fixer);
         assert_eq!(
-            args[2..],
+            args[1..],
             [
                 "-o",
                 "stream-json",
                 "--approval-mode",
                 "auto_edit",
                 "--skip-trust",
-                "--policy",
-                "/tmp/x/policy.toml",
-                "-m",
-                "opus"
+                "--policy=/tmp/x/policy.toml",
+                "--model=opus"
             ]
         );
         let off = denied(&fixer);
@@ -762,7 +760,7 @@ mod tests {
             role: Role::Prover,
             ..fixer
         };
-        assert_eq!(gemini_args(&agent, &prover)[5], "auto_edit");
+        assert_eq!(gemini_args(&agent, &prover)[4], "auto_edit");
         assert!(denied(&prover).contains(&"replace".to_owned()));
     }
 }
