@@ -13,6 +13,7 @@ mod model;
 mod resolve;
 mod scan;
 mod scope;
+mod scope_build;
 mod shard;
 mod spool;
 mod statkey;

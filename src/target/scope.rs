@@ -5,16 +5,11 @@
 //! contents. Fixed once at resolution: its list is `target/context.txt` in the run dir and
 //! its digest `context_sha` in meta.json and the report. It also knows what in the working
 //! tree lies outside it ([`ContextScope::outside`]), for the backends whose own permission
-//! layer is told to refuse those paths.
+//! layer is told to refuse those paths. How it is built from a pinned target is
+//! `scope_build.rs` (this file names neither the target nor its errors: no file cycle).
 
-use super::exclude::compile_globs;
-use super::scan::is_binary;
-use super::{PinnedTarget, TargetError};
 pub use crate::records::config::ContextMode;
-use git2::{Repository, Status, StatusOptions};
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// One file of the scope.
@@ -43,102 +38,17 @@ pub enum Outside {
 /// What agents may read besides the target's own files (which it always holds).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextScope {
-    root: PathBuf,
-    mode: ContextMode,
+    pub(super) root: PathBuf,
+    pub(super) mode: ContextMode,
     /// Sorted by path.
-    files: Vec<ScopeFile>,
-    sha: String,
+    pub(super) files: Vec<ScopeFile>,
+    pub(super) sha: String,
     /// Paths in the working tree (repo-relative; a directory ends in `/`) that are not in the
     /// scope, `.git` excepted (always outside), sorted.
-    outside: BTreeMap<String, Outside>,
+    pub(super) outside: BTreeMap<String, Outside>,
 }
 
 impl ContextScope {
-    /// The scope of `target` under `mode`: `Target` (or a target outside a repository) holds
-    /// exactly the target's files — today's read scope; `Tree` adds every tracked text file
-    /// within `cap` bytes not matched by `exclude` (globs as `[review] exclude` writes them).
-    pub fn build(
-        target: &PinnedTarget,
-        mode: ContextMode,
-        exclude: &[String],
-        cap: u64,
-    ) -> Result<Self, TargetError> {
-        let set = compile_globs(exclude)?;
-        let root = target.root.clone();
-        // A deleted file of a diff cannot be read: it is no part of the scope.
-        let mut files: BTreeMap<String, String> = target
-            .files
-            .iter()
-            .filter(|f| !f.sha256.is_empty())
-            .map(|f| (f.path.clone(), f.sha256.clone()))
-            .collect();
-        let mut outside = BTreeMap::new();
-        let repo = (target.in_repo && mode == ContextMode::Tree)
-            .then(|| Repository::open(&root).ok())
-            .flatten();
-        if let Some(repo) = repo {
-            let git = |e: git2::Error| TargetError::Git(e.message().to_owned());
-            // The target's blob ids too: context.txt names every readable file one way.
-            for (path, blob) in files.iter_mut() {
-                if let Some(id) = blob_of(&root, path) {
-                    *blob = id;
-                }
-            }
-            let statuses = working_statuses(&repo).map_err(git)?;
-            let index = repo.index().map_err(git)?;
-            for e in index.iter() {
-                let Ok(path) = String::from_utf8(e.path.clone()) else {
-                    continue;
-                };
-                if files.contains_key(&path)
-                    || target.is_allowed(&path)
-                    || super::scan::has_control_chars(&path)
-                {
-                    continue;
-                }
-                if e.mode == 0o160_000 {
-                    outside.insert(format!("{path}/"), Outside::Submodule);
-                    continue;
-                }
-                let status = statuses.get(&path).copied().unwrap_or(Status::CURRENT);
-                if status.contains(Status::WT_DELETED) || has_git_component(&path) {
-                    continue;
-                }
-                let keep = e.mode & 0o170_000 == 0o100_000
-                    && !set.is_match(&path)
-                    && readable_text(&root.join(&path), cap);
-                if !keep {
-                    outside.insert(path, Outside::LeftOut);
-                    continue;
-                }
-                let blob = if status.intersects(Status::WT_MODIFIED | Status::WT_TYPECHANGE) {
-                    blob_of(&root, &path).unwrap_or_default()
-                } else {
-                    e.id.to_string()
-                };
-                files.insert(path, blob);
-            }
-            for (path, why) in statuses_outside(&repo).map_err(git)? {
-                outside.entry(path).or_insert(why);
-            }
-            // A collapsed directory that holds a target file is listed entry by entry.
-            let keep: Vec<PathBuf> = target.files.iter().map(|f| root.join(&f.path)).collect();
-            outside = carve_rel(&root, outside, &keep);
-        }
-        let files: Vec<ScopeFile> = files
-            .into_iter()
-            .map(|(path, blob)| ScopeFile { path, blob })
-            .collect();
-        let sha = digest(&files);
-        Ok(Self {
-            root,
-            mode,
-            files,
-            sha,
-            outside,
-        })
-    }
-
     /// The repository root the paths are relative to.
     pub fn root(&self) -> &Path {
         &self.root
@@ -220,124 +130,10 @@ impl ContextScope {
     }
 }
 
-impl PinnedTarget {
-    /// This target with its context scope built ([`ContextScope::build`]).
-    pub fn with_context(
-        mut self,
-        mode: ContextMode,
-        exclude: &[String],
-        cap: u64,
-    ) -> Result<Self, TargetError> {
-        self.context = Some(std::sync::Arc::new(ContextScope::build(
-            &self, mode, exclude, cap,
-        )?));
-        Ok(self)
-    }
-
-    /// Whether agents may read the repo-relative `rel`: a target file, or (`context =
-    /// "tree"`) a file of the context scope.
-    pub fn readable(&self, rel: &str) -> bool {
-        self.is_allowed(rel)
-            || self
-                .context
-                .as_ref()
-                .is_some_and(|c| c.mode() == ContextMode::Tree && c.contains(rel))
-    }
-}
-
-/// sha256 over `"<blob>  <path>\n"`.
-fn digest(files: &[ScopeFile]) -> String {
-    let mut h = Sha256::new();
-    for f in files {
-        h.update(format!("{}  {}\n", f.blob, f.path));
-    }
-    hex::encode(h.finalize())
-}
-
-/// Whether some component of `rel` is `.git`.
-fn has_git_component(rel: &str) -> bool {
-    rel.split('/').any(|c| c == ".git")
-}
-
-/// Git's blob id of the regular file at `root/rel` (None for a link or unreadable file).
-fn blob_of(root: &Path, rel: &str) -> Option<String> {
-    let p = root.join(rel);
-    let meta = std::fs::symlink_metadata(&p).ok()?;
-    if !meta.file_type().is_file() {
-        return None;
-    }
-    git2::Oid::hash_file(git2::ObjectType::Blob, &p)
-        .ok()
-        .map(|o| o.to_string())
-}
-
-/// A regular file (never followed through a link), at most `cap` bytes, with no NUL in its
-/// first 8 KiB (git's text heuristic).
-fn readable_text(p: &Path, cap: u64) -> bool {
-    let Ok(meta) = std::fs::symlink_metadata(p) else {
-        return false;
-    };
-    if !meta.file_type().is_file() || meta.len() > cap {
-        return false;
-    }
-    let Ok(f) = std::fs::File::open(p) else {
-        return false;
-    };
-    let mut head = Vec::with_capacity(super::scan::BINARY_SNIFF_BYTES);
-    if f.take(super::scan::BINARY_SNIFF_BYTES as u64)
-        .read_to_end(&mut head)
-        .is_err()
-    {
-        return false;
-    }
-    !is_binary(&head)
-}
-
-fn status_options(untracked: bool) -> StatusOptions {
-    let mut o = StatusOptions::new();
-    o.include_untracked(untracked)
-        .include_ignored(untracked)
-        .recurse_untracked_dirs(false)
-        .recurse_ignored_dirs(false)
-        .exclude_submodules(true)
-        .include_unmodified(false);
-    o
-}
-
-/// The working-tree status of every tracked file that is not current.
-fn working_statuses(repo: &Repository) -> Result<BTreeMap<String, Status>, git2::Error> {
-    let st = repo.statuses(Some(&mut status_options(false)))?;
-    Ok(st
-        .iter()
-        .filter_map(|e| Some((e.path()?.to_owned(), e.status())))
-        .collect())
-}
-
-/// Ignored and untracked paths (git collapses a wholly ignored or untracked directory into
-/// one entry ending in `/`).
-fn statuses_outside(repo: &Repository) -> Result<Vec<(String, Outside)>, git2::Error> {
-    let st = repo.statuses(Some(&mut status_options(true)))?;
-    Ok(st
-        .iter()
-        .filter_map(|e| {
-            let s = e.status();
-            let why = if s.contains(Status::IGNORED) {
-                Outside::Ignored
-            } else if s.contains(Status::WT_NEW) {
-                Outside::Untracked
-            } else {
-                return None;
-            };
-            let path = e.path()?.to_owned();
-            (!has_git_component(&path)).then_some((path, why))
-        })
-        .collect())
-}
-
 /// `outside` with every directory entry that holds one of `keep` (absolute paths) replaced
 /// by its other entries (read without following links), recursively; a kept path itself is
 /// dropped.
-fn carve_rel(
+pub(super) fn carve_rel(
     root: &Path,
     mut outside: BTreeMap<String, Outside>,
     keep: &[PathBuf],
