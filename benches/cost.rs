@@ -370,7 +370,8 @@ fn real_bin(var: &str) -> Option<std::ffi::OsString> {
 
 fn main() {
     if let Some(bin) = real_bin("AREV_TEST_CLAUDE_BIN") {
-        claude(&bin);
+        claude(&bin, false);
+        claude(&bin, true);
     }
     for backend in [Backend::Codex, Backend::Gemini, Backend::OpenCode] {
         if let Some(bin) = real_bin(backend.var()) {
@@ -379,8 +380,14 @@ fn main() {
     }
 }
 
-/// The default-panel review by the real Claude Code CLI against the caching fake.
-fn claude(bin: &std::ffi::OsStr) {
+/// An unchanged caller of the target, tracked beside it: the "reads a caller" scenario's
+/// Enthusiast reads it (a context file, docs/trust.md "What reviewers may read").
+const CALLER_RS: &str = "use crate::Config;\n\n/// Reads the port setting, 8080 when unset.\npub fn port(text: &str) -> u64 {\n    let c = Config::parse(text);\n    crate::setting_1(&c).unwrap_or(8080)\n}\n";
+
+/// The default-panel review by the real Claude Code CLI against the caching fake; with
+/// `reads_caller` (the "reads a caller" scenario) the round-1 Enthusiast also reads
+/// `src/caller.rs`, whose tokens its minimum then includes, and no Prover runs.
+fn claude(bin: &std::ffi::OsStr, reads_caller: bool) {
     let latency = Duration::from_millis(env_u64("AREV_COST_LATENCY_MS", 800));
     let min_cacheable = env_u64("AREV_COST_MIN_CACHEABLE", 1024);
     let verbose = std::env::var_os("AREV_COST_VERBOSE").is_some();
@@ -390,6 +397,7 @@ fn claude(bin: &std::ffi::OsStr) {
     std::fs::create_dir_all(root.join("src")).unwrap();
     let source = target_source();
     std::fs::write(root.join("src/lib.rs"), &source).unwrap();
+    std::fs::write(root.join("src/caller.rs"), CALLER_RS).unwrap();
     std::fs::write(
         root.join("arev.toml"),
         format!(
@@ -409,14 +417,34 @@ fn claude(bin: &std::ffi::OsStr) {
     )
     .unwrap();
 
-    let fake = FakeAnthropic::start(script().latency(latency).min_cacheable(min_cacheable));
+    let mut s = script();
+    if reads_caller {
+        // Both reads in one response (parallel tool use), as a model that knows its caller
+        // would: two requests for the agent, like every other.
+        let root = root.canonicalize().unwrap();
+        let read = |rel: &str| fake_anthropic::Block::ToolUse {
+            name: "Read".into(),
+            input: json!({"file_path": root.join(rel).display().to_string()}),
+        };
+        s = s.steps(
+            "Enthusiast",
+            1,
+            vec![
+                Step::Blocks(vec![read("src/lib.rs"), read("src/caller.rs")]),
+                Step::Answer,
+            ],
+        );
+    }
+    let fake = FakeAnthropic::start(s.latency(latency).min_cacheable(min_cacheable));
     let started = Instant::now();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_arev"));
+    cmd.args(["run", "src/lib.rs", "--format", "json", "--no-cache"]);
     // `--prove`: the Prover's dispatch is priced too. Its reproducer runs unsandboxed here
     // (it is this bench's own `exit 1`; tokens are what is measured, not the sandbox).
-    cmd.args(["run", "src/lib.rs", "--format", "json", "--no-cache"])
-        .args(["--prove", "--prove-sandbox", "none"])
-        .current_dir(&root)
+    if !reads_caller {
+        cmd.args(["--prove", "--prove-sandbox", "none"]);
+    }
+    cmd.current_dir(&root)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("XDG_CACHE_HOME", tmp.path().join("cache"))
@@ -467,8 +495,18 @@ fn claude(bin: &std::ffi::OsStr) {
             } else {
                 0
             };
-            a.minimum =
-                checklist + tokens(&prompt) + tokens(&role_body(role)) + target_tokens + answer;
+            // The "reads a caller" scenario: the caller the round-1 Enthusiast reads.
+            let context = if reads_caller && role == "Enthusiast" && round == 1 {
+                tokens(CALLER_RS)
+            } else {
+                0
+            };
+            a.minimum = checklist
+                + tokens(&prompt)
+                + tokens(&role_body(role))
+                + target_tokens
+                + context
+                + answer;
         }
         a.requests += 1;
         a.sent += r.bill.sent();
@@ -485,8 +523,9 @@ fn claude(bin: &std::ffi::OsStr) {
     }
 
     println!(
-        "cost: one review of a {}-line file (default panel), Claude Code {} against the fake API \
+        "cost{}: one review of a {}-line file (default panel), Claude Code {} against the fake API \
          (latency {} ms, min cacheable {min_cacheable} tokens); wall {:.1} s",
+        if reads_caller { " (reads a caller)" } else { "" },
         source.lines().count(),
         claude_version(Path::new(&bin)),
         latency.as_millis(),
@@ -508,6 +547,25 @@ fn claude(bin: &std::ffi::OsStr) {
         total.sent + total.output,
         report["cost"]["usd"].as_f64().unwrap_or(0.0)
     );
+    let enthusiast = &report["cost"]["by_role"]["enthusiast"];
+    println!(
+        "context in arev's record: the Enthusiasts read {} context file(s), ~{} tokens",
+        enthusiast["context_files"].as_u64().unwrap_or(0),
+        enthusiast["context_tokens"].as_u64().unwrap_or(0)
+    );
+    if reads_caller {
+        assert!(
+            enthusiast["context_files"].as_u64() >= Some(1),
+            "the caller's read was not recorded: {:#}",
+            report["cost"]
+        );
+        println!(
+            "goals (reads a caller): billed ≤ 1.3x minimum (the caller included): {} ({ratio:.2}x); ≤ 2 requests per agent: {} (max {max_req})",
+            if ratio <= 1.3 { "met" } else { "NOT met" },
+            if max_req <= 2 { "met" } else { "NOT met" },
+        );
+        return;
+    }
     let prover = &report["cost"]["by_role"]["prover"];
     let proof = &report["confirmed"][0]["proof"];
     println!(

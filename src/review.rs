@@ -126,6 +126,19 @@ pub fn finish_with(
         if rec.meta().target.drift {
             output::warn("the target changed during the review (sha256 drift); findings refer to the pinned version");
         }
+        let reads = result
+            .rounds
+            .iter()
+            .flat_map(|r| &r.dispatches)
+            .flat_map(|d| &d.context_reads);
+        let drift = rec.recheck_context(&target.root, reads);
+        if !drift.is_empty() {
+            output::warn(&format!(
+                "{} context file(s) the reviewers read changed during the review ({}); their citations refer to the version read",
+                drift.len(),
+                drift.join(", ")
+            ));
+        }
     }
     if let Some(b) = &plan.memory.baseline {
         rec.note_baseline(&b.run_id);
@@ -185,6 +198,7 @@ pub fn replay(
 pub fn empty_target(plan: &RunPlan) -> PinnedTarget {
     PinnedTarget {
         keys: None,
+        context: None,
         kind: TargetKind::Diff,
         display: plan.display.clone(),
         root: plan.root.clone(),

@@ -38,6 +38,7 @@ pub(crate) fn target(root: &Path, kind: TargetKind, files: &[(&str, u32)]) -> Pi
         target_type: TargetType::Code,
         brief: String::new(),
         keys: None,
+        context: None,
     }
 }
 

@@ -209,6 +209,7 @@ mod tests {
             tier: Tier::Opus,
             cwd: PathBuf::from("/repo"),
             read_dirs: vec![PathBuf::from("/repo")],
+            hidden: vec![],
             out_dir: PathBuf::from("/tmp/x"),
             timeout: Duration::from_secs(1),
             grace: Duration::from_secs(1),

@@ -144,6 +144,11 @@ pub struct DispatchRequest {
     /// permission rules confine reads to them (claude); the read gate checks every access
     /// whatever the backend.
     pub read_dirs: Vec<PathBuf>,
+    /// What inside `read_dirs` the agent may NOT read (absolute; a directory stands for all
+    /// below it): the repository's `.git`, its ignored and untracked paths and the tracked
+    /// files left out of the context scope (docs/trust.md "What reviewers may read"). Each
+    /// backend's own permission layer refuses them where it can.
+    pub hidden: Vec<PathBuf>,
     /// `agents/r<N>/<label>/`: prompt.md, events.jsonl, stderr.log, outcome.json go here.
     pub out_dir: PathBuf,
     /// Wall-clock timeout; then SIGTERM to the group.

@@ -181,9 +181,11 @@ pub fn load(sources: &ConfigSources) -> Result<(Settings, String), ConfigError> 
     }
     // Which layer last set each agent's `extra_args` (arrays replace, so that file owns them).
     let mut args_origin: std::collections::BTreeMap<String, PathBuf> = Default::default();
+    // The repository layer's context keys, applied last: they may only narrow.
+    let mut repo_context: Option<(PathBuf, Table)> = None;
     for (i, (path, text)) in layers.iter().enumerate() {
         let path = path.clone();
-        let layer: Table = text
+        let mut layer: Table = text
             .parse()
             .map_err(|e: toml::de::Error| ConfigError::Parse {
                 path: path.clone(),
@@ -197,6 +199,7 @@ pub fn load(sources: &ConfigSources) -> Result<(Settings, String), ConfigError> 
             if sources.repo_from_base {
                 super::endpoint::check_repository_layer(&layer, &path)?;
             }
+            repo_context = Some((path.clone(), take_context_keys(&mut layer)));
         }
         if let Some(Value::Table(agents)) = layer.get("agents") {
             for (name, a) in agents {
@@ -208,6 +211,9 @@ pub fn load(sources: &ConfigSources) -> Result<(Settings, String), ConfigError> 
         merge(&mut merged, layer);
         // Type errors are attributed to the layer that introduced them.
         Config::deserialize_table(&merged, &path)?;
+    }
+    if let Some((path, keys)) = repo_context {
+        narrow_context(&mut merged, keys, &path)?;
     }
     apply_env(&mut merged, &sources.env)?;
     let config = Config::deserialize_table(&merged, Path::new("<environment>"))?;
@@ -261,6 +267,66 @@ fn check_argv_values(layer: &Table, path: &Path) -> Result<(), ConfigError> {
                         key,
                         value: s.clone(),
                     });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `[review] context` and `context_exclude` taken out of a repository layer (see
+/// [`narrow_context`]).
+fn take_context_keys(layer: &mut Table) -> Table {
+    let mut out = Table::new();
+    if let Some(Value::Table(review)) = layer.get_mut("review") {
+        for key in ["context", "context_exclude"] {
+            if let Some(v) = review.remove(key) {
+                out.insert(key.to_owned(), v);
+            }
+        }
+    }
+    out
+}
+
+/// Apply a repository layer's context keys to the merged trusted configuration so that they
+/// can only narrow what reviewers may read (docs/configuration.md `[review] context`):
+/// `context = "target"` wins over `tree`, never the reverse, and `context_exclude` globs add
+/// to the trusted ones instead of replacing them (arrays replace in every other merge).
+fn narrow_context(merged: &mut Table, keys: Table, path: &Path) -> Result<(), ConfigError> {
+    let bad = |message: String| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message,
+    };
+    let review = match merged
+        .entry("review")
+        .or_insert_with(|| Value::Table(Table::new()))
+    {
+        Value::Table(t) => t,
+        _ => return Err(bad("`review` is not a table".into())),
+    };
+    if let Some(v) = keys.get("context") {
+        let mode: super::ContextMode = v.clone().try_into().map_err(|e: toml::de::Error| {
+            bad(format!("review.context: {}", one_line(&e.to_string())))
+        })?;
+        if mode == super::ContextMode::Target {
+            review.insert("context".into(), Value::String(mode.as_str().into()));
+        }
+    }
+    if let Some(v) = keys.get("context_exclude") {
+        let globs: Vec<String> = v.clone().try_into().map_err(|e: toml::de::Error| {
+            bad(format!(
+                "review.context_exclude: {}",
+                one_line(&e.to_string())
+            ))
+        })?;
+        let entry = review
+            .entry("context_exclude")
+            .or_insert_with(|| Value::Array(vec![]));
+        if let Value::Array(a) = entry {
+            for g in globs {
+                let g = Value::String(g);
+                if !a.contains(&g) {
+                    a.push(g);
                 }
             }
         }
@@ -520,6 +586,60 @@ mod tests {
         })
         .unwrap_err();
         assert!(err.to_string().starts_with("AREV_AGENT_GRACE=x"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod context_tests {
+    use super::*;
+    use crate::config::ContextMode;
+
+    fn with_repo(user: Option<&str>, repo: &str) -> Settings {
+        let d = tempfile::tempdir().unwrap();
+        let user_file = user.map(|u| {
+            let p = d.path().join("user.toml");
+            std::fs::write(&p, u).unwrap();
+            p
+        });
+        load(&ConfigSources {
+            user_file,
+            repo_text: Some((PathBuf::from("abc:arev.toml"), repo.to_string())),
+            repo_from_base: true,
+            ..Default::default()
+        })
+        .unwrap()
+        .0
+    }
+
+    /// A repository layer narrows the context scope, never widens it: `target` wins over
+    /// `tree` whichever layer says it, and its `context_exclude` adds to the trusted globs.
+    #[test]
+    fn a_repository_layer_only_narrows_the_context() {
+        let s = with_repo(None, "[review]\ncontext = \"target\"\n");
+        assert_eq!(s.review.context, ContextMode::Target);
+        let user = "[review]\ncontext = \"target\"\ncontext_exclude = [\"secret/**\"]\n";
+        let s = with_repo(
+            Some(user),
+            "[review]\ncontext = \"tree\"\ncontext_exclude = []\n",
+        );
+        assert_eq!(s.review.context, ContextMode::Target);
+        assert_eq!(s.review.context_exclude, ["secret/**"]);
+        let s = with_repo(
+            Some("[review]\ncontext_exclude = [\"a/**\"]\n"),
+            "[review]\ncontext_exclude = [\"b/**\", \"a/**\"]\n",
+        );
+        assert_eq!(s.review.context, ContextMode::Tree);
+        assert_eq!(s.review.context_exclude, ["a/**", "b/**"]);
+        let d = tempfile::tempdir().unwrap();
+        let err = load(&ConfigSources {
+            repo_text: Some((
+                d.path().join("arev.toml"),
+                "[review]\ncontext = \"all\"\n".into(),
+            )),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("review.context"), "{err}");
     }
 }
 

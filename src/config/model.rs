@@ -1,6 +1,6 @@
 //! The resolved configuration types (public wire type: `schemas/config.schema.json`).
 
-pub use crate::records::config::{FailOn, RepoSource};
+pub use crate::records::config::{ContextMode, FailOn, RepoSource};
 pub use crate::records::SandboxMode;
 use crate::records::{Severity, Tier};
 use schemars::JsonSchema;
@@ -42,6 +42,15 @@ pub struct ReviewConfig {
     /// that answered (the round is then recorded `degraded`).
     #[serde(default)]
     pub require_all_passes: bool,
+    /// What agents may read besides the target: `tree` (every tracked text file within
+    /// `max_file_bytes`) or `target` (only the target's files). A repository config may
+    /// narrow it to `target`, never widen it.
+    #[serde(default)]
+    pub context: ContextMode,
+    /// Globs (repository-relative, as `exclude` writes them) left out of the context scope. A
+    /// repository config's globs add to the trusted ones, never replace them.
+    #[serde(default)]
+    pub context_exclude: Vec<String>,
 }
 
 fn skip_lockfiles_default() -> bool {

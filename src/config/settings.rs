@@ -120,6 +120,14 @@ impl Settings {
                 message: "must be greater than 0".into(),
             });
         }
+        for g in &config.review.context_exclude {
+            if let Err(e) = globset::Glob::new(g) {
+                return Err(ConfigError::Invalid {
+                    key: "review.context_exclude".into(),
+                    message: format!("{g:?}: {}", e.kind()),
+                });
+            }
+        }
         let mut agent_timeouts = BTreeMap::new();
         for (name, a) in &config.agents {
             if let Some(t) = &a.timeout {

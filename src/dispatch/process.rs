@@ -475,6 +475,7 @@ mod tests {
             tier: Tier::Opus,
             cwd: dir.to_path_buf(),
             read_dirs: vec![dir.to_path_buf()],
+            hidden: vec![],
             out_dir: dir.join("out"),
             timeout: Duration::from_millis(timeout_ms),
             grace: Duration::from_millis(grace_ms),

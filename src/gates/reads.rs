@@ -9,8 +9,10 @@
 //! spelled, and a symlink never widens the scope (see `ReadScope`).
 
 use crate::dispatch::ToolUse;
+use crate::target::{ContextMode, ContextScope};
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// A tool use that touched something outside the target.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,7 +21,8 @@ pub struct ReadViolation {
     pub path: String,
 }
 
-/// The set of paths agents may touch: ALLOWED_FILES (under `root`) ∪ the target artefacts.
+/// The set of paths agents may touch: ALLOWED_FILES (under `root`) ∪ the target artefacts ∪
+/// (with [`ReadScope::with_context`]) the context scope's files.
 ///
 /// Every access is checked by its *resolved* path (symlinks followed, as the agent's read
 /// would): an artefact arev wrote, or a path inside the repository root that is itself in
@@ -34,6 +37,8 @@ pub struct ReadScope {
     allowed: HashSet<PathBuf>,
     /// The Prover's scope: every path that resolves inside `root` (its scratch worktree).
     whole_tree: bool,
+    /// The context scope (`[review] context = "tree"`): its files may be read too.
+    context: Option<Arc<ContextScope>>,
 }
 
 impl ReadScope {
@@ -69,7 +74,47 @@ impl ReadScope {
             artefacts,
             allowed,
             whole_tree: false,
+            context: None,
         }
+    }
+
+    /// This scope with the context scope's files readable too (nothing changes for
+    /// `context = "target"`, whose files are the target's). `extra` adds artefacts (e.g.
+    /// `target/context.txt`).
+    pub fn with_context(mut self, context: Option<Arc<ContextScope>>, extra: &[PathBuf]) -> Self {
+        self.context = context.filter(|c| c.mode() == ContextMode::Tree);
+        if self.context.is_some() {
+            for p in extra {
+                let r = resolved(p, &self.root);
+                self.artefacts.insert(r);
+            }
+        }
+        self
+    }
+
+    /// Whether the resolved `p` is a file of the context scope (taken literally: the scope
+    /// holds no links, and a path that resolves through one lands elsewhere).
+    fn in_context(&self, p: &Path) -> bool {
+        let Some(c) = &self.context else {
+            return false;
+        };
+        p.strip_prefix(&self.root)
+            .ok()
+            .and_then(Path::to_str)
+            .is_some_and(|rel| c.contains(rel))
+    }
+
+    /// The repo-relative path of a read that is a context file (in the scope, not a target
+    /// file): for the per-agent record of context reads.
+    pub fn context_file(&self, p: &str) -> Option<String> {
+        let r = self.resolve(p);
+        if self.allowed.contains(&r) || !self.in_context(&r) {
+            return None;
+        }
+        r.strip_prefix(&self.root)
+            .ok()
+            .and_then(Path::to_str)
+            .map(str::to_owned)
     }
 
     /// The Prover's scope: anything that resolves inside `root` (a scratch worktree of the
@@ -80,6 +125,11 @@ impl ReadScope {
             whole_tree: true,
             ..Self::new(root, std::iter::empty(), target, extra)
         }
+    }
+
+    /// The (canonical) repository root.
+    pub fn root(&self) -> &Path {
+        &self.root
     }
 
     fn resolve(&self, p: &str) -> PathBuf {
@@ -98,7 +148,8 @@ impl ReadScope {
             return false;
         }
         self.artefacts.contains(p)
-            || (p.starts_with(&self.root) && (self.whole_tree || self.allowed.contains(p)))
+            || (p.starts_with(&self.root)
+                && (self.whole_tree || self.allowed.contains(p) || self.in_context(p)))
     }
 
     /// Whether the resolved `p` lies below the root, outside VCS metadata.

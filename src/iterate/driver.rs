@@ -236,6 +236,7 @@ impl Iteration<'_, '_> {
             max_file_bytes: plan.settings.review.max_file_bytes,
             excludes: plan.excludes.clone(),
         })
+        .and_then(|t| crate::resolve::with_context(t, &plan.settings))
         .map_err(|e| {
             End::aborted(
                 AbortReason::IterateTargetError,

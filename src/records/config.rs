@@ -80,3 +80,23 @@ impl RepoSource {
         }
     }
 }
+
+/// `[review] context`: what agents may read besides the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ContextMode {
+    /// The pinned tree: every tracked text file within the size cap (the default).
+    #[default]
+    Tree,
+    /// Only the target's files (the read scope before context existed).
+    Target,
+}
+
+impl ContextMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Tree => "tree",
+            Self::Target => "target",
+        }
+    }
+}

@@ -58,6 +58,7 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
             mode: Mode::Full,
             allowed_files: strings(files),
             commit: None,
+            context_sha: None,
         },
         rounds: vec![ReportRound {
             round: 1,

@@ -83,6 +83,26 @@ pub struct Meta {
     /// `--baseline`: the run this one was compared with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_run_id: Option<String>,
+    /// sha256 of the context scope (`target/context.txt` with each file's blob id,
+    /// docs/how-a-review-runs.md "What reviewers may read"); absent in older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_sha: Option<String>,
+    /// The context scope's mode and size; absent in older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<MetaContext>,
+}
+
+/// The context scope as recorded in meta.json.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MetaContext {
+    /// `[review] context`.
+    pub mode: super::config::ContextMode,
+    /// Files in `target/context.txt`.
+    pub files: usize,
+    /// Context files some agent read whose content changed by the end of the run (drift).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drift: Vec<String>,
 }
 
 /// Where the repository inputs (the repo's `arev.toml`/`.arev/config.toml` and

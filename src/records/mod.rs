@@ -21,7 +21,7 @@ pub mod summary;
 pub mod target;
 
 pub use agent::*;
-pub use config::{FailOn, RepoSource};
+pub use config::{ContextMode, FailOn, RepoSource};
 pub use evidence::{Evidence, ProofStatus, RunRecord, SandboxMode};
 pub use finding::*;
 pub use iterate::*;

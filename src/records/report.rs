@@ -110,6 +110,10 @@ pub struct ReportTarget {
     /// head.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// sha256 of the context scope agents could read (`target/context.txt` with each file's
+    /// blob id); absent in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_sha: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -340,6 +344,16 @@ pub struct CostLine {
     pub usd: f64,
     pub tokens: u64,
     pub dispatches: u32,
+    /// Context files (in the context scope, outside the target) read, counted per dispatch
+    /// that read them, and their estimated tokens (bytes / 4).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub context_files: u64,
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub context_tokens: u64,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

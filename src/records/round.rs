@@ -97,6 +97,23 @@ pub struct DispatchRecord {
     #[schemars(with = "OutcomeSummary")]
     pub outcome: AgentOutcome,
     pub gates: GateResults,
+    /// The context files (in the context scope, not the target) this agent read, each once,
+    /// hashed when its dispatch ended (re-hashed at the end of the run: drift).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context_reads: Vec<ContextRead>,
+}
+
+/// One context file an agent read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextRead {
+    /// Repo-relative, `/`-separated.
+    pub path: String,
+    /// Hex sha256 of its content as the agent's dispatch ended.
+    pub sha256: String,
+    /// Its size in bytes, and the tokens that makes (estimated: bytes / 4).
+    pub bytes: u64,
+    pub tokens: u64,
 }
 
 /// What round-N.json keeps of a dispatch's outcome: who ran, how it ended, what it cost and
@@ -450,6 +467,7 @@ mod tests {
             dir: "agents/r1/enthusiast-p1".into(),
             outcome,
             gates: GateResults::default(),
+            context_reads: vec![],
         };
         let text = serde_json::to_string(&rec).unwrap();
         assert!(!text.contains("xxxx"), "the answer stays in events.jsonl");

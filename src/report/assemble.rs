@@ -14,6 +14,8 @@ impl CostLine {
         self.usd += other.usd;
         self.tokens += other.tokens;
         self.dispatches += other.dispatches;
+        self.context_files += other.context_files;
+        self.context_tokens += other.context_tokens;
     }
 }
 
@@ -24,6 +26,8 @@ impl Cost {
             usd: d.outcome.cost_usd(),
             tokens: d.outcome.tokens(),
             dispatches: 1,
+            context_files: d.context_reads.len() as u64,
+            context_tokens: d.context_reads.iter().map(|r| r.tokens).sum(),
         };
         self.usd += line.usd;
         self.tokens += line.tokens;
@@ -76,6 +80,7 @@ impl ReportTarget {
             mode: target.mode,
             allowed_files: target.allowed_files().map(String::from).collect(),
             commit: target.in_repo.then(|| head_commit(&target.root)).flatten(),
+            context_sha: target.context.as_ref().map(|c| c.sha().to_owned()),
         }
     }
 }
@@ -161,6 +166,7 @@ mod tests {
                 )
             },
             gates: GateResults::default(),
+            context_reads: vec![],
         }
     }
 

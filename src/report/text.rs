@@ -141,7 +141,13 @@ fn cost_line(r: &Report) -> String {
         .iter()
         .filter_map(|role| {
             let l = c.by_role.get(*role)?;
-            (l.dispatches > 0).then(|| format!("{role} ${:.4}", l.usd))
+            (l.dispatches > 0).then(|| match l.context_files {
+                0 => format!("{role} ${:.4}", l.usd),
+                n => format!(
+                    "{role} ${:.4}, {n} context file(s) ~{} tokens",
+                    l.usd, l.context_tokens
+                ),
+            })
         })
         .collect();
     if !roles.is_empty() {

@@ -25,7 +25,9 @@ pub use memory::{cache_dir, MemoryPlan};
 pub use outputs::Outputs;
 pub use panel::{agent_spec, Panel};
 pub(crate) use plan::discover_root;
-pub use plan::{resolve_repo_inputs, resolve_run, resolve_unpinned, AgentRef, PlanError, RunPlan};
+pub use plan::{
+    resolve_repo_inputs, resolve_run, resolve_unpinned, with_context, AgentRef, PlanError, RunPlan,
+};
 pub use price::price_for;
 pub use prove::{resolve_prove, ProvePlan};
 pub use repo_inputs::{RepoInputs, CONFIG_FILES, OVERRIDE_DIRS};

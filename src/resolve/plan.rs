@@ -339,14 +339,26 @@ fn pin_target(
         Err(e) => return Err(e.into()),
     };
     // Sharding applies to the pinned manifest: the slice becomes the target.
-    Ok(match (target, args.shard) {
+    let (target, shard) = match (target, args.shard) {
         (Some(t), Some(spec)) => {
             let (t, info) = apply_shard(t, spec)?;
             (Some(t), Some(info))
         }
         (None, Some(_)) => return Err(TargetError::ShardNeedsManifest("diff").into()),
         (t, None) => (t, None),
-    })
+    };
+    // The context scope is fixed once, here, for the target as reviewed.
+    let target = match target {
+        Some(t) => Some(with_context(t, config)?),
+        None => None,
+    };
+    Ok((target, shard))
+}
+
+/// `target` with its context scope (`[review] context`, `context_exclude`, the per-file cap).
+pub fn with_context(target: PinnedTarget, config: &Settings) -> Result<PinnedTarget, TargetError> {
+    let r = &config.review;
+    target.with_context(r.context, &r.context_exclude, r.max_file_bytes)
 }
 
 /// Where a run's repository inputs are read from.

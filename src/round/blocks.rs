@@ -117,6 +117,33 @@ fn escape_attr(s: &str) -> String {
         .replace('<', "&lt;")
 }
 
+/// The read rules of a reviewer's prompt (`{{read_scope}}`, the first bullets of its
+/// "Scope (hard rules)"): with the context scope (`[review] context = "tree"`) the role may
+/// read any file of `target/context.txt` besides the target; with `context = "target"` the
+/// rules are the target's files only, word for word as before the context scope existed.
+/// O(1) in the repository's size: the scope is named by its listing's path, never listed.
+pub fn read_scope(role: Role, context_list: Option<&std::path::Path>) -> String {
+    let Some(list) = context_list else {
+        return match role {
+            Role::Enthusiast => "- Read only the target file and the files it lists or changes. Nothing else: no callers, neighbours, configs or docs outside that set.\n- Every Grep must pass an explicit `path` that is one of those files. A Grep without a `path`, or with a directory, searches outside the target and aborts the review. Glob is never needed; if you use it, its `path` must be one of those files.",
+            Role::Adversary => "- Read only the target file and the files it lists or changes. Nothing else: a guard or caller outside that set is not evidence, and reading it aborts the review.\n- Every Grep must pass an explicit `path` that is one of those files. A Grep without a `path`, or with a directory, searches outside the target and aborts the review. Glob is never needed; if you use it, its `path` must be one of those files.",
+            Role::Judge => "- Read only the target file and the files it lists or changes. Nothing else; reading outside that set aborts the review.\n- Every Grep must pass an explicit `path` that is one of those files. A Grep without a `path`, or with a directory, searches outside the target and aborts the review. Glob is never needed; if you use it, its `path` must be one of those files.",
+            _ => "- Read, Grep and Glob only the target file and the files it lists or changes. Every Grep or Glob passes an explicit `path` that is one of those files; reading outside that set aborts the run.",
+        }
+        .to_string();
+    };
+    let list = list.display();
+    let why = match role {
+        Role::Enthusiast => "Use it to check how the changed code is used: a caller that the change breaks is a finding at the changed line of the target, with the caller cited.",
+        Role::Adversary => "A guard that a caller provides may make a zone safe only when you Read that caller's line and cite it.",
+        Role::Judge => "Read context to rule where a finding or a zone rests on it, and say in `resolution` which cited file:line decided.",
+        _ => "Read it only where a ruling's instruction needs it; change only the target.",
+    };
+    format!(
+        "- Read the target file and the files it lists or changes first. Besides them you may Read any file listed in the context scope, {list} (one repository-relative path per line; Read that list, or Grep it, to see what exists). {why} Findings and rulings still name only the target's files and lines.\n- Anything else is off limits and aborts the review: `.git`, ignored or untracked files (e.g. `.env`), files not in that list, paths outside the repository. Every Grep passes an explicit `path` that is one file of the target or of that list; a Grep without a `path`, or with a directory, aborts the review. Glob is never needed."
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -215,6 +215,38 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// `target/context.txt`: the context scope's listing.
+    pub fn context_list(&self) -> PathBuf {
+        self.run.target_dir().join(crate::store::CONTEXT_LIST)
+    }
+
+    /// What the backends' permission layers refuse inside the repository (`.git`, ignored,
+    /// untracked and left-out paths), the run's target artefacts and the project rules kept
+    /// readable; just `.git` without a scope.
+    pub fn hidden(&self) -> Vec<PathBuf> {
+        let root = &self.target.root;
+        match &self.target.context {
+            Some(c) => {
+                let mut keep = vec![self.run.target_dir()];
+                keep.extend(self.rules_paths.iter().cloned());
+                let keep: Vec<PathBuf> = keep
+                    .into_iter()
+                    .map(|p| p.canonicalize().unwrap_or(p))
+                    .collect();
+                c.hidden(&keep)
+            }
+            None => vec![root.join(".git")],
+        }
+    }
+
+    /// Whether agents may read the context scope (`[review] context = "tree"`).
+    pub fn reads_context(&self) -> bool {
+        self.target
+            .context
+            .as_ref()
+            .is_some_and(|c| c.mode() == crate::target::ContextMode::Tree)
+    }
+
     /// The round's view: the whole target, or (round > 1, multi-file manifest) only
     /// RELEVANT_FILES via `target/relevant-<N>.txt`.
     pub fn view(&self, round: u32, relevant: Option<Vec<String>>) -> std::io::Result<RoundView> {
@@ -229,7 +261,8 @@ impl<'a> Ctx<'a> {
             return Ok(RoundView {
                 tag: target_tag(&path, self.target.kind.as_str(), &self.target.sha256),
                 guide: target_guide(self.target, &path),
-                scope: ReadScope::new(root, self.target.allowed_files(), &path, &self.rules_paths),
+                scope: ReadScope::new(root, self.target.allowed_files(), &path, &self.rules_paths)
+                    .with_context(self.target.context.clone(), &[self.context_list()]),
                 relevant: None,
             });
         };
@@ -244,10 +277,15 @@ impl<'a> Ctx<'a> {
         }
         write_record(&path, listing.as_bytes())?;
         let sha = hex::encode(Sha256::digest(sums.as_bytes()));
+        let may_read = if self.reads_context() {
+            "Findings name only the target's files; what else may be read is in the Scope rules."
+        } else {
+            "Only the target's files may be read."
+        };
         let guide = format!(
             "This round reviews only RELEVANT_FILES: the {} file(s) listed at {} (files with \
              confirmed findings so far), a subset of the target. Read that list first, then \
-             Read each listed file at {}/<path>. Only the target's files may be read.",
+             Read each listed file at {}/<path>. {may_read}",
             files.len(),
             path.display(),
             root.display()
@@ -257,7 +295,8 @@ impl<'a> Ctx<'a> {
         Ok(RoundView {
             tag: target_tag(&path, "relevant_manifest", &sha),
             guide,
-            scope: ReadScope::new(root, self.target.allowed_files(), &path, &extra),
+            scope: ReadScope::new(root, self.target.allowed_files(), &path, &extra)
+                .with_context(self.target.context.clone(), &[self.context_list()]),
             relevant: Some(files),
         })
     }
@@ -288,6 +327,13 @@ impl<'a> Ctx<'a> {
             .set(
                 "intent",
                 self.intent.get(role.as_str()).cloned().unwrap_or_default(),
+            )
+            .set(
+                "read_scope",
+                blocks::read_scope(
+                    role,
+                    self.reads_context().then(|| self.context_list()).as_deref(),
+                ),
             )
             .set("prior_rounds", "")
             .set("checklist", "")

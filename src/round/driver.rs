@@ -455,6 +455,7 @@ async fn judge(
     };
     let jr: RoleRun<JudgeOutput> =
         run_role(ctx, view, who, prompt, j.cancel, this.live, checks).await;
+    let judge_context = jr.context_note();
     this.rec.dispatches.extend(jr.records);
     let j = match jr.output {
         RoleOutput::Valid(j) => j,
@@ -496,7 +497,7 @@ async fn judge(
     this.judged = Some(each);
     let counts = &this.rec.counts;
     let line = format!(
-        "Round {round} · Judge ({} confirmed, {} debunked)",
+        "Round {round} · Judge ({} confirmed, {} debunked){judge_context}",
         counts.confirmed, counts.debunked
     );
     this.line(line);

@@ -66,9 +66,10 @@ pub(super) async fn dispatch_finders<'a>(
                 run_role(ctx, view, who, prompt, round_cancel, live, Checks::none()).await;
             progress.line(&match &r.output {
                 RoleOutput::Valid(o) => format!(
-                    "Round {round} · Enthusiast pass {p}/{} ({} finding(s))",
+                    "Round {round} · Enthusiast pass {p}/{} ({} finding(s)){}",
                     plan.passes,
-                    o.findings.len()
+                    o.findings.len(),
+                    r.context_note()
                 ),
                 RoleOutput::Malformed(_) => {
                     format!("Round {round} · Enthusiast pass {p}: malformed answer")
@@ -98,9 +99,10 @@ pub(super) async fn dispatch_finders<'a>(
             run_role(ctx, view, who, prompt, adv_cancel, live, Checks::none()).await;
         match &r.output {
             RoleOutput::Valid(m) => progress.line(&format!(
-                "Round {round} · Adversary ({} heuristic(s), {} safe zone(s))",
+                "Round {round} · Adversary ({} heuristic(s), {} safe zone(s)){}",
                 m.heuristics.len(),
-                m.safe_zones.len()
+                m.safe_zones.len(),
+                r.context_note()
             )),
             // No verdict can come from this round: stop the passes now (only an Enthusiast
             // pass is ever lost; an Adversary that cannot answer aborts).

@@ -243,6 +243,7 @@ mod tests {
                 )
             },
             gates: Default::default(),
+            context_reads: vec![],
         }
     }
 

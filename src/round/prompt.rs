@@ -596,6 +596,7 @@ mod tests {
                 "findings",
                 "adversarial_context",
                 "intent",
+                "read_scope",
             ] {
                 v.set(k, "");
             }
@@ -630,6 +631,7 @@ mod tests {
             "path_instructions",
             "intent",
             "fix_files",
+            "read_scope",
         ] {
             v.set(k, "");
         }

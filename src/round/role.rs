@@ -5,10 +5,10 @@
 
 use super::context::{Ctx, RoundView};
 use super::retry;
-use super::{DispatchRecord, GateResults};
+use super::{ContextRead, DispatchRecord, GateResults};
 use crate::dispatch::{
     cut_answer, dispatch_metered, tool_permitted, withhold_after, AgentOutcome, FaultClass,
-    ProcessEnd,
+    ProcessEnd, ToolUse,
 };
 use crate::findings::{Role, Tier};
 use crate::gates::{authentic, forbidden_tool, parse_answer, Abort, AnswerSchema};
@@ -40,6 +40,38 @@ impl<T> RoleRun<T> {
     pub(super) fn new(output: RoleOutput<T>, records: Vec<DispatchRecord>) -> Self {
         Self { output, records }
     }
+
+    /// For the progress line: ` · read N context file(s), ~T tokens` ("" when none was read).
+    pub(super) fn context_note(&self) -> String {
+        let reads = self.records.iter().flat_map(|r| &r.context_reads);
+        let (n, tokens) = reads.fold((0, 0), |(n, t), r| (n + 1, t + r.tokens));
+        match n {
+            0 => String::new(),
+            n => format!(" · read {n} context file(s), ~{tokens} tokens"),
+        }
+    }
+}
+
+/// The context files (in the context scope, outside the target) that `uses` read or
+/// searched, each once, with the sha256 and size of their content now.
+fn context_reads(scope: &crate::gates::ReadScope, uses: &[ToolUse]) -> Vec<ContextRead> {
+    let paths: std::collections::BTreeSet<String> = uses
+        .iter()
+        .flat_map(|t| t.access.read.iter().chain(&t.access.search))
+        .filter_map(|p| scope.context_file(p))
+        .collect();
+    paths
+        .into_iter()
+        .map(|path| {
+            let bytes = crate::target::read_regular(&scope.root().join(&path)).unwrap_or_default();
+            ContextRead {
+                sha256: hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes)),
+                bytes: bytes.len() as u64,
+                tokens: (bytes.len() as u64).div_ceil(4),
+                path,
+            }
+        })
+        .collect()
 }
 
 /// A problem a content check found: the note of the re-prompt.
@@ -400,6 +432,8 @@ async fn one_dispatch(
             .into_iter()
             .map(|d| d.canonicalize().unwrap_or(d))
             .collect(),
+        // Inside them, what is outside the context scope (the run's artefacts kept).
+        hidden: ctx.hidden(),
         out_dir: out_dir.clone(),
         timeout: limits.agent.or(spec.timeout).unwrap_or(timeouts.agent),
         grace: limits.grace.unwrap_or(timeouts.grace),
@@ -434,6 +468,7 @@ async fn one_dispatch(
             },
         ),
         gates: GateResults::default(),
+        context_reads: vec![],
     };
     // The Fixer's `round` is its iteration, the Prover's its finding's: only review rounds
     // move the progress' round.
@@ -518,6 +553,7 @@ fn gate(
     };
     let violation = view.scope.violation(upto);
     rec.gates.offtarget_read = violation.as_ref().map(|v| v.path.clone());
+    rec.context_reads = context_reads(&view.scope, upto);
     match (forbidden, violation, auth) {
         (Some(tool), _, _) => {
             rec.gates.forbidden_tool = Some(tool.clone());

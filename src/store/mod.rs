@@ -15,7 +15,9 @@ mod prune;
 mod recorder;
 mod state;
 
-pub use crate::records::meta::{Meta, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId};
+pub use crate::records::meta::{
+    Meta, MetaContext, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId,
+};
 pub use crate::records::progress::{
     DispatchState, Phase, ProgressCounts, RunProgress, RunningAgent, Spend,
 };
@@ -40,5 +42,7 @@ pub use live::{
 pub use process::Liveness;
 pub use progress::{read_progress, ProgressLog};
 pub use prune::{age, prune_runs};
-pub use recorder::{Ending, Finished, RecordError, Recorder, Rendered, Start, Written};
+pub use recorder::{
+    Ending, Finished, RecordError, Recorder, Rendered, Start, Written, CONTEXT_LIST,
+};
 pub use state::{liveness, read_run, MetaReadError, RunState, RunView};

@@ -12,8 +12,8 @@ use super::clock::now;
 use super::progress::ProgressLog;
 use super::{
     copy_record, write_compact_record, write_json_atomic, write_json_record, write_record,
-    AbortReason, Meta, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunDir, RunStatus,
-    RunStopReason,
+    AbortReason, Meta, MetaContext, MetaIterate, MetaRepoInputs, MetaTarget, ProcessId, RunDir,
+    RunStatus, RunStopReason,
 };
 use crate::records::{FailOn, Report, ReportSummary, RoundRecord, Tier};
 use crate::target::{ArtefactContent, PinnedTarget};
@@ -36,7 +36,11 @@ impl RecordError {
 }
 
 /// What a run records when it begins.
+/// The context scope's listing under `<run>/target/` (one path per line).
+pub const CONTEXT_LIST: &str = "context.txt";
+
 #[derive(Debug, Clone)]
+
 pub struct Start<'a> {
     pub target: &'a PinnedTarget,
     pub rounds_planned: u32,
@@ -165,7 +169,7 @@ impl Recorder {
                 .map_err(RecordError::at(&p))?;
                 p
             }
-            (None, None) => tdir,
+            (None, None) => tdir.clone(),
         };
         let mut brief = format!(
             "# Context brief\n\nTarget: `{}` ({}, {} file(s), mode {}, type {:?})\n\n",
@@ -177,6 +181,10 @@ impl Recorder {
         );
         brief.push_str(&target.brief);
         write_record(&run.brief(), brief.as_bytes()).map_err(RecordError::at(run.brief()))?;
+        if let Some(c) = &target.context {
+            let p = tdir.join(CONTEXT_LIST);
+            write_record(&p, c.listing().as_bytes()).map_err(RecordError::at(&p))?;
+        }
         let meta = Meta {
             run_id: run.id.to_string(),
             status: if start.empty {
@@ -216,6 +224,12 @@ impl Recorder {
             cached_from: None,
             baseline_run_id: None,
             fail_on: Some(start.fail_on),
+            context_sha: target.context.as_ref().map(|c| c.sha().to_owned()),
+            context: target.context.as_ref().map(|c| MetaContext {
+                mode: c.mode(),
+                files: c.len(),
+                drift: vec![],
+            }),
         };
         write_json_atomic(&run.meta(), &meta).map_err(RecordError::at(run.meta()))?;
         Ok(meta)
@@ -287,6 +301,29 @@ impl Recorder {
         if let Err(e) = self.write_meta() {
             tracing::error!("cannot update meta.json: {e}");
         }
+    }
+
+    /// Re-hash the context files agents read (`reads`, under `root`): the paths whose content
+    /// changed since they were read are recorded as `context.drift` in meta.json, and
+    /// returned.
+    pub fn recheck_context<'a>(
+        &mut self,
+        root: &std::path::Path,
+        reads: impl Iterator<Item = &'a crate::records::ContextRead>,
+    ) -> Vec<String> {
+        let mut drift = std::collections::BTreeSet::new();
+        for r in reads {
+            let now = crate::target::read_regular(&root.join(&r.path))
+                .map(|b| hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&b)));
+            if now.as_deref() != Some(r.sha256.as_str()) {
+                drift.insert(r.path.clone());
+            }
+        }
+        let drift: Vec<String> = drift.into_iter().collect();
+        if let Some(c) = &mut self.meta.context {
+            c.drift.clone_from(&drift);
+        }
+        drift
     }
 
     /// Re-pin `target` at the end of the run: records `sha256_final` and `drift`. A target

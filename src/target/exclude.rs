@@ -144,7 +144,7 @@ fn glob_text(glob: &str) -> String {
     }
 }
 
-fn compile_globs(globs: &[String]) -> Result<GlobSet, TargetError> {
+pub(crate) fn compile_globs(globs: &[String]) -> Result<GlobSet, TargetError> {
     let mut set = GlobSetBuilder::new();
     for g in globs {
         let glob = GlobBuilder::new(&glob_text(g))

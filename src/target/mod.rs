@@ -11,6 +11,7 @@ mod manifest;
 mod model;
 mod resolve;
 mod scan;
+mod scope;
 mod shard;
 mod spool;
 mod statkey;
@@ -29,6 +30,7 @@ pub use resolve::{
     DEFAULT_MAX_FILE_BYTES, LIGHTWEIGHT_DIFF_LINES,
 };
 pub use scan::REPIN_MAX_FILE_BYTES;
+pub use scope::{read_regular, ContextMode, ContextScope, Outside, ScopeFile};
 pub use shard::{apply_shard, partition, ShardInfo, ShardSpec, MAX_SHARDS};
 pub use statkey::{now_ns, StatKey, RACY_MARGIN_NS};
 pub use treekey::{worktree_key, worktree_key_listed, Keyed, Listed, ShaCache, WorktreeKey};

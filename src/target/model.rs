@@ -151,6 +151,10 @@ pub struct PinnedTarget {
     /// File and manifest targets: each file's stat pre-key, for the end-of-run drift check
     /// (a diff keeps its own in its pin).
     pub keys: Option<Arc<PinKeys>>,
+    /// The context scope (what agents may read besides the target), built once after the
+    /// pin ([`PinnedTarget::with_context`]); None = none built (an empty run), read as the
+    /// target's own files.
+    pub context: Option<Arc<super::ContextScope>>,
 }
 
 /// What `fstat` said of each file of a file or manifest target as it was read, and when

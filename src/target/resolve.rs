@@ -188,6 +188,7 @@ fn pin_diff(
         mode,
         target_type: TargetType::Code,
         keys: None,
+        context: None,
     };
     if target.files.is_empty() {
         return Err(TargetError::DiffNothingReviewable {
@@ -243,6 +244,7 @@ fn pin_file(ctx: &Context, arg: &str, display: String) -> Result<PinnedTarget, T
         mode,
         target_type,
         brief,
+        context: None,
         keys: Some(Arc::new(PinKeys {
             taken_ns,
             by_path: [(rel, scanned.stat)].into(),
@@ -274,6 +276,7 @@ fn pin_manifest(
         mode: Mode::Full,
         target_type: TargetType::Code,
         brief: pin.brief,
+        context: None,
         keys: Some(Arc::new(pin.keys)),
     })
 }

@@ -1676,3 +1676,122 @@ fn the_keyed_drift_check_splices_moved_files_into_the_pinned_patch() {
     assert_eq!(paths(&now), ["c.rs", "new/deep/n.rs"]);
     assert_eq!(repin(&t).expect("repin"), now.sha256);
 }
+
+/// The context scope: tracked text files within the cap (working-tree content) and the
+/// target's files; never ignored, untracked, linked, binary, oversized, excluded or
+/// submodule files, and never `.git`. What lies outside is known for the backends.
+#[test]
+fn context_scope_holds_tracked_text_only() {
+    let dir = repo_with(&[
+        ("app.py", "import ringbuf\nringbuf.push(1)\n"),
+        ("ringbuf.py", "def push(x):\n    pass\n"),
+        (".gitignore", ".env\nbuild/\n"),
+        ("big.txt", &"x".repeat(64)),
+        ("img.bin", "a\0b"),
+        ("vendor/gen.py", "x = 1\n"),
+        ("gone.py", "bye\n"),
+    ]);
+    let root = dir.path();
+    std::os::unix::fs::symlink("app.py", root.join("link.py")).expect("symlink");
+    git(root, &["add", "link.py"]);
+    let sub = repo_with(&[("inner.py", "secret = 1\n")]);
+    git(
+        root,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            &sub.path().display().to_string(),
+            "sub",
+        ],
+    );
+    git(root, &["commit", "-q", "-m", "more"]);
+    write(root, ".env", "SECRET=hunter2\n");
+    write(root, "build/out.py", "x\n");
+    write(root, "scratch.py", "untracked\n");
+    write(root, "newdir/new.py", "def new():\n    pass\n");
+    write(root, "ringbuf.py", "def push(x, y):\n    pass\n");
+    fs::remove_file(root.join("gone.py")).expect("rm");
+    let pin = || {
+        resolve_in(root, &["ringbuf.py"])
+            .expect("pin")
+            .with_context(ContextMode::Tree, &["vendor/**".into()], 32)
+            .expect("scope")
+    };
+    let t = pin();
+    let c = t.context.clone().expect("built");
+    let files: Vec<&str> = c.files().collect();
+    // big.txt and .gitmodules are over the 32-byte cap here; gone.py was deleted.
+    assert_eq!(files, [".gitignore", "app.py", "ringbuf.py"]);
+    for gone in [
+        ".env",
+        "build/out.py",
+        "link.py",
+        "img.bin",
+        "big.txt",
+        "vendor/gen.py",
+        "sub/inner.py",
+        ".git/config",
+        "gone.py",
+        "scratch.py",
+        "newdir/new.py",
+    ] {
+        assert!(!t.readable(gone), "{gone} must be out of the scope");
+    }
+    assert!(t.readable("app.py") && t.readable("ringbuf.py"));
+    // The modified file's blob id is its working-tree content's.
+    let wt = git(root, &["hash-object", "ringbuf.py"]);
+    assert_eq!(c.blob("ringbuf.py"), Some(wt.trim()));
+    let outside: Vec<&str> = c.outside().map(|(p, _)| p).collect();
+    for p in [
+        ".env",
+        "build/",
+        "link.py",
+        "img.bin",
+        "big.txt",
+        "vendor/gen.py",
+        "sub/",
+        "scratch.py",
+        "newdir/",
+    ] {
+        assert!(outside.contains(&p), "{p} not refused: {outside:?}");
+    }
+    assert_eq!(c.listing(), ".gitignore\napp.py\nringbuf.py\n");
+    // The same tree gives the same sha; a changed context file a different one.
+    assert_eq!(pin().context.expect("built").sha(), c.sha());
+    write(root, "app.py", "import ringbuf\nringbuf.push(2)\n");
+    assert_ne!(pin().context.expect("built").sha(), c.sha());
+    // `target`: the target's files only — a tracked caller is not readable.
+    let narrow = resolve_in(root, &["ringbuf.py"])
+        .expect("pin")
+        .with_context(ContextMode::Target, &[], CAP)
+        .expect("scope");
+    assert!(!narrow.readable("app.py"));
+    assert!(narrow.readable("ringbuf.py"));
+    // A diff's untracked new file is part of the target: in the scope, not refused, even
+    // inside an untracked directory.
+    let diff = resolve_in(root, &["diff"])
+        .expect("pin")
+        .with_context(ContextMode::Tree, &[], CAP)
+        .expect("scope");
+    let dc = diff.context.expect("built");
+    assert!(dc.contains("newdir/new.py") && dc.contains("scratch.py"));
+    assert!(!dc.contains("gone.py"), "a deleted file cannot be read");
+    assert!(!dc
+        .outside()
+        .any(|(p, _)| p == "newdir/" || p == "newdir/new.py"));
+    // The run's artefacts under an ignored directory stay readable: the refused directory
+    // is replaced by its other entries.
+    write(root, "build/runs/r1/target/diff.patch", "x\n");
+    let hidden = c.hidden(&[root.join("build/runs/r1/target")]);
+    assert!(hidden.contains(&root.join(".git")));
+    assert!(hidden.contains(&root.join("build/out.py")), "{hidden:?}");
+    assert!(
+        !hidden
+            .iter()
+            .any(|h| root.join("build/runs/r1/target").starts_with(h)),
+        "{hidden:?}"
+    );
+}

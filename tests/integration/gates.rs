@@ -39,9 +39,9 @@ fn missing_read_of_the_target() {
 
 #[test]
 fn read_outside_the_target() {
+    // An untracked file is outside the context scope (a tracked one may be read).
     let repo = TestRepo::new();
-    repo.write("secret.rs", "const KEY: &str = \"x\";\n")
-        .commit("secret");
+    repo.write("secret.rs", "const KEY: &str = \"x\";\n");
     let run = repo
         .arev()
         .args(&["run", "src/lib.rs"])

@@ -128,6 +128,8 @@ mod tool_gate;
 mod trust;
 // Review context: project rules, path instructions, excludes, focus.
 mod context;
+// What reviewers may read: the context scope (docs/trust.md).
+mod context_scope;
 // Protocol details of the source protocol: each rule driven by scripted answers.
 mod fidelity;
 // Review memory: baselines, suppressions, incremental re-review, the verdict cache.

@@ -56,7 +56,12 @@ fn rule_path(dir: &std::path::Path) -> String {
 /// VCS metadata is denied whatever allows it (deny rules beat allow rules, in every settings
 /// layer): `.git` at any depth under each read directory and the working directory — the
 /// repository's `.git/` (where `actions/checkout` leaves the job's token in `.git/config`),
-/// and the `.git` files of worktrees and submodules — for Read, Grep, Glob and Edit.
+/// and the `.git` files of worktrees and submodules — for Read, Grep, Glob and Edit — and so
+/// is every path of `req.hidden` (what the repository holds outside the context scope: an
+/// ignored `.env`, untracked files), so the CLI refuses the read before anything reaches the
+/// model. Those rules grow with the number of such paths (git collapses a wholly ignored
+/// directory into one): past [`INLINE_SETTINGS_MAX`] bytes the layer is a file in the
+/// dispatch's directory instead of an argument.
 fn session_settings(req: &DispatchRequest) -> String {
     let mut allow = vec![];
     for dir in &req.read_dirs {
@@ -83,11 +88,28 @@ fn session_settings(req: &DispatchRequest) -> String {
             deny.push(format!("{tool}(/{p}/**/.git/**)"));
         }
     }
+    // Everything in the repository outside the context scope: ignored (`.env`) and untracked
+    // files, left-out tracked files; a wholly ignored directory is one entry.
+    for h in &req.hidden {
+        let p = rule_path(h);
+        for tool in ["Read", "Grep", "Glob"] {
+            deny.push(format!("{tool}(/{p})"));
+            deny.push(format!("{tool}(/{p}/**)"));
+        }
+    }
     serde_json::json!({
         "disableAllHooks": true,
         "permissions": {"allow": allow, "deny": deny},
     })
     .to_string()
+}
+
+/// The largest `--settings` JSON passed inline (Linux caps one argument at 128 KiB).
+const INLINE_SETTINGS_MAX: usize = 64 * 1024;
+
+/// Where a settings layer too large for the argv is written (see [`session_settings`]).
+fn settings_file(req: &DispatchRequest) -> PathBuf {
+    req.out_dir.join("claude-settings.json")
 }
 
 /// The argv (without the program) for a read-only Claude Code worker; the prompt goes on stdin.
@@ -126,7 +148,12 @@ pub fn claude_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     .collect();
     args.push(agent.max_turns.to_string());
     args.push("--settings".into());
-    args.push(session_settings(req));
+    let settings = session_settings(req);
+    args.push(if settings.len() > INLINE_SETTINGS_MAX {
+        settings_file(req).display().to_string()
+    } else {
+        settings
+    });
     // A value from configuration or a role body goes in the `--flag=value` form (docs/trust.md
     // "Round five"): one that starts with `-` is never read as a flag, neither by the option
     // parser nor by the CLI's early scan of its argv for `--settings` and
@@ -337,11 +364,17 @@ impl Backend for Claude {
     }
 
     fn invocation(&self, agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
+        let settings = session_settings(req);
+        let files = if settings.len() > INLINE_SETTINGS_MAX {
+            vec![(settings_file(req), Arc::from(settings.into_bytes()))]
+        } else {
+            vec![]
+        };
         Invocation {
             args: claude_args(agent, req),
             stdin: Some(Arc::from(Arc::clone(&req.prompt))),
             env: claude_env(),
-            files: vec![],
+            files,
         }
     }
 

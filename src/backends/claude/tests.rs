@@ -209,6 +209,7 @@ fn argv_is_read_only_and_prompt_free() {
         tier: Tier::Sonnet,
         cwd: PathBuf::from("/repo"),
         read_dirs: vec![PathBuf::from("/repo"), PathBuf::from("/runs/r (1)/target")],
+        hidden: vec![],
         out_dir: PathBuf::from("/tmp/x"),
         timeout: Duration::from_secs(1),
         grace: Duration::from_secs(1),
@@ -302,6 +303,7 @@ fn only_the_fixer_may_edit_the_prover_only_write_and_nobody_bypasses_permissions
                 PathBuf::from("/repo/.arev/worktrees/x"),
                 PathBuf::from("/repo/.arev/runs/r/target"),
             ],
+            hidden: vec![],
             out_dir: PathBuf::from("/tmp/x"),
             timeout: Duration::from_secs(1),
             grace: Duration::from_secs(1),
@@ -363,4 +365,71 @@ fn only_the_fixer_may_edit_the_prover_only_write_and_nobody_bypasses_permissions
             "{role}: {args:?}"
         );
     }
+}
+
+/// Everything in the repository outside the context scope is denied by the CLI's own rules
+/// (deny beats allow); a layer too large for one argument goes to a file.
+#[test]
+fn paths_outside_the_context_scope_are_denied_and_a_large_layer_is_a_file() {
+    let agent = AgentSpec {
+        name: "claude".into(),
+        binary: PathBuf::from("claude"),
+        backend: crate::backends::BackendKind::Claude,
+        format: crate::backends::EventFormat::Claude,
+        extra_args: vec![],
+        models: TierModels::default(),
+        max_turns: 8,
+        timeout: None,
+        pass_env: vec![],
+        fallback_model: None,
+        base_url: None,
+        api_key_env: None,
+    };
+    let mut req = DispatchRequest {
+        role: Role::Enthusiast,
+        label: "enthusiast-p1".into(),
+        prompt: "P".into(),
+        system_prompt: "S".into(),
+        tier: Tier::Sonnet,
+        cwd: PathBuf::from("/repo"),
+        read_dirs: vec![PathBuf::from("/repo")],
+        hidden: vec![PathBuf::from("/repo/.env"), PathBuf::from("/repo/build")],
+        out_dir: PathBuf::from("/runs/r/agents/r1/enthusiast-p1"),
+        timeout: Duration::from_secs(1),
+        grace: Duration::from_secs(1),
+        output_cap: 1024,
+        max_budget_usd: None,
+        price: None,
+        search: true,
+    };
+    let settings: serde_json::Value = serde_json::from_str(&session_settings(&req)).unwrap();
+    let deny: Vec<&str> = settings["permissions"]["deny"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    for rule in [
+        "Read(//repo/.env)",
+        "Read(//repo/.env/**)",
+        "Grep(//repo/build/**)",
+        "Glob(//repo/build)",
+    ] {
+        assert!(deny.contains(&rule), "{rule} not in {deny:?}");
+    }
+    let inv = Claude.invocation(&agent, &req);
+    assert!(inv.files.is_empty());
+    req.hidden = (0..2000)
+        .map(|i| PathBuf::from(format!("/repo/untracked-{i}.txt")))
+        .collect();
+    let inv = Claude.invocation(&agent, &req);
+    let file = PathBuf::from("/runs/r/agents/r1/enthusiast-p1/claude-settings.json");
+    assert_eq!(inv.files.len(), 1);
+    assert_eq!(inv.files[0].0, file);
+    let i = inv.args.iter().position(|a| a == "--settings").unwrap();
+    assert_eq!(inv.args[i + 1], file.display().to_string());
+    let big: serde_json::Value = serde_json::from_slice(&inv.files[0].1).unwrap();
+    assert!(big["permissions"]["deny"]
+        .to_string()
+        .contains("untracked-1999.txt"));
 }

@@ -74,10 +74,44 @@ fn policy(req: &DispatchRequest) -> String {
         denied.extend(PROVER_DENIED);
     }
     let names: Vec<String> = denied.iter().map(|n| format!("\"{n}\"")).collect();
-    format!(
+    let mut out = format!(
         "# arev: tools this reviewer does not use are not offered.\n[[rule]]\ntoolName = [{}]\ndecision = \"deny\"\npriority = 900\n",
         names.join(", ")
-    )
+    );
+    // What the repository holds outside the context scope (an ignored `.env`, untracked
+    // files, `.git`): a file tool whose arguments name it — absolute, or relative to the
+    // workspace — is denied before it runs.
+    for h in &req.hidden {
+        let Some(rel) = h.strip_prefix(&req.cwd).ok().and_then(|r| r.to_str()) else {
+            continue;
+        };
+        if rel.is_empty() {
+            continue;
+        }
+        let root = regex_escape(&req.cwd.display().to_string());
+        let pattern = format!("\"(?:{root}/)?(?:\\./)?{}(?:/[^\"]*)?\"", regex_escape(rel));
+        out.push_str(&format!(
+            "[[rule]]\ntoolName = [{FILE_TOOLS}]\nargsPattern = {}\ndecision = \"deny\"\npriority = 950\n",
+            toml::Value::String(pattern)
+        ));
+    }
+    out
+}
+
+/// The file tools a deny rule on a path covers.
+const FILE_TOOLS: &str =
+    "\"read_file\", \"read_many_files\", \"grep_search\", \"glob\", \"list_directory\"";
+
+/// `s` with every regular-expression metacharacter escaped.
+fn regex_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if "\\^$.|?*+()[]{}/-".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The files [`gemini_args`] and [`gemini_env`] name, to be written before the CLI starts:
@@ -501,6 +535,7 @@ mod tests {
             tier: Tier::Haiku,
             cwd: PathBuf::from("/repo"),
             read_dirs: vec![PathBuf::from("/repo"), PathBuf::from("/runs/r/target")],
+            hidden: vec![],
             out_dir: PathBuf::from("/tmp/x"),
             timeout: Duration::from_secs(1),
             grace: Duration::from_secs(1),
@@ -560,7 +595,7 @@ mod tests {
             .any(|n| gemini_permits(Role::Adversary, n) && n != "update_topic"));
         let one_file = DispatchRequest {
             search: false,
-            ..req.clone()
+            ..req
         };
         assert!(denied(&policy(&one_file)).contains(&"grep_search".to_owned()));
         assert!(!denied(&policy(&one_file)).contains(&"read_file".to_owned()));
@@ -569,10 +604,60 @@ mod tests {
             ..one_file
         };
         assert!(!denied(&policy(&fixer)).contains(&"grep_search".to_owned()));
+    }
+
+    #[test]
+    fn paths_outside_the_context_scope_get_a_deny_rule() {
+        let req = DispatchRequest {
+            role: Role::Enthusiast,
+            label: "enthusiast-p1".into(),
+            prompt: "P".into(),
+            system_prompt: "S".into(),
+            tier: Tier::Haiku,
+            cwd: PathBuf::from("/repo"),
+            read_dirs: vec![PathBuf::from("/repo")],
+            hidden: vec![],
+            out_dir: PathBuf::from("/tmp/x"),
+            timeout: Duration::from_secs(1),
+            grace: Duration::from_secs(1),
+            output_cap: 1024,
+            max_budget_usd: None,
+            price: None,
+            search: true,
+        };
+        let policy = |req: &DispatchRequest| -> toml::Table {
+            let files = gemini_files(req);
+            let (_, text) = files
+                .iter()
+                .find(|(p, _)| p.ends_with(POLICY_FILE))
+                .unwrap();
+            std::str::from_utf8(text).unwrap().parse().unwrap()
+        };
+        // Paths outside the context scope: a deny rule whose pattern matches their absolute
+        // and relative spellings (and what lies below), not their neighbours.
+        let hidden = DispatchRequest {
+            hidden: vec![PathBuf::from("/repo/.env"), PathBuf::from("/repo/build")],
+            ..req
+        };
+        let t = policy(&hidden);
+        let rules = t["rule"].as_array().unwrap();
+        assert_eq!(rules.len(), 3);
+        let env = rules[1]["argsPattern"].as_str().unwrap();
+        assert_eq!(rules[1]["decision"].as_str(), Some("deny"));
+        assert!(rules[1]["toolName"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t.as_str() == Some("read_file")));
+        assert_eq!(env, "\"(?:\\/repo/)?(?:\\./)?\\.env(?:/[^\"]*)?\"");
+        assert!(rules[2]["argsPattern"]
+            .as_str()
+            .unwrap()
+            .contains("build(?:/"));
         // Without a role body the CLI keeps its own system prompt.
         let no_role = DispatchRequest {
             system_prompt: String::new(),
-            ..req
+            ..hidden
         };
         assert!(!gemini_env(&no_role)
             .iter()

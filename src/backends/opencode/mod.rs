@@ -300,8 +300,9 @@ fn config(agent: &AgentSpec, req: &DispatchRequest) -> Value {
 }
 
 /// Everything denied but reading and searching (search: only when offered) — and the
-/// Fixer's and Prover's edits, but of OpenCode's own configuration — confined to the working directory and the other read
-/// directories; never VCS metadata. OpenCode matches `read` patterns against the path
+/// Fixer's and Prover's edits, but of OpenCode's own configuration — confined to the working
+/// directory and the other read directories; never VCS metadata nor anything of `req.hidden`
+/// (outside the context scope). OpenCode matches `read` patterns against the path
 /// relative to the project and `external_directory` ones against absolute directories;
 /// `*` crosses `/`; the last matching rule wins.
 fn permissions(req: &DispatchRequest) -> Value {
@@ -317,9 +318,21 @@ fn permissions(req: &DispatchRequest) -> Value {
         external.insert(d.display().to_string(), "allow".into());
         external.insert(format!("{}/*", d.display()), "allow".into());
     }
+    let mut read = json!({"*": "allow", ".git": "deny", ".git/*": "deny", "*/.git": "deny", "*/.git/*": "deny"});
+    // What the repository holds outside the context scope (an ignored `.env`, untracked
+    // files): denied by its path relative to the project, and all below it. Every such
+    // pattern sorts after the `*` allow, so it is the last rule matching that path.
+    for h in &req.hidden {
+        if let Some(rel) = h.strip_prefix(&req.cwd).ok().and_then(Path::to_str) {
+            if !rel.is_empty() {
+                read[rel] = json!("deny");
+                read[format!("{rel}/*")] = json!("deny");
+            }
+        }
+    }
     let mut p = json!({
         "*": "deny",
-        "read": {"*": "allow", ".git": "deny", ".git/*": "deny", "*/.git": "deny", "*/.git/*": "deny"},
+        "read": read,
         "list": "allow",
         "glob": search,
         "grep": search,

@@ -162,6 +162,7 @@ fn req(role: Role, system_prompt: &str) -> DispatchRequest {
         tier: Tier::Opus,
         cwd: PathBuf::from("/repo"),
         read_dirs: vec![PathBuf::from("/repo"), PathBuf::from("/runs/r1/target")],
+        hidden: vec![],
         out_dir: PathBuf::from("/runs/r1/agents/r1/judge"),
         timeout: Duration::from_secs(1),
         grace: Duration::from_secs(1),
@@ -292,4 +293,26 @@ fn braces_are_escaped_only_inside_strings() {
     let text = escape_braces(&v.to_string());
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), v);
     assert!(!text.contains("x{") && text.starts_with('{') && text.ends_with('}'));
+}
+
+/// Paths outside the context scope are denied by `read` rules relative to the project (each
+/// and all below it), which sort after the `*` allow and so are the last rules to match.
+#[test]
+fn paths_outside_the_context_scope_are_denied_to_read() {
+    let mut r = req(Role::Enthusiast, "body");
+    r.hidden = vec![
+        PathBuf::from("/repo/.git"),
+        PathBuf::from("/repo/.env"),
+        PathBuf::from("/repo/build"),
+        PathBuf::from("/elsewhere/x"),
+    ];
+    let p = permissions(&r);
+    let read = p["read"].as_object().unwrap();
+    for k in [".env", ".env/*", "build", "build/*", ".git", ".git/*"] {
+        assert_eq!(read[k], "deny", "{k}");
+    }
+    assert_eq!(read["*"], "allow");
+    assert!(!read.keys().any(|k| k.contains("elsewhere")));
+    let keys: Vec<&String> = read.keys().collect();
+    assert_eq!(keys[0], "*", "the allow must come first: {keys:?}");
 }
