@@ -1016,5 +1016,26 @@ mod tests {
         // The dispatch's directory, under the masked `.arev/`, is bound back writable.
         assert!(has(&["--bind", &p(&out), &p(&out)]), "{args:?}");
         assert!(has(&["--chdir", &p(&wt), "--"]), "{args:?}");
+
+        // Started in the view, a shell sees the masked files empty and the rest as it is.
+        std::fs::write(repo.join(".git/config"), "token=SECRET").unwrap();
+        std::fs::write(repo.join("caller.rs"), "fn caller() {}").unwrap();
+        let script = format!(
+            "cat {0}/.env {0}/.git/config {1}/.git; ls -A {0}/.git; cat {0}/caller.rs",
+            p(&repo),
+            p(&wt)
+        );
+        let out = std::process::Command::new(&w.program)
+            .args(&w.args)
+            .args(["/bin/sh", "-c", &script])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(stdout, "fn caller() {}");
     }
 }
