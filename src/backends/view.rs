@@ -1,7 +1,9 @@
 //! A filesystem view for a CLI that loads code from the directories it starts in (OpenCode's
-//! plugins, docs/trust.md "Round five"): the host's filesystem as it is, but for the named
-//! entries of the working directory and of each of its ancestors, which are masked — a
-//! directory by an empty read-only tmpfs, anything else by `/dev/null` — under bubblewrap.
+//! plugins, docs/trust.md "Round five") or reads what it should not (Codex's shell, docs/trust.md
+//! "What reviewers may read"): the host's filesystem as it is, but for the named entries of
+//! the working directory and of each of its ancestors ([`wrap`]) or the named paths
+//! ([`wrap_paths`]), which are masked — a directory by an empty read-only tmpfs, anything
+//! else by `/dev/null` — under bubblewrap.
 //! Only a mount namespace is new (and the user namespace bwrap needs for it): the network,
 //! the processes and the user stay the host's, so the CLI still reaches its model API.
 //!

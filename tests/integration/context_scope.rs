@@ -653,3 +653,57 @@ fn codex_in_its_view_never_sends_ignored_untracked_or_git_files() {
     let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
     assert_refused_everywhere(&run, &bodies, &secret);
 }
+
+/// A Codex panel where `bwrap` is not on PATH: Codex runs in a bubblewrap view, so `arev
+/// run` stops before any run dir (exit 2, one line naming bubblewrap and how to install it)
+/// and `arev doctor` fails the agent with the same fix. No Codex CLI is needed: the check
+/// comes before any dispatch.
+#[test]
+fn a_codex_panel_without_bubblewrap_stops_before_the_run() {
+    let repo = TestRepo::new();
+    let bin = repo.scratch.join("no-bwrap-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["git", "sh"] {
+        let found = ["/usr/bin", "/bin"]
+            .iter()
+            .map(|d| std::path::Path::new(d).join(tool))
+            .find(|p| p.exists())
+            .unwrap();
+        std::os::unix::fs::symlink(found, bin.join(tool)).unwrap();
+    }
+    let agent = "[agents.local]\nbackend = \"codex\"\nbinary = \"/bin/true\"\n[agents.local.models]\nhaiku = \"m1\"\nsonnet = \"m1\"\nopus = \"m1\"\n";
+    let cfg = crate::self_hosted::panel_config(&repo, agent);
+    let path = bin.display().to_string();
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--config", &cfg])
+        .env("PATH", &path)
+        .env("OPENAI_API_KEY", "sk-fake")
+        .run();
+    run.assert_code(2);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(
+        lines[0].contains("agent `local` (codex backend)")
+            && lines[0].contains("Codex runs in a filesystem view")
+            && lines[0].contains("`bwrap` is not on PATH")
+            && lines[0].contains("apt-get install bubblewrap"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.run_dirs().is_empty(), "a run dir was made");
+    let doctor = repo
+        .arev()
+        .args(&["doctor", "--config", &cfg])
+        .env("PATH", &path)
+        .env("OPENAI_API_KEY", "sk-fake")
+        .run();
+    assert!(
+        doctor
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("FAIL") && l.contains("`bwrap` is not on PATH")),
+        "{}",
+        doctor.stdout
+    );
+}

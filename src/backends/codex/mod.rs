@@ -98,8 +98,9 @@ fn instructions_path(req: &DispatchRequest) -> PathBuf {
 /// `.codex/config.toml` / `hooks.json` (MCP servers, hooks) even when the user trusted that
 /// project; verified against Codex 0.169.0 (tests/integration/trust.rs). Commands the model
 /// runs get only the core environment (`shell_environment_policy.inherit = "core"`: no API
-/// key). `--sandbox read-only` blocks writes and the network but NOT reads outside the
-/// repository: those are caught by the read gate (the agent's run is then aborted and its
+/// key). `--sandbox read-only` blocks writes and the network but NOT reads: inside the
+/// repository, what is outside the context scope is masked by the dispatch's filesystem view
+/// (`Codex::wrap`); outside it, reads are caught by the read gate (the agent's run is then aborted and its
 /// events after the off-target command are not kept).
 pub fn codex_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     // The Prover creates its reproducer with `apply_patch`, which the read-only sandbox
@@ -943,10 +944,8 @@ mod tests {
     /// Codex needs is bound back.
     #[test]
     fn the_view_masks_hidden_paths_and_every_git_and_keeps_the_worktree() {
-        let Some(bwrap) = crate::backends::view::find_bwrap() else {
-            eprintln!("skipped: no bwrap on PATH");
-            return;
-        };
+        // bubblewrap is installed wherever the tests run (as for `view::probe`'s test).
+        let bwrap = crate::backends::view::find_bwrap().expect("bwrap on PATH");
         let d = tempfile::tempdir().unwrap();
         let base = d.path().canonicalize().unwrap();
         let (repo, wt) = (base.join("repo"), base.join("wt"));
