@@ -1,7 +1,9 @@
 //! A filesystem view for a CLI that loads code from the directories it starts in (OpenCode's
-//! plugins, docs/trust.md "Round five"): the host's filesystem as it is, but for the named
-//! entries of the working directory and of each of its ancestors, which are masked — a
-//! directory by an empty read-only tmpfs, anything else by `/dev/null` — under bubblewrap.
+//! plugins, docs/trust.md "Round five") or reads what it should not (Codex's shell, docs/trust.md
+//! "What reviewers may read"): the host's filesystem as it is, but for the named entries of
+//! the working directory and of each of its ancestors ([`wrap`]) or the named paths
+//! ([`wrap_paths`]), which are masked — a directory by an empty read-only tmpfs, anything
+//! else by `/dev/null` — under bubblewrap.
 //! Only a mount namespace is new (and the user namespace bwrap needs for it): the network,
 //! the processes and the user stay the host's, so the CLI still reaches its model API.
 //!
@@ -136,6 +138,43 @@ fn mask_of(path: PathBuf, is_dir: bool) -> Mask {
     }
 }
 
+/// The masks for the named `paths` (absolute; a backend's `DispatchRequest::hidden`): each
+/// that exists, a directory as a directory, anything else as a file. A symbolic link is not
+/// masked (masking follows it, so the reviewed tree would pick what to hide): it reads as
+/// what it leads to, masked itself when hidden. A path under a link is masked where the
+/// link leads (its parent is resolved).
+pub fn masks_of(paths: &[PathBuf]) -> Result<Vec<Mask>, ViewError> {
+    let mut out: Vec<Mask> = vec![];
+    for path in paths {
+        let path = match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name)) => match std::fs::canonicalize(dir) {
+                Ok(dir) => dir.join(name),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(source) => {
+                    return Err(ViewError::Io {
+                        path: path.clone(),
+                        source,
+                    })
+                }
+            },
+            _ => continue,
+        };
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(ViewError::Io { path, source }),
+        };
+        if meta.file_type().is_symlink() {
+            continue;
+        }
+        let m = mask_of(path, meta.is_dir());
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    Ok(out)
+}
+
 /// bwrap's options for a view of `cwd` with `masks`, `keep` bound back where a mask covers
 /// it (pure). Mounts go in order of depth, so a mask inside a kept directory covers what the
 /// bind brought back; the masked directories go read-only last. Refused: a mask that is
@@ -222,21 +261,48 @@ pub fn wrap(cwd: &Path, keep: &[Keep], hidden: &Hidden) -> Result<Wrap, ViewErro
         path: cwd.to_path_buf(),
         source,
     })?;
-    let keep: Vec<Keep> = keep
-        .iter()
-        .map(|k| Keep {
-            path: std::fs::canonicalize(&k.path)
-                .or_else(|_| std::path::absolute(&k.path))
-                .unwrap_or_else(|_| k.path.clone()),
-            writable: k.writable,
-        })
-        .collect();
+    let keep = canonical_keep(keep);
     let mut args = bwrap_args(&cwd, &masks(&cwd, hidden)?, &keep, hidden.cli)?;
     args.push("--".into());
     Ok(Wrap {
         program: bwrap,
         args,
     })
+}
+
+/// [`wrap`] for a view that masks the named `paths` ([`masks_of`]) rather than names.
+pub fn wrap_paths(
+    cwd: &Path,
+    paths: &[PathBuf],
+    keep: &[Keep],
+    hidden: &Hidden,
+) -> Result<Wrap, ViewError> {
+    let bwrap = find_bwrap().ok_or(ViewError::BwrapMissing {
+        cli: hidden.cli,
+        what: hidden.what,
+    })?;
+    let cwd = std::fs::canonicalize(cwd).map_err(|source| ViewError::Io {
+        path: cwd.to_path_buf(),
+        source,
+    })?;
+    let keep = canonical_keep(keep);
+    let mut args = bwrap_args(&cwd, &masks_of(paths)?, &keep, hidden.cli)?;
+    args.push("--".into());
+    Ok(Wrap {
+        program: bwrap,
+        args,
+    })
+}
+
+fn canonical_keep(keep: &[Keep]) -> Vec<Keep> {
+    keep.iter()
+        .map(|k| Keep {
+            path: std::fs::canonicalize(&k.path)
+                .or_else(|_| std::path::absolute(&k.path))
+                .unwrap_or_else(|_| k.path.clone()),
+            writable: k.writable,
+        })
+        .collect()
 }
 
 /// Checks that the view can be made here: in a trial view of a directory holding the first

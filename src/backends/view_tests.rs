@@ -130,3 +130,31 @@ fn the_trial_view_shows_the_masked_entries_empty() {
     }
     probe(&HIDE).unwrap();
 }
+
+#[test]
+fn named_paths_are_masked_as_what_they_are_and_links_are_left_to_lead_on() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().canonicalize().unwrap().join("repo");
+    std::fs::create_dir_all(repo.join(".git/refs")).unwrap();
+    std::fs::create_dir_all(repo.join("build/out")).unwrap();
+    std::fs::write(repo.join(".env"), "TOKEN=x").unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", repo.join("link")).unwrap();
+    // Reached through a link to the repository: masked where it really is.
+    std::os::unix::fs::symlink(&repo, d.path().join("via")).unwrap();
+    let paths = [
+        repo.join(".git"),
+        repo.join("build"),
+        d.path().join("via/.env"),
+        repo.join("link"),
+        repo.join("gone.txt"),
+        repo.join(".git"),
+    ];
+    assert_eq!(
+        masks_of(&paths).unwrap(),
+        [
+            Mask::Dir(repo.join(".git")),
+            Mask::Dir(repo.join("build")),
+            Mask::File(repo.join(".env")),
+        ]
+    );
+}

@@ -578,9 +578,8 @@ fn opencode_reads_a_tracked_caller_and_refuses_what_is_outside_the_scope() {
     assert_refused_everywhere(&run, &bodies, &secret);
 }
 
-/// Codex reads a tracked caller with a shell command: the read is recorded and the review
-/// has a verdict. (Its read-only sandbox cannot be kept from out-of-scope files: see
-/// docs/trust.md; the read gate is all there is.)
+/// Codex reads a tracked caller with a shell command, inside its filesystem view: the read
+/// is recorded and the review has a verdict.
 #[test]
 fn codex_reads_a_tracked_caller_and_the_read_is_recorded() {
     let Some(bin) = crate::real_backends::real_bin(
@@ -593,16 +592,27 @@ fn codex_reads_a_tracked_caller_and_the_read_is_recorded() {
     let fake = FakeOpenAi::start(clean(Script::new()).steps(
         "Enthusiast",
         1,
-        vec![
-            Step::ReadTarget,
-            Step::Tool {
-                name: "exec_command".into(),
-                args: json!({"cmd": "cat src/caller.rs"}),
-            },
-            Step::Answer,
-        ],
+        vec![Step::ReadTarget, codex_cat("src/caller.rs"), Step::Answer],
     ));
-    let cfg = ci_config(&repo, &crate::real_backends::codex_agent(&bin, &fake));
+    let run = codex_run(&repo, &bin, &fake);
+    run.assert_code(0);
+    let reads = context_reads(&run, "enthusiast");
+    assert_eq!(reads.len(), 1, "{reads:?}\n{}", run.stderr);
+    assert_eq!(reads[0]["path"], "src/caller.rs");
+    assert_eq!(reads[0]["sha256"], sha256(CALLER.as_bytes()));
+}
+
+/// A Codex shell command `cat <path>`.
+fn codex_cat(path: &str) -> Step {
+    Step::Tool {
+        name: "exec_command".into(),
+        args: json!({ "cmd": format!("cat {path}") }),
+    }
+}
+
+/// Run `arev run src/lib.rs` with the real Codex against `fake`.
+fn codex_run(repo: &TestRepo, bin: &std::path::Path, fake: &FakeOpenAi) -> Run {
+    let cfg = ci_config(repo, &crate::real_backends::codex_agent(bin, fake));
     let mut arev = repo
         .arev()
         .args(&["run", "src/lib.rs", "--format", "json", "--agent", "codex"])
@@ -611,10 +621,89 @@ fn codex_reads_a_tracked_caller_and_the_read_is_recorded() {
     for (k, v) in fake.codex_env(&repo.scratch.join("home")) {
         arev = arev.env(k, &v);
     }
-    let run = arev.run();
-    run.assert_code(0);
-    let reads = context_reads(&run, "enthusiast");
-    assert_eq!(reads.len(), 1, "{reads:?}\n{}", run.stderr);
-    assert_eq!(reads[0]["path"], "src/caller.rs");
-    assert_eq!(reads[0]["sha256"], sha256(CALLER.as_bytes()));
+    arev.run()
+}
+
+/// Codex's read-only sandbox lets its shell read anything, and a command's output reaches
+/// the model before the read gate acts: in its filesystem view the ignored `.env`, the
+/// untracked file and `.git` do not exist (masked), so the `cat` of each shows nothing, the
+/// run aborts `enthusiast_offtarget_read`, and the secret reaches no request body and no
+/// file of the run.
+#[test]
+fn codex_in_its_view_never_sends_ignored_untracked_or_git_files() {
+    let Some(bin) = crate::real_backends::real_bin(
+        "AREV_TEST_CODEX_BIN",
+        "codex_in_its_view_never_sends_ignored_untracked_or_git_files",
+    ) else {
+        return;
+    };
+    let (repo, secret, _) = secrets_repo();
+    let fake = FakeOpenAi::start(clean(Script::new()).steps(
+        "Enthusiast",
+        1,
+        vec![
+            Step::ReadTarget,
+            codex_cat(".env"),
+            codex_cat("scratch.rs"),
+            codex_cat(".git/config"),
+            Step::Answer,
+        ],
+    ));
+    let run = codex_run(&repo, &bin, &fake);
+    let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert_refused_everywhere(&run, &bodies, &secret);
+}
+
+/// A Codex panel where `bwrap` is not on PATH: Codex runs in a bubblewrap view, so `arev
+/// run` stops before any run dir (exit 2, one line naming bubblewrap and how to install it)
+/// and `arev doctor` fails the agent with the same fix. No Codex CLI is needed: the check
+/// comes before any dispatch.
+#[test]
+fn a_codex_panel_without_bubblewrap_stops_before_the_run() {
+    let repo = TestRepo::new();
+    let bin = repo.scratch.join("no-bwrap-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["git", "sh"] {
+        let found = ["/usr/bin", "/bin"]
+            .iter()
+            .map(|d| std::path::Path::new(d).join(tool))
+            .find(|p| p.exists())
+            .unwrap();
+        std::os::unix::fs::symlink(found, bin.join(tool)).unwrap();
+    }
+    let agent = "[agents.local]\nbackend = \"codex\"\nbinary = \"/bin/true\"\n[agents.local.models]\nhaiku = \"m1\"\nsonnet = \"m1\"\nopus = \"m1\"\n";
+    let cfg = crate::self_hosted::panel_config(&repo, agent);
+    let path = bin.display().to_string();
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--config", &cfg])
+        .env("PATH", &path)
+        .env("OPENAI_API_KEY", "sk-fake")
+        .run();
+    run.assert_code(2);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(
+        lines[0].contains("agent `local` (codex backend)")
+            && lines[0].contains("Codex runs in a filesystem view")
+            && lines[0].contains("`bwrap` is not on PATH")
+            && lines[0].contains("apt-get install bubblewrap"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.run_dirs().is_empty(), "a run dir was made");
+    let doctor = repo
+        .arev()
+        .args(&["doctor", "--config", &cfg])
+        .env("PATH", &path)
+        .env("OPENAI_API_KEY", "sk-fake")
+        .run();
+    assert!(
+        doctor
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("FAIL") && l.contains("`bwrap` is not on PATH")),
+        "{}",
+        doctor.stdout
+    );
 }

@@ -1368,8 +1368,9 @@ fn gemini_cli_refuses_reads_of_git_metadata() {
 }
 
 /// Codex CLI and VCS metadata (docs/trust.md): its read-only sandbox does not refuse a read
-/// of `.git/config` (the model sees it: hence `persist-credentials: false` in the examples);
-/// arev's read gate aborts the review and keeps nothing of that command on.
+/// of `.git/config`, but it runs in arev's filesystem view where `.git` is an empty tmpfs:
+/// the command shows nothing, the token reaches no request; arev's read gate aborts the
+/// review and keeps nothing of that command on.
 #[test]
 fn codex_reads_of_git_metadata_abort_and_are_withheld() {
     let Some(bin) = crate::real_backends::real_bin(
@@ -1406,13 +1407,14 @@ fn codex_reads_of_git_metadata_abort_and_are_withheld() {
         arev = arev.env(k, &v);
     }
     let run = arev.run();
-    // The read-only sandbox blocks writes, not reads: the command ran and the model saw the
-    // file. The gate aborts the review, and nothing after that command is kept.
+    // In the view `.git` does not exist: the token reaches no request. The gate aborts the
+    // review, and nothing after that command is kept.
     assert!(
-        fake.requests()
+        !fake
+            .requests()
             .iter()
             .any(|r| r.body.to_string().contains(&secret)),
-        "codex now refuses the read: update the per-backend table in docs/trust.md"
+        "the VCS token reached the model API"
     );
     assert_aborted_without_secret(&run, &secret);
     let events = enthusiast_events(&run);

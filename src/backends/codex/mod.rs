@@ -25,7 +25,8 @@ use super::floor::Refused;
 use super::home::{homes_base, mirror, private_dir, ReviewerHome};
 use super::lines::{lax, lax_object, lax_tagged, tagged};
 use super::shell::shell_access;
-use super::spec::{AgentSpec, DispatchRequest, Invocation, MAX_ARG_PROMPT};
+use super::spec::{AgentSpec, DispatchRequest, Invocation, Wrap, MAX_ARG_PROMPT};
+use super::view::{Hidden, Keep, ViewError};
 use crate::records::{Fault, FileAccess, ProcessEnd, ResultEvent, Role, ToolUse, Usage};
 mod endpoint;
 
@@ -34,7 +35,7 @@ use endpoint::codex_provider_args;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The file in the agent's `out_dir` holding the role body, Codex's `model_instructions_file`.
@@ -119,8 +120,9 @@ fn instructions_path(req: &DispatchRequest) -> PathBuf {
 /// `.codex/config.toml` / `hooks.json` (MCP servers, hooks) even when the user trusted that
 /// project; verified against Codex 0.169.0 (tests/integration/trust.rs). Commands the model
 /// runs get only the core environment (`shell_environment_policy.inherit = "core"`: no API
-/// key). `--sandbox read-only` blocks writes and the network but NOT reads outside the
-/// repository: those are caught by the read gate (the agent's run is then aborted and its
+/// key). `--sandbox read-only` blocks writes and the network but NOT reads: inside the
+/// repository, what is outside the context scope is masked by the dispatch's filesystem view
+/// (`Codex::wrap`); outside it, reads are caught by the read gate (the agent's run is then aborted and its
 /// events after the off-target command are not kept).
 pub fn codex_args(agent: &AgentSpec, req: &DispatchRequest) -> Vec<String> {
     // The Fixer edits and the Prover creates its reproducer with `apply_patch`, which the
@@ -622,6 +624,28 @@ const KEY: &str = "OPENAI_API_KEY";
 /// memories.
 const PERSONAL: [&str; 3] = ["AGENTS.md", "AGENTS.override.md", "memories"];
 
+/// What Codex's view hides, for messages and the trial view (`arev doctor`, preflight).
+const HIDDEN: Hidden = Hidden {
+    cli: "Codex",
+    what: "`.git`, ignored and untracked files (outside the context scope)",
+    names: &[".git", ".env"],
+};
+
+/// The paths masked in a Codex dispatch's view: every path of `req.hidden` (the
+/// repository's `.git`, its ignored, untracked and left-out paths) and the `.git` of the
+/// working directory and of each read directory (a Prover's or Fixer's worktree holds its
+/// own `.git` file).
+fn view_paths(req: &DispatchRequest) -> Vec<PathBuf> {
+    let mut out = req.hidden.clone();
+    for d in std::iter::once(&req.cwd).chain(&req.read_dirs) {
+        let git = d.join(".git");
+        if !out.contains(&git) {
+            out.push(git);
+        }
+    }
+    out
+}
+
 /// Codex's profile.
 static PROFILE: Profile = Profile {
     name: "codex",
@@ -693,6 +717,29 @@ impl Backend for Codex {
             env: vec![],
             files: codex_files(req),
         }
+    }
+
+    /// Its filesystem view (docs/trust.md "What reviewers may read"): the host's filesystem
+    /// with every path of [`view_paths`] masked — Codex's `--sandbox read-only` lets its
+    /// shell read anything, and a command's output reaches the model before the read gate
+    /// can act, so what is outside the scope must not exist for it. Kept: the working
+    /// directory (writable: the Prover's `workspace-write` worktree), the dispatch's
+    /// directory, the read directories, its binary. Codex's own sandbox runs inside the
+    /// view (bubblewrap nests). Paths outside the repository are left as that sandbox
+    /// leaves them: readable, caught by the read gate after the fact.
+    fn wrap(&self, agent: &AgentSpec, req: &DispatchRequest) -> Result<Option<Wrap>, ViewError> {
+        let keep = |path: &Path, writable: bool| Keep {
+            path: path.to_path_buf(),
+            writable,
+        };
+        let mut kept = vec![keep(&req.cwd, true), keep(&req.out_dir, true)];
+        kept.extend(req.read_dirs.iter().map(|d| keep(d, false)));
+        kept.push(keep(&agent.binary, false));
+        super::view::wrap_paths(&req.cwd, &view_paths(req), &kept, &HIDDEN).map(Some)
+    }
+
+    fn check_wrap(&self) -> Result<(), ViewError> {
+        super::view::probe(&HIDDEN)
     }
 
     fn decoder(&self, model: &str) -> Box<dyn Decoder> {
@@ -991,5 +1038,104 @@ mod tests {
                 assert_eq!(a.iter().any(|x| x == flag), dropped, "{role:?}: {a:?}");
             }
         }
+    }
+
+    /// Every dispatch runs in a view where `req.hidden` and the `.git` of the working and
+    /// read directories are masked (a directory by a tmpfs, a file by `/dev/null`) and what
+    /// Codex needs is bound back.
+    #[test]
+    fn the_view_masks_hidden_paths_and_every_git_and_keeps_the_worktree() {
+        // bubblewrap is installed wherever the tests run (as for `view::probe`'s test).
+        let bwrap = crate::backends::view::find_bwrap().expect("bwrap on PATH");
+        let d = tempfile::tempdir().unwrap();
+        let base = d.path().canonicalize().unwrap();
+        let (repo, wt) = (base.join("repo"), base.join("wt"));
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join(".arev/runs/r/agents/a")).unwrap();
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(wt.join(".git"), "gitdir: /elsewhere").unwrap();
+        std::fs::write(repo.join(".env"), "TOKEN=x").unwrap();
+        let agent = AgentSpec {
+            name: "codex".into(),
+            backend: BackendKind::Codex,
+            format: EventFormat::Codex,
+            binary: base.join("codex"),
+            extra_args: vec![],
+            models: TierModels {
+                haiku: "m".into(),
+                sonnet: "m".into(),
+                opus: "m".into(),
+            },
+            max_turns: 8,
+            timeout: None,
+            pass_env: vec![],
+            fallback_model: None,
+            base_url: None,
+            api_key_env: None,
+        };
+        let out = repo.join(".arev/runs/r/agents/a");
+        let req = DispatchRequest {
+            role: Role::Prover,
+            cwd: wt.clone(),
+            read_dirs: vec![repo.clone()],
+            hidden: vec![repo.join(".git"), repo.join(".env"), repo.join(".arev")],
+            out_dir: out.clone(),
+            label: "prover".into(),
+            prompt: "prove".into(),
+            system_prompt: String::new(),
+            tier: Tier::Sonnet,
+            timeout: Duration::from_secs(1),
+            grace: Duration::from_secs(1),
+            output_cap: 1024,
+            max_budget_usd: None,
+            price: None,
+            search: true,
+        };
+        let w = Codex.wrap(&agent, &req).unwrap().unwrap();
+        assert_eq!(w.program, bwrap);
+        let args: Vec<String> = w
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let has = |seq: &[&str]| {
+            args.windows(seq.len())
+                .any(|win| win.iter().zip(seq).all(|(a, b)| a == b))
+        };
+        let p = |x: &PathBuf| x.display().to_string();
+        assert!(has(&["--tmpfs", &p(&repo.join(".git"))]), "{args:?}");
+        assert!(has(&["--tmpfs", &p(&repo.join(".arev"))]), "{args:?}");
+        assert!(
+            has(&["--dev-bind", "/dev/null", &p(&repo.join(".env"))]),
+            "{args:?}"
+        );
+        assert!(
+            has(&["--dev-bind", "/dev/null", &p(&wt.join(".git"))]),
+            "{args:?}"
+        );
+        // The dispatch's directory, under the masked `.arev/`, is bound back writable.
+        assert!(has(&["--bind", &p(&out), &p(&out)]), "{args:?}");
+        assert!(has(&["--chdir", &p(&wt), "--"]), "{args:?}");
+
+        // Started in the view, a shell sees the masked files empty and the rest as it is.
+        std::fs::write(repo.join(".git/config"), "token=SECRET").unwrap();
+        std::fs::write(repo.join("caller.rs"), "fn caller() {}").unwrap();
+        let script = format!(
+            "cat {0}/.env {0}/.git/config {1}/.git; ls -A {0}/.git; cat {0}/caller.rs",
+            p(&repo),
+            p(&wt)
+        );
+        let out = std::process::Command::new(&w.program)
+            .args(&w.args)
+            .args(["/bin/sh", "-c", &script])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(stdout, "fn caller() {}");
     }
 }
