@@ -356,3 +356,31 @@ pub fn probe(hidden: &Hidden) -> Result<(), ViewError> {
 #[cfg(test)]
 #[path = "view_tests.rs"]
 mod tests;
+
+/// The view of a reviewer whose CLI cannot itself refuse a read outside the context scope
+/// (Codex's shell, Gemini's file tools on untracked files): every path of `req.hidden` (the
+/// repository's `.git`, its ignored, untracked and left-out paths) and the `.git` of the
+/// working directory and of each read directory (a Prover's or Fixer's worktree holds its
+/// own `.git` file) masked; the working directory and the dispatch's directory (writable),
+/// the read directories and the binary bound back.
+pub fn scope_view(
+    agent: &super::spec::AgentSpec,
+    req: &super::spec::DispatchRequest,
+    hidden: &Hidden,
+) -> Result<Wrap, ViewError> {
+    let mut paths = req.hidden.clone();
+    for d in std::iter::once(&req.cwd).chain(&req.read_dirs) {
+        let git = d.join(".git");
+        if !paths.contains(&git) {
+            paths.push(git);
+        }
+    }
+    let keep = |path: &Path, writable: bool| Keep {
+        path: path.to_path_buf(),
+        writable,
+    };
+    let mut kept = vec![keep(&req.cwd, true), keep(&req.out_dir, true)];
+    kept.extend(req.read_dirs.iter().map(|d| keep(d, false)));
+    kept.push(keep(&agent.binary, false));
+    wrap_paths(&req.cwd, &paths, &kept, hidden)
+}

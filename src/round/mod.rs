@@ -1,6 +1,7 @@
 //! Rounds (docs/architecture.md §11): prompts, the Enthusiast∥Adversary→Judge driver, and
 //! the stop decision.
 mod blocks;
+mod cites;
 mod context;
 mod debunked;
 mod decide;

@@ -19,23 +19,21 @@
 //! token once.
 
 use super::backend::{Backend, Credentials, Floor, LoginFile, Npm, Profile};
-use super::event::{AgentEvent, Decoder};
-use super::fault::{from_api, refusal, transient, truncated, ApiError};
+use super::event::Decoder;
 use super::floor::Refused;
 use super::home::{homes_base, mirror, private_dir, ReviewerHome};
-use super::lines::{lax, lax_object, lax_tagged, tagged};
-use super::shell::shell_access;
 use super::spec::{AgentSpec, DispatchRequest, Invocation, Wrap, MAX_ARG_PROMPT};
-use super::view::{Hidden, Keep, ViewError};
-use crate::records::{Fault, FileAccess, ProcessEnd, ResultEvent, Role, ToolUse, Usage};
+use super::view::{Hidden, ViewError};
+use crate::records::{Role, ToolUse, Usage};
+mod decode;
 mod endpoint;
+
+use decode::codex_permits;
 
 pub(crate) use endpoint::codex_endpoint_arg;
 use endpoint::codex_provider_args;
-use serde::Deserialize;
-use serde_json::{json, Value};
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The file in the agent's `out_dir` holding the role body, Codex's `model_instructions_file`.
@@ -188,382 +186,6 @@ fn toml_basic_string(s: &str) -> String {
 
 /// `codex exec --json` events arev reads; every other `type` (`thread.started`,
 /// `turn.started`, `item.plan.delta`, …) is `Other`.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type")]
-enum CodexEvent {
-    #[serde(rename = "item.started")]
-    ItemStarted {
-        #[serde(default, deserialize_with = "lax_tagged")]
-        item: Option<CodexItem>,
-    },
-    #[serde(rename = "item.updated")]
-    ItemUpdated {
-        #[serde(default, deserialize_with = "lax_tagged")]
-        item: Option<CodexItem>,
-    },
-    #[serde(rename = "item.completed")]
-    ItemCompleted {
-        #[serde(default, deserialize_with = "lax_tagged")]
-        item: Option<CodexItem>,
-    },
-    #[serde(rename = "turn.completed")]
-    TurnCompleted {
-        #[serde(default, deserialize_with = "lax_object")]
-        usage: Option<CodexUsage>,
-    },
-    #[serde(rename = "turn.failed")]
-    TurnFailed {
-        #[serde(default, deserialize_with = "lax_object")]
-        error: Option<CodexError>,
-    },
-    #[serde(rename = "error")]
-    Error {
-        #[serde(default, deserialize_with = "lax")]
-        message: Option<String>,
-    },
-    #[serde(other)]
-    Other,
-}
-
-/// Codex thread items; `reasoning`, `plan`, `todo_list`, `error` (a warning) and unknown
-/// item types are `Other` (not tool calls).
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum CodexItem {
-    AgentMessage {
-        #[serde(default, deserialize_with = "lax")]
-        text: Option<String>,
-    },
-    CommandExecution {
-        #[serde(default, deserialize_with = "lax")]
-        id: Option<String>,
-        #[serde(default, deserialize_with = "lax")]
-        command: Option<String>,
-    },
-    FileChange {
-        #[serde(default, deserialize_with = "lax")]
-        id: Option<String>,
-        /// Verbatim (`[{path, kind}]`).
-        #[serde(default)]
-        changes: Value,
-    },
-    McpToolCall {
-        #[serde(default, deserialize_with = "lax")]
-        id: Option<String>,
-        #[serde(default, deserialize_with = "lax")]
-        server: Option<String>,
-        #[serde(default, deserialize_with = "lax")]
-        tool: Option<String>,
-        #[serde(default)]
-        arguments: Value,
-    },
-    CollabToolCall {
-        #[serde(default, deserialize_with = "lax")]
-        id: Option<String>,
-        #[serde(default, deserialize_with = "lax")]
-        tool: Option<String>,
-    },
-    WebSearch {
-        #[serde(default, deserialize_with = "lax")]
-        id: Option<String>,
-        #[serde(default)]
-        query: Value,
-    },
-    #[serde(other)]
-    Other,
-}
-
-/// Token counts of a turn; a missing or unreadable one is 0.
-#[derive(Debug, Default, Deserialize)]
-struct CodexUsage {
-    #[serde(default, deserialize_with = "lax")]
-    input_tokens: Option<u64>,
-    #[serde(default, deserialize_with = "lax")]
-    cached_input_tokens: Option<u64>,
-    #[serde(default, deserialize_with = "lax")]
-    cache_write_input_tokens: Option<u64>,
-    #[serde(default, deserialize_with = "lax")]
-    output_tokens: Option<u64>,
-}
-
-#[derive(Debug, Deserialize)]
-struct CodexError {
-    #[serde(default, deserialize_with = "lax")]
-    message: Option<String>,
-}
-
-/// The decoder's state: what the stream said so far.
-struct CodexDecoder {
-    model: String,
-    last_message: Option<String>,
-    usage: Usage,
-    turns: u64,
-    /// The last `turn.failed` message.
-    failed: Option<String>,
-    /// The last `error` message since the last completed turn.
-    pending_error: Option<String>,
-}
-
-impl Decoder for CodexDecoder {
-    fn event(&mut self, v: Value, out: &mut Vec<AgentEvent>) {
-        let Some(event) = tagged::<CodexEvent>(v) else {
-            return;
-        };
-        match event {
-            CodexEvent::ItemCompleted {
-                item: Some(CodexItem::AgentMessage { text }),
-            } => {
-                if let Some(t) = text {
-                    out.push(AgentEvent::Text(t.clone()));
-                    self.last_message = Some(t);
-                }
-            }
-            CodexEvent::ItemStarted { item }
-            | CodexEvent::ItemUpdated { item }
-            | CodexEvent::ItemCompleted { item } => {
-                if let Some(t) = item.and_then(item_tool_use) {
-                    out.push(AgentEvent::ToolUse(t));
-                }
-            }
-            CodexEvent::TurnCompleted { usage: u } => {
-                self.turns += 1;
-                self.pending_error = None;
-                add_usage(&mut self.usage, u.unwrap_or_default());
-                out.push(AgentEvent::Usage(self.usage.clone()));
-            }
-            CodexEvent::TurnFailed { error } => {
-                let msg = error.and_then(|e| e.message);
-                self.failed = Some(msg.unwrap_or_else(|| "turn failed".into()));
-            }
-            CodexEvent::Error { message } => {
-                let message = message.unwrap_or_else(|| "error".into());
-                // `Reconnecting... 2/5 (<cause>)`: the CLI retries.
-                if let Some(f) = codex_retrying(&message).and_then(|m| codex_fault(m, &self.model))
-                {
-                    out.push(AgentEvent::Retry(f));
-                }
-                self.pending_error = Some(message);
-            }
-            CodexEvent::Other => {}
-        }
-    }
-
-    /// The result: a failed turn, else an error no turn completed after, else the last
-    /// agent message; its fault is the failure's (stopped mid-retry: the retried cause).
-    fn end(&mut self, _end: &ProcessEnd, _stderr: &[u8], out: &mut Vec<AgentEvent>) {
-        let (usage, turns) = (std::mem::take(&mut self.usage), self.turns);
-        let fault = self
-            .failed
-            .as_deref()
-            .or(self.pending_error.as_deref())
-            .and_then(|m| codex_fault(codex_retrying(m).unwrap_or(m), &self.model));
-        let result = if let Some(msg) = self.failed.take() {
-            error_result("turn_failed", msg, usage, turns)
-        } else if let Some(msg) = self.pending_error.take() {
-            error_result("error", msg, usage, turns)
-        } else if turns > 0 {
-            ResultEvent {
-                is_error: false,
-                subtype: "success".into(),
-                text: self.last_message.take(),
-                total_cost_usd: 0.0,
-                usage,
-                permission_denials: vec![],
-                num_turns: Some(turns),
-            }
-        } else {
-            return;
-        };
-        out.push(AgentEvent::Result { result, fault });
-    }
-}
-
-fn error_result(subtype: &str, msg: String, usage: Usage, turns: u64) -> ResultEvent {
-    ResultEvent {
-        is_error: true,
-        subtype: subtype.into(),
-        text: Some(msg),
-        total_cost_usd: 0.0,
-        usage,
-        permission_denials: vec![],
-        num_turns: Some(turns),
-    }
-}
-
-fn add_usage(total: &mut Usage, u: CodexUsage) {
-    let cached = u.cached_input_tokens.unwrap_or(0);
-    total.input_tokens += u.input_tokens.unwrap_or(0).saturating_sub(cached);
-    total.cache_read_input_tokens += cached;
-    total.cache_creation_input_tokens += u.cache_write_input_tokens.unwrap_or(0);
-    total.output_tokens += u.output_tokens.unwrap_or(0);
-}
-
-/// The tool use of a Codex item (`None` for items that are not tool calls, or without an id).
-fn item_tool_use(item: CodexItem) -> Option<ToolUse> {
-    let (id, name, input, access) = match item {
-        CodexItem::CommandExecution { id, command } => {
-            let cmd = command.as_deref().unwrap_or_default();
-            (
-                id,
-                "shell".to_string(),
-                json!({ "command": cmd }),
-                shell_access(cmd),
-            )
-        }
-        CodexItem::FileChange { id, changes } => {
-            let paths: Vec<String> = changes
-                .as_array()
-                .map(|cs| {
-                    cs.iter()
-                        .filter_map(|c| c.get("path").and_then(Value::as_str))
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default();
-            let access = FileAccess {
-                write: if paths.is_empty() {
-                    vec![String::new()]
-                } else {
-                    paths
-                },
-                ..FileAccess::default()
-            };
-            (id, "file_change".to_string(), changes, access)
-        }
-        CodexItem::McpToolCall {
-            id,
-            server,
-            tool,
-            arguments,
-        } => (
-            id,
-            format!(
-                "mcp:{}/{}",
-                server.unwrap_or_default(),
-                tool.unwrap_or_default()
-            ),
-            arguments,
-            FileAccess::unknown("an MCP tool's file accesses cannot be derived"),
-        ),
-        CodexItem::CollabToolCall { id, tool } => (
-            id,
-            format!("collab:{}", tool.unwrap_or_default()),
-            Value::Null,
-            FileAccess::unknown("a sub-agent's file accesses cannot be derived"),
-        ),
-        CodexItem::WebSearch { id, query } => (
-            id,
-            "web_search".to_string(),
-            json!({ "query": query }),
-            FileAccess::none(),
-        ),
-        CodexItem::AgentMessage { .. } | CodexItem::Other => return None,
-    };
-    Some(ToolUse {
-        id: id?,
-        name,
-        input,
-        access,
-    })
-}
-
-/// Whether `role` may make the Codex tool call `t`: a shell command only when
-/// `backends::shell` proves it read-only (every access derived, no write); `file_change`
-/// only the Fixer (its edits) and the Prover (its new files; arev rejects a change to an
-/// existing one before running anything); MCP tools, sub-agents and web searches nobody.
-pub fn codex_permits(role: Role, t: &ToolUse) -> bool {
-    match t.name.as_str() {
-        "shell" => t.access.unknown.is_none() && t.access.write.is_empty(),
-        "file_change" => matches!(role, Role::Fixer | Role::Prover),
-        _ => false,
-    }
-}
-
-/// An OpenAI error body (`{"error":{"message","type","code"}}`), which Codex 0.169.0 prints
-/// verbatim for a 400.
-#[derive(Debug, Deserialize)]
-struct OpenAiBody {
-    error: OpenAiError,
-}
-
-#[derive(Debug, Deserialize)]
-struct OpenAiError {
-    #[serde(default)]
-    message: String,
-    #[serde(default, rename = "type")]
-    kind: Option<String>,
-    #[serde(default)]
-    code: Option<String>,
-}
-
-/// The cause inside Codex's `Reconnecting... 2/5 (<cause>)`, if `message` is one.
-fn codex_retrying(message: &str) -> Option<&str> {
-    let (_, cause) = message.strip_prefix("Reconnecting... ")?.split_once(" (")?;
-    cause.strip_suffix(')')
-}
-
-/// The fault one Codex error message names, `None` when it names none arev knows.
-fn codex_fault(message: &str, model: &str) -> Option<Fault> {
-    let key = KEY;
-    let message = message.trim();
-    let cut = message.strip_prefix("stream disconnected before completion: ");
-    let message = cut.unwrap_or(message);
-    // `Incomplete response returned, reason: max_output_tokens | content_filter`.
-    if let Some(reason) = message.strip_prefix("Incomplete response returned, reason: ") {
-        return Some(match reason.trim() {
-            "max_output_tokens" => truncated(),
-            "content_filter" => refusal("the API's content filter stopped the answer"),
-            other => transient(
-                "connection",
-                &ApiError::default(),
-                &format!("the answer was left incomplete ({other})"),
-            ),
-        });
-    }
-    let mut e = ApiError::default();
-    if let Some(rest) = message.strip_prefix("unexpected status ") {
-        // `unexpected status 401 Unauthorized: <text>, url: <url>`
-        let (status, text) = rest.split_once(": ").unwrap_or((rest, ""));
-        e.status = status.split(' ').next().and_then(|s| s.parse().ok());
-        e.text = text.rsplit_once(", url: ").map_or(text, |(t, _)| t).into();
-    } else if let Some(rest) = message.strip_prefix("exceeded retry limit, last status: ") {
-        e.status = rest.split(' ').next().and_then(|s| s.parse().ok());
-    } else if let Ok(body) = serde_json::from_str::<OpenAiBody>(message) {
-        // A 400's body, printed verbatim.
-        e.kind = openai_kind(&body.error);
-        e.text = body.error.message;
-        if e.kind.is_empty() {
-            e.kind = "invalid_request_error".into();
-        }
-    } else {
-        let lower = message.to_ascii_lowercase();
-        e.text = message.into();
-        if lower.contains("model") && lower.contains("does not exist") {
-            e.kind = "not_found_error".into();
-        } else if lower.contains("quota exceeded") || lower.contains("billing") {
-            e.kind = "billing".into();
-        } else if cut.is_none() {
-            return None;
-        }
-    }
-    Some(from_api(&e, model, key))
-}
-
-/// The normalised error type of an OpenAI error body.
-fn openai_kind(e: &OpenAiError) -> String {
-    let code = e.code.as_deref().unwrap_or_default();
-    let kind = e.kind.as_deref().unwrap_or_default();
-    match (code, kind) {
-        ("invalid_api_key", _) | (_, "authentication_error") => "authentication_error",
-        ("model_not_found", _) => "not_found_error",
-        ("insufficient_quota", _) | (_, "insufficient_quota") => "billing",
-        ("rate_limit_exceeded", _) => "rate_limit_error",
-        (_, "server_error") => "api_error",
-        (_, k) => k,
-    }
-    .into()
-}
-
 /// Codex (`codex exec`, docs/architecture.md §16.3). `-c`/`--config` is checked by key:
 /// only model and provider settings ([`CONFIG_KEYS`]) may be set.
 const FLOOR: &[Refused] = &[
@@ -617,9 +239,6 @@ const CONFIG_KEYS: &[&str] = &[
     "show_raw_agent_reasoning",
 ];
 
-/// The credentials variable an authentication failure names.
-const KEY: &str = "OPENAI_API_KEY";
-
 /// Entries of `$CODEX_HOME` a reviewer does not see: the global instructions and the
 /// memories.
 const PERSONAL: [&str; 3] = ["AGENTS.md", "AGENTS.override.md", "memories"];
@@ -630,21 +249,6 @@ const HIDDEN: Hidden = Hidden {
     what: "`.git`, ignored and untracked files (outside the context scope)",
     names: &[".git", ".env"],
 };
-
-/// The paths masked in a Codex dispatch's view: every path of `req.hidden` (the
-/// repository's `.git`, its ignored, untracked and left-out paths) and the `.git` of the
-/// working directory and of each read directory (a Prover's or Fixer's worktree holds its
-/// own `.git` file).
-fn view_paths(req: &DispatchRequest) -> Vec<PathBuf> {
-    let mut out = req.hidden.clone();
-    for d in std::iter::once(&req.cwd).chain(&req.read_dirs) {
-        let git = d.join(".git");
-        if !out.contains(&git) {
-            out.push(git);
-        }
-    }
-    out
-}
 
 /// Codex's profile.
 static PROFILE: Profile = Profile {
@@ -728,14 +332,7 @@ impl Backend for Codex {
     /// view (bubblewrap nests). Paths outside the repository are left as that sandbox
     /// leaves them: readable, caught by the read gate after the fact.
     fn wrap(&self, agent: &AgentSpec, req: &DispatchRequest) -> Result<Option<Wrap>, ViewError> {
-        let keep = |path: &Path, writable: bool| Keep {
-            path: path.to_path_buf(),
-            writable,
-        };
-        let mut kept = vec![keep(&req.cwd, true), keep(&req.out_dir, true)];
-        kept.extend(req.read_dirs.iter().map(|d| keep(d, false)));
-        kept.push(keep(&agent.binary, false));
-        super::view::wrap_paths(&req.cwd, &view_paths(req), &kept, &HIDDEN).map(Some)
+        super::view::scope_view(agent, req, &HIDDEN).map(Some)
     }
 
     fn check_wrap(&self) -> Result<(), ViewError> {
@@ -743,7 +340,7 @@ impl Backend for Codex {
     }
 
     fn decoder(&self, model: &str) -> Box<dyn Decoder> {
-        Box::new(CodexDecoder {
+        Box::new(decode::CodexDecoder {
             model: model.to_string(),
             last_message: None,
             usage: Usage::default(),

@@ -30,7 +30,8 @@ use super::event::Decoder;
 use super::floor::Refused;
 use super::home::{homes_base, is_markdown, mirror, private_dir, ReviewerHome};
 use super::shell::shell_access;
-use super::spec::{AgentSpec, DispatchRequest, Invocation, MAX_ARG_PROMPT};
+use super::spec::{AgentSpec, DispatchRequest, Invocation, Wrap, MAX_ARG_PROMPT};
+use super::view::{Hidden, ViewError};
 use crate::records::{FileAccess, Role, ToolUse};
 use serde_json::Value;
 use std::ffi::OsString;
@@ -352,9 +353,28 @@ static PROFILE: Profile = Profile {
 /// Gemini CLI (`gemini -p <prompt> -o stream-json`).
 pub struct Gemini;
 
+/// What Gemini's view hides, for messages and the trial view (`arev doctor`, preflight).
+const HIDDEN: Hidden = Hidden {
+    cli: "Gemini CLI",
+    what: "`.git`, ignored and untracked files (outside the context scope)",
+    names: &[".git", ".env"],
+};
+
 impl Backend for Gemini {
     fn profile(&self) -> &'static Profile {
         &PROFILE
+    }
+
+    /// A view without what lies outside the context scope: Gemini CLI 0.61 applies no
+    /// policy `argsPattern` rule to its file tools' paths, so an untracked file would be read
+    /// (tests/integration/context_scope.rs), and its own `.gitignore` filter covers only
+    /// ignored ones (docs/trust.md).
+    fn wrap(&self, agent: &AgentSpec, req: &DispatchRequest) -> Result<Option<Wrap>, ViewError> {
+        super::view::scope_view(agent, req, &HIDDEN).map(Some)
+    }
+
+    fn check_wrap(&self) -> Result<(), ViewError> {
+        super::view::probe(&HIDDEN)
     }
 
     /// Gemini appends the `-p` text to its stdin input: a prompt too long for one argument
