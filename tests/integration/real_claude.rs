@@ -892,7 +892,17 @@ fn a_budget_stops_the_real_cli_mid_dispatch() {
         .iter()
         .find(|d| d["role"] == "enthusiast")
         .unwrap();
-    assert_eq!(enth["outcome"]["end"]["kind"], "cancelled", "{enth}");
+    // Stopped by the budget: arev's meter cancels it, or the CLI's own share of the budget
+    // (`--max-budget-usd`, the same usage) ends it first — the two see one usage event, and
+    // which acts first is the CLI's timing (named in the closing note of issue 49 as not yet
+    // held by the fake).
+    let by_cli = enth["gates"]["authenticity"]
+        .as_str()
+        .is_some_and(|a| a.contains("error_max_budget_usd"));
+    assert!(
+        enth["outcome"]["end"]["kind"] == "cancelled" || by_cli,
+        "{enth}"
+    );
     let answer = enth["outcome"]["cost_usd"].as_f64().unwrap();
     let total = report["cost"]["usd"].as_f64().unwrap();
     assert!(total > budget, "the budget was passed: {total}");
