@@ -48,9 +48,9 @@ impl PrivateDir {
 
 /// The file in each private home whose `flock` says its dispatch is alive.
 pub const LIVE_FILE: &str = ".arev-home.lock";
-/// The prefixes of the private homes' names (`codex-…`, `gemini-…`, `opencode-…`): nothing
-/// else under the base is ever pruned.
-const PREFIXES: [&str; 3] = ["codex-", "gemini-", "opencode-"];
+/// The prefixes of the private homes' names (`codex-…`, `gemini-…`, `opencode-…`) and of
+/// the agents' temp dirs (`tmp-…`): nothing else under the base is ever pruned.
+const PREFIXES: [&str; 4] = ["codex-", "gemini-", "opencode-", "tmp-"];
 /// How old a home must be before it is pruned.
 const STALE_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
 
@@ -100,6 +100,15 @@ pub(super) fn private_dir(base: &Path, prefix: &str) -> std::io::Result<PrivateD
     let user = std::fs::metadata(dir.path())?.uid();
     prune_stale(base, user, SystemTime::now());
     Ok(PrivateDir { dir, _live: live })
+}
+
+/// The temp dir of one dispatch, whatever its CLI: its `TMPDIR`, beside the private homes
+/// and removed with everything in it when the dispatch ends. The CLIs write there unasked
+/// (OpenCode's runtime unpacks a 5 MiB native library per start, Gemini CLI leaves an error
+/// report per failed turn), which in the user's `/tmp` would pile up run after run; what an
+/// agent leaves there can also never reach another agent's.
+pub fn agent_tmp(env: &[(OsString, OsString)]) -> std::io::Result<PrivateDir> {
+    private_dir(&homes_base(env), "tmp-")
 }
 
 /// Whether a home may be pruned, from what its entry says: a home's name, the user's own,
@@ -292,6 +301,7 @@ mod tests {
         let now = SystemTime::now();
         let old = now - Duration::from_secs(25 * 3600);
         assert!(is_stale("codex-x1", 1000, 1000, old, now));
+        assert!(is_stale("tmp-x1", 1000, 1000, old, now), "an agent's temp dir");
         assert!(!is_stale("codex-x1", 0, 1000, old, now), "another user's");
         assert!(!is_stale(
             "codex-x1",

@@ -152,8 +152,11 @@ async fn run_agent(
     // A reviewer's own home where its CLI needs one to keep the user's personal context
     // out (Codex, Gemini: `Backend::private_home`); kept until the agent has ended.
     let home = backend.private_home(&parent_env).map_err(io_err(out))?;
+    // Its own `TMPDIR`, removed with what the CLI left there when the agent has ended.
+    let tmp = crate::backends::agent_tmp(&parent_env).map_err(io_err(out))?;
     let mut backend_env = inv.env.clone();
     backend_env.extend(home.iter().flat_map(|h| h.env.iter().cloned()));
+    backend_env.push(("TMPDIR".into(), tmp.path().display().to_string()));
     let env = agent_env(agent, &backend_env, parent_env);
     let prompt_path = out.join("prompt.md");
     write_record(&prompt_path, req.prompt.as_bytes()).map_err(io_err(&prompt_path))?;

@@ -18,8 +18,9 @@
 //! # Environment
 //! - `AREV_FAKE_LOG`: if set, one JSON line per invocation is appended to this file:
 //!   `{"argv":[…args after the program name…],"role":"enthusiast","round":1,"pass":1,
-//!   "retry":false,"target_path":"…","target_kind":"file","model":"opus","pid":123}`
-//!   (`round`/`pass`/`target_*` are `null` when absent from the prompt).
+//!   "retry":false,"target_path":"…","target_kind":"file","model":"opus","pid":123,
+//!   "tmpdir":"…"}` (`round`/`pass`/`target_*` are `null` when absent from the prompt;
+//!   `tmpdir` is `$TMPDIR`, `null` when unset).
 //! - `AREV_FAKE_PIDS`: if set, a directory where the fake records the processes it starts,
 //!   one empty-named file each: `agent-<pid>` (itself, on start) and `grandchild-<pid>`
 //!   (each `spawn_grandchild` / `setsid_grandchild`), so tests can check none survives.
@@ -74,6 +75,8 @@
 //!   directories. Paths may be absolute; the tool use carries the absolute path.
 //!   `symlinks` (list of `{"path","target"}`): symbolic links created directly, with no tool
 //!   use (no CLI tool makes one: this is a Prover that got one planted some other way).
+//! - `tmp_file` (string): a file of that name written into `$TMPDIR` (as a CLI's own temp
+//!   files are, with no tool use).
 //! - `crash` (bool): after the tool uses, print an assistant text event and exit 1 with no
 //!   result event.
 //! - `garbage_lines` (n): n non-JSON lines on stdout.
@@ -256,6 +259,7 @@ fn log_invocation(args: &[String], d: &Dispatch, model: &str) {
         "finding": d.finding,
         "model": model,
         "pid": std::process::id(),
+        "tmpdir": std::env::var("TMPDIR").ok(),
     });
     let mut bytes = serde_json::to_vec(&line).unwrap_or_default();
     bytes.push(b'\n');
@@ -781,6 +785,13 @@ fn main() {
         }
     }
 
+    if let Some(name) = step.get("tmp_file").and_then(Value::as_str) {
+        let dir = std::env::var_os("TMPDIR").map_or_else(std::env::temp_dir, Into::into);
+        let path = std::path::Path::new(&dir).join(name);
+        if let Err(err) = std::fs::write(&path, "a CLI's own temp file\n") {
+            fail(&format!("cannot write {}: {err}", path.display()));
+        }
+    }
     match step.get("wait_for") {
         Some(Value::Array(gates)) => gates.iter().for_each(wait_for),
         Some(gate) => wait_for(gate),

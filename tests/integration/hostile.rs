@@ -973,3 +973,57 @@ fn control_characters_never_reach_the_terminal_or_the_ci_log() {
         assert!(out.stdout.contains("\\u{1b}"), "{args:?}: {}", out.stdout);
     }
 }
+
+/// Every agent gets a `TMPDIR` of its own beside the private homes (in arev's cache, never
+/// the user's temp dir), and it goes with what the CLI left there when the agent has ended:
+/// a CLI's unasked temp files (OpenCode unpacks a 5 MiB library per start) never pile up
+/// run after run, and no agent sees another's.
+#[test]
+fn each_agent_gets_a_temp_dir_of_its_own_removed_when_it_ends() {
+    let repo = TestRepo::new();
+    let user_tmp = repo.scratch.join("user-tmp");
+    std::fs::create_dir_all(&user_tmp).unwrap();
+    let leave = |role: &str| json!({"role": role, "tmp_file": "cli-native.so"});
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--max-rounds", "1"])
+        .env("TMPDIR", &user_tmp.display().to_string())
+        .script(json!({"steps": [
+            {"role": "enthusiast", "tmp_file": "cli-native.so",
+             "answer": {"findings": [finding("F1", "src/lib.rs", 2, "high", "correctness")]}},
+            leave("adversary"),
+            {"role": "judge", "tmp_file": "cli-native.so",
+             "answer": {"rulings": [ruling("F1", "src/lib.rs", 2, "high", "enthusiast")],
+                        "summary": "s", "convergence": true, "next_round_model": null}},
+        ]}))
+        .run();
+    run.assert_code(1);
+    let dirs: Vec<PathBuf> = run
+        .fake_log()
+        .iter()
+        .map(|l| PathBuf::from(l["tmpdir"].as_str().expect("TMPDIR set")))
+        .collect();
+    let roles: Vec<String> = run
+        .fake_log()
+        .iter()
+        .map(|l| l["role"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        ["enthusiast", "adversary", "judge"]
+            .iter()
+            .all(|r| roles.iter().any(|x| x == r)),
+        "{roles:?}"
+    );
+    let unique: std::collections::BTreeSet<&PathBuf> = dirs.iter().collect();
+    assert_eq!(unique.len(), dirs.len(), "one temp dir per agent: {dirs:?}");
+    for d in &dirs {
+        assert!(
+            d.starts_with(repo.scratch.join("caches")),
+            "{}",
+            d.display()
+        );
+        assert!(!d.exists(), "{} left behind", d.display());
+    }
+    let left: Vec<_> = std::fs::read_dir(&user_tmp).unwrap().flatten().collect();
+    assert!(left.is_empty(), "the user's temp dir holds {left:?}");
+}

@@ -58,7 +58,8 @@ fn plant_plugins(repo: &TestRepo, markers: &Path) -> Vec<PathBuf> {
 
 /// Every plugin form of a hostile repository, reviewed with the real OpenCode CLI on the
 /// loopback endpoint: no marker appears (no code of the repository ran), the review gets its
-/// verdict, and the repository's files are as they were.
+/// verdict, the repository's files are as they were, and nothing OpenCode wrote to its temp
+/// dir is left in the user's.
 #[test]
 fn real_opencode_runs_none_of_the_repositorys_plugins() {
     let Some(bin) = opencode_bin("real_opencode_runs_none_of_the_repositorys_plugins") else {
@@ -71,12 +72,19 @@ fn real_opencode_runs_none_of_the_repositorys_plugins() {
     let before = repo.state();
     let fake = FakeOpenAi::start(round_script());
     let cfg = panel_config(&repo, &opencode_agent(&bin, &fake));
+    let user_tmp = repo.scratch.join("user-tmp");
+    std::fs::create_dir_all(&user_tmp).unwrap();
     let run = repo
         .arev()
         .args(&["run", "src/lib.rs", "--format", "json", "--config", &cfg])
         .env("AREV_AGENT_TIMEOUT", "180s")
         .env(KEY_VAR, "sk-fake-openai-000")
+        .env("TMPDIR", &user_tmp.display().to_string())
         .run();
+    // What OpenCode's runtime unpacks at each start (a native library) went with the
+    // agent's own temp dir: nothing is left in the user's.
+    let left: Vec<_> = std::fs::read_dir(&user_tmp).unwrap().flatten().collect();
+    assert!(left.is_empty(), "the user's temp dir holds {left:?}");
     let ran: Vec<String> = planted
         .iter()
         .filter(|m| m.exists())
