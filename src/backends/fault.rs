@@ -94,6 +94,19 @@ pub(super) fn refusal(text: &str) -> Fault {
     )
 }
 
+/// The fault of a dispatch its CLI stopped at its share of the run's budget.
+pub(super) fn budget_share() -> Fault {
+    Fault {
+        class: FaultClass::Budget,
+        cause: "budget_share".into(),
+        status: None,
+        retry_after_ms: None,
+        message: "the CLI stopped at this dispatch's share of the run's budget \
+                  (--budget-usd); raise the budget to review this target"
+            .into(),
+    }
+}
+
 pub(super) fn truncated() -> Fault {
     Fault {
         class: FaultClass::Truncated,

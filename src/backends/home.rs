@@ -301,7 +301,10 @@ mod tests {
         let now = SystemTime::now();
         let old = now - Duration::from_secs(25 * 3600);
         assert!(is_stale("codex-x1", 1000, 1000, old, now));
-        assert!(is_stale("tmp-x1", 1000, 1000, old, now), "an agent's temp dir");
+        assert!(
+            is_stale("tmp-x1", 1000, 1000, old, now),
+            "an agent's temp dir"
+        );
         assert!(!is_stale("codex-x1", 0, 1000, old, now), "another user's");
         assert!(!is_stale(
             "codex-x1",

@@ -259,6 +259,9 @@ pub enum FaultClass {
     Permanent,
     /// The answer was cut at the output cap.
     Truncated,
+    /// Its CLI stopped it at its share of the run's budget (Claude Code's
+    /// `--max-budget-usd`): a re-dispatch cannot be paid for, so the run's budget is spent.
+    Budget,
 }
 
 /// The classified cause of a failed dispatch.
@@ -266,8 +269,8 @@ pub enum FaultClass {
 pub struct Fault {
     pub class: FaultClass,
     /// `overloaded`, `rate_limited`, `server_error`, `connection`, `authentication`,
-    /// `permission`, `billing`, `invalid_request`, `unknown_model`, `refusal` or
-    /// `output_truncated`.
+    /// `permission`, `billing`, `invalid_request`, `unknown_model`, `refusal`,
+    /// `output_truncated` or `budget_share`.
     pub cause: String,
     /// The API's HTTP status, when the CLI reported one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

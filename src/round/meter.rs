@@ -96,6 +96,19 @@ impl Meter {
         self.check(&mut inner);
     }
 
+    /// An agent was stopped at its share of the budget by its own CLI: the budget is spent
+    /// whatever the sum says (the rest is the other agents' shares), so the meter trips.
+    pub fn exhaust(&self) {
+        let mut inner = self.lock();
+        if !inner.tripped {
+            tracing::debug!("an agent reached its share of the budget: stopping the others");
+            inner.tripped = true;
+            if let Some(token) = &inner.armed {
+                token.cancel();
+            }
+        }
+    }
+
     fn check(&self, inner: &mut Inner) {
         if inner.tripped {
             return;
@@ -180,6 +193,20 @@ mod tests {
         let next = CancellationToken::new();
         m.arm(&next);
         assert!(next.is_cancelled());
+    }
+
+    #[test]
+    fn an_agent_stopped_at_its_share_trips_the_meter_whatever_the_sum() {
+        let m = Meter::new(Some(0.10), None);
+        let round = CancellationToken::new();
+        m.arm(&round);
+        m.finished("enthusiast-p1", &spend(0.04, 1000));
+        assert!(!m.tripped());
+        m.exhaust();
+        assert!(m.tripped() && round.is_cancelled());
+        let next = CancellationToken::new();
+        m.arm(&next);
+        assert!(next.is_cancelled(), "nothing more is started");
     }
 
     #[test]

@@ -261,6 +261,14 @@ fn on_failure<T>(
             };
             Err((RoleOutput::Abort(a), true))
         }
+        // The CLI stopped it at its share of the budget (docs/contracts.md §19.3): what is
+        // left is the other agents' shares, so nothing can pay for a re-dispatch — the
+        // budget is spent, and the round's agents are stopped as when the meter trips.
+        Some(f) if f.class == FaultClass::Budget => {
+            tracing::warn!("{label}: {}", f.message);
+            ctx.meter.exhaust();
+            Err((RoleOutput::Cancelled, false))
+        }
         Some(f) if f.class == FaultClass::Transient => {
             let since = *tried
                 .first_fault

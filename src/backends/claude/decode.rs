@@ -21,7 +21,9 @@
 
 use super::claude_access;
 use crate::backends::event::{AgentEvent, Decoder};
-use crate::backends::fault::{from_api, refusal, truncated, truncated_recovered, ApiError};
+use crate::backends::fault::{
+    budget_share, from_api, refusal, truncated, truncated_recovered, ApiError,
+};
 use crate::backends::lines::{lax, lax_object};
 use crate::records::{Fault, ProcessEnd, ResultEvent, ToolUse, Usage};
 use serde::Deserialize;
@@ -84,6 +86,7 @@ impl Message {
 /// What a `result` event says of a fault.
 #[derive(Debug, Default)]
 struct ResultFacts {
+    subtype: Option<String>,
     stop_reason: Option<String>,
     api_error: bool,
     status: Option<u16>,
@@ -292,6 +295,7 @@ impl ClaudeDecoder {
     fn result(&mut self, v: Value, out: &mut Vec<AgentEvent>) {
         let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
         let facts = ResultFacts {
+            subtype: text("subtype"),
             stop_reason: text("stop_reason"),
             api_error: v.get("is_error") == Some(&Value::Bool(true))
                 && text("terminal_reason").as_deref() == Some("api_error"),
@@ -345,6 +349,11 @@ impl ClaudeDecoder {
             }
             if r.stop_reason.as_deref() == Some("max_tokens") {
                 return Some(truncated());
+            }
+            // `--max-budget-usd` reached: the CLI ends the session after the response that
+            // passed it (`error_max_budget_usd`).
+            if r.subtype.as_deref() == Some("error_max_budget_usd") {
+                return Some(budget_share());
             }
             if r.api_error {
                 let e = ApiError {

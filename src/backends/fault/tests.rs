@@ -94,6 +94,20 @@ fn refusal_and_max_tokens_come_from_the_stop_reason() {
     assert_eq!(classify(EventFormat::Claude, fine.as_bytes(), "m"), None);
 }
 
+/// Claude Code ends a session past its `--max-budget-usd` with `error_max_budget_usd` (as
+/// 2.1.330 prints it, after the response that passed it): the dispatch's share is spent.
+#[test]
+fn a_cli_stopped_at_its_budget_share_is_a_budget_fault() {
+    let stopped = r#"{"type":"result","subtype":"error_max_budget_usd","duration_ms":2811,"is_error":true,"num_turns":1,"stop_reason":"tool_use","session_id":"s","total_cost_usd":0.04014,"usage":{"input_tokens":0,"cache_creation_input_tokens":7976,"output_tokens":13},"errors":["Reached maximum budget ($0.04)"]}"#;
+    let f = of(stopped);
+    assert_eq!(
+        (f.class, f.cause.as_str()),
+        (FaultClass::Budget, "budget_share")
+    );
+    let turns = stopped.replace("error_max_budget_usd", "error_max_turns");
+    assert_eq!(classify(EventFormat::Claude, turns.as_bytes(), "m"), None);
+}
+
 #[test]
 fn an_answer_continued_after_max_tokens_is_joined_from_the_events() {
     let events = r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Read","input":{}}]}}
