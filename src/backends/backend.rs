@@ -122,12 +122,6 @@ pub trait Backend: Send + Sync + 'static {
         None
     }
 
-    /// Whether it fails when its home is under the temp dir while a system `bwrap` exists
-    /// (`arev doctor` says so before a review would abort).
-    fn fails_with_home_under_temp_dir(&self) -> bool {
-        false
-    }
-
     /// A private home for one dispatch that keeps the user's personal context out (None:
     /// the CLI needs none).
     fn private_home(

@@ -106,7 +106,8 @@ pub(super) fn private_dir(base: &Path, prefix: &str) -> std::io::Result<PrivateD
 /// and removed with everything in it when the dispatch ends. The CLIs write there unasked
 /// (OpenCode's runtime unpacks a 5 MiB native library per start, Gemini CLI leaves an error
 /// report per failed turn), which in the user's `/tmp` would pile up run after run; what an
-/// agent leaves there can also never reach another agent's.
+/// agent leaves there can also never reach another agent's. Beside the homes, never above
+/// them: Codex refuses to link its sandbox helper into a home under its temp dir.
 pub fn agent_tmp(env: &[(OsString, OsString)]) -> std::io::Result<PrivateDir> {
     private_dir(&homes_base(env), "tmp-")
 }

@@ -156,7 +156,6 @@ pub fn doctor(cwd: &Path, cfg: DoctorConfig) -> Vec<Check> {
             origins.get(name).map(PathBuf::as_path),
         ));
     }
-    checks.extend(super::codex_home::codex_temp_home(&config).map(|l| Check::new(Level::Fail, l)));
     checks
 }
 

@@ -2,7 +2,6 @@
 //! `arev run` before it creates a run dir — and, for `arev doctor`, whether git and each
 //! CLI run, at the version arev is tested with, with credentials, under a config that loads.
 mod agents;
-mod codex_home;
 mod doctor;
 mod endpoint;
 mod prove;

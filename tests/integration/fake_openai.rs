@@ -117,18 +117,11 @@ impl FakeOpenAi {
         std::fs::create_dir_all(home.join(".codex")).expect("mkdir CODEX_HOME");
         // With a system bwrap on PATH, Codex 0.169.0 sandboxes its shell through it and execs a
         // helper it links under CODEX_HOME, which it refuses to create below the temporary
-        // directory ("Refusing to create helper binaries under temporary dir"): every command
-        // then fails. Test homes live under /tmp, so the temporary directory is moved beside
-        // them (arev passes TMPDIR through to agents).
-        let tmp = home.with_file_name(format!(
-            "{}-tmpdir",
-            home.file_name()
-                .map_or("home".into(), |n| n.to_string_lossy())
-        ));
-        std::fs::create_dir_all(&tmp).expect("mkdir TMPDIR");
+        // directory ("Refusing to create helper binaries under temporary dir"). Test homes
+        // and arev's private homes live under /tmp, the runner's TMPDIR: Codex still works
+        // because arev gives every agent a TMPDIR of its own beside (never above) its home.
         vec![
             ("HOME", home.to_string_lossy().into_owned()),
-            ("TMPDIR", tmp.to_string_lossy().into_owned()),
             (
                 "CODEX_HOME",
                 home.join(".codex").to_string_lossy().into_owned(),

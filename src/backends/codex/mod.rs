@@ -297,13 +297,6 @@ impl Backend for Codex {
         codex_endpoint_arg(args)
     }
 
-    /// Codex 0.169.0 refuses to create its sandbox helper under the temp dir when a system
-    /// `bwrap` exists ("Refusing to create helper binaries under temporary dir"), and every
-    /// shell command it runs then fails.
-    fn fails_with_home_under_temp_dir(&self) -> bool {
-        true
-    }
-
     /// The prompt is the last argument, or (too long for one) `-` with the text on stdin.
     fn invocation(&self, agent: &AgentSpec, req: &DispatchRequest) -> Invocation {
         let mut args = codex_args(agent, req);
