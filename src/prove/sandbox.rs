@@ -7,6 +7,7 @@
 //! checks bwrap can do all this here.
 
 use super::error::ProveError;
+use crate::backends::find_bwrap;
 use crate::records::SandboxMode;
 use std::ffi::OsString;
 use std::io::Read;
@@ -432,18 +433,6 @@ pub(super) fn environment(
         env.push(("HOME".into(), h.as_os_str().to_os_string()));
     }
     env
-}
-
-/// `bwrap` on arev's PATH.
-pub fn find_bwrap() -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .filter(|d| d.is_absolute())
-        .map(|d| d.join("bwrap"))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
 }
 
 /// How long the preflight's trial sandbox may take.
