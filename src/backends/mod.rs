@@ -40,7 +40,7 @@ pub use shell::shell_access;
 pub use spec::{
     AgentSpec, DispatchRequest, Invocation, ModelPrice, TierModels, Wrap, MAX_ARG_PROMPT,
 };
-pub use view::ViewError;
+pub use view::{find_bwrap, ViewError};
 
 use crate::records::{Role, ToolUse};
 use schemars::JsonSchema;

@@ -238,7 +238,8 @@ pub fn bwrap_args(
     Ok(a)
 }
 
-/// `bwrap` on arev's PATH.
+/// `bwrap` on arev's PATH: the one lookup for OpenCode's view and the Prover's sandbox
+/// (`prove::sandbox`, a layer above).
 pub fn find_bwrap() -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let path = std::env::var_os("PATH")?;

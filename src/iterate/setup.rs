@@ -2,7 +2,7 @@
 //! with the user's uncommitted work, and the loop's fixed inputs (the TARGET arguments and the
 //! user's cwd mapped into the worktree). A failed set-up leaves neither run dir nor worktree.
 
-use super::{create_worktree, remove_worktree, seed_worktree, Worktree};
+use super::{create_worktree, escaping_link, remove_worktree, seed_worktree, Worktree};
 use crate::errors::ExpectedError;
 use crate::output;
 use crate::resolve::RunPlan;
@@ -82,6 +82,17 @@ pub fn prepare<'a>(
             return Err(ExpectedError::Usage(e.to_string()));
         }
     };
+    // A link the Fixer could write through to outside the worktree: no fixing here.
+    let refused = match escaping_link(&wt) {
+        Ok(None) => None,
+        Ok(Some(link)) => Some(link.to_string()),
+        Err(e) => Some(e.to_string()),
+    };
+    if let Some(why) = refused {
+        remove_worktree(&plan.root, &wt);
+        rec.discard();
+        return Err(ExpectedError::Usage(why));
+    }
     let max_iterations = opts.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
     rec.record_iterate(MetaIterate {
         branch: wt.branch.clone(),

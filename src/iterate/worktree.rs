@@ -168,6 +168,85 @@ pub fn seed(root: &Path, wt: &Worktree) -> Result<Option<String>, GitError> {
     Ok(Some(sha))
 }
 
+/// A symbolic link of the worktree (committed, or brought by `seed`) that resolves outside
+/// it: its path in the worktree and where it leads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "--iterate: `{link}` is a symbolic link to {} (outside the worktree): a Fixer's write \
+     through it would land there, so arev does not fix this tree; remove or repoint the \
+     link (a link inside the repository is fine), or review it without --iterate \
+     (docs/trust.md)",
+    to.display()
+)]
+pub struct EscapingLink {
+    pub link: String,
+    pub to: PathBuf,
+}
+
+/// The first link of the worktree's HEAD tree (every link it checked out) that leads outside
+/// the worktree, followed as the kernel would — through other links, dangling or not.
+pub fn escaping_link(wt: &Worktree) -> Result<Option<EscapingLink>, GitError> {
+    let repo = wt.open()?;
+    let tree = repo
+        .head()
+        .and_then(|h| h.peel_to_tree())
+        .map_err(|e| git_err("read the worktree's HEAD", &e))?;
+    let root = wt.path.canonicalize().unwrap_or_else(|_| wt.path.clone());
+    let mut links = vec![];
+    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        if entry.filemode() == i32::from(git2::FileMode::Link) {
+            if let Some(name) = entry.name() {
+                links.push(format!("{dir}{name}"));
+            }
+        }
+        git2::TreeWalkResult::Ok
+    })
+    .map_err(|e| git_err("list the worktree's links", &e))?;
+    for link in links {
+        let to = leads_to(&root.join(&link));
+        // A `..` left in it could not be resolved: it may lead anywhere.
+        let unresolved = to
+            .components()
+            .any(|c| c == std::path::Component::ParentDir);
+        if unresolved || !to.starts_with(&root) {
+            return Ok(Some(EscapingLink { link, to }));
+        }
+    }
+    Ok(None)
+}
+
+/// Where a write through `p` would land: resolved by the kernel (every link followed) as far
+/// as it exists, the rest appended; a dangling link is followed by hand. A `..` after what
+/// cannot be resolved stays in the result (`Path::file_name` of it is none).
+fn leads_to(p: &Path) -> PathBuf {
+    let mut seen = 0;
+    let mut at = p.to_path_buf();
+    loop {
+        if let Ok(c) = at.canonicalize() {
+            return c;
+        }
+        // Not resolvable as a whole: a dangling link somewhere. Follow the last component
+        // when it is a link, else resolve the parent and append the name.
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() && seen < 40 => {
+                seen += 1;
+                let Ok(target) = std::fs::read_link(&at) else {
+                    return at;
+                };
+                at = at
+                    .parent()
+                    .map_or_else(|| target.clone(), |d| d.join(&target));
+            }
+            _ => {
+                let (Some(parent), Some(name)) = (at.parent(), at.file_name()) else {
+                    return at;
+                };
+                return leads_to(parent).join(name);
+            }
+        }
+    }
+}
+
 /// Undo `create` after a failure before anything was reviewed: delete the worktree's files,
 /// prune git's admin dir for it, delete the branch. Best effort.
 pub fn remove(root: &Path, wt: &Worktree) {
@@ -183,5 +262,50 @@ pub fn remove(root: &Path, wt: &Worktree) {
     let branch = repo.find_branch(&wt.branch, BranchType::Local);
     if let Ok(mut b) = branch {
         let _ = b.delete();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// Where a write through each link lands, as the kernel follows it: relative links inside
+    /// stay inside, dangling or not; absolute ones, chains through a link out, and a `..`
+    /// after a link to `.` lead out.
+    #[test]
+    fn a_link_leads_where_the_kernel_would_write() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap().join("wt");
+        let out = d.path().canonicalize().unwrap().join("outside");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        for (link, target) in [
+            ("inside", "sub"),
+            ("dangling_in", "build/out"),
+            ("abs_out", out.to_str().unwrap()),
+            ("dangling_out", "/nonexistent-arev-test/a"),
+            ("dot", "."),
+            ("tricky", "dot/sub/../.."),
+            ("to_dangling_out", "dangling_out/x"),
+            ("up", "../outside"),
+            ("up_missing", "missing/../../x"),
+        ] {
+            symlink(target, root.join(link)).unwrap();
+        }
+        let to = |l: &str| leads_to(&root.join(l));
+        assert_eq!(to("inside"), root.join("sub"));
+        assert_eq!(to("dangling_in"), root.join("build/out"));
+        assert_eq!(to("abs_out"), out);
+        assert_eq!(to("dangling_out"), Path::new("/nonexistent-arev-test/a"));
+        assert_eq!(to("tricky"), d.path().canonicalize().unwrap());
+        assert_eq!(
+            to("to_dangling_out"),
+            Path::new("/nonexistent-arev-test/a/x")
+        );
+        assert_eq!(to("up"), out);
+        assert!(to("up_missing")
+            .components()
+            .any(|c| c == std::path::Component::ParentDir));
     }
 }

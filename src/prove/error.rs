@@ -32,6 +32,13 @@ pub enum ProveError {
     SandboxBroken { bwrap: PathBuf, detail: String },
     #[error("the reproducer's working directory {0} is not an absolute path to a directory")]
     BadWorkdir(PathBuf),
+    #[error("cannot measure the scratch tree {0} (its copy in the sandbox is sized from it): {1}")]
+    MeasureTree(PathBuf, #[source] std::io::Error),
+    #[error(
+        "no place for the scratch tree's read-only stage in the sandbox: `[prove] bind_ro` \
+         covers /mnt/src, /srv/src, /media/src and /opt/src (docs/prove.md \"Sandbox\")"
+    )]
+    NoStage,
     #[error("the reproducer has no command (an empty argv)")]
     EmptyCommand,
     #[error("cannot start the reproducer: {0}")]

@@ -28,7 +28,11 @@ const GRACE: Duration = Duration::from_secs(1);
 /// A command that fails, hangs or is killed is an outcome; `Err` when it could not be
 /// started at all (bwrap missing, a bad spec) or `cancel` fired.
 pub async fn run(spec: &SandboxSpec, cancel: &CancellationToken) -> Result<RunOutcome, ProveError> {
-    let launch = launch(spec)?;
+    // Off the runtime's threads: sizing the worktree's tmpfs walks the scratch tree.
+    let owned = spec.clone();
+    let launch = tokio::task::spawn_blocking(move || launch(&owned))
+        .await
+        .map_err(|e| ProveError::Spawn(std::io::Error::other(e)))??;
     // One pipe for stdout and stderr: the tail reads them interleaved as they were written.
     let (tx, rx) = tokio::net::unix::pipe::pipe().map_err(ProveError::Spawn)?;
     let out = std::fs::File::from(tx.into_blocking_fd().map_err(ProveError::Spawn)?);

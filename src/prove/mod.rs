@@ -8,10 +8,11 @@ mod sandbox;
 mod scratch;
 mod status;
 
+pub use crate::backends::find_bwrap;
 pub use crate::records::{Evidence, ProofStatus, RunRecord, SandboxMode};
 pub use cleanup::remove_tree;
 pub use error::ProveError;
 pub use exec::{run, RunOutcome, OUTPUT_TAIL_BYTES};
-pub use sandbox::{find_bwrap, preflight, SandboxSpec};
+pub use sandbox::{preflight, SandboxSpec};
 pub use scratch::{copy_files, Rejected, Scratch, ScratchError, MAX_PROOF_FILE, MAX_PROOF_FILES};
 pub use status::{classify, verdict};

@@ -1,10 +1,13 @@
 //! The sandbox a reproducer runs in (docs/prove.md "Sandbox"): the bubblewrap command line —
-//! the worktree read-write, the system read-only, a filtered `/etc`, a fresh `/tmp`, `/proc`
-//! and `/dev`, an empty `$HOME`, every namespace unshared (network and pids included), no
-//! capabilities — the environment allowlist, the shell prologue that sets the memory limit
-//! and says the sandbox is up, and the preflight that checks bwrap can do all this here.
+//! the worktree as a size-capped tmpfs holding a copy of the scratch tree (which is bound
+//! read-only only to be copied), the system read-only, a filtered `/etc`, a fresh `/tmp`,
+//! `/proc` and `/dev`, an empty `$HOME`, every namespace unshared (network and pids
+//! included), no capabilities — the environment allowlist, the shell prologue that copies
+//! the tree in, sets the memory limit and says the sandbox is up, and the preflight that
+//! checks bwrap can do all this here.
 
 use super::error::ProveError;
+use crate::backends::find_bwrap;
 use crate::records::SandboxMode;
 use std::ffi::OsString;
 use std::io::Read;
@@ -14,8 +17,9 @@ use std::time::{Duration, Instant};
 /// What to run, where, and under which limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxSpec {
-    /// The scratch worktree: the command's working directory, the one writable place (with
-    /// a fresh `/tmp`).
+    /// The scratch worktree: the command's working directory. Under bwrap the command works
+    /// on a copy of it in RAM (nothing it writes reaches this directory); unsandboxed, on the
+    /// directory itself.
     pub workdir: PathBuf,
     /// The command, run with `workdir` as its working directory (a bare name is looked up
     /// on PATH inside the sandbox).
@@ -42,6 +46,9 @@ const HOSTNAME: &str = "localhost";
 /// `$HOME` inside the sandbox when arev's own cannot be used (unset, relative, `/`, or in
 /// a system directory).
 const FALLBACK_HOME: &str = "/home/user";
+/// Where the on-disk scratch tree is bound read-only for the prologue to copy it from, the
+/// first that overlaps no other mount of the sandbox: neutral paths, nothing that says arev.
+const STAGES: &[&str] = &["/mnt/src", "/srv/src", "/media/src", "/opt/src"];
 
 /// The system directories bound read-only (or recreated as the symlinks they are, for a
 /// merged `/usr`).
@@ -113,16 +120,24 @@ pub(super) fn launch(spec: &SandboxSpec) -> Result<Launch, ProveError> {
     match spec.mode {
         SandboxMode::None => Ok(Launch {
             program: PathBuf::from("/bin/sh"),
-            args: prologue(spec),
+            args: prologue(spec, None),
             env: environment(&spec.env_allow, real_home.as_deref(), &arev_env),
         }),
         SandboxMode::Bwrap => {
             let bwrap = find_bwrap().ok_or(ProveError::BwrapMissing)?;
             let home = sandbox_home(real_home.as_deref());
-            let mut args = bwrap_args(spec, &home, &host_system(), &host_etc());
+            let stage = stage_path(spec, &home).ok_or(ProveError::NoStage)?;
+            let tree = tree_bytes(&spec.workdir, page_size())
+                .map_err(|e| ProveError::MeasureTree(spec.workdir.clone(), e))?;
+            let mounts = Mounts {
+                home: &home,
+                stage: &stage,
+                tree_bytes: tree,
+            };
+            let mut args = bwrap_args(spec, &mounts, &host_system(), &host_etc());
             args.push("--".into());
             args.push("/bin/sh".into());
-            args.extend(prologue(spec));
+            args.extend(prologue(spec, Some(&stage)));
             Ok(Launch {
                 program: bwrap,
                 args,
@@ -132,11 +147,17 @@ pub(super) fn launch(spec: &SandboxSpec) -> Result<Launch, ProveError> {
     }
 }
 
-/// `-c <prologue> sh <argv…>`: set the memory limit and the file-size limit (soft and
-/// hard, so the command cannot raise them), say the sandbox is ready, and replace the shell
-/// with the command — a command that is not found or not executable exits 127 or 126, as in
-/// any shell.
-fn prologue(spec: &SandboxSpec) -> Vec<OsString> {
+/// `-c <prologue> sh <argv…>`: copy the tree in from `stage` (bwrap: the working directory
+/// is an empty tmpfs until then; links copied as links, modes and times kept; a failed copy
+/// exits 125 before the ready line, a sandbox error), set the memory limit and the file-size
+/// limit (soft and hard, so the command cannot raise them), say the sandbox is ready, and
+/// replace the shell with the command — a command that is not found or not executable exits
+/// 127 or 126, as in any shell.
+pub(super) fn prologue(spec: &SandboxSpec, stage: Option<&Path>) -> Vec<OsString> {
+    // The stage is one of `STAGES`: no character the shell would read.
+    let copy = stage.map_or_else(String::new, |s| {
+        format!("cp -PRp {}/. . || exit 125; ", s.display())
+    });
     let limit = if spec.memory_bytes == 0 {
         String::new()
     } else {
@@ -147,7 +168,7 @@ fn prologue(spec: &SandboxSpec) -> Vec<OsString> {
             spec.memory_bytes.div_ceil(512)
         )
     };
-    let script = format!("{limit}printf '%s\\n' '{READY}'; exec \"$@\"");
+    let script = format!("{copy}{limit}printf '%s\\n' '{READY}'; exec \"$@\"");
     let mut args: Vec<OsString> = vec!["-c".into(), script.into(), SHELL_NAME.into()];
     args.extend(spec.argv.iter().map(OsString::from));
     args
@@ -232,14 +253,82 @@ pub(super) fn sandbox_home(real: Option<&Path>) -> PathBuf {
     usable.map_or_else(|| PathBuf::from(FALLBACK_HOME), Path::to_path_buf)
 }
 
+/// Where the sandbox's own places are: its `$HOME`, the read-only stage of the scratch tree,
+/// and how much of the worktree's tmpfs the tree's copy takes.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Mounts<'a> {
+    pub home: &'a Path,
+    pub stage: &'a Path,
+    pub tree_bytes: u64,
+}
+
+/// The first of [`STAGES`] that is neither inside nor above another mount of the sandbox
+/// (the worktree, `/tmp`, `$HOME`, a `bind_ro` path); None when each of them is.
+pub(super) fn stage_path(spec: &SandboxSpec, home: &Path) -> Option<PathBuf> {
+    let taken: Vec<&Path> = [spec.workdir.as_path(), Path::new("/tmp"), home]
+        .into_iter()
+        .chain(spec.bind_ro.iter().map(PathBuf::as_path))
+        .collect();
+    STAGES
+        .iter()
+        .map(Path::new)
+        .find(|s| !taken.iter().any(|t| t.starts_with(s) || s.starts_with(t)))
+        .map(Path::to_path_buf)
+}
+
+/// The size of the worktree's tmpfs: the tree's copy plus `[prove] memory` for what the
+/// command writes there; 0 (no `--size`: the kernel's default) when the memory is unbounded.
+pub(super) fn workdir_size(memory_bytes: u64, tree_bytes: u64) -> u64 {
+    if memory_bytes == 0 {
+        0
+    } else {
+        memory_bytes.saturating_add(tree_bytes)
+    }
+}
+
+/// What the tree at `dir` takes on a tmpfs of `page`-byte pages: each regular file its
+/// length rounded up to whole pages, and one page for every other entry (a directory, a
+/// link) as slack. Links are not followed.
+pub(super) fn tree_bytes(dir: &Path, page: u64) -> std::io::Result<u64> {
+    let mut total: u64 = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d)? {
+            let entry = entry?;
+            let meta = entry.metadata()?;
+            let bytes = if meta.is_file() {
+                meta.len().div_ceil(page).saturating_mul(page)
+            } else {
+                page
+            };
+            total = total.saturating_add(bytes);
+            if meta.is_dir() {
+                stack.push(entry.path());
+            }
+        }
+    }
+    Ok(total)
+}
+
+/// The size of a memory page (tmpfs allocates whole pages); 4 KiB when it cannot be read.
+fn page_size() -> u64 {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
+        .ok()
+        .flatten()
+        .and_then(|p| u64::try_from(p).ok())
+        .filter(|p| *p > 0)
+        .unwrap_or(4096)
+}
+
 /// bwrap's options (before `--`), in mount order: later mounts go over earlier ones, so the
 /// tmpfs `$HOME` comes before the `bind_ro` paths inside it and the worktree comes last.
 pub(super) fn bwrap_args(
     spec: &SandboxSpec,
-    home: &Path,
+    mounts: &Mounts<'_>,
     system: &[SystemDir],
     etc: &[String],
 ) -> Vec<OsString> {
+    let home = mounts.home;
     let mut a: Vec<OsString> = Vec::new();
     let mut push = |parts: &[&std::ffi::OsStr]| a.extend(parts.iter().map(|p| p.to_os_string()));
     push(&[
@@ -298,10 +387,18 @@ pub(super) fn bwrap_args(
     for p in &spec.bind_ro {
         push(&["--ro-bind".as_ref(), p.as_os_str(), p.as_os_str()]);
     }
+    // The scratch tree on disk is only read, to be copied into the worktree's tmpfs by the
+    // prologue: whatever the command writes, in number or in bytes, is RAM of at most the
+    // tree plus `[prove] memory`, never the host's disk.
     let w = spec.workdir.as_os_str();
-    push(&["--bind".as_ref(), w, w, "--chdir".as_ref(), w]);
+    push(&["--ro-bind".as_ref(), w, mounts.stage.as_os_str()]);
+    let wsize = workdir_size(spec.memory_bytes, mounts.tree_bytes).to_string();
+    if spec.memory_bytes > 0 {
+        push(&["--size".as_ref(), wsize.as_ref()]);
+    }
+    push(&["--tmpfs".as_ref(), w, "--chdir".as_ref(), w]);
     // The sandbox's own root (where bwrap made `/etc` and the mount points' parents) goes
-    // read-only last: what stays writable is the worktree, `/tmp` and `$HOME`.
+    // read-only last: what stays writable is the worktree, `/tmp` and `$HOME`, all tmpfs.
     push(&["--remount-ro".as_ref(), "/".as_ref()]);
     a
 }
@@ -336,18 +433,6 @@ pub(super) fn environment(
         env.push(("HOME".into(), h.as_os_str().to_os_string()));
     }
     env
-}
-
-/// `bwrap` on arev's PATH.
-pub fn find_bwrap() -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .filter(|d| d.is_absolute())
-        .map(|d| d.join("bwrap"))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
 }
 
 /// How long the preflight's trial sandbox may take.

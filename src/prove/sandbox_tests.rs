@@ -34,7 +34,7 @@ fn bwrap_unshares_everything_and_mounts_in_order() {
         },
     ];
     let etc = vec!["passwd".to_string(), "ssl".to_string()];
-    let args = bwrap_args(&spec(), Path::new("/home/u"), &system, &etc);
+    let args = bwrap_args(&spec(), &mounts(), &system, &etc);
     let a = strs(&args);
     for opt in ["--unshare-all", "--die-with-parent", "--new-session"] {
         assert!(a.contains(&opt), "{opt}: {a:?}");
@@ -55,18 +55,83 @@ fn bwrap_unshares_everything_and_mounts_in_order() {
     assert!(find(&a, &["--hostname", "localhost"]).is_some(), "{a:?}");
     assert!(!a.iter().any(|s| s.contains("arev")), "{a:?}");
     // Order: tmpfs /tmp and $HOME, each at most the memory limit, then bind_ro over them,
-    // then the worktree, read-write.
+    // then the scratch tree read-only at the stage, then the worktree's own tmpfs.
     let tmp = find(&a, &["--size", "4294967296", "--tmpfs", "/tmp"]).unwrap();
     let home = find(&a, &["--size", "4294967296", "--tmpfs", "/home/u"]).unwrap();
     let ro = find(&a, &["--ro-bind", "/home/u/.cargo", "/home/u/.cargo"]).unwrap();
-    let wt = find(&a, &["--bind", "/work/wt/x", "/work/wt/x"]).unwrap();
-    assert!(tmp < home && home < ro && ro < wt, "{a:?}");
+    let stage = find(&a, &["--ro-bind", "/work/wt/x", "/mnt/src"]).unwrap();
+    assert!(tmp < home && home < ro && ro < stage, "{a:?}");
     assert_eq!(
-        a[a.len() - 4..],
-        ["--chdir", "/work/wt/x", "--remount-ro", "/"]
+        a[stage + 3..],
+        [
+            "--size",
+            "4294975488",
+            "--tmpfs",
+            "/work/wt/x",
+            "--chdir",
+            "/work/wt/x",
+            "--remount-ro",
+            "/"
+        ]
     );
-    // Exactly one read-write bind: the worktree.
-    assert_eq!(a.iter().filter(|s| **s == "--bind").count(), 1);
+    // Nothing of the host is writable: no read-write bind at all.
+    assert!(
+        !a.contains(&"--bind") && !a.contains(&"--bind-try"),
+        "{a:?}"
+    );
+}
+
+fn mounts() -> Mounts<'static> {
+    Mounts {
+        home: Path::new("/home/u"),
+        stage: Path::new("/mnt/src"),
+        tree_bytes: 8192,
+    }
+}
+
+/// The worktree is a tmpfs of the tree's size plus the memory limit (no `--size` when the
+/// memory is unbounded), the tree staged read-only at the first neutral path no other mount
+/// overlaps.
+#[test]
+fn the_worktree_is_a_tmpfs_of_the_tree_plus_the_memory_limit() {
+    assert_eq!(workdir_size(64 << 20, 3 << 20), 67 << 20);
+    assert_eq!(workdir_size(0, 3 << 20), 0);
+    assert_eq!(workdir_size(u64::MAX, 1), u64::MAX);
+    let mut s = spec();
+    s.memory_bytes = 0;
+    let a = bwrap_args(&s, &mounts(), &[], &[]);
+    let a = strs(&a);
+    assert!(!a.contains(&"--size"), "{a:?}");
+    assert!(find(&a, &["--tmpfs", "/work/wt/x", "--chdir", "/work/wt/x"]).is_some());
+
+    let home = Path::new("/home/u");
+    assert_eq!(stage_path(&spec(), home), Some(PathBuf::from("/mnt/src")));
+    s.bind_ro = vec![PathBuf::from("/mnt")];
+    assert_eq!(stage_path(&s, home), Some(PathBuf::from("/srv/src")));
+    s.workdir = PathBuf::from("/srv/src/tmp.x/repo");
+    assert_eq!(stage_path(&s, home), Some(PathBuf::from("/media/src")));
+    s.bind_ro = vec!["/mnt/src/a".into(), "/media".into(), "/opt/src".into()];
+    assert_eq!(stage_path(&s, home), None);
+    // The stage names nothing of arev.
+    assert!(STAGES.iter().all(|p| !p.contains("arev")));
+}
+
+/// A tree on a tmpfs: each file in whole pages, a page for every other entry, links not
+/// followed (a link to a large file is a page).
+#[test]
+fn a_trees_size_is_counted_in_pages_without_following_links() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("a/b")).unwrap();
+    std::fs::write(d.path().join("a/b/one"), [0u8; 1]).unwrap();
+    std::fs::write(d.path().join("a/page"), [0u8; 4096]).unwrap();
+    std::fs::write(d.path().join("more"), [0u8; 4097]).unwrap();
+    std::fs::write(d.path().join("empty"), []).unwrap();
+    let big = tempfile::NamedTempFile::new().unwrap();
+    big.as_file().set_len(1 << 30).unwrap();
+    std::os::unix::fs::symlink(big.path(), d.path().join("link")).unwrap();
+    // a, a/b, link: 3 pages; one 1, page 1, more 2, empty 0.
+    assert_eq!(tree_bytes(d.path(), 4096).unwrap(), (3 + 1 + 1 + 2) * 4096);
+    assert!(tree_bytes(&d.path().join("nope"), 4096).is_err());
 }
 
 #[test]
@@ -101,7 +166,7 @@ fn only_allowlisted_etc_entries_are_bound() {
 
 #[test]
 fn the_prologue_sets_the_memory_limit_then_execs_the_command() {
-    let a = prologue(&spec());
+    let a = prologue(&spec(), None);
     let a = strs(&a);
     assert_eq!(a[0], "-c");
     assert!(
@@ -113,7 +178,15 @@ fn the_prologue_sets_the_memory_limit_then_execs_the_command() {
     assert_eq!(a[2..], ["sh", "python3", "-m", "unittest"]);
     let mut s = spec();
     s.memory_bytes = 0;
-    assert!(!strs(&prologue(&s))[1].contains("ulimit"));
+    assert!(!strs(&prologue(&s, None))[1].contains("ulimit"));
+    // Under bwrap the tree is copied in first, before the limits (a tree file larger than
+    // the file-size limit still arrives) and before the ready line.
+    let a = prologue(&spec(), Some(Path::new("/mnt/src")));
+    assert!(
+        strs(&a)[1].starts_with("cp -PRp /mnt/src/. . || exit 125; ulimit -v 4194304 "),
+        "{}",
+        strs(&a)[1]
+    );
 }
 
 #[test]

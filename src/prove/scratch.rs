@@ -4,7 +4,7 @@
 //! merge-base of `diff --base`. Each lives in a temporary directory of its own (`tmp.*`, as
 //! `mktemp` names them): a git dir that borrows the user's objects read-only
 //! (`objects/info/alternates`) and the tree beside it, named like the repository's
-//! directory (no `.git` inside the tree, so the sandbox binds the files only). Nothing is
+//! directory (no `.git` inside the tree, so the sandbox copies the files only). Nothing is
 //! written to the user's repository: no worktree admin dir, no ref, no index, no object.
 //!
 //! No symbolic link of the repository is made in a tree: each is checked out as git does

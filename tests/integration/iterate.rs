@@ -505,6 +505,91 @@ fn a_fixer_writing_outside_its_worktree_aborts_and_keeps_the_worktree() {
     );
 }
 
+/// A Fixer step that writes through `vendor/`.
+fn fixer_writing_through_vendor() -> Value {
+    json!({"role": "fixer", "writes": [{"path": "vendor/planted.rs", "content": "planted"}],
+           "answer": {"applied": ["F1"], "skipped": []}})
+}
+
+/// A link in the tree that leads outside the worktree — committed (`vendor -> <outside>`) or
+/// untracked and seeded (`up -> ../../..`, the user's repository seen from the worktree) —
+/// would let a Fixer's Write land outside it (the fake agent's Write follows links, as a
+/// CLI's does, and the write gate only sees it afterwards): iterate refuses the tree before
+/// any dispatch, exit 2 naming the link, and leaves no run dir, worktree or branch. A link
+/// that stays inside the repository does not stop it.
+#[test]
+fn a_link_leading_outside_the_worktree_refuses_the_iterate_before_any_dispatch() {
+    let repo = repo_with_marker();
+    let outside = repo.scratch.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink("src", repo.root.join("alias")).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.root.join("vendor")).unwrap();
+    repo.commit("vendor");
+    let script = steps(vec![
+        confirm_while("unwrap()", &["error-handling"]),
+        vec![fixer_writing_through_vendor()],
+    ]);
+    let refused = |want: &str| {
+        let before = repo.state();
+        let run = repo
+            .arev()
+            .args(&["run", "src/lib.rs", "--iterate"])
+            .script(script.clone())
+            .run();
+        run.assert_code(2);
+        assert!(run.stderr.contains(want), "{want}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("outside the worktree"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.fake_log().is_empty(), "nothing is dispatched");
+        assert!(run.run_dirs().is_empty());
+        assert_eq!(repo.git(&["branch", "--list", "arev/iterate/*"]).trim(), "");
+        let worktrees = repo.root.join(".arev/worktrees");
+        assert!(
+            !worktrees.exists() || std::fs::read_dir(&worktrees).unwrap().next().is_none(),
+            "a worktree is left"
+        );
+        assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
+        repo.assert_untouched(&before);
+    };
+    refused(&format!(
+        "`vendor` is a symbolic link to {} (outside the worktree)",
+        outside.canonicalize().unwrap().display()
+    ));
+
+    // Untracked, in the user's working tree: the worktree is seeded with it.
+    repo.git(&["rm", "-q", "vendor"]);
+    repo.commit("no vendor");
+    std::os::unix::fs::symlink("../../..", repo.root.join("up")).unwrap();
+    refused(&format!(
+        "`up` is a symbolic link to {} (outside the worktree)",
+        repo.root.canonicalize().unwrap().display()
+    ));
+    assert!(!repo.root.join("vendor/planted.rs").exists());
+    std::fs::remove_file(repo.root.join("up")).unwrap();
+
+    // A link inside the repository: the loop runs, the Fixer's edit lands in the worktree.
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--iterate"])
+        .script(steps(vec![
+            confirm_while("unwrap()", &["error-handling"]),
+            vec![fixer_edit(
+                "unwrap()",
+                "s.parse().unwrap()",
+                "s.parse().unwrap_or(0)",
+                &["F1"],
+            )],
+        ]))
+        .run();
+    run.assert_code(0);
+    assert_eq!(iterate(&run)["stop_reason"], "clean");
+    let fixed = std::fs::read_to_string(worktree(&run).join("alias/lib.rs")).unwrap();
+    assert!(fixed.contains("unwrap_or(0)"), "{fixed}");
+}
+
 #[test]
 fn a_diff_targets_uncommitted_and_untracked_changes_are_in_the_worktree() {
     let repo = TestRepo::new();

@@ -946,10 +946,18 @@ fn a_prover_cannot_write_through_a_link_the_change_committed() {
 
 /// A reproducer that takes the permissions of its directories away and builds a chain
 /// deeper than arev's open-file limit (128, and than `PATH_MAX`) leaves nothing behind;
-/// nothing is reported left. (Run by root, arev's removal is not stopped by permissions:
-/// `src/prove/cleanup_tests.rs` removes the same kind of tree as `nobody`.)
+/// nothing is reported left. Under bwrap it builds them in the worktree's tmpfs; unsandboxed
+/// in the scratch tree on disk, which arev removes. (Run by root, arev's removal is not
+/// stopped by permissions: `src/prove/cleanup_tests.rs` removes the same kind of tree as
+/// `nobody`.)
 #[test]
 fn a_hostile_reproducers_tree_is_removed_whatever_it_did() {
+    for sandbox in ["bwrap", "none"] {
+        hostile_tree_removed(sandbox);
+    }
+}
+
+fn hostile_tree_removed(sandbox: &str) {
     let repo = python_repo();
     let before = untouched(&repo);
     let hostile = "import os\n\
@@ -972,7 +980,15 @@ fn a_hostile_reproducers_tree_is_removed_whatever_it_did() {
                    "command": ["python3", "repro_f1.py"], "claim": "it builds a maze"}});
     let run = repo
         .arev()
-        .args(&["run", "diff", "--base", "main", "--prove"])
+        .args(&[
+            "run",
+            "diff",
+            "--base",
+            "main",
+            "--prove",
+            "--prove-sandbox",
+            sandbox,
+        ])
         .env("TMPDIR", &repo.scratch.join("tmp").display().to_string())
         .script(steps(vec![
             review_confirming(&[("F1", 2, "high")]),
@@ -982,8 +998,8 @@ fn a_hostile_reproducers_tree_is_removed_whatever_it_did() {
         .run();
     let report = run.report();
     let p = proof(&report, "F1");
-    assert_eq!(p["head"]["exit"], 1, "{p:#}\n{}", run.stderr);
+    assert_eq!(p["head"]["exit"], 1, "{sandbox}: {p:#}\n{}", run.stderr);
     assert!(p["head"]["output_tail"].as_str().unwrap().contains("BUILT"));
-    assert_eq!(report["warnings"], json!([]), "{report:#}");
+    assert_eq!(report["warnings"], json!([]), "{sandbox}: {report:#}");
     assert_untouched(&repo, &before);
 }

@@ -1,8 +1,9 @@
 //! The Prover's sandbox with the real bubblewrap (docs/prove.md "Sandbox"): hostile
 //! reproducers run through `arev::prove::run` — network, `~/.ssh`, other processes'
 //! `/proc`, environment secrets, writes outside the worktree, a child that outlives the
-//! limit, a hang, a missing command, a memory hog — each contained; and an offline
-//! `cargo test` with the toolchain bound read-only.
+//! limit, a hang, a missing command, a memory hog, a reproducer filling its writable space —
+//! each contained, nothing written to the host's tree; and an offline `cargo test` with the
+//! toolchain bound read-only.
 //!
 //! Scenarios that need arev's own environment (a planted `$HOME`, a `GITHUB_TOKEN`) run in
 //! a child process: this test binary re-executed on `sandboxed_child` with that environment.
@@ -132,10 +133,9 @@ fn writes_outside_the_worktree_fail_and_leave_nothing() {
         !Path::new(&host_tmp).exists(),
         "the sandbox's /tmp is its own"
     );
-    assert_eq!(
-        std::fs::read_to_string(wt.join("made-here")).unwrap(),
-        "ok\n"
-    );
+    // The worktree it wrote in is its copy in RAM: nothing reached the host's tree.
+    assert!(!wt.join("made-here").exists());
+    assert_eq!(std::fs::read_dir(&wt).unwrap().count(), 0);
 }
 
 #[test]
@@ -153,27 +153,52 @@ fn a_hanging_reproducer_times_out_inconclusive_within_the_limit() {
     assert_eq!(classify(&out, None), ProofStatus::Inconclusive);
 }
 
+/// The children write to a FIFO the test reads (bound read-only: a FIFO is written through
+/// a read-only mount), the one channel out of the sandbox: the script's own line arrives,
+/// none of the children's.
 #[test]
 fn children_that_outlive_the_limit_are_killed_and_write_nothing_after_it() {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
     sandbox_ready();
     let wt = tempfile::tempdir().unwrap();
+    let chan = tempfile::tempdir().unwrap();
+    let fifo = chan.path().join("late");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    // The read end, open before the run: a writer's open never blocks.
+    let mut reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
     // A new session (setsid), a double fork, a nohup'd one, each to write after 2 s.
-    let script = "setsid sh -c 'sleep 2; echo late > late-setsid' & \
-                  (sh -c 'sleep 2; echo late > late-double' &) ; \
-                  nohup sh -c 'trap \"\" TERM HUP; sleep 2; echo late > late-nohup' >/dev/null 2>&1 & \
-                  echo forked; sleep 600";
-    let mut s = spec(wt.path(), script);
+    let script = format!(
+        "echo early > {f}; \
+         setsid sh -c 'sleep 2; echo late-setsid > {f}' & \
+         (sh -c 'sleep 2; echo late-double > {f}' &) ; \
+         nohup sh -c 'trap \"\" TERM HUP; sleep 2; echo late-nohup > {f}' >/dev/null 2>&1 & \
+         echo forked; sleep 600",
+        f = fifo.display()
+    );
+    let mut s = spec(wt.path(), &script);
     s.timeout = Duration::from_secs(1);
+    s.bind_ro = vec![chan.path().to_path_buf()];
     let out = run_blocking(&s);
     assert!(out.timed_out, "{out:?}");
+    assert_eq!(out.output_tail, "forked\n", "{out:?}");
     assert_eq!(classify(&out, None), ProofStatus::Inconclusive);
     std::thread::sleep(Duration::from_secs(3));
-    for f in ["late-setsid", "late-double", "late-nohup"] {
-        assert!(
-            !wt.path().join(f).exists(),
-            "{f} was written after the limit"
-        );
+    let mut got = Vec::new();
+    match reader.read_to_end(&mut got) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+        Err(e) => panic!("reading the FIFO: {e}"),
     }
+    assert_eq!(
+        String::from_utf8_lossy(&got),
+        "early\n",
+        "a child wrote after the limit"
+    );
 }
 
 #[test]
@@ -370,25 +395,149 @@ fn the_reproducer_inherits_no_descriptor_but_stdio() {
     assert_eq!(out.output_tail, "checked\n");
 }
 
-/// `/tmp`, `$HOME` and every file the reproducer writes are bounded by `[prove] memory`
-/// (here 64 MiB): writing 256 MiB to each fails, nothing larger than the bound is kept.
+/// Every file under `dir` with its bytes (sorted, relative).
+fn files_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The sandbox's writable space is RAM of a bounded size, never the host's disk (here
+/// `[prove] memory` = 64 MiB): the worktree holds its tree plus 64 MiB — 1 MiB files are
+/// refused with "No space left on device" once 64 MiB of them are written — a single file
+/// stops at 64 MiB, `/tmp` and `$HOME` at 64 MiB each; a reproducer that writes until it
+/// fails ends as a failing command; the host's tree is as it was.
 #[test]
-fn the_sandboxs_writable_space_is_bounded_by_the_memory_limit() {
+fn the_sandboxs_writable_space_is_bounded_and_never_the_host_disk() {
     sandbox_ready();
-    let wt = tempfile::tempdir().unwrap();
-    let script = r#"for f in /tmp/big "$HOME/big" ./big; do dd if=/dev/zero of="$f" bs=1M count=256 2>/dev/null; echo "$f $? $(stat -c %s "$f")"; rm -f "$f"; done"#;
-    let mut s = spec(wt.path(), script);
+    let root = tempfile::tempdir().unwrap();
+    let wt = root.path().join("repo");
+    std::fs::create_dir_all(&wt).unwrap();
+    std::fs::write(wt.join("seed.txt"), "seed\n").unwrap();
+    std::fs::write(wt.join("blob.bin"), vec![7u8; 1 << 20]).unwrap();
+    let before = files_of(&wt);
+    let script = r#"cat seed.txt; echo "blob $(wc -c < blob.bin)"
+        mkdir many; i=0
+        while [ $i -lt 200 ]; do
+          if ! err=$(head -c 1048576 /dev/zero 2>&1 >"many/$i"); then echo "many stopped at $i: $err"; break; fi
+          i=$((i+1))
+        done
+        rm -rf many
+        for f in ./big /tmp/big "$HOME/big"; do head -c 268435456 /dev/zero >"$f" 2>/dev/null; echo "$f $? $(stat -c %s "$f")"; rm -f "$f"; done
+        exit 0"#;
+    let mut s = spec(&wt, script);
     s.memory_bytes = 64 << 20;
     let out = run_blocking(&s);
     assert_eq!(out.exit, Some(0), "{out:?}");
     let lines: Vec<&str> = out.output_tail.lines().collect();
-    assert_eq!(lines.len(), 3, "{}", out.output_tail);
-    for l in lines {
+    assert_eq!(lines.len(), 6, "{}", out.output_tail);
+    // The tree's files are there.
+    assert_eq!(lines[..2], ["seed", "blob 1048576"], "{}", out.output_tail);
+    // Many files: stopped at the bound (the tree's 1 MiB is not taken from it).
+    let many = lines[2]
+        .strip_prefix("many stopped at ")
+        .unwrap_or_else(|| panic!("the files were not stopped: {}", out.output_tail));
+    let (count, err) = many.split_once(": ").unwrap();
+    let count: u32 = count.parse().unwrap();
+    assert!((56..=64).contains(&count), "{count} MiB written: {many}");
+    assert!(err.contains("No space left on device"), "{many}");
+    // One large file in each writable place: stopped at the bound.
+    for l in &lines[3..] {
         let f: Vec<&str> = l.split_whitespace().collect();
         let (status, size): (i32, u64) = (f[1].parse().unwrap(), f[2].parse().unwrap());
         assert_ne!(status, 0, "{l}: the write went through");
         assert!(size <= 64 << 20, "{l}: more than the bound was kept");
     }
+    // A reproducer that writes until it fails is a failing command, its error in the output.
+    let mut s = spec(&wt, "");
+    s.memory_bytes = 64 << 20;
+    s.argv = [
+        "python3",
+        "-c",
+        "import os\nos.mkdir('fill')\nfor i in range(1000):\n    open(f'fill/{i}', 'wb').write(bytes(1 << 20))\n",
+    ]
+    .map(String::from)
+    .to_vec();
+    let out = run_blocking(&s);
+    assert_eq!((out.exit, out.signal), (Some(1), None), "{out:?}");
+    assert!(
+        out.output_tail.contains("No space left on device"),
+        "{}",
+        out.output_tail
+    );
+    // Nothing of it is on the host: the tree is byte for byte what it was.
+    assert_eq!(files_of(&wt), before);
+    assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 1);
+}
+
+/// The command works on a copy of the tree: its files and modes are there (an executable
+/// script runs, a test of the tree's code fails or passes as it should), and what it
+/// changes, deletes or adds stays in the sandbox.
+#[test]
+fn a_reproducer_runs_on_a_copy_of_the_tree_and_leaves_the_tree_as_it_was() {
+    use std::os::unix::fs::PermissionsExt;
+    sandbox_ready();
+    let root = tempfile::tempdir().unwrap();
+    let wt = root.path().join("repo");
+    std::fs::create_dir_all(wt.join("pkg")).unwrap();
+    std::fs::write(wt.join("pkg/__init__.py"), "").unwrap();
+    std::fs::write(wt.join("pkg/calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    let test = |want: &str| {
+        format!(
+            "import unittest\nfrom pkg.calc import add\n\n\nclass T(unittest.TestCase):\n{i}def test_add(self):\n{i}{i}self.assertEqual(add(2, 3), {want})\n",
+            i = "    "
+        )
+    };
+    std::fs::write(wt.join("test_fails.py"), test("5")).unwrap();
+    std::fs::write(wt.join("test_passes.py"), test("-1")).unwrap();
+    std::fs::write(
+        wt.join("run.sh"),
+        "#!/bin/sh
+echo ran; echo changed >> pkg/calc.py; rm test_fails.py; echo new > new.txt; exit 4
+",
+    )
+    .unwrap();
+    std::fs::set_permissions(wt.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let before = files_of(&wt);
+    let unittest = |module: &str| {
+        let mut s = spec(&wt, "");
+        s.argv = ["python3", "-m", "unittest", module]
+            .map(String::from)
+            .to_vec();
+        run_blocking(&s)
+    };
+    let fails = unittest("test_fails");
+    assert_eq!(fails.exit, Some(1), "{fails:?}");
+    assert!(
+        fails.output_tail.contains("AssertionError: -1 != 5"),
+        "{fails:?}"
+    );
+    let passes = unittest("test_passes");
+    assert_eq!(passes.exit, Some(0), "{passes:?}");
+    assert_eq!(classify(&fails, Some(&passes)), ProofStatus::Reproduced);
+    let mut s = spec(&wt, "");
+    s.argv = vec!["./run.sh".into()];
+    let out = run_blocking(&s);
+    assert_eq!(
+        (out.exit, out.output_tail.as_str()),
+        (Some(4), "ran\n"),
+        "{out:?}"
+    );
+    // Python's bytecode cache, the script's edits: none reached the host.
+    assert_eq!(files_of(&wt), before);
+    assert!(!wt.join("pkg/__pycache__").exists());
 }
 
 #[test]
@@ -526,8 +675,9 @@ fn cargo_test_runs_offline_with_the_toolchain_bound_read_only() {
         out.output_tail
     );
     assert_eq!(classify(&out, None), ProofStatus::Reproduced);
-    // The toolchain stayed read-only; the build went to the worktree.
-    assert!(wt.join("target").is_dir());
+    // The toolchain stayed read-only; the build went to the worktree's copy in RAM, not to
+    // the host's tree.
+    assert!(!wt.join("target").exists());
 }
 
 #[test]

@@ -378,3 +378,52 @@ fn arev_iterate_with_real_opencode_cli_as_fixer() {
         fake.stray_requests()
     );
 }
+
+/// A link the repository commits that leads outside the worktree (`vendor -> <outside>`):
+/// the iterate is refused before any agent starts (exit 2, naming the link) — the real
+/// Codex Fixer's `apply_patch` of `vendor/planted.py` never runs, the model gets no request,
+/// nothing lands outside (docs/trust.md, round five).
+#[test]
+fn a_link_leading_outside_stops_the_iterate_before_the_real_codex_fixer() {
+    let Some(bin) = real_bin(
+        "AREV_TEST_CODEX_BIN",
+        "a_link_leading_outside_stops_the_iterate_before_the_real_codex_fixer",
+    ) else {
+        return;
+    };
+    let repo = repo();
+    let outside = repo.scratch.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.root.join("vendor")).unwrap();
+    let fake = FakeOpenAi::start(script(vec![
+        Step::ReadTarget,
+        codex_add("vendor/planted.py"),
+        Step::Answer,
+    ]));
+    commit(&repo, &codex_agent(&bin, &fake));
+    let before = repo.state();
+    let mut arev = repo
+        .arev()
+        .args(&ITERATE)
+        .args(&["--agent", "codex"])
+        .env("TMPDIR", &repo.scratch.join("tmp").display().to_string())
+        .env("AREV_AGENT_TIMEOUT", "120s");
+    for (k, v) in fake.codex_env(&repo.scratch.join("home")) {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.run();
+    let landed: Vec<PathBuf> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(landed.is_empty(), "a write landed outside: {landed:?}");
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("`vendor` is a symbolic link to"),
+        "{}",
+        run.stderr
+    );
+    assert!(fake.requests().is_empty(), "an agent was started");
+    assert!(run.run_dirs().is_empty());
+    repo.assert_untouched(&before);
+}
