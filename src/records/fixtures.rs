@@ -73,6 +73,7 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
             duration_ms: 5,
             cost_usd: 0.5,
             tokens: 10,
+            unpriced_tokens: 0,
             decision: "stop".into(),
             decision_reasons: vec!["r".into()],
         }],
