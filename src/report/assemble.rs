@@ -234,6 +234,34 @@ mod tests {
         assert_eq!(total.by_tier["opus"].dispatches, 3);
     }
 
+    /// A dispatch of a model without a price adds its tokens as unpriced, names its agent
+    /// and model, and adds nothing to the USD (the known part); absorbing keeps both.
+    #[test]
+    fn unpriced_dispatches_are_counted_apart_and_named() {
+        let mut local = dispatch("local", Role::Adversary, Tier::Opus, 0.0, 150);
+        local.outcome.unpriced = true;
+        local.outcome.model = "local-coder".into();
+        let priced = dispatch("claude", Role::Enthusiast, Tier::Opus, 0.02, 300);
+        let c = Cost::from_dispatches(&[priced, local.clone()]);
+        assert_eq!((c.usd, c.tokens, c.unpriced_tokens), (0.02, 450, 150));
+        assert_eq!(c.by_role["adversary"].unpriced_tokens, 150);
+        assert_eq!(c.by_role["enthusiast"].unpriced_tokens, 0);
+        assert_eq!(c.by_agent["local"].unpriced_tokens, 150);
+        assert_eq!(
+            c.unpriced,
+            vec![UnpricedModel {
+                agent: "local".into(),
+                model: "local-coder".into(),
+                tokens: 150
+            }]
+        );
+        let mut total = Cost::default();
+        total.absorb(&c);
+        total.absorb(&Cost::from_dispatches(&[local]));
+        assert_eq!((total.unpriced_tokens, total.unpriced.len()), (300, 1));
+        assert_eq!(total.unpriced[0].tokens, 300);
+    }
+
     #[test]
     fn the_debunk_rate_and_its_band() {
         assert_eq!(Quality::debunk_rate(0, 0, HEALTHY_BAND), (None, None));
