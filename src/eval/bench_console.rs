@@ -4,6 +4,7 @@
 use super::bench::BenchEvent;
 use super::bench_model::{BenchOutcome, BenchPrResult, BenchReport, BenchScore, Figures};
 use super::golden::BenchPr;
+use crate::records::{usd4, usd_or_unknown};
 
 fn secs(ms: u64) -> String {
     format!("{:.1}s", ms as f64 / 1000.0)
@@ -44,15 +45,20 @@ pub fn bench_progress(
         (BenchEvent::Started, _) => Some(format!("bench {}: fetching and reviewing", pr.url)),
         (BenchEvent::Kept, Some(r)) => Some(format!("bench {}: kept ({})", pr.url, what(r))),
         (BenchEvent::Finished, Some(r)) => Some(format!(
-            "bench {}: {} ({}) ${:.4} {}",
+            "bench {}: {} ({}) {} {}",
             pr.url,
             outcome(r),
             what(r),
-            r.cost_usd,
+            pr_usd(r),
             secs(r.wall_ms)
         )),
         _ => None,
     }
+}
+
+/// A PR's cost: `price unknown` for tokens without a price, never `$0`.
+fn pr_usd(r: &BenchPrResult) -> String {
+    usd_or_unknown(r.cost_usd, r.tokens, r.unpriced_tokens, usd4)
 }
 
 /// The table: one row per PR, then the total cost.
@@ -68,7 +74,7 @@ pub fn bench_table(report: &BenchReport) -> String {
             outcome(r),
             r.confirmed.len(),
             r.unresolved.len(),
-            format!("${:.4}", r.cost_usd),
+            pr_usd(r),
             secs(r.wall_ms)
         ));
         if r.outcome != BenchOutcome::Complete {
@@ -77,7 +83,7 @@ pub fn bench_table(report: &BenchReport) -> String {
     }
     let n = report.prs.len().max(1) as f64;
     s.push_str(&format!(
-        "\n{} pull request(s), {} failed, {} not run; cost ${:.4} ({} tokens), ${:.4} per PR\n",
+        "\n{} pull request(s), {} failed, {} not run; cost {} ({} tokens), {} per PR\n",
         report.prs.len(),
         report
             .prs
@@ -85,9 +91,14 @@ pub fn bench_table(report: &BenchReport) -> String {
             .filter(|r| r.outcome == BenchOutcome::Failed)
             .count(),
         report.not_run.len(),
-        report.cost_usd,
+        usd_or_unknown(report.cost_usd, report.tokens, report.unpriced_tokens, usd4),
         report.tokens,
-        report.cost_usd / n
+        usd_or_unknown(
+            report.cost_usd / n,
+            report.tokens,
+            report.unpriced_tokens,
+            usd4
+        )
     ));
     s
 }

@@ -59,9 +59,16 @@ pub struct BenchPrResult {
     pub run_dir: Option<String>,
     pub cost_usd: f64,
     pub tokens: u64,
+    /// Of `tokens`, those of a model without a known price, which `cost_usd` leaves out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_tokens: u64,
     pub wall_ms: u64,
     pub confirmed: Vec<Candidate>,
     pub unresolved: Vec<Candidate>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The candidates file: PR url → tool name → candidates.
@@ -80,6 +87,9 @@ pub struct BenchReport {
     pub not_run: Vec<String>,
     pub cost_usd: f64,
     pub tokens: u64,
+    /// Of `tokens`, those of a model without a known price, which `cost_usd` leaves out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_tokens: u64,
     /// With `--score`: the Matcher's figures.
     pub score: Option<BenchScore>,
 }
