@@ -135,7 +135,13 @@ pub fn score_table(score: &BenchScore) -> String {
             s.push_str(&row(c, f));
         }
     }
-    s.push_str(&format!("\nMatcher cost ${:.4}\n", score.cost_usd));
+    // The score keeps no token total: a priced part is one that cost something.
+    let matcher = match (score.unpriced_tokens, score.cost_usd > 0.0) {
+        (0, _) => usd4(score.cost_usd),
+        (n, true) => format!("{} + price unknown ({n} tokens)", usd4(score.cost_usd)),
+        (n, false) => format!("price unknown ({n} tokens)"),
+    };
+    s.push_str(&format!("\nMatcher cost {matcher}\n"));
     let errors: Vec<String> = score
         .prs
         .iter()
