@@ -566,7 +566,7 @@ mod tests {
         let ct = render_compare_text(&c);
         assert!(ct.contains("price unknown"), "{ct}");
         // Every case unpriced.
-        let mut cases = r.cases.clone();
+        let mut cases = r.cases;
         cases[0].cost_usd = 0.0;
         cases[0].unpriced_tokens = 1000;
         let all = report("0123456789abcdef", 3, cases);
