@@ -168,3 +168,72 @@ pub fn score_table(score: &BenchScore) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pr(url: &str, cost_usd: f64, tokens: u64, unpriced_tokens: u64) -> BenchPrResult {
+        BenchPrResult {
+            schema_version: 1,
+            url: url.into(),
+            repo: "o/r".into(),
+            source: "s".into(),
+            key: "k".into(),
+            config_digest: "c".into(),
+            arev_version: "0".into(),
+            prove: false,
+            base: None,
+            head: None,
+            outcome: BenchOutcome::Complete,
+            detail: None,
+            run_dir: None,
+            cost_usd,
+            tokens,
+            unpriced_tokens,
+            wall_ms: 1000,
+            confirmed: vec![],
+            unresolved: vec![],
+        }
+    }
+
+    fn report(prs: Vec<BenchPrResult>) -> BenchReport {
+        BenchReport {
+            schema_version: 1,
+            arev_version: "0".into(),
+            config_digest: "c".into(),
+            golden: "g".into(),
+            out_dir: "o".into(),
+            cost_usd: prs.iter().map(|p| p.cost_usd).sum(),
+            tokens: prs.iter().map(|p| p.tokens).sum(),
+            unpriced_tokens: prs.iter().map(|p| p.unpriced_tokens).sum(),
+            prs,
+            not_run: vec![],
+            score: None,
+        }
+    }
+
+    /// A priced PR and an unpriced one: the total is the known part with `price unknown`;
+    /// all unpriced: `price unknown`, never `$0`.
+    #[test]
+    fn unpriced_prs_read_price_unknown_never_zero_dollars() {
+        let t = bench_table(&report(vec![
+            pr("https://x/o/r/pull/1", 0.5, 1000, 0),
+            pr("https://x/o/r/pull/2", 0.0, 300, 300),
+        ]));
+        assert!(
+            t.contains(
+                "cost $0.5000 + price unknown (1300 tokens), $0.2500 + price unknown per PR"
+            ),
+            "{t}"
+        );
+        let row = t.lines().find(|l| l.contains("pull/2")).unwrap();
+        assert!(row.contains("price unknown") && !row.contains('$'), "{row}");
+        let t = bench_table(&report(vec![pr("https://x/o/r/pull/2", 0.0, 300, 300)]));
+        assert!(
+            t.contains("cost price unknown (300 tokens), price unknown per PR"),
+            "{t}"
+        );
+        assert!(!t.contains('$'), "{t}");
+    }
+}
