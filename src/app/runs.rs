@@ -44,6 +44,16 @@ fn cost(usd: f64) -> String {
     }
 }
 
+/// A run's cost: `-` without one; tokens of a model without a known price read `$0.0500 +
+/// price unknown`, or `price unknown` when none was priced — never `$0`.
+fn run_cost(r: &RunSummary) -> String {
+    let Some(usd) = r.cost_usd else {
+        return "-".into();
+    };
+    let tokens = r.tokens.unwrap_or(r.unpriced_tokens);
+    crate::records::usd_or_unknown(usd, tokens, r.unpriced_tokens, cost)
+}
+
 /// The table printed by `arev runs`, ages counted at `now`.
 fn table(runs: &[RunSummary], now: DateTime<Utc>) -> String {
     let rows: Vec<[String; 7]> = runs
@@ -62,7 +72,7 @@ fn table(runs: &[RunSummary], now: DateTime<Utc>) -> String {
                     .map_or("-".into(), short_age),
                 reason(r),
                 r.confirmed.map_or("-".into(), |c| c.to_string()),
-                r.cost_usd.map_or("-".into(), cost),
+                run_cost(r),
                 target,
             ]
         })
@@ -184,5 +194,43 @@ mod tests {
         assert_eq!(short_age(Duration::from_secs(5 * 86_400 + 7)), "5d");
         assert_eq!(cost(0.05), "$0.0500");
         assert_eq!(cost(12.345), "$12.35");
+    }
+
+    fn finished(usd: f64, tokens: u64, unpriced_tokens: u64) -> RunSummary {
+        RunSummary {
+            run_id: "r".into(),
+            run_dir: "/x/r".into(),
+            status: None,
+            stop_reason: None,
+            abort_reason: None,
+            target: None,
+            started_at: None,
+            finished_at: None,
+            confirmed: Some(0),
+            shard: None,
+            cost_usd: Some(usd),
+            unpriced_tokens,
+            tokens: Some(tokens),
+            error: None,
+            cached_from: None,
+        }
+    }
+
+    #[test]
+    fn a_run_with_unpriced_tokens_never_costs_zero_dollars() {
+        assert_eq!(run_cost(&finished(0.02, 300, 0)), "$0.0200");
+        assert_eq!(
+            run_cost(&finished(0.02, 600, 300)),
+            "$0.0200 + price unknown",
+            "mixed: the known part"
+        );
+        assert_eq!(run_cost(&finished(0.0, 300, 300)), "price unknown");
+        let running = RunSummary {
+            cost_usd: None,
+            ..finished(0.0, 0, 0)
+        };
+        assert_eq!(run_cost(&running), "-");
+        let t = table(&[finished(0.0, 300, 300)], Utc::now());
+        assert!(t.contains("price unknown") && !t.contains("$0"), "{t}");
     }
 }

@@ -47,6 +47,8 @@ pub struct Folded {
     pub usage: Usage,
     /// Without a result: what the events show was spent.
     pub streamed: Option<StreamedSpend>,
+    /// The model has no price and the CLI reports no cost: the cost is unknown.
+    pub unpriced: bool,
     /// Lines that were not a JSON object.
     pub malformed: u64,
     /// The first retry of a permanent API error, if the CLI started one.
@@ -97,9 +99,15 @@ impl Fold {
         &self.usage
     }
 
-    /// Its running spend: the usage so far at the model's price.
-    pub fn spend_usd(&self) -> f64 {
-        cost_usd(self.price.as_ref(), &self.usage)
+    /// Its running spend: the usage so far at the model's price; None without a price
+    /// (the spend is unknown, never $0).
+    pub fn spend_usd(&self) -> Option<f64> {
+        self.price.as_ref().map(|p| cost_usd(Some(p), &self.usage))
+    }
+
+    /// Whether its cost is unknown: the model has no price and the CLI reports none.
+    fn unpriced(&self) -> bool {
+        self.price.is_none() && !self.reports_cost
     }
 
     /// The first retry of a permanent API error: the agent should be stopped now instead of
@@ -115,6 +123,7 @@ impl Fold {
         let mut events = std::mem::take(&mut self.events);
         self.decoder.end(end, stderr, &mut events);
         self.absorb(events);
+        let unpriced = self.unpriced();
         let (result, fault) = match self.result {
             Some((mut r, fault)) => {
                 if !self.reports_cost {
@@ -129,6 +138,7 @@ impl Fold {
             usage: self.usage.clone(),
         });
         Folded {
+            unpriced,
             tool_uses: self.tool_uses,
             result,
             fault,

@@ -33,7 +33,8 @@ pub fn price_of(
         .map(|(_, p)| *p)
 }
 
-/// What `usage` costs at `price` (0 without one).
+/// What `usage` costs at `price`: 0 without one, which the dispatch then records as
+/// `unpriced` (unknown, never $0: docs/configuration.md "Budgets and `[prices]`").
 pub fn cost_usd(price: Option<&ModelPrice>, usage: &Usage) -> f64 {
     let Some(price) = price else {
         return 0.0;

@@ -82,10 +82,10 @@ pub fn resolve_binary(name_or_path: &str) -> Result<PathBuf, DispatchError> {
 }
 
 /// Told an agent's running spend while its events stream (docs/contracts.md §19.3, §19.4): the usage
-/// so far and its cost at the model's list price. Called as the events arrive, whenever the
-/// spend grew.
+/// so far and its cost at the model's list price (None when the model has no price).
+/// Called as the events arrive, whenever the spend grew.
 pub trait SpendMeter: Send + Sync {
-    fn spending(&self, usage: &super::Usage, cost_usd: f64);
+    fn spending(&self, usage: &super::Usage, cost_usd: Option<f64>);
 }
 
 /// Run one agent to completion (or timeout/cancel). Writes prompt.md, events.jsonl,
@@ -282,6 +282,7 @@ impl AgentOutcome {
         self.fault = folded.fault;
         self.malformed_lines = folded.malformed;
         self.streamed = folded.streamed;
+        self.unpriced = folded.unpriced;
     }
 }
 
@@ -378,6 +379,7 @@ impl AgentOutcome {
             duration_ms: 0,
             fault: None,
             streamed: None,
+            unpriced: false,
             answer_forgotten: None,
         }
     }

@@ -122,6 +122,7 @@ impl Board<'_> {
                 .collect(),
             cost_usd: prs.iter().map(|p| p.cost_usd).sum(),
             tokens: prs.iter().map(|p| p.tokens).sum(),
+            unpriced_tokens: prs.iter().map(|p| p.unpriced_tokens).sum(),
             prs,
             score: None,
         }
@@ -223,6 +224,7 @@ fn blank(opts: &BenchOptions, pr: &BenchPr) -> BenchPrResult {
         run_dir: None,
         cost_usd: 0.0,
         tokens: 0,
+        unpriced_tokens: 0,
         wall_ms: 0,
         confirmed: vec![],
         unresolved: vec![],
@@ -301,6 +303,8 @@ struct FindingView {
 struct CostView {
     usd: f64,
     tokens: u64,
+    #[serde(default)]
+    unpriced_tokens: u64,
 }
 
 /// A finding as the maintainer reads it: its description, then the Judge's resolution.
@@ -402,6 +406,7 @@ fn review_in(opts: &BenchOptions, pr: &BenchPr, base: &str, root: &Path, r: &mut
     r.run_dir = Some(v.run_dir.clone());
     r.cost_usd = v.cost.usd;
     r.tokens = v.cost.tokens;
+    r.unpriced_tokens = v.cost.unpriced_tokens;
     match v.status.as_str() {
         "complete" | "empty" => {
             r.outcome = BenchOutcome::Complete;

@@ -4,6 +4,7 @@
 use super::bench::BenchEvent;
 use super::bench_model::{BenchOutcome, BenchPrResult, BenchReport, BenchScore, Figures};
 use super::golden::BenchPr;
+use crate::records::{usd4, usd_or_unknown};
 
 fn secs(ms: u64) -> String {
     format!("{:.1}s", ms as f64 / 1000.0)
@@ -44,15 +45,20 @@ pub fn bench_progress(
         (BenchEvent::Started, _) => Some(format!("bench {}: fetching and reviewing", pr.url)),
         (BenchEvent::Kept, Some(r)) => Some(format!("bench {}: kept ({})", pr.url, what(r))),
         (BenchEvent::Finished, Some(r)) => Some(format!(
-            "bench {}: {} ({}) ${:.4} {}",
+            "bench {}: {} ({}) {} {}",
             pr.url,
             outcome(r),
             what(r),
-            r.cost_usd,
+            pr_usd(r),
             secs(r.wall_ms)
         )),
         _ => None,
     }
+}
+
+/// A PR's cost: `price unknown` for tokens without a price, never `$0`.
+fn pr_usd(r: &BenchPrResult) -> String {
+    usd_or_unknown(r.cost_usd, r.tokens, r.unpriced_tokens, usd4)
 }
 
 /// The table: one row per PR, then the total cost.
@@ -68,7 +74,7 @@ pub fn bench_table(report: &BenchReport) -> String {
             outcome(r),
             r.confirmed.len(),
             r.unresolved.len(),
-            format!("${:.4}", r.cost_usd),
+            pr_usd(r),
             secs(r.wall_ms)
         ));
         if r.outcome != BenchOutcome::Complete {
@@ -77,7 +83,7 @@ pub fn bench_table(report: &BenchReport) -> String {
     }
     let n = report.prs.len().max(1) as f64;
     s.push_str(&format!(
-        "\n{} pull request(s), {} failed, {} not run; cost ${:.4} ({} tokens), ${:.4} per PR\n",
+        "\n{} pull request(s), {} failed, {} not run; cost {} ({} tokens), {} per PR\n",
         report.prs.len(),
         report
             .prs
@@ -85,9 +91,14 @@ pub fn bench_table(report: &BenchReport) -> String {
             .filter(|r| r.outcome == BenchOutcome::Failed)
             .count(),
         report.not_run.len(),
-        report.cost_usd,
+        usd_or_unknown(report.cost_usd, report.tokens, report.unpriced_tokens, usd4),
         report.tokens,
-        report.cost_usd / n
+        usd_or_unknown(
+            report.cost_usd / n,
+            report.tokens,
+            report.unpriced_tokens,
+            usd4
+        )
     ));
     s
 }
@@ -124,7 +135,13 @@ pub fn score_table(score: &BenchScore) -> String {
             s.push_str(&row(c, f));
         }
     }
-    s.push_str(&format!("\nMatcher cost ${:.4}\n", score.cost_usd));
+    // The score keeps no token total: a priced part is one that cost something.
+    let matcher = match (score.unpriced_tokens, score.cost_usd > 0.0) {
+        (0, _) => usd4(score.cost_usd),
+        (n, true) => format!("{} + price unknown ({n} tokens)", usd4(score.cost_usd)),
+        (n, false) => format!("price unknown ({n} tokens)"),
+    };
+    s.push_str(&format!("\nMatcher cost {matcher}\n"));
     let errors: Vec<String> = score
         .prs
         .iter()
@@ -150,4 +167,73 @@ pub fn score_table(score: &BenchScore) -> String {
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pr(url: &str, cost_usd: f64, tokens: u64, unpriced_tokens: u64) -> BenchPrResult {
+        BenchPrResult {
+            schema_version: 1,
+            url: url.into(),
+            repo: "o/r".into(),
+            source: "s".into(),
+            key: "k".into(),
+            config_digest: "c".into(),
+            arev_version: "0".into(),
+            prove: false,
+            base: None,
+            head: None,
+            outcome: BenchOutcome::Complete,
+            detail: None,
+            run_dir: None,
+            cost_usd,
+            tokens,
+            unpriced_tokens,
+            wall_ms: 1000,
+            confirmed: vec![],
+            unresolved: vec![],
+        }
+    }
+
+    fn report(prs: Vec<BenchPrResult>) -> BenchReport {
+        BenchReport {
+            schema_version: 1,
+            arev_version: "0".into(),
+            config_digest: "c".into(),
+            golden: "g".into(),
+            out_dir: "o".into(),
+            cost_usd: prs.iter().map(|p| p.cost_usd).sum(),
+            tokens: prs.iter().map(|p| p.tokens).sum(),
+            unpriced_tokens: prs.iter().map(|p| p.unpriced_tokens).sum(),
+            prs,
+            not_run: vec![],
+            score: None,
+        }
+    }
+
+    /// A priced PR and an unpriced one: the total is the known part with `price unknown`;
+    /// all unpriced: `price unknown`, never `$0`.
+    #[test]
+    fn unpriced_prs_read_price_unknown_never_zero_dollars() {
+        let t = bench_table(&report(vec![
+            pr("https://x/o/r/pull/1", 0.5, 1000, 0),
+            pr("https://x/o/r/pull/2", 0.0, 300, 300),
+        ]));
+        assert!(
+            t.contains(
+                "cost $0.5000 + price unknown (1300 tokens), $0.2500 + price unknown per PR"
+            ),
+            "{t}"
+        );
+        let row = t.lines().find(|l| l.contains("pull/2")).unwrap();
+        assert!(row.contains("price unknown") && !row.contains('$'), "{row}");
+        let t = bench_table(&report(vec![pr("https://x/o/r/pull/2", 0.0, 300, 300)]));
+        assert!(
+            t.contains("cost price unknown (300 tokens), price unknown per PR"),
+            "{t}"
+        );
+        assert!(!t.contains('$'), "{t}");
+    }
 }

@@ -59,9 +59,16 @@ pub struct BenchPrResult {
     pub run_dir: Option<String>,
     pub cost_usd: f64,
     pub tokens: u64,
+    /// Of `tokens`, those of a model without a known price, which `cost_usd` leaves out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_tokens: u64,
     pub wall_ms: u64,
     pub confirmed: Vec<Candidate>,
     pub unresolved: Vec<Candidate>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The candidates file: PR url → tool name → candidates.
@@ -80,6 +87,9 @@ pub struct BenchReport {
     pub not_run: Vec<String>,
     pub cost_usd: f64,
     pub tokens: u64,
+    /// Of `tokens`, those of a model without a known price, which `cost_usd` leaves out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_tokens: u64,
     /// With `--score`: the Matcher's figures.
     pub score: Option<BenchScore>,
 }
@@ -114,6 +124,9 @@ pub struct PairVerdict {
     /// pair counts as no match.
     pub error: Option<String>,
     pub cost_usd: f64,
+    /// The Matcher's tokens of a model without a known price, which `cost_usd` leaves out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_tokens: u64,
 }
 
 /// One PR's score.
@@ -128,6 +141,9 @@ pub struct PrScore {
     pub fn_: u32,
     pub errors: u32,
     pub cost_usd: f64,
+    /// Of the Matcher's tokens, those without a known price.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_tokens: u64,
     pub pairs: Vec<PairVerdict>,
 }
 
@@ -138,5 +154,8 @@ pub struct BenchScore {
     pub by_repo: BTreeMap<String, Figures>,
     pub by_context: BTreeMap<String, Figures>,
     pub cost_usd: f64,
+    /// Of the Matcher's tokens, those without a known price (`cost_usd` leaves them out).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_tokens: u64,
     pub prs: Vec<PrScore>,
 }

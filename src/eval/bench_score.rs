@@ -116,6 +116,7 @@ pub fn aggregate(scores: Vec<(PrScore, String)>, labels: &BTreeMap<String, Strin
         by_repo,
         by_context,
         cost_usd: scores.iter().map(|(s, _)| s.cost_usd).sum(),
+        unpriced_tokens: scores.iter().map(|(s, _)| s.unpriced_tokens).sum(),
         prs: scores.into_iter().map(|(s, _)| s).collect(),
     }
 }
@@ -281,6 +282,7 @@ fn score_pr(
         errors: u32::try_from(pairs_verdicts.iter().filter(|v| v.error.is_some()).count())
             .unwrap_or(u32::MAX),
         cost_usd: pairs_verdicts.iter().map(|v| v.cost_usd).sum(),
+        unpriced_tokens: pairs_verdicts.iter().map(|v| v.unpriced_tokens).sum(),
         pairs: pairs_verdicts,
     };
     write_json(&path, &s)?;
@@ -325,6 +327,7 @@ fn dispatch(
                 reasoning: String::new(),
                 error: None,
                 cost_usd: 0.0,
+                unpriced_tokens: 0,
             };
             let plan = match plan_for(opts, files, runs, &format!("{pair}.md")) {
                 Ok(p) => p,
@@ -343,7 +346,8 @@ fn dispatch(
                 max_usd: None,
             };
             let m = run_matcher(&plan, target, run, &job, cancel, progress).await;
-            v.cost_usd = m.spent().cost_usd;
+            let spent = m.spent();
+            (v.cost_usd, v.unpriced_tokens) = (spent.cost_usd, spent.unpriced_tokens);
             match m.end {
                 MatcherEnd::Answered(o) => {
                     v.matched = o.matched;
@@ -382,6 +386,7 @@ mod tests {
             reasoning: String::new(),
             error: None,
             cost_usd: 0.0,
+            unpriced_tokens: 0,
         }
     }
 

@@ -28,6 +28,8 @@ fn cell(c: &CaseResult) -> CompareCell {
         unmatched: c.unmatched,
         debunked: c.debunked,
         cost_usd: c.cost_usd,
+        tokens: c.tokens,
+        unpriced_tokens: c.unpriced_tokens,
         wall_ms: c.wall_ms,
     }
 }

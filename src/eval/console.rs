@@ -66,10 +66,15 @@ pub fn progress_line(event: Event, id: &str, r: Option<&CaseResult>) -> Option<S
             r.status.as_str()
         )),
         (Event::Finished, Some(r)) => Some(format!(
-            "eval: {id}: {} — {} unmatched, ${:.4}, {:.1}s{}",
+            "eval: {id}: {} — {} unmatched, {}, {:.1}s{}",
             r.status.as_str(),
             r.unmatched,
-            r.cost_usd,
+            crate::records::usd_or_unknown(
+                r.cost_usd,
+                r.tokens,
+                r.unpriced_tokens,
+                crate::records::usd4
+            ),
             r.wall_ms as f64 / 1000.0,
             r.detail
                 .as_deref()

@@ -189,6 +189,10 @@ pub struct CaseResult {
     pub unresolved: u32,
     pub cost_usd: f64,
     pub tokens: u64,
+    /// Of `tokens`, those of a model without a known price, which `cost_usd` leaves out
+    /// (docs/configuration.md "Budgets and `[prices]`").
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_tokens: u64,
     /// Wall time of the case: checkout, review and clean-up.
     pub wall_ms: u64,
     pub started_at: String,
@@ -259,9 +263,13 @@ pub struct Totals {
     /// Every case that ran, aborted ones included.
     pub cost_usd: f64,
     pub tokens: u64,
+    /// Of `tokens`, those of a model without a known price, which `cost_usd` leaves out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_tokens: u64,
     /// Sum of the cases' wall times (with `--jobs` > 1 the evaluation took less).
     pub wall_ms: u64,
-    /// cost_usd / found; null when nothing was found or a cached case's cost is unknown.
+    /// cost_usd / found; null when nothing was found or a cost is unknown (a cached case's,
+    /// or tokens without a price).
     pub cost_per_found: Option<f64>,
     /// Cases whose verdict came from the verdict cache (`--use-cache`), counted at the cost
     /// of the review that produced it.
@@ -326,7 +334,16 @@ pub struct CompareCell {
     pub unmatched: u32,
     pub debunked: u32,
     pub cost_usd: f64,
+    /// The case's tokens, and those without a known price (`cost_usd` leaves them out).
+    #[serde(default)]
+    pub tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_tokens: u64,
     pub wall_ms: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One case, side by side.

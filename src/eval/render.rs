@@ -12,6 +12,12 @@ fn usd(x: f64) -> String {
     format!("${x:.4}")
 }
 
+/// A cost of which `unpriced` of `tokens` had no known price: `$0.0500 + price unknown`, or
+/// `price unknown` when none was priced — never `$0`.
+fn usd_of(x: f64, tokens: u64, unpriced: u64) -> String {
+    crate::records::usd_or_unknown(x, tokens, unpriced, usd)
+}
+
 fn secs(ms: u64) -> String {
     format!("{:.1}s", ms as f64 / 1000.0)
 }
@@ -43,6 +49,12 @@ pub fn cost_per_found_line(t: &Totals, use_cache: bool) -> String {
         return format!(
             "n/a ({} case(s) served from the verdict cache, their original review's cost no longer known)",
             t.cost_unknown
+        );
+    }
+    if t.unpriced_tokens > 0 {
+        return format!(
+            "n/a ({} tokens of a model without a price; set its `[prices]` entry)",
+            t.unpriced_tokens
         );
     }
     let value = opt(t.cost_per_found, usd);
@@ -116,7 +128,7 @@ fn measures(t: &Totals, use_cache: bool) -> Vec<(&'static str, String)> {
             "cost",
             format!(
                 "{}, {} tokens, {} of review time",
-                usd(t.cost_usd),
+                usd_of(t.cost_usd, t.tokens, t.unpriced_tokens),
                 t.tokens,
                 secs(t.wall_ms)
             ),
@@ -215,7 +227,7 @@ pub fn render_text(r: &EvalReport) -> String {
             c.unmatched,
             c.debunked,
             c.unresolved,
-            usd(c.cost_usd),
+            usd_of(c.cost_usd, c.tokens, c.unpriced_tokens),
             c.tokens,
             secs(c.wall_ms),
             text_cell(c.origin.subject()),
@@ -275,7 +287,7 @@ pub fn render_markdown(r: &EvalReport) -> String {
             c.unmatched,
             c.debunked,
             c.unresolved,
-            usd(c.cost_usd),
+            usd_of(c.cost_usd, c.tokens, c.unpriced_tokens),
             c.tokens,
             secs(c.wall_ms)
         );
@@ -352,7 +364,10 @@ fn total_rows(c: &Comparison) -> Vec<(&'static str, String, String)> {
                 }
             }),
         ),
-        ("cost", both(|t| usd(t.cost_usd))),
+        (
+            "cost",
+            both(|t| usd_of(t.cost_usd, t.tokens, t.unpriced_tokens)),
+        ),
         ("tokens", both(|t| t.tokens.to_string())),
         ("review time", both(|t| secs(t.wall_ms))),
         (
@@ -398,8 +413,8 @@ pub fn render_compare_text(c: &Comparison) -> String {
             cell_status(&r.b),
             cell_num(&r.a, |x| x.unmatched.to_string()),
             cell_num(&r.b, |x| x.unmatched.to_string()),
-            cell_num(&r.a, |x| usd(x.cost_usd)),
-            cell_num(&r.b, |x| usd(x.cost_usd)),
+            cell_num(&r.a, |x| usd_of(x.cost_usd, x.tokens, x.unpriced_tokens)),
+            cell_num(&r.b, |x| usd_of(x.cost_usd, x.tokens, x.unpriced_tokens)),
             text_cell(&r.subject),
             if r.case_differs {
                 " (case differs)"
@@ -453,8 +468,8 @@ pub fn render_compare_markdown(c: &Comparison) -> String {
             cell_status(&r.b),
             cell_num(&r.a, |x| x.unmatched.to_string()),
             cell_num(&r.b, |x| x.unmatched.to_string()),
-            cell_num(&r.a, |x| usd(x.cost_usd)),
-            cell_num(&r.b, |x| usd(x.cost_usd)),
+            cell_num(&r.a, |x| usd_of(x.cost_usd, x.tokens, x.unpriced_tokens)),
+            cell_num(&r.b, |x| usd_of(x.cost_usd, x.tokens, x.unpriced_tokens)),
         );
     }
     let _ = writeln!(s, "\n| measure | A | B |\n|---|---|---|");
@@ -515,6 +530,52 @@ mod tests {
             t.contains("fix-bbbbbbbbbbbb aborted: judge_malformed_json: bad"),
             "{t}"
         );
+    }
+
+    /// One case on a priced model, one on a model without a price: the total is the known
+    /// part with `price unknown`, the unpriced case reads `price unknown`, and no cost per
+    /// found defect is claimed; with every case unpriced the total is `price unknown`.
+    #[test]
+    fn unpriced_cases_read_price_unknown_never_zero_dollars() {
+        let mut r = sample();
+        r.cases[0].tokens = 1000;
+        r.cases[1].tokens = 300;
+        r.cases[1].unpriced_tokens = 300;
+        let r = report("0123456789abcdef", 3, r.cases);
+        let t = render_text(&r);
+        assert!(
+            t.contains("cost                   $0.5000 + price unknown, 1300 tokens"),
+            "{t}"
+        );
+        assert!(
+            t.contains("cost per found defect  n/a (300 tokens of a model without a price"),
+            "{t}"
+        );
+        let row = t
+            .lines()
+            .find(|l| l.starts_with("fix-bbbbbbbbbbbb"))
+            .unwrap();
+        assert!(row.contains("price unknown") && !row.contains('$'), "{row}");
+        let m = render_markdown(&r);
+        assert!(
+            m.contains("| aborted | 0 | 0 | 0 | price unknown | 300 |"),
+            "{m}"
+        );
+        // A comparison shows the same per cell.
+        let c = compare(&r, "a.json", &r, "b.json", None).unwrap();
+        let ct = render_compare_text(&c);
+        assert!(ct.contains("price unknown"), "{ct}");
+        // Every case unpriced.
+        let mut cases = r.cases;
+        cases[0].cost_usd = 0.0;
+        cases[0].unpriced_tokens = 1000;
+        let all = report("0123456789abcdef", 3, cases);
+        let t = render_text(&all);
+        assert!(
+            t.contains("cost                   price unknown, 1300 tokens"),
+            "{t}"
+        );
+        assert!(!t.contains("$0.0000"), "{t}");
     }
 
     #[test]

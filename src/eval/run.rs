@@ -381,6 +381,8 @@ struct FindingView {
 struct CostView {
     usd: f64,
     tokens: u64,
+    #[serde(default)]
+    unpriced_tokens: u64,
 }
 
 /// How the child review ended.
@@ -411,6 +413,7 @@ fn run_case(opts: &RunOptions, case: &ResolvedCase, interrupt: &Interrupt) -> Op
         unresolved: 0,
         cost_usd: 0.0,
         tokens: 0,
+        unpriced_tokens: 0,
         wall_ms: 0,
         started_at,
         finished_at: String::new(),
@@ -493,6 +496,7 @@ fn fill(
     result.run_dir = Some(v.run_dir.clone());
     result.cost_usd = v.cost.usd;
     result.tokens = v.cost.tokens;
+    result.unpriced_tokens = v.cost.unpriced_tokens;
     if let Some(from) = &v.cached_from {
         // A replayed verdict costs nothing now; its price is the review that produced it.
         match opts
@@ -500,9 +504,10 @@ fn fill(
             .as_deref()
             .and_then(|d| original_cost(d, from))
         {
-            Some((usd, tokens)) => {
+            Some((usd, tokens, unpriced)) => {
                 result.cost_usd = usd;
                 result.tokens = tokens;
+                result.unpriced_tokens = unpriced;
             }
             None => result.cost_unknown = true,
         }
@@ -568,7 +573,7 @@ fn fill(
 /// The cost (USD, tokens) of the run `run_id`, as the verdict-cache entry it stored
 /// records it (the cache's `verdicts/*.json`, each the report of the review that produced
 /// it); None when no entry is that run's.
-pub fn original_cost(cache_dir: &Path, run_id: &str) -> Option<(f64, u64)> {
+pub fn original_cost(cache_dir: &Path, run_id: &str) -> Option<(f64, u64, u64)> {
     #[derive(Deserialize)]
     struct Entry {
         run_id: String,
@@ -592,7 +597,10 @@ pub fn original_cost(cache_dir: &Path, run_id: &str) -> Option<(f64, u64)> {
         })
         .filter_map(|b| serde_json::from_slice::<Entry>(&b).ok())
         .find(|e| e.run_id == run_id)
-        .map(|e| (e.report.cost.usd, e.report.cost.tokens))
+        .map(|e| {
+            let c = e.report.cost;
+            (c.usd, c.tokens, c.unpriced_tokens)
+        })
 }
 
 /// `arev run <targets> --format json` in the checkout, as a child in its own process group

@@ -102,6 +102,7 @@ pub fn totals(results: &[CaseResult], cases: u32, not_run: u32) -> Totals {
     let unresolved: u32 = completed.iter().map(|r| r.unresolved).sum();
     let cost_usd: f64 = results.iter().map(|r| r.cost_usd).sum();
     let cost_unknown = count(results.iter().filter(|r| r.cost_unknown).count());
+    let unpriced_tokens = results.iter().map(|r| r.unpriced_tokens).sum();
     Totals {
         cases,
         scored,
@@ -120,8 +121,10 @@ pub fn totals(results: &[CaseResult], cases: u32, not_run: u32) -> Totals {
         debunk_rate: ratio(f64::from(debunked), confirmed + debunked),
         cost_usd,
         tokens: results.iter().map(|r| r.tokens).sum(),
+        unpriced_tokens,
         wall_ms: results.iter().map(|r| r.wall_ms).sum(),
-        cost_per_found: if cost_unknown > 0 {
+        // A part of the cost unknown: no figure per found defect either.
+        cost_per_found: if cost_unknown > 0 || unpriced_tokens > 0 {
             None
         } else {
             ratio(cost_usd, found)
@@ -180,6 +183,7 @@ pub(crate) mod tests {
             unresolved: 0,
             cost_usd: 0.0,
             tokens: 0,
+            unpriced_tokens: 0,
             wall_ms: 0,
             started_at: String::new(),
             finished_at: String::new(),

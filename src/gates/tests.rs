@@ -32,6 +32,7 @@ fn outcome(end: ProcessEnd, result: Option<(bool, Option<&str>)>) -> AgentOutcom
         duration_ms: 5,
         fault: None,
         streamed: None,
+        unpriced: false,
         answer_forgotten: None,
     }
 }

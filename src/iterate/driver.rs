@@ -143,6 +143,7 @@ impl Iteration<'_, '_> {
             decision_reasons: vec![],
             cost_usd: r.report.cost.usd,
             tokens: r.report.cost.tokens,
+            unpriced_tokens: r.report.cost.unpriced_tokens,
         };
         let review_stop = match &r.end {
             ReviewEnd::Stopped(reason) => *reason,
@@ -319,6 +320,7 @@ impl Iteration<'_, '_> {
         o.cost.absorb(&fcost);
         rec.cost_usd += fcost.usd;
         rec.tokens += fcost.tokens;
+        rec.unpriced_tokens += fcost.unpriced_tokens;
         let (output, error): (Option<&FixerOutput>, Option<String>) = match &fr.end {
             FixerEnd::Answered(out) => (Some(out), None),
             FixerEnd::Malformed(e) => (None, Some(e.clone())),
@@ -335,6 +337,7 @@ impl Iteration<'_, '_> {
         }
         let dir = format!("{rel_dir}/agents/fix/fixer");
         let mut fix = new_fix_report(dir, fcost.usd, fcost.tokens);
+        fix.unpriced_tokens = fcost.unpriced_tokens;
         fix.errors.extend(
             fr.denied_writes
                 .iter()

@@ -90,6 +90,7 @@ pub fn new_fix_report(dir: String, cost_usd: f64, tokens: u64) -> FixReport {
         dir,
         cost_usd,
         tokens,
+        unpriced_tokens: 0,
         proofs: vec![],
     }
 }

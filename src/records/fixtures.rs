@@ -73,6 +73,7 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
             duration_ms: 5,
             cost_usd: 0.5,
             tokens: 10,
+            unpriced_tokens: 0,
             decision: "stop".into(),
             decision_reasons: vec!["r".into()],
         }],
@@ -139,4 +140,39 @@ pub(crate) fn shard(index: u32, count: u32, files: &[&str], status: RunStatus) -
         finished_at: format!("2026-01-01T00:01:0{index}Z"),
         duration_ms: 100 * u64::from(index),
     }
+}
+
+/// A run's cost with an agent on a model without a price: `mixed`, a priced Enthusiast
+/// (`claude`, $0.02 for 300 tokens) beside the unpriced Adversary (`local` on
+/// `local-coder`, 150 tokens); else the unpriced Adversary alone.
+pub(crate) fn unpriced_cost(mixed: bool) -> Cost {
+    let line = |usd: f64, tokens: u64, unpriced_tokens: u64| CostLine {
+        usd,
+        tokens,
+        unpriced_tokens,
+        dispatches: 1,
+        ..CostLine::default()
+    };
+    let adversary = line(0.0, 150, 150);
+    let mut cost = Cost {
+        usd: 0.0,
+        tokens: 150,
+        unpriced_tokens: 150,
+        unpriced: vec![UnpricedModel {
+            agent: "local".into(),
+            model: "local-coder".into(),
+            tokens: 150,
+        }],
+        ..Cost::default()
+    };
+    cost.by_role.insert("adversary".into(), adversary.clone());
+    cost.by_agent.insert("local".into(), adversary);
+    if mixed {
+        let enthusiast = line(0.02, 300, 0);
+        cost.usd += 0.02;
+        cost.tokens += 300;
+        cost.by_role.insert("enthusiast".into(), enthusiast.clone());
+        cost.by_agent.insert("claude".into(), enthusiast);
+    }
+    cost
 }

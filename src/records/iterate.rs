@@ -68,6 +68,13 @@ pub struct IterationReport {
     pub decision_reasons: Vec<String>,
     pub cost_usd: f64,
     pub tokens: u64,
+    /// Of `tokens`, those of a model without a known price, which `cost_usd` leaves out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A ruling as sent to the Fixer.
@@ -104,6 +111,9 @@ pub struct FixReport {
     pub dir: String,
     pub cost_usd: f64,
     pub tokens: u64,
+    /// Of `tokens`, those of a model without a known price, which `cost_usd` leaves out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_tokens: u64,
     /// `--prove`: each applied finding whose reproducer failed before the fix, run again on
     /// the fix commit (docs/prove.md "Iterate"). Absent without `--prove`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -5,6 +5,7 @@
 //! it records and `store` can write what it is handed.
 pub mod agent;
 pub mod config;
+pub mod cost;
 pub mod evidence;
 pub mod finding;
 #[cfg(test)]
@@ -22,6 +23,7 @@ pub mod target;
 
 pub use agent::*;
 pub use config::{ContextMode, FailOn, RepoSource};
+pub use cost::{usd4, usd_or_unknown, PRICE_UNKNOWN};
 pub use evidence::{Evidence, ProofStatus, RunRecord, SandboxMode};
 pub use finding::*;
 pub use iterate::*;

@@ -161,6 +161,10 @@ pub struct AgentOutcome {
     /// (docs/contracts.md §19.1). Absent when a result event gives the spend, or nothing was spent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streamed: Option<StreamedSpend>,
+    /// Its model has no known price and its CLI reports no cost (docs/configuration.md
+    /// "Budgets and `[prices]`"): its tokens are counted, its `cost_usd` of 0 means unknown.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unpriced: bool,
     /// The size of the answer text once it was parsed and dropped ([`Self::forget_answer`]).
     /// Not serialized: outcome.json, written before, gives it.
     #[serde(skip)]
@@ -193,6 +197,7 @@ impl AgentOutcome {
             duration_ms: 0,
             fault: None,
             streamed: None,
+            unpriced: false,
             answer_forgotten: None,
         }
     }
@@ -239,13 +244,22 @@ impl AgentOutcome {
             (None, None) => 0,
         }
     }
+
+    /// The tokens whose price is unknown ([`Self::unpriced`]): all of them, or none.
+    pub fn unpriced_tokens(&self) -> u64 {
+        if self.unpriced {
+            self.tokens()
+        } else {
+            0
+        }
+    }
 }
 
 /// The spend of a dispatch without a result event, from its events' per-message usage.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StreamedSpend {
     pub usage: Usage,
-    /// `usage` at the model's list price (0 for a CLI that prints no cost: Codex, Gemini).
+    /// `usage` at the model's price (0 when it has none: the outcome is then `unpriced`).
     pub cost_usd: f64,
 }
 

@@ -68,8 +68,55 @@ pub struct ProgressCounts {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Spend {
+    /// What the priced tokens cost.
     pub cost_usd: f64,
     pub tokens: u64,
+    /// Of `tokens`, those of a model without a known price, which `cost_usd` leaves out
+    /// (docs/configuration.md "Budgets and `[prices]`").
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Spend {
+    /// `tokens` at `cost_usd`, None when their model has no known price.
+    pub fn of(cost_usd: Option<f64>, tokens: u64) -> Self {
+        Self {
+            cost_usd: cost_usd.unwrap_or(0.0),
+            tokens,
+            unpriced_tokens: if cost_usd.is_none() { tokens } else { 0 },
+        }
+    }
+
+    /// What a finished dispatch spent.
+    pub fn of_outcome(o: &super::AgentOutcome) -> Self {
+        Self {
+            cost_usd: o.cost_usd(),
+            tokens: o.tokens(),
+            unpriced_tokens: o.unpriced_tokens(),
+        }
+    }
+
+    /// Add `other` to this spend.
+    pub fn add(&mut self, other: &Spend) {
+        self.cost_usd += other.cost_usd;
+        self.tokens += other.tokens;
+        self.unpriced_tokens += other.unpriced_tokens;
+    }
+
+    /// `$0.0312`, `$0.0312 + price unknown` or `price unknown` (never `$0` for unpriced
+    /// tokens).
+    pub fn usd_text(&self) -> String {
+        super::usd_or_unknown(
+            self.cost_usd,
+            self.tokens,
+            self.unpriced_tokens,
+            super::usd4,
+        )
+    }
 }
 
 /// progress.json.

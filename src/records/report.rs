@@ -131,6 +131,9 @@ pub struct ReportRound {
     pub duration_ms: u64,
     pub cost_usd: f64,
     pub tokens: u64,
+    /// Of `tokens`, those of a model without a known price, which `cost_usd` leaves out.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub unpriced_tokens: u64,
     /// continue | stop | abort | interrupted; a merged report's round whose shards decided
     /// differently (and none continued) joins them with `/` (`stop/abort`).
     pub decision: String,
@@ -343,8 +346,13 @@ fn is_zero(n: &u32) -> bool {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CostLine {
+    /// What the priced tokens cost.
     pub usd: f64,
     pub tokens: u64,
+    /// Of `tokens`, those of a model without a known price, which `usd` leaves out
+    /// (docs/configuration.md "Budgets and `[prices]`").
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub unpriced_tokens: u64,
     pub dispatches: u32,
     /// Context files (in the context scope, outside the target) read, counted per dispatch
     /// that read them, and their estimated tokens (bytes / 4).
@@ -361,12 +369,66 @@ fn is_zero_u64(n: &u64) -> bool {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Cost {
+    /// What the priced tokens cost: with `unpriced` models, the known part only.
     pub usd: f64,
     pub tokens: u64,
+    /// Of `tokens`, those of a model without a known price, which `usd` leaves out.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub unpriced_tokens: u64,
+    /// The models run without a known price (no `[prices]` entry, a CLI that reports no
+    /// cost), by agent: their spend is unknown, never $0.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unpriced: Vec<UnpricedModel>,
     pub by_role: BTreeMap<String, CostLine>,
     pub by_tier: BTreeMap<String, CostLine>,
     /// Per configured agent name.
     pub by_agent: BTreeMap<String, CostLine>,
+}
+
+/// A model an agent ran without a known price, and the tokens it spent.
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(deny_unknown_fields)]
+pub struct UnpricedModel {
+    /// The configured agent name.
+    pub agent: String,
+    /// The model string passed to the CLI.
+    pub model: String,
+    pub tokens: u64,
+}
+
+impl Cost {
+    /// `$0.0500`, `$0.0500 + price unknown` or `price unknown` (never `$0` for spend
+    /// whose price is unknown).
+    pub fn usd_text(&self) -> String {
+        super::usd_or_unknown(self.usd, self.tokens, self.unpriced_tokens, super::usd4)
+    }
+
+    /// `price unknown for local-coder (agent local, 300 tokens), …: the total counts the
+    /// priced tokens only`; None when every token was priced.
+    pub fn unpriced_note(&self) -> Option<String> {
+        if self.unpriced.is_empty() {
+            return None;
+        }
+        let models: Vec<String> = self
+            .unpriced
+            .iter()
+            .map(|u| format!("{} (agent {}, {} tokens)", u.model, u.agent, u.tokens))
+            .collect();
+        Some(format!(
+            "{} for {}: the cost counts the priced tokens only; set `[prices.\"<model>\"]` to price them",
+            super::PRICE_UNKNOWN,
+            models.join(", ")
+        ))
+    }
+}
+
+impl CostLine {
+    /// `$0.0500`, `$0.0500 + price unknown` or `price unknown`.
+    pub fn usd_text(&self) -> String {
+        super::usd_or_unknown(self.usd, self.tokens, self.unpriced_tokens, super::usd4)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

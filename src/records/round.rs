@@ -149,6 +149,9 @@ pub struct OutcomeSummary {
     /// Why it failed, when its events name a cause.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<super::outcome::Fault>,
+    /// Its model has no known price: `cost_usd` 0 means unknown (`AgentOutcome::unpriced`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unpriced: bool,
 }
 
 impl OutcomeSummary {
@@ -170,6 +173,7 @@ impl OutcomeSummary {
             stderr_truncated: o.stderr_truncated,
             malformed_lines: o.malformed_lines,
             fault: o.fault.clone(),
+            unpriced: o.unpriced,
         }
     }
 }
@@ -224,6 +228,7 @@ mod summary {
                     cost_usd: s.cost_usd,
                 }
             }),
+            unpriced: s.unpriced,
             answer_forgotten: s.answer_bytes,
         })
     }
@@ -391,6 +396,13 @@ pub struct RoundRecord {
     pub duration_ms: u64,
     pub cost_usd: f64,
     pub tokens: u64,
+    /// Of `tokens`, those of a model without a known price, which `cost_usd` leaves out.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub unpriced_tokens: u64,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

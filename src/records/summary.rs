@@ -31,7 +31,14 @@ pub struct ReportSummary {
     /// Files reviewed and skipped (the report's coverage counts).
     pub reviewed: u32,
     pub skipped: u32,
+    /// What the priced tokens cost.
     pub cost_usd: f64,
+    /// Tokens of models without a known price, which `cost_usd` leaves out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_tokens: u64,
+    /// The report's tokens.
+    #[serde(default)]
+    pub tokens: u64,
     pub started_at: String,
     pub finished_at: String,
     pub duration_ms: u64,
@@ -56,11 +63,17 @@ impl ReportSummary {
             reviewed: r.coverage.reviewed,
             skipped: r.coverage.skipped,
             cost_usd: r.cost.usd,
+            unpriced_tokens: r.cost.unpriced_tokens,
+            tokens: r.cost.tokens,
             started_at: r.started_at.clone(),
             finished_at: r.finished_at.clone(),
             duration_ms: r.duration_ms,
         }
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! target, the order of confirmed findings, the severity counts and the debunk rate.
 //! `Report::mixed_panel` reads `cost.by_agent`, so every report must fill it here.
 
-use super::{BySeverity, Cost, CostLine, Quality, ReportFinding, ReportTarget};
+use super::{BySeverity, Cost, CostLine, Quality, ReportFinding, ReportTarget, UnpricedModel};
 use crate::round::DispatchRecord;
 use crate::store::MetaTarget;
 use crate::target::PinnedTarget;
@@ -13,6 +13,7 @@ impl CostLine {
     fn absorb(&mut self, other: &CostLine) {
         self.usd += other.usd;
         self.tokens += other.tokens;
+        self.unpriced_tokens += other.unpriced_tokens;
         self.dispatches += other.dispatches;
         self.context_files += other.context_files;
         self.context_tokens += other.context_tokens;
@@ -20,17 +21,24 @@ impl CostLine {
 }
 
 impl Cost {
-    /// Count one dispatch: its USD and tokens, under its role, its tier and its agent.
+    /// Count one dispatch: its USD and tokens, under its role, its tier and its agent; a
+    /// dispatch without a known price adds its tokens to `unpriced_tokens` and its model to
+    /// `unpriced`, never $0 to a price.
     pub fn add_dispatch(&mut self, d: &DispatchRecord) {
+        let unpriced_tokens = d.outcome.unpriced_tokens();
         let line = CostLine {
             usd: d.outcome.cost_usd(),
             tokens: d.outcome.tokens(),
+            unpriced_tokens,
             dispatches: 1,
             context_files: d.context_reads.len() as u64,
             context_tokens: d.context_reads.iter().map(|r| r.tokens).sum(),
         };
         self.usd += line.usd;
         self.tokens += line.tokens;
+        if unpriced_tokens > 0 {
+            self.add_unpriced(&d.outcome.agent, &d.outcome.model, unpriced_tokens);
+        }
         for (map, key) in [
             (&mut self.by_role, d.role.as_str()),
             (&mut self.by_tier, d.outcome.tier.as_str()),
@@ -49,10 +57,33 @@ impl Cost {
         c
     }
 
+    /// `tokens` of `agent` running `model`, which has no known price.
+    fn add_unpriced(&mut self, agent: &str, model: &str, tokens: u64) {
+        self.unpriced_tokens += tokens;
+        match self
+            .unpriced
+            .iter_mut()
+            .find(|u| u.agent == agent && u.model == model)
+        {
+            Some(u) => u.tokens += tokens,
+            None => {
+                self.unpriced.push(UnpricedModel {
+                    agent: agent.to_string(),
+                    model: model.to_string(),
+                    tokens,
+                });
+                self.unpriced.sort();
+            }
+        }
+    }
+
     /// Add another cost (of a review, a fix or a shard) with every breakdown.
     pub fn absorb(&mut self, other: &Cost) {
         self.usd += other.usd;
         self.tokens += other.tokens;
+        for u in &other.unpriced {
+            self.add_unpriced(&u.agent, &u.model, u.tokens);
+        }
         for (mine, theirs) in [
             (&mut self.by_role, &other.by_role),
             (&mut self.by_tier, &other.by_tier),
@@ -201,6 +232,34 @@ mod tests {
         assert_eq!(total.by_agent["claude"].dispatches, 2);
         assert_eq!(total.by_role["judge"].usd, 1.25);
         assert_eq!(total.by_tier["opus"].dispatches, 3);
+    }
+
+    /// A dispatch of a model without a price adds its tokens as unpriced, names its agent
+    /// and model, and adds nothing to the USD (the known part); absorbing keeps both.
+    #[test]
+    fn unpriced_dispatches_are_counted_apart_and_named() {
+        let mut local = dispatch("local", Role::Adversary, Tier::Opus, 0.0, 150);
+        local.outcome.unpriced = true;
+        local.outcome.model = "local-coder".into();
+        let priced = dispatch("claude", Role::Enthusiast, Tier::Opus, 0.02, 300);
+        let c = Cost::from_dispatches(&[priced, local.clone()]);
+        assert_eq!((c.usd, c.tokens, c.unpriced_tokens), (0.02, 450, 150));
+        assert_eq!(c.by_role["adversary"].unpriced_tokens, 150);
+        assert_eq!(c.by_role["enthusiast"].unpriced_tokens, 0);
+        assert_eq!(c.by_agent["local"].unpriced_tokens, 150);
+        assert_eq!(
+            c.unpriced,
+            vec![UnpricedModel {
+                agent: "local".into(),
+                model: "local-coder".into(),
+                tokens: 150
+            }]
+        );
+        let mut total = Cost::default();
+        total.absorb(&c);
+        total.absorb(&Cost::from_dispatches(&[local]));
+        assert_eq!((total.unpriced_tokens, total.unpriced.len()), (300, 1));
+        assert_eq!(total.unpriced[0].tokens, 300);
     }
 
     #[test]

@@ -523,6 +523,7 @@ fn report_round(r: &crate::round::RoundRecord) -> ReportRound {
         duration_ms: r.duration_ms,
         cost_usd: r.cost_usd,
         tokens: r.tokens,
+        unpriced_tokens: r.unpriced_tokens,
         decision: r.decision.action.to_string(),
         decision_reasons: r.decision.reasons.clone(),
     }

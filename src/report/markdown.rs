@@ -254,19 +254,51 @@ fn debunked_details(s: &mut String, r: &Report) {
     }
 }
 
+/// `Price unknown for `local-coder` (agent `local`, 300 tokens): …`: the models whose spend
+/// the cost leaves out (docs/configuration.md "Budgets and `[prices]`"); None when every
+/// token was priced.
+fn unpriced_note(r: &Report) -> Option<String> {
+    if r.cost.unpriced.is_empty() {
+        return None;
+    }
+    let models: Vec<String> = r
+        .cost
+        .unpriced
+        .iter()
+        .map(|u| {
+            format!(
+                "{} (agent {}, {} tokens)",
+                md_code(&u.model, MdContext::Inline),
+                md_code(&u.agent, MdContext::Inline),
+                u.tokens
+            )
+        })
+        .collect();
+    Some(format!(
+        "**Price unknown** for {}: the cost counts the priced tokens only; set `[prices.\"<model>\"]` to price them.",
+        models.join(", ")
+    ))
+}
+
 /// Coverage, cost and target digest; incremental, cached verdict and debunk rate notes.
 fn footer(s: &mut String, r: &Report) {
-    let _ =
-        writeln!(
+    let _ = writeln!(
         s,
-        "Coverage: {} file(s) reviewed, {} skipped. Cost: ${:.4}, {} tokens. Target sha256 `{}`{}.",
+        "Coverage: {} file(s) reviewed, {} skipped. Cost: {}, {} tokens. Target sha256 `{}`{}.",
         r.coverage.reviewed,
         r.coverage.skipped,
-        r.cost.usd,
+        r.cost.usd_text(),
         r.cost.tokens,
         &r.target.sha256[..r.target.sha256.len().min(12)],
-        if r.target.drift { " (**changed during the review**)" } else { "" }
+        if r.target.drift {
+            " (**changed during the review**)"
+        } else {
+            ""
+        }
     );
+    if let Some(note) = unpriced_note(r) {
+        let _ = writeln!(s, "\n{note}");
+    }
     if let Some(i) = &r.incremental {
         let _ = writeln!(
             s,
@@ -347,9 +379,32 @@ fn provenance(s: &mut String, r: &Report) {
 mod tests {
     use super::*;
     use crate::findings::Severity;
-    use crate::report::fixtures::{finding, shard};
+    use crate::report::fixtures::{finding, shard, unpriced_cost};
     use crate::store::RunStatus;
     use crate::test_support::cite;
+
+    /// A priced and an unpriced agent: the known part and a note naming the model; all
+    /// unpriced: `price unknown`, never `$0`. The PR summary is this rendering.
+    #[test]
+    fn a_model_without_a_price_reads_price_unknown_never_zero_dollars() {
+        let mut r = shard(1, 1, &["a.py"], RunStatus::Complete);
+        r.cost = unpriced_cost(true);
+        let md = render_markdown(&r);
+        assert!(
+            md.contains("Cost: $0.0200 + price unknown, 450 tokens."),
+            "{md}"
+        );
+        assert!(
+            md.contains("**Price unknown** for `local-coder` (agent `local`, 150 tokens): the cost counts the priced tokens only"),
+            "{md}"
+        );
+        r.cost = unpriced_cost(false);
+        let md = render_markdown(&r);
+        assert!(md.contains("Cost: price unknown, 150 tokens."), "{md}");
+        assert!(!md.contains("$0.0000"), "{md}");
+        r.cost = shard(1, 1, &["a.py"], RunStatus::Complete).cost;
+        assert!(!render_markdown(&r).contains("rice unknown"));
+    }
 
     #[test]
     fn each_citation_is_a_line_link_with_its_quote_escaped() {

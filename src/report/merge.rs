@@ -454,6 +454,7 @@ fn merged_rounds(reports: &[&Report]) -> Vec<ReportRound> {
                 duration_ms: 0,
                 cost_usd: 0.0,
                 tokens: 0,
+                unpriced_tokens: 0,
                 decision: rd.decision.clone(),
                 decision_reasons: vec![],
             });
@@ -481,6 +482,7 @@ fn add_round(e: &mut ReportRound, rd: &ReportRound, tag: &str) {
     e.duration_ms = e.duration_ms.max(rd.duration_ms);
     e.cost_usd += rd.cost_usd;
     e.tokens += rd.tokens;
+    e.unpriced_tokens += rd.unpriced_tokens;
     if e.decision != rd.decision {
         // Any shard going on means the combined round did not end the review.
         if rd.decision == "continue" || e.decision == "continue" {

@@ -315,6 +315,11 @@ fn run_properties(r: &Report) -> Value {
         "arev.debunked": r.debunked.len(),
         "arev.costUsd": r.cost.usd,
     });
+    // Spend without a known price is named, never folded into `costUsd` as $0.
+    if !r.cost.unpriced.is_empty() {
+        props["arev.costUnpricedTokens"] = json!(r.cost.unpriced_tokens);
+        props["arev.costUnpriced"] = json!(r.cost.unpriced);
+    }
     if let Some(s) = r.stop_reason {
         props["arev.stopReason"] = json!(s.as_str());
     }
@@ -354,6 +359,23 @@ fn run_properties(r: &Report) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Spend of a model without a price is named beside `arev.costUsd` (the known part).
+    #[test]
+    fn unpriced_spend_is_named_in_the_run_properties() {
+        use crate::report::fixtures::{shard, unpriced_cost};
+        let mut r = shard(1, 1, &["a.py"], crate::store::RunStatus::Complete);
+        let props = run_properties(&r);
+        assert!(props.get("arev.costUnpriced").is_none(), "{props}");
+        r.cost = unpriced_cost(true);
+        let props = run_properties(&r);
+        assert_eq!(props["arev.costUsd"], json!(0.02));
+        assert_eq!(props["arev.costUnpricedTokens"], json!(150));
+        assert_eq!(
+            props["arev.costUnpriced"],
+            json!([{"agent": "local", "model": "local-coder", "tokens": 150}])
+        );
+    }
 
     #[test]
     fn levels_and_uris() {

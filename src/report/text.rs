@@ -142,7 +142,7 @@ fn detail(s: &mut String, st: Style, label: &str, text: &str) {
 /// `cost: $0.0500, 750 tokens in 2 round(s) (enthusiast $0.0200 · adversary … · judge …)`.
 fn cost_line(r: &Report) -> String {
     let c = &r.cost;
-    let mut line = format!("cost: ${:.4}, {} tokens", c.usd, c.tokens);
+    let mut line = format!("cost: {}, {} tokens", c.usd_text(), c.tokens);
     if !r.rounds.is_empty() {
         line.push_str(&format!(" in {} round(s)", r.rounds.len()));
     }
@@ -151,10 +151,11 @@ fn cost_line(r: &Report) -> String {
         .filter_map(|role| {
             let l = c.by_role.get(*role)?;
             (l.dispatches > 0).then(|| match l.context_files {
-                0 => format!("{role} ${:.4}", l.usd),
+                0 => format!("{role} {}", l.usd_text()),
                 n => format!(
-                    "{role} ${:.4}, {n} context file(s) ~{} tokens",
-                    l.usd, l.context_tokens
+                    "{role} {}, {n} context file(s) ~{} tokens",
+                    l.usd_text(),
+                    l.context_tokens
                 ),
             })
         })
@@ -324,6 +325,9 @@ fn footer(s: &mut String, r: &Report) {
     );
     skipped_files(s, r);
     let _ = writeln!(s, "{}", cost_line(r));
+    if let Some(note) = r.cost.unpriced_note() {
+        let _ = writeln!(s, "{}", term_text(&note, ""));
+    }
     if let Some(line) = super::proof::text_footer(r) {
         let _ = writeln!(s, "{line}");
     }
@@ -362,8 +366,39 @@ fn footer(s: &mut String, r: &Report) {
 mod tests {
     use super::*;
     use crate::findings::Severity;
-    use crate::report::fixtures::{finding, shard};
+    use crate::report::fixtures::{finding, shard, unpriced_cost};
     use crate::test_support::cite;
+
+    /// A priced and an unpriced agent: the total of the known part and a `price unknown`
+    /// note naming the model; all unpriced: `price unknown`, never `$0`.
+    #[test]
+    fn a_model_without_a_price_reads_price_unknown_never_zero_dollars() {
+        let mut r = shard(1, 1, &["a.py"], RunStatus::Complete);
+        r.cost = unpriced_cost(true);
+        let text = render_text(&r);
+        assert!(
+            text.contains("cost: $0.0200 + price unknown, 450 tokens in 1 round(s) (enthusiast $0.0200 · adversary price unknown)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("price unknown for local-coder (agent local, 150 tokens): the cost counts the priced tokens only"),
+            "{text}"
+        );
+        r.cost = unpriced_cost(false);
+        let text = render_text(&r);
+        assert!(
+            text.contains(
+                "cost: price unknown, 150 tokens in 1 round(s) (adversary price unknown)\n"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("$0.0000"), "{text}");
+        // Every token priced: no note.
+        r.cost = shard(1, 1, &["a.py"], RunStatus::Complete).cost;
+        let text = render_text(&r);
+        assert!(text.contains("cost: $0.5000, 10 tokens"), "{text}");
+        assert!(!text.contains("price unknown"), "{text}");
+    }
 
     #[test]
     fn each_citation_is_a_see_line_under_its_finding_escaped() {

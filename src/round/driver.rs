@@ -121,6 +121,7 @@ pub async fn run_review(
         }
         record.duration_ms = started.elapsed().as_millis() as u64;
         (record.cost_usd, record.tokens) = spend(&record);
+        record.unpriced_tokens = super::step::unpriced_tokens(&record);
         // An aborted or interrupted round is recorded but not completed.
         let completed = end
             .as_ref()

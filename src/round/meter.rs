@@ -37,8 +37,7 @@ impl Inner {
     fn total(&self) -> Spend {
         let mut t = self.recorded.clone();
         for s in self.in_flight.values() {
-            t.cost_usd += s.cost_usd;
-            t.tokens += s.tokens;
+            t.add(s);
         }
         t
     }
@@ -91,8 +90,7 @@ impl Meter {
     pub fn finished(&self, label: &str, spent: &Spend) {
         let mut inner = self.lock();
         inner.in_flight.remove(label);
-        inner.recorded.cost_usd += spent.cost_usd;
-        inner.recorded.tokens += spent.tokens;
+        inner.recorded.add(spent);
         self.check(&mut inner);
     }
 
@@ -155,11 +153,8 @@ struct AgentMeter {
 }
 
 impl SpendMeter for AgentMeter {
-    fn spending(&self, usage: &Usage, cost_usd: f64) {
-        let spent = Spend {
-            cost_usd,
-            tokens: usage.total(),
-        };
+    fn spending(&self, usage: &Usage, cost_usd: Option<f64>) {
+        let spent = Spend::of(cost_usd, usage.total());
         self.progress
             .dispatch_spending(self.role, self.pass, &self.label, spent.clone());
         self.meter.running(&self.label, spent);
@@ -171,7 +166,7 @@ mod tests {
     use super::*;
 
     fn spend(cost_usd: f64, tokens: u64) -> Spend {
-        Spend { cost_usd, tokens }
+        Spend::of(Some(cost_usd), tokens)
     }
 
     #[test]

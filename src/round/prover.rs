@@ -67,8 +67,7 @@ impl ProverRun {
     pub fn spent(&self) -> Spend {
         let mut s = Spend::default();
         for r in &self.records {
-            s.cost_usd += r.outcome.cost_usd();
-            s.tokens += r.outcome.tokens();
+            s.add(&Spend::of_outcome(&r.outcome));
         }
         s
     }

@@ -488,10 +488,7 @@ async fn one_dispatch(
     let meter = ctx.meter.agent((role, who.pass, label), progress);
     let dispatched = dispatch_metered(spec, &req, cancel, Some(meter)).await;
     let spent = match &dispatched {
-        Ok(o) => Spend {
-            cost_usd: o.cost_usd(),
-            tokens: o.tokens(),
-        },
+        Ok(o) => Spend::of_outcome(o),
         Err(_) => Spend::default(),
     };
     ctx.meter.finished(label, &spent);

@@ -171,6 +171,7 @@ impl RoundRecord {
             duration_ms: 0,
             cost_usd: 0.0,
             tokens: 0,
+            unpriced_tokens: 0,
         }
     }
 
@@ -196,6 +197,12 @@ pub(super) fn spend(rec: &RoundRecord) -> (f64, u64) {
     let usd = rec.dispatches.iter().map(|d| d.outcome.cost_usd()).sum();
     let tokens = rec.dispatches.iter().map(|d| d.outcome.tokens()).sum();
     (usd, tokens)
+}
+
+/// The tokens of a round's dispatches whose model has no known price.
+pub(super) fn unpriced_tokens(rec: &RoundRecord) -> u64 {
+    let d = rec.dispatches.iter();
+    d.map(|d| d.outcome.unpriced_tokens()).sum()
 }
 
 /// What the Enthusiast passes and the Adversary gave, folded into the round record.

@@ -38,6 +38,13 @@ pub struct RunSummary {
     /// without either.
     #[serde(default)]
     pub cost_usd: Option<f64>,
+    /// Of the run's tokens, those of a model without a known price, which `cost_usd` leaves
+    /// out (docs/configuration.md "Budgets and `[prices]`").
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_tokens: u64,
+    /// The run's tokens (null where `cost_usd` is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
     /// Why meta.json could not be read.
     pub error: Option<String>,
     /// A verdict-cache hit: the run whose verdict it reuses.
@@ -50,6 +57,12 @@ struct Counts {
     confirmed: u32,
     shard: Option<String>,
     cost_usd: f64,
+    tokens: u64,
+    unpriced_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The counts of a finished run: from its summary.json, or — a run dir written before
@@ -62,6 +75,8 @@ fn counts(dir: &Path) -> Option<Counts> {
                 confirmed: s.confirmed,
                 shard: s.shard,
                 cost_usd: s.cost_usd,
+                tokens: s.tokens,
+                unpriced_tokens: s.unpriced_tokens,
             });
         }
     }
@@ -71,6 +86,8 @@ fn counts(dir: &Path) -> Option<Counts> {
         confirmed: r.confirmed.len() as u32,
         shard: r.shard.as_ref().map(|s| format!("{}/{}", s.index, s.count)),
         cost_usd: r.cost.usd,
+        tokens: r.cost.tokens,
+        unpriced_tokens: r.cost.unpriced_tokens,
     })
 }
 
@@ -134,6 +151,8 @@ pub fn list_runs(base: &Path) -> std::io::Result<Vec<RunSummary>> {
             confirmed: None,
             shard: None,
             cost_usd: None,
+            unpriced_tokens: 0,
+            tokens: None,
             error: None,
             cached_from: None,
         };
@@ -145,6 +164,8 @@ pub fn list_runs(base: &Path) -> std::io::Result<Vec<RunSummary>> {
                         s.confirmed = Some(c.confirmed);
                         s.shard = c.shard;
                         s.cost_usd = Some(c.cost_usd);
+                        s.tokens = Some(c.tokens);
+                        s.unpriced_tokens = c.unpriced_tokens;
                     }
                 }
                 s.stop_reason = m.stop_reason;

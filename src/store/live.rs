@@ -41,7 +41,7 @@ pub fn running_agents(p: &RunProgress, now: DateTime<Utc>) -> String {
                 fmt_duration(Duration::from_millis(agent_elapsed_ms(p, a, now)))
             );
             if a.spent.tokens > 0 {
-                let _ = write!(v, ", ${:.4}", a.spent.cost_usd);
+                let _ = write!(v, ", {}", a.spent.usd_text());
             }
             if a.retries > 0 {
                 let _ = write!(v, ", retry {}", a.retries);
@@ -66,17 +66,25 @@ pub fn agent_elapsed_ms(p: &RunProgress, a: &RunningAgent, now: DateTime<Utc>) -
 }
 
 /// The run's spend so far: `$0.0312 · 4210 tokens (finished dispatches) · 2 retries`, with
-/// `+ $0.0100 · 900 tokens running` when the agents in flight have spent something.
+/// `+ $0.0100 · 900 tokens running` when the agents in flight have spent something. Tokens
+/// of a model without a known price read `price unknown`, never `$0`.
 pub fn spent_line(p: &RunProgress) -> String {
     let mut v = format!(
-        "${:.4} · {} tokens (finished dispatches)",
-        p.spent.cost_usd, p.spent.tokens
+        "{} · {} tokens (finished dispatches)",
+        p.spent.usd_text(),
+        p.spent.tokens
     );
-    let (usd, tokens) = p.running.iter().fold((0.0, 0), |(u, t), a| {
-        (u + a.spent.cost_usd, t + a.spent.tokens)
-    });
-    if tokens > 0 {
-        let _ = write!(v, " + ${usd:.4} · {tokens} tokens running");
+    let mut running = crate::records::Spend::default();
+    for a in &p.running {
+        running.add(&a.spent);
+    }
+    if running.tokens > 0 {
+        let _ = write!(
+            v,
+            " + {} · {} tokens running",
+            running.usd_text(),
+            running.tokens
+        );
     }
     match p.counts.retries {
         0 => {}
@@ -164,6 +172,32 @@ mod tests {
             heartbeat_line(&p, now),
             "waiting · round 1 · enthusiast-p1 (1m 30s), adversary-retry (1m 00s, $0.0125, retry 1) · \
              spent $0.0200 · 300 tokens (finished dispatches) + $0.0125 · 2400 tokens running · 1 retry"
+        );
+    }
+
+    /// An agent on a model without a price: its running spend and the run's read `price
+    /// unknown`, the priced part counted beside it, never `$0`.
+    #[test]
+    fn unpriced_spend_reads_price_unknown_never_zero_dollars() {
+        let p: RunProgress = serde_json::from_value(serde_json::json!({
+            "run_id": "r", "phase": "review", "iteration": null, "round": 1,
+            "tier": "opus", "role": "adversary", "pass": null, "state": "started",
+            "running": [
+                {"role": "adversary", "pass": null, "label": "adversary", "since_ms": 0,
+                 "spent": {"cost_usd": 0.0, "tokens": 900, "unpriced_tokens": 900}}
+            ],
+            "counts": {"dispatches_started": 2, "dispatches_finished": 1, "rounds": 0,
+                "findings": 0, "confirmed": 0, "debunked": 0},
+            "spent": {"cost_usd": 0.01, "tokens": 450, "unpriced_tokens": 150},
+            "started_at": "2026-01-01T12:00:00.000Z", "updated_at": "2026-01-01T12:00:30.000Z",
+            "elapsed_ms": 30000
+        }))
+        .unwrap();
+        let now = parse_time("2026-01-01T12:00:30.000Z").unwrap();
+        assert_eq!(
+            heartbeat_line(&p, now),
+            "waiting · round 1 · adversary (30s, price unknown) · spent $0.0100 + price unknown · \
+             450 tokens (finished dispatches) + price unknown · 900 tokens running"
         );
     }
 

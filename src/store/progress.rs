@@ -218,8 +218,7 @@ impl ProgressLog {
         self.update(|p| {
             (p.role, p.pass, p.state) = (Some(role), pass, Some(DispatchState::Finished));
             p.counts.dispatches_finished += 1;
-            p.spent.cost_usd += spent.cost_usd;
-            p.spent.tokens += spent.tokens;
+            p.spent.add(&spent);
             if let Some(i) = p
                 .running
                 .iter()
@@ -320,7 +319,7 @@ mod tests {
             (Some(Role::Adversary), Some(DispatchState::Started))
         );
         assert_eq!(p.running.len(), 2);
-        let spent = |cost_usd, tokens| Spend { cost_usd, tokens };
+        let spent = |cost_usd, tokens| Spend::of(Some(cost_usd), tokens);
         log.dispatch_finished(
             Role::Enthusiast,
             Some(1),

@@ -72,6 +72,8 @@ mod tests {
             confirmed: None,
             shard: None,
             cost_usd: None,
+            unpriced_tokens: 0,
+            tokens: None,
             error: error.then(|| "meta.json: missing".into()),
             cached_from: None,
         }

@@ -143,6 +143,8 @@ mod memory;
 mod economics;
 // Budgets: no verdict is never green, every backend's tokens priced (real CLIs too).
 mod budget;
+// A model without a price: "price unknown" in every rendering, never $0.
+mod unpriced;
 // The Prover's sandbox with the real bubblewrap: hostile reproducers contained, offline cargo.
 mod prove_sandbox;
 // `arev run --prove`: Provers write reproducers, arev runs them: every status, rejections.
