@@ -487,7 +487,15 @@ fn ci_config(repo: &TestRepo, toml: &str) -> String {
 }
 
 fn gemini_run(repo: &TestRepo, bin: &std::path::Path, fake: &FakeGemini) -> Run {
-    let cfg = ci_config(repo, &crate::real_backends::gemini_agent(bin));
+    gemini_run_with(repo, bin, fake, "")
+}
+
+/// [`gemini_run`] with `extra` TOML after the agent's table.
+fn gemini_run_with(repo: &TestRepo, bin: &std::path::Path, fake: &FakeGemini, extra: &str) -> Run {
+    let cfg = ci_config(
+        repo,
+        &format!("{}{extra}", crate::real_backends::gemini_agent(bin)),
+    );
     let mut arev = repo
         .arev()
         .args(&["run", "src/lib.rs", "--format", "json", "--agent", "gemini"])
@@ -618,7 +626,15 @@ fn codex_cat(path: &str) -> Step {
 
 /// Run `arev run src/lib.rs` with the real Codex against `fake`.
 fn codex_run(repo: &TestRepo, bin: &std::path::Path, fake: &FakeOpenAi) -> Run {
-    let cfg = ci_config(repo, &crate::real_backends::codex_agent(bin, fake));
+    codex_run_with(repo, bin, fake, "")
+}
+
+/// [`codex_run`] with `extra` TOML after the agent's table.
+fn codex_run_with(repo: &TestRepo, bin: &std::path::Path, fake: &FakeOpenAi, extra: &str) -> Run {
+    let cfg = ci_config(
+        repo,
+        &format!("{}{extra}", crate::real_backends::codex_agent(bin, fake)),
+    );
     let mut arev = repo
         .arev()
         .args(&["run", "src/lib.rs", "--format", "json", "--agent", "codex"])
@@ -712,4 +728,143 @@ fn a_codex_panel_without_bubblewrap_stops_before_the_run() {
         "{}",
         doctor.stdout
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// `context = "target"`: every file but the target's is hidden from the CLI
+// ---------------------------------------------------------------------------------------
+
+const TARGET_ONLY: &str = "[review]\ncontext = \"target\"\n";
+
+/// A repository whose tracked, committed `src/caller.rs` holds the secret (readable in tree
+/// mode, outside the scope in target mode); returns it and the secret.
+fn tracked_secret_repo() -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    let secret = format!("AREV-TRACKED-SECRET-{}-4e1b", std::process::id());
+    repo.write("src/caller.rs", &format!("{CALLER}// {secret}\n"))
+        .commit("caller");
+    (repo, secret)
+}
+
+/// Under `context = "target"` Codex's view hides every non-target path, tracked ones too:
+/// the `cat` of the committed caller shows nothing, the run aborts
+/// `enthusiast_offtarget_read`, and the caller's content reaches no request body.
+#[test]
+fn codex_in_target_mode_never_sends_a_tracked_non_target_file() {
+    let Some(bin) = crate::real_backends::real_bin(
+        "AREV_TEST_CODEX_BIN",
+        "codex_in_target_mode_never_sends_a_tracked_non_target_file",
+    ) else {
+        return;
+    };
+    let (repo, secret) = tracked_secret_repo();
+    let fake = FakeOpenAi::start(clean(Script::new()).steps(
+        "Enthusiast",
+        1,
+        vec![Step::ReadTarget, codex_cat("src/caller.rs"), Step::Answer],
+    ));
+    let run = codex_run_with(&repo, &bin, &fake, TARGET_ONLY);
+    let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    // The target itself was read (the view hides only what is outside it).
+    assert!(
+        bodies.iter().any(|b| b.contains("s.parse().unwrap()")),
+        "the target never reached the model"
+    );
+    assert_refused_everywhere(&run, &bodies, &secret);
+    assert_eq!(run.meta()["context"]["mode"], "target");
+}
+
+/// Under `context = "target"` Gemini's policy and view refuse the committed caller: the run
+/// aborts `enthusiast_offtarget_read` and its content reaches no request body.
+#[test]
+fn gemini_in_target_mode_never_sends_a_tracked_non_target_file() {
+    let Some(bin) = crate::real_backends::real_bin(
+        "AREV_TEST_GEMINI_BIN",
+        "gemini_in_target_mode_never_sends_a_tracked_non_target_file",
+    ) else {
+        return;
+    };
+    let (repo, secret) = tracked_secret_repo();
+    let caller = repo.root.join("src/caller.rs");
+    let fake = FakeGemini::start(clean(Script::new()).steps(
+        "Enthusiast",
+        1,
+        vec![
+            Step::ReadTarget,
+            Step::Tool {
+                name: "read_file".into(),
+                args: json!({"file_path": caller.display().to_string()}),
+            },
+            Step::Answer,
+        ],
+    ));
+    let run = gemini_run_with(&repo, &bin, &fake, TARGET_ONLY);
+    let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(
+        bodies.iter().any(|b| b.contains("s.parse().unwrap()")),
+        "the target never reached the model"
+    );
+    assert_refused_everywhere(&run, &bodies, &secret);
+    assert_eq!(run.meta()["context"]["mode"], "target");
+}
+
+/// Under `context = "target"` OpenCode's read rules deny the committed caller: the run
+/// aborts `enthusiast_offtarget_read` and its content reaches no request body.
+#[test]
+fn opencode_in_target_mode_never_sends_a_tracked_non_target_file() {
+    let Some(bin) = crate::self_hosted::opencode_bin(
+        "opencode_in_target_mode_never_sends_a_tracked_non_target_file",
+    ) else {
+        return;
+    };
+    let (repo, secret) = tracked_secret_repo();
+    let caller = repo.root.join("src/caller.rs");
+    let fake = FakeOpenAi::start(clean(Script::new()).steps(
+        "Enthusiast",
+        1,
+        vec![
+            Step::ReadTarget,
+            Step::Tool {
+                name: "read".into(),
+                args: json!({ "filePath": caller.display().to_string() }),
+            },
+            Step::Answer,
+        ],
+    ));
+    let agent = format!(
+        "{}{TARGET_ONLY}",
+        crate::self_hosted::opencode_agent(&bin, &fake)
+    );
+    let cfg = crate::self_hosted::panel_config(&repo, &agent);
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--format", "json", "--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "180s")
+        .env(crate::fake_openai::KEY_VAR, "sk-fake-openai-000")
+        .run();
+    let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert_refused_everywhere(&run, &bodies, &secret);
+    assert_eq!(run.meta()["context"]["mode"], "target");
+}
+
+/// A Codex command that reads only a masked file (the ignored `.env`) is seen and aborts the
+/// run: the mask is an empty regular file, which Codex's own sandbox reads (a `/dev/null`
+/// there reads "Permission denied", and Codex then reports no item for the command).
+#[test]
+fn codex_reading_only_a_masked_file_aborts() {
+    let Some(bin) = crate::real_backends::real_bin(
+        "AREV_TEST_CODEX_BIN",
+        "codex_reading_only_a_masked_file_aborts",
+    ) else {
+        return;
+    };
+    let (repo, secret, _) = secrets_repo();
+    let fake = FakeOpenAi::start(clean(Script::new()).steps(
+        "Enthusiast",
+        1,
+        vec![Step::ReadTarget, codex_cat(".env"), Step::Answer],
+    ));
+    let run = codex_run(&repo, &bin, &fake);
+    let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert_refused_everywhere(&run, &bodies, &secret);
 }
