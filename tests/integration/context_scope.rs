@@ -261,6 +261,40 @@ fn a_repository_config_cannot_widen_the_scope_under_base() {
     assert!(listing.contains("src/lib.rs"), "{listing}");
 }
 
+/// Under `--repo-config base` the scope's keys come from the merge-base's config like every
+/// other repository key: a change whose own `arev.toml` excludes the caller from the context
+/// (the base's says nothing) cannot narrow its own review's context — the caller stays in
+/// `target/context.txt`; under `--repo-config worktree` the same change's config counts.
+#[test]
+fn the_scope_keys_come_from_the_base_under_repo_config_base() {
+    let listing = |source: &str| {
+        let repo = TestRepo::new();
+        repo.write("src/caller.rs", CALLER).commit("base");
+        repo.git(&["checkout", "-q", "-b", "pr"]);
+        repo.write(
+            "src/lib.rs",
+            "pub fn parse(s: &str) -> u32 {\n    s.parse().unwrap_or(0)\n}\n",
+        )
+        .write(
+            "arev.toml",
+            "[review]\ncontext_exclude = [\"src/caller.rs\"]\n",
+        )
+        .commit("pr");
+        let run = repo
+            .arev()
+            .args(&["run", "diff", "--base", "main", "--repo-config", source])
+            .script(json!({"steps": [{"role": "enthusiast", "answer": {"findings": []}}]}))
+            .run();
+        run.assert_code(0);
+        std::fs::read_to_string(run.run_dir().join("target/context.txt")).unwrap()
+    };
+    let base = listing("base");
+    assert!(base.contains("src/caller.rs\n"), "{base}");
+    let worktree = listing("worktree");
+    assert!(!worktree.contains("src/caller.rs"), "{worktree}");
+    assert!(worktree.contains("src/lib.rs\n"), "{worktree}");
+}
+
 // ---------------------------------------------------------------------------------------
 // The real Claude Code CLI
 // ---------------------------------------------------------------------------------------
