@@ -269,3 +269,74 @@ fn a_failed_guard_citation_drops_the_zone_and_the_dismissal_resting_on_it() {
         .unwrap()
         .contains("was dropped from the Adversary's map"));
 }
+
+/// Citations are judged against the content the scope pinned, not the working tree at check
+/// time: the Enthusiast answers only after the test has edited two context files (its pass
+/// is held by a gate the test opens once the pin is made and the edits are done). The
+/// committed caller is read back from the repository's objects: a quote of its pinned line
+/// is kept, a quote of its new text is dropped. A file already modified at pin time and
+/// modified again has no stored pinned content: its citation is dropped, `changed since the
+/// pin`.
+#[test]
+fn citations_are_judged_against_the_pinned_content() {
+    let repo = repo();
+    // Tracked, modified in the working tree before the run (its pinned blob is not stored).
+    repo.write("src/helper.rs", "pub fn helper() -> u32 { 1 }\n")
+        .commit("helper");
+    repo.write("src/helper.rs", "pub fn helper() -> u32 { 2 }\n");
+    let go = repo.scratch.join("go");
+    let f = with_context(
+        finding("F1", "src/lib.rs", 2, "high", "error-handling"),
+        json!([
+            cite("src/app.rs", 5, "parse(s) + 1"),
+            cite("src/app.rs", 5, "parse(s) + 2"),
+            cite("src/helper.rs", 1, "pub fn helper() -> u32 { 2 }"),
+        ]),
+    );
+    let steps = vec![
+        json!({"role": "enthusiast", "answer": {"findings": [f]},
+               "wait_for": {"path": go.display().to_string()}}),
+        judge(vec![ruling("F1", "src/lib.rs", 2, "high", "enthusiast")]),
+    ];
+    let arev = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--max-rounds", "1", "--format", "json"])
+        .script(json!({ "steps": steps }));
+    let start = std::time::Instant::now();
+    let child = arev
+        .command()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The Enthusiast started: the target and its scope are pinned.
+    let log = repo.scratch.join("fake.log");
+    while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("\"role\":\"enthusiast\"")) {
+        assert!(
+            start.elapsed().as_secs() < 120,
+            "the Enthusiast never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    repo.write(
+        "src/app.rs",
+        &APP_RS.replace("parse(s) + 1", "parse(s) + 2"),
+    )
+    .write("src/helper.rs", "pub fn helper() -> u32 { 3 }\n");
+    std::fs::write(&go, "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let run = Run::new(&repo, out, start.elapsed());
+    run.assert_code(1);
+    let r1 = run.json("round-1.json");
+    assert_eq!(errors(&r1, "context_cite_invalid"), 2, "{}", r1["errors"]);
+    let reasons = r1["decision"]["reasons"].to_string();
+    assert!(
+        reasons.contains("src/app.rs:5 (the quoted text is not on that line)")
+            && reasons.contains("src/helper.rs:1 (changed since the pin)"),
+        "{reasons}"
+    );
+    assert_eq!(
+        run.report()["confirmed"][0]["context"],
+        json!([cite("src/app.rs", 5, "parse(s) + 1")])
+    );
+}
