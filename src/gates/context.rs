@@ -226,6 +226,22 @@ impl<'a> ScopeLines<'a> {
         }
     }
 
+    /// The citation source of a pinned target: a target file, or (`context = "tree"`) a file
+    /// of its context scope, each judged as pinned — the scope's blob id, else the target
+    /// file's sha256 ([`ScopeLines::with_pins`]).
+    pub fn of_target(target: &'a crate::target::PinnedTarget, cap: u64) -> Self {
+        Self::new(&target.root, cap, Box::new(move |rel| target.readable(rel))).with_pins(Box::new(
+            move |rel| {
+                let scoped = target.context.as_ref().and_then(|c| c.blob(rel));
+                let pinned = target.file(rel).map(|f| f.sha256.as_str());
+                scoped
+                    .or(pinned)
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_owned)
+            },
+        ))
+    }
+
     /// Judge each file by its content as pinned (`pins` gives its blob id or sha256, None
     /// for a file not pinned): a working-tree file that no longer matches is read from the
     /// repository's objects by its blob id, or counts as drifted.

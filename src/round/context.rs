@@ -171,22 +171,8 @@ impl<'a> Ctx<'a> {
             rules_files: plan.context.rules.iter().map(|r| r.path.clone()).collect(),
             outline,
             meter: super::meter::Meter::new(plan.budget_usd, plan.budget_tokens),
-            cite_src: ScopeLines::new(
-                &target.root,
-                plan.settings.review.max_file_bytes,
-                // A target file, or (`context = "tree"`) a file of the context scope.
-                Box::new(move |rel| target.readable(rel)),
-            )
-            // Judged as pinned (docs/contracts.md §6): the scope's blob id, else the target
-            // file's sha256.
-            .with_pins(Box::new(move |rel| {
-                let scoped = target.context.as_ref().and_then(|c| c.blob(rel));
-                let pinned = target.file(rel).map(|f| f.sha256.as_str());
-                scoped
-                    .or(pinned)
-                    .filter(|p| !p.is_empty())
-                    .map(str::to_owned)
-            })),
+            // Judged as pinned (docs/contracts.md §6).
+            cite_src: ScopeLines::of_target(target, plan.settings.review.max_file_bytes),
             context_map: super::map::context_map(plan, target, run),
         })
     }

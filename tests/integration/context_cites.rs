@@ -340,3 +340,84 @@ fn citations_are_judged_against_the_pinned_content() {
         json!([cite("src/app.rs", 5, "parse(s) + 1")])
     );
 }
+
+/// An incremental review re-checks the context citations of what it carries over against
+/// its own pin: when the caller a carried finding cites has changed, that finding's file is
+/// reviewed again (its verdict rested on context that moved) and the finding is not carried;
+/// a carried file whose findings cite nothing stays carried.
+#[test]
+fn incremental_carry_over_rechecks_context_citations() {
+    let repo = repo();
+    let body = |f: &str| format!("pub fn {f}(s: &str) -> u32 {{\n    s.parse().unwrap()\n}}\n");
+    repo.write("src/a.rs", &body("a"))
+        .write("src/b.rs", &body("b"))
+        .commit("a and b");
+    let args = [
+        "run",
+        "src/a.rs",
+        "src/b.rs",
+        "--max-rounds",
+        "1",
+        "--passes",
+        "1",
+        "--format",
+        "json",
+    ];
+    let fa = with_context(
+        finding("F1", "src/a.rs", 2, "high", "error-handling"),
+        json!([cite("src/app.rs", 5, "parse(s) + 1")]),
+    );
+    let fb = finding("F2", "src/b.rs", 2, "high", "error-handling");
+    let first = repo
+        .arev()
+        .args(&args)
+        .script(json!({"steps": [
+            {"role": "enthusiast", "answer": {"findings": [fa, fb]}},
+            judge(vec![
+                ruling("F1", "src/a.rs", 2, "high", "enthusiast"),
+                ruling("F2", "src/b.rs", 2, "high", "enthusiast"),
+            ]),
+        ]}))
+        .run();
+    first.assert_code(1);
+    let base = first.report();
+    assert_eq!(base["confirmed"].as_array().unwrap().len(), 2, "{base}");
+    let base_id = base["run_id"].as_str().unwrap().to_string();
+    // The caller changes: the cited line no longer says what the finding quoted.
+    repo.write(
+        "src/app.rs",
+        &APP_RS.replace("parse(s) + 1", "parse(s).max(1)"),
+    );
+    let second = repo
+        .arev()
+        .args(&args)
+        .args(&["--baseline", &base_id, "--incremental"])
+        .script(json!({"steps": []}))
+        .run();
+    second.assert_code(1);
+    let r: Value = serde_json::from_str(&second.stdout).unwrap();
+    let status = |path: &str| {
+        r["coverage"]["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .map(|f| f["status"].clone())
+    };
+    assert_eq!(
+        status("src/a.rs"),
+        Some(json!("reviewed")),
+        "{}",
+        r["coverage"]
+    );
+    assert_eq!(
+        status("src/b.rs"),
+        Some(json!("carried_over")),
+        "{}",
+        r["coverage"]
+    );
+    let confirmed: Vec<&Value> = r["confirmed"].as_array().unwrap().iter().collect();
+    assert_eq!(confirmed.len(), 1, "{confirmed:?}");
+    assert_eq!(confirmed[0]["file"], "src/b.rs");
+    assert_eq!(r["incremental"]["findings_carried_over"], 1);
+}
