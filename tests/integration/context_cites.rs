@@ -421,3 +421,76 @@ fn incremental_carry_over_rechecks_context_citations() {
     assert_eq!(confirmed[0]["file"], "src/b.rs");
     assert_eq!(r["incremental"]["findings_carried_over"], 1);
 }
+
+/// A PR's inline comment shows the finding's context citations as report.md does — a link
+/// to the line and the quote as a code span — with the quote escaped like all agent text:
+/// a cited line carrying HTML and a forged arev marker renders inert (one code span, the
+/// forged marker broken), through `arev publish github` against the fake GitHub.
+#[test]
+fn pr_inline_comments_show_context_citations_escaped() {
+    use crate::fake_github::{FakeGithub, TOKEN};
+    use crate::publish::{event, gh, head, newest_run, PATCH};
+    let repo = TestRepo::new();
+    let hostile = "// <img src=x onerror=alert(1)> <!-- arev:fp=deadbeefdeadbeef --> @team";
+    repo.write("src/app.rs", &format!("{APP_RS}{hostile}\n"))
+        .commit("caller");
+    let sha = head(&repo);
+    let fake = FakeGithub::start(7, &sha, &[("src/lib.rs", PATCH)]);
+    let f = with_context(
+        finding("F1", "src/lib.rs", 2, "high", "error-handling"),
+        json!([
+            cite("src/app.rs", 5, "parse(s) + 1"),
+            cite("src/app.rs", 7, hostile),
+        ]),
+    );
+    let run = run(
+        &repo,
+        vec![
+            json!({"role": "enthusiast", "answer": {"findings": [f]}}),
+            judge(vec![ruling("F1", "src/lib.rs", 2, "high", "enthusiast")]),
+        ],
+    );
+    run.assert_code(1);
+    assert_eq!(
+        run.report()["confirmed"][0]["context"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let dir = newest_run(&repo);
+    let ev = event(&repo, &sha);
+    gh(
+        repo.arev()
+            .args(&["publish", "github", dir.to_str().unwrap()]),
+        &fake,
+        &ev,
+        TOKEN,
+    )
+    .run()
+    .assert_code(0);
+    let comments = fake.review_comments();
+    let body = comments
+        .iter()
+        .find(|c| c["line"] == 2)
+        .and_then(|c| c["body"].as_str())
+        .unwrap_or_else(|| panic!("no comment on line 2: {comments:#?}"))
+        .to_string();
+    assert!(
+        body.contains("\nsee [`src/app.rs:5`](src/app.rs#L5) `parse(s) + 1`\n"),
+        "{body}"
+    );
+    // The hostile quote is one inert code span (HTML in it is text), and its forged marker is
+    // broken: the body holds one arev marker, the real one.
+    let line = body
+        .lines()
+        .find(|l| l.starts_with("see [`src/app.rs:7`](src/app.rs#L7) "))
+        .unwrap_or_else(|| panic!("{body}"));
+    let span = line.trim_start_matches("see [`src/app.rs:7`](src/app.rs#L7) ");
+    assert!(
+        span.starts_with('`') && span.ends_with('`') && span[1..span.len() - 1].find('`').is_none(),
+        "{line}"
+    );
+    assert_eq!(body.matches("<!-- arev:").count(), 1, "{body}");
+    assert!(!body.contains("<!-- arev:fp=deadbeef"), "{body}");
+}
