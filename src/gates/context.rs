@@ -1,4 +1,4 @@
-//! The context-citation gate (docs/contracts.md §6): a `{file, line, text}` citation an
+//! The context-citation gate (docs/contracts.md §22.2): a `{file, line, text}` citation an
 //! agent attaches to a finding, an Adversary map entry or a ruling is kept only when its file
 //! is in the context scope, its line exists and holds the quoted text (whitespace-normalised).
 //! A citation that does not hold is dropped and counted (`context_cite_invalid`), never an

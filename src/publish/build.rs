@@ -205,7 +205,7 @@ pub fn comment_body(
     if let Some(r) = f.resolution.as_deref().map(prose).filter(|r| !r.is_empty()) {
         s.push_str(&format!("\n*Judge:* {r}\n"));
     }
-    // The context citations (docs/contracts.md §6), as report.md shows them.
+    // The context citations (docs/contracts.md §22.2), as report.md shows them.
     for c in &f.context {
         s.push_str(&format!(
             "\nsee {} {}\n",

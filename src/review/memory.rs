@@ -258,7 +258,7 @@ fn resuppress(
 }
 
 /// The files holding a carried finding one of whose context citations no longer holds
-/// against this run's pin (docs/contracts.md §6: the context it rested on changed): they are
+/// against this run's pin (docs/contracts.md §22.2: the context it rested on changed): they are
 /// reviewed again, their carried findings dropped.
 fn stale_context(findings: &mut Carried, target: &PinnedTarget, cap: u64) -> BTreeSet<String> {
     let src = crate::gates::ScopeLines::of_target(target, cap);

@@ -1,4 +1,4 @@
-//! Context citations (docs/contracts.md §6) through the real binary and the fake agent: a
+//! Context citations (docs/contracts.md §22.2) through the real binary and the fake agent: a
 //! citation quoting a caller's real line is kept and shown in every rendering; a fabricated one
 //! (wrong text, past the end, an ignored, untracked or `.git` file, a path leaving the
 //! repository) is dropped and counted `context_cite_invalid`, never an abort; an Adversary
