@@ -1772,7 +1772,7 @@ fn context_scope_holds_tracked_text_only() {
     assert!(narrow.readable("ringbuf.py"));
     // … and what a backend hides is everything else in the working tree, tracked or not,
     // a directory without a target file as one entry; never the target, `.git` first.
-    let nc = narrow.context.clone().expect("built");
+    let nc = narrow.context.expect("built");
     let outside: Vec<&str> = nc.outside().map(|(p, _)| p).collect();
     for p in [
         ".gitignore",
