@@ -902,3 +902,75 @@ fn codex_reading_only_a_masked_file_aborts() {
     let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
     assert_refused_everywhere(&run, &bodies, &secret);
 }
+
+/// Under `context = "target"` Claude Code's deny rules cover every non-target path: the
+/// Read of the committed caller is refused by the CLI, the run aborts
+/// `enthusiast_offtarget_read`, and the caller's content reaches no request body.
+#[test]
+fn claude_in_target_mode_refuses_a_tracked_non_target_file() {
+    let Some(bin) =
+        crate::real_claude::claude_bin("claude_in_target_mode_refuses_a_tracked_non_target_file")
+    else {
+        return;
+    };
+    let (repo, secret) = tracked_secret_repo();
+    let cfg = claude_config(&repo, &bin);
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str(TARGET_ONLY);
+    std::fs::write(&cfg, text).unwrap();
+    let fake = FakeAnthropic::start(
+        ClaudeScript::new()
+            .answer("Enthusiast", 1, json!({"findings": []}))
+            .steps(
+                "Enthusiast",
+                1,
+                vec![
+                    ClaudeStep::ReadTarget,
+                    ClaudeStep::Read(repo.root.join("src/caller.rs")),
+                    ClaudeStep::Answer,
+                ],
+            )
+            .answer("Adversary", 1, json!({"heuristics": [], "safe_zones": []})),
+    );
+    let mut arev = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--format", "json", "--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "120s");
+    for (k, v) in fake.claude_env(&repo.scratch.join("home")) {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.run();
+    let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(
+        bodies.iter().any(|b| b.contains("s.parse().unwrap()")),
+        "the target never reached the model"
+    );
+    assert_refused_everywhere(&run, &bodies, &secret);
+    // The CLI refused the Read itself: its tool result is an error saying so.
+    let last = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.role() == Some("Enthusiast"))
+        .max_by_key(|r| r.step)
+        .expect("enthusiast requests");
+    let blocks: Vec<Value> = last.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .cloned()
+        .collect();
+    let caller = repo.root.join("src/caller.rs").display().to_string();
+    let id = blocks
+        .iter()
+        .find(|b| b["type"] == "tool_use" && b["input"]["file_path"] == caller.as_str())
+        .and_then(|b| b["id"].as_str())
+        .expect("the Read of the caller");
+    let result = blocks
+        .iter()
+        .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
+        .expect("its result");
+    assert_eq!(result["is_error"], true, "{result}");
+    assert!(result.to_string().contains("denied"), "{result}");
+}
