@@ -1,10 +1,12 @@
 //! The context scope (docs/trust.md "What reviewers may read"): reviewers may read the files
 //! git tracks besides the target, never `.git`, ignored or untracked files; `context =
 //! "target"` restores the target-only read scope; a repository config narrows the scope,
-//! never widens it (under `--repo-config base` too); and, through the REAL Claude Code CLI
-//! against the loopback fake API, a tracked caller is read and recorded while an ignored
-//! `.env`, an untracked file and `.git/config` are refused by the CLI and their secret reaches
-//! no request and no file of the run.
+//! never widens it, and under `--repo-config base` its keys are the merge-base's
+//! (docs/contracts.md §22.1); and, through the REAL Claude Code, Gemini CLI, OpenCode and
+//! Codex CLIs against the loopback fake APIs, a tracked caller is read and recorded while an
+//! ignored `.env`, an untracked file and `.git/config` — and under `context = "target"` a
+//! tracked non-target file — are refused by the CLI or absent from its view, and their
+//! content reaches no request and no file of the run.
 
 use std::path::PathBuf;
 
