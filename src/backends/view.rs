@@ -3,7 +3,10 @@
 //! "What reviewers may read"): the host's filesystem as it is, but for the named entries of
 //! the working directory and of each of its ancestors ([`wrap`]) or the named paths
 //! ([`wrap_paths`]), which are masked — a directory by an empty read-only tmpfs, anything
-//! else by `/dev/null` — under bubblewrap.
+//! else by `/dev/null` ([`wrap`]) or by an empty regular file ([`wrap_paths`]: a CLI that
+//! starts its commands in its own bubblewrap sandbox binds the host `nodev`, where opening
+//! `/dev/null` fails with "Permission denied", and Codex then reports no item for the
+//! command, so the read gate would not see the attempt) — under bubblewrap.
 //! Only a mount namespace is new (and the user namespace bwrap needs for it): the network,
 //! the processes and the user stay the host's, so the CLI still reaches its model API.
 //!
@@ -185,6 +188,18 @@ pub fn bwrap_args(
     keep: &[Keep],
     cli: &'static str,
 ) -> Result<Vec<OsString>, ViewError> {
+    bwrap_args_over(cwd, masks, keep, cli, None)
+}
+
+/// [`bwrap_args`], a masked file covered by the empty regular file `empty` (bound
+/// read-only) instead of `/dev/null` when given.
+pub fn bwrap_args_over(
+    cwd: &Path,
+    masks: &[Mask],
+    keep: &[Keep],
+    cli: &'static str,
+    empty: Option<&Path>,
+) -> Result<Vec<OsString>, ViewError> {
     let mut mounts: Vec<(usize, Vec<OsString>)> = vec![];
     let depth = |p: &Path| {
         p.components()
@@ -202,7 +217,10 @@ pub fn bwrap_args(
         }
         let args = match m {
             Mask::Dir(p) => vec!["--tmpfs".into(), p.into()],
-            Mask::File(p) => vec!["--dev-bind".into(), "/dev/null".into(), p.into()],
+            Mask::File(p) => match empty {
+                Some(e) => vec!["--ro-bind".into(), e.into(), p.into()],
+                None => vec!["--dev-bind".into(), "/dev/null".into(), p.into()],
+            },
         };
         mounts.push((depth(p), args));
     }
@@ -271,12 +289,14 @@ pub fn wrap(cwd: &Path, keep: &[Keep], hidden: &Hidden) -> Result<Wrap, ViewErro
     })
 }
 
-/// [`wrap`] for a view that masks the named `paths` ([`masks_of`]) rather than names.
+/// [`wrap`] for a view that masks the named `paths` ([`masks_of`]) rather than names, a
+/// file by the empty regular file `empty`.
 pub fn wrap_paths(
     cwd: &Path,
     paths: &[PathBuf],
     keep: &[Keep],
     hidden: &Hidden,
+    empty: &Path,
 ) -> Result<Wrap, ViewError> {
     let bwrap = find_bwrap().ok_or(ViewError::BwrapMissing {
         cli: hidden.cli,
@@ -287,7 +307,7 @@ pub fn wrap_paths(
         source,
     })?;
     let keep = canonical_keep(keep);
-    let mut args = bwrap_args(&cwd, &masks_of(paths)?, &keep, hidden.cli)?;
+    let mut args = bwrap_args_over(&cwd, &masks_of(paths)?, &keep, hidden.cli, Some(empty))?;
     args.push("--".into());
     Ok(Wrap {
         program: bwrap,
@@ -362,8 +382,9 @@ mod tests;
 /// (Codex's shell, Gemini's file tools on untracked files): every path of `req.hidden` (the
 /// repository's `.git`, its ignored, untracked and left-out paths) and the `.git` of the
 /// working directory and of each read directory (a Prover's or Fixer's worktree holds its
-/// own `.git` file) masked; the working directory and the dispatch's directory (writable),
-/// the read directories and the binary bound back.
+/// own `.git` file) masked, a file by an empty read-only file in the dispatch's directory;
+/// the working directory and the dispatch's directory (writable), the read directories and
+/// the binary bound back.
 pub fn scope_view(
     agent: &super::spec::AgentSpec,
     req: &super::spec::DispatchRequest,
@@ -383,5 +404,25 @@ pub fn scope_view(
     let mut kept = vec![keep(&req.cwd, true), keep(&req.out_dir, true)];
     kept.extend(req.read_dirs.iter().map(|d| keep(d, false)));
     kept.push(keep(&agent.binary, false));
-    wrap_paths(&req.cwd, &paths, &kept, hidden)
+    let empty = empty_file(&req.out_dir)?;
+    wrap_paths(&req.cwd, &paths, &kept, hidden, &empty)
+}
+
+/// The empty read-only regular file `dir/view-empty` (made anew: nothing written into it
+/// by an earlier dispatch shows through a mask).
+fn empty_file(dir: &Path) -> Result<PathBuf, ViewError> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("view-empty");
+    let io = |source| ViewError::Io {
+        path: path.clone(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+        _ => {}
+    }
+    std::fs::write(&path, b"").map_err(io)?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).map_err(io)?;
+    Ok(path)
 }

@@ -1,13 +1,15 @@
-//! The context-citation gate (docs/contracts.md §6): a `{file, line, text}` citation an
+//! The context-citation gate (docs/contracts.md §22.2): a `{file, line, text}` citation an
 //! agent attaches to a finding, an Adversary map entry or a ruling is kept only when its file
 //! is in the context scope, its line exists and holds the quoted text (whitespace-normalised).
 //! A citation that does not hold is dropped and counted (`context_cite_invalid`), never an
 //! abort. The check is a pure function over a [`ContextSource`]; [`ScopeLines`] is the
 //! real one, reading the pinned tree's working-tree content under a size cap, never through
-//! a symbolic link.
+//! a symbolic link, and judging a file by its content as the scope pinned it: a file that
+//! changed since the pin is read from the repository's objects, or, where its pinned
+//! content is not stored, its citations are dropped (`changed since the pin`).
 
 use crate::findings::ContextCite;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path};
 use std::sync::{Arc, Mutex};
 
@@ -35,6 +37,11 @@ pub trait ContextSource: Sync {
     fn lines(&self, rel: &str) -> Option<Arc<[String]>>;
     /// The repository root (an absolute citation is accepted only below it).
     fn root(&self) -> &Path;
+    /// Whether [`ContextSource::lines`] gave None for `rel` because the file changed since
+    /// the pin and its pinned content is not stored.
+    fn drifted(&self, _rel: &str) -> bool {
+        false
+    }
 }
 
 /// Why a citation was dropped.
@@ -48,6 +55,9 @@ pub enum CiteDrop {
     OutOfScope,
     /// The file could not be read as text within the cap.
     Unreadable,
+    /// The file changed since the pin, and its pinned content is not stored (a file modified
+    /// in the working tree at pin time, modified again).
+    Drifted,
     /// Line 0, or past the file's end.
     NoSuchLine,
     /// The quote is empty, too short, too long, or not on that line.
@@ -61,6 +71,7 @@ impl CiteDrop {
             Self::BadPath => "not a repository-relative path",
             Self::OutOfScope => "not in the context scope",
             Self::Unreadable => "not readable as text",
+            Self::Drifted => "changed since the pin",
             Self::NoSuchLine => "no such line",
             Self::TextMismatch => "the quoted text is not on that line",
         }
@@ -123,7 +134,13 @@ fn check_one(c: &ContextCite, src: &dyn ContextSource) -> Result<ContextCite, Ci
     if !src.in_scope(&rel) {
         return Err(CiteDrop::OutOfScope);
     }
-    let lines = src.lines(&rel).ok_or(CiteDrop::Unreadable)?;
+    let lines = src.lines(&rel).ok_or_else(|| {
+        if src.drifted(&rel) {
+            CiteDrop::Drifted
+        } else {
+            CiteDrop::Unreadable
+        }
+    })?;
     let line = usize::try_from(c.line)
         .ok()
         .and_then(|n| n.checked_sub(1))
@@ -177,14 +194,20 @@ pub fn check_cites(cites: &mut Vec<ContextCite>, src: &dyn ContextSource) -> Vec
     dropped
 }
 
+/// What a file's content was pinned as: a git blob id (40 hex digits) or a sha256 (64).
+type Pins<'a> = Box<dyn Fn(&str) -> Option<String> + Send + Sync + 'a>;
+
 /// The real [`ContextSource`]: the context scope's membership predicate and the files'
 /// working-tree content, each read at most `cap` bytes, as UTF-8 text, refusing a symbolic
-/// link anywhere on the path (docs/trust.md).
+/// link anywhere on the path (docs/trust.md); with [`ScopeLines::with_pins`], the content
+/// as pinned.
 pub struct ScopeLines<'a> {
     root: &'a Path,
     cap: u64,
     in_scope: Box<dyn Fn(&str) -> bool + Send + Sync + 'a>,
+    pins: Option<Pins<'a>>,
     cache: Mutex<HashMap<String, Option<Arc<[String]>>>>,
+    drifted: Mutex<HashSet<String>>,
 }
 
 impl<'a> ScopeLines<'a> {
@@ -197,17 +220,78 @@ impl<'a> ScopeLines<'a> {
             root,
             cap,
             in_scope,
+            pins: None,
             cache: Mutex::new(HashMap::new()),
+            drifted: Mutex::new(HashSet::new()),
         }
     }
 
+    /// The citation source of a pinned target: a target file, or (`context = "tree"`) a file
+    /// of its context scope, each judged as pinned — the scope's blob id, else the target
+    /// file's sha256 ([`ScopeLines::with_pins`]).
+    pub fn of_target(target: &'a crate::target::PinnedTarget, cap: u64) -> Self {
+        Self::new(&target.root, cap, Box::new(move |rel| target.readable(rel))).with_pins(Box::new(
+            move |rel| {
+                let scoped = target.context.as_ref().and_then(|c| c.blob(rel));
+                let pinned = target.file(rel).map(|f| f.sha256.as_str());
+                scoped
+                    .or(pinned)
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_owned)
+            },
+        ))
+    }
+
+    /// Judge each file by its content as pinned (`pins` gives its blob id or sha256, None
+    /// for a file not pinned): a working-tree file that no longer matches is read from the
+    /// repository's objects by its blob id, or counts as drifted.
+    pub fn with_pins(mut self, pins: Pins<'a>) -> Self {
+        self.pins = Some(pins);
+        self
+    }
+
     fn read(&self, rel: &str) -> Option<Arc<[String]>> {
-        read_no_follow(self.root, rel, self.cap).map(|text| {
+        let now = read_no_follow(self.root, rel, self.cap);
+        let bytes = match self.pins.as_ref().and_then(|p| p(rel)) {
+            None => now,
+            Some(pin) if now.as_deref().is_some_and(|b| matches_pin(b, &pin)) => now,
+            Some(pin) => match pinned_blob(self.root, &pin, self.cap) {
+                Some(b) => Some(b),
+                None => {
+                    let mut d = self.drifted.lock().unwrap_or_else(|e| e.into_inner());
+                    d.insert(rel.to_string());
+                    return None;
+                }
+            },
+        }?;
+        let text = String::from_utf8(bytes).ok()?;
+        Some(
             text.split('\n')
                 .map(|l| l.strip_suffix('\r').unwrap_or(l).to_string())
-                .collect()
-        })
+                .collect(),
+        )
     }
+}
+
+/// Whether `bytes` are the content pinned as `pin` (a git blob id or a sha256).
+fn matches_pin(bytes: &[u8], pin: &str) -> bool {
+    use sha2::Digest;
+    match pin.len() {
+        40 => git2::Oid::hash_object(git2::ObjectType::Blob, bytes)
+            .is_ok_and(|o| o.to_string() == pin),
+        64 => hex::encode(sha2::Sha256::digest(bytes)) == pin,
+        _ => false,
+    }
+}
+
+/// The content of the blob `pin` in the repository at `root`, when stored and within `cap`.
+fn pinned_blob(root: &Path, pin: &str, cap: u64) -> Option<Vec<u8>> {
+    if pin.len() != 40 {
+        return None;
+    }
+    let repo = git2::Repository::open(root).ok()?;
+    let blob = repo.find_blob(git2::Oid::from_str(pin).ok()?).ok()?;
+    (blob.size() as u64 <= cap).then(|| blob.content().to_vec())
 }
 
 impl ContextSource for ScopeLines<'_> {
@@ -230,11 +314,18 @@ impl ContextSource for ScopeLines<'_> {
     fn root(&self) -> &Path {
         self.root
     }
+
+    fn drifted(&self, rel: &str) -> bool {
+        self.drifted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(rel)
+    }
 }
 
-/// `root/rel` as text: every directory on the way a real directory (not a link), the file a
-/// regular file opened without following a link, at most `cap` bytes, UTF-8.
-fn read_no_follow(root: &Path, rel: &str, cap: u64) -> Option<String> {
+/// `root/rel`'s bytes: every directory on the way a real directory (not a link), the file a
+/// regular file opened without following a link, at most `cap` bytes.
+fn read_no_follow(root: &Path, rel: &str, cap: u64) -> Option<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let mut at = root.to_path_buf();
@@ -263,7 +354,7 @@ fn read_no_follow(root: &Path, rel: &str, cap: u64) -> Option<String> {
     if bytes.len() as u64 > cap {
         return None;
     }
-    String::from_utf8(bytes).ok()
+    Some(bytes)
 }
 
 #[cfg(test)]

@@ -6,7 +6,9 @@
 use super::error::{PublishError, ReportCheck};
 use super::model::{Forge, InlineComment, Payload, PrTarget, PAYLOAD_VERSION};
 use super::talk::Dismissal;
-use crate::report::{md_code, md_text, render_markdown, MdContext, Report, ReportFinding};
+use crate::report::{
+    md_code, md_line_link, md_text, render_markdown, MdContext, Report, ReportFinding,
+};
 use crate::store::RunStatus;
 
 /// The first line of the sticky summary (also written by the Markdown renderer).
@@ -187,7 +189,7 @@ fn prose(s: &str) -> String {
 
 /// The body of the inline comment for `f` at its line, whose current text is `line_text`
 /// (None when the file cannot be read: then no suggestion, only the instruction), raised by
-/// `panel` (in the hidden marker).
+/// `panel` (in the hidden marker); its context citations follow the Judge's resolution.
 pub fn comment_body(
     forge: Forge,
     f: &ReportFinding,
@@ -202,6 +204,14 @@ pub fn comment_body(
     );
     if let Some(r) = f.resolution.as_deref().map(prose).filter(|r| !r.is_empty()) {
         s.push_str(&format!("\n*Judge:* {r}\n"));
+    }
+    // The context citations (docs/contracts.md §22.2), as report.md shows them.
+    for c in &f.context {
+        s.push_str(&format!(
+            "\nsee {} {}\n",
+            md_line_link(&c.file, c.line, MdContext::Inline),
+            md_code(&c.text, MdContext::Inline)
+        ));
     }
     let instruction = f.edit_instruction.as_deref().map(str::trim).unwrap_or("");
     let suggestion = parse_replacement(instruction)

@@ -222,7 +222,7 @@ pub struct Finding {
 /// At most this many context citations per finding, Adversary map entry or ruling.
 pub const MAX_CONTEXT_CITES: usize = 5;
 
-/// A citation of one line of the context scope (docs/contracts.md §6): the file
+/// A citation of one line of the context scope (docs/contracts.md §22.2): the file
 /// (repository-relative), the 1-based line and a quote of that line's text. The citation gate
 /// keeps it only when the file is in the scope, the line exists and holds the quote
 /// (whitespace-normalised).

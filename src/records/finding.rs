@@ -35,7 +35,7 @@ pub struct ReportFinding {
     pub cites: Vec<String>,
     /// Context lines that support the finding or decided its ruling: the finding's
     /// citations, then the ruling's (with those of the map entries it cites), each once —
-    /// every one checked by the citation gate (docs/contracts.md §6).
+    /// every one checked by the citation gate (docs/contracts.md §22.2).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub context: Vec<super::agent::ContextCite>,
     /// Enthusiast passes that found it.

@@ -34,7 +34,7 @@ fn finding_cell(f: &ReportFinding, mixed: bool) -> String {
     c
 }
 
-/// The finding's context citations (docs/contracts.md §6), each `sep` then `see` a link to
+/// The finding's context citations (docs/contracts.md §22.2), each `sep` then `see` a link to
 /// the line and the quote as a code span ("" without citations).
 fn see(f: &ReportFinding, ctx: MdContext, sep: &str) -> String {
     f.context

@@ -25,7 +25,7 @@ pub use assemble::head_commit;
 pub use baseline::compare_with_baseline;
 pub use build::{build_report, BuildInput};
 pub use carry::{carried_findings, merge_carried, Carried, CarryInput};
-pub use escape::{md_code, md_text, term_text, MdContext, REPORT_MARKER};
+pub use escape::{md_code, md_line_link, md_text, term_text, MdContext, REPORT_MARKER};
 pub use github::{escape_data, escape_property, render_github};
 pub use markdown::render_markdown;
 pub use merge::{merge_reports, MergeError, MergeInput};

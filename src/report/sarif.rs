@@ -168,7 +168,7 @@ fn result(f: &ReportFinding, rule_index: usize, listed: Listed) -> Value {
     Value::Object(r)
 }
 
-/// The finding's context citations (docs/contracts.md §6) as `relatedLocations`: each
+/// The finding's context citations (docs/contracts.md §22.2) as `relatedLocations`: each
 /// the cited line of a repository file, the quote as the region's snippet.
 fn related(f: &ReportFinding) -> Value {
     let locs: Vec<Value> = f

@@ -118,7 +118,7 @@ fn confirmed_block(s: &mut String, r: &Report, f: &ReportFinding, st: Style) {
     }
 }
 
-/// One `see:` line per context citation (docs/contracts.md §6): `path:line — quote`, the
+/// One `see:` line per context citation (docs/contracts.md §22.2): `path:line — quote`, the
 /// path and the quote escaped like all agent text.
 fn see_lines(s: &mut String, st: Style, f: &ReportFinding) {
     for c in &f.context {

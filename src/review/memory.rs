@@ -101,7 +101,12 @@ pub fn prepare(plan: &RunPlan, target: PinnedTarget, empty: bool) -> Prepared {
         return p;
     }
     if let (true, Some(baseline)) = (plan.memory.incremental, &plan.memory.baseline) {
-        let carry = carry_plan(&p.target, baseline, &plan.memory.suppressions);
+        let carry = carry_plan(
+            &p.target,
+            baseline,
+            &plan.memory.suppressions,
+            plan.settings.review.max_file_bytes,
+        );
         let keep: BTreeSet<String> = carry.reviewed.iter().cloned().collect();
         p.target = restrict(&carry.full, &keep);
         p.carry = Some(carry);
@@ -122,14 +127,21 @@ pub fn prepare(plan: &RunPlan, target: PinnedTarget, empty: bool) -> Prepared {
 /// The files of `target` whose baseline verdict still holds, and the findings that go with
 /// them. A file holding a baseline-suppressed finding that no suppression covers any more is
 /// reviewed again (that finding was never judged); a carried finding a suppression now
-/// covers moves to `suppressed`.
-fn carry_plan(target: &PinnedTarget, baseline: &Report, set: &SuppressionSet) -> CarryPlan {
+/// covers moves to `suppressed`; so is a file holding a carried finding whose context
+/// citation no longer holds ([`stale_context`]).
+fn carry_plan(
+    target: &PinnedTarget,
+    baseline: &Report,
+    set: &SuppressionSet,
+    cap: u64,
+) -> CarryPlan {
     let known = known_files(target, baseline);
     let split = split_incremental(target, &known);
     let mut carried: BTreeSet<String> = split.carried.into_iter().collect();
     let mut reviewed: BTreeSet<String> = split.reviewed.into_iter().collect();
     let mut findings = carried_findings(baseline, &carried, &target.root);
-    let lapsed = resuppress(&mut findings, target, set);
+    let mut lapsed = resuppress(&mut findings, target, set);
+    lapsed.extend(stale_context(&mut findings, target, cap));
     for p in &lapsed {
         carried.remove(p);
         reviewed.insert(p.clone());
@@ -243,6 +255,31 @@ fn resuppress(
         *list = kept;
     }
     lapsed
+}
+
+/// The files holding a carried finding one of whose context citations no longer holds
+/// against this run's pin (docs/contracts.md §22.2: the context it rested on changed): they are
+/// reviewed again, their carried findings dropped.
+fn stale_context(findings: &mut Carried, target: &PinnedTarget, cap: u64) -> BTreeSet<String> {
+    let src = crate::gates::ScopeLines::of_target(target, cap);
+    let mut stale: BTreeSet<String> = BTreeSet::new();
+    for f in findings.all_mut() {
+        let (Some(p), false) = (&f.file, f.context.is_empty()) else {
+            continue;
+        };
+        if !crate::gates::check_cites(&mut f.context.clone(), &src).is_empty() {
+            stale.insert(p.clone());
+        }
+    }
+    for list in [
+        &mut findings.confirmed,
+        &mut findings.unresolved,
+        &mut findings.debunked,
+        &mut findings.suppressed,
+    ] {
+        list.retain(|f| !f.file.as_ref().is_some_and(|p| stale.contains(p)));
+    }
+    stale
 }
 
 /// The coverage entries of the carried files.

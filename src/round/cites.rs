@@ -1,4 +1,4 @@
-//! The context-citation steps of a round (docs/contracts.md §6): each finding's, map
+//! The context-citation steps of a round (docs/contracts.md §22.2): each finding's, map
 //! entry's and ruling's citations checked against the context scope, the dropped ones
 //! counted (`context_cite_invalid`), a map entry left without its evidence dropped before
 //! the Judge, and a dismissal resting on a dropped guard not upheld. No I/O but the cited
@@ -37,7 +37,7 @@ pub(super) fn id_of(id: &str) -> String {
     id.trim().chars().take(40).collect()
 }
 
-/// The citation gate on the passes' findings (docs/contracts.md §6): each finding keeps the
+/// The citation gate on the passes' findings (docs/contracts.md §22.2): each finding keeps the
 /// context citations that hold; the others are dropped and counted. The finding itself stays
 /// (it names a target line the anchor gate checked).
 pub(super) fn gate_finding_cites(

@@ -57,7 +57,7 @@ pub(super) struct Ctx<'a> {
     outline: Option<Outline>,
     /// The review's spend against its budgets while agents run (docs/contracts.md §19.3).
     pub meter: super::meter::Meter,
-    /// What context citations are checked against (docs/contracts.md §6).
+    /// What context citations are checked against (docs/contracts.md §22.2).
     pub cite_src: ScopeLines<'a>,
     /// The `<context_map>` block, the same for every role and round ("" without a map).
     context_map: String,
@@ -171,12 +171,8 @@ impl<'a> Ctx<'a> {
             rules_files: plan.context.rules.iter().map(|r| r.path.clone()).collect(),
             outline,
             meter: super::meter::Meter::new(plan.budget_usd, plan.budget_tokens),
-            cite_src: ScopeLines::new(
-                &target.root,
-                plan.settings.review.max_file_bytes,
-                // A target file, or (`context = "tree"`) a file of the context scope.
-                Box::new(move |rel| target.readable(rel)),
-            ),
+            // Judged as pinned (docs/contracts.md §22.2).
+            cite_src: ScopeLines::of_target(target, plan.settings.review.max_file_bytes),
             context_map: super::map::context_map(plan, target, run),
         })
     }

@@ -265,7 +265,7 @@ async fn round_body(
         return Some(ReviewEnd::Aborted(a));
     }
     // The citation gate on the map: an entry none of whose citations held is not shown to
-    // the Judge, and no ruling may rest on it (docs/contracts.md §6).
+    // the Judge, and no ruling may rest on it (docs/contracts.md §22.2).
     let dropped_ids = match folded.adversary.as_mut() {
         Some(m) => gate_map(m, &ctx.cite_src, &mut this.rec),
         None => Default::default(),

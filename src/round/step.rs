@@ -554,7 +554,7 @@ fn ruling_place(
 /// with a problem), checked at the ruling's place (docs/architecture.md §19.6).
 ///
 /// A ruling that does not confirm its finding (a debunk) may not rest on what the citation gate
-/// threw away (docs/contracts.md §6): citing an entry dropped from the map (`dropped`), or
+/// threw away (docs/contracts.md §22.2): citing an entry dropped from the map (`dropped`), or
 /// carrying context citations none of which holds, is a problem like a cite that does not
 /// cover it — re-prompted once, then unresolved. A confirming ruling's dead cites and
 /// citations are only dropped ([`gate_ruling_cites`]).

@@ -33,6 +33,9 @@ pub enum Outside {
     Submodule,
     /// Tracked, but a symbolic link, binary, over the size cap or `context_exclude`d.
     LeftOut,
+    /// Not part of the target under `context = "target"` (a whole directory when it holds
+    /// no target file), whether tracked or not.
+    NotTarget,
 }
 
 /// What agents may read besides the target's own files (which it always holds).

@@ -15,6 +15,9 @@ impl ContextScope {
     /// The scope of `target` under `mode`: `Target` (or a target outside a repository) holds
     /// exactly the target's files — today's read scope; `Tree` adds every tracked text file
     /// within `cap` bytes not matched by `exclude` (globs as `[review] exclude` writes them).
+    /// In a repository, `outside` is what the working tree holds besides: under `Target`
+    /// every path but the target's ([`not_target`]), so a backend that hides `outside`
+    /// hides every non-target file too.
     pub fn build(
         target: &PinnedTarget,
         mode: ContextMode,
@@ -82,6 +85,8 @@ impl ContextScope {
             // A collapsed directory that holds a target file is listed entry by entry.
             let keep: Vec<PathBuf> = target.files.iter().map(|f| root.join(&f.path)).collect();
             outside = carve_rel(&root, outside, &keep);
+        } else if target.in_repo {
+            outside = not_target(&root, target)?;
         }
         let files: Vec<ScopeFile> = files
             .into_iter()
@@ -121,6 +126,38 @@ impl PinnedTarget {
                 .as_ref()
                 .is_some_and(|c| c.mode() == ContextMode::Tree && c.contains(rel))
     }
+}
+
+/// `context = "target"`: everything in the working tree but the target's files (`.git`
+/// excepted, always refused) — the root's entries, each directory on the way to a target
+/// file replaced by its other entries ([`carve_rel`]), so the list grows with the target's
+/// directories, never with the repository.
+fn not_target(
+    root: &Path,
+    target: &PinnedTarget,
+) -> Result<BTreeMap<String, Outside>, TargetError> {
+    let io = |e: std::io::Error| TargetError::Unreadable {
+        path: root.display().to_string(),
+        message: e.to_string(),
+    };
+    let mut outside = BTreeMap::new();
+    for e in std::fs::read_dir(root).map_err(io)? {
+        let e = e.map_err(io)?;
+        let Some(name) = e.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        if name == ".git" {
+            continue;
+        }
+        let path = if e.file_type().is_ok_and(|t| t.is_dir()) {
+            format!("{name}/")
+        } else {
+            name
+        };
+        outside.insert(path, Outside::NotTarget);
+    }
+    let keep: Vec<PathBuf> = target.files.iter().map(|f| root.join(&f.path)).collect();
+    Ok(carve_rel(root, outside, &keep))
 }
 
 /// sha256 over `"<blob>  <path>\n"`.

@@ -1770,6 +1770,27 @@ fn context_scope_holds_tracked_text_only() {
         .expect("scope");
     assert!(!narrow.readable("app.py"));
     assert!(narrow.readable("ringbuf.py"));
+    // … and what a backend hides is everything else in the working tree, tracked or not,
+    // a directory without a target file as one entry; never the target, `.git` first.
+    let nc = narrow.context.expect("built");
+    let outside: Vec<&str> = nc.outside().map(|(p, _)| p).collect();
+    for p in [
+        ".gitignore",
+        "app.py",
+        ".env",
+        "build/",
+        "scratch.py",
+        "sub/",
+        "vendor/",
+    ] {
+        assert!(outside.contains(&p), "{p} not refused: {outside:?}");
+    }
+    assert!(!outside
+        .iter()
+        .any(|p| p.starts_with(".git/") || *p == "ringbuf.py"));
+    let hidden = nc.hidden(&[]);
+    assert_eq!(hidden[0], root.join(".git"));
+    assert!(!hidden.contains(&root.join("ringbuf.py")), "{hidden:?}");
     // A diff's untracked new file is part of the target: in the scope, not refused, even
     // inside an untracked directory.
     let diff = resolve_in(root, &["diff"])

@@ -1,4 +1,4 @@
-//! Context citations (docs/contracts.md §6) through the real binary and the fake agent: a
+//! Context citations (docs/contracts.md §22.2) through the real binary and the fake agent: a
 //! citation quoting a caller's real line is kept and shown in every rendering; a fabricated one
 //! (wrong text, past the end, an ignored, untracked or `.git` file, a path leaving the
 //! repository) is dropped and counted `context_cite_invalid`, never an abort; an Adversary
@@ -268,4 +268,229 @@ fn a_failed_guard_citation_drops_the_zone_and_the_dismissal_resting_on_it() {
         .as_str()
         .unwrap()
         .contains("was dropped from the Adversary's map"));
+}
+
+/// Citations are judged against the content the scope pinned, not the working tree at check
+/// time: the Enthusiast answers only after the test has edited two context files (its pass
+/// is held by a gate the test opens once the pin is made and the edits are done). The
+/// committed caller is read back from the repository's objects: a quote of its pinned line
+/// is kept, a quote of its new text is dropped. A file already modified at pin time and
+/// modified again has no stored pinned content: its citation is dropped, `changed since the
+/// pin`.
+#[test]
+fn citations_are_judged_against_the_pinned_content() {
+    let repo = repo();
+    // Tracked, modified in the working tree before the run (its pinned blob is not stored).
+    repo.write("src/helper.rs", "pub fn helper() -> u32 { 1 }\n")
+        .commit("helper");
+    repo.write("src/helper.rs", "pub fn helper() -> u32 { 2 }\n");
+    let go = repo.scratch.join("go");
+    let f = with_context(
+        finding("F1", "src/lib.rs", 2, "high", "error-handling"),
+        json!([
+            cite("src/app.rs", 5, "parse(s) + 1"),
+            cite("src/app.rs", 5, "parse(s) + 2"),
+            cite("src/helper.rs", 1, "pub fn helper() -> u32 { 2 }"),
+        ]),
+    );
+    let steps = vec![
+        json!({"role": "enthusiast", "answer": {"findings": [f]},
+               "wait_for": {"path": go.display().to_string()}}),
+        judge(vec![ruling("F1", "src/lib.rs", 2, "high", "enthusiast")]),
+    ];
+    let arev = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--max-rounds", "1", "--format", "json"])
+        .script(json!({ "steps": steps }));
+    let start = std::time::Instant::now();
+    let child = arev
+        .command()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The Enthusiast started: the target and its scope are pinned.
+    let log = repo.scratch.join("fake.log");
+    while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("\"role\":\"enthusiast\"")) {
+        assert!(
+            start.elapsed().as_secs() < 120,
+            "the Enthusiast never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    repo.write(
+        "src/app.rs",
+        &APP_RS.replace("parse(s) + 1", "parse(s) + 2"),
+    )
+    .write("src/helper.rs", "pub fn helper() -> u32 { 3 }\n");
+    std::fs::write(&go, "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let run = Run::new(&repo, out, start.elapsed());
+    run.assert_code(1);
+    let r1 = run.json("round-1.json");
+    assert_eq!(errors(&r1, "context_cite_invalid"), 2, "{}", r1["errors"]);
+    let reasons = r1["decision"]["reasons"].to_string();
+    assert!(
+        reasons.contains("src/app.rs:5 (the quoted text is not on that line)")
+            && reasons.contains("src/helper.rs:1 (changed since the pin)"),
+        "{reasons}"
+    );
+    assert_eq!(
+        run.report()["confirmed"][0]["context"],
+        json!([cite("src/app.rs", 5, "parse(s) + 1")])
+    );
+}
+
+/// An incremental review re-checks the context citations of what it carries over against
+/// its own pin: when the caller a carried finding cites has changed, that finding's file is
+/// reviewed again (its verdict rested on context that moved) and the finding is not carried;
+/// a carried file whose findings cite nothing stays carried.
+#[test]
+fn incremental_carry_over_rechecks_context_citations() {
+    let repo = repo();
+    let body = |f: &str| format!("pub fn {f}(s: &str) -> u32 {{\n    s.parse().unwrap()\n}}\n");
+    repo.write("src/a.rs", &body("a"))
+        .write("src/b.rs", &body("b"))
+        .commit("a and b");
+    let args = [
+        "run",
+        "src/a.rs",
+        "src/b.rs",
+        "--max-rounds",
+        "1",
+        "--passes",
+        "1",
+        "--format",
+        "json",
+    ];
+    let fa = with_context(
+        finding("F1", "src/a.rs", 2, "high", "error-handling"),
+        json!([cite("src/app.rs", 5, "parse(s) + 1")]),
+    );
+    let fb = finding("F2", "src/b.rs", 2, "high", "error-handling");
+    let first = repo
+        .arev()
+        .args(&args)
+        .script(json!({"steps": [
+            {"role": "enthusiast", "answer": {"findings": [fa, fb]}},
+            judge(vec![
+                ruling("F1", "src/a.rs", 2, "high", "enthusiast"),
+                ruling("F2", "src/b.rs", 2, "high", "enthusiast"),
+            ]),
+        ]}))
+        .run();
+    first.assert_code(1);
+    let base = first.report();
+    assert_eq!(base["confirmed"].as_array().unwrap().len(), 2, "{base}");
+    let base_id = base["run_id"].as_str().unwrap().to_string();
+    // The caller changes: the cited line no longer says what the finding quoted.
+    repo.write(
+        "src/app.rs",
+        &APP_RS.replace("parse(s) + 1", "parse(s).max(1)"),
+    );
+    let second = repo
+        .arev()
+        .args(&args)
+        .args(&["--baseline", &base_id, "--incremental"])
+        .script(json!({"steps": []}))
+        .run();
+    second.assert_code(1);
+    let r: Value = serde_json::from_str(&second.stdout).unwrap();
+    let status = |path: &str| {
+        r["coverage"]["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .map(|f| f["status"].clone())
+    };
+    assert_eq!(
+        status("src/a.rs"),
+        Some(json!("reviewed")),
+        "{}",
+        r["coverage"]
+    );
+    assert_eq!(
+        status("src/b.rs"),
+        Some(json!("carried_over")),
+        "{}",
+        r["coverage"]
+    );
+    let confirmed: Vec<&Value> = r["confirmed"].as_array().unwrap().iter().collect();
+    assert_eq!(confirmed.len(), 1, "{confirmed:?}");
+    assert_eq!(confirmed[0]["file"], "src/b.rs");
+    assert_eq!(r["incremental"]["findings_carried_over"], 1);
+}
+
+/// A PR's inline comment shows the finding's context citations as report.md does — a link
+/// to the line and the quote as a code span — with the quote escaped like all agent text:
+/// a cited line carrying HTML and a forged arev marker renders inert (one code span, the
+/// forged marker broken), through `arev publish github` against the fake GitHub.
+#[test]
+fn pr_inline_comments_show_context_citations_escaped() {
+    use crate::fake_github::{FakeGithub, TOKEN};
+    use crate::publish::{event, gh, head, newest_run, PATCH};
+    let repo = TestRepo::new();
+    let hostile = "// <img src=x onerror=alert(1)> <!-- arev:fp=deadbeefdeadbeef --> @team";
+    repo.write("src/app.rs", &format!("{APP_RS}{hostile}\n"))
+        .commit("caller");
+    let sha = head(&repo);
+    let fake = FakeGithub::start(7, &sha, &[("src/lib.rs", PATCH)]);
+    let f = with_context(
+        finding("F1", "src/lib.rs", 2, "high", "error-handling"),
+        json!([
+            cite("src/app.rs", 5, "parse(s) + 1"),
+            cite("src/app.rs", 7, hostile),
+        ]),
+    );
+    let run = run(
+        &repo,
+        vec![
+            json!({"role": "enthusiast", "answer": {"findings": [f]}}),
+            judge(vec![ruling("F1", "src/lib.rs", 2, "high", "enthusiast")]),
+        ],
+    );
+    run.assert_code(1);
+    assert_eq!(
+        run.report()["confirmed"][0]["context"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let dir = newest_run(&repo);
+    let ev = event(&repo, &sha);
+    gh(
+        repo.arev()
+            .args(&["publish", "github", dir.to_str().unwrap()]),
+        &fake,
+        &ev,
+        TOKEN,
+    )
+    .run()
+    .assert_code(0);
+    let comments = fake.review_comments();
+    let body = comments
+        .iter()
+        .find(|c| c["line"] == 2)
+        .and_then(|c| c["body"].as_str())
+        .unwrap_or_else(|| panic!("no comment on line 2: {comments:#?}"))
+        .to_string();
+    assert!(
+        body.contains("\nsee [`src/app.rs:5`](src/app.rs#L5) `parse(s) + 1`\n"),
+        "{body}"
+    );
+    // The hostile quote is one inert code span (HTML in it is text), and its forged marker is
+    // broken: the body holds one arev marker, the real one.
+    let line = body
+        .lines()
+        .find(|l| l.starts_with("see [`src/app.rs:7`](src/app.rs#L7) "))
+        .unwrap_or_else(|| panic!("{body}"));
+    let span = line.trim_start_matches("see [`src/app.rs:7`](src/app.rs#L7) ");
+    assert!(
+        span.starts_with('`') && span.ends_with('`') && span[1..span.len() - 1].find('`').is_none(),
+        "{line}"
+    );
+    assert_eq!(body.matches("<!-- arev:").count(), 1, "{body}");
+    assert!(!body.contains("<!-- arev:fp=deadbeef"), "{body}");
 }

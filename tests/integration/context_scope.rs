@@ -1,10 +1,12 @@
 //! The context scope (docs/trust.md "What reviewers may read"): reviewers may read the files
 //! git tracks besides the target, never `.git`, ignored or untracked files; `context =
 //! "target"` restores the target-only read scope; a repository config narrows the scope,
-//! never widens it (under `--repo-config base` too); and, through the REAL Claude Code CLI
-//! against the loopback fake API, a tracked caller is read and recorded while an ignored
-//! `.env`, an untracked file and `.git/config` are refused by the CLI and their secret reaches
-//! no request and no file of the run.
+//! never widens it, and under `--repo-config base` its keys are the merge-base's
+//! (docs/contracts.md §22.1); and, through the REAL Claude Code, Gemini CLI, OpenCode and
+//! Codex CLIs against the loopback fake APIs, a tracked caller is read and recorded while an
+//! ignored `.env`, an untracked file and `.git/config` — and under `context = "target"` a
+//! tracked non-target file — are refused by the CLI or absent from its view, and their
+//! content reaches no request and no file of the run.
 
 use std::path::PathBuf;
 
@@ -261,6 +263,40 @@ fn a_repository_config_cannot_widen_the_scope_under_base() {
     assert!(listing.contains("src/lib.rs"), "{listing}");
 }
 
+/// Under `--repo-config base` the scope's keys come from the merge-base's config like every
+/// other repository key: a change whose own `arev.toml` excludes the caller from the context
+/// (the base's says nothing) cannot narrow its own review's context — the caller stays in
+/// `target/context.txt`; under `--repo-config worktree` the same change's config counts.
+#[test]
+fn the_scope_keys_come_from_the_base_under_repo_config_base() {
+    let listing = |source: &str| {
+        let repo = TestRepo::new();
+        repo.write("src/caller.rs", CALLER).commit("base");
+        repo.git(&["checkout", "-q", "-b", "pr"]);
+        repo.write(
+            "src/lib.rs",
+            "pub fn parse(s: &str) -> u32 {\n    s.parse().unwrap_or(0)\n}\n",
+        )
+        .write(
+            "arev.toml",
+            "[review]\ncontext_exclude = [\"src/caller.rs\"]\n",
+        )
+        .commit("pr");
+        let run = repo
+            .arev()
+            .args(&["run", "diff", "--base", "main", "--repo-config", source])
+            .script(json!({"steps": [{"role": "enthusiast", "answer": {"findings": []}}]}))
+            .run();
+        run.assert_code(0);
+        std::fs::read_to_string(run.run_dir().join("target/context.txt")).unwrap()
+    };
+    let base = listing("base");
+    assert!(base.contains("src/caller.rs\n"), "{base}");
+    let worktree = listing("worktree");
+    assert!(!worktree.contains("src/caller.rs"), "{worktree}");
+    assert!(worktree.contains("src/lib.rs\n"), "{worktree}");
+}
+
 // ---------------------------------------------------------------------------------------
 // The real Claude Code CLI
 // ---------------------------------------------------------------------------------------
@@ -487,7 +523,15 @@ fn ci_config(repo: &TestRepo, toml: &str) -> String {
 }
 
 fn gemini_run(repo: &TestRepo, bin: &std::path::Path, fake: &FakeGemini) -> Run {
-    let cfg = ci_config(repo, &crate::real_backends::gemini_agent(bin));
+    gemini_run_with(repo, bin, fake, "")
+}
+
+/// [`gemini_run`] with `extra` TOML after the agent's table.
+fn gemini_run_with(repo: &TestRepo, bin: &std::path::Path, fake: &FakeGemini, extra: &str) -> Run {
+    let cfg = ci_config(
+        repo,
+        &format!("{}{extra}", crate::real_backends::gemini_agent(bin)),
+    );
     let mut arev = repo
         .arev()
         .args(&["run", "src/lib.rs", "--format", "json", "--agent", "gemini"])
@@ -618,7 +662,15 @@ fn codex_cat(path: &str) -> Step {
 
 /// Run `arev run src/lib.rs` with the real Codex against `fake`.
 fn codex_run(repo: &TestRepo, bin: &std::path::Path, fake: &FakeOpenAi) -> Run {
-    let cfg = ci_config(repo, &crate::real_backends::codex_agent(bin, fake));
+    codex_run_with(repo, bin, fake, "")
+}
+
+/// [`codex_run`] with `extra` TOML after the agent's table.
+fn codex_run_with(repo: &TestRepo, bin: &std::path::Path, fake: &FakeOpenAi, extra: &str) -> Run {
+    let cfg = ci_config(
+        repo,
+        &format!("{}{extra}", crate::real_backends::codex_agent(bin, fake)),
+    );
     let mut arev = repo
         .arev()
         .args(&["run", "src/lib.rs", "--format", "json", "--agent", "codex"])
@@ -712,4 +764,215 @@ fn a_codex_panel_without_bubblewrap_stops_before_the_run() {
         "{}",
         doctor.stdout
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// `context = "target"`: every file but the target's is hidden from the CLI
+// ---------------------------------------------------------------------------------------
+
+const TARGET_ONLY: &str = "[review]\ncontext = \"target\"\n";
+
+/// A repository whose tracked, committed `src/caller.rs` holds the secret (readable in tree
+/// mode, outside the scope in target mode); returns it and the secret.
+fn tracked_secret_repo() -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    let secret = format!("AREV-TRACKED-SECRET-{}-4e1b", std::process::id());
+    repo.write("src/caller.rs", &format!("{CALLER}// {secret}\n"))
+        .commit("caller");
+    (repo, secret)
+}
+
+/// Under `context = "target"` Codex's view hides every non-target path, tracked ones too:
+/// the `cat` of the committed caller shows nothing, the run aborts
+/// `enthusiast_offtarget_read`, and the caller's content reaches no request body.
+#[test]
+fn codex_in_target_mode_never_sends_a_tracked_non_target_file() {
+    let Some(bin) = crate::real_backends::real_bin(
+        "AREV_TEST_CODEX_BIN",
+        "codex_in_target_mode_never_sends_a_tracked_non_target_file",
+    ) else {
+        return;
+    };
+    let (repo, secret) = tracked_secret_repo();
+    let fake = FakeOpenAi::start(clean(Script::new()).steps(
+        "Enthusiast",
+        1,
+        vec![Step::ReadTarget, codex_cat("src/caller.rs"), Step::Answer],
+    ));
+    let run = codex_run_with(&repo, &bin, &fake, TARGET_ONLY);
+    let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    // The target itself was read (the view hides only what is outside it).
+    assert!(
+        bodies.iter().any(|b| b.contains("s.parse().unwrap()")),
+        "the target never reached the model"
+    );
+    assert_refused_everywhere(&run, &bodies, &secret);
+    assert_eq!(run.meta()["context"]["mode"], "target");
+}
+
+/// Under `context = "target"` Gemini's policy and view refuse the committed caller: the run
+/// aborts `enthusiast_offtarget_read` and its content reaches no request body.
+#[test]
+fn gemini_in_target_mode_never_sends_a_tracked_non_target_file() {
+    let Some(bin) = crate::real_backends::real_bin(
+        "AREV_TEST_GEMINI_BIN",
+        "gemini_in_target_mode_never_sends_a_tracked_non_target_file",
+    ) else {
+        return;
+    };
+    let (repo, secret) = tracked_secret_repo();
+    let caller = repo.root.join("src/caller.rs");
+    let fake = FakeGemini::start(clean(Script::new()).steps(
+        "Enthusiast",
+        1,
+        vec![
+            Step::ReadTarget,
+            Step::Tool {
+                name: "read_file".into(),
+                args: json!({"file_path": caller.display().to_string()}),
+            },
+            Step::Answer,
+        ],
+    ));
+    let run = gemini_run_with(&repo, &bin, &fake, TARGET_ONLY);
+    let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(
+        bodies.iter().any(|b| b.contains("s.parse().unwrap()")),
+        "the target never reached the model"
+    );
+    assert_refused_everywhere(&run, &bodies, &secret);
+    assert_eq!(run.meta()["context"]["mode"], "target");
+}
+
+/// Under `context = "target"` OpenCode's read rules deny the committed caller: the run
+/// aborts `enthusiast_offtarget_read` and its content reaches no request body.
+#[test]
+fn opencode_in_target_mode_never_sends_a_tracked_non_target_file() {
+    let Some(bin) = crate::self_hosted::opencode_bin(
+        "opencode_in_target_mode_never_sends_a_tracked_non_target_file",
+    ) else {
+        return;
+    };
+    let (repo, secret) = tracked_secret_repo();
+    let caller = repo.root.join("src/caller.rs");
+    let fake = FakeOpenAi::start(clean(Script::new()).steps(
+        "Enthusiast",
+        1,
+        vec![
+            Step::ReadTarget,
+            Step::Tool {
+                name: "read".into(),
+                args: json!({ "filePath": caller.display().to_string() }),
+            },
+            Step::Answer,
+        ],
+    ));
+    let agent = format!(
+        "{}{TARGET_ONLY}",
+        crate::self_hosted::opencode_agent(&bin, &fake)
+    );
+    let cfg = crate::self_hosted::panel_config(&repo, &agent);
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--format", "json", "--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "180s")
+        .env(crate::fake_openai::KEY_VAR, "sk-fake-openai-000")
+        .run();
+    let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert_refused_everywhere(&run, &bodies, &secret);
+    assert_eq!(run.meta()["context"]["mode"], "target");
+}
+
+/// A Codex command that reads only a masked file (the ignored `.env`) is seen and aborts the
+/// run: the mask is an empty regular file, which Codex's own sandbox reads (a `/dev/null`
+/// there reads "Permission denied", and Codex then reports no item for the command).
+#[test]
+fn codex_reading_only_a_masked_file_aborts() {
+    let Some(bin) = crate::real_backends::real_bin(
+        "AREV_TEST_CODEX_BIN",
+        "codex_reading_only_a_masked_file_aborts",
+    ) else {
+        return;
+    };
+    let (repo, secret, _) = secrets_repo();
+    let fake = FakeOpenAi::start(clean(Script::new()).steps(
+        "Enthusiast",
+        1,
+        vec![Step::ReadTarget, codex_cat(".env"), Step::Answer],
+    ));
+    let run = codex_run(&repo, &bin, &fake);
+    let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert_refused_everywhere(&run, &bodies, &secret);
+}
+
+/// Under `context = "target"` Claude Code's deny rules cover every non-target path: the
+/// Read of the committed caller is refused by the CLI, the run aborts
+/// `enthusiast_offtarget_read`, and the caller's content reaches no request body.
+#[test]
+fn claude_in_target_mode_refuses_a_tracked_non_target_file() {
+    let Some(bin) =
+        crate::real_claude::claude_bin("claude_in_target_mode_refuses_a_tracked_non_target_file")
+    else {
+        return;
+    };
+    let (repo, secret) = tracked_secret_repo();
+    let cfg = claude_config(&repo, &bin);
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str(TARGET_ONLY);
+    std::fs::write(&cfg, text).unwrap();
+    let fake = FakeAnthropic::start(
+        ClaudeScript::new()
+            .answer("Enthusiast", 1, json!({"findings": []}))
+            .steps(
+                "Enthusiast",
+                1,
+                vec![
+                    ClaudeStep::ReadTarget,
+                    ClaudeStep::Read(repo.root.join("src/caller.rs")),
+                    ClaudeStep::Answer,
+                ],
+            )
+            .answer("Adversary", 1, json!({"heuristics": [], "safe_zones": []})),
+    );
+    let mut arev = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--format", "json", "--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "120s");
+    for (k, v) in fake.claude_env(&repo.scratch.join("home")) {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.run();
+    let bodies: Vec<String> = fake.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(
+        bodies.iter().any(|b| b.contains("s.parse().unwrap()")),
+        "the target never reached the model"
+    );
+    assert_refused_everywhere(&run, &bodies, &secret);
+    // The CLI refused the Read itself: its tool result is an error saying so.
+    let last = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.role() == Some("Enthusiast"))
+        .max_by_key(|r| r.step)
+        .expect("enthusiast requests");
+    let blocks: Vec<Value> = last.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .cloned()
+        .collect();
+    let caller = repo.root.join("src/caller.rs").display().to_string();
+    let id = blocks
+        .iter()
+        .find(|b| b["type"] == "tool_use" && b["input"]["file_path"] == caller.as_str())
+        .and_then(|b| b["id"].as_str())
+        .expect("the Read of the caller");
+    let result = blocks
+        .iter()
+        .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
+        .expect("its result");
+    assert_eq!(result["is_error"], true, "{result}");
+    assert!(result.to_string().contains("denied"), "{result}");
 }

@@ -129,7 +129,7 @@ mod tool_gate;
 mod trust;
 // Review context: project rules, path instructions, excludes, focus.
 mod context;
-// Context citations: kept, dropped and counted, a failed guard (docs/contracts.md §6).
+// Context citations: kept, dropped and counted, a failed guard (docs/contracts.md §22.2).
 mod context_cites;
 // What reviewers may read: the context scope (docs/trust.md).
 mod context_scope;

@@ -631,7 +631,7 @@ mod tests {
     }
 
     /// Every dispatch runs in a view where `req.hidden` and the `.git` of the working and
-    /// read directories are masked (a directory by a tmpfs, a file by `/dev/null`) and what
+    /// read directories are masked (a directory by a tmpfs, a file by an empty file) and what
     /// Codex needs is bound back.
     #[test]
     fn the_view_masks_hidden_paths_and_every_git_and_keeps_the_worktree() {
@@ -695,14 +695,20 @@ mod tests {
         let p = |x: &PathBuf| x.display().to_string();
         assert!(has(&["--tmpfs", &p(&repo.join(".git"))]), "{args:?}");
         assert!(has(&["--tmpfs", &p(&repo.join(".arev"))]), "{args:?}");
+        // A file is masked by an empty regular file, never `/dev/null` (Codex's own sandbox
+        // binds the host `nodev`: a device there reads "Permission denied", and Codex then
+        // reports no item for the command).
+        let empty = p(&out.join("view-empty"));
         assert!(
-            has(&["--dev-bind", "/dev/null", &p(&repo.join(".env"))]),
+            has(&["--ro-bind", &empty, &p(&repo.join(".env"))]),
             "{args:?}"
         );
         assert!(
-            has(&["--dev-bind", "/dev/null", &p(&wt.join(".git"))]),
+            has(&["--ro-bind", &empty, &p(&wt.join(".git"))]),
             "{args:?}"
         );
+        assert!(!args.iter().any(|a| a == "/dev/null"), "{args:?}");
+        assert_eq!(std::fs::read(out.join("view-empty")).unwrap(), b"");
         // The dispatch's directory, under the masked `.arev/`, is bound back writable.
         assert!(has(&["--bind", &p(&out), &p(&out)]), "{args:?}");
         assert!(has(&["--chdir", &p(&wt), "--"]), "{args:?}");
