@@ -102,6 +102,32 @@ pub(super) fn private_dir(base: &Path, prefix: &str) -> std::io::Result<PrivateD
     Ok(PrivateDir { dir, _live: live })
 }
 
+/// `env` as the private homes and temp dirs see it: when its cache home lies inside one of
+/// `trees` (the reviewed repository, whose tree must not receive arev's files, as the
+/// verdict cache may not live there), `XDG_CACHE_HOME` is replaced by `arev-cache` in the
+/// temp dir.
+pub fn homes_env(env: &[(OsString, OsString)], trees: &[&Path]) -> Vec<(OsString, OsString)> {
+    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let inside = cache_home(env).is_some_and(|c| {
+        trees
+            .iter()
+            .any(|t| c.starts_with(t) || canonical(&c).starts_with(canonical(t)))
+    });
+    if !inside {
+        return env.to_vec();
+    }
+    let mut out: Vec<(OsString, OsString)> = env
+        .iter()
+        .filter(|(k, _)| k != "XDG_CACHE_HOME")
+        .cloned()
+        .collect();
+    out.push((
+        "XDG_CACHE_HOME".into(),
+        std::env::temp_dir().join("arev-cache").into_os_string(),
+    ));
+    out
+}
+
 /// The temp dir of one dispatch, whatever its CLI: its `TMPDIR`, beside the private homes
 /// and removed with everything in it when the dispatch ends. The CLIs write there unasked
 /// (OpenCode's runtime unpacks a 5 MiB native library per start, Gemini CLI leaves an error
@@ -295,6 +321,28 @@ mod tests {
         drop(next);
         let left: Vec<String> = names(&base);
         assert_eq!(left, ["codex-recent", "not-a-home"]);
+    }
+
+    #[test]
+    fn homes_never_go_inside_the_reviewed_tree() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = d.path().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        let inside = env(&[("HOME", d.path()), ("XDG_CACHE_HOME", &repo.join("forged"))]);
+        let moved = homes_env(&inside, &[&repo]);
+        let base = homes_base(&moved);
+        assert!(!base.starts_with(&repo), "{}", base.display());
+        assert_eq!(base, std::env::temp_dir().join("arev-cache/arev/homes"));
+        assert_eq!(
+            var(&moved, "HOME").as_deref(),
+            Some(d.path()),
+            "the rest is kept"
+        );
+        let outside = env(&[("HOME", d.path()), ("XDG_CACHE_HOME", &d.path().join("c"))]);
+        assert_eq!(homes_env(&outside, &[&repo]), outside);
+        // `$HOME/.cache` inside the tree (a HOME that is the repository) counts too.
+        let home_in = env(&[("HOME", &repo)]);
+        assert!(!homes_base(&homes_env(&home_in, &[&repo])).starts_with(&repo));
     }
 
     #[test]

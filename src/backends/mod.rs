@@ -34,7 +34,7 @@ pub use floor::{check as check_floor, FloorViolation, Refused};
 pub(crate) use fold::parse_events;
 pub use fold::{decode_all, decode_ended, Fold, Folded};
 pub use gemini::{exit_meaning, gemini_access};
-pub use home::{agent_tmp, PrivateDir, ReviewerHome};
+pub use home::{agent_tmp, homes_env, PrivateDir, ReviewerHome};
 pub use price::{cost_usd, list_price_usd, price_of};
 pub use shell::shell_access;
 pub use spec::{

@@ -151,9 +151,14 @@ async fn run_agent(
     std::fs::create_dir_all(out).map_err(io_err(out))?;
     // A reviewer's own home where its CLI needs one to keep the user's personal context
     // out (Codex, Gemini: `Backend::private_home`); kept until the agent has ended.
-    let home = backend.private_home(&parent_env).map_err(io_err(out))?;
+    // Both are made outside the reviewed tree, whatever the user's cache dir.
+    let trees: Vec<&Path> = std::iter::once(req.cwd.as_path())
+        .chain(req.read_dirs.iter().map(PathBuf::as_path))
+        .collect();
+    let homes_env = crate::backends::homes_env(&parent_env, &trees);
+    let home = backend.private_home(&homes_env).map_err(io_err(out))?;
     // Its own `TMPDIR`, removed with what the CLI left there when the agent has ended.
-    let tmp = crate::backends::agent_tmp(&parent_env).map_err(io_err(out))?;
+    let tmp = crate::backends::agent_tmp(&homes_env).map_err(io_err(out))?;
     let mut backend_env = inv.env.clone();
     backend_env.extend(home.iter().flat_map(|h| h.env.iter().cloned()));
     backend_env.push(("TMPDIR".into(), tmp.path().display().to_string()));
