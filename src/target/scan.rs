@@ -164,6 +164,7 @@ mod beneath {
     use nix::fcntl::{openat2, OFlag, OpenHow, ResolveFlag};
     use nix::sys::stat::Mode;
     use std::fs::{File, Metadata};
+    use std::os::fd::OwnedFd;
     use std::path::Path;
     use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -175,22 +176,33 @@ mod beneath {
         if UNAVAILABLE.load(Ordering::Relaxed) {
             return None;
         }
-        let unreadable = |e: String| Some(Err(ScanError::Skip(SkipReason::Unreadable, e)));
-        let dir = match nix::fcntl::open(
+        // The walk gives the same answers for a root that cannot be opened.
+        let dir = open_root(root)?;
+        open_at(&dir, rel)
+    }
+
+    /// `root` opened as a path-only directory descriptor (None: it cannot be).
+    pub(super) fn open_root(root: &Path) -> Option<OwnedFd> {
+        nix::fcntl::open(
             root,
             OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
             Mode::empty(),
-        ) {
-            Ok(fd) => fd,
-            // The walk gives the same answers for a root that cannot be opened.
-            Err(_) => return None,
-        };
+        )
+        .ok()
+    }
+
+    /// [`open`] beneath the root directory `dir` already opened ([`open_root`]).
+    pub(super) fn open_at(dir: &OwnedFd, rel: &str) -> Option<Result<(File, Metadata), ScanError>> {
+        if UNAVAILABLE.load(Ordering::Relaxed) {
+            return None;
+        }
+        let unreadable = |e: String| Some(Err(ScanError::Skip(SkipReason::Unreadable, e)));
         // Non-blocking and never a controlling terminal: a FIFO or a device left in a working
         // tree is opened without effect, then refused as not a regular file.
         let how = OpenHow::new()
             .flags(OFlag::O_RDONLY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK | OFlag::O_NOCTTY)
             .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
-        let fd = match openat2(&dir, rel, how) {
+        let fd = match openat2(dir, rel, how) {
             Ok(fd) => fd,
             Err(Errno::ENOSYS | Errno::EPERM | Errno::E2BIG | Errno::EINVAL) => {
                 UNAVAILABLE.store(true, Ordering::Relaxed);
@@ -230,6 +242,40 @@ fn read_sized(file: &mut File, size: u64) -> Result<Vec<u8>, ScanError> {
     }
     bytes.truncate(filled);
     Ok(bytes)
+}
+
+/// A root opened once for many reads beneath it (the context map reads every file of the
+/// scope: one `openat2` each instead of opening the root again for every file).
+pub(crate) struct RootDir {
+    path: PathBuf,
+    #[cfg(target_os = "linux")]
+    fd: Option<std::os::fd::OwnedFd>,
+}
+
+impl RootDir {
+    pub(crate) fn open(root: &Path) -> Self {
+        Self {
+            path: root.to_path_buf(),
+            #[cfg(target_os = "linux")]
+            fd: beneath::open_root(root),
+        }
+    }
+
+    /// [`read_regular`] beneath this root.
+    pub(crate) fn read(&self, rel: &str, cap: u64) -> Result<Vec<u8>, ScanError> {
+        #[cfg(target_os = "linux")]
+        if let Some(dir) = &self.fd {
+            refuse_outside(rel)?;
+            if let Some(opened) = beneath::open_at(dir, rel) {
+                let (mut file, meta) = opened?;
+                if meta.len() > cap {
+                    return Err(ScanError::Skip(SkipReason::TooLarge, String::new()));
+                }
+                return read_sized(&mut file, meta.len());
+            }
+        }
+        read_regular(&self.path, rel, cap)
+    }
 }
 
 /// The bytes of `rel` under `root` (never through a symlink), or why not: over `cap` bytes

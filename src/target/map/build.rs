@@ -79,8 +79,8 @@ fn map_of(
 /// The map of a pinned target over the scope `files`, each read from the working tree like
 /// a target file (never through a symlink, at most `cap` bytes).
 pub fn for_target(target: &PinnedTarget, files: &[&str], cap: u64) -> ContextMap {
-    let root = target.root.clone();
-    let read = move |p: &str| super::super::scan::read_regular(&root, p, cap).ok();
+    let root = super::super::scan::RootDir::open(&target.root);
+    let read = move |p: &str| root.read(p, cap).ok();
     match target.kind {
         TargetKind::Diff => {
             let patch = target.artefact.as_ref().map(patch_text).unwrap_or_default();
