@@ -13,6 +13,7 @@ mod bench_console;
 mod bench_model;
 mod bench_score;
 mod bench_setup;
+mod cache;
 mod cases;
 mod checkout;
 mod code;

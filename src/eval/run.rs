@@ -8,6 +8,7 @@
 //! only async code is the signal watcher (tokio's signal streams, the crate's one way of
 //! catching a signal without `unsafe`).
 
+use super::cache::{original_cost, CostView};
 use super::cases::ResolvedCase;
 use super::checkout;
 use super::error::EvalError;
@@ -377,14 +378,6 @@ struct FindingView {
     proof: Option<crate::records::Evidence>,
 }
 
-#[derive(Debug, Deserialize)]
-struct CostView {
-    usd: f64,
-    tokens: u64,
-    #[serde(default)]
-    unpriced_tokens: u64,
-}
-
 /// How the child review ended.
 enum Review {
     Report(Box<ReportView>),
@@ -568,39 +561,6 @@ fn fill(
         })
         .collect();
     proofs
-}
-
-/// The cost (USD, tokens) of the run `run_id`, as the verdict-cache entry it stored
-/// records it (the cache's `verdicts/*.json`, each the report of the review that produced
-/// it); None when no entry is that run's.
-pub fn original_cost(cache_dir: &Path, run_id: &str) -> Option<(f64, u64, u64)> {
-    #[derive(Deserialize)]
-    struct Entry {
-        run_id: String,
-        report: EntryReport,
-    }
-    #[derive(Deserialize)]
-    struct EntryReport {
-        cost: CostView,
-    }
-    let entries = std::fs::read_dir(cache_dir.join("verdicts")).ok()?;
-    entries
-        .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-        .filter_map(|e| {
-            crate::store::read_capped(
-                &e.path(),
-                crate::store::MAX_REPORT_BYTES,
-                "a verdict-cache entry",
-            )
-            .ok()
-        })
-        .filter_map(|b| serde_json::from_slice::<Entry>(&b).ok())
-        .find(|e| e.run_id == run_id)
-        .map(|e| {
-            let c = e.report.cost;
-            (c.usd, c.tokens, c.unpriced_tokens)
-        })
 }
 
 /// `arev run <targets> --format json` in the checkout, as a child in its own process group

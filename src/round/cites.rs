@@ -8,7 +8,7 @@ use super::{RoundError, RoundRecord};
 use crate::findings::{AdversaryOutput, JudgeOutput, PassFinding};
 use crate::gates::{check_cites, ContextSource, DroppedCite};
 use crate::records::ContextCite;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Count the citations dropped from `who` (`context_cite_invalid`, one per citation) and say
 /// which, at most five of them, in the decision's reasons.
@@ -137,4 +137,23 @@ pub(super) fn gate_ruling_cites(
             }
         }
     }
+}
+
+/// The re-prompt note for rulings whose cites do not hold (None when all hold).
+pub(super) fn cites_note(problems: &BTreeMap<String, Vec<String>>) -> Option<String> {
+    if problems.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = problems
+        .iter()
+        .map(|(id, why)| format!("{id}: {}", why.join("; ")))
+        .collect();
+    Some(format!(
+        "the `cites` of {} ruling(s) do not hold ({}). A cite must be the id of a heuristic \
+         or safe zone of the Adversary's map whose range covers the ruling's file and line; \
+         cite nothing when no map entry decides the ruling; a `context` citation quotes a line of \
+         the repository as it is. A ruling whose cites still do not hold is left unresolved",
+        problems.len(),
+        list.join(" · ")
+    ))
 }

@@ -3,7 +3,7 @@
 //! reason, an abort or Ctrl-C. Each round is written to round-N.json with every decision
 //! and its reasons.
 
-use super::cites::{gate_finding_cites, gate_map, gate_ruling_cites};
+use super::cites::{cites_note, gate_finding_cites, gate_map, gate_ruling_cites};
 use super::context::{relevant_files, Ctx, RoundView};
 use super::debunked::{dismissed_in, drop_debunked};
 use super::finders::dispatch_finders;
@@ -11,8 +11,8 @@ pub use super::progress::Progress;
 use super::role::{run_role, Checks, RoleOutput, RoleRun, Who};
 use super::state::{Event, Reporter, RoundState};
 use super::step::{
-    attach_rulings, cite_problems, cites_note, dedup, degrade, fold_adversary, fold_passes,
-    gate_findings, judge_offtarget, spend, suppress, CiteRefs, State,
+    attach_rulings, cite_problems, dedup, degrade, fold_adversary, fold_passes, gate_findings,
+    judge_offtarget, spend, suppress, CiteRefs, State,
 };
 use super::{
     decide, Action, DecideInput, RoundError, RoundFacts, RoundFinding, RoundRecord, StopReason,

@@ -624,25 +624,6 @@ fn first_by_id(novel: &[RoundFinding]) -> HashMap<&str, &RoundFinding> {
     by_id
 }
 
-/// The re-prompt note for rulings whose cites do not hold (None when all hold).
-pub(super) fn cites_note(problems: &BTreeMap<String, Vec<String>>) -> Option<String> {
-    if problems.is_empty() {
-        return None;
-    }
-    let list: Vec<String> = problems
-        .iter()
-        .map(|(id, why)| format!("{id}: {}", why.join("; ")))
-        .collect();
-    Some(format!(
-        "the `cites` of {} ruling(s) do not hold ({}). A cite must be the id of a heuristic \
-         or safe zone of the Adversary's map whose range covers the ruling's file and line; \
-         cite nothing when no map entry decides the ruling; a `context` citation quotes a line of \
-         the repository as it is. A ruling whose cites still do not hold is left unresolved",
-        problems.len(),
-        list.join(" · ")
-    ))
-}
-
 /// Attach the Judge's rulings to the findings it was sent: each ruling's file normalised (the
 /// finding's place when the Judge left it out), counted confirmed / debunked / unresolved;
 /// rulings of unknown ids or findings without a ruling are a count mismatch. Returns the
@@ -702,6 +683,7 @@ pub(super) fn attach_rulings(
 
 #[cfg(test)]
 mod tests {
+    use super::super::cites::cites_note;
     use super::super::cites::{gate_finding_cites, gate_map, gate_ruling_cites};
     use super::*;
     use crate::findings::SafeZone;
