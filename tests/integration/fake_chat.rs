@@ -125,6 +125,7 @@ pub async fn completions(
         turn,
         step: played,
         target,
+        faulted,
     } = shared.play(
         &uri,
         &headers,
@@ -134,7 +135,7 @@ pub async fn completions(
         step_index(&body),
         bill,
     );
-    shared.hold(turn.as_ref(), step_index(&body)).await;
+    shared.hold(turn.as_ref(), step_index(&body), faulted).await;
     let n = shared
         .next_id
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);

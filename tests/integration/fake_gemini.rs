@@ -214,6 +214,7 @@ async fn models(
         turn,
         step: played,
         target,
+        faulted,
     } = shared.play(
         &uri,
         &headers,
@@ -223,7 +224,7 @@ async fn models(
         step_index(&body),
         bill,
     );
-    shared.hold(turn.as_ref(), step_index(&body)).await;
+    shared.hold(turn.as_ref(), step_index(&body), faulted).await;
     let mut finish = Some("STOP");
     let part = match played {
         Step::HttpError { status, message } => {

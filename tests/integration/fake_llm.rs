@@ -69,6 +69,9 @@ pub struct Script {
     /// (role, round) → (step index, the gate): that request's response waits until the
     /// gate opens ([`Script::hold`], [`Script::hold_for_request`]).
     holds: HashMap<Key, (usize, Gate)>,
+    /// (role, round) whose requests are held forever once its `fail_first` budget is spent
+    /// ([`Script::hold_after_faults`]).
+    after_faults: std::collections::HashSet<Key>,
 }
 
 /// What a held response waits for.
@@ -139,6 +142,14 @@ impl Script {
     pub fn hold(mut self, role: &str, round: u32, at: usize, gate: &std::path::Path) -> Self {
         self.holds
             .insert(key(role, round, None), (at, Gate::File(gate.to_path_buf())));
+        self
+    }
+
+    /// Once `role`'s `fail_first` faults in `round` are all played, its later requests (a
+    /// CLI's reconnect) are never answered: a CLI that arev did not stop at its first retry
+    /// waits on one until the test's time bound fails, whenever its reconnect is sent.
+    pub fn hold_after_faults(mut self, role: &str, round: u32) -> Self {
+        self.after_faults.insert(key(role, round, None));
         self
     }
 
@@ -355,6 +366,8 @@ pub struct Played {
     pub turn: Option<Turn>,
     pub step: Step,
     pub target: String,
+    /// It plays a `fail_first` fault.
+    pub faulted: bool,
 }
 
 /// State shared by a fake's handlers.
@@ -385,11 +398,12 @@ impl Shared {
         bill: Bill,
     ) -> Played {
         let turn = turn_from_texts(texts.iter().map(String::as_str));
-        let played = match &turn {
-            Some(t) => self
-                .fault_for(t, step)
-                .unwrap_or_else(|| self.script.step_for(t, step)),
-            None => Step::Text("ok".into()),
+        let fault = turn.as_ref().and_then(|t| self.fault_for(t, step));
+        let faulted = fault.is_some();
+        let played = match (&turn, fault) {
+            (_, Some(f)) => f,
+            (Some(t), None) => self.script.step_for(t, step),
+            (None, None) => Step::Text("ok".into()),
         };
         self.requests.lock().expect("lock").push(Recorded {
             uri: uri.to_string(),
@@ -411,13 +425,39 @@ impl Shared {
             turn,
             step: played,
             target,
+            faulted,
         }
     }
 }
 
 impl Shared {
-    /// Waits while `turn`'s request at `step` is held ([`Script::hold`]) and its gate shut.
-    pub async fn hold(&self, turn: Option<&Turn>, step: usize) {
+    /// Waits while `turn`'s request at `step` is held ([`Script::hold`]) and its gate shut,
+    /// or for good when it comes after its faults ([`Script::hold_after_faults`]; `faulted`:
+    /// it plays one).
+    pub async fn hold(&self, turn: Option<&Turn>, step: usize, faulted: bool) {
+        let after_faults = turn.is_some_and(|t| {
+            let k = key(&t.role, t.round, None);
+            !faulted
+                && self.script.after_faults.contains(&k)
+                && self
+                    .faults_played
+                    .lock()
+                    .expect("lock")
+                    .iter()
+                    .any(|(f, n)| {
+                        f.role == k.role
+                            && f.round == k.round
+                            && self
+                                .script
+                                .faults
+                                .get(f)
+                                .is_some_and(|(_, max, _)| n >= max)
+                    })
+        });
+        if after_faults {
+            tokio::time::sleep(HOLD_LIMIT).await;
+            return;
+        }
         let Some((at, gate)) = turn.and_then(|t| Script::lookup(&self.script.holds, t)) else {
             return;
         };

@@ -209,6 +209,7 @@ async fn responses(
         turn,
         step: played,
         target,
+        faulted,
     } = shared.play(
         &uri,
         &headers,
@@ -218,7 +219,7 @@ async fn responses(
         step_index(&body),
         bill,
     );
-    shared.hold(turn.as_ref(), step_index(&body)).await;
+    shared.hold(turn.as_ref(), step_index(&body), faulted).await;
     let n = shared
         .next_id
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
