@@ -108,6 +108,16 @@ fn bench_command(a: &EvalBenchArgs) -> Result<i32, EvalError> {
     }
     let mut report = run_bench(&opts, &prs, &progress)?;
     output::report(&bench_table(&report));
+    // Every PR gets a result unless Ctrl-C stopped the bench first.
+    if !report.not_run.is_empty() {
+        output::warn(&format!(
+            "eval bench: interrupted: {} pull request(s) not reviewed; the finished ones are \
+             kept in {} — run the same command again to resume",
+            report.not_run.len(),
+            opts.out_dir.display()
+        ));
+        return Ok(exit_codes::INTERRUPTED);
+    }
     if a.score {
         let score = crate::eval::score_bench(&opts, &prs, &report, &labels, quiet)?;
         output::report(&score_table(&score));

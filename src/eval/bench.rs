@@ -6,6 +6,9 @@
 //! benchmark's layout) and `bench.json` are rewritten after each. A PR already reviewed with
 //! the same url, configuration digest, arev version and `--prove` is kept, not reviewed
 //! again; a PR that cannot be fetched or reviewed is reported and tried again next time.
+//! Ctrl-C (SIGINT/SIGTERM) is forwarded to the running reviews (`interrupt`): no PR starts
+//! after it, an interrupted PR gets no result (it stays in `not_run` and is reviewed next
+//! time), and the finished PRs' results stay.
 
 use super::bench_model::{
     BenchOutcome, BenchPrResult, BenchReport, Candidate, CandidatesFile, BENCH_SCHEMA_VERSION,
@@ -14,11 +17,13 @@ use super::bench_model::{
 use super::error::EvalError;
 use super::forge::Forge;
 use super::golden::BenchPr;
+use super::interrupt::Interrupt;
 use super::write::write_json;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -150,6 +155,7 @@ impl Board<'_> {
 }
 
 /// Review every PR (kept ones aside); `progress` gets every event (from worker threads).
+/// After Ctrl-C the report's `not_run` lists the PRs without a result.
 pub fn run_bench(
     opts: &BenchOptions,
     prs: &[BenchPr],
@@ -159,6 +165,7 @@ pub fn run_bench(
         let p = opts.out_dir.join(d);
         std::fs::create_dir_all(&p).map_err(|e| EvalError::write(&p, e))?;
     }
+    let interrupt = Interrupt::install()?;
     let board = Board {
         opts,
         prs,
@@ -185,13 +192,16 @@ pub fn run_bench(
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.clamp(1, pending.len().max(1)) {
             s.spawn(|| loop {
-                if failure.lock().map_or(true, |f| f.is_some()) {
+                if interrupt.fired() || failure.lock().map_or(true, |f| f.is_some()) {
                     break;
                 }
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(pr) = pending.get(i) else { break };
                 progress(BenchEvent::Started, pr, None);
-                let r = review_pr(opts, pr, locks.get(&pr.pr.slug()));
+                let Some(r) = review_pr(opts, pr, locks.get(&pr.pr.slug()), &interrupt) else {
+                    // Interrupted: no result; the PR is reviewed next time.
+                    break;
+                };
                 progress(BenchEvent::Finished, pr, Some(&r));
                 if let Err(e) = board.record(r, true) {
                     if let Ok(mut f) = failure.lock() {
@@ -231,8 +241,13 @@ fn blank(opts: &BenchOptions, pr: &BenchPr) -> BenchPrResult {
     }
 }
 
-/// Fetch, check out and review one PR.
-fn review_pr(opts: &BenchOptions, pr: &BenchPr, lock: Option<&Mutex<()>>) -> BenchPrResult {
+/// Fetch, check out and review one PR; None when Ctrl-C interrupted it.
+fn review_pr(
+    opts: &BenchOptions,
+    pr: &BenchPr,
+    lock: Option<&Mutex<()>>,
+    interrupt: &Interrupt,
+) -> Option<BenchPrResult> {
     let t0 = Instant::now();
     let mut r = blank(opts, pr);
     let fetched = opts.forge.lookup(&pr.pr).and_then(|revs| {
@@ -244,7 +259,7 @@ fn review_pr(opts: &BenchOptions, pr: &BenchPr, lock: Option<&Mutex<()>>) -> Ben
         Err(e) => {
             r.detail = Some(e.to_string());
             r.wall_ms = elapsed(t0);
-            return r;
+            return Some(r);
         }
     };
     r.base = Some(revs.base.clone());
@@ -253,12 +268,13 @@ fn review_pr(opts: &BenchOptions, pr: &BenchPr, lock: Option<&Mutex<()>>) -> Ben
         Ok(o) => o,
         Err(e) => {
             r.detail = Some(format!("bad head commit: {e}"));
-            return r;
+            return Some(r);
         }
     };
+    let mut interrupted = false;
     match super::checkout::create(&git_dir, head, &opts.user_root) {
         Ok(co) => {
-            review_in(opts, pr, &revs.base, &co.root, &mut r);
+            interrupted = review_in(opts, pr, &revs.base, &co.root, &mut r, interrupt);
             if let Err(e) = co.remove() {
                 crate::output::warn(&format!(
                     "eval bench: {}: cannot remove its checkout: {e}",
@@ -269,7 +285,7 @@ fn review_pr(opts: &BenchOptions, pr: &BenchPr, lock: Option<&Mutex<()>>) -> Ben
         Err(e) => r.detail = Some(e.to_string()),
     }
     r.wall_ms = elapsed(t0);
-    r
+    (!interrupted).then_some(r)
 }
 
 fn elapsed(t0: Instant) -> u64 {
@@ -335,8 +351,20 @@ fn candidate(f: &FindingView, source: &str, root: &Path) -> Candidate {
     }
 }
 
-/// `arev run diff --base <base> --format json` in the checkout.
-fn review_in(opts: &BenchOptions, pr: &BenchPr, base: &str, root: &Path, r: &mut BenchPrResult) {
+/// `arev run diff --base <base> --format json` in the checkout, as a child in its own
+/// process group (so a terminal's Ctrl-C reaches it once, forwarded by us). True when it
+/// was interrupted (`r` then holds no result).
+fn review_in(
+    opts: &BenchOptions,
+    pr: &BenchPr,
+    base: &str,
+    root: &Path,
+    r: &mut BenchPrResult,
+    interrupt: &Interrupt,
+) -> bool {
+    if interrupt.fired() {
+        return true;
+    }
     let h = hash16(&pr.url);
     let runs = opts.out_dir.join("runs").join(&h);
     let log = opts.out_dir.join("logs").join(format!("{h}.stderr.log"));
@@ -344,7 +372,7 @@ fn review_in(opts: &BenchOptions, pr: &BenchPr, base: &str, root: &Path, r: &mut
         Ok(f) => f,
         Err(e) => {
             r.detail = Some(format!("cannot write {}: {e}", log.display()));
-            return;
+            return false;
         }
     };
     let mut cmd = Command::new(&opts.exe);
@@ -373,14 +401,17 @@ fn review_in(opts: &BenchOptions, pr: &BenchPr, base: &str, root: &Path, r: &mut
         .stdout(Stdio::piped())
         .stderr(stderr)
         // The reviewers may be Claude Code sessions: arev's own hooks stay off inside them.
-        .env("AREV_DISABLE", "1");
+        .env("AREV_DISABLE", "1")
+        .process_group(0);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
             r.detail = Some(format!("cannot start {} ({e})", opts.exe.display()));
-            return;
+            return false;
         }
     };
+    let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
+    interrupt.register(pid);
     let mut stdout = Vec::new();
     if let Some(mut out) = child.stdout.take() {
         let _ = out
@@ -388,8 +419,17 @@ fn review_in(opts: &BenchOptions, pr: &BenchPr, base: &str, root: &Path, r: &mut
             .take(crate::store::MAX_REPORT_BYTES)
             .read_to_end(&mut stdout);
     }
-    let code = child.wait().ok().and_then(|s| s.code());
-    let Ok(v) = serde_json::from_slice::<ReportView>(&stdout) else {
+    let status = child.wait();
+    interrupt.unregister(pid);
+    let code = status.ok().and_then(|s| s.code());
+    let view = serde_json::from_slice::<ReportView>(&stdout).ok();
+    if code == Some(crate::exit_codes::INTERRUPTED)
+        || view.as_ref().is_some_and(|v| v.status == "interrupted")
+        || (interrupt.fired() && view.is_none())
+    {
+        return true;
+    }
+    let Some(v) = view else {
         let text = std::fs::read_to_string(&log).unwrap_or_default();
         let last = text
             .lines()
@@ -401,8 +441,14 @@ fn review_in(opts: &BenchOptions, pr: &BenchPr, base: &str, root: &Path, r: &mut
             code.map_or("a signal".to_string(), |c| format!("code {c}")),
             last.trim()
         ));
-        return;
+        return false;
     };
+    fill(r, &v, root);
+    false
+}
+
+/// `r` with what the review's report says.
+fn fill(r: &mut BenchPrResult, v: &ReportView, root: &Path) {
     r.run_dir = Some(v.run_dir.clone());
     r.cost_usd = v.cost.usd;
     r.tokens = v.cost.tokens;

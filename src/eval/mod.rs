@@ -6,7 +6,8 @@
 //! locations and aggregates, `prove` runs `--prove`'s reproducers at the fix commit, `compare` sets two evaluations side by side, `sites` measures the context map's fix-site recall, `render` prints;
 //! `bench` reviews the public offline code-review benchmark's PRs (`golden` reads its files,
 //! `forge` fetches each PR, `bench_model` is what it writes, `bench_console` what it prints);
-//! `setup` turns the flags into the stages' inputs, `console` says what `arev eval` prints,
+//! `setup` turns the flags into the stages' inputs, `interrupt` forwards Ctrl-C to the reviews,
+//! `console` says what `arev eval` prints,
 //! and `write` writes its files atomically.
 mod bench;
 mod bench_console;
@@ -22,6 +23,7 @@ mod console;
 mod error;
 mod forge;
 mod golden;
+mod interrupt;
 mod mine;
 mod model;
 mod prove;

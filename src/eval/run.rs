@@ -3,15 +3,15 @@
 //! the buggy revision, up to `--jobs` at once; each result scored and written to
 //! `<out>/cases/<id>.json` the moment it finishes, with `<out>/eval.json` and `eval.md`
 //! rewritten after it. A case already scored with the same case digest and configuration
-//! digest is not re-run. Ctrl-C (SIGINT/SIGTERM) is forwarded to the running reviews, which
-//! finish as interrupted; the finished cases' results stay. Cases run on plain threads; the
-//! only async code is the signal watcher (tokio's signal streams, the crate's one way of
-//! catching a signal without `unsafe`).
+//! digest is not re-run. Ctrl-C (SIGINT/SIGTERM) is forwarded to the running reviews
+//! (`interrupt`), which finish as interrupted; the finished cases' results stay. Cases run
+//! on plain threads.
 
 use super::cache::{original_cost, CostView};
 use super::cases::ResolvedCase;
 use super::checkout;
 use super::error::EvalError;
+use super::interrupt::Interrupt;
 use super::model::{
     CaseResult, CaseStatus, EvalReport, EvalStatus, ReviewOutcome, ScoredFinding,
     EVAL_SCHEMA_VERSION,
@@ -20,17 +20,15 @@ use super::render::render_markdown;
 use super::score::{score, totals};
 use super::write::{write_bytes, write_json};
 use crate::findings::Severity;
-use nix::sys::signal::{kill, Signal};
-use nix::unistd::Pid;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// Everything one evaluation needs, resolved by `setup::prepare_run`.
@@ -90,100 +88,6 @@ pub fn runs_base(out: &Path, id: &str) -> PathBuf {
 
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-/// Ctrl-C: a flag, and the reviews running now (to forward the signal to).
-#[derive(Debug, Default)]
-struct Interrupt {
-    fired: AtomicBool,
-    children: Mutex<BTreeSet<i32>>,
-}
-
-impl Interrupt {
-    /// Catch SIGINT and SIGTERM on a dedicated thread (tokio's signal streams on a
-    /// one-thread runtime: handlers, not a blocked mask, so the reviews started later get
-    /// the default signal state). Returns once the handlers are in place.
-    fn install() -> Result<Arc<Self>, EvalError> {
-        let me = Arc::new(Self::default());
-        let watcher = Arc::clone(&me);
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<std::io::Result<()>>();
-        std::thread::Builder::new()
-            .name("arev-eval-signals".into())
-            .spawn(move || {
-                use tokio::signal::unix::{signal, SignalKind};
-                let rt = match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
-                    Ok(rt) => rt,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e));
-                        return;
-                    }
-                };
-                rt.block_on(async move {
-                    let (mut int, mut term) = match (
-                        signal(SignalKind::interrupt()),
-                        signal(SignalKind::terminate()),
-                    ) {
-                        (Ok(i), Ok(t)) => (i, t),
-                        (Err(e), _) | (_, Err(e)) => {
-                            let _ = ready_tx.send(Err(e));
-                            return;
-                        }
-                    };
-                    let _ = ready_tx.send(Ok(()));
-                    loop {
-                        tokio::select! {
-                            s = int.recv() => if s.is_none() { break },
-                            s = term.recv() => if s.is_none() { break },
-                        }
-                        watcher.fired.store(true, Ordering::SeqCst);
-                        watcher.forward();
-                    }
-                });
-            })
-            .map_err(|source| EvalError::Os {
-                what: "cannot start the signal thread",
-                source,
-            })?;
-        match ready_rx.recv() {
-            Ok(Ok(())) => Ok(me),
-            Ok(Err(source)) => Err(EvalError::Os {
-                what: "cannot catch Ctrl-C",
-                source,
-            }),
-            Err(_) => Err(EvalError::Usage("cannot catch Ctrl-C".into())),
-        }
-    }
-
-    fn fired(&self) -> bool {
-        self.fired.load(Ordering::SeqCst)
-    }
-
-    fn forward(&self) {
-        if let Ok(children) = self.children.lock() {
-            for &pid in children.iter() {
-                let _ = kill(Pid::from_raw(pid), Signal::SIGINT);
-            }
-        }
-    }
-
-    fn register(&self, pid: i32) {
-        if let Ok(mut c) = self.children.lock() {
-            c.insert(pid);
-        }
-        // A signal that arrived between the check and the spawn.
-        if self.fired() {
-            let _ = kill(Pid::from_raw(pid), Signal::SIGINT);
-        }
-    }
-
-    fn unregister(&self, pid: i32) {
-        if let Ok(mut c) = self.children.lock() {
-            c.remove(&pid);
-        }
-    }
 }
 
 /// Results so far, and the aggregate files rewritten after each case.

@@ -469,3 +469,128 @@ fn bench_bad_input_exits_2_naming_the_file_and_entry() {
     assert!(err.contains("is not an https URL"), "{err}");
     assert!(!out.exists(), "nothing was written");
 }
+
+/// Whether an enthusiast the fake agent logged is still running (its process group alive).
+fn an_enthusiast_runs(f: &Fixture) -> bool {
+    std::fs::read_to_string(f.repo.scratch.join("fake.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["role"] == "enthusiast")
+        .any(|v| !crate::harness::group_members(v["pid"].as_i64().unwrap()).is_empty())
+}
+
+#[test]
+fn bench_sigterm_stops_every_review_keeps_the_finished_prs_and_resumes() {
+    use std::time::{Duration, Instant};
+    let f = fixture();
+    let out = f.repo.scratch.join("out");
+    let tmp = f.repo.scratch.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mirror = format!("https://github.com/={}/", f.mirror.display());
+    let args = [
+        "eval",
+        "bench",
+        "--golden",
+        f.golden.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--api-url",
+        &f.api,
+        "--mirror",
+        &mirror,
+        "--jobs",
+        "1",
+    ];
+    // PR 2's Enthusiasts wait until `release` exists: never, in the first bench. The same
+    // script (so the same configuration digest) serves the second.
+    let release = f.repo.scratch.join("release");
+    let gate = json!({"path": release.to_str().unwrap(), "timeout_ms": 600_000});
+    let script = review_script(&[
+        json!({"role": "enthusiast", "if_file_contains": {"path": "src/util.rs", "text": "two()"}, "wait_for": gate}),
+    ]);
+    let mut child = f
+        .repo
+        .arev()
+        .args(&args)
+        .env("TMPDIR", tmp.to_str().unwrap())
+        .env("AREV_AGENT_GRACE", "300ms")
+        .script(script.clone())
+        .command()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // PR 1 is reviewed and recorded (its agents have ended), then PR 2's Enthusiast runs.
+    let pr1 = arev::eval::pr_result_path(&out, PR1);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !(pr1.is_file() && an_enthusiast_runs(&f)) {
+        assert!(Instant::now() < deadline, "PR 2's review never started");
+        assert!(child.try_wait().unwrap().is_none(), "the bench ended early");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "arev eval bench did not stop after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    let report = read_json(&out.join("bench.json"));
+    assert_schema("eval-bench-report", &report);
+    assert_eq!(report["not_run"], json!([PR2]), "{report}");
+    let urls: Vec<&str> = report["prs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(urls, [PR3, PR1], "{report}");
+    assert!(!arev::eval::pr_result_path(&out, PR2).exists());
+    // No agent outlived it, and no checkout is left.
+    for line in std::fs::read_to_string(f.repo.scratch.join("fake.log"))
+        .unwrap()
+        .lines()
+    {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let pid = v["pid"].as_i64().unwrap();
+        assert!(
+            crate::harness::group_members(pid).is_empty(),
+            "agent group {pid} survived"
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    // Again: PR 1 is kept, PR 2 is reviewed now, PR 3 still cannot be fetched (exit 3).
+    std::fs::write(&release, "").unwrap();
+    let again = f
+        .repo
+        .arev()
+        .args(&args)
+        .env("TMPDIR", tmp.to_str().unwrap())
+        .env("AREV_AGENT_GRACE", "300ms")
+        .script(script)
+        .run();
+    assert_eq!(again.code, 3, "{}", again.stderr);
+    assert!(
+        again.stderr.contains(&format!("bench {PR1}: kept")),
+        "{}",
+        again.stderr
+    );
+    assert!(
+        again.stderr.contains(&format!("bench {PR2}: complete")),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(read_json(&out.join("bench.json"))["not_run"], json!([]));
+}
