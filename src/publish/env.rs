@@ -35,6 +35,9 @@ pub struct Settings {
     pub ci_url: Option<String>,
     /// GitHub's GraphQL endpoint (`GITHUB_GRAPHQL_URL`; else derived from the API URL).
     pub graphql_url: Option<String>,
+    /// The repository's web URL, for absolute line links (`super::links`); None when the
+    /// environment does not say it.
+    pub web_url: Option<String>,
 }
 
 /// Where and as whom to read a repository, no pull request named (`arev eval
@@ -180,6 +183,11 @@ pub fn github(
         (Some(s), Some(r), Some(id)) => Some(format!("{s}/{r}/actions/runs/{id}")),
         _ => None,
     };
+    let web_url = super::links::github_web(
+        get(env, "GITHUB_SERVER_URL").as_deref(),
+        &api_url,
+        &repository,
+    );
     Ok(Settings {
         forge: Forge::Github,
         api_url,
@@ -191,6 +199,7 @@ pub fn github(
         },
         ci_url,
         graphql_url,
+        web_url,
     })
 }
 
@@ -254,6 +263,15 @@ pub fn gitlab(
                 "no merge request to publish to: pass --pr N, or run in a merge request pipeline (CI_MERGE_REQUEST_IID)".into(),
             )
         })?;
+    let web_url = super::links::gitlab_web(
+        get(env, "CI_PROJECT_URL").as_deref(),
+        (
+            get(env, "CI_SERVER_URL").as_deref(),
+            get(env, "CI_PROJECT_PATH").as_deref(),
+        ),
+        &api_url,
+        &repository,
+    );
     Ok(Settings {
         forge: Forge::Gitlab,
         api_url,
@@ -265,6 +283,7 @@ pub fn gitlab(
         },
         ci_url: get(env, "CI_JOB_URL"),
         graphql_url: None,
+        web_url,
     })
 }
 
