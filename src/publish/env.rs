@@ -360,9 +360,40 @@ mod tests {
             s.ci_url.as_deref(),
             Some("https://github.com/o/r/actions/runs/42")
         );
+        assert_eq!(s.web_url.as_deref(), Some("https://github.com/o/r"));
         // Another PR: its head is asked from the API.
         let s = github(&env, Some(8), None).unwrap();
         assert_eq!((s.target.number, s.target.head_sha), (8, None));
+    }
+
+    /// The repository's web URL (for absolute line links) comes from the CI's own variables:
+    /// GitLab's project URL, else its server URL and project path, else nothing for a
+    /// project known by its id alone.
+    #[test]
+    fn the_web_url_comes_from_the_ci_variables() {
+        let base = [
+            ("GITLAB_TOKEN", "t"),
+            ("CI_PROJECT_ID", "42"),
+            ("CI_MERGE_REQUEST_IID", "3"),
+        ];
+        let with = |extra: &[(&'static str, &'static str)]| {
+            let mut pairs = base.to_vec();
+            pairs.extend_from_slice(extra);
+            gitlab(&lookup(&pairs), None, None).unwrap().web_url
+        };
+        assert_eq!(
+            with(&[("CI_PROJECT_URL", "https://gl.example/g/p")]).as_deref(),
+            Some("https://gl.example/g/p")
+        );
+        assert_eq!(
+            with(&[
+                ("CI_SERVER_URL", "https://gl.example"),
+                ("CI_PROJECT_PATH", "g/p")
+            ])
+            .as_deref(),
+            Some("https://gl.example/g/p")
+        );
+        assert_eq!(with(&[]), None);
     }
 
     #[test]
