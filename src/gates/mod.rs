@@ -41,6 +41,10 @@ pub enum Abort {
     EnthusiastMalformed { detail: String },
     /// The Fixer (iterate mode) edited or wrote a path outside its worktree.
     OfftargetWrite { role: Role, path: String },
+    /// The Fixer (iterate mode) left a symbolic link in its worktree that leads outside it —
+    /// the next write through it would land there — or a worktree arev could not check for
+    /// one; `detail` says which. Recorded as the write gate's abort.
+    LinkOutside { role: Role, detail: String },
     /// A tool call the role may not make (for a reviewer: anything but the backend's
     /// read-only tools); `tool` names it.
     ForbiddenTool { role: Role, tool: String },
@@ -60,7 +64,9 @@ impl Abort {
             Self::OfftargetHallucination { .. } => AbortReason::OfftargetHallucination,
             Self::JudgeMalformed { .. } => AbortReason::JudgeMalformedJson,
             Self::EnthusiastMalformed { .. } => AbortReason::EnthusiastMalformedJson,
-            Self::OfftargetWrite { role, .. } => AbortReason::OfftargetWrite(*role),
+            Self::OfftargetWrite { role, .. } | Self::LinkOutside { role, .. } => {
+                AbortReason::OfftargetWrite(*role)
+            }
             Self::ForbiddenTool { role, .. } => AbortReason::ForbiddenTool(*role),
             Self::BudgetExhaustedBeforeVerdict { .. } => AbortReason::BudgetExhaustedBeforeVerdict,
         }
@@ -90,6 +96,7 @@ impl Abort {
             Self::OfftargetWrite { role, path } => {
                 format!("the {role} wrote {path}, which is outside its worktree")
             }
+            Self::LinkOutside { role, detail } => format!("after the {role}'s dispatch, {detail}"),
             Self::ForbiddenTool { role, tool } => {
                 format!("the {role} called {tool}, a tool it may not use")
             }

@@ -312,6 +312,7 @@ impl Iteration<'_, '_> {
             r.plan.tier_start,
             &rulings,
             &fix_files(fixable),
+            &|| super::link_gate(&s.wt.path),
             self.cancel,
             live,
         )

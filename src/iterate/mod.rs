@@ -25,6 +25,7 @@ pub use scope::{keep_to_rulings, FIX_CONTEXT_LINES};
 pub use setup::{prepare, Options, Setup, DEFAULT_MAX_ITERATIONS};
 pub use verify::{run_verify, VerifyOutcome};
 pub use worktree::{
-    create as create_worktree, escaping_link, fixes_patch, remove as remove_worktree,
-    seed as seed_worktree, shell_quote, EscapingLink, Worktree, BRANCH_PREFIX,
+    create as create_worktree, escaping_link, escaping_working_link, fixes_patch, link_gate,
+    remove as remove_worktree, seed as seed_worktree, shell_quote, EscapingLink, LinkWalkError,
+    Worktree, BRANCH_PREFIX, MAX_WORKING_ENTRIES,
 };

@@ -4,6 +4,8 @@
 //! repository; its working tree, index, HEAD and other branches are never written.
 
 use super::changes::{commit_all, git_err, GitError};
+use crate::findings::Role;
+use crate::gates::Abort;
 use git2::{
     ApplyLocation, BranchType, Diff, DiffFormat, DiffOptions, Repository, WorktreeAddOptions,
 };
@@ -202,17 +204,76 @@ pub fn escaping_link(wt: &Worktree) -> Result<Option<EscapingLink>, GitError> {
         git2::TreeWalkResult::Ok
     })
     .map_err(|e| git_err("list the worktree's links", &e))?;
-    for link in links {
-        let to = leads_to(&root.join(&link));
-        // A `..` left in it could not be resolved: it may lead anywhere.
-        let unresolved = to
-            .components()
-            .any(|c| c == std::path::Component::ParentDir);
-        if unresolved || !to.starts_with(&root) {
-            return Ok(Some(EscapingLink { link, to }));
+    Ok(links
+        .into_iter()
+        .find_map(|link| leads_out(&root, Path::new(&link))))
+}
+
+/// The link at `link` (relative to the canonical `root`) as an [`EscapingLink`] when a write
+/// through it would land outside `root`.
+fn leads_out(root: &Path, link: &Path) -> Option<EscapingLink> {
+    let to = leads_to(&root.join(link));
+    // A `..` left in it could not be resolved: it may lead anywhere.
+    let unresolved = to
+        .components()
+        .any(|c| c == std::path::Component::ParentDir);
+    (unresolved || !to.starts_with(root)).then(|| EscapingLink {
+        link: link.to_string_lossy().into_owned(),
+        to,
+    })
+}
+
+/// The most directory entries [`escaping_working_link`] looks at before it gives up.
+pub const MAX_WORKING_ENTRIES: usize = 1_000_000;
+
+/// Why the worktree's working files could not be checked for links leading outside.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LinkWalkError {
+    #[error("the worktree holds more than {0} entries")]
+    TooMany(usize),
+    #[error("cannot list {path}: {error}")]
+    Unreadable { path: String, error: String },
+}
+
+/// The first symbolic link (by path) among the working files under `root` — tracked,
+/// untracked or ignored, whatever git knows of them — that leads outside `root`, followed as
+/// [`escaping_link`] follows one. The walk follows no link, does not descend into the root's
+/// `.git` directory (a `.git` that is a link is checked like any link), and stops at
+/// `max_entries` entries: past it, or at a directory it cannot list, the tree is not known
+/// to be free of such a link, which is an error.
+pub fn escaping_working_link(
+    root: &Path,
+    max_entries: usize,
+) -> Result<Option<EscapingLink>, LinkWalkError> {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let unreadable = |rel: &Path, e: std::io::Error| LinkWalkError::Unreadable {
+        path: root.join(rel).display().to_string(),
+        error: e.to_string(),
+    };
+    let mut links: Vec<PathBuf> = vec![];
+    let mut dirs = vec![PathBuf::new()];
+    let mut seen = 0usize;
+    while let Some(rel) = dirs.pop() {
+        let entries = std::fs::read_dir(root.join(&rel)).map_err(|e| unreadable(&rel, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| unreadable(&rel, e))?;
+            seen += 1;
+            if seen > max_entries {
+                return Err(LinkWalkError::TooMany(max_entries));
+            }
+            let path = rel.join(entry.file_name());
+            // The entry's own type: a link is not followed.
+            let kind = entry.file_type().map_err(|e| unreadable(&path, e))?;
+            if kind.is_symlink() {
+                links.push(path);
+            } else if kind.is_dir() && !(rel.as_os_str().is_empty() && entry.file_name() == ".git")
+            {
+                dirs.push(path);
+            }
         }
     }
-    Ok(None)
+    links.sort();
+    Ok(links.iter().find_map(|l| leads_out(&root, l)))
 }
 
 /// Where a write through `p` would land: resolved by the kernel (every link followed) as far
@@ -245,6 +306,30 @@ fn leads_to(p: &Path) -> PathBuf {
             }
         }
     }
+}
+
+/// The Fixer's link gate (docs/iterate.md, docs/trust.md), after each of its dispatches: a
+/// symbolic link among the worktree's working files that leads outside it — one the Fixer
+/// made, with a shell or otherwise — would carry the next write (the next Fixer's, a
+/// reproducer's) out of the worktree, so it aborts the iterate as a write outside does
+/// (`fixer_offtarget_write`); so does a worktree the walk cannot finish.
+pub fn link_gate(worktree: &Path) -> Option<Abort> {
+    let detail = match escaping_working_link(worktree, MAX_WORKING_ENTRIES) {
+        Ok(None) => return None,
+        Ok(Some(EscapingLink { link, to })) => format!(
+            "`{link}` in the worktree is a symbolic link to {} (outside the worktree): a write \
+             through it would land there, so nothing of this iteration is committed",
+            to.display()
+        ),
+        Err(e) => format!(
+            "arev cannot check the worktree for a symbolic link leading outside it ({e}), so \
+             nothing of this iteration is committed"
+        ),
+    };
+    Some(Abort::LinkOutside {
+        role: Role::Fixer,
+        detail,
+    })
 }
 
 /// Undo `create` after a failure before anything was reviewed: delete the worktree's files,
@@ -307,5 +392,42 @@ mod tests {
         assert!(to("up_missing")
             .components()
             .any(|c| c == std::path::Component::ParentDir));
+    }
+
+    /// The working files' walk finds a new link leading out wherever it sits (deep, in an
+    /// ignored or untracked place, as the root's `.git`), never one leading inside, and
+    /// does not look inside the root's `.git` directory.
+    #[test]
+    fn the_working_files_walk_finds_a_link_leading_out_wherever_it_is() {
+        let d = tempfile::tempdir().unwrap();
+        let base = d.path().canonicalize().unwrap();
+        let root = base.join("wt");
+        std::fs::create_dir_all(root.join("src/deep/er")).unwrap();
+        std::fs::create_dir_all(root.join(".git/objects")).unwrap();
+        std::fs::write(root.join("src/lib.rs"), "x").unwrap();
+        symlink("../lib.rs", root.join("src/deep/inside")).unwrap();
+        symlink("/", root.join(".git/objects/out")).unwrap();
+        let walk = |max| escaping_working_link(&root, max);
+        assert_eq!(walk(MAX_WORKING_ENTRIES), Ok(None));
+
+        symlink(&base, root.join("src/deep/er/z_out")).unwrap();
+        symlink("../../../..", root.join("src/deep/er/a_up")).unwrap();
+        let found = walk(MAX_WORKING_ENTRIES).unwrap().unwrap();
+        assert_eq!(found.link, "src/deep/er/a_up");
+        assert_eq!(found.to, base);
+        assert!(found
+            .to_string()
+            .contains("`src/deep/er/a_up` is a symbolic link"));
+
+        std::fs::remove_file(root.join("src/deep/er/a_up")).unwrap();
+        std::fs::remove_file(root.join("src/deep/er/z_out")).unwrap();
+        let git = root.join(".git");
+        std::fs::remove_dir_all(&git).unwrap();
+        symlink("/tmp", &git).unwrap();
+        assert_eq!(walk(MAX_WORKING_ENTRIES).unwrap().unwrap().link, ".git");
+
+        // Too many entries to check: not known to be clean.
+        std::fs::remove_file(&git).unwrap();
+        assert_eq!(walk(3), Err(LinkWalkError::TooMany(3)));
     }
 }

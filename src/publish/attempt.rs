@@ -119,6 +119,7 @@ pub fn publish_report(
                     forge,
                     settings.target.clone(),
                     report_pointer(&report.run_id, settings.ci_url.as_deref()),
+                    settings.web_url.as_deref(),
                     &|path, line| lines_here.then(|| line_text(root, path, line)).flatten(),
                 ),
                 &settings.token,

@@ -7,7 +7,7 @@ use super::error::{PublishError, ReportCheck};
 use super::model::{Forge, InlineComment, Payload, PrTarget, PAYLOAD_VERSION};
 use super::talk::Dismissal;
 use crate::report::{
-    md_code, md_line_link, md_text, render_markdown, MdContext, Report, ReportFinding,
+    md_code, md_line_link_at, md_text, render_markdown_at, MdContext, Report, ReportFinding,
 };
 use crate::store::RunStatus;
 
@@ -189,12 +189,15 @@ fn prose(s: &str) -> String {
 
 /// The body of the inline comment for `f` at its line, whose current text is `line_text`
 /// (None when the file cannot be read: then no suggestion, only the instruction), raised by
-/// `panel` (in the hidden marker); its context citations follow the Judge's resolution.
+/// `panel` (in the hidden marker); its context citations follow the Judge's resolution,
+/// each a link below `links` (the forge's files at the reviewed commit, `super::links`;
+/// relative as in report.md without).
 pub fn comment_body(
     forge: Forge,
     f: &ReportFinding,
     line_text: Option<&str>,
     panel: Option<&str>,
+    links: Option<&str>,
 ) -> String {
     let mut s = format!(
         "**arev · {} · {}**\n\n{}\n",
@@ -205,11 +208,12 @@ pub fn comment_body(
     if let Some(r) = f.resolution.as_deref().map(prose).filter(|r| !r.is_empty()) {
         s.push_str(&format!("\n*Judge:* {r}\n"));
     }
-    // The context citations (docs/contracts.md §22.2), as report.md shows them.
+    // The context citations (docs/contracts.md §22.2), as report.md shows them, but linked
+    // absolutely: a relative link does not resolve on the PR page.
     for c in &f.context {
         s.push_str(&format!(
             "\nsee {} {}\n",
-            md_line_link(&c.file, c.line, MdContext::Inline),
+            md_line_link_at(&c.file, c.line, MdContext::Inline, links),
             md_code(&c.text, MdContext::Inline)
         ));
     }
@@ -417,15 +421,19 @@ pub fn validate_report(report: &Report) -> Result<(), ReportCheck> {
 /// with a file and line (only for a completed review: an aborted one has no verdict and
 /// comments nothing), reading each flagged line through `line_text(path, line)`. Every text
 /// is rendered here from the report's fields (agent text escaped); `commit` is the commit
-/// the report says it reviewed.
+/// the report says it reviewed. `web_url` is the repository's page from the publishing
+/// job's settings: with it (and a commit id) every line link is absolute, at that commit.
 pub fn build_payload(
     report: &Report,
     forge: Forge,
     target: PrTarget,
     report_pointer: String,
+    web_url: Option<&str>,
     line_text: &dyn Fn(&str, u32) -> Option<String>,
 ) -> Payload {
     let commit = report.target.commit.clone();
+    let links = super::links::blob_base(forge, web_url, commit.as_deref());
+    let links = links.as_deref();
     let verdict = report.status == RunStatus::Complete;
     let panel = panel_of(report);
     let (comments, fingerprints, covered_files) = if verdict {
@@ -439,7 +447,7 @@ pub fn build_payload(
                     fingerprint: f.fingerprint.clone(),
                     path: path.to_string(),
                     line,
-                    body: comment_body(forge, f, text.as_deref(), panel.as_deref()),
+                    body: comment_body(forge, f, text.as_deref(), panel.as_deref(), links),
                 })
             })
             .collect();
@@ -464,7 +472,7 @@ pub fn build_payload(
         forge,
         run_id: report.run_id.clone(),
         target,
-        summary: render_markdown(report),
+        summary: render_markdown_at(report, links),
         report_pointer,
         comments,
         fingerprints,
@@ -533,7 +541,13 @@ mod tests {
         let mut f = finding(Severity::High, "src/lib.rs", 2);
         f.edit_instruction =
             Some("src/lib.rs:2 — replace \"unwrap()\" with \"unwrap_or(0)\"".into());
-        let body = comment_body(Forge::Github, &f, Some("    s.parse().unwrap()"), None);
+        let body = comment_body(
+            Forge::Github,
+            &f,
+            Some("    s.parse().unwrap()"),
+            None,
+            None,
+        );
         assert!(
             body.contains("```suggestion\n    s.parse().unwrap_or(0)\n```"),
             "{body}"
@@ -545,6 +559,7 @@ mod tests {
             &f,
             Some("    s.parse().unwrap()"),
             Some("claude"),
+            None,
         );
         assert!(
             gl.contains("```suggestion:-0+0\n    s.parse().unwrap_or(0)\n```"),
@@ -564,19 +579,79 @@ mod tests {
             &f,
             Some("    s.trim().parse().unwrap().unwrap()"),
             None,
+            None,
         );
         assert!(!stale.contains("```suggestion"));
         assert!(stale.contains("**Fix:** src/lib.rs:2 — replace"));
         // An instruction for another line never becomes a suggestion on this one.
         f.edit_instruction = Some("src/lib.rs:3 — replace \"unwrap()\" with \"x\"".into());
-        assert!(
-            !comment_body(Forge::Github, &f, Some("    s.parse().unwrap()"), None)
-                .contains("```suggestion")
-        );
+        assert!(!comment_body(
+            Forge::Github,
+            &f,
+            Some("    s.parse().unwrap()"),
+            None,
+            None
+        )
+        .contains("```suggestion"));
         f.edit_instruction = None;
-        let plain = comment_body(Forge::Github, &f, None, None);
+        let plain = comment_body(Forge::Github, &f, None, None, None);
         assert!(!plain.contains("**Fix:**"));
         assert!(plain.starts_with("**arev · high · "));
+    }
+
+    /// With the repository's web URL and the reviewed commit, the context citations of the
+    /// inline comments and of the summary are absolute links to the forge's file at that
+    /// commit (GitHub and GitLab forms, the path encoded); without either, report.md's
+    /// relative links.
+    #[test]
+    fn citations_link_to_the_forge_file_at_the_reviewed_commit() {
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        let mut r = fixtures::shard(1, 1, &["src/lib.rs"], RunStatus::Complete);
+        r.target.commit = Some(sha.into());
+        let mut f = finding(Severity::High, "src/lib.rs", 2);
+        f.context = vec![crate::test_support::cite(
+            "src/a b#(1).rs",
+            4,
+            "parse(s) + 1",
+        )];
+        r.confirmed = vec![f];
+        let target = PrTarget {
+            repository: "o/r".into(),
+            number: 7,
+            head_sha: Some(sha.into()),
+        };
+        let build = |r: &Report, forge, web: Option<&str>| {
+            build_payload(r, forge, target.clone(), "ptr".into(), web, &|_, _| None)
+        };
+        let gh = build(&r, Forge::Github, Some("https://github.com/o/r"));
+        let want = format!(
+            "[`src/a b#(1).rs:4`](https://github.com/o/r/blob/{sha}/src/a%20b%23%281%29.rs#L4)"
+        );
+        assert!(
+            gh.comments[0]
+                .body
+                .contains(&format!("\nsee {want} `parse(s) + 1`\n")),
+            "{}",
+            gh.comments[0].body
+        );
+        assert!(gh.summary.contains(&want), "{}", gh.summary);
+        let gl = build(&r, Forge::Gitlab, Some("https://gitlab.example.com/g/p"));
+        let want =
+            format!("(https://gitlab.example.com/g/p/-/blob/{sha}/src/a%20b%23%281%29.rs#L4)");
+        assert!(
+            gl.comments[0].body.contains(&want),
+            "{}",
+            gl.comments[0].body
+        );
+        assert!(gl.summary.contains(&want), "{}", gl.summary);
+        // Unknown web URL, or no reviewed commit: the relative link, as in report.md.
+        let rel = "(src/a%20b%23%281%29.rs#L4)";
+        assert!(build(&r, Forge::Github, None).comments[0]
+            .body
+            .contains(rel));
+        r.target.commit = None;
+        let p = build(&r, Forge::Github, Some("https://github.com/o/r"));
+        assert!(p.summary.contains(rel), "{}", p.summary);
     }
 
     #[test]
@@ -656,9 +731,14 @@ mod tests {
             number: 7,
             head_sha: Some("abc".into()),
         };
-        let p = build_payload(&r, Forge::Github, target.clone(), "ptr".into(), &|_, _| {
-            None
-        });
+        let p = build_payload(
+            &r,
+            Forge::Github,
+            target.clone(),
+            "ptr".into(),
+            None,
+            &|_, _| None,
+        );
         assert_eq!(p.comments.len(), 1);
         assert_eq!(p.comments[0].line, 2);
         assert_eq!(p.fingerprints.len(), 2);
@@ -694,7 +774,7 @@ mod tests {
         r.status = RunStatus::Aborted;
         r.stop_reason = None;
         r.abort_reason = Some(crate::store::AbortReason::AgentDispatchUnavailable);
-        let p = build_payload(&r, Forge::Github, target, "ptr".into(), &|_, _| None);
+        let p = build_payload(&r, Forge::Github, target, "ptr".into(), None, &|_, _| None);
         assert!(p.comments.is_empty() && p.covered_files.is_empty() && p.fingerprints.is_empty());
         assert!(p.summary.contains("no verdict"), "{}", p.summary);
     }

@@ -35,6 +35,9 @@ pub struct Settings {
     pub ci_url: Option<String>,
     /// GitHub's GraphQL endpoint (`GITHUB_GRAPHQL_URL`; else derived from the API URL).
     pub graphql_url: Option<String>,
+    /// The repository's web URL, for absolute line links (`super::links`); None when the
+    /// environment does not say it.
+    pub web_url: Option<String>,
 }
 
 /// Where and as whom to read a repository, no pull request named (`arev eval
@@ -180,6 +183,11 @@ pub fn github(
         (Some(s), Some(r), Some(id)) => Some(format!("{s}/{r}/actions/runs/{id}")),
         _ => None,
     };
+    let web_url = super::links::github_web(
+        get(env, "GITHUB_SERVER_URL").as_deref(),
+        &api_url,
+        &repository,
+    );
     Ok(Settings {
         forge: Forge::Github,
         api_url,
@@ -191,6 +199,7 @@ pub fn github(
         },
         ci_url,
         graphql_url,
+        web_url,
     })
 }
 
@@ -254,6 +263,15 @@ pub fn gitlab(
                 "no merge request to publish to: pass --pr N, or run in a merge request pipeline (CI_MERGE_REQUEST_IID)".into(),
             )
         })?;
+    let web_url = super::links::gitlab_web(
+        get(env, "CI_PROJECT_URL").as_deref(),
+        (
+            get(env, "CI_SERVER_URL").as_deref(),
+            get(env, "CI_PROJECT_PATH").as_deref(),
+        ),
+        &api_url,
+        &repository,
+    );
     Ok(Settings {
         forge: Forge::Gitlab,
         api_url,
@@ -265,6 +283,7 @@ pub fn gitlab(
         },
         ci_url: get(env, "CI_JOB_URL"),
         graphql_url: None,
+        web_url,
     })
 }
 
@@ -341,9 +360,40 @@ mod tests {
             s.ci_url.as_deref(),
             Some("https://github.com/o/r/actions/runs/42")
         );
+        assert_eq!(s.web_url.as_deref(), Some("https://github.com/o/r"));
         // Another PR: its head is asked from the API.
         let s = github(&env, Some(8), None).unwrap();
         assert_eq!((s.target.number, s.target.head_sha), (8, None));
+    }
+
+    /// The repository's web URL (for absolute line links) comes from the CI's own variables:
+    /// GitLab's project URL, else its server URL and project path, else nothing for a
+    /// project known by its id alone.
+    #[test]
+    fn the_web_url_comes_from_the_ci_variables() {
+        let base = [
+            ("GITLAB_TOKEN", "t"),
+            ("CI_PROJECT_ID", "42"),
+            ("CI_MERGE_REQUEST_IID", "3"),
+        ];
+        let with = |extra: &[(&'static str, &'static str)]| {
+            let mut pairs = base.to_vec();
+            pairs.extend_from_slice(extra);
+            gitlab(&lookup(&pairs), None, None).unwrap().web_url
+        };
+        assert_eq!(
+            with(&[("CI_PROJECT_URL", "https://gl.example/g/p")]).as_deref(),
+            Some("https://gl.example/g/p")
+        );
+        assert_eq!(
+            with(&[
+                ("CI_SERVER_URL", "https://gl.example"),
+                ("CI_PROJECT_PATH", "g/p")
+            ])
+            .as_deref(),
+            Some("https://gl.example/g/p")
+        );
+        assert_eq!(with(&[]), None);
     }
 
     #[test]

@@ -184,7 +184,7 @@ mod tests {
             number: 7,
             head_sha: Some("abc".into()),
         };
-        build_payload(&r, Forge::Gitlab, target, "ptr".into(), &|_, _| None)
+        build_payload(&r, Forge::Gitlab, target, "ptr".into(), None, &|_, _| None)
     }
 
     fn hmac_hex(key: &[u8], message: &[u8]) -> String {

@@ -12,6 +12,7 @@ mod gitlab;
 mod gitlab_talk;
 mod http;
 mod keep;
+mod links;
 mod listing;
 mod model;
 mod plan;

@@ -179,6 +179,14 @@ pub fn md_block(text: &str) -> String {
 /// fragment. A path that is not plain (absolute, empty, `.`/`..` or empty components, a
 /// control character) gets the code span alone: never a link arev did not build itself.
 pub fn md_line_link(path: &str, line: u32, ctx: MdContext) -> String {
+    md_line_link_at(path, line, ctx, None)
+}
+
+/// [`md_line_link`] whose destination, with a `base`, is absolute: `<base><path>#L<line>`,
+/// the path encoded the same way. `base` is a forge's view of the repository's files at a
+/// commit (`https://github.com/o/r/blob/<sha>/`), built by arev from trusted settings and
+/// ending with `/` (publish's `links`), never from agent or report text.
+pub fn md_line_link_at(path: &str, line: u32, ctx: MdContext, base: Option<&str>) -> String {
     let text = md_code(&format!("{path}:{line}"), ctx);
     let plain = !path.is_empty()
         && !path.chars().any(char::is_control)
@@ -188,15 +196,22 @@ pub fn md_line_link(path: &str, line: u32, ctx: MdContext) -> String {
     if !plain {
         return text;
     }
-    let mut dest = String::with_capacity(path.len() + 8);
-    for b in path.bytes() {
+    let dest = url_path(path);
+    format!("[{text}]({}{dest}#L{line})", base.unwrap_or(""))
+}
+
+/// `s` with every byte outside `A-Za-z0-9-._~/` percent-encoded: a URL path whose segments
+/// are `s`'s, with no scheme, query, fragment, space or parenthesis left in it.
+pub fn url_path(s: &str) -> String {
+    let mut dest = String::with_capacity(s.len() + 8);
+    for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
             dest.push(b as char);
         } else {
             dest.push_str(&format!("%{b:02X}"));
         }
     }
-    format!("[{text}]({dest}#L{line})")
+    dest
 }
 
 /// Agent text for the terminal report: control characters (escape sequences included)

@@ -1,7 +1,7 @@
 //! report.md: summary line, confirmed table, debunked (collapsed), coverage and cost.
 //! Everything an agent wrote (and every repository path) goes through `escape` first.
 
-use super::escape::{md_code, md_line_link, md_text, MdContext, REPORT_MARKER};
+use super::escape::{md_code, md_line_link_at, md_text, MdContext, REPORT_MARKER};
 use super::{Report, ReportFinding};
 use std::fmt::Write;
 
@@ -16,8 +16,8 @@ fn inline(s: &str) -> String {
 }
 
 /// The defect as the Enthusiast described it, then the Judge's resolution (and, for a
-/// mixed panel, who found and who ruled).
-fn finding_cell(f: &ReportFinding, mixed: bool) -> String {
+/// mixed panel, who found and who ruled); `links` as [`see`] takes it.
+fn finding_cell(f: &ReportFinding, mixed: bool, links: Option<&str>) -> String {
     let mut c = match f
         .resolution
         .as_deref()
@@ -27,7 +27,7 @@ fn finding_cell(f: &ReportFinding, mixed: bool) -> String {
         Some(r) => format!("{}<br>*Judge:* {}", cell(&f.description), cell(r)),
         None => cell(&f.description),
     };
-    c.push_str(&see(f, MdContext::Table, "<br>"));
+    c.push_str(&see(f, MdContext::Table, "<br>", links));
     if mixed {
         c.push_str(&format!("<br><sub>{}</sub>", cell(&f.attribution())));
     }
@@ -35,14 +35,15 @@ fn finding_cell(f: &ReportFinding, mixed: bool) -> String {
 }
 
 /// The finding's context citations (docs/contracts.md §22.2), each `sep` then `see` a link to
-/// the line and the quote as a code span ("" without citations).
-fn see(f: &ReportFinding, ctx: MdContext, sep: &str) -> String {
+/// the line (relative, or below `links`: [`md_line_link_at`]) and the quote as a code span
+/// ("" without citations).
+fn see(f: &ReportFinding, ctx: MdContext, sep: &str, links: Option<&str>) -> String {
     f.context
         .iter()
         .map(|c| {
             format!(
                 "{sep}see {} {}",
-                md_line_link(&c.file, c.line, ctx),
+                md_line_link_at(&c.file, c.line, ctx, links),
                 md_code(&c.text, ctx)
             )
         })
@@ -62,7 +63,7 @@ fn place(f: &ReportFinding, ctx: MdContext) -> String {
 }
 
 /// The confirmed-findings table (nothing for an empty list).
-fn table(s: &mut String, r: &Report, list: &[&ReportFinding]) {
+fn table(s: &mut String, r: &Report, list: &[&ReportFinding], links: Option<&str>) {
     if list.is_empty() {
         return;
     }
@@ -71,7 +72,7 @@ fn table(s: &mut String, r: &Report, list: &[&ReportFinding]) {
         "| Severity | Where | Category | Finding | Fix |\n|---|---|---|---|---|"
     );
     for f in list {
-        let mut what = finding_cell(f, r.mixed_panel());
+        let mut what = finding_cell(f, r.mixed_panel(), links);
         if let Some(p) = &f.proof {
             what = format!("{}<br>{what}", super::proof::badge(p.status));
         }
@@ -92,13 +93,19 @@ fn table(s: &mut String, r: &Report, list: &[&ReportFinding]) {
 }
 
 pub fn render_markdown(r: &Report) -> String {
+    render_markdown_at(r, None)
+}
+
+/// report.md whose line links point below `links` (a forge's file view at the reviewed
+/// commit, for a PR comment: [`md_line_link_at`]); relative without.
+pub fn render_markdown_at(r: &Report, links: Option<&str>) -> String {
     let mut s = String::new();
     heading(&mut s, r);
-    confirmed_sections(&mut s, r);
+    confirmed_sections(&mut s, r, links);
     super::proof::markdown_section(&mut s, r);
-    unresolved_list(&mut s, r);
+    unresolved_list(&mut s, r, links);
     suppressed_details(&mut s, r);
-    debunked_details(&mut s, r);
+    debunked_details(&mut s, r, links);
     footer(&mut s, r);
     provenance(&mut s, r);
     s
@@ -141,9 +148,9 @@ fn heading(s: &mut String, r: &Report) {
 }
 
 /// The confirmed findings: one table, or with a baseline new / still open / fixed.
-fn confirmed_sections(s: &mut String, r: &Report) {
+fn confirmed_sections(s: &mut String, r: &Report, links: Option<&str>) {
     match &r.baseline {
-        None => table(s, r, &r.confirmed.iter().collect::<Vec<_>>()),
+        None => table(s, r, &r.confirmed.iter().collect::<Vec<_>>(), links),
         Some(b) => {
             let _ = writeln!(
                 s,
@@ -161,7 +168,7 @@ fn confirmed_sections(s: &mut String, r: &Report) {
                 .partition(|f| f.baseline_state.is_some_and(|x| x.is_new()));
             for (title, list) in [("New", new), ("Still open", open)] {
                 let _ = writeln!(s, "### {title} ({})\n", list.len());
-                table(s, r, &list);
+                table(s, r, &list, links);
             }
             let _ = writeln!(s, "### Fixed ({})\n", r.absent.len());
             for f in &r.absent {
@@ -182,7 +189,7 @@ fn confirmed_sections(s: &mut String, r: &Report) {
 }
 
 /// The unresolved findings, one line each.
-fn unresolved_list(s: &mut String, r: &Report) {
+fn unresolved_list(s: &mut String, r: &Report, links: Option<&str>) {
     if !r.unresolved.is_empty() {
         let _ = writeln!(s, "### Unresolved\n");
         for f in &r.unresolved {
@@ -192,7 +199,7 @@ fn unresolved_list(s: &mut String, r: &Report) {
                 place(f, MdContext::Inline),
                 inline(&f.category),
                 inline(&f.description),
-                see(f, MdContext::Inline, " · ")
+                see(f, MdContext::Inline, " · ", links)
             );
         }
         s.push('\n');
@@ -228,7 +235,7 @@ fn suppressed_details(s: &mut String, r: &Report) {
 }
 
 /// The debunked findings, folded, each with its resolution and what it cites.
-fn debunked_details(s: &mut String, r: &Report) {
+fn debunked_details(s: &mut String, r: &Report, links: Option<&str>) {
     if !r.debunked.is_empty() {
         let _ = writeln!(
             s,
@@ -247,7 +254,7 @@ fn debunked_details(s: &mut String, r: &Report) {
                 place(f, MdContext::Inline),
                 inline(&f.description),
                 inline(f.resolution.as_deref().unwrap_or("")),
-                see(f, MdContext::Inline, " · ")
+                see(f, MdContext::Inline, " · ", links)
             );
         }
         let _ = writeln!(s, "\n</details>\n");

@@ -25,9 +25,11 @@ pub use assemble::head_commit;
 pub use baseline::compare_with_baseline;
 pub use build::{build_report, BuildInput};
 pub use carry::{carried_findings, merge_carried, Carried, CarryInput};
-pub use escape::{md_code, md_line_link, md_text, term_text, MdContext, REPORT_MARKER};
+pub use escape::{
+    md_code, md_line_link, md_line_link_at, md_text, term_text, url_path, MdContext, REPORT_MARKER,
+};
 pub use github::{escape_data, escape_property, render_github};
-pub use markdown::render_markdown;
+pub use markdown::{render_markdown, render_markdown_at};
 pub use merge::{merge_reports, MergeError, MergeInput};
 pub use rendered::rendered;
 pub use sarif::{render_sarif, sarif_level, SARIF_SCHEMA_URI};

@@ -476,6 +476,7 @@ async fn judge(
     };
     let checks = Checks {
         content: Some(&check_cites),
+        ..Checks::none()
     };
     let jr: RoleRun<JudgeOutput> =
         run_role(ctx, view, who, prompt, j.cancel, this.live, checks).await;

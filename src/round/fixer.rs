@@ -48,7 +48,9 @@ const WRITE_TOOLS: &[(&str, &str)] = &[
 
 /// Dispatch the Fixer for `iteration` on `target` (pinned inside the worktree; cwd = its
 /// root), with `rulings` rendered as JSON into `<rulings>`. Its agent dir is
-/// `<run>/agents/fix/fixer[-retry]/`; its dispatches go to `progress`.
+/// `<run>/agents/fix/fixer[-retry]/`; its dispatches go to `progress`. `link_gate` checks
+/// the worktree for a link leading outside it after every dispatch (before a re-dispatch,
+/// and at the end whatever the Fixer answered): an abort there ends the Fixer.
 #[allow(clippy::too_many_arguments)]
 pub async fn run_fixer<T: serde::Serialize>(
     plan: &RunPlan,
@@ -58,6 +60,7 @@ pub async fn run_fixer<T: serde::Serialize>(
     tier: Tier,
     rulings: &T,
     fix_files: &[String],
+    link_gate: &(dyn Fn() -> Option<Abort> + Sync),
     cancel: &CancellationToken,
     progress: &ProgressLog,
 ) -> FixerRun {
@@ -105,18 +108,27 @@ pub async fn run_fixer<T: serde::Serialize>(
     // Fixer is stopped once its spend passes what is left of the budget.
     let local = cancel.child_token();
     ctx.meter.arm(&local);
+    let checks = Checks {
+        before_redispatch: Some(link_gate),
+        ..Checks::none()
+    };
     let r: RoleRun<FixerOutput> =
-        run_role(&ctx, &view, who, prompt, &local, progress, Checks::none()).await;
+        run_role(&ctx, &view, who, prompt, &local, progress, checks).await;
     let end = match r.output {
         _ if cancel.is_cancelled() => FixerEnd::Interrupted,
-        RoleOutput::Cancelled if ctx.meter.tripped() => FixerEnd::BudgetExhausted,
+        RoleOutput::Cancelled if ctx.meter.tripped() => {
+            link_gate().map_or(FixerEnd::BudgetExhausted, FixerEnd::Aborted)
+        }
         RoleOutput::Cancelled => FixerEnd::Interrupted,
         RoleOutput::Abort(a) => FixerEnd::Aborted(a),
-        out => match write_violation(&target.root, &r.records) {
-            Some(path) => FixerEnd::Aborted(Abort::OfftargetWrite {
+        out => match write_violation(&target.root, &r.records)
+            .map(|path| Abort::OfftargetWrite {
                 role: Role::Fixer,
                 path,
-            }),
+            })
+            .or_else(link_gate)
+        {
+            Some(abort) => FixerEnd::Aborted(abort),
             None => match out {
                 RoleOutput::Valid(o) => FixerEnd::Answered(o),
                 RoleOutput::Malformed(e) => FixerEnd::Malformed(e),

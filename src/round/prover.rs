@@ -156,6 +156,7 @@ pub async fn run_prover<T: serde::Serialize + Sync>(
     };
     let checks = Checks {
         content: Some(&id_check),
+        ..Checks::none()
     };
     // A gate abort cancels the token it is given: keep that local to this dispatch.
     let local = cancel.child_token();

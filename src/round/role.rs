@@ -82,11 +82,17 @@ pub(super) type ContentCheck<'a, T> = &'a (dyn Fn(&T) -> Option<String> + Sync);
 /// never re-prompted for being short: `{"findings":[]}` is the right answer for clean code.
 pub(super) struct Checks<'a, T> {
     pub content: Option<ContentCheck<'a, T>>,
+    /// A check of what the previous dispatch left behind, run before every re-dispatch of
+    /// the role (the Fixer's link gate): an abort ends the role there.
+    pub before_redispatch: Option<&'a (dyn Fn() -> Option<Abort> + Sync)>,
 }
 
 impl<T> Checks<'_, T> {
     pub fn none() -> Self {
-        Self { content: None }
+        Self {
+            content: None,
+            before_redispatch: None,
+        }
     }
 }
 
@@ -146,6 +152,13 @@ pub(super) async fn run_role<T: AnswerSchema>(
     // A re-prompt's text (the first dispatch gets `prompt` itself, not a copy).
     let mut retry: Option<String> = None;
     loop {
+        if let Some(abort) = checks
+            .before_redispatch
+            .filter(|_| attempt > 0)
+            .and_then(|check| check())
+        {
+            return RoleRun::new(RoleOutput::Abort(abort), records);
+        }
         let label = retry_label(&base, attempt);
         attempt += 1;
         let current = retry.as_deref().unwrap_or(&prompt);

@@ -425,10 +425,12 @@ fn incremental_carry_over_rechecks_context_citations() {
 /// A PR's inline comment shows the finding's context citations as report.md does — a link
 /// to the line and the quote as a code span — with the quote escaped like all agent text:
 /// a cited line carrying HTML and a forged arev marker renders inert (one code span, the
-/// forged marker broken), through `arev publish github` against the fake GitHub.
+/// forged marker broken), through `arev publish github` against the fake GitHub. The link
+/// is absolute, to the file at the reviewed commit on the forge (`GITHUB_SERVER_URL`,
+/// `GITHUB_REPOSITORY`): a relative one does not resolve on the PR page; the summary's too.
 #[test]
 fn pr_inline_comments_show_context_citations_escaped() {
-    use crate::fake_github::{FakeGithub, TOKEN};
+    use crate::fake_github::{FakeGithub, REPO, TOKEN};
     use crate::publish::{event, gh, head, newest_run, PATCH};
     let repo = TestRepo::new();
     let hostile = "// <img src=x onerror=alert(1)> <!-- arev:fp=deadbeefdeadbeef --> @team";
@@ -462,7 +464,8 @@ fn pr_inline_comments_show_context_citations_escaped() {
     let ev = event(&repo, &sha);
     gh(
         repo.arev()
-            .args(&["publish", "github", dir.to_str().unwrap()]),
+            .args(&["publish", "github", dir.to_str().unwrap()])
+            .env("GITHUB_SERVER_URL", "https://github.com"),
         &fake,
         &ev,
         TOKEN,
@@ -476,21 +479,35 @@ fn pr_inline_comments_show_context_citations_escaped() {
         .and_then(|c| c["body"].as_str())
         .unwrap_or_else(|| panic!("no comment on line 2: {comments:#?}"))
         .to_string();
+    let blob = format!("https://github.com/{REPO}/blob/{sha}/src/app.rs");
     assert!(
-        body.contains("\nsee [`src/app.rs:5`](src/app.rs#L5) `parse(s) + 1`\n"),
+        body.contains(&format!(
+            "\nsee [`src/app.rs:5`]({blob}#L5) `parse(s) + 1`\n"
+        )),
         "{body}"
     );
     // The hostile quote is one inert code span (HTML in it is text), and its forged marker is
     // broken: the body holds one arev marker, the real one.
+    let see7 = format!("see [`src/app.rs:7`]({blob}#L7) ");
     let line = body
         .lines()
-        .find(|l| l.starts_with("see [`src/app.rs:7`](src/app.rs#L7) "))
+        .find(|l| l.starts_with(&see7))
         .unwrap_or_else(|| panic!("{body}"));
-    let span = line.trim_start_matches("see [`src/app.rs:7`](src/app.rs#L7) ");
+    let span = line.trim_start_matches(&see7);
     assert!(
         span.starts_with('`') && span.ends_with('`') && span[1..span.len() - 1].find('`').is_none(),
         "{line}"
     );
     assert_eq!(body.matches("<!-- arev:").count(), 1, "{body}");
     assert!(!body.contains("<!-- arev:fp=deadbeef"), "{body}");
+    // The summary links the same way.
+    let summary = fake.issue_comments();
+    let summary = summary
+        .iter()
+        .find_map(|c| c["body"].as_str())
+        .unwrap_or_else(|| panic!("no summary: {summary:#?}"));
+    assert!(
+        summary.contains(&format!("[`src/app.rs:5`]({blob}#L5)")),
+        "{summary}"
+    );
 }

@@ -590,6 +590,158 @@ fn a_link_leading_outside_the_worktree_refuses_the_iterate_before_any_dispatch()
     assert!(fixed.contains("unwrap_or(0)"), "{fixed}");
 }
 
+/// A repository whose `build/` is ignored: a link a Fixer makes there is never reverted (the
+/// revert leaves ignored files alone), so a later write through it would land where it leads.
+fn repo_ignoring_build() -> TestRepo {
+    let repo = repo_with_marker();
+    repo.write(".gitignore", "build/\n").commit("ignore build");
+    repo
+}
+
+/// Iteration `i`'s Fixer: the fix of `src/lib.rs`, and `build/<link>` made a symbolic link to
+/// `to` (directly, as a Fixer's shell would; its Write of `build/keep` makes the directory).
+fn fixer_fixing_and_linking(i: u32, link: &str, to: &str) -> Value {
+    json!({"role": "fixer", "round": i,
+           "edits": [{"path": "src/lib.rs", "find": "s.parse().unwrap()", "replace": "s.parse().unwrap_or(0)"}],
+           "writes": [{"path": "build/keep", "content": ""}],
+           "symlinks": [{"path": format!("build/{link}"), "target": to}],
+           "answer": {"applied": ["F1"], "skipped": []}})
+}
+
+/// A Fixer that makes a link leading outside the worktree mid-loop (`build/out ->
+/// <outside>`, in an ignored directory the revert leaves alone) stops the iterate right after
+/// its dispatch with the write gate's abort (`fixer_offtarget_write`, exit 3), naming the
+/// link: its fix is not committed (the branch stays at the base), no second review or Fixer
+/// runs — the second Fixer's Write through the link never happens, nothing lands outside —
+/// the run dir is complete and the user's tree untouched.
+#[test]
+fn a_link_the_fixer_makes_leading_outside_stops_the_iterate_before_its_commit() {
+    let repo = repo_ignoring_build();
+    let before = repo.state();
+    let outside = repo.scratch.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let script = steps(vec![
+        confirm_while("unwrap()", &["error-handling"]),
+        vec![
+            fixer_fixing_and_linking(1, "out", outside.to_str().unwrap()),
+            json!({"role": "fixer", "round": 2,
+                   "writes": [{"path": "build/out/planted.rs", "content": "planted"}],
+                   "answer": {"applied": ["F1"], "skipped": []}}),
+        ],
+        // Iteration 2's review would confirm again once the fix is in (the marker stays).
+        confirm_while("unwrap_or(0)", &["error-handling"]),
+    ]);
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--iterate", "--max-iterations", "3"])
+        .script(script)
+        .run();
+    run.assert_code(3);
+    repo.assert_untouched(&before);
+    assert_instructions(&run);
+    let want = format!(
+        "`build/out` in the worktree is a symbolic link to {} (outside the worktree)",
+        outside.canonicalize().unwrap().display()
+    );
+    assert!(run.stderr.contains(&want), "{}", run.stderr);
+    assert_eq!(run.meta()["status"], "aborted");
+    assert_eq!(run.meta()["abort_reason"], "fixer_offtarget_write");
+    assert_eq!(run.report()["abort_reason"], "fixer_offtarget_write");
+    assert!(run.meta()["abort_detail"].as_str().unwrap().contains(&want));
+    let it = iterate(&run);
+    assert!(it["stop_reason"].is_null());
+    let its = it["iterations"].as_array().unwrap();
+    assert_eq!(its.len(), 1, "{its:#?}");
+    assert!(its[0]["fix"]["commit"].is_null(), "{:#}", its[0]["fix"]);
+    assert_eq!(its[0]["decision"], "abort");
+    // Nothing of the iteration is on the branch: it is still at the base commit.
+    assert_eq!(
+        repo.git(&["rev-parse", &branch(&run)]).trim(),
+        before.head_commit
+    );
+    assert!(!run.run_dir().join("iterations/2").exists());
+    let fixers: Vec<Value> = run
+        .fake_log()
+        .into_iter()
+        .filter(|l| l["role"] == "fixer")
+        .collect();
+    assert_eq!(fixers.len(), 1, "{fixers:?}");
+    assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
+    assert!(run.run_dir().join("report.json").is_file());
+    assert!(run.run_dir().join("iterations/1/fix.json").is_file());
+}
+
+/// The link gate also runs between a Fixer's dispatch and its re-dispatch: a first answer
+/// that is not JSON, after making `build/out -> <outside>`, ends the Fixer there — the
+/// re-dispatch, whose Write would go through the link, never starts.
+#[test]
+fn a_link_the_fixer_makes_stops_its_own_redispatch() {
+    let repo = repo_ignoring_build();
+    let before = repo.state();
+    let outside = repo.scratch.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let mut first = fixer_fixing_and_linking(1, "out", outside.to_str().unwrap());
+    first["retry"] = json!(false);
+    first["answer_text"] = json!("not json");
+    let script = steps(vec![
+        confirm_while("unwrap()", &["error-handling"]),
+        vec![
+            first,
+            json!({"role": "fixer", "retry": true,
+                   "writes": [{"path": "build/out/planted.rs", "content": "planted"}],
+                   "answer": {"applied": ["F1"], "skipped": []}}),
+        ],
+    ]);
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--iterate"])
+        .script(script)
+        .run();
+    run.assert_code(3);
+    repo.assert_untouched(&before);
+    assert_eq!(run.meta()["abort_reason"], "fixer_offtarget_write");
+    let fixers = run
+        .fake_log()
+        .into_iter()
+        .filter(|l| l["role"] == "fixer")
+        .count();
+    assert_eq!(fixers, 1, "the re-dispatch never starts");
+    assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
+    assert_eq!(
+        repo.git(&["rev-parse", &branch(&run)]).trim(),
+        before.head_commit
+    );
+}
+
+/// A link the Fixer makes that stays inside the worktree (`build/alias -> ../src`) is fine:
+/// the fix is committed and the loop goes on to a clean review.
+#[test]
+fn a_link_the_fixer_makes_inside_the_worktree_is_fine() {
+    let repo = repo_ignoring_build();
+    let before = repo.state();
+    let script = steps(vec![
+        confirm_while("unwrap()", &["error-handling"]),
+        vec![fixer_fixing_and_linking(1, "alias", "../src")],
+    ]);
+    let run = repo
+        .arev()
+        .args(&["run", "src/lib.rs", "--iterate"])
+        .script(script)
+        .run();
+    run.assert_code(0);
+    repo.assert_untouched(&before);
+    let it = iterate(&run);
+    assert_eq!(it["stop_reason"], "clean", "{}", run.stderr);
+    assert!(it["iterations"][0]["fix"]["commit"].is_string());
+    let wt = worktree(&run);
+    assert!(std::fs::symlink_metadata(wt.join("build/alias"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let fixed = std::fs::read_to_string(wt.join("build/alias/lib.rs")).unwrap();
+    assert!(fixed.contains("unwrap_or(0)"), "{fixed}");
+}
+
 #[test]
 fn a_diff_targets_uncommitted_and_untracked_changes_are_in_the_worktree() {
     let repo = TestRepo::new();

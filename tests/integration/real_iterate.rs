@@ -427,3 +427,61 @@ fn a_link_leading_outside_stops_the_iterate_before_the_real_codex_fixer() {
     assert!(run.run_dirs().is_empty());
     repo.assert_untouched(&before);
 }
+
+/// A real Codex Fixer whose shell makes a link leading outside the worktree (`ln -s
+/// <outside> out`, Codex's `exec_command`, which its `workspace-write` sandbox lets run in
+/// the worktree): a shell is no Fixer's tool, so the tool gate aborts its dispatch
+/// (`fixer_forbidden_tool`, exit 3) before the link gate would look — nothing of the
+/// iteration is committed, no second review runs, nothing lands outside and the user's tree
+/// is untouched (docs/trust.md, round five).
+#[test]
+fn a_real_codex_fixer_making_a_link_outside_stops_the_iterate() {
+    let Some(bin) = real_bin(
+        "AREV_TEST_CODEX_BIN",
+        "a_real_codex_fixer_making_a_link_outside_stops_the_iterate",
+    ) else {
+        return;
+    };
+    let repo = repo();
+    let outside = repo.scratch.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let fake = FakeOpenAi::start(script(vec![
+        Step::ReadTarget,
+        Step::Tool {
+            name: "exec_command".into(),
+            args: json!({ "cmd": format!("ln -s {} out", outside.display()) }),
+        },
+        Step::Answer,
+    ]));
+    commit(&repo, &codex_agent(&bin, &fake));
+    let before = repo.state();
+    let mut arev = repo
+        .arev()
+        .args(&ITERATE)
+        .args(&["--agent", "codex"])
+        .env("TMPDIR", &repo.scratch.join("tmp").display().to_string())
+        .env("AREV_AGENT_TIMEOUT", "120s");
+    for (k, v) in fake.codex_env(&repo.scratch.join("home")) {
+        arev = arev.env(k, &v);
+    }
+    let run = arev.run();
+    repo.assert_untouched(&before);
+    run.assert_code(3);
+    let report: Value = serde_json::from_str(&run.stdout).expect("json report");
+    assert_eq!(
+        report["abort_reason"], "fixer_forbidden_tool",
+        "{}",
+        run.stderr
+    );
+    let its = report["iterate"]["iterations"].as_array().unwrap();
+    assert_eq!(its.len(), 1, "{its:#?}");
+    assert!(its[0]["fix"]["commit"].is_null(), "{:#}", its[0]["fix"]);
+    let branch = report["iterate"]["branch"].as_str().unwrap();
+    assert_eq!(repo.git(&["rev-parse", branch]).trim(), before.head_commit);
+    assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
+    assert!(!run.run_dir().join("iterations/2").exists());
+    // The link is real: Codex ran the command in the worktree, which is kept as it was left.
+    let wt = PathBuf::from(report["iterate"]["worktree"].as_str().unwrap());
+    let link = std::fs::read_link(wt.join("out")).unwrap();
+    assert_eq!(link, outside);
+}
