@@ -304,6 +304,14 @@ impl Iteration<'_, '_> {
             .plan
             .budget_tokens
             .map(|b| b.saturating_sub(o.cost.tokens));
+        // A link made since the last Fixer (by `--verify`'s build, say) would carry this
+        // Fixer's writes out of the worktree: checked before it starts, too.
+        if let Some(a) = super::link_gate(&s.wt.path) {
+            rec.decision_reasons
+                .push(format!("the Fixer was not started: {}", a.detail()));
+            let fix = new_fix_report(format!("{rel_dir}/agents/fix/fixer"), 0.0, 0);
+            return (fix, Step::End(End::aborted(a.reason(), a.detail())));
+        }
         let fr = run_fixer(
             &fplan,
             &r.target,

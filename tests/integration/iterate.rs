@@ -713,6 +713,71 @@ fn a_link_the_fixer_makes_stops_its_own_redispatch() {
     );
 }
 
+/// A link `--verify` makes (`build/out -> <outside>`, in an ignored directory its discard
+/// leaves alone) stops the iterate before the next Fixer starts: iteration 1's fix is
+/// committed, iteration 2's review runs, its Fixer — whose Write would go through the link —
+/// is never dispatched (`fixer_offtarget_write`, exit 3), and nothing lands outside.
+#[test]
+fn a_link_verify_makes_leading_outside_stops_the_iterate_before_the_next_fixer() {
+    let repo = repo_ignoring_build();
+    let before = repo.state();
+    let outside = repo.scratch.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let script = steps(vec![
+        confirm_while("unwrap()", &["error-handling"]),
+        confirm_while("unwrap_or(0)", &["error-handling"]),
+        vec![
+            fixer_edit(
+                "unwrap()",
+                "s.parse().unwrap()",
+                "s.parse().unwrap_or(0)",
+                &["F1"],
+            ),
+            json!({"role": "fixer", "round": 2,
+                   "writes": [{"path": "build/out/planted.rs", "content": "planted"}],
+                   "answer": {"applied": ["F1"], "skipped": []}}),
+        ],
+    ]);
+    let verify = format!(
+        "mkdir -p build && ln -sfn '{}' build/out",
+        outside.display()
+    );
+    let run = repo
+        .arev()
+        .args(&[
+            "run",
+            "src/lib.rs",
+            "--iterate",
+            "--max-iterations",
+            "3",
+            "--verify",
+            &verify,
+        ])
+        .script(script)
+        .run();
+    run.assert_code(3);
+    repo.assert_untouched(&before);
+    let want = format!(
+        "`build/out` in the worktree is a symbolic link to {} (outside the worktree)",
+        outside.canonicalize().unwrap().display()
+    );
+    assert!(run.stderr.contains(&want), "{}", run.stderr);
+    assert_eq!(run.meta()["abort_reason"], "fixer_offtarget_write");
+    let its = iterate(&run)["iterations"].as_array().unwrap().clone();
+    assert_eq!(its.len(), 2, "{its:#?}");
+    assert!(its[0]["fix"]["commit"].is_string(), "{:#}", its[0]["fix"]);
+    assert_eq!(its[0]["verify"]["ok"], true);
+    assert_eq!(its[1]["decision"], "abort");
+    let fixers = run
+        .fake_log()
+        .into_iter()
+        .filter(|l| l["role"] == "fixer")
+        .count();
+    assert_eq!(fixers, 1);
+    assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
+    assert!(run.run_dir().join("report.json").is_file());
+}
+
 /// A link the Fixer makes that stays inside the worktree (`build/alias -> ../src`) is fine:
 /// the fix is committed and the loop goes on to a clean review.
 #[test]
