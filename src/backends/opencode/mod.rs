@@ -184,7 +184,13 @@ impl Backend for OpenCode {
     /// Its filesystem view: the working directory and every ancestor without `.opencode/`,
     /// `opencode.json` and `opencode.jsonc`; what it needs is kept (its working directory,
     /// the dispatch's directory with arev's config, the other read directories, its binary).
+    /// While `req.hidden` holds a path its read rules cannot name (not UTF-8, or holding a
+    /// control character: [`super::view::unnamed`]), the same view masks every path of
+    /// `req.hidden` too, as the scope view does (one bwrap for both).
     fn wrap(&self, agent: &AgentSpec, req: &DispatchRequest) -> Result<Option<Wrap>, ViewError> {
+        if super::view::unnamed(&req.hidden).is_some() {
+            return super::view::scope_and_names_view(agent, req, &HIDDEN).map(Some);
+        }
         let keep = |path: &Path, writable: bool| Keep {
             path: path.to_path_buf(),
             writable,
@@ -322,6 +328,7 @@ fn permissions(req: &DispatchRequest) -> Value {
     // What the repository holds outside the context scope (an ignored `.env`, untracked
     // files): denied by its path relative to the project, and all below it. Every such
     // pattern sorts after the `*` allow, so it is the last rule matching that path.
+    // A path no rule can name is masked by the view instead ([`OpenCode::wrap`]).
     for h in &req.hidden {
         if let Some(rel) = h.strip_prefix(&req.cwd).ok().and_then(Path::to_str) {
             if !rel.is_empty() {
