@@ -98,6 +98,15 @@ pub trait Backend: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Whether the view it runs in while the paths outside the context scope hold a name no
+    /// permission rule can hold (`view::unnamed`) can be made here: checked before a run of
+    /// such a repository; the error names the fix. Nothing by default: a CLI that always
+    /// runs in a view has it checked by [`Backend::check_wrap`]; Claude Code runs in one only
+    /// then.
+    fn check_unnamed_view(&self) -> Result<(), ViewError> {
+        Ok(())
+    }
+
     /// A fresh decoder of its event stream; `model` completes fault messages.
     fn decoder(&self, model: &str) -> Box<dyn Decoder>;
 

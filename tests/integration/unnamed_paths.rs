@@ -302,3 +302,41 @@ fn ripgrep() -> Option<PathBuf> {
         std::fs::canonicalize(claude).ok()
     })
 }
+
+/// Where `bwrap` is not on PATH, a Claude Code panel on a repository holding the ignored
+/// `.env\xff` cannot be kept from it (no rule names it, no view can be made): `arev run`
+/// stops before any run dir, exit 2, one line naming the path (escaped) and bubblewrap's
+/// install.
+#[test]
+fn without_bubblewrap_a_claude_panel_stops_before_the_run_naming_the_path() {
+    let (repo, _, _) = unnamed_repo(false);
+    let bin = repo.scratch.join("no-bwrap-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["git", "sh"] {
+        let found = ["/usr/bin", "/bin"]
+            .iter()
+            .map(|d| std::path::Path::new(d).join(tool))
+            .find(|p| p.exists())
+            .unwrap();
+        std::os::unix::fs::symlink(found, bin.join(tool)).unwrap();
+    }
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_arev-fake-agent"), bin.join("claude")).unwrap();
+    let run = repo
+        .arev()
+        .args(&["run", "diff"])
+        .env("PATH", &bin.display().to_string())
+        .script(json!({"steps": [{"role": "enthusiast", "answer": {"findings": []}}]}))
+        .run();
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert!(
+        run.code == 2
+            && lines.len() == 1
+            && lines[0].contains("`.env\\xff`")
+            && lines[0].contains("`bwrap` is not on PATH")
+            && lines[0].contains("apt-get install bubblewrap")
+            && run.run_dirs().is_empty(),
+        "exit {}: {}",
+        run.code,
+        run.stderr
+    );
+}

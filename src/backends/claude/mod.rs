@@ -367,8 +367,7 @@ fn switched_on(env: &[(OsString, OsString)], name: &str) -> bool {
 /// can name; `names` is unused: the view masks `req.hidden` itself).
 const HIDDEN: Hidden = Hidden {
     cli: "Claude Code",
-    what: "files outside the context scope whose names no permission rule can hold (not \
-           UTF-8, or with a control character)",
+    what: "files outside the context scope",
     names: &[".git", ".env"],
 };
 
@@ -404,6 +403,10 @@ impl Backend for Claude {
             return Ok(None);
         }
         super::view::scope_view(agent, req, &HIDDEN).map(Some)
+    }
+
+    fn check_unnamed_view(&self) -> Result<(), ViewError> {
+        super::view::probe(&HIDDEN)
     }
 
     fn decoder(&self, model: &str) -> Box<dyn Decoder> {
