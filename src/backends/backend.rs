@@ -85,8 +85,9 @@ pub trait Backend: Send + Sync + 'static {
     fn invocation(&self, agent: &AgentSpec, req: &DispatchRequest) -> Invocation;
 
     /// The program the CLI is started under for `req` (None: started itself). OpenCode: a
-    /// filesystem view without the repository's plugins; Codex: one without the paths
-    /// outside the context scope (`backends/view.rs`). An error: the
+    /// filesystem view without the repository's plugins nor the paths outside the context
+    /// scope; Codex and Gemini: one without those paths; Claude Code: the same while a path
+    /// of them has a name no rule can hold (`backends/view.rs`). An error: the
     /// dispatch does not start.
     fn wrap(&self, _agent: &AgentSpec, _req: &DispatchRequest) -> Result<Option<Wrap>, ViewError> {
         Ok(None)

@@ -327,10 +327,13 @@ fn wrap_paths(
 /// character (a CLI's rules are JSON strings matched as text). A CLI that refuses only
 /// through rules runs in the [`scope_view`] while `req.hidden` holds one.
 pub fn unnamed(paths: &[PathBuf]) -> Option<&Path> {
-    paths
-        .iter()
-        .find(|p| p.to_str().is_none_or(|s| s.chars().any(char::is_control)))
-        .map(PathBuf::as_path)
+    paths.iter().find(|p| !nameable(p)).map(PathBuf::as_path)
+}
+
+/// Whether a permission rule can name `path`: UTF-8 without a control character.
+pub fn nameable(path: &Path) -> bool {
+    path.to_str()
+        .is_some_and(|s| !s.chars().any(char::is_control))
 }
 
 fn canonical_keep(keep: &[Keep]) -> Vec<Keep> {
@@ -397,8 +400,9 @@ pub fn probe(hidden: &Hidden) -> Result<(), ViewError> {
 mod tests;
 
 /// The view of a reviewer whose CLI cannot itself refuse a read outside the context scope
-/// (Codex's shell, Gemini's file tools on untracked files; Claude Code and OpenCode while
-/// `req.hidden` holds a path no rule can name, [`unnamed`]): every path of `req.hidden` (the
+/// (Codex's shell, Gemini's file tools on untracked files, OpenCode's grep — with its plugin
+/// view, [`scope_and_names_view`] —, Claude Code while `req.hidden` holds a path no rule can
+/// name, [`unnamed`]): every path of `req.hidden` (the
 /// repository's `.git`, its ignored, untracked and left-out paths) and the `.git` of the
 /// working directory and of each read directory (a Prover's or Fixer's worktree holds its
 /// own `.git` file) masked, a file by an empty read-only file in the dispatch's directory;

@@ -340,3 +340,85 @@ fn without_bubblewrap_a_claude_panel_stops_before_the_run_naming_the_path() {
         run.stderr
     );
 }
+
+/// OpenCode's `grep` reads every file its ripgrep finds, whatever the `read` rules say: a
+/// search of the repository for the secret — with the glob `.env*` (which overrides
+/// `.gitignore`) and without one (untracked files) — finds the ignored `.env` and the
+/// untracked `scratch.rs` empty in its view, which masks every path outside the context
+/// scope, and the secret reaches no request body.
+#[test]
+fn opencode_grep_never_sends_ignored_or_untracked_files() {
+    let Some(bin) =
+        crate::self_hosted::opencode_bin("opencode_grep_never_sends_ignored_or_untracked_files")
+    else {
+        return;
+    };
+    let Some(rg) = ripgrep() else {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!(
+                "opencode_grep_never_sends_ignored_or_untracked_files: skipped (no ripgrep: \
+                 neither `rg` on PATH nor AREV_TEST_CLAUDE_BIN, which embeds it)"
+            );
+        }
+        return;
+    };
+    let repo = TestRepo::new();
+    repo.write(".gitignore", ".env\n").commit("ignore .env");
+    repo.write(
+        "src/lib.rs",
+        "pub fn parse(s: &str) -> u32 {\n    s.parse().unwrap_or(7)\n}\n",
+    );
+    let secret = format!("AREV-{PATTERN}-{}-5b9c", std::process::id());
+    repo.write(".env", &format!("TOKEN={secret}\n"))
+        .write("scratch.rs", &format!("// {secret}\n"));
+    let path_dir = repo.scratch.join("bin");
+    std::fs::create_dir_all(&path_dir).unwrap();
+    std::os::unix::fs::symlink(&rg, path_dir.join("rg")).unwrap();
+    let root = repo.root.display().to_string();
+    let grep = |include: Option<&str>| {
+        let mut args = json!({"pattern": PATTERN, "path": root});
+        if let Some(i) = include {
+            args["include"] = json!(i);
+        }
+        Step::Tool {
+            name: "grep".into(),
+            args,
+        }
+    };
+    let fake = FakeOpenAi::start(
+        Script::new()
+            .answer("Enthusiast", 1, json!({"findings": []}))
+            .answer("Adversary", 1, json!({"heuristics": [], "safe_zones": []}))
+            .steps(
+                "Enthusiast",
+                1,
+                vec![
+                    Step::ReadTarget,
+                    grep(Some(".env*")),
+                    grep(None),
+                    Step::Tool {
+                        name: "read".into(),
+                        args: json!({"filePath": repo.root.join(".env").display().to_string()}),
+                    },
+                    Step::Answer,
+                ],
+            ),
+    );
+    let cfg =
+        crate::self_hosted::panel_config(&repo, &crate::self_hosted::opencode_agent(&bin, &fake));
+    let run = repo
+        .arev()
+        .args(&["run", "diff", "--format", "json", "--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "180s")
+        .env(crate::fake_openai::KEY_VAR, "sk-fake-openai-000")
+        .run();
+    let requests: Vec<Value> = fake.requests().iter().map(|r| r.body.clone()).collect();
+    assert!(
+        chat_answered(&requests, "grep"),
+        "the grep was never answered:\n{}",
+        run.stderr
+    );
+    let bodies: Vec<String> = requests.iter().map(Value::to_string).collect();
+    assert_never_sent(&run, &bodies, &secret);
+}

@@ -94,11 +94,8 @@ fn session_settings(req: &DispatchRequest) -> String {
     }
     // Everything in the repository outside the context scope: ignored (`.env`) and untracked
     // files, left-out tracked files; a wholly ignored directory is one entry.
-    for h in req
-        .hidden
-        .iter()
-        .filter(|h| super::view::unnamed(&[h.to_path_buf()]).is_none())
-    {
+    // A name no rule can hold is masked by the view instead.
+    for h in req.hidden.iter().filter(|h| super::view::nameable(h)) {
         let p = rule_path(h);
         for tool in ["Read", "Grep", "Glob"] {
             deny.push(format!("{tool}(/{p})"));

@@ -326,11 +326,12 @@ fn paths_outside_the_context_scope_are_denied_to_read() {
     assert_eq!(keys[0], "*", "the allow must come first: {keys:?}");
 }
 
-/// A hidden path whose name is not UTF-8 (no `read` rule can name it) is masked in
-/// OpenCode's own view, the same bwrap that hides its plugins: `.opencode/` still a tmpfs,
-/// the file an empty read-only file, and no lossy rule.
+/// Every hidden path — an ignored `.env`, and one whose name is not UTF-8, which no `read`
+/// rule can name (none is written, lossy or not) — is masked in OpenCode's own view, the
+/// same bwrap that hides its plugins: `.opencode/` a tmpfs, each file an empty read-only
+/// file.
 #[test]
-fn a_hidden_path_not_utf8_is_masked_in_the_plugin_view() {
+fn hidden_paths_are_masked_in_the_plugin_view() {
     use std::os::unix::ffi::OsStrExt;
     let d = tempfile::tempdir().unwrap();
     let repo = d.path().canonicalize().unwrap().join("repo");
@@ -339,11 +340,12 @@ fn a_hidden_path_not_utf8_is_masked_in_the_plugin_view() {
     std::fs::create_dir_all(repo.join(".opencode/plugin")).unwrap();
     let raw = repo.join(std::ffi::OsStr::from_bytes(b".env\xff"));
     std::fs::write(&raw, "SECRET=1\n").unwrap();
+    std::fs::write(repo.join(".env"), "SECRET=2\n").unwrap();
     let mut r = req(Role::Enthusiast, "body");
     r.cwd = repo.clone();
     r.read_dirs = vec![repo.clone()];
     r.out_dir = out;
-    r.hidden = vec![repo.join(".git"), raw.clone()];
+    r.hidden = vec![repo.join(".git"), repo.join(".env"), raw.clone()];
     assert!(!permissions(&r).to_string().contains('\u{fffd}'));
     let w = OpenCode.wrap(&agent(None), &r).unwrap().expect("a view");
     let has = |flag: &str, p: &std::path::Path| {
@@ -351,12 +353,13 @@ fn a_hidden_path_not_utf8_is_masked_in_the_plugin_view() {
             .windows(2)
             .any(|a| a[0] == flag && a[1] == p.as_os_str())
     };
-    let masked = w
-        .args
-        .windows(3)
-        .any(|a| a[0] == "--ro-bind" && a[2] == raw.as_os_str());
+    let masked = |p: &std::path::Path| {
+        w.args
+            .windows(3)
+            .any(|a| a[0] == "--ro-bind" && a[2] == p.as_os_str())
+    };
     assert!(
-        has("--tmpfs", &repo.join(".opencode")) && masked,
+        has("--tmpfs", &repo.join(".opencode")) && masked(&raw) && masked(&repo.join(".env")),
         "{:?}",
         w.args
     );
