@@ -341,8 +341,9 @@ fn without_bubblewrap_a_claude_panel_stops_before_the_run_naming_the_path() {
     );
 }
 
-/// OpenCode's `grep` reads every file its ripgrep finds, whatever the `read` rules say: a
-/// search of the repository for the secret — with the glob `.env*` (which overrides
+/// OpenCode's `grep` reads every file its ripgrep finds, whatever the `read` rules say: in a
+/// review of two files (a manifest: reviewers may search), a search of the repository for
+/// the secret — with the glob `.env*` (which overrides
 /// `.gitignore`) and without one (untracked files) — finds the ignored `.env` and the
 /// untracked `scratch.rs` empty in its view, which masks every path outside the context
 /// scope, and the secret reaches no request body.
@@ -364,11 +365,9 @@ fn opencode_grep_never_sends_ignored_or_untracked_files() {
         return;
     };
     let repo = TestRepo::new();
-    repo.write(".gitignore", ".env\n").commit("ignore .env");
-    repo.write(
-        "src/lib.rs",
-        "pub fn parse(s: &str) -> u32 {\n    s.parse().unwrap_or(7)\n}\n",
-    );
+    repo.write(".gitignore", ".env\n")
+        .write("src/caller.rs", "pub fn port() -> u32 { 1 }\n")
+        .commit("ignore .env");
     let secret = format!("AREV-{PATTERN}-{}-5b9c", std::process::id());
     repo.write(".env", &format!("TOKEN={secret}\n"))
         .write("scratch.rs", &format!("// {secret}\n"));
@@ -409,7 +408,8 @@ fn opencode_grep_never_sends_ignored_or_untracked_files() {
         crate::self_hosted::panel_config(&repo, &crate::self_hosted::opencode_agent(&bin, &fake));
     let run = repo
         .arev()
-        .args(&["run", "diff", "--format", "json", "--config", &cfg])
+        .args(&["run", "src/lib.rs", "src/caller.rs", "--format", "json"])
+        .args(&["--config", &cfg])
         .env("AREV_AGENT_TIMEOUT", "180s")
         .env(crate::fake_openai::KEY_VAR, "sk-fake-openai-000")
         .run();
