@@ -1,10 +1,13 @@
-//! Names no permission rule can hold (docs/contracts.md §22, docs/trust.md "What reviewers
-//! may read"): a file outside the context scope whose name is not UTF-8 (`.env\xff`) is
-//! hidden like any other — a read of it, as a CLI reports it (the name made lossy), aborts
-//! the review at arev's read gate; and through the REAL Claude Code and OpenCode CLIs against
-//! the loopback fake APIs, whose deny rules cannot name it, the dispatch runs in the scope
-//! view, so a Grep of the whole repository (with a glob that overrides `.gitignore`) and a
-//! Read never send its content to the model.
+//! Names no permission rule can hold (docs/contracts.md §22.1, docs/trust.md "What
+//! reviewers may read"): a file outside the context scope whose name is not UTF-8
+//! (`.env\xff`) or holds a control character is hidden like any other — a read of it, as a
+//! CLI reports it (the name made lossy), aborts the review at arev's read gate; without
+//! bubblewrap a Claude Code run of such a repository stops at preflight; and through the
+//! REAL Claude Code and OpenCode CLIs against the loopback fake APIs, whose deny rules cannot
+//! name it, the dispatch runs in the bubblewrap view, so a Grep of the whole repository (with
+//! a glob that overrides `.gitignore`) and a Read never send its content to the model. And
+//! OpenCode's grep, which reads past its `read` rules, never sends an ignored or untracked
+//! file of any name.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;

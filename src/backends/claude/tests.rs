@@ -470,7 +470,7 @@ fn unnamed_case(hidden_raw: bool) -> (tempfile::TempDir, AgentSpec, DispatchRequ
         system_prompt: "S".into(),
         tier: Tier::Sonnet,
         cwd: repo.clone(),
-        read_dirs: vec![repo.clone()],
+        read_dirs: vec![repo],
         hidden,
         out_dir: out,
         timeout: Duration::from_secs(1),
