@@ -85,8 +85,9 @@ pub trait Backend: Send + Sync + 'static {
     fn invocation(&self, agent: &AgentSpec, req: &DispatchRequest) -> Invocation;
 
     /// The program the CLI is started under for `req` (None: started itself). OpenCode: a
-    /// filesystem view without the repository's plugins; Codex: one without the paths
-    /// outside the context scope (`backends/view.rs`). An error: the
+    /// filesystem view without the repository's plugins nor the paths outside the context
+    /// scope; Codex and Gemini: one without those paths; Claude Code: the same while a path
+    /// of them has a name no rule can hold (`backends/view.rs`). An error: the
     /// dispatch does not start.
     fn wrap(&self, _agent: &AgentSpec, _req: &DispatchRequest) -> Result<Option<Wrap>, ViewError> {
         Ok(None)
@@ -95,6 +96,15 @@ pub trait Backend: Send + Sync + 'static {
     /// Whether the program of `wrap` can be made and started here (checked before a run,
     /// and by `arev doctor`); the error names the fix.
     fn check_wrap(&self) -> Result<(), ViewError> {
+        Ok(())
+    }
+
+    /// Whether the view it runs in while the paths outside the context scope hold a name no
+    /// permission rule can hold (`view::unnamed`) can be made here: checked before a run of
+    /// such a repository; the error names the fix. Nothing by default: a CLI that always
+    /// runs in a view has it checked by [`Backend::check_wrap`]; Claude Code runs in one only
+    /// then.
+    fn check_unnamed_view(&self) -> Result<(), ViewError> {
         Ok(())
     }
 

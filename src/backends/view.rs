@@ -289,11 +289,13 @@ pub fn wrap(cwd: &Path, keep: &[Keep], hidden: &Hidden) -> Result<Wrap, ViewErro
     })
 }
 
-/// [`wrap`] for a view that masks the named `paths` ([`masks_of`]) rather than names, a
-/// file by the empty regular file `empty`.
-pub fn wrap_paths(
+/// [`wrap`] for a view that masks the named `paths` ([`masks_of`]) — and, when `names`,
+/// `hidden.names` in `cwd` and each ancestor too ([`masks`]): one view for both —, a file by
+/// the empty regular file `empty`.
+fn wrap_paths(
     cwd: &Path,
     paths: &[PathBuf],
+    names: bool,
     keep: &[Keep],
     hidden: &Hidden,
     empty: &Path,
@@ -307,12 +309,31 @@ pub fn wrap_paths(
         source,
     })?;
     let keep = canonical_keep(keep);
-    let mut args = bwrap_args_over(&cwd, &masks_of(paths)?, &keep, hidden.cli, Some(empty))?;
+    let mut all = if names { masks(&cwd, hidden)? } else { vec![] };
+    for m in masks_of(paths)? {
+        if !all.contains(&m) {
+            all.push(m);
+        }
+    }
+    let mut args = bwrap_args_over(&cwd, &all, &keep, hidden.cli, Some(empty))?;
     args.push("--".into());
     Ok(Wrap {
         program: bwrap,
         args,
     })
+}
+
+/// The first of `paths` that no permission rule can name: not UTF-8, or holding a control
+/// character (a CLI's rules are JSON strings matched as text). A CLI that refuses only
+/// through rules runs in the [`scope_view`] while `req.hidden` holds one.
+pub fn unnamed(paths: &[PathBuf]) -> Option<&Path> {
+    paths.iter().find(|p| !nameable(p)).map(PathBuf::as_path)
+}
+
+/// Whether a permission rule can name `path`: UTF-8 without a control character.
+pub fn nameable(path: &Path) -> bool {
+    path.to_str()
+        .is_some_and(|s| !s.chars().any(char::is_control))
 }
 
 fn canonical_keep(keep: &[Keep]) -> Vec<Keep> {
@@ -379,7 +400,9 @@ pub fn probe(hidden: &Hidden) -> Result<(), ViewError> {
 mod tests;
 
 /// The view of a reviewer whose CLI cannot itself refuse a read outside the context scope
-/// (Codex's shell, Gemini's file tools on untracked files): every path of `req.hidden` (the
+/// (Codex's shell, Gemini's file tools on untracked files, OpenCode's grep — with its plugin
+/// view, [`scope_and_names_view`] —, Claude Code while `req.hidden` holds a path no rule can
+/// name, [`unnamed`]): every path of `req.hidden` (the
 /// repository's `.git`, its ignored, untracked and left-out paths) and the `.git` of the
 /// working directory and of each read directory (a Prover's or Fixer's worktree holds its
 /// own `.git` file) masked, a file by an empty read-only file in the dispatch's directory;
@@ -389,6 +412,25 @@ pub fn scope_view(
     agent: &super::spec::AgentSpec,
     req: &super::spec::DispatchRequest,
     hidden: &Hidden,
+) -> Result<Wrap, ViewError> {
+    view_of(agent, req, hidden, false)
+}
+
+/// [`scope_view`] with `hidden.names` in the working directory and each ancestor masked too,
+/// as [`wrap`] masks them (OpenCode's plugins and configuration): both views in one bwrap.
+pub fn scope_and_names_view(
+    agent: &super::spec::AgentSpec,
+    req: &super::spec::DispatchRequest,
+    hidden: &Hidden,
+) -> Result<Wrap, ViewError> {
+    view_of(agent, req, hidden, true)
+}
+
+fn view_of(
+    agent: &super::spec::AgentSpec,
+    req: &super::spec::DispatchRequest,
+    hidden: &Hidden,
+    names: bool,
 ) -> Result<Wrap, ViewError> {
     let mut paths = req.hidden.clone();
     for d in std::iter::once(&req.cwd).chain(&req.read_dirs) {
@@ -405,7 +447,7 @@ pub fn scope_view(
     kept.extend(req.read_dirs.iter().map(|d| keep(d, false)));
     kept.push(keep(&agent.binary, false));
     let empty = empty_file(&req.out_dir)?;
-    wrap_paths(&req.cwd, &paths, &kept, hidden, &empty)
+    wrap_paths(&req.cwd, &paths, names, &kept, hidden, &empty)
 }
 
 /// The empty read-only regular file `dir/view-empty` (made anew: nothing written into it

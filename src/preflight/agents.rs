@@ -52,7 +52,50 @@ pub fn check_plan(plan: &crate::resolve::RunPlan) -> Result<(), PreflightError> 
         .iter()
         .chain(plan.agents.iter().map(|a| &a.name))
         .map(String::as_str);
-    check_agents(&plan.settings.agents, names, &plan.binary_origins)
+    check_agents(&plan.settings.agents, names.clone(), &plan.binary_origins)?;
+    let unnamed = plan
+        .target
+        .as_ref()
+        .and_then(|t| t.context.as_ref())
+        .and_then(|c| c.unnamed().next().map(|(p, _)| p.to_vec()));
+    match unnamed {
+        Some(path) => check_unnamed(&plan.settings.agents, names, &path),
+        None => Ok(()),
+    }
+}
+
+/// The paths outside the context scope hold `path`, a name no permission rule can hold:
+/// each agent of `names` must be able to run in its view (docs/contracts.md §22.1), or the
+/// run stops here, naming the path (escaped) and the fix.
+fn check_unnamed<'a>(
+    agents: &BTreeMap<String, AgentConfig>,
+    names: impl IntoIterator<Item = &'a str>,
+    path: &[u8],
+) -> Result<(), PreflightError> {
+    let mut seen: Vec<BackendKind> = vec![];
+    let mut problems = vec![];
+    for name in names {
+        let Some(agent) = agents.get(name) else {
+            continue;
+        };
+        if seen.contains(&agent.backend) {
+            continue;
+        }
+        seen.push(agent.backend);
+        if let Err(e) = agent.backend.backend().check_unnamed_view() {
+            problems.push(format!(
+                "agent `{name}` ({} backend): the repository holds `{}` outside the context \
+                 scope, a name no permission rule can hold: {e}",
+                agent.backend.as_str(),
+                path.escape_ascii()
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(PreflightError::Agents(problems))
+    }
 }
 
 /// Check that every agent named in `names` (each once) has its CLI: exit 2 material when one

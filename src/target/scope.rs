@@ -10,7 +10,13 @@
 
 pub use crate::records::config::ContextMode;
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
+
+/// Paths outside the scope by their raw bytes (repo-relative, a directory ending in `/`):
+/// what [`carve_rel`] carves, whatever the names.
+pub(super) type RawOutside = BTreeMap<Vec<u8>, Outside>;
 
 /// One file of the scope.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,8 +53,14 @@ pub struct ContextScope {
     pub(super) files: Vec<ScopeFile>,
     pub(super) sha: String,
     /// Paths in the working tree (repo-relative; a directory ends in `/`) that are not in the
-    /// scope, `.git` excepted (always outside), sorted.
+    /// scope, `.git` excepted (always outside), sorted; only names that are UTF-8 without
+    /// a control character.
     pub(super) outside: BTreeMap<String, Outside>,
+    /// The other paths outside the scope — a name that is not UTF-8 or holds a control
+    /// character (`.env\xff`, `a\nb`) —, by their raw bytes: no permission rule can name
+    /// them, so a backend that refuses only through rules runs in the scope view when there
+    /// is one (docs/contracts.md §22).
+    pub(super) unnamed: RawOutside,
 }
 
 impl ContextScope {
@@ -117,66 +129,100 @@ impl ContextScope {
         self.outside.iter().map(|(p, w)| (p.as_str(), *w))
     }
 
+    /// What else is outside the scope: the paths whose names are not UTF-8 or hold a control
+    /// character, by their raw bytes (repo-relative, directories ending in `/`).
+    pub fn unnamed(&self) -> impl Iterator<Item = (&[u8], Outside)> {
+        self.unnamed.iter().map(|(p, w)| (p.as_slice(), *w))
+    }
+
     /// The absolute paths a backend's permission layer must refuse so that nothing outside
     /// the scope is readable, except what lies on the way to `keep` (the run's artefacts,
     /// which may sit in an ignored `.arev/`): a refused directory holding a kept path is
-    /// replaced by its other entries, recursively. `.git` (the root's) comes first.
+    /// replaced by its other entries, recursively. `.git` (the root's) comes first; a name
+    /// that is not UTF-8 is returned as its bytes.
     pub fn hidden(&self, keep: &[PathBuf]) -> Vec<PathBuf> {
         let mut out = vec![self.root.join(".git")];
-        let carved = carve_rel(&self.root, self.outside.clone(), keep);
+        let carved = carve_rel(&self.root, join(&self.outside, &self.unnamed), keep);
         out.extend(
             carved
                 .keys()
-                .map(|p| self.root.join(p.trim_end_matches('/'))),
+                .map(|p| self.root.join(OsStr::from_bytes(trim_slash(p)))),
         );
         out
     }
 }
 
+/// Whether a rule can name the repo-relative `rel`: UTF-8 without a control character.
+pub(super) fn named(rel: &[u8]) -> Option<&str> {
+    std::str::from_utf8(rel)
+        .ok()
+        .filter(|s| !super::scan::has_control_chars(s))
+}
+
+/// `outside` and `unnamed` as one map of raw paths.
+pub(super) fn join(outside: &BTreeMap<String, Outside>, unnamed: &RawOutside) -> RawOutside {
+    let mut all = unnamed.clone();
+    all.extend(outside.iter().map(|(p, w)| (p.as_bytes().to_vec(), *w)));
+    all
+}
+
+/// `all` split into the paths a rule can name ([`named`]) and the others.
+pub(super) fn split(all: RawOutside) -> (BTreeMap<String, Outside>, RawOutside) {
+    let (mut outside, mut unnamed) = (BTreeMap::new(), BTreeMap::new());
+    for (p, w) in all {
+        match named(&p) {
+            Some(s) => {
+                outside.insert(s.to_owned(), w);
+            }
+            None => {
+                unnamed.insert(p, w);
+            }
+        }
+    }
+    (outside, unnamed)
+}
+
+fn trim_slash(p: &[u8]) -> &[u8] {
+    p.strip_suffix(b"/").unwrap_or(p)
+}
+
 /// `outside` with every directory entry that holds one of `keep` (absolute paths) replaced
-/// by its other entries (read without following links), recursively; a kept path itself is
-/// dropped.
-pub(super) fn carve_rel(
-    root: &Path,
-    mut outside: BTreeMap<String, Outside>,
-    keep: &[PathBuf],
-) -> BTreeMap<String, Outside> {
-    let keep_rel: BTreeSet<String> = keep
+/// by its other entries (read without following links, whatever their names), recursively;
+/// a kept path itself is dropped.
+pub(super) fn carve_rel(root: &Path, mut outside: RawOutside, keep: &[PathBuf]) -> RawOutside {
+    let keep_rel: BTreeSet<Vec<u8>> = keep
         .iter()
         .filter_map(|k| k.strip_prefix(root).ok())
-        .filter_map(|k| k.to_str().map(str::to_owned))
+        .map(|k| k.as_os_str().as_bytes().to_vec())
         .collect();
     if keep_rel.is_empty() {
         return outside;
     }
-    let holds = |dir: &str| keep_rel.iter().any(|k| k.starts_with(dir));
-    let mut queue: Vec<String> = outside
+    let holds = |dir: &[u8]| keep_rel.iter().any(|k| k.starts_with(dir));
+    let mut queue: Vec<Vec<u8>> = outside
         .keys()
-        .filter(|p| (p.ends_with('/') && holds(p)) || keep_rel.contains(p.as_str()))
+        .filter(|p| (p.ends_with(b"/") && holds(p)) || keep_rel.contains(p.as_slice()))
         .cloned()
         .collect();
     while let Some(p) = queue.pop() {
         let Some(why) = outside.remove(&p) else {
             continue;
         };
-        if !p.ends_with('/') {
+        if !p.ends_with(b"/") {
             continue;
         }
-        let Ok(rd) = std::fs::read_dir(root.join(&p)) else {
+        let Ok(rd) = std::fs::read_dir(root.join(OsStr::from_bytes(&p))) else {
             continue;
         };
         for e in rd.flatten() {
-            let Some(name) = e.file_name().to_str().map(str::to_owned) else {
-                continue;
-            };
             let dir = e.file_type().is_ok_and(|t| t.is_dir());
-            let child = if dir {
-                format!("{p}{name}/")
-            } else {
-                format!("{p}{name}")
-            };
-            if keep_rel.contains(child.trim_end_matches('/')) {
+            let mut child = p.clone();
+            child.extend(e.file_name().into_vec());
+            if keep_rel.contains(child.as_slice()) {
                 continue;
+            }
+            if dir {
+                child.push(b'/');
             }
             let carve = dir && holds(&child);
             outside.insert(child.clone(), why);

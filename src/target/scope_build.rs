@@ -3,12 +3,16 @@
 
 use super::exclude::compile_globs;
 use super::scan::is_binary;
-use super::scope::{carve_rel, ContextMode, ContextScope, Outside, ScopeFile};
+use super::scope::{
+    carve_rel, named, split, ContextMode, ContextScope, Outside, RawOutside, ScopeFile,
+};
 use super::{PinnedTarget, TargetError};
 use git2::{Repository, Status, StatusOptions};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::io::Read;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 impl ContextScope {
@@ -17,7 +21,8 @@ impl ContextScope {
     /// within `cap` bytes not matched by `exclude` (globs as `[review] exclude` writes them).
     /// In a repository, `outside` is what the working tree holds besides: under `Target`
     /// every path but the target's ([`not_target`]), so a backend that hides `outside`
-    /// hides every non-target file too.
+    /// hides every non-target file too. A path whose name is not UTF-8 or holds a control
+    /// character is never in the scope: outside it, in `unnamed` (docs/contracts.md §22).
     pub fn build(
         target: &PinnedTarget,
         mode: ContextMode,
@@ -33,7 +38,7 @@ impl ContextScope {
             .filter(|f| !f.sha256.is_empty())
             .map(|f| (f.path.clone(), f.sha256.clone()))
             .collect();
-        let mut outside = BTreeMap::new();
+        let mut outside = RawOutside::new();
         let repo = (target.in_repo && mode == ContextMode::Tree)
             .then(|| Repository::open(&root).ok())
             .flatten();
@@ -48,28 +53,38 @@ impl ContextScope {
             let statuses = working_statuses(&repo).map_err(git)?;
             let index = repo.index().map_err(git)?;
             for e in index.iter() {
-                let Ok(path) = String::from_utf8(e.path.clone()) else {
+                let Some(path) = named(&e.path).map(str::to_owned) else {
+                    // No rule can name it and context.txt cannot list it: left out, and
+                    // hidden while it is in the working tree.
+                    let raw = OsStr::from_bytes(&e.path);
+                    if !has_git_component(&e.path)
+                        && std::fs::symlink_metadata(root.join(raw)).is_ok()
+                    {
+                        let (path, why) = if e.mode == 0o160_000 {
+                            ([e.path.as_slice(), b"/"].concat(), Outside::Submodule)
+                        } else {
+                            (e.path.clone(), Outside::LeftOut)
+                        };
+                        outside.insert(path, why);
+                    }
                     continue;
                 };
-                if files.contains_key(&path)
-                    || target.is_allowed(&path)
-                    || super::scan::has_control_chars(&path)
-                {
+                if files.contains_key(&path) || target.is_allowed(&path) {
                     continue;
                 }
                 if e.mode == 0o160_000 {
-                    outside.insert(format!("{path}/"), Outside::Submodule);
+                    outside.insert(format!("{path}/").into_bytes(), Outside::Submodule);
                     continue;
                 }
                 let status = statuses.get(&path).copied().unwrap_or(Status::CURRENT);
-                if status.contains(Status::WT_DELETED) || has_git_component(&path) {
+                if status.contains(Status::WT_DELETED) || has_git_component(path.as_bytes()) {
                     continue;
                 }
                 let keep = e.mode & 0o170_000 == 0o100_000
                     && !set.is_match(&path)
                     && readable_text(&root.join(&path), cap);
                 if !keep {
-                    outside.insert(path, Outside::LeftOut);
+                    outside.insert(path.into_bytes(), Outside::LeftOut);
                     continue;
                 }
                 let blob = if status.intersects(Status::WT_MODIFIED | Status::WT_TYPECHANGE) {
@@ -88,6 +103,7 @@ impl ContextScope {
         } else if target.in_repo {
             outside = not_target(&root, target)?;
         }
+        let (outside, unnamed) = split(outside);
         let files: Vec<ScopeFile> = files
             .into_iter()
             .map(|(path, blob)| ScopeFile { path, blob })
@@ -99,6 +115,7 @@ impl ContextScope {
             files,
             sha,
             outside,
+            unnamed,
         })
     }
 }
@@ -132,29 +149,22 @@ impl PinnedTarget {
 /// excepted, always refused) — the root's entries, each directory on the way to a target
 /// file replaced by its other entries ([`carve_rel`]), so the list grows with the target's
 /// directories, never with the repository.
-fn not_target(
-    root: &Path,
-    target: &PinnedTarget,
-) -> Result<BTreeMap<String, Outside>, TargetError> {
+fn not_target(root: &Path, target: &PinnedTarget) -> Result<RawOutside, TargetError> {
     let io = |e: std::io::Error| TargetError::Unreadable {
         path: root.display().to_string(),
         message: e.to_string(),
     };
-    let mut outside = BTreeMap::new();
+    let mut outside = RawOutside::new();
     for e in std::fs::read_dir(root).map_err(io)? {
         let e = e.map_err(io)?;
-        let Some(name) = e.file_name().to_str().map(str::to_owned) else {
-            continue;
-        };
-        if name == ".git" {
+        let mut name = e.file_name().into_vec();
+        if name == b".git" {
             continue;
         }
-        let path = if e.file_type().is_ok_and(|t| t.is_dir()) {
-            format!("{name}/")
-        } else {
-            name
-        };
-        outside.insert(path, Outside::NotTarget);
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            name.push(b'/');
+        }
+        outside.insert(name, Outside::NotTarget);
     }
     let keep: Vec<PathBuf> = target.files.iter().map(|f| root.join(&f.path)).collect();
     Ok(carve_rel(root, outside, &keep))
@@ -170,8 +180,8 @@ fn digest(files: &[ScopeFile]) -> String {
 }
 
 /// Whether some component of `rel` is `.git`.
-fn has_git_component(rel: &str) -> bool {
-    rel.split('/').any(|c| c == ".git")
+fn has_git_component(rel: &[u8]) -> bool {
+    rel.split(|b| *b == b'/').any(|c| c == b".git")
 }
 
 /// Git's blob id of the regular file at `root/rel` (None for a link or unreadable file).
@@ -228,9 +238,9 @@ fn working_statuses(repo: &Repository) -> Result<BTreeMap<String, Status>, git2:
         .collect())
 }
 
-/// Ignored and untracked paths (git collapses a wholly ignored or untracked directory into
-/// one entry ending in `/`).
-fn statuses_outside(repo: &Repository) -> Result<Vec<(String, Outside)>, git2::Error> {
+/// Ignored and untracked paths, by their raw bytes (git collapses a wholly ignored or
+/// untracked directory into one entry ending in `/`).
+fn statuses_outside(repo: &Repository) -> Result<Vec<(Vec<u8>, Outside)>, git2::Error> {
     let st = repo.statuses(Some(&mut status_options(true)))?;
     Ok(st
         .iter()
@@ -243,7 +253,7 @@ fn statuses_outside(repo: &Repository) -> Result<Vec<(String, Outside)>, git2::E
             } else {
                 return None;
             };
-            let path = e.path()?.to_owned();
+            let path = e.path_bytes().to_vec();
             (!has_git_component(&path)).then_some((path, why))
         })
         .collect())

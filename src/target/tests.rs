@@ -1816,3 +1816,160 @@ fn context_scope_holds_tracked_text_only() {
         "{hidden:?}"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Names no permission rule can hold (not UTF-8, control characters): outside the scope,
+// hidden by their raw bytes (docs/contracts.md §22)
+// ---------------------------------------------------------------------------------------
+
+/// `name` (raw bytes) under `root`.
+fn raw(root: &Path, name: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    root.join(std::ffi::OsStr::from_bytes(name))
+}
+
+/// Writes `content` at the raw `name` under `root`, making its parents.
+fn write_raw(root: &Path, name: &[u8], content: &str) {
+    let p = raw(root, name);
+    fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+    fs::write(p, content).expect("write");
+}
+
+/// The scope of `ringbuf.py` in `root` under `mode`.
+fn scope_of(root: &Path, mode: ContextMode) -> std::sync::Arc<ContextScope> {
+    resolve_in(root, &["ringbuf.py"])
+        .expect("pin")
+        .with_context(mode, &[], CAP)
+        .expect("scope")
+        .context
+        .expect("built")
+}
+
+fn unnamed_of(c: &ContextScope) -> Vec<(Vec<u8>, Outside)> {
+    c.unnamed().map(|(p, w)| (p.to_vec(), w)).collect()
+}
+
+fn weird_repo() -> TempDir {
+    repo_with(&[
+        ("ringbuf.py", "def push(x):\n    pass\n"),
+        ("app.py", "import ringbuf\n"),
+        (".gitignore", ".env*\nbuild/\n"),
+    ])
+}
+
+#[test]
+fn an_ignored_file_named_in_bytes_that_are_not_utf8_is_hidden() {
+    let dir = weird_repo();
+    let root = dir.path();
+    write_raw(root, b".env\xff", "SECRET=1\n");
+    let c = scope_of(root, ContextMode::Tree);
+    assert_eq!(unnamed_of(&c), [(b".env\xff".to_vec(), Outside::Ignored)]);
+    assert!(c.hidden(&[]).contains(&raw(root, b".env\xff")));
+}
+
+#[test]
+fn an_untracked_file_named_in_bytes_that_are_not_utf8_is_hidden() {
+    let dir = weird_repo();
+    let root = dir.path();
+    write_raw(root, b"notes\xfe.txt", "SECRET=1\n");
+    let c = scope_of(root, ContextMode::Tree);
+    assert_eq!(
+        unnamed_of(&c),
+        [(b"notes\xfe.txt".to_vec(), Outside::Untracked)]
+    );
+    assert!(c.hidden(&[]).contains(&raw(root, b"notes\xfe.txt")));
+}
+
+#[test]
+fn a_tracked_file_named_in_bytes_that_are_not_utf8_is_left_out_and_hidden() {
+    let dir = weird_repo();
+    let root = dir.path();
+    write_raw(root, b"src/k\xffy.py", "SECRET=1\n");
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "weird"]);
+    let c = scope_of(root, ContextMode::Tree);
+    assert_eq!(
+        unnamed_of(&c),
+        [(b"src/k\xffy.py".to_vec(), Outside::LeftOut)]
+    );
+    assert!(c.hidden(&[]).contains(&raw(root, b"src/k\xffy.py")));
+    assert_eq!(c.listing(), ".gitignore\napp.py\nringbuf.py\n");
+}
+
+#[test]
+fn tracked_and_untracked_names_with_control_characters_are_hidden() {
+    let dir = weird_repo();
+    let root = dir.path();
+    write(root, "a\nb.py", "SECRET=1\n");
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "newline"]);
+    write(root, "tab\there.txt", "SECRET=2\n");
+    let c = scope_of(root, ContextMode::Tree);
+    assert_eq!(
+        unnamed_of(&c),
+        [
+            (b"a\nb.py".to_vec(), Outside::LeftOut),
+            (b"tab\there.txt".to_vec(), Outside::Untracked),
+        ]
+    );
+    assert!(!c.outside().any(|(p, _)| p.chars().any(char::is_control)));
+}
+
+#[test]
+fn a_deleted_tracked_file_named_in_bytes_that_are_not_utf8_is_not_hidden() {
+    let dir = weird_repo();
+    let root = dir.path();
+    write_raw(root, b"gone\xff.py", "x\n");
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "weird"]);
+    fs::remove_file(raw(root, b"gone\xff.py")).expect("rm");
+    let c = scope_of(root, ContextMode::Tree);
+    assert_eq!(unnamed_of(&c), []);
+}
+
+#[test]
+fn under_context_target_a_root_entry_not_utf8_is_hidden() {
+    let dir = weird_repo();
+    let root = dir.path();
+    write_raw(root, b"d\xff/secret.txt", "SECRET=1\n");
+    write_raw(root, b".env\xff", "SECRET=2\n");
+    let c = scope_of(root, ContextMode::Target);
+    assert_eq!(
+        unnamed_of(&c),
+        [
+            (b".env\xff".to_vec(), Outside::NotTarget),
+            (b"d\xff/".to_vec(), Outside::NotTarget),
+        ]
+    );
+    let hidden = c.hidden(&[]);
+    assert!(hidden.contains(&raw(root, b"d\xff")), "{hidden:?}");
+}
+
+#[test]
+fn a_carved_directory_hides_its_entries_not_utf8_too() {
+    let dir = weird_repo();
+    let root = dir.path();
+    write(root, "build/runs/r1/target/diff.patch", "x\n");
+    write_raw(root, b"build/\xff.env", "SECRET=1\n");
+    fs::create_dir_all(raw(root, b"build/runs/\xfe")).expect("mkdir");
+    let c = scope_of(root, ContextMode::Tree);
+    let hidden = c.hidden(&[root.join("build/runs/r1/target")]);
+    for p in [&b"build/\xff.env"[..], b"build/runs/\xfe"] {
+        assert!(hidden.contains(&raw(root, p)), "{hidden:?}");
+    }
+}
+
+#[test]
+fn names_not_utf8_outside_the_scope_leave_its_listing_and_sha_unchanged() {
+    let dir = weird_repo();
+    let root = dir.path();
+    let before = scope_of(root, ContextMode::Tree);
+    write_raw(root, b".env\xff", "SECRET=1\n");
+    write_raw(root, b"notes\xfe.txt", "SECRET=2\n");
+    write(root, "a\nb.txt", "SECRET=3\n");
+    let after = scope_of(root, ContextMode::Tree);
+    assert_eq!(
+        (after.listing(), after.sha()),
+        (before.listing(), before.sha())
+    );
+}

@@ -133,6 +133,8 @@ mod context;
 mod context_cites;
 // What reviewers may read: the context scope (docs/trust.md).
 mod context_scope;
+// Names no permission rule can hold (not UTF-8): hidden from every CLI.
+mod unnamed_paths;
 // The <context_map> block every role gets.
 mod context_map;
 // Protocol details of the source protocol: each rule driven by scripted answers.

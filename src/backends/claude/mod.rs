@@ -7,7 +7,8 @@ mod decode;
 use super::backend::{Backend, Credentials, Floor, LoginFile, Npm, Profile};
 use super::event::Decoder;
 use super::floor::Refused;
-use super::spec::{AgentSpec, DispatchRequest, Invocation, ModelPrice};
+use super::spec::{AgentSpec, DispatchRequest, Invocation, ModelPrice, Wrap};
+use super::view::{Hidden, ViewError};
 use crate::records::{FileAccess, Role, ToolUse};
 use serde_json::Value;
 use std::ffi::OsString;
@@ -59,7 +60,10 @@ fn rule_path(dir: &std::path::Path) -> String {
 /// and the `.git` files of worktrees and submodules — for Read, Grep, Glob and Edit — and so
 /// is every path of `req.hidden` (what the repository holds outside the context scope: an
 /// ignored `.env`, untracked files), so the CLI refuses the read before anything reaches the
-/// model. Those rules grow with the number of such paths (git collapses a wholly ignored
+/// model. A path no rule can name (not UTF-8, or holding a control character:
+/// [`super::view::unnamed`]) gets no rule: while `req.hidden` holds one, the dispatch runs in
+/// the scope view instead ([`Claude::wrap`]), where every path of `req.hidden` is masked.
+/// Those rules grow with the number of such paths (git collapses a wholly ignored
 /// directory into one): past [`INLINE_SETTINGS_MAX`] bytes the layer is a file in the
 /// dispatch's directory instead of an argument.
 fn session_settings(req: &DispatchRequest) -> String {
@@ -90,7 +94,8 @@ fn session_settings(req: &DispatchRequest) -> String {
     }
     // Everything in the repository outside the context scope: ignored (`.env`) and untracked
     // files, left-out tracked files; a wholly ignored directory is one entry.
-    for h in &req.hidden {
+    // A name no rule can hold is masked by the view instead.
+    for h in req.hidden.iter().filter(|h| super::view::nameable(h)) {
         let p = rule_path(h);
         for tool in ["Read", "Grep", "Glob"] {
             deny.push(format!("{tool}(/{p})"));
@@ -355,6 +360,14 @@ fn switched_on(env: &[(OsString, OsString)], name: &str) -> bool {
     })
 }
 
+/// What Claude Code's view hides (only while `req.hidden` holds a path no permission rule
+/// can name; `names` is unused: the view masks `req.hidden` itself).
+const HIDDEN: Hidden = Hidden {
+    cli: "Claude Code",
+    what: "files outside the context scope",
+    names: &[".git", ".env"],
+};
+
 /// Claude Code (`claude -p`).
 pub struct Claude;
 
@@ -376,6 +389,21 @@ impl Backend for Claude {
             env: claude_env(),
             files,
         }
+    }
+
+    /// Its deny rules refuse what is outside the context scope, but a rule is a string and
+    /// cannot name a path that is not UTF-8 or holds a control character: while `req.hidden`
+    /// holds one, the dispatch runs in the scope view, which masks every path of it
+    /// (docs/trust.md "What reviewers may read"). Otherwise nothing wraps it.
+    fn wrap(&self, agent: &AgentSpec, req: &DispatchRequest) -> Result<Option<Wrap>, ViewError> {
+        if super::view::unnamed(&req.hidden).is_none() {
+            return Ok(None);
+        }
+        super::view::scope_view(agent, req, &HIDDEN).map(Some)
+    }
+
+    fn check_unnamed_view(&self) -> Result<(), ViewError> {
+        super::view::probe(&HIDDEN)
     }
 
     fn decoder(&self, model: &str) -> Box<dyn Decoder> {

@@ -433,3 +433,79 @@ fn paths_outside_the_context_scope_are_denied_and_a_large_layer_is_a_file() {
         .to_string()
         .contains("untracked-1999.txt"));
 }
+
+/// A temp repository holding an ignored-style `.env` and a file named `.env\xff` (not
+/// UTF-8), and a reviewer's request with `hidden` and its agent.
+fn unnamed_case(hidden_raw: bool) -> (tempfile::TempDir, AgentSpec, DispatchRequest, PathBuf) {
+    use std::os::unix::ffi::OsStrExt;
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().canonicalize().unwrap().join("repo");
+    let out = repo.join(".arev/runs/r/agents/r1/enthusiast");
+    std::fs::create_dir_all(&out).unwrap();
+    let raw = repo.join(std::ffi::OsStr::from_bytes(b".env\xff"));
+    std::fs::write(&raw, "SECRET=1\n").unwrap();
+    std::fs::write(repo.join(".env"), "SECRET=2\n").unwrap();
+    let agent = AgentSpec {
+        name: "claude".into(),
+        binary: PathBuf::from("/bin/true"),
+        backend: crate::backends::BackendKind::Claude,
+        format: crate::backends::EventFormat::Claude,
+        extra_args: vec![],
+        models: TierModels::default(),
+        max_turns: 8,
+        timeout: None,
+        pass_env: vec![],
+        fallback_model: None,
+        base_url: None,
+        api_key_env: None,
+    };
+    let mut hidden = vec![repo.join(".git"), repo.join(".env")];
+    if hidden_raw {
+        hidden.push(raw.clone());
+    }
+    let req = DispatchRequest {
+        role: Role::Enthusiast,
+        label: "enthusiast".into(),
+        prompt: "P".into(),
+        system_prompt: "S".into(),
+        tier: Tier::Sonnet,
+        cwd: repo.clone(),
+        read_dirs: vec![repo],
+        hidden,
+        out_dir: out,
+        timeout: Duration::from_secs(1),
+        grace: Duration::from_secs(1),
+        output_cap: 1024,
+        max_budget_usd: None,
+        price: None,
+        search: true,
+    };
+    (d, agent, req, raw)
+}
+
+/// While every hidden path has a rule, Claude Code runs as it is: no view.
+#[test]
+fn claude_runs_without_a_view_while_every_hidden_path_has_a_rule() {
+    let (_d, agent, req, _) = unnamed_case(false);
+    assert!(Claude.wrap(&agent, &req).unwrap().is_none());
+}
+
+/// A hidden path whose name is not UTF-8 gets no (lossy) rule: the dispatch runs in the
+/// scope view, where it is masked by an empty read-only file.
+#[test]
+fn a_hidden_path_not_utf8_puts_claude_in_the_scope_view_that_masks_it() {
+    let (_d, agent, req, raw) = unnamed_case(true);
+    let settings = session_settings(&req);
+    assert!(!settings.contains('\u{fffd}'), "a lossy rule: {settings}");
+    let w = Claude.wrap(&agent, &req).unwrap().expect("a view");
+    assert_eq!(Some(w.program.clone()), crate::backends::view::find_bwrap());
+    let i = w
+        .args
+        .windows(3)
+        .position(|a| a[0] == "--ro-bind" && a[2] == raw.as_os_str())
+        .unwrap_or_else(|| panic!("{raw:?} not masked: {:?}", w.args));
+    assert_eq!(
+        std::path::Path::new(&w.args[i + 1]).file_name(),
+        Some(std::ffi::OsStr::new("view-empty"))
+    );
+}

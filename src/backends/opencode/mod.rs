@@ -20,7 +20,7 @@ use super::floor::Refused;
 use super::home::{cache_home, data_home, homes_base, private_dir, ReviewerHome};
 use super::lines::{lax, lax_object, tagged};
 use super::spec::{AgentSpec, DispatchRequest, Invocation, Wrap};
-use super::view::{Hidden, Keep, ViewError};
+use super::view::{Hidden, ViewError};
 use crate::records::{Fault, FileAccess, ProcessEnd, ResultEvent, Role, ToolUse, Usage};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -45,7 +45,8 @@ const KEY_SLOT: &str = "\u{0}arev-api-key\u{0}";
 /// config reads them unconditionally); its themes are looked up to `/`.
 const HIDDEN: Hidden = Hidden {
     cli: "OpenCode",
-    what: "plugins and configuration (`.opencode/`, `opencode.json`, `opencode.jsonc`)",
+    what: "plugins and configuration (`.opencode/`, `opencode.json`, `opencode.jsonc`) and \
+           files outside the context scope",
     names: &[".opencode", "opencode.json", "opencode.jsonc"],
 };
 
@@ -182,17 +183,13 @@ impl Backend for OpenCode {
     }
 
     /// Its filesystem view: the working directory and every ancestor without `.opencode/`,
-    /// `opencode.json` and `opencode.jsonc`; what it needs is kept (its working directory,
-    /// the dispatch's directory with arev's config, the other read directories, its binary).
+    /// `opencode.json` and `opencode.jsonc`, and — as the scope view masks them for Codex —
+    /// without any path of `req.hidden` or any `.git` (its `grep` reads whatever its ripgrep
+    /// finds, whatever the `read` rules say, and no rule can name a path that is not UTF-8);
+    /// what it needs is kept (its working directory, the dispatch's directory with arev's
+    /// config, the other read directories, its binary). One bwrap for both.
     fn wrap(&self, agent: &AgentSpec, req: &DispatchRequest) -> Result<Option<Wrap>, ViewError> {
-        let keep = |path: &Path, writable: bool| Keep {
-            path: path.to_path_buf(),
-            writable,
-        };
-        let mut kept = vec![keep(&req.cwd, true), keep(&req.out_dir, true)];
-        kept.extend(req.read_dirs.iter().map(|d| keep(d, false)));
-        kept.push(keep(&agent.binary, false));
-        super::view::wrap(&req.cwd, &kept, &HIDDEN).map(Some)
+        super::view::scope_and_names_view(agent, req, &HIDDEN).map(Some)
     }
 
     fn check_wrap(&self) -> Result<(), ViewError> {
@@ -322,6 +319,7 @@ fn permissions(req: &DispatchRequest) -> Value {
     // What the repository holds outside the context scope (an ignored `.env`, untracked
     // files): denied by its path relative to the project, and all below it. Every such
     // pattern sorts after the `*` allow, so it is the last rule matching that path.
+    // A path no rule can name is masked by the view instead ([`OpenCode::wrap`]).
     for h in &req.hidden {
         if let Some(rel) = h.strip_prefix(&req.cwd).ok().and_then(Path::to_str) {
             if !rel.is_empty() {

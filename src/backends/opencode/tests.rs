@@ -325,3 +325,42 @@ fn paths_outside_the_context_scope_are_denied_to_read() {
     let keys: Vec<&String> = read.keys().collect();
     assert_eq!(keys[0], "*", "the allow must come first: {keys:?}");
 }
+
+/// Every hidden path — an ignored `.env`, and one whose name is not UTF-8, which no `read`
+/// rule can name (none is written, lossy or not) — is masked in OpenCode's own view, the
+/// same bwrap that hides its plugins: `.opencode/` a tmpfs, each file an empty read-only
+/// file.
+#[test]
+fn hidden_paths_are_masked_in_the_plugin_view() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().canonicalize().unwrap().join("repo");
+    let out = repo.join(".arev/runs/r/agents/r1/enthusiast");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::create_dir_all(repo.join(".opencode/plugin")).unwrap();
+    let raw = repo.join(std::ffi::OsStr::from_bytes(b".env\xff"));
+    std::fs::write(&raw, "SECRET=1\n").unwrap();
+    std::fs::write(repo.join(".env"), "SECRET=2\n").unwrap();
+    let mut r = req(Role::Enthusiast, "body");
+    r.cwd = repo.clone();
+    r.read_dirs = vec![repo.clone()];
+    r.out_dir = out;
+    r.hidden = vec![repo.join(".git"), repo.join(".env"), raw.clone()];
+    assert!(!permissions(&r).to_string().contains('\u{fffd}'));
+    let w = OpenCode.wrap(&agent(None), &r).unwrap().expect("a view");
+    let has = |flag: &str, p: &std::path::Path| {
+        w.args
+            .windows(2)
+            .any(|a| a[0] == flag && a[1] == p.as_os_str())
+    };
+    let masked = |p: &std::path::Path| {
+        w.args
+            .windows(3)
+            .any(|a| a[0] == "--ro-bind" && a[2] == p.as_os_str())
+    };
+    assert!(
+        has("--tmpfs", &repo.join(".opencode")) && masked(&raw) && masked(&repo.join(".env")),
+        "{:?}",
+        w.args
+    );
+}
