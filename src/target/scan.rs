@@ -1,6 +1,7 @@
 //! Reading and hashing target files: one read per file that yields sha256, line count and the
 //! binary / size / UTF-8 verdict; path helpers; the `sha256sum`-style manifest digest.
 
+pub(crate) use super::scope::has_control_chars;
 use super::statkey::StatKey;
 use super::{SkipReason, TargetError};
 use sha2::{Digest, Sha256};
@@ -325,12 +326,6 @@ pub(crate) fn scan_file(
     })
 }
 
-/// Whether a path holds a character that a one-path-per-line listing (manifest.txt, the
-/// prompts' file lists) cannot carry: a newline, carriage return or any other control
-/// character.
-pub(crate) fn has_control_chars(path: &str) -> bool {
-    path.chars().any(char::is_control)
-}
 
 /// `path` with control characters and backslashes escaped (`\n`, `\t`, `\u{1b}`, `\\`), for
 /// listing a refused name in the report without writing it raw.

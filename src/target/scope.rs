@@ -156,7 +156,7 @@ impl ContextScope {
 pub(super) fn named(rel: &[u8]) -> Option<&str> {
     std::str::from_utf8(rel)
         .ok()
-        .filter(|s| !super::scan::has_control_chars(s))
+        .filter(|s| !has_control_chars(s))
 }
 
 /// `outside` and `unnamed` as one map of raw paths.
@@ -242,4 +242,11 @@ pub fn read_regular(p: &Path) -> Option<Vec<u8>> {
         .is_file()
         .then(|| std::fs::read(p).ok())
         .flatten()
+}
+
+/// Whether a path holds a character that a one-path-per-line listing (manifest.txt, the
+/// prompts' file lists) cannot carry: a newline, carriage return or any other control
+/// character.
+pub(crate) fn has_control_chars(path: &str) -> bool {
+    path.chars().any(char::is_control)
 }
