@@ -326,7 +326,6 @@ pub(crate) fn scan_file(
     })
 }
 
-
 /// `path` with control characters and backslashes escaped (`\n`, `\t`, `\u{1b}`, `\\`), for
 /// listing a refused name in the report without writing it raw.
 pub(crate) fn escape_path(path: &str) -> String {
