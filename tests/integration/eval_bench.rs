@@ -161,9 +161,9 @@ fn review_script(extra: &[Value]) -> Value {
     json!({ "steps": steps })
 }
 
-fn bench(f: &Fixture, out: &Path, extra: &[&str], script: Value) -> crate::harness::Run {
-    let mirror = format!("https://github.com/={}/", f.mirror.display());
-    let mut args = vec![
+/// `arev eval bench` over the fixture's golden files and mirror into `out`, then `extra`.
+fn bench_args(f: &Fixture, out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
         "eval",
         "bench",
         "--golden",
@@ -173,9 +173,17 @@ fn bench(f: &Fixture, out: &Path, extra: &[&str], script: Value) -> crate::harne
         "--api-url",
         &f.api,
         "--mirror",
-        &mirror,
-    ];
-    args.extend_from_slice(extra);
+        &format!("https://github.com/={}/", f.mirror.display()),
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args
+}
+
+fn bench(f: &Fixture, out: &Path, extra: &[&str], script: Value) -> crate::harness::Run {
+    let args = bench_args(f, out, extra);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     f.repo.arev().args(&args).script(script).run()
 }
 
@@ -487,21 +495,8 @@ fn bench_sigterm_stops_every_review_keeps_the_finished_prs_and_resumes() {
     let out = f.repo.scratch.join("out");
     let tmp = f.repo.scratch.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    let mirror = format!("https://github.com/={}/", f.mirror.display());
-    let args = [
-        "eval",
-        "bench",
-        "--golden",
-        f.golden.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--api-url",
-        &f.api,
-        "--mirror",
-        &mirror,
-        "--jobs",
-        "1",
-    ];
+    let args = bench_args(&f, &out, &["--jobs", "1"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     // PR 2's Enthusiasts wait until `release` exists: never, in the first bench. The same
     // script (so the same configuration digest) serves the second.
     let release = f.repo.scratch.join("release");
@@ -534,17 +529,11 @@ fn bench_sigterm_stops_every_review_keeps_the_finished_prs_and_resumes() {
         nix::sys::signal::Signal::SIGTERM,
     )
     .unwrap();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "arev eval bench did not stop after SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = crate::interrupt::wait_exit(
+        &mut child,
+        Duration::from_secs(30),
+        "arev eval bench after SIGTERM",
+    );
     assert_eq!(status.code(), Some(130));
     let report = read_json(&out.join("bench.json"));
     assert_schema("eval-bench-report", &report);

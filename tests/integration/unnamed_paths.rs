@@ -11,7 +11,7 @@
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
@@ -207,21 +207,12 @@ fn opencode_never_sends_an_ignored_file_named_in_bytes_not_utf8() {
     ) else {
         return;
     };
-    let Some(rg) = ripgrep() else {
-        #[allow(clippy::print_stderr)]
-        {
-            eprintln!(
-                "opencode_never_sends_an_ignored_file_named_in_bytes_not_utf8: skipped (no \
-                 ripgrep: neither `rg` on PATH nor AREV_TEST_CLAUDE_BIN, which embeds it)"
-            );
-        }
+    let Some(rg) = ripgrep_or_skip("opencode_never_sends_an_ignored_file_named_in_bytes_not_utf8")
+    else {
         return;
     };
     let (repo, secret, lossy) = unnamed_repo(true);
-    // OpenCode's grep and glob run `rg` from PATH (the harness puts `scratch/bin` first).
-    let path_dir = repo.scratch.join("bin");
-    std::fs::create_dir_all(&path_dir).unwrap();
-    std::os::unix::fs::symlink(&rg, path_dir.join("rg")).unwrap();
+    rg_on_path(&repo, &rg);
     let root = repo.root.display().to_string();
     let tool = |name: &str, args: Value| Step::Tool {
         name: name.into(),
@@ -255,23 +246,7 @@ fn opencode_never_sends_an_ignored_file_named_in_bytes_not_utf8() {
                 ],
             ),
     );
-    let cfg =
-        crate::self_hosted::panel_config(&repo, &crate::self_hosted::opencode_agent(&bin, &fake));
-    let run = repo
-        .arev()
-        .args(&["run", "diff", "--format", "json", "--config", &cfg])
-        .env("AREV_AGENT_TIMEOUT", "180s")
-        .env(crate::fake_openai::KEY_VAR, "sk-fake-openai-000")
-        .run();
-    let requests: Vec<Value> = fake.requests().iter().map(|r| r.body.clone()).collect();
-    // OpenCode ran the grep (its output went back to the model).
-    assert!(
-        chat_answered(&requests, "grep"),
-        "the grep was never answered:\n{}",
-        run.stderr
-    );
-    let bodies: Vec<String> = requests.iter().map(Value::to_string).collect();
-    assert_never_sent(&run, &bodies, &secret);
+    opencode_greps_and_never_sends(&repo, &bin, &fake, &["diff"], &secret);
 }
 
 /// Whether some request in `bodies` (Chat Completions) carries a `tool` message answering an
@@ -290,6 +265,58 @@ fn chat_answered(bodies: &[Value], tool: &str) -> bool {
                     .any(|m| m["role"] == "tool" && m["tool_call_id"] == c["id"])
             })
     })
+}
+
+/// `arev run <targets>` with one OpenCode reviewer (`bin`) on `fake`: OpenCode ran a grep
+/// (its output went back to the model), and `secret` was never sent ([`assert_never_sent`]).
+fn opencode_greps_and_never_sends(
+    repo: &TestRepo,
+    bin: &Path,
+    fake: &FakeOpenAi,
+    targets: &[&str],
+    secret: &str,
+) {
+    let cfg =
+        crate::self_hosted::panel_config(repo, &crate::self_hosted::opencode_agent(bin, fake));
+    let run = repo
+        .arev()
+        .args(&["run"])
+        .args(targets)
+        .args(&["--format", "json", "--config", &cfg])
+        .env("AREV_AGENT_TIMEOUT", "180s")
+        .env(crate::fake_openai::KEY_VAR, "sk-fake-openai-000")
+        .run();
+    let requests: Vec<Value> = fake.requests().iter().map(|r| r.body.clone()).collect();
+    assert!(
+        chat_answered(&requests, "grep"),
+        "the grep was never answered:\n{}",
+        run.stderr
+    );
+    let bodies: Vec<String> = requests.iter().map(Value::to_string).collect();
+    assert_never_sent(&run, &bodies, secret);
+}
+
+/// [`ripgrep`], or None after saying on stderr that `test` is skipped.
+fn ripgrep_or_skip(test: &str) -> Option<PathBuf> {
+    let rg = ripgrep();
+    if rg.is_none() {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!(
+                "{test}: skipped (no ripgrep: neither `rg` on PATH nor AREV_TEST_CLAUDE_BIN, \
+                 which embeds it)"
+            );
+        }
+    }
+    rg
+}
+
+/// `rg` (a link to `rg`) in `scratch/bin`, which the harness puts first on PATH: OpenCode's
+/// grep and glob run `rg` from PATH.
+fn rg_on_path(repo: &TestRepo, rg: &Path) {
+    let dir = repo.scratch.join("bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(rg, dir.join("rg")).unwrap();
 }
 
 /// A ripgrep for OpenCode, which would download one: `rg` on PATH, else Claude Code's native
@@ -357,14 +384,7 @@ fn opencode_grep_never_sends_ignored_or_untracked_files() {
     else {
         return;
     };
-    let Some(rg) = ripgrep() else {
-        #[allow(clippy::print_stderr)]
-        {
-            eprintln!(
-                "opencode_grep_never_sends_ignored_or_untracked_files: skipped (no ripgrep: \
-                 neither `rg` on PATH nor AREV_TEST_CLAUDE_BIN, which embeds it)"
-            );
-        }
+    let Some(rg) = ripgrep_or_skip("opencode_grep_never_sends_ignored_or_untracked_files") else {
         return;
     };
     let repo = TestRepo::new();
@@ -374,9 +394,7 @@ fn opencode_grep_never_sends_ignored_or_untracked_files() {
     let secret = format!("AREV-{PATTERN}-{}-5b9c", std::process::id());
     repo.write(".env", &format!("TOKEN={secret}\n"))
         .write("scratch.rs", &format!("// {secret}\n"));
-    let path_dir = repo.scratch.join("bin");
-    std::fs::create_dir_all(&path_dir).unwrap();
-    std::os::unix::fs::symlink(&rg, path_dir.join("rg")).unwrap();
+    rg_on_path(&repo, &rg);
     let root = repo.root.display().to_string();
     let grep = |include: Option<&str>| {
         let mut args = json!({"pattern": PATTERN, "path": root});
@@ -407,21 +425,11 @@ fn opencode_grep_never_sends_ignored_or_untracked_files() {
                 ],
             ),
     );
-    let cfg =
-        crate::self_hosted::panel_config(&repo, &crate::self_hosted::opencode_agent(&bin, &fake));
-    let run = repo
-        .arev()
-        .args(&["run", "src/lib.rs", "src/caller.rs", "--format", "json"])
-        .args(&["--config", &cfg])
-        .env("AREV_AGENT_TIMEOUT", "180s")
-        .env(crate::fake_openai::KEY_VAR, "sk-fake-openai-000")
-        .run();
-    let requests: Vec<Value> = fake.requests().iter().map(|r| r.body.clone()).collect();
-    assert!(
-        chat_answered(&requests, "grep"),
-        "the grep was never answered:\n{}",
-        run.stderr
+    opencode_greps_and_never_sends(
+        &repo,
+        &bin,
+        &fake,
+        &["src/lib.rs", "src/caller.rs"],
+        &secret,
     );
-    let bodies: Vec<String> = requests.iter().map(Value::to_string).collect();
-    assert_never_sent(&run, &bodies, &secret);
 }
